@@ -1,0 +1,150 @@
+// File: bit_packing.h
+//
+// Packs and unpacks runs of b-bit unsigned integers (0 <= b <= 32), the fixed-width slots that both
+// block codecs are built on: PForDelta's b-bit slots and its exceptions' high parts (Zukowski et al.
+// 2006, section 4), and Rice's binary part (Ding et al. 2009, section 6.1).
+//
+// Bit order is little-endian: value i occupies bits [i*b, (i+1)*b) of the byte string, where bit k is
+// bit (k % 8) of byte k / 8. n values take PackedBytes(n, b) bytes; unused high bits of the last byte
+// are zero.
+//
+//   std::string out;
+//   AppendPackedBits(values, n, b, &out);
+//   if (end - in < PackedBytes(n, b)) return nullptr;  // callers check the size up front
+//   UnpackBits(in, end - in, n, b, values);
+#pragma once
+
+#include <algorithm>
+#include <array>
+#include <bit>
+#include <cstddef>
+#include <cstdint>
+#include <cstring>
+#include <string>
+#include <utility>
+
+namespace tandem::index {
+
+// The byte formats are little-endian and the fast paths load them with memcpy, so a big-endian host
+// would need byte swaps here; none is supported.
+static_assert(std::endian::native == std::endian::little, "Tandem's codecs assume a little-endian host");
+
+// Bytes taken by n values of b bits.
+constexpr size_t PackedBytes(size_t n, uint32_t b) { return (n * b + 7) / 8; }
+
+// Writes the low b bits of values[0..n) to out[0..PackedBytes(n, b)). Higher bits of the values are
+// ignored, which lets PForDelta store an exception's low bits in its slot directly.
+inline void PackBits(const uint32_t* values, size_t n, uint32_t b, uint8_t* out) {
+  if (b == 0) return;
+  const uint32_t mask = b == 32 ? ~uint32_t{0} : (uint32_t{1} << b) - 1;
+  // Accumulate into a 64-bit word and flush 32 bits at a time: `filled` stays below 32 before each
+  // value is added, so a value of up to 32 bits always fits.
+  uint64_t acc = 0;
+  uint32_t filled = 0;
+  for (size_t i = 0; i < n; ++i) {
+    acc |= uint64_t{values[i] & mask} << filled;
+    filled += b;
+    if (filled >= 32) {
+      const uint32_t low = static_cast<uint32_t>(acc);
+      std::memcpy(out, &low, 4);
+      out += 4;
+      acc >>= 32;
+      filled -= 32;
+    }
+  }
+  for (; filled > 0; filled = filled > 8 ? filled - 8 : 0) {
+    *out++ = static_cast<uint8_t>(acc);
+    acc >>= 8;
+  }
+}
+
+// Appends the PackedBytes(n, b) bytes of PackBits to *out.
+inline void AppendPackedBits(const uint32_t* values, size_t n, uint32_t b, std::string* out) {
+  const size_t old_size = out->size();
+  out->resize(old_size + PackedBytes(n, b));
+  PackBits(values, n, b, reinterpret_cast<uint8_t*>(out->data()) + old_size);
+}
+
+namespace bit_packing_internal {
+
+inline uint64_t LoadLittle64(const uint8_t* p) {
+  uint64_t word;
+  std::memcpy(&word, p, sizeof(word));
+  return word;
+}
+
+// Bytes that the loads of one group of 8 B-bit values touch, counted from the group's first byte: the
+// last value starts at byte 7*B/8 and is read with an 8-byte load.
+template <uint32_t B>
+inline constexpr size_t kGroupReach = (7 * B) / 8 + 8;
+
+// Unpacks `groups` groups of 8 values. Eight B-bit values span exactly B bytes, so every group starts
+// on a byte boundary and each value's byte offset and shift are compile-time constants: one unaligned
+// 64-bit load, a shift and a mask per value, with no loop-carried bit position. Reads
+// [in, in + (groups - 1) * B + kGroupReach<B>).
+template <uint32_t B>
+inline void UnpackGroups(const uint8_t* in, size_t groups, uint32_t* out) {
+  constexpr uint64_t kMask = (uint64_t{1} << B) - 1;
+  for (size_t g = 0; g < groups; ++g, in += B, out += 8) {
+    [&]<size_t... J>(std::index_sequence<J...>) {
+      ((out[J] = static_cast<uint32_t>((LoadLittle64(in + J * B / 8) >> (J * B % 8)) & kMask)), ...);
+    }(std::make_index_sequence<8>{});
+  }
+}
+
+template <uint32_t B>
+void UnpackFixed(const uint8_t* in, size_t avail, size_t n, uint32_t* out) {
+  if constexpr (B == 0) {
+    std::fill_n(out, n, 0);
+  } else if constexpr (B == 32) {
+    std::memcpy(out, in, n * sizeof(uint32_t));
+  } else {
+    constexpr size_t kReach = kGroupReach<B>;
+    // Groups whose loads stay inside the `avail` readable bytes run straight from the input. Bytes past
+    // the packed values (the next block, say) may be loaded but are masked away.
+    size_t groups = n / 8;
+    groups = avail < kReach ? 0 : std::min(groups, (avail - kReach) / B + 1);
+    UnpackGroups<B>(in, groups, out);
+    size_t done = groups * 8;
+    if (done == n) return;
+
+    // The rest (fewer than max(kReach, B) packed bytes, see below) is copied into a zero-padded buffer
+    // so the same unrolled code runs on it without reading past `avail`. Either the loop above stopped
+    // at n / 8, leaving less than one group's B bytes, or it stopped where fewer than kReach bytes
+    // remained.
+    const size_t consumed = groups * B;
+    const size_t rest = PackedBytes(n, B) - consumed;
+    uint8_t tail[2 * kReach + B] = {};
+    std::memcpy(tail, in + consumed, rest);
+    const uint8_t* t = tail;
+    while (done < n) {
+      uint32_t group[8];
+      UnpackGroups<B>(t, 1, group);
+      const size_t take = std::min<size_t>(8, n - done);
+      std::memcpy(out + done, group, take * sizeof(uint32_t));
+      done += take;
+      t += B;
+    }
+  }
+}
+
+using UnpackFn = void (*)(const uint8_t*, size_t, size_t, uint32_t*);
+
+template <size_t... B>
+constexpr std::array<UnpackFn, sizeof...(B)> MakeUnpackTable(std::index_sequence<B...>) {
+  return {&UnpackFixed<static_cast<uint32_t>(B)>...};
+}
+
+inline constexpr std::array<UnpackFn, 33> kUnpackTable =
+    MakeUnpackTable(std::make_index_sequence<33>{});
+
+}  // namespace bit_packing_internal
+
+// Reads n b-bit values from `in` into out[0..n). `avail` is the number of readable bytes at `in`; it
+// must be at least PackedBytes(n, b) (callers check this first) and no byte at or past in + avail is
+// read. A larger `avail` lets more of the values take the fast path. b must be at most 32.
+inline void UnpackBits(const uint8_t* in, size_t avail, size_t n, uint32_t b, uint32_t* out) {
+  bit_packing_internal::kUnpackTable[b](in, avail, n, out);
+}
+
+}  // namespace tandem::index

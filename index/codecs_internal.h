@@ -1,0 +1,17 @@
+// File: codecs_internal.h
+//
+// The singletons behind the codec registry (block_codec.cc). Code outside index/ looks codecs up by
+// name with GetBlockCodec() instead of including this header.
+#pragma once
+
+#include "index/block_codec.h"
+
+namespace tandem::index::internal {
+
+// PForDelta with a bit width chosen per block (pfor_codec.cc).
+const BlockCodec* PForBlockCodec();
+
+// Rice coding with a parameter chosen per list (rice_codec.cc).
+const BlockCodec* RiceBlockCodec();
+
+}  // namespace tandem::index::internal

@@ -1,0 +1,32 @@
+// File: engine.h
+//
+// The one interface every query engine implements, as faiss::gpu::GpuIndex derives from faiss::Index:
+// cpu::DaatEngine and gpu::GpuEngine both answer a Query over the same Index. The scheduler and the
+// server see only Engine. No CUDA types here.
+//
+//   std::unique_ptr<Engine> engine = ...;  // scheduler::CreateEngine(index, options)
+//   absl::StatusOr<SearchResult> result = engine->Search(query, SearchContext{});
+#pragma once
+
+#include "absl/strings/string_view.h"
+
+#include "absl/status/statusor.h"
+#include "index/query.h"
+
+namespace tandem::index {
+
+class Engine {
+ public:
+  virtual ~Engine() = default;
+
+  // "cpu" or "gpu"; reported in per-query stats and metrics labels.
+  virtual absl::string_view name() const = 0;
+
+  // Answers one query. Thread-safe: many threads call Search concurrently. Returns
+  // INVALID_ARGUMENT for a query ValidateQuery rejects, DEADLINE_EXCEEDED / CANCELLED when the
+  // context says stop, and DATA_LOSS / INTERNAL for damaged lists or engine faults.
+  virtual absl::StatusOr<SearchResult> Search(const Query& query,
+                                              const SearchContext& context) const = 0;
+};
+
+}  // namespace tandem::index

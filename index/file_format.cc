@@ -1,0 +1,257 @@
+#include "index/file_format.h"
+
+#include <fcntl.h>
+#include <sys/mman.h>
+#include <sys/stat.h>
+#include <unistd.h>
+#include <xxhash.h>
+
+#include <cerrno>
+#include <cstring>
+#include <utility>
+
+#include "absl/strings/escaping.h"
+#include "absl/strings/str_cat.h"
+#include "absl/strings/str_format.h"
+
+namespace tandem::index {
+namespace {
+
+constexpr char kMagic[8] = {'T', 'A', 'N', 'D', 'E', 'M', 'I', 'X'};
+constexpr size_t kWriteBuffer = 1 << 20;
+
+template <typename T>
+T Load(const char* p) {
+  T v;
+  std::memcpy(&v, p, sizeof(T));
+  return v;
+}
+
+absl::Status ErrnoError(const std::string& what, const std::string& path) {
+  int err = errno;
+  std::string msg = absl::StrCat(what, " '", path, "': ", std::strerror(err));
+  if (err == ENOENT) return absl::NotFoundError(msg);
+  if (err == EACCES || err == EPERM) return absl::PermissionDeniedError(msg);
+  return absl::InternalError(msg);
+}
+
+}  // namespace
+
+absl::string_view FileKindTag(FileKind kind) {
+  switch (kind) {
+    case FileKind::kManifest: return absl::string_view("MANIFEST", 8);
+    case FileKind::kLexicon: return absl::string_view("LEXICON\0", 8);
+    case FileKind::kPostings: return absl::string_view("POSTINGS", 8);
+    case FileKind::kDocuments: return absl::string_view("DOCTABLE", 8);
+  }
+  return absl::string_view("UNKNOWN\0", 8);
+}
+
+// --- MappedFile -------------------------------------------------------------------------------------
+
+absl::StatusOr<MappedFile> MappedFile::Open(const std::string& path, FileKind kind) {
+  int fd = ::open(path.c_str(), O_RDONLY | O_CLOEXEC);
+  if (fd < 0) return ErrnoError("cannot open index file", path);
+  struct stat st;
+  if (::fstat(fd, &st) != 0) {
+    absl::Status s = ErrnoError("cannot stat index file", path);
+    ::close(fd);
+    return s;
+  }
+  if (!S_ISREG(st.st_mode)) {
+    ::close(fd);
+    return absl::DataLossError(absl::StrCat("index file '", path, "' is not a regular file"));
+  }
+  const uint64_t size = static_cast<uint64_t>(st.st_size);
+  if (size < kHeaderBytes + kFooterBytes) {
+    ::close(fd);
+    return absl::DataLossError(absl::StrFormat(
+        "index file '%s' is truncated: %d bytes, a valid file has at least %d", path, size,
+        kHeaderBytes + kFooterBytes));
+  }
+  void* data = ::mmap(nullptr, size, PROT_READ, MAP_PRIVATE, fd, 0);
+  ::close(fd);
+  if (data == MAP_FAILED) return ErrnoError("cannot map index file", path);
+
+  MappedFile file;
+  file.path_ = path;
+  file.data_ = data;
+  file.size_ = size;
+  const char* bytes = static_cast<const char*>(data);
+
+  if (std::memcmp(bytes, kMagic, sizeof(kMagic)) != 0) {
+    return absl::DataLossError(
+        absl::StrCat("'", path, "' is not a Tandem index file (bad magic number)"));
+  }
+  absl::string_view tag(bytes + 8, 8);
+  if (tag != FileKindTag(kind)) {
+    return absl::DataLossError(absl::StrCat("index file '", path, "' holds the wrong kind of data: '",
+                                            absl::CHexEscape(tag), "', expected '",
+                                            absl::CHexEscape(FileKindTag(kind)), "'"));
+  }
+  const uint32_t version = Load<uint32_t>(bytes + 16);
+  if (version != kFormatVersion) {
+    return absl::FailedPreconditionError(absl::StrFormat(
+        "index file '%s' has format version %d, this build reads version %d; rebuild the index with "
+        "this version of tandem-index",
+        path, version, kFormatVersion));
+  }
+  const uint64_t payload_size = Load<uint64_t>(bytes + size - kFooterBytes);
+  if (payload_size != size - kHeaderBytes - kFooterBytes) {
+    return absl::DataLossError(absl::StrFormat(
+        "index file '%s' is truncated or has trailing bytes: the footer records %d payload bytes, "
+        "the file holds %d",
+        path, payload_size, size - kHeaderBytes - kFooterBytes));
+  }
+  const uint64_t stored = Load<uint64_t>(bytes + size - 8);
+  const uint64_t computed = XXH3_64bits(bytes, size - 8);
+  if (stored != computed) {
+    return absl::DataLossError(absl::StrFormat(
+        "index file '%s' is corrupted: checksum mismatch (stored %016x, computed %016x)", path,
+        stored, computed));
+  }
+  ::madvise(data, size, MADV_WILLNEED);
+  file.payload_ = absl::string_view(bytes + kHeaderBytes, payload_size);
+  return file;
+}
+
+MappedFile::MappedFile(MappedFile&& other) noexcept { *this = std::move(other); }
+
+MappedFile& MappedFile::operator=(MappedFile&& other) noexcept {
+  if (this != &other) {
+    Reset();
+    path_ = std::move(other.path_);
+    data_ = std::exchange(other.data_, nullptr);
+    size_ = std::exchange(other.size_, 0);
+    payload_ = std::exchange(other.payload_, {});
+  }
+  return *this;
+}
+
+MappedFile::~MappedFile() { Reset(); }
+
+void MappedFile::Reset() {
+  if (data_ != nullptr) ::munmap(data_, size_);
+  data_ = nullptr;
+  size_ = 0;
+  payload_ = {};
+}
+
+// --- FileWriter -------------------------------------------------------------------------------------
+
+struct FileWriter::State {
+  std::string path;
+  int fd = -1;
+  XXH3_state_t* hash = nullptr;
+  std::string buffer;
+  bool finished = false;
+  ~State() {
+    if (fd >= 0) ::close(fd);
+    if (hash != nullptr) XXH3_freeState(hash);
+  }
+};
+
+FileWriter::FileWriter(std::unique_ptr<State> state) : state_(std::move(state)) {}
+FileWriter::~FileWriter() = default;
+
+absl::StatusOr<std::unique_ptr<FileWriter>> FileWriter::Create(const std::string& path,
+                                                               FileKind kind) {
+  auto state = std::make_unique<State>();
+  state->path = path;
+  state->fd = ::open(path.c_str(), O_WRONLY | O_CREAT | O_TRUNC | O_CLOEXEC, 0644);
+  if (state->fd < 0) return ErrnoError("cannot create index file", path);
+  state->hash = XXH3_createState();
+  if (state->hash == nullptr || XXH3_64bits_reset(state->hash) == XXH_ERROR) {
+    return absl::ResourceExhaustedError("cannot allocate checksum state");
+  }
+  state->buffer.reserve(kWriteBuffer);
+  char header[kHeaderBytes] = {};
+  std::memcpy(header, kMagic, 8);
+  std::memcpy(header + 8, FileKindTag(kind).data(), 8);
+  std::memcpy(header + 16, &kFormatVersion, 4);
+  const uint32_t header_bytes = kHeaderBytes;
+  std::memcpy(header + 20, &header_bytes, 4);
+  state->buffer.append(header, kHeaderBytes);
+  return std::unique_ptr<FileWriter>(new FileWriter(std::move(state)));
+}
+
+absl::Status FileWriter::Append(absl::string_view bytes) {
+  if (state_->finished) return absl::FailedPreconditionError("FileWriter::Append after Finish");
+  payload_bytes_ += bytes.size();
+  if (state_->buffer.size() + bytes.size() > kWriteBuffer) {
+    absl::Status s = Flush();
+    if (!s.ok()) return s;
+  }
+  if (bytes.size() >= kWriteBuffer) {
+    // Large appends bypass the buffer.
+    XXH3_64bits_update(state_->hash, bytes.data(), bytes.size());
+    const char* p = bytes.data();
+    size_t left = bytes.size();
+    while (left > 0) {
+      ssize_t n = ::write(state_->fd, p, left);
+      if (n < 0) {
+        if (errno == EINTR) continue;
+        return ErrnoError("cannot write index file", state_->path);
+      }
+      p += n;
+      left -= static_cast<size_t>(n);
+    }
+    return absl::OkStatus();
+  }
+  state_->buffer.append(bytes.data(), bytes.size());
+  return absl::OkStatus();
+}
+
+absl::Status FileWriter::Align(size_t alignment) {
+  const size_t pad = (alignment - payload_bytes_ % alignment) % alignment;
+  if (pad == 0) return absl::OkStatus();
+  static const char kZeros[64] = {};
+  return Append(absl::string_view(kZeros, pad));
+}
+
+absl::Status FileWriter::Flush() {
+  std::string& b = state_->buffer;
+  if (b.empty()) return absl::OkStatus();
+  XXH3_64bits_update(state_->hash, b.data(), b.size());
+  const char* p = b.data();
+  size_t left = b.size();
+  while (left > 0) {
+    ssize_t n = ::write(state_->fd, p, left);
+    if (n < 0) {
+      if (errno == EINTR) continue;
+      return ErrnoError("cannot write index file", state_->path);
+    }
+    p += n;
+    left -= static_cast<size_t>(n);
+  }
+  b.clear();
+  return absl::OkStatus();
+}
+
+absl::Status FileWriter::Finish() {
+  if (state_->finished) return absl::FailedPreconditionError("FileWriter::Finish called twice");
+  char size_bytes[8];
+  std::memcpy(size_bytes, &payload_bytes_, 8);
+  state_->buffer.append(size_bytes, 8);
+  absl::Status s = Flush();
+  if (!s.ok()) return s;
+  const uint64_t checksum = XXH3_64bits_digest(state_->hash);
+  char sum[8];
+  std::memcpy(sum, &checksum, 8);
+  state_->buffer.append(sum, 8);
+  // The checksum itself is not hashed: write it directly.
+  if (::write(state_->fd, state_->buffer.data(), 8) != 8) {
+    return ErrnoError("cannot write index file", state_->path);
+  }
+  state_->buffer.clear();
+  if (::fsync(state_->fd) != 0) return ErrnoError("cannot sync index file", state_->path);
+  if (::close(state_->fd) != 0) {
+    state_->fd = -1;
+    return ErrnoError("cannot close index file", state_->path);
+  }
+  state_->fd = -1;
+  state_->finished = true;
+  return absl::OkStatus();
+}
+
+}  // namespace tandem::index

@@ -1,0 +1,89 @@
+// File: file_format.h
+//
+// Framing shared by every index file: a 32-byte header (magic, file kind, format version) and a 16-byte
+// footer (payload size, XXH3-64 checksum of everything before the checksum). Files are written with
+// FileWriter and read with MappedFile, which memory-maps the file and verifies the frame and the
+// checksum before handing out the payload. A damaged file yields a clear error naming the file and
+// what is wrong; nothing downstream ever sees unverified bytes. Layout in index/FORMAT.md.
+//
+//   TANDEM_ASSIGN_OR_RETURN(auto writer, FileWriter::Create(dir + "/lexicon.bin", FileKind::kLexicon));
+//   TANDEM_RETURN_IF_ERROR(writer->Append(bytes));
+//   TANDEM_RETURN_IF_ERROR(writer->Finish());
+//   ...
+//   TANDEM_ASSIGN_OR_RETURN(MappedFile file, MappedFile::Open(dir + "/lexicon.bin", FileKind::kLexicon));
+//   absl::string_view payload = file.payload();
+#pragma once
+
+#include <cstdint>
+#include <memory>
+#include <string>
+#include "absl/strings/string_view.h"
+
+#include "absl/status/status.h"
+#include "absl/status/statusor.h"
+
+namespace tandem::index {
+
+// Bumped whenever any file's byte layout changes; readers accept exactly this version (FORMAT.md).
+inline constexpr uint32_t kFormatVersion = 1;
+inline constexpr size_t kHeaderBytes = 32;
+inline constexpr size_t kFooterBytes = 16;
+
+enum class FileKind { kManifest, kLexicon, kPostings, kDocuments };
+
+// The 8-byte kind tag stored in the header ("LEXICON\0", ...).
+absl::string_view FileKindTag(FileKind kind);
+
+// A verified, read-only memory mapping of one index file. Movable, not copyable.
+class MappedFile {
+ public:
+  // Maps `path` and checks magic, kind, version, sizes and checksum. Errors: NOT_FOUND (missing),
+  // DATA_LOSS (truncated, corrupted, not an index file), FAILED_PRECONDITION (other format version).
+  static absl::StatusOr<MappedFile> Open(const std::string& path, FileKind kind);
+
+  MappedFile() = default;
+  MappedFile(MappedFile&& other) noexcept;
+  MappedFile& operator=(MappedFile&& other) noexcept;
+  MappedFile(const MappedFile&) = delete;
+  MappedFile& operator=(const MappedFile&) = delete;
+  ~MappedFile();
+
+  // The bytes between header and footer. Starts 32-byte aligned relative to the mapping.
+  absl::string_view payload() const { return payload_; }
+  const std::string& path() const { return path_; }
+  uint64_t file_size() const { return size_; }
+
+ private:
+  void Reset();
+
+  std::string path_;
+  void* data_ = nullptr;
+  uint64_t size_ = 0;
+  absl::string_view payload_;
+};
+
+// Writes one framed file sequentially, hashing as it goes. Finish() writes the footer, flushes and
+// fsyncs. A writer destroyed without Finish() leaves an incomplete file behind, which is why index
+// directories are built under a temporary name (IndexWriter).
+class FileWriter {
+ public:
+  static absl::StatusOr<std::unique_ptr<FileWriter>> Create(const std::string& path, FileKind kind);
+  ~FileWriter();
+
+  absl::Status Append(absl::string_view bytes);
+  // Appends zero bytes until the payload offset is a multiple of `alignment`.
+  absl::Status Align(size_t alignment);
+  // Bytes of payload written so far (the offset of the next byte within the payload).
+  uint64_t payload_offset() const { return payload_bytes_; }
+  absl::Status Finish();
+
+ private:
+  struct State;
+  explicit FileWriter(std::unique_ptr<State> state);
+  absl::Status Flush();
+
+  std::unique_ptr<State> state_;
+  uint64_t payload_bytes_ = 0;
+};
+
+}  // namespace tandem::index

@@ -1,0 +1,316 @@
+#include "index/index.h"
+
+#include <algorithm>
+#include <cstring>
+
+#include "absl/strings/str_cat.h"
+#include "absl/strings/str_format.h"
+#include "index/status_macros.h"
+#include "nlohmann/json.hpp"
+
+namespace tandem::index {
+namespace {
+
+// Fixed part of the document table payload (FORMAT.md).
+struct DocumentsHeader {
+  uint64_t num_docs;
+  uint64_t id_pool_bytes;
+  uint64_t field_pool_bytes;
+  uint64_t reserved;
+};
+
+// Fixed part of the lexicon payload.
+struct LexiconHeader {
+  uint64_t num_terms;
+  uint64_t term_pool_bytes;
+};
+
+uint64_t Align8(uint64_t n) { return (n + 7) & ~uint64_t{7}; }
+
+absl::Status Corrupt(const std::string& path, absl::string_view what) {
+  return absl::DataLossError(absl::StrCat("index file '", path, "' is inconsistent: ", what));
+}
+
+}  // namespace
+
+std::string IndexManifest::ToJson() const {
+  nlohmann::json j;
+  j["format_version"] = format_version;
+  j["index_id"] = index_id;
+  j["build_time"] = build_time;
+  j["codec"] = codec;
+  j["block_size"] = block_size;
+  j["analyzer"] = {{"tokenizer", analyzer.tokenizer},   {"possessive", analyzer.possessive},
+                   {"lowercase", analyzer.lowercase},   {"stopwords", analyzer.stopwords},
+                   {"stemmer", analyzer.stemmer}};
+  j["bm25"] = {{"k1", bm25.k1}, {"b", bm25.b}};
+  j["stats"] = {{"num_docs", stats.num_docs},
+                {"num_terms", stats.num_terms},
+                {"num_postings", stats.num_postings},
+                {"total_doc_length", stats.total_doc_length},
+                {"avg_doc_length", stats.avg_doc_length}};
+  j["source"] = {{"format", source_format}, {"input", source_input}};
+  j["builder"] = builder;
+  return j.dump(2);
+}
+
+absl::StatusOr<IndexManifest> IndexManifest::FromJson(absl::string_view json) {
+  nlohmann::json j = nlohmann::json::parse(json, nullptr, /*allow_exceptions=*/false);
+  if (j.is_discarded() || !j.is_object()) {
+    return absl::DataLossError("manifest is not a JSON object");
+  }
+  IndexManifest m;
+  try {
+    m.format_version = j.at("format_version").get<uint32_t>();
+    m.index_id = j.at("index_id").get<std::string>();
+    m.build_time = j.at("build_time").get<std::string>();
+    m.codec = j.at("codec").get<std::string>();
+    m.block_size = j.at("block_size").get<uint32_t>();
+    const auto& a = j.at("analyzer");
+    m.analyzer.tokenizer = a.at("tokenizer").get<std::string>();
+    m.analyzer.possessive = a.at("possessive").get<bool>();
+    m.analyzer.lowercase = a.at("lowercase").get<bool>();
+    m.analyzer.stopwords = a.at("stopwords").get<std::string>();
+    m.analyzer.stemmer = a.at("stemmer").get<std::string>();
+    m.bm25.k1 = j.at("bm25").at("k1").get<float>();
+    m.bm25.b = j.at("bm25").at("b").get<float>();
+    const auto& s = j.at("stats");
+    m.stats.num_docs = s.at("num_docs").get<uint32_t>();
+    m.stats.num_terms = s.at("num_terms").get<uint64_t>();
+    m.stats.num_postings = s.at("num_postings").get<uint64_t>();
+    m.stats.total_doc_length = s.at("total_doc_length").get<uint64_t>();
+    m.stats.avg_doc_length = s.at("avg_doc_length").get<float>();
+    m.source_format = j.at("source").at("format").get<std::string>();
+    m.source_input = j.at("source").at("input").get<std::string>();
+    m.builder = j.at("builder").get<std::string>();
+  } catch (const nlohmann::json::exception& e) {
+    return absl::DataLossError(absl::StrCat("manifest is missing a field or has a wrong type: ",
+                                            e.what()));
+  }
+  return m;
+}
+
+Index::~Index() = default;
+
+absl::StatusOr<std::unique_ptr<Index>> Index::Open(const std::string& dir,
+                                                   const IndexOpenOptions& options) {
+  std::unique_ptr<Index> index(new Index());
+  index->dir_ = dir;
+  TANDEM_RETURN_IF_ERROR(index->Load(options));
+  return index;
+}
+
+absl::Status Index::Load(const IndexOpenOptions& options) {
+  const std::string manifest_path = absl::StrCat(dir_, "/", kManifestFile);
+  TANDEM_ASSIGN_OR_RETURN(manifest_file_, MappedFile::Open(manifest_path, FileKind::kManifest));
+  absl::StatusOr<IndexManifest> manifest = IndexManifest::FromJson(manifest_file_.payload());
+  if (!manifest.ok()) return Corrupt(manifest_path, manifest.status().message());
+  manifest_ = *std::move(manifest);
+  if (manifest_.block_size != kBlockSize) {
+    return Corrupt(manifest_path, absl::StrFormat("block size %d, this build uses %d",
+                                                  manifest_.block_size, kBlockSize));
+  }
+  codec_ = GetBlockCodec(manifest_.codec);
+  if (codec_ == nullptr) {
+    return Corrupt(manifest_path, absl::StrCat("unknown codec '", manifest_.codec, "'"));
+  }
+  absl::StatusOr<std::unique_ptr<Analyzer>> analyzer = Analyzer::Create(manifest_.analyzer);
+  if (!analyzer.ok()) return Corrupt(manifest_path, analyzer.status().message());
+  analyzer_ = *std::move(analyzer);
+
+  // Lexicon.
+  const std::string lexicon_path = absl::StrCat(dir_, "/", kLexiconFile);
+  TANDEM_ASSIGN_OR_RETURN(lexicon_file_, MappedFile::Open(lexicon_path, FileKind::kLexicon));
+  absl::string_view lex = lexicon_file_.payload();
+  if (lex.size() < sizeof(LexiconHeader)) return Corrupt(lexicon_path, "no lexicon header");
+  LexiconHeader lh;
+  std::memcpy(&lh, lex.data(), sizeof(lh));
+  const uint64_t entries_bytes = lh.num_terms * sizeof(LexiconEntry);
+  if (lh.num_terms > lex.size() / sizeof(LexiconEntry) ||
+      sizeof(lh) + entries_bytes + lh.term_pool_bytes != lex.size()) {
+    return Corrupt(lexicon_path, "sizes do not add up");
+  }
+  if (lh.num_terms != manifest_.stats.num_terms) {
+    return Corrupt(lexicon_path, absl::StrFormat("%d terms, the manifest says %d", lh.num_terms,
+                                                 manifest_.stats.num_terms));
+  }
+  num_terms_ = lh.num_terms;
+  lexicon_ = reinterpret_cast<const LexiconEntry*>(lex.data() + sizeof(lh));
+  term_pool_ = lex.substr(sizeof(lh) + entries_bytes);
+
+  // Postings.
+  const std::string postings_path = absl::StrCat(dir_, "/", kPostingsFile);
+  TANDEM_ASSIGN_OR_RETURN(postings_file_, MappedFile::Open(postings_path, FileKind::kPostings));
+  postings_ = postings_file_.payload();
+
+  uint64_t total_postings = 0;
+  absl::string_view previous;
+  for (uint64_t i = 0; i < num_terms_; ++i) {
+    const LexiconEntry& e = lexicon_[i];
+    if (e.term_offset > term_pool_.size() || e.term_length > term_pool_.size() - e.term_offset) {
+      return Corrupt(lexicon_path, absl::StrFormat("term %d points outside the term pool", i));
+    }
+    absl::string_view term = term_pool_.substr(e.term_offset, e.term_length);
+    if (i > 0 && !(previous < term)) {
+      return Corrupt(lexicon_path, absl::StrFormat("terms %d and %d are out of order", i - 1, i));
+    }
+    previous = term;
+    if (e.list_offset % 8 != 0 || e.list_offset > postings_.size() ||
+        e.list_bytes > postings_.size() - e.list_offset) {
+      return Corrupt(lexicon_path,
+                     absl::StrCat("list of term '", term, "' lies outside the postings file"));
+    }
+    if (e.df == 0 || e.df > manifest_.stats.num_docs ||
+        e.num_blocks != (uint64_t{e.df} + kBlockSize - 1) / kBlockSize || e.cf < e.df) {
+      return Corrupt(lexicon_path, absl::StrCat("term '", term, "' has inconsistent statistics"));
+    }
+    total_postings += e.df;
+  }
+  if (total_postings != manifest_.stats.num_postings) {
+    return Corrupt(lexicon_path, absl::StrFormat("lists hold %d postings, the manifest says %d",
+                                                 total_postings, manifest_.stats.num_postings));
+  }
+
+  // Document table.
+  const std::string docs_path = absl::StrCat(dir_, "/", kDocumentsFile);
+  TANDEM_ASSIGN_OR_RETURN(documents_file_, MappedFile::Open(docs_path, FileKind::kDocuments));
+  absl::string_view docs = documents_file_.payload();
+  if (docs.size() < sizeof(DocumentsHeader)) return Corrupt(docs_path, "no header");
+  DocumentsHeader dh;
+  std::memcpy(&dh, docs.data(), sizeof(dh));
+  const uint64_t n = dh.num_docs;
+  if (n != manifest_.stats.num_docs || n >= UINT32_MAX) {
+    return Corrupt(docs_path, absl::StrFormat("%d documents, the manifest says %d", n,
+                                              manifest_.stats.num_docs));
+  }
+  const uint64_t lengths_at = sizeof(dh);
+  const uint64_t id_offsets_at = lengths_at + Align8(n * 4);
+  const uint64_t field_offsets_at = id_offsets_at + (n + 1) * 8;
+  const uint64_t id_pool_at = field_offsets_at + (n + 1) * 8;
+  const uint64_t field_pool_at = id_pool_at + dh.id_pool_bytes;
+  if (field_pool_at + dh.field_pool_bytes != docs.size()) {
+    return Corrupt(docs_path, "sizes do not add up");
+  }
+  doc_lengths_ = reinterpret_cast<const uint32_t*>(docs.data() + lengths_at);
+  id_offsets_ = reinterpret_cast<const uint64_t*>(docs.data() + id_offsets_at);
+  field_offsets_ = reinterpret_cast<const uint64_t*>(docs.data() + field_offsets_at);
+  id_pool_ = docs.substr(id_pool_at, dh.id_pool_bytes);
+  field_pool_ = docs.substr(field_pool_at, dh.field_pool_bytes);
+  uint64_t total_length = 0;
+  for (uint64_t d = 0; d < n; ++d) {
+    if (id_offsets_[d] > id_offsets_[d + 1] || field_offsets_[d] > field_offsets_[d + 1]) {
+      return Corrupt(docs_path, absl::StrFormat("offsets of document %d decrease", d));
+    }
+    total_length += doc_lengths_[d];
+  }
+  if (id_offsets_[0] != 0 || id_offsets_[n] != dh.id_pool_bytes || field_offsets_[0] != 0 ||
+      field_offsets_[n] != dh.field_pool_bytes) {
+    return Corrupt(docs_path, "offset tables do not span the string pools");
+  }
+  if (total_length != manifest_.stats.total_doc_length) {
+    return Corrupt(docs_path, "document lengths do not sum to the manifest's total");
+  }
+
+  default_norms_.resize(n);
+  for (uint64_t d = 0; d < n; ++d) {
+    default_norms_[d] = Bm25DocNorm(manifest_.bm25, doc_lengths_[d], manifest_.stats.avg_doc_length);
+  }
+  if (options.verify_lists) TANDEM_RETURN_IF_ERROR(VerifyPostings());
+  return absl::OkStatus();
+}
+
+uint64_t Index::index_bytes() const {
+  return manifest_file_.file_size() + lexicon_file_.file_size() + postings_file_.file_size() +
+         documents_file_.file_size();
+}
+
+TermInfo Index::term_at(uint64_t ordinal) const {
+  const LexiconEntry& e = lexicon_[ordinal];
+  TermInfo t;
+  t.term = term_pool_.substr(e.term_offset, e.term_length);
+  t.ordinal = ordinal;
+  t.df = e.df;
+  t.cf = e.cf;
+  t.list_offset = e.list_offset;
+  t.list_bytes = e.list_bytes;
+  t.max_score = e.max_score;
+  t.num_blocks = e.num_blocks;
+  return t;
+}
+
+std::optional<TermInfo> Index::Lookup(absl::string_view term) const {
+  uint64_t lo = 0;
+  uint64_t hi = num_terms_;
+  while (lo < hi) {
+    const uint64_t mid = lo + (hi - lo) / 2;
+    const LexiconEntry& e = lexicon_[mid];
+    absl::string_view t = term_pool_.substr(e.term_offset, e.term_length);
+    if (t < term) {
+      lo = mid + 1;
+    } else {
+      hi = mid;
+    }
+  }
+  if (lo < num_terms_) {
+    TermInfo t = term_at(lo);
+    if (t.term == term) return t;
+  }
+  return std::nullopt;
+}
+
+absl::StatusOr<PostingListView> Index::postings(const TermInfo& term) const {
+  absl::StatusOr<PostingListView> view =
+      PostingListView::Parse(postings_.substr(term.list_offset, term.list_bytes));
+  if (!view.ok()) {
+    return absl::DataLossError(absl::StrCat("index '", dir_, "', list of term '", term.term,
+                                            "': ", view.status().message()));
+  }
+  if (view->num_postings() != term.df) {
+    return absl::DataLossError(absl::StrCat("index '", dir_, "', list of term '", term.term,
+                                            "' holds a different number of postings than its df"));
+  }
+  return view;
+}
+
+absl::string_view Index::external_id(uint32_t docid) const {
+  return id_pool_.substr(id_offsets_[docid], id_offsets_[docid + 1] - id_offsets_[docid]);
+}
+
+std::vector<std::pair<absl::string_view, absl::string_view>> Index::stored_fields(
+    uint32_t docid) const {
+  std::vector<std::pair<absl::string_view, absl::string_view>> fields;
+  absl::string_view blob = field_pool_.substr(field_offsets_[docid],
+                                             field_offsets_[docid + 1] - field_offsets_[docid]);
+  // Each field: u32 name length, name, u32 value length, value. Stop at anything malformed.
+  auto take = [&blob](absl::string_view* out) {
+    uint32_t len;
+    if (blob.size() < 4) return false;
+    std::memcpy(&len, blob.data(), 4);
+    blob.remove_prefix(4);
+    if (len > blob.size()) return false;
+    *out = blob.substr(0, len);
+    blob.remove_prefix(len);
+    return true;
+  };
+  while (!blob.empty()) {
+    absl::string_view name, value;
+    if (!take(&name) || !take(&value)) break;
+    fields.emplace_back(name, value);
+  }
+  return fields;
+}
+
+absl::Status Index::VerifyPostings() const {
+  for (uint64_t i = 0; i < num_terms_; ++i) {
+    TermInfo t = term_at(i);
+    TANDEM_ASSIGN_OR_RETURN(PostingListView view, postings(t));
+    absl::Status s = view.Verify(*codec_, num_docs());
+    if (!s.ok()) {
+      return absl::DataLossError(absl::StrCat("index '", dir_, "', list of term '", t.term,
+                                              "': ", s.message()));
+    }
+  }
+  return absl::OkStatus();
+}
+
+}  // namespace tandem::index

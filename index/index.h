@@ -1,0 +1,142 @@
+// File: index.h
+//
+// A read-only, memory-mapped inverted index directory, shared by every engine. Open() maps and verifies
+// every file (header, version, checksum), so a damaged index fails at load with a message naming the
+// file, never later with wrong answers. Files and byte layout: index/FORMAT.md.
+//
+//   TANDEM_ASSIGN_OR_RETURN(std::unique_ptr<Index> index, Index::Open("/srv/tandem/scifact"));
+//   if (std::optional<TermInfo> t = index->Lookup("protein")) {
+//     TANDEM_ASSIGN_OR_RETURN(PostingListView list, index->postings(*t));
+//     ...
+//   }
+#pragma once
+
+#include <cstdint>
+#include <memory>
+#include <optional>
+#include <string>
+#include "absl/strings/string_view.h"
+#include <utility>
+#include <vector>
+
+#include "absl/status/statusor.h"
+#include "index/analyzer.h"
+#include "index/bm25.h"
+#include "index/block_codec.h"
+#include "index/file_format.h"
+#include "index/posting_list.h"
+
+namespace tandem::index {
+
+inline constexpr char kManifestFile[] = "manifest.bin";
+inline constexpr char kLexiconFile[] = "lexicon.bin";
+inline constexpr char kPostingsFile[] = "postings.bin";
+inline constexpr char kDocumentsFile[] = "documents.bin";
+
+struct IndexStats {
+  uint32_t num_docs = 0;
+  uint64_t num_terms = 0;
+  uint64_t num_postings = 0;
+  uint64_t total_doc_length = 0;  // sum of document lengths in terms (stop words excluded)
+  float avg_doc_length = 0.0f;
+};
+
+struct IndexManifest {
+  uint32_t format_version = kFormatVersion;
+  std::string index_id;    // 128-bit random id, hex; changes with every build
+  std::string build_time;  // RFC 3339, UTC
+  std::string codec;       // BlockCodec name
+  uint32_t block_size = 0;
+  AnalyzerConfig analyzer;
+  Bm25Params bm25;         // parameters of the stored block and list maxima
+  IndexStats stats;
+  std::string source_format;
+  std::string source_input;
+  std::string builder;     // "tandem-index 0.1.0 (commit)"
+
+  std::string ToJson() const;
+  static absl::StatusOr<IndexManifest> FromJson(absl::string_view json);
+};
+
+// One lexicon entry, as stored (48 bytes).
+struct LexiconEntry {
+  uint64_t term_offset;  // into the term string pool
+  uint32_t term_length;
+  uint32_t df;           // documents containing the term = postings in its list
+  uint64_t cf;           // occurrences in the collection
+  uint64_t list_offset;  // into the postings payload, 8-byte aligned
+  uint64_t list_bytes;
+  float max_score;       // max BM25 contribution over the list (default parameters)
+  uint32_t num_blocks;
+};
+static_assert(sizeof(LexiconEntry) == 48);
+
+struct TermInfo {
+  absl::string_view term;
+  uint64_t ordinal = 0;  // position in lexicographic order
+  uint32_t df = 0;
+  uint64_t cf = 0;
+  uint64_t list_offset = 0;
+  uint64_t list_bytes = 0;
+  float max_score = 0.0f;
+  uint32_t num_blocks = 0;
+};
+
+struct IndexOpenOptions {
+  // Also decode and check every posting list (slow on big indexes; `tandem-index inspect` does it).
+  bool verify_lists = false;
+};
+
+class Index {
+ public:
+  static absl::StatusOr<std::unique_ptr<Index>> Open(const std::string& dir,
+                                                     const IndexOpenOptions& options = {});
+  ~Index();
+
+  const std::string& directory() const { return dir_; }
+  const IndexManifest& manifest() const { return manifest_; }
+  const IndexStats& stats() const { return manifest_.stats; }
+  const BlockCodec& codec() const { return *codec_; }
+  const Analyzer& analyzer() const { return *analyzer_; }
+  uint32_t num_docs() const { return manifest_.stats.num_docs; }
+  float avg_doc_length() const { return manifest_.stats.avg_doc_length; }
+  // Bytes of all index files.
+  uint64_t index_bytes() const;
+
+  std::optional<TermInfo> Lookup(absl::string_view term) const;
+  uint64_t num_terms() const { return num_terms_; }
+  TermInfo term_at(uint64_t ordinal) const;
+  absl::StatusOr<PostingListView> postings(const TermInfo& term) const;
+
+  uint32_t doc_length(uint32_t docid) const { return doc_lengths_[docid]; }
+  const uint32_t* doc_lengths() const { return doc_lengths_; }
+  absl::string_view external_id(uint32_t docid) const;
+  std::vector<std::pair<absl::string_view, absl::string_view>> stored_fields(uint32_t docid) const;
+  // Bm25DocNorm of every document under manifest().bm25, computed once at Open.
+  const float* default_doc_norms() const { return default_norms_.data(); }
+
+  // Decodes and checks every posting list (see PostingListView::Verify).
+  absl::Status VerifyPostings() const;
+
+ private:
+  Index() = default;
+  absl::Status Load(const IndexOpenOptions& options);
+
+  std::string dir_;
+  IndexManifest manifest_;
+  const BlockCodec* codec_ = nullptr;
+  std::unique_ptr<Analyzer> analyzer_;
+  MappedFile manifest_file_, lexicon_file_, postings_file_, documents_file_;
+  const LexiconEntry* lexicon_ = nullptr;
+  uint64_t num_terms_ = 0;
+  absl::string_view term_pool_;
+  absl::string_view postings_;
+  const uint32_t* doc_lengths_ = nullptr;
+  const uint64_t* id_offsets_ = nullptr;
+  const uint64_t* field_offsets_ = nullptr;
+  absl::string_view id_pool_;
+  absl::string_view field_pool_;
+  std::vector<float> default_norms_;
+};
+
+}  // namespace tandem::index

@@ -1,0 +1,290 @@
+#include "index/index_writer.h"
+
+#include <fcntl.h>
+#include <unistd.h>
+
+#include <cstdio>
+#include <cstring>
+#include <filesystem>
+#include <fstream>
+#include <random>
+
+#include "absl/strings/str_cat.h"
+#include "absl/strings/str_format.h"
+#include "absl/time/clock.h"
+#include "absl/time/time.h"
+#include "index/status_macros.h"
+
+namespace tandem::index {
+namespace fs = std::filesystem;
+
+namespace {
+
+std::string RandomHex(int bytes) {
+  std::random_device rd;
+  std::string out;
+  for (int i = 0; i < bytes; ++i) absl::StrAppendFormat(&out, "%02x", rd() & 0xff);
+  return out;
+}
+
+absl::Status FsError(const std::string& what, const std::error_code& ec) {
+  return absl::InternalError(absl::StrCat(what, ": ", ec.message()));
+}
+
+void SyncDirectory(const std::string& dir) {
+  int fd = ::open(dir.c_str(), O_RDONLY | O_DIRECTORY | O_CLOEXEC);
+  if (fd >= 0) {
+    ::fsync(fd);
+    ::close(fd);
+  }
+}
+
+template <typename T>
+absl::string_view Bytes(const T* p, size_t n) {
+  return absl::string_view(reinterpret_cast<const char*>(p), n * sizeof(T));
+}
+
+}  // namespace
+
+// Open files while the writer runs: the postings file and the two spilled string pools of the
+// document table (ids and stored fields are streamed to disk, not held in memory).
+struct IndexWriter::Files {
+  std::unique_ptr<FileWriter> postings;
+  std::fstream ids;
+  std::fstream fields;
+  uint64_t ids_bytes = 0;
+  uint64_t fields_bytes = 0;
+};
+
+absl::StatusOr<std::unique_ptr<IndexWriter>> IndexWriter::Create(
+    const std::string& dir, const IndexWriterOptions& options) {
+  const BlockCodec* codec = GetBlockCodec(options.codec);
+  if (codec == nullptr) {
+    std::string known;
+    for (const std::string& n : BlockCodecNames()) absl::StrAppend(&known, known.empty() ? "" : ", ", n);
+    return absl::InvalidArgumentError(
+        absl::StrCat("unknown codec '", options.codec, "' (known: ", known, ")"));
+  }
+  TANDEM_RETURN_IF_ERROR(Analyzer::Create(options.analyzer).status());
+  std::error_code ec;
+  fs::path target = fs::absolute(fs::path(dir), ec).lexically_normal();
+  if (ec) return FsError(absl::StrCat("bad output path '", dir, "'"), ec);
+  if (target.filename().empty()) target = target.parent_path();
+  if (fs::exists(target, ec)) {
+    if (!fs::is_directory(target, ec)) {
+      return absl::AlreadyExistsError(
+          absl::StrCat("output '", target.string(), "' exists and is not a directory"));
+    }
+    const bool is_index = fs::exists(target / kManifestFile, ec);
+    const bool empty = fs::is_empty(target, ec);
+    if (!empty && !(is_index && options.overwrite)) {
+      return absl::AlreadyExistsError(absl::StrCat(
+          "output directory '", target.string(),
+          is_index ? "' already holds an index" : "' is not empty and holds no index; refusing to replace it"));
+    }
+  }
+  fs::create_directories(target.parent_path(), ec);
+  if (ec) return FsError(absl::StrCat("cannot create '", target.parent_path().string(), "'"), ec);
+
+  std::unique_ptr<IndexWriter> w(new IndexWriter());
+  w->dir_ = target.string();
+  w->tmp_dir_ = absl::StrCat(w->dir_, ".tmp-", RandomHex(6));
+  w->options_ = options;
+  w->codec_ = codec;
+  fs::create_directory(w->tmp_dir_, ec);
+  if (ec) return FsError(absl::StrCat("cannot create '", w->tmp_dir_, "'"), ec);
+  w->files_ = std::make_unique<Files>();
+  TANDEM_ASSIGN_OR_RETURN(
+      w->files_->postings,
+      FileWriter::Create(absl::StrCat(w->tmp_dir_, "/", kPostingsFile), FileKind::kPostings));
+  const auto mode = std::ios::in | std::ios::out | std::ios::trunc | std::ios::binary;
+  w->files_->ids.open(absl::StrCat(w->tmp_dir_, "/ids.spill"), mode);
+  w->files_->fields.open(absl::StrCat(w->tmp_dir_, "/fields.spill"), mode);
+  if (!w->files_->ids || !w->files_->fields) {
+    return absl::InternalError(absl::StrCat("cannot create spill files in '", w->tmp_dir_, "'"));
+  }
+  return w;
+}
+
+IndexWriter::~IndexWriter() {
+  if (!finished_ && !tmp_dir_.empty()) {
+    files_.reset();
+    std::error_code ec;
+    fs::remove_all(tmp_dir_, ec);
+  }
+}
+
+absl::Status IndexWriter::AddDocument(absl::string_view external_id, uint32_t length,
+                                      absl::Span<const std::pair<std::string, std::string>> fields) {
+  if (documents_finished_) {
+    return absl::FailedPreconditionError("IndexWriter::AddDocument after the first posting list");
+  }
+  if (doc_lengths_.size() >= UINT32_MAX - 1) {
+    return absl::ResourceExhaustedError("an index holds at most 2^32 - 2 documents");
+  }
+  doc_lengths_.push_back(length);
+  total_doc_length_ += length;
+  files_->ids.write(external_id.data(), static_cast<std::streamsize>(external_id.size()));
+  files_->ids_bytes += external_id.size();
+  id_offsets_.push_back(files_->ids_bytes);
+  for (const auto& [name, value] : fields) {
+    for (absl::string_view s : {absl::string_view(name), absl::string_view(value)}) {
+      const uint32_t len = static_cast<uint32_t>(s.size());
+      files_->fields.write(reinterpret_cast<const char*>(&len), 4);
+      files_->fields.write(s.data(), static_cast<std::streamsize>(len));
+      files_->fields_bytes += 4 + len;
+    }
+  }
+  field_offsets_.push_back(files_->fields_bytes);
+  if (!files_->ids || !files_->fields) {
+    return absl::InternalError(absl::StrCat("cannot write document table spill in '", tmp_dir_, "'"));
+  }
+  return absl::OkStatus();
+}
+
+absl::Status IndexWriter::FinishDocuments() {
+  if (documents_finished_) return absl::OkStatus();
+  documents_finished_ = true;
+  const uint32_t n = num_docs();
+  avg_doc_length_ =
+      n == 0 || total_doc_length_ == 0 ? 1.0f : static_cast<float>(static_cast<double>(total_doc_length_) / n);
+  norms_.resize(n);
+  for (uint32_t d = 0; d < n; ++d) {
+    norms_[d] = Bm25DocNorm(options_.bm25, doc_lengths_[d], avg_doc_length_);
+  }
+  return absl::OkStatus();
+}
+
+absl::Status IndexWriter::AddPostingList(absl::string_view term, absl::Span<const uint32_t> docids,
+                                         absl::Span<const uint32_t> freqs) {
+  TANDEM_RETURN_IF_ERROR(FinishDocuments());
+  if (!docids.empty() && docids.back() >= num_docs()) {
+    return absl::InvalidArgumentError(absl::StrFormat(
+        "term '%s': docID %d is not below the document count %d", term, docids.back(), num_docs()));
+  }
+  uint64_t cf = 0;
+  for (uint32_t f : freqs) cf += f;
+  std::string encoded;
+  const float idf = Bm25Idf(num_docs(), docids.size());
+  absl::StatusOr<float> max_score = EncodePostingList(*codec_, docids, freqs, norms_.data(), idf, &encoded);
+  if (!max_score.ok()) {
+    return absl::InvalidArgumentError(absl::StrCat("term '", term, "': ", max_score.status().message()));
+  }
+  return AddEncodedList(term, static_cast<uint32_t>(docids.size()), cf, *max_score, encoded);
+}
+
+absl::Status IndexWriter::AddEncodedList(absl::string_view term, uint32_t df, uint64_t cf,
+                                         float max_score, absl::string_view encoded) {
+  TANDEM_RETURN_IF_ERROR(FinishDocuments());
+  if (finished_) return absl::FailedPreconditionError("IndexWriter used after Finish");
+  if (term.empty()) return absl::InvalidArgumentError("empty term");
+  if (!lexicon_.empty() && !(absl::string_view(last_term_) < term)) {
+    return absl::InvalidArgumentError(absl::StrCat("terms must be added in increasing order: '",
+                                                   term, "' after '", last_term_, "'"));
+  }
+  TANDEM_RETURN_IF_ERROR(files_->postings->Align(8));
+  LexiconEntry e{};
+  e.term_offset = term_pool_.size();
+  e.term_length = static_cast<uint32_t>(term.size());
+  e.df = df;
+  e.cf = cf;
+  e.list_offset = files_->postings->payload_offset();
+  e.list_bytes = encoded.size();
+  e.max_score = max_score;
+  e.num_blocks = static_cast<uint32_t>((uint64_t{df} + kBlockSize - 1) / kBlockSize);
+  TANDEM_RETURN_IF_ERROR(files_->postings->Append(encoded));
+  lexicon_.push_back(e);
+  term_pool_.append(term.data(), term.size());
+  last_term_.assign(term.data(), term.size());
+  num_postings_ += df;
+  return absl::OkStatus();
+}
+
+absl::Status IndexWriter::Finish() {
+  if (finished_) return absl::FailedPreconditionError("IndexWriter::Finish called twice");
+  TANDEM_RETURN_IF_ERROR(FinishDocuments());
+  TANDEM_RETURN_IF_ERROR(files_->postings->Finish());
+
+  // Lexicon.
+  {
+    TANDEM_ASSIGN_OR_RETURN(auto f, FileWriter::Create(absl::StrCat(tmp_dir_, "/", kLexiconFile),
+                                                       FileKind::kLexicon));
+    const uint64_t header[2] = {lexicon_.size(), term_pool_.size()};
+    TANDEM_RETURN_IF_ERROR(f->Append(Bytes(header, 2)));
+    TANDEM_RETURN_IF_ERROR(f->Append(Bytes(lexicon_.data(), lexicon_.size())));
+    TANDEM_RETURN_IF_ERROR(f->Append(term_pool_));
+    TANDEM_RETURN_IF_ERROR(f->Finish());
+  }
+
+  // Document table: header, lengths, offsets, then the two spilled pools copied in.
+  {
+    TANDEM_ASSIGN_OR_RETURN(auto f, FileWriter::Create(absl::StrCat(tmp_dir_, "/", kDocumentsFile),
+                                                       FileKind::kDocuments));
+    const uint64_t header[4] = {doc_lengths_.size(), files_->ids_bytes, files_->fields_bytes, 0};
+    TANDEM_RETURN_IF_ERROR(f->Append(Bytes(header, 4)));
+    TANDEM_RETURN_IF_ERROR(f->Append(Bytes(doc_lengths_.data(), doc_lengths_.size())));
+    TANDEM_RETURN_IF_ERROR(f->Align(8));
+    TANDEM_RETURN_IF_ERROR(f->Append(Bytes(id_offsets_.data(), id_offsets_.size())));
+    TANDEM_RETURN_IF_ERROR(f->Append(Bytes(field_offsets_.data(), field_offsets_.size())));
+    std::string chunk(1 << 20, '\0');
+    for (std::fstream* spill : {&files_->ids, &files_->fields}) {
+      spill->flush();
+      spill->seekg(0);
+      while (*spill) {
+        spill->read(chunk.data(), static_cast<std::streamsize>(chunk.size()));
+        const std::streamsize got = spill->gcount();
+        if (got > 0) TANDEM_RETURN_IF_ERROR(f->Append(absl::string_view(chunk.data(), got)));
+      }
+      if (spill->bad()) return absl::InternalError("cannot read document table spill");
+    }
+    TANDEM_RETURN_IF_ERROR(f->Finish());
+  }
+  files_->ids.close();
+  files_->fields.close();
+  std::error_code ec;
+  fs::remove(absl::StrCat(tmp_dir_, "/ids.spill"), ec);
+  fs::remove(absl::StrCat(tmp_dir_, "/fields.spill"), ec);
+
+  // Manifest last: an index directory without a manifest is never opened.
+  manifest_.format_version = kFormatVersion;
+  manifest_.index_id = RandomHex(16);
+  manifest_.build_time = absl::FormatTime("%Y-%m-%dT%H:%M:%SZ", absl::Now(), absl::UTCTimeZone());
+  manifest_.codec = std::string(codec_->name());
+  manifest_.block_size = kBlockSize;
+  manifest_.analyzer = options_.analyzer;
+  manifest_.bm25 = options_.bm25;
+  manifest_.stats.num_docs = num_docs();
+  manifest_.stats.num_terms = lexicon_.size();
+  manifest_.stats.num_postings = num_postings_;
+  manifest_.stats.total_doc_length = total_doc_length_;
+  manifest_.stats.avg_doc_length = avg_doc_length_;
+  manifest_.source_format = options_.source_format;
+  manifest_.source_input = options_.source_input;
+#ifndef TANDEM_VERSION_STRING
+#define TANDEM_VERSION_STRING "0.1.0"
+#endif
+  manifest_.builder = absl::StrCat("tandem-index ", TANDEM_VERSION_STRING);
+  {
+    TANDEM_ASSIGN_OR_RETURN(auto f, FileWriter::Create(absl::StrCat(tmp_dir_, "/", kManifestFile),
+                                                       FileKind::kManifest));
+    TANDEM_RETURN_IF_ERROR(f->Append(manifest_.ToJson()));
+    TANDEM_RETURN_IF_ERROR(f->Finish());
+  }
+  SyncDirectory(tmp_dir_);
+
+  // Swap into place: an existing index is moved aside first and removed after the rename.
+  std::string old_dir;
+  if (fs::exists(dir_, ec)) {
+    old_dir = absl::StrCat(dir_, ".old-", RandomHex(6));
+    fs::rename(dir_, old_dir, ec);
+    if (ec) return FsError(absl::StrCat("cannot move the old index '", dir_, "' aside"), ec);
+  }
+  fs::rename(tmp_dir_, dir_, ec);
+  if (ec) return FsError(absl::StrCat("cannot rename '", tmp_dir_, "' to '", dir_, "'"), ec);
+  finished_ = true;
+  SyncDirectory(fs::path(dir_).parent_path().string());
+  if (!old_dir.empty()) fs::remove_all(old_dir, ec);
+  return absl::OkStatus();
+}
+
+}  // namespace tandem::index

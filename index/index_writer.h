@@ -1,0 +1,100 @@
+// File: index_writer.h
+//
+// Writes an index directory. Everything goes into a temporary sibling directory ("DIR.tmp-<random>")
+// that is renamed to DIR only by Finish(), after every file is complete and fsynced; an interrupted
+// build leaves no half index behind (a stale .tmp- directory at most).
+//
+// Documents come first (their lengths give the BM25 norms for the block maxima), then posting lists in
+// strictly increasing term order:
+//
+//   TANDEM_ASSIGN_OR_RETURN(auto writer, IndexWriter::Create(dir, options));
+//   for (each document) TANDEM_RETURN_IF_ERROR(writer->AddDocument(id, length, fields));
+//   for (each term, sorted) TANDEM_RETURN_IF_ERROR(writer->AddPostingList(term, docids, freqs));
+//   TANDEM_RETURN_IF_ERROR(writer->Finish());
+//
+// Lists may also be encoded in parallel with EncodePostingList(codec(), ..., doc_norms(), idf) and
+// added in term order with AddEncodedList.
+#pragma once
+
+#include <cstdint>
+#include <memory>
+#include <string>
+#include "absl/strings/string_view.h"
+#include <utility>
+#include <vector>
+
+#include "absl/status/status.h"
+#include "absl/status/statusor.h"
+#include "absl/types/span.h"
+#include "index/index.h"
+
+namespace tandem::index {
+
+struct IndexWriterOptions {
+  std::string codec = "pfor";
+  AnalyzerConfig analyzer;
+  Bm25Params bm25;  // parameters of the stored block maxima
+  std::string source_format;
+  std::string source_input;
+  // Replace DIR if it already holds an index. A non-empty DIR that is not an index is never touched.
+  bool overwrite = true;
+};
+
+class IndexWriter {
+ public:
+  static absl::StatusOr<std::unique_ptr<IndexWriter>> Create(const std::string& dir,
+                                                             const IndexWriterOptions& options);
+  // Removes the temporary directory unless Finish() succeeded.
+  ~IndexWriter();
+
+  const BlockCodec& codec() const { return *codec_; }
+
+  // Documents get docIDs 0, 1, 2, ... in call order. `length` counts the document's terms.
+  absl::Status AddDocument(absl::string_view external_id, uint32_t length,
+                           absl::Span<const std::pair<std::string, std::string>> fields = {});
+  // Documents added so far.
+  uint32_t num_docs() const { return static_cast<uint32_t>(doc_lengths_.size()); }
+
+  // Ends the document phase (implicit in the first AddPostingList). After it, doc_norms() and
+  // avg_doc_length() are valid.
+  absl::Status FinishDocuments();
+  const float* doc_norms() const { return norms_.data(); }
+  float avg_doc_length() const { return avg_doc_length_; }
+
+  // Adds a term's list; terms in strictly increasing byte order.
+  absl::Status AddPostingList(absl::string_view term, absl::Span<const uint32_t> docids,
+                              absl::Span<const uint32_t> freqs);
+  // Adds a list already encoded by EncodePostingList.
+  absl::Status AddEncodedList(absl::string_view term, uint32_t df, uint64_t cf, float max_score,
+                              absl::string_view encoded);
+
+  // Writes lexicon, document table and manifest and renames the directory into place.
+  absl::Status Finish();
+  // The manifest written by Finish (valid after it).
+  const IndexManifest& manifest() const { return manifest_; }
+
+ private:
+  struct Files;
+  IndexWriter() = default;
+
+  std::string dir_;
+  std::string tmp_dir_;
+  IndexWriterOptions options_;
+  const BlockCodec* codec_ = nullptr;
+  std::unique_ptr<Files> files_;
+  bool documents_finished_ = false;
+  bool finished_ = false;
+  std::vector<uint32_t> doc_lengths_;
+  std::vector<uint64_t> id_offsets_{0};
+  std::vector<uint64_t> field_offsets_{0};
+  uint64_t total_doc_length_ = 0;
+  float avg_doc_length_ = 0.0f;
+  std::vector<float> norms_;
+  std::vector<LexiconEntry> lexicon_;
+  std::string term_pool_;
+  std::string last_term_;
+  uint64_t num_postings_ = 0;
+  IndexManifest manifest_;
+};
+
+}  // namespace tandem::index

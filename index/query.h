@@ -1,0 +1,87 @@
+// File: query.h
+//
+// What every engine receives and returns. A Query holds analyzed terms (the server runs the index's
+// Analyzer first); engines return the top-k hits in rank order: higher score first, ties broken by
+// lower docID, so any two engines can be compared hit by hit.
+#pragma once
+
+#include <atomic>
+#include <cstdint>
+#include <string>
+#include "absl/strings/string_view.h"
+#include <vector>
+
+#include "absl/status/status.h"
+#include "absl/time/clock.h"
+#include "absl/time/time.h"
+#include "index/bm25.h"
+
+namespace tandem::index {
+
+enum class QueryMode : uint8_t {
+  kAnd,    // documents containing every term
+  kOr,     // documents containing any term
+  kAndOr,  // AND; when it yields fewer than k hits, OR (Ding et al. 2009, section 8)
+};
+
+absl::string_view QueryModeName(QueryMode mode);  // "and", "or", "and_or"
+bool ParseQueryMode(absl::string_view name, QueryMode* mode);
+
+inline constexpr uint32_t kMaxK = 10000;
+
+struct QueryTerm {
+  std::string term;
+  float weight = 1.0f;
+};
+
+struct Query {
+  std::vector<QueryTerm> terms;
+  QueryMode mode = QueryMode::kOr;
+  uint32_t k = 10;
+  Bm25Params bm25;
+};
+
+// Checks k (1..kMaxK), BM25 parameters (k1 in [0, 100], b in [0, 1], finite) and term weights
+// (finite, > 0). INVALID_ARGUMENT with a message naming the field.
+absl::Status ValidateQuery(const Query& query);
+
+// Merges repeated terms into one with the summed weight, keeping first-occurrence order. This is how
+// Anserini's bag-of-words query counts a term that appears twice.
+std::vector<QueryTerm> MergeRepeatedTerms(const std::vector<QueryTerm>& terms);
+
+struct Hit {
+  uint32_t docid = 0;
+  float score = 0.0f;
+  friend bool operator==(const Hit& a, const Hit& b) {
+    return a.docid == b.docid && a.score == b.score;
+  }
+};
+
+// Rank order: true when a ranks before b.
+inline bool RanksBefore(const Hit& a, const Hit& b) {
+  return a.score > b.score || (a.score == b.score && a.docid < b.docid);
+}
+
+struct QueryStats {
+  uint64_t postings_decoded = 0;  // docIDs decoded from compressed blocks
+  uint64_t blocks_decoded = 0;
+  uint64_t documents_scored = 0;
+  // The mode that produced the hits: for kAndOr, kOr when the AND pass fell short of k.
+  QueryMode executed_mode = QueryMode::kOr;
+};
+
+struct SearchResult {
+  std::vector<Hit> hits;  // rank order, at most k
+  QueryStats stats;
+};
+
+// Per-call limits. Engines poll Check() every few thousand postings and stop early.
+struct SearchContext {
+  absl::Time deadline = absl::InfiniteFuture();
+  const std::atomic<bool>* cancelled = nullptr;
+
+  // DEADLINE_EXCEEDED or CANCELLED once the query must stop, else OK.
+  absl::Status Check() const;
+};
+
+}  // namespace tandem::index

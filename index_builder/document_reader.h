@@ -1,0 +1,73 @@
+// File: document_reader.h
+//
+// Readers turn a collection on disk into a stream of documents for the inverter. One reader per input
+// format; OpenDocumentReader picks it by name. PATH may be one file or a directory, which is walked
+// recursively in sorted path order so docIDs are deterministic.
+//
+//   ReaderOptions options;
+//   options.on_bad_document = [](const absl::Status& s) { std::cerr << s.message() << "\n"; };
+//   TANDEM_ASSIGN_OR_RETURN(auto reader, OpenDocumentReader("beir", "corpus.jsonl", options));
+//   Document doc;
+//   while (true) {
+//     TANDEM_ASSIGN_OR_RETURN(bool more, reader->Next(&doc));
+//     if (!more) break;
+//     ...
+//   }
+#pragma once
+
+#include <cstdint>
+#include <functional>
+#include <memory>
+#include <string>
+#include <string_view>
+#include <utility>
+#include <vector>
+
+#include "absl/status/status.h"
+#include "absl/status/statusor.h"
+
+namespace tandem::index_builder {
+
+struct Document {
+  // The collection's own identifier (BEIR "_id", TREC DOCNO, SMART .I number, Reuters NEWID, ...).
+  std::string external_id;
+  // Everything that is indexed, already joined (e.g. title + "\n" + text).
+  std::string text;
+  // Stored, not indexed, fields: e-mail headers, titles, URLs. Kept in the document table.
+  std::vector<std::pair<std::string, std::string>> fields;
+  // Where the document starts, "file:line", for messages.
+  std::string location;
+
+  void Clear() {
+    external_id.clear();
+    text.clear();
+    fields.clear();
+    location.clear();
+  }
+};
+
+struct ReaderOptions {
+  // Called once for each malformed document, which is then skipped. The status is
+  // INVALID_ARGUMENT and its message starts with "file:line: ". When unset, bad documents are
+  // skipped silently.
+  std::function<void(const absl::Status&)> on_bad_document;
+};
+
+class DocumentReader {
+ public:
+  virtual ~DocumentReader() = default;
+
+  // Fills *doc with the next document and returns true, or returns false at the end of input.
+  // Errors that stop reading (unreadable file) are returned as a status.
+  virtual absl::StatusOr<bool> Next(Document* doc) = 0;
+};
+
+// Formats: "beir", "trec", "smart", "npl", "reuters", "wikiextractor", "email", "lines".
+absl::StatusOr<std::unique_ptr<DocumentReader>> OpenDocumentReader(std::string_view format,
+                                                                   const std::string& path,
+                                                                   ReaderOptions options);
+
+// The names accepted by OpenDocumentReader, for help texts.
+std::vector<std::string> DocumentFormatNames();
+
+}  // namespace tandem::index_builder

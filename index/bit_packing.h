@@ -1,12 +1,12 @@
 // File: bit_packing.h
 //
 // Packs and unpacks runs of b-bit unsigned integers (0 <= b <= 32), the fixed-width slots that both
-// block codecs are built on: PForDelta's b-bit slots and its exceptions' high parts (Zukowski et al.
-// 2006, section 4), and Rice's binary part (Ding et al. 2009, section 6.1).
+// block codecs are built on: PForDelta's b-bit slots and its exceptions' high parts (Zukowski et
+// al. 2006, section 4), and Rice's binary part (Ding et al. 2009, section 6.1).
 //
-// Bit order is little-endian: value i occupies bits [i*b, (i+1)*b) of the byte string, where bit k is
-// bit (k % 8) of byte k / 8. n values take PackedBytes(n, b) bytes; unused high bits of the last byte
-// are zero.
+// Bit order is little-endian: value i occupies bits [i*b, (i+1)*b) of the byte string, where bit k
+// is bit (k % 8) of byte k / 8. n values take PackedBytes(n, b) bytes; unused high bits of the last
+// byte are zero.
 //
 //   std::string out;
 //   AppendPackedBits(values, n, b, &out);
@@ -27,7 +27,8 @@ namespace tandem::index {
 
 // The byte formats are little-endian and the fast paths load them with memcpy, so a big-endian host
 // would need byte swaps here; none is supported.
-static_assert(std::endian::native == std::endian::little, "Tandem's codecs assume a little-endian host");
+static_assert(std::endian::native == std::endian::little,
+              "Tandem's codecs assume a little-endian host");
 
 // Bytes taken by n values of b bits.
 constexpr size_t PackedBytes(size_t n, uint32_t b) { return (n * b + 7) / 8; }
@@ -73,22 +74,26 @@ inline uint64_t LoadLittle64(const uint8_t* p) {
   return word;
 }
 
-// Bytes that the loads of one group of 8 B-bit values touch, counted from the group's first byte: the
-// last value starts at byte 7*B/8 and is read with an 8-byte load.
+// Bytes that the loads of one group of 8 B-bit values touch, counted from the group's first byte:
+// the last value starts at byte 7*B/8 and is read with an 8-byte load.
 template <uint32_t B>
 inline constexpr size_t kGroupReach = (7 * B) / 8 + 8;
 
-// Unpacks `groups` groups of 8 values. Eight B-bit values span exactly B bytes, so every group starts
-// on a byte boundary and each value's byte offset and shift are compile-time constants: one unaligned
+// Unpacks one group of 8 values. Eight B-bit values span exactly B bytes, so every group starts on
+// a byte boundary and each value's byte offset and shift are compile-time constants: one unaligned
 // 64-bit load, a shift and a mask per value, with no loop-carried bit position. Reads
-// [in, in + (groups - 1) * B + kGroupReach<B>).
+// [in, in + kGroupReach<B>).
+template <uint32_t B, size_t... J>
+inline void UnpackGroup(const uint8_t* in, uint32_t* out, std::index_sequence<J...>) {
+  constexpr uint64_t kMask = (uint64_t{1} << B) - 1;
+  ((out[J] = static_cast<uint32_t>((LoadLittle64(in + J * B / 8) >> (J * B % 8)) & kMask)), ...);
+}
+
+// Unpacks `groups` groups of 8 values; reads [in, in + (groups - 1) * B + kGroupReach<B>).
 template <uint32_t B>
 inline void UnpackGroups(const uint8_t* in, size_t groups, uint32_t* out) {
-  constexpr uint64_t kMask = (uint64_t{1} << B) - 1;
   for (size_t g = 0; g < groups; ++g, in += B, out += 8) {
-    [&]<size_t... J>(std::index_sequence<J...>) {
-      ((out[J] = static_cast<uint32_t>((LoadLittle64(in + J * B / 8) >> (J * B % 8)) & kMask)), ...);
-    }(std::make_index_sequence<8>{});
+    UnpackGroup<B>(in, out, std::make_index_sequence<8>{});
   }
 }
 
@@ -97,21 +102,21 @@ void UnpackFixed(const uint8_t* in, size_t avail, size_t n, uint32_t* out) {
   if constexpr (B == 0) {
     std::fill_n(out, n, 0);
   } else if constexpr (B == 32) {
-    std::memcpy(out, in, n * sizeof(uint32_t));
+    if (n > 0) std::memcpy(out, in, n * sizeof(uint32_t));  // memcpy with null is UB even for 0
   } else {
     constexpr size_t kReach = kGroupReach<B>;
-    // Groups whose loads stay inside the `avail` readable bytes run straight from the input. Bytes past
-    // the packed values (the next block, say) may be loaded but are masked away.
+    // Groups whose loads stay inside the `avail` readable bytes run straight from the input. Bytes
+    // past the packed values (the next block, say) may be loaded but are masked away.
     size_t groups = n / 8;
     groups = avail < kReach ? 0 : std::min(groups, (avail - kReach) / B + 1);
     UnpackGroups<B>(in, groups, out);
     size_t done = groups * 8;
     if (done == n) return;
 
-    // The rest (fewer than max(kReach, B) packed bytes, see below) is copied into a zero-padded buffer
-    // so the same unrolled code runs on it without reading past `avail`. Either the loop above stopped
-    // at n / 8, leaving less than one group's B bytes, or it stopped where fewer than kReach bytes
-    // remained.
+    // The rest (fewer than max(kReach, B) packed bytes, see below) is copied into a zero-padded
+    // buffer so the same unrolled code runs on it without reading past `avail`. Either the loop
+    // above stopped at n / 8, leaving less than one group's B bytes, or it stopped where fewer than
+    // kReach bytes remained.
     const size_t consumed = groups * B;
     const size_t rest = PackedBytes(n, B) - consumed;
     uint8_t tail[2 * kReach + B] = {};
@@ -140,9 +145,9 @@ inline constexpr std::array<UnpackFn, 33> kUnpackTable =
 
 }  // namespace bit_packing_internal
 
-// Reads n b-bit values from `in` into out[0..n). `avail` is the number of readable bytes at `in`; it
-// must be at least PackedBytes(n, b) (callers check this first) and no byte at or past in + avail is
-// read. A larger `avail` lets more of the values take the fast path. b must be at most 32.
+// Reads n b-bit values from `in` into out[0..n). `avail` is the number of readable bytes at `in`;
+// it must be at least PackedBytes(n, b) (callers check this first) and no byte at or past in +
+// avail is read. A larger `avail` lets more of the values take the fast path. b must be at most 32.
 inline void UnpackBits(const uint8_t* in, size_t avail, size_t n, uint32_t b, uint32_t* out) {
   bit_packing_internal::kUnpackTable[b](in, avail, n, out);
 }

@@ -11,8 +11,8 @@
 namespace tandem::index {
 namespace {
 
-// Every registered codec, sorted by name. Codecs are stateless, so sharing one instance across threads
-// is safe.
+// Every registered codec, sorted by name. Codecs are stateless, so sharing one instance across
+// threads is safe.
 const std::array<const BlockCodec*, 2>& AllCodecs() {
   static const std::array<const BlockCodec*, 2> kCodecs = {internal::PForBlockCodec(),
                                                            internal::RiceBlockCodec()};

@@ -1,10 +1,12 @@
-// Rice coding (Witten, Moffat and Bell, "Managing Gigabytes"; the paper's [24]) with one parameter b per
-// list, laid out as in Ding et al. 2009, section 6.1, so that a GPU can decode it with two prefix sums.
+// Rice coding (Witten, Moffat and Bell, "Managing Gigabytes"; the paper's [24]) with one parameter
+// b per list, laid out as in Ding et al. 2009, section 6.1, so that a GPU can decode it with two
+// prefix sums.
 //
-// A value v is split into q = v >> b and r = v mod 2^b; q is written in unary (q one-bits, then a zero)
-// and r in b bits. As in Ding et al. (after Yan et al. 2009, the paper's [23]), the binary and unary
-// codes live in two separate bit arrays: a prefix sum over the b-bit remainders and a bit-wise prefix
-// sum over the unary array, compacted at its zero bits, give each value as r-sum + 2^b * q-sum.
+// A value v is split into q = v >> b and r = v mod 2^b; q is written in unary (q one-bits, then a
+// zero) and r in b bits. As in Ding et al. (after Yan et al. 2009, the paper's [23]), the binary
+// and unary codes live in two separate bit arrays: a prefix sum over the b-bit remainders and a
+// bit-wise prefix sum over the unary array, compacted at its zero bits, give each value as r-sum +
+// 2^b * q-sum.
 //
 // Block layout (bit order little-endian, see bit_packing.h):
 //
@@ -14,12 +16,14 @@
 //
 // The binary part comes first because its size is known from n and b alone, so both parts can be
 // located without decoding either. n and b are not stored: the caller knows n from the list length,
-// and b is the list's parameter (ChooseParameter), kept once per list by the index.
+// and b is the list's parameter (ChooseParameter), kept once per list by the index. A GPU decoder
+// that runs the bit-wise prefix sum over a whole unary part keeps only its first n zero-bits: the
+// padding bits are zeros too.
 //
-// b is chosen so that 2^b is close to the mean value, which keeps q small for typical values; a value
-// far above the mean costs q + 1 bits, so a list of small gaps with a few huge ones can produce long
-// unary runs. The codec accepts any 32-bit value with any b in 0..32; it is the index writer's choice of
-// b that keeps blocks compact.
+// b is chosen so that 2^b is close to the mean value, which keeps q small for typical values; a
+// value far above the mean costs q + 1 bits, so a list of small gaps with a few huge ones can
+// produce long unary runs. The codec accepts any 32-bit value with any b in 0..32; it is the index
+// writer's choice of b that keeps blocks compact.
 #include <algorithm>
 #include <bit>
 #include <cassert>
@@ -37,8 +41,9 @@ namespace tandem::index {
 namespace internal {
 namespace {
 
-// Sets bits [pos, pos + count) of a little-endian bit array: a partial first byte, whole 0xFF bytes,
-// then a partial last byte, so a long unary run costs a memset rather than a loop over its bits.
+// Sets bits [pos, pos + count) of a little-endian bit array: a partial first byte, whole 0xFF
+// bytes, then a partial last byte, so a long unary run costs a memset rather than a loop over its
+// bits.
 void SetOnes(uint8_t* bits, uint64_t pos, uint64_t count) {
   const uint32_t offset = pos % 8;
   if (offset != 0) {
@@ -52,63 +57,54 @@ void SetOnes(uint8_t* bits, uint64_t pos, uint64_t count) {
   if (count % 8 != 0) bits[pos / 8] |= static_cast<uint8_t>((1u << (count % 8)) - 1);
 }
 
-// Reads unary codes from [next, end) a 64-bit word at a time. Invariant: word_ holds bits_left_
-// unread bits in its low end and zeros above them, so countr_one(word_) never counts past them.
-class UnaryReader {
- public:
-  UnaryReader(const uint8_t* begin, const uint8_t* end) : next_(begin), end_(end) {}
-
-  // Reads one code into *q. Returns false when the bits run out before its zero-bit, or when the
-  // count exceeds max_q (checked as the run grows, so a long corrupt run stops early).
-  bool Read(uint64_t max_q, uint64_t* q) {
-    uint64_t ones = 0;
-    while (true) {
-      const uint32_t run = static_cast<uint32_t>(std::countr_one(word_));
-      if (run < bits_left_) {  // the terminating zero-bit is in this word
-        ones += run;
-        word_ = run == 63 ? 0 : word_ >> (run + 1);
-        bits_left_ -= run + 1;
-        *q = ones;
-        return ones <= max_q;
+// Decodes the unary part at [in, end) and adds q << b to values[0..n): q is the number of one-bits
+// before the i-th zero-bit. Returns the first byte after the part, or nullptr when the bits run out
+// before the n-th zero-bit, a q exceeds max_q, or the padding after the n-th zero-bit is not zero
+// (non-canonical, so not what Encode wrote).
+//
+// The bits are read a 64-bit word at a time and the decoder walks the word's zero-bits (count
+// trailing zeros, clear lowest set bit of the inverted word), so each value costs a few independent
+// instructions and the only hard-to-predict branch is the one leaving a word, not one per value. A
+// run of ones spanning words is carried over; a long corrupt run stops as soon as it passes max_q.
+const uint8_t* DecodeUnary(const uint8_t* in, const uint8_t* end, size_t n, uint32_t b,
+                           uint64_t max_q, uint32_t* values) {
+  size_t i = 0;
+  uint64_t carry = 0;  // ones of the current code seen in earlier words
+  while (in < end) {
+    const size_t take = std::min<size_t>(static_cast<size_t>(end - in), 8);
+    uint64_t word = 0;
+    std::memcpy(&word, in, take);
+    const uint32_t valid_bits = static_cast<uint32_t>(8 * take);
+    uint64_t zeros = valid_bits == 64 ? ~word : ~word & ((uint64_t{1} << valid_bits) - 1);
+    uint32_t start = 0;  // first bit of the current code in this word
+    while (zeros != 0) {
+      const uint32_t pos = static_cast<uint32_t>(std::countr_zero(zeros));
+      const uint64_t q = carry + (pos - start);
+      if (q > max_q) return nullptr;
+      values[i] |= static_cast<uint32_t>(q << b);
+      carry = 0;
+      start = pos + 1;
+      zeros &= zeros - 1;
+      if (++i == n) {
+        const uint32_t pad = (8 - start % 8) % 8;
+        if (pad != 0 && ((word >> start) & ((uint64_t{1} << pad) - 1)) != 0) return nullptr;
+        return in + (start + pad) / 8;
       }
-      ones += run;
-      if (ones > max_q || !Refill()) return false;
     }
+    carry += valid_bits - start;
+    if (carry > max_q) return nullptr;
+    in += take;
   }
-
-  // The first byte after the codes read so far, or nullptr when the padding bits that complete the
-  // last byte are not zero (non-canonical, so the bytes are not what Encode wrote).
-  const uint8_t* Finish() const {
-    const uint32_t pad = bits_left_ % 8;
-    if ((word_ & ((uint64_t{1} << pad) - 1)) != 0) return nullptr;
-    return next_ - bits_left_ / 8;
-  }
-
- private:
-  bool Refill() {
-    const size_t left = static_cast<size_t>(end_ - next_);
-    if (left == 0) return false;
-    const size_t take = std::min<size_t>(left, 8);
-    word_ = 0;
-    std::memcpy(&word_, next_, take);
-    next_ += take;
-    bits_left_ = static_cast<uint32_t>(8 * take);
-    return true;
-  }
-
-  const uint8_t* next_;
-  const uint8_t* const end_;
-  uint64_t word_ = 0;
-  uint32_t bits_left_ = 0;
-};
+  return nullptr;
+}
 
 class RiceCodec final : public BlockCodec {
  public:
   std::string_view name() const override { return "rice"; }
 
   // b = floor(log2(mean)), so 2^b <= mean < 2^(b+1): the paper's "2^b close to the average of the
-  // gaps" (Ding et al. section 2). A mean below 1 (all or nearly all zeros, as frequencies minus one
-  // often are) gives b = 0. The mean fits in 32 bits, so b <= 31.
+  // gaps" (Ding et al. section 2). A mean below 1 (all or nearly all zeros, as frequencies minus
+  // one often are) gives b = 0. The mean fits in 32 bits, so b <= 31.
   uint32_t ChooseParameter(const uint32_t* values, size_t n) const override {
     if (n == 0) return 0;
     uint64_t sum = 0;
@@ -146,13 +142,7 @@ class RiceCodec final : public BlockCodec {
 
     // q << b must not reach 2^32: with r < 2^b that keeps q * 2^b + r a 32-bit value.
     const uint64_t max_q = uint64_t{0xFFFFFFFF} >> b;
-    UnaryReader unary(in + binary_bytes, end);
-    for (size_t i = 0; i < n; ++i) {
-      uint64_t q;
-      if (!unary.Read(max_q, &q)) return nullptr;
-      values[i] |= static_cast<uint32_t>(q << b);
-    }
-    return unary.Finish();
+    return DecodeUnary(in + binary_bytes, end, n, b, max_q, values);
   }
 };
 

@@ -1,0 +1,115 @@
+// BEIR corpus reader: JSON Lines, one {"_id", "title", "text"} object per line (Thakur et al., BEIR,
+// NeurIPS 2021 datasets track). The indexed text is title + "\n" + text, the single-field ("flat")
+// layout of Anserini's BEIR baselines; the title is also stored.
+#include <filesystem>
+#include <memory>
+#include <string>
+#include <utility>
+
+#include "absl/strings/str_cat.h"
+#include "absl/strings/strip.h"
+#include "index/status_macros.h"
+#include "index_builder/readers_internal.h"
+#include "index_builder/text_util.h"
+#include "nlohmann/json.hpp"
+
+namespace tandem::index_builder::internal {
+namespace {
+
+using json = nlohmann::json;
+
+// BEIR keeps queries.jsonl beside corpus.jsonl, so a directory contributes only its corpus files
+// (corpus.jsonl, or shards such as corpus-00.jsonl).
+bool SelectsBeirFile(const std::filesystem::path& file) {
+  const std::string name = file.filename().string();
+  return name.starts_with("corpus") && name.ends_with(".jsonl");
+}
+
+// A string member, or a number written as text (some corpora number their ids). Any other type is
+// an error; an absent member is empty.
+absl::StatusOr<std::string> StringMember(const json& object, const char* key) {
+  const auto it = object.find(key);
+  if (it == object.end() || it->is_null()) return std::string();
+  if (it->is_string()) return it->get<std::string>();
+  if (it->is_number_integer()) return it->dump();
+  return absl::InvalidArgumentError(absl::StrCat("\"", key, "\" is a JSON ", it->type_name(), ", not a string"));
+}
+
+class BeirReader : public FileSequenceReader {
+ public:
+  BeirReader(InputFiles files, ReaderOptions options)
+      : FileSequenceReader(std::move(files), std::move(options)) {}
+
+ protected:
+  absl::Status OpenFile(const InputFile& file) override { return lines_.Open(file); }
+
+  absl::StatusOr<bool> NextInFile(const InputFile& file, Document* doc) override {
+    std::string line;
+    while (lines_.Next(&line)) {
+      absl::string_view view = line;
+      if (lines_.line_number() == 1) absl::ConsumePrefix(&view, "\xEF\xBB\xBF");  // byte-order mark
+      if (absl::StripAsciiWhitespace(view).empty()) continue;
+      if (Parse(view, doc, &error_)) {
+        doc->location = Location(file, lines_.line_number());
+        return true;
+      }
+      ReportBadDocument(file, lines_.line_number(), error_);
+      doc->Clear();
+    }
+    TANDEM_RETURN_IF_ERROR(lines_.status());
+    return false;
+  }
+
+ private:
+  // Fills *doc from one JSON line, or says in *error what is wrong with it.
+  static bool Parse(absl::string_view line, Document* doc, std::string* error) {
+    // Bytes that are not UTF-8 would make the JSON parser reject the whole line; read them as
+    // windows-1252 instead, which leaves the JSON syntax (all ASCII) untouched.
+    const json object = json::parse(SanitizeUtf8(line), /*cb=*/nullptr, /*allow_exceptions=*/false);
+    if (object.is_discarded()) {
+      *error = "not valid JSON";
+      return false;
+    }
+    if (!object.is_object()) {
+      *error = absl::StrCat("a JSON ", object.type_name(), ", not an object");
+      return false;
+    }
+    if (!object.contains("_id")) {
+      *error = "no \"_id\"";
+      return false;
+    }
+    absl::StatusOr<std::string> id = StringMember(object, "_id");
+    absl::StatusOr<std::string> title = StringMember(object, "title");
+    absl::StatusOr<std::string> text = StringMember(object, "text");
+    for (const absl::StatusOr<std::string>* member : {&id, &title, &text}) {
+      if (!member->ok()) {
+        *error = std::string(member->status().message());
+        return false;
+      }
+    }
+    if (id->empty()) {
+      *error = "empty \"_id\"";
+      return false;
+    }
+    // JSON escapes can spell control characters (\u0000); SanitizeUtf8 turns them into spaces.
+    doc->external_id = SanitizeUtf8(*id);
+    const std::string clean_title = SanitizeUtf8(*title);
+    AppendParagraph(clean_title, &doc->text);
+    AppendParagraph(SanitizeUtf8(*text), &doc->text);
+    if (!clean_title.empty()) doc->fields.emplace_back("title", clean_title);
+    return true;
+  }
+
+  LineSource lines_;
+  std::string error_;
+};
+
+std::unique_ptr<DocumentReader> MakeBeirReader(InputFiles files, ReaderOptions options) {
+  return std::make_unique<BeirReader>(std::move(files), std::move(options));
+}
+
+}  // namespace
+
+const FormatSpec kBeirFormat = {"beir", "corpus*.jsonl", &SelectsBeirFile, &MakeBeirReader};
+
+}  // namespace tandem::index_builder::internal

@@ -1,0 +1,221 @@
+#include "index_builder/document_reader.h"
+
+#include <algorithm>
+#include <array>
+#include <cerrno>
+#include <filesystem>
+#include <fstream>
+#include <iterator>
+#include <string_view>
+#include <system_error>
+
+#include "absl/strings/str_cat.h"
+#include "absl/strings/str_join.h"
+#include "index/status_macros.h"
+#include "index_builder/readers_internal.h"
+
+namespace tandem::index_builder {
+namespace internal {
+namespace {
+
+namespace fs = std::filesystem;
+
+// Every format, in the order help texts list them.
+constexpr std::array<const FormatSpec*, 8> kFormats = {
+    &kBeirFormat,  &kTrecFormat,         &kSmartFormat, &kNplFormat,
+    &kReutersFormat, &kWikiExtractorFormat, &kEmailFormat, &kLinesFormat};
+
+bool IsHidden(const fs::path& path) { return path.filename().string().starts_with('.'); }
+
+absl::Status FileSystemError(const std::error_code& error, absl::string_view what,
+                             const fs::path& path) {
+  return absl::Status(absl::ErrnoToStatusCode(error.value()),
+                      absl::StrCat(what, " ", path.string(), ": ", error.message()));
+}
+
+}  // namespace
+
+absl::StatusOr<InputFiles> ListInputFiles(const std::string& path, const FormatSpec& format) {
+  std::error_code error;
+  const fs::path root(path);
+  const fs::file_status status = fs::status(root, error);
+  if (error && error != std::errc::no_such_file_or_directory) {
+    return FileSystemError(error, "cannot stat", root);
+  }
+  if (!fs::exists(status)) return absl::NotFoundError(absl::StrCat("no such file or directory: ", path));
+
+  InputFiles input;
+  if (!fs::is_directory(status)) {
+    input.files.push_back({root, root.string(), root.filename().string()});
+    return input;
+  }
+  input.from_directory = true;
+  fs::recursive_directory_iterator it(root, error);
+  if (error) return FileSystemError(error, "cannot list", root);
+  for (; it != fs::recursive_directory_iterator(); it.increment(error)) {
+    if (error) return FileSystemError(error, "cannot list", it->path());
+    const fs::path& entry = it->path();
+    if (IsHidden(entry)) {
+      if (it->is_directory(error)) it.disable_recursion_pending();
+      continue;
+    }
+    if (!it->is_regular_file(error) || !format.selects(entry)) continue;
+    input.files.push_back({entry, entry.string(), entry.lexically_relative(root).generic_string()});
+  }
+  if (error) return FileSystemError(error, "cannot list", root);
+  // Directory iteration order is unspecified; sorting makes docIDs the same on every machine.
+  std::sort(input.files.begin(), input.files.end(),
+            [](const InputFile& a, const InputFile& b) { return a.path < b.path; });
+  if (input.files.empty()) {
+    return absl::NotFoundError(absl::StrCat("no ", format.name, " input files (", format.files_wanted,
+                                            ") under ", path));
+  }
+  return input;
+}
+
+std::string Location(const InputFile& file, int64_t line) { return absl::StrCat(file.name, ":", line); }
+
+absl::StatusOr<std::string> ReadFile(const InputFile& file) {
+  std::ifstream in(file.path, std::ios::binary);
+  if (!in) return absl::ErrnoToStatus(errno, absl::StrCat("cannot open ", file.name));
+  std::string contents((std::istreambuf_iterator<char>(in)), std::istreambuf_iterator<char>());
+  if (in.bad()) return absl::DataLossError(absl::StrCat("error reading ", file.name));
+  return contents;
+}
+
+absl::Status LineSource::Open(const InputFile& file) {
+  in_.close();
+  in_.clear();
+  in_.open(file.path, std::ios::binary);
+  name_ = file.name;
+  line_number_ = 0;
+  if (!in_) return absl::ErrnoToStatus(errno, absl::StrCat("cannot open ", file.name));
+  return absl::OkStatus();
+}
+
+bool LineSource::Next(std::string* line) {
+  if (!std::getline(in_, *line)) return false;
+  ++line_number_;
+  if (!line->empty() && line->back() == '\r') line->pop_back();
+  return true;
+}
+
+absl::Status LineSource::status() const {
+  if (in_.bad()) return absl::DataLossError(absl::StrCat("error reading ", name_, " after line ", line_number_));
+  return absl::OkStatus();
+}
+
+ElementScanner::ElementScanner(LineSource* lines, absl::string_view tag)
+    : lines_(lines), open_(absl::StrCat("<", tag)), close_(absl::StrCat("</", tag, ">")) {}
+
+size_t ElementScanner::FindOpen(absl::string_view text, size_t from) const {
+  while (true) {
+    const size_t at = text.find(open_, from);
+    if (at == absl::string_view::npos) return at;
+    const size_t after = at + open_.size();
+    if (after == text.size() || text[after] == '>' || text[after] == ' ' || text[after] == '\t') return at;
+    from = after;
+  }
+}
+
+absl::StatusOr<bool> ElementScanner::Next(Element* element) {
+  // Find the open tag, in the pending rest of the last line first.
+  std::string segment;
+  size_t open = std::string::npos;
+  int64_t line = 0;
+  if (has_pending_) {
+    segment = std::move(pending_);
+    line = pending_line_;
+    has_pending_ = false;
+    open = FindOpen(segment, 0);
+  }
+  while (open == std::string::npos) {
+    if (!lines_->Next(&segment)) {
+      TANDEM_RETURN_IF_ERROR(lines_->status());
+      return false;
+    }
+    line = lines_->line_number();
+    open = FindOpen(segment, 0);
+  }
+  element->text.clear();
+  element->line = line;
+  element->complete = false;
+
+  // Collect lines up to the close tag. An open tag before it means this element was never closed: it
+  // is returned incomplete and the new one is kept for the next call.
+  size_t from = open + open_.size();
+  segment.erase(0, open);
+  while (true) {
+    const size_t close = segment.find(close_, from);
+    const size_t reopen = FindOpen(segment, from);
+    if (reopen != std::string::npos && reopen < close) {
+      element->text.append(segment, 0, reopen);
+      pending_ = segment.substr(reopen);
+      pending_line_ = lines_->line_number();
+      has_pending_ = true;
+      return true;
+    }
+    if (close != std::string::npos) {
+      const size_t end = close + close_.size();
+      element->text.append(segment, 0, end);
+      element->complete = true;
+      pending_ = segment.substr(end);
+      pending_line_ = lines_->line_number();
+      has_pending_ = !pending_.empty();
+      return true;
+    }
+    element->text.append(segment);
+    element->text.push_back('\n');
+    if (!lines_->Next(&segment)) {
+      TANDEM_RETURN_IF_ERROR(lines_->status());
+      return true;  // incomplete: the file ended inside the element
+    }
+    from = 0;
+  }
+}
+
+absl::StatusOr<bool> FileSequenceReader::Next(Document* doc) {
+  while (true) {
+    if (current_ == nullptr) {
+      if (next_file_ == files_.files.size()) return false;
+      current_ = &files_.files[next_file_++];
+      TANDEM_RETURN_IF_ERROR(OpenFile(*current_));
+    }
+    doc->Clear();
+    TANDEM_ASSIGN_OR_RETURN(const bool found, NextInFile(*current_, doc));
+    if (found) return true;
+    current_ = nullptr;
+  }
+}
+
+void FileSequenceReader::ReportBadDocument(const InputFile& file, int64_t line,
+                                           absl::string_view what) const {
+  if (options_.on_bad_document) {
+    options_.on_bad_document(absl::InvalidArgumentError(absl::StrCat(Location(file, line), ": ", what)));
+  }
+}
+
+}  // namespace internal
+
+absl::StatusOr<std::unique_ptr<DocumentReader>> OpenDocumentReader(std::string_view format_name,
+                                                                   const std::string& path,
+                                                                   ReaderOptions options) {
+  // The interface takes std::string_view; Debian's abseil has its own string_view type.
+  const absl::string_view format(format_name.data(), format_name.size());
+  for (const internal::FormatSpec* spec : internal::kFormats) {
+    if (spec->name != format) continue;
+    TANDEM_ASSIGN_OR_RETURN(internal::InputFiles files, internal::ListInputFiles(path, *spec));
+    return spec->make(std::move(files), std::move(options));
+  }
+  return absl::InvalidArgumentError(absl::StrCat("unknown document format \"", format,
+                                                 "\"; known formats: ",
+                                                 absl::StrJoin(DocumentFormatNames(), ", ")));
+}
+
+std::vector<std::string> DocumentFormatNames() {
+  std::vector<std::string> names;
+  for (const internal::FormatSpec* spec : internal::kFormats) names.emplace_back(spec->name);
+  return names;
+}
+
+}  // namespace tandem::index_builder

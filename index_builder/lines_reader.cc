@@ -1,0 +1,55 @@
+// Plain-text reader: one document per line, identified by its 1-based line number. Blank lines are
+// skipped, not reported: they are how such files separate nothing. When PATH is a directory the id is
+// "relative/path:line", since line numbers alone repeat from file to file.
+#include <filesystem>
+#include <memory>
+#include <string>
+#include <utility>
+
+#include "absl/strings/ascii.h"
+#include "absl/strings/str_cat.h"
+#include "index/status_macros.h"
+#include "index_builder/readers_internal.h"
+#include "index_builder/text_util.h"
+
+namespace tandem::index_builder::internal {
+namespace {
+
+bool SelectsAnyFile(const std::filesystem::path&) { return true; }
+
+class LinesReader : public FileSequenceReader {
+ public:
+  LinesReader(InputFiles files, ReaderOptions options)
+      : FileSequenceReader(std::move(files), std::move(options)) {}
+
+ protected:
+  absl::Status OpenFile(const InputFile& file) override { return lines_.Open(file); }
+
+  absl::StatusOr<bool> NextInFile(const InputFile& file, Document* doc) override {
+    std::string line;
+    while (lines_.Next(&line)) {
+      std::string text = SanitizeUtf8(line);
+      if (absl::StripAsciiWhitespace(text).empty()) continue;
+      const int64_t number = lines_.line_number();
+      doc->external_id = from_directory() ? absl::StrCat(file.relative, ":", number) : absl::StrCat(number);
+      doc->text = std::move(text);
+      doc->location = Location(file, number);
+      return true;
+    }
+    TANDEM_RETURN_IF_ERROR(lines_.status());
+    return false;
+  }
+
+ private:
+  LineSource lines_;
+};
+
+std::unique_ptr<DocumentReader> MakeLinesReader(InputFiles files, ReaderOptions options) {
+  return std::make_unique<LinesReader>(std::move(files), std::move(options));
+}
+
+}  // namespace
+
+const FormatSpec kLinesFormat = {"lines", "every file", &SelectsAnyFile, &MakeLinesReader};
+
+}  // namespace tandem::index_builder::internal

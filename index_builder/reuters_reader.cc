@@ -1,0 +1,92 @@
+// Reuters-21578 reader (Lewis, distribution 1.0): 22 files reut2-000.sgm .. reut2-021.sgm holding
+// 21,578 <REUTERS ... NEWID="n"> elements. Indexed are <TITLE> and <BODY>; TOPICS, PLACES and DATE are
+// stored. Of the three <TEXT> types, a TYPE="BRIEF" story has a title only (its text is "Blah blah
+// blah."), and a TYPE="UNPROC" one has neither title nor body, its text being unstructured tables: that
+// text is indexed as it stands. The files carry control characters as references (&#2; starts and &#3;
+// ends each text) and one stray Latin-1 byte (0xFC in reut2-017.sgm); the text_util functions turn the
+// former into spaces and the latter into "ü".
+#include <filesystem>
+#include <memory>
+#include <string>
+#include <utility>
+
+#include "absl/strings/ascii.h"
+#include "absl/strings/str_cat.h"
+#include "index/status_macros.h"
+#include "index_builder/readers_internal.h"
+#include "index_builder/text_util.h"
+
+namespace tandem::index_builder::internal {
+namespace {
+
+bool SelectsSgmFile(const std::filesystem::path& file) { return file.extension() == ".sgm"; }
+
+class ReutersReader : public FileSequenceReader {
+ public:
+  ReutersReader(InputFiles files, ReaderOptions options)
+      : FileSequenceReader(std::move(files), std::move(options)), scanner_(&lines_, "REUTERS") {}
+
+ protected:
+  absl::Status OpenFile(const InputFile& file) override {
+    scanner_ = ElementScanner(&lines_, "REUTERS");
+    return lines_.Open(file);
+  }
+
+  absl::StatusOr<bool> NextInFile(const InputFile& file, Document* doc) override {
+    Element element;
+    while (true) {
+      TANDEM_ASSIGN_OR_RETURN(const bool found, scanner_.Next(&element));
+      if (!found) return false;
+      if (!element.complete) {
+        ReportBadDocument(file, element.line, "<REUTERS> without </REUTERS>");
+        continue;
+      }
+      const absl::string_view sgml = element.text;
+      const absl::string_view open_tag = sgml.substr(0, sgml.find('>'));
+      const std::string id(absl::StripAsciiWhitespace(AttributeValue(open_tag, "NEWID")));
+      if (id.empty()) {
+        ReportBadDocument(file, element.line, "<REUTERS> without a NEWID attribute");
+        continue;
+      }
+      doc->external_id = SanitizeUtf8(id);
+      doc->location = Location(file, element.line);
+      Fill(sgml, doc);
+      return true;
+    }
+  }
+
+ private:
+  static void Fill(absl::string_view sgml, Document* doc) {
+    const absl::string_view text = FirstElementContent(sgml, "TEXT");
+    const std::string title = HtmlToText(FirstElementContent(text, "TITLE"));
+    const absl::string_view body = FirstElementContent(text, "BODY");
+    if (title.empty() && body.empty()) {
+      doc->text = HtmlToText(text);
+    } else {
+      AppendParagraph(title, &doc->text);
+      AppendParagraph(HtmlToText(body), &doc->text);
+    }
+    if (!title.empty()) doc->fields.emplace_back("title", CollapseWhitespace(title));
+    for (const absl::string_view topic : ElementContents(FirstElementContent(sgml, "TOPICS"), "D")) {
+      doc->fields.emplace_back("topic", HtmlToText(topic));
+    }
+    for (const absl::string_view place : ElementContents(FirstElementContent(sgml, "PLACES"), "D")) {
+      doc->fields.emplace_back("place", HtmlToText(place));
+    }
+    const std::string date = HtmlToText(FirstElementContent(sgml, "DATE"));
+    if (!date.empty()) doc->fields.emplace_back("date", date);
+  }
+
+  LineSource lines_;
+  ElementScanner scanner_;
+};
+
+std::unique_ptr<DocumentReader> MakeReutersReader(InputFiles files, ReaderOptions options) {
+  return std::make_unique<ReutersReader>(std::move(files), std::move(options));
+}
+
+}  // namespace
+
+const FormatSpec kReutersFormat = {"reuters", "*.sgm", &SelectsSgmFile, &MakeReutersReader};
+
+}  // namespace tandem::index_builder::internal

@@ -1,0 +1,115 @@
+// TREC SGML reader: <DOC><DOCNO>id</DOCNO> ... <TEXT>...</TEXT></DOC>, the layout of the TREC disks
+// (AP, WSJ, FT, LA Times, FBIS, FR) and of Robust04. Indexed are the headline elements and every
+// <TEXT> element, with inner tags (<P>, <F P=...>) removed and entities decoded. Files are streamed
+// document by document, since a TREC bundle can be gigabytes.
+//
+// A document with neither headline nor <TEXT> (TREC web collections such as WT10g and GOV2 put raw
+// HTML after a <DOCHDR>) is indexed whole, minus its DOCNO/DOCOLDNO/DOCHDR elements, as HTML text.
+#include <array>
+#include <filesystem>
+#include <memory>
+#include <string>
+#include <utility>
+
+#include "absl/strings/ascii.h"
+#include "absl/strings/str_cat.h"
+#include "index/status_macros.h"
+#include "index_builder/readers_internal.h"
+#include "index_builder/text_util.h"
+
+namespace tandem::index_builder::internal {
+namespace {
+
+// Headline elements: HEADLINE (FT, LA Times), TITLE (generic), HEAD (AP), HL (WSJ).
+constexpr std::array<absl::string_view, 4> kHeadlineTags = {"HEADLINE", "TITLE", "HEAD", "HL"};
+
+// Elements that hold bookkeeping, not text, in the whole-document fallback.
+constexpr std::array<absl::string_view, 3> kMetadataTags = {"DOCNO", "DOCOLDNO", "DOCHDR"};
+
+bool SelectsAnyFile(const std::filesystem::path&) { return true; }
+
+// `doc` (the inside of <DOC>...</DOC>) without the elements named in `tags`.
+std::string WithoutElements(absl::string_view doc, const std::array<absl::string_view, 3>& tags) {
+  std::string kept(doc);
+  for (const absl::string_view tag : tags) {
+    const std::string open = absl::StrCat("<", tag, ">");
+    const std::string close = absl::StrCat("</", tag, ">");
+    size_t at;
+    while ((at = kept.find(open)) != std::string::npos) {
+      const size_t end = kept.find(close, at);
+      if (end == std::string::npos) break;
+      kept.erase(at, end + close.size() - at);
+    }
+  }
+  return kept;
+}
+
+class TrecReader : public FileSequenceReader {
+ public:
+  TrecReader(InputFiles files, ReaderOptions options)
+      : FileSequenceReader(std::move(files), std::move(options)), scanner_(&lines_, "DOC") {}
+
+ protected:
+  absl::Status OpenFile(const InputFile& file) override {
+    scanner_ = ElementScanner(&lines_, "DOC");
+    return lines_.Open(file);
+  }
+
+  absl::StatusOr<bool> NextInFile(const InputFile& file, Document* doc) override {
+    Element element;
+    while (true) {
+      TANDEM_ASSIGN_OR_RETURN(const bool found, scanner_.Next(&element));
+      if (!found) return false;
+      if (!element.complete) {
+        ReportBadDocument(file, element.line, "<DOC> without </DOC>");
+        continue;
+      }
+      const std::string id(absl::StripAsciiWhitespace(FirstElementContent(element.text, "DOCNO")));
+      if (id.empty()) {
+        ReportBadDocument(file, element.line, "document without a <DOCNO>");
+        continue;
+      }
+      doc->external_id = SanitizeUtf8(id);
+      doc->location = Location(file, element.line);
+      Fill(element.text, doc);
+      return true;
+    }
+  }
+
+ private:
+  static void Fill(absl::string_view sgml, Document* doc) {
+    bool structured = false;
+    for (const absl::string_view tag : kHeadlineTags) {
+      for (const absl::string_view headline : ElementContents(sgml, tag)) {
+        structured = true;
+        const std::string text = HtmlToText(headline);
+        if (text.empty()) continue;
+        if (doc->fields.empty()) doc->fields.emplace_back("title", CollapseWhitespace(text));
+        AppendParagraph(text, &doc->text);
+      }
+    }
+    for (const absl::string_view text : ElementContents(sgml, "TEXT")) {
+      structured = true;
+      AppendParagraph(HtmlToText(text), &doc->text);
+    }
+    if (structured) return;
+    // Strip the <DOC> tags themselves, then the bookkeeping elements.
+    const size_t open_end = sgml.find('>');
+    const size_t close = sgml.rfind("</DOC>");
+    const absl::string_view inside = sgml.substr(open_end + 1, close - open_end - 1);
+    doc->text = HtmlToText(WithoutElements(inside, kMetadataTags));
+  }
+
+  LineSource lines_;
+  ElementScanner scanner_;
+};
+
+std::unique_ptr<DocumentReader> MakeTrecReader(InputFiles files, ReaderOptions options) {
+  return std::make_unique<TrecReader>(std::move(files), std::move(options));
+}
+
+}  // namespace
+
+const FormatSpec kTrecFormat = {"trec", "every file", &SelectsAnyFile, &MakeTrecReader};
+
+}  // namespace tandem::index_builder::internal

@@ -1,0 +1,90 @@
+// WikiExtractor reader (attardi/wikiextractor's plain-text output of a Wikipedia dump): files wiki_00,
+// wiki_01, ... holding <doc id="12" url="..." title="Anarchism"> elements whose body is the article as
+// plain text. The body's first line repeats the title; it is kept, so the title is indexed as part of
+// the text. The id attribute is the external id; title and url are stored.
+//
+// WikiExtractor escapes the attributes (title="Batman &amp; Robin") but not the body, which keeps a
+// few literal "<" ("a value <1%") next to HTML remnants the extractor let through (<br>, </dl>, <ref>,
+// <poem>). So attributes are entity-decoded, and the body loses only tags with an HTML or MediaWiki
+// name.
+#include <filesystem>
+#include <memory>
+#include <string>
+#include <utility>
+
+#include "absl/strings/ascii.h"
+#include "absl/strings/str_cat.h"
+#include "index/status_macros.h"
+#include "index_builder/readers_internal.h"
+#include "index_builder/text_util.h"
+
+namespace tandem::index_builder::internal {
+namespace {
+
+// Extractor output directories (AA/, AB/, ...) hold nothing else; files go by wiki_NN or, flattened,
+// AA_wiki_NN, so every file is read.
+bool SelectsAnyFile(const std::filesystem::path&) { return true; }
+
+std::string AttributeText(absl::string_view open_tag, absl::string_view name) {
+  return CollapseWhitespace(DecodeEntities(SanitizeUtf8(AttributeValue(open_tag, name))));
+}
+
+class WikiExtractorReader : public FileSequenceReader {
+ public:
+  WikiExtractorReader(InputFiles files, ReaderOptions options)
+      : FileSequenceReader(std::move(files), std::move(options)), scanner_(&lines_, "doc") {}
+
+ protected:
+  absl::Status OpenFile(const InputFile& file) override {
+    scanner_ = ElementScanner(&lines_, "doc");
+    return lines_.Open(file);
+  }
+
+  absl::StatusOr<bool> NextInFile(const InputFile& file, Document* doc) override {
+    Element element;
+    while (true) {
+      TANDEM_ASSIGN_OR_RETURN(const bool found, scanner_.Next(&element));
+      if (!found) return false;
+      if (!element.complete) {
+        ReportBadDocument(file, element.line, "<doc> without </doc>");
+        continue;
+      }
+      const absl::string_view sgml = element.text;
+      const size_t open_end = sgml.find('>');
+      const absl::string_view open_tag = sgml.substr(0, open_end);
+      std::string id = AttributeText(open_tag, "id");
+      if (id.empty()) {
+        ReportBadDocument(file, element.line, "<doc> without an id attribute");
+        continue;
+      }
+      doc->external_id = std::move(id);
+      doc->location = Location(file, element.line);
+      constexpr absl::string_view kClose = "</doc>";
+      const absl::string_view body = sgml.substr(open_end + 1, sgml.size() - open_end - 1 - kClose.size());
+      doc->text = std::string(absl::StripAsciiWhitespace(
+          DecodeEntities(StripTags(SanitizeUtf8(body), TagPolicy::kKnownHtmlTags))));
+      if (std::string title = AttributeText(open_tag, "title"); !title.empty()) {
+        doc->fields.emplace_back("title", std::move(title));
+      }
+      if (std::string url = AttributeText(open_tag, "url"); !url.empty()) {
+        doc->fields.emplace_back("url", std::move(url));
+      }
+      return true;
+    }
+  }
+
+ private:
+  LineSource lines_;
+  ElementScanner scanner_;
+};
+
+std::unique_ptr<DocumentReader> MakeWikiExtractorReader(InputFiles files, ReaderOptions options) {
+  return std::make_unique<WikiExtractorReader>(std::move(files), std::move(options));
+}
+
+}  // namespace
+
+const FormatSpec kWikiExtractorFormat = {"wikiextractor", "every file", &SelectsAnyFile,
+                                         &MakeWikiExtractorReader};
+
+}  // namespace tandem::index_builder::internal

@@ -1,0 +1,81 @@
+#include "cpu/cursor.h"
+
+#include <algorithm>
+
+namespace tandem::cpu {
+
+Cursor::Cursor(const index::PostingListView& list, const index::BlockCodec& codec,
+               index::QueryStats* stats)
+    : list_(list), codec_(&codec), stats_(stats) {
+  LoadBlock(0);
+}
+
+void Cursor::LoadBlock(uint32_t block) {
+  freqs_loaded_ = false;
+  pos_ = 0;
+  if (block >= list_.num_blocks()) {
+    block_ = list_.num_blocks();
+    block_len_ = 0;
+    docid_ = kEnd;
+    return;
+  }
+  block_ = block;
+  block_len_ = list_.block_postings(block);
+  absl::Status s = list_.DecodeDocids(*codec_, block, docs_);
+  if (!s.ok()) {
+    status_ = std::move(s);
+    block_ = list_.num_blocks();
+    block_len_ = 0;
+    docid_ = kEnd;
+    return;
+  }
+  if (stats_ != nullptr) {
+    stats_->postings_decoded += block_len_;
+    stats_->blocks_decoded += 1;
+  }
+  docid_ = docs_[0];
+}
+
+void Cursor::LoadFreqs() {
+  absl::Status s = list_.DecodeFreqs(*codec_, block_, freqs_);
+  if (!s.ok()) {
+    status_ = std::move(s);
+    std::fill(freqs_, freqs_ + index::kBlockSize, 1u);
+  }
+  freqs_loaded_ = true;
+}
+
+void Cursor::next_geq(uint32_t target) {
+  if (docid_ >= target) return;  // also covers kEnd
+  if (list_.skip(block_).last_docid < target) {
+    // Gallop over the skip table, then binary search the bracket: cheap for both short and long jumps.
+    const index::SkipEntry* skips = list_.skips();
+    const uint32_t n = list_.num_blocks();
+    uint32_t lo = block_ + 1;
+    uint32_t step = 1;
+    uint32_t hi = lo;
+    while (hi < n && skips[hi].last_docid < target) {
+      lo = hi + 1;
+      hi = lo + step;
+      step *= 2;
+    }
+    hi = std::min(hi, n);
+    const index::SkipEntry* found =
+        std::lower_bound(skips + lo, skips + hi, target,
+                         [](const index::SkipEntry& s, uint32_t t) { return s.last_docid < t; });
+    LoadBlock(static_cast<uint32_t>(found - skips));
+    if (docid_ >= target) return;
+  }
+  // The target lies in the current block.
+  const uint32_t* p = std::lower_bound(docs_ + pos_, docs_ + block_len_, target);
+  pos_ = static_cast<uint32_t>(p - docs_);
+  if (pos_ < block_len_) {
+    docid_ = docs_[pos_];
+  } else {
+    // Only reachable when a skip entry disagrees with its block; stay correct anyway.
+    LoadBlock(block_ + 1);
+    next_geq(target);
+  }
+}
+
+}  // namespace tandem::cpu

@@ -1,0 +1,74 @@
+// File: cursor.h
+//
+// A forward cursor over one compressed posting list, PISA's cursor concept: docid(), freq(), next(),
+// next_geq(target). next_geq consults the skip table first and jumps over whole blocks whose last
+// docID is below the target, so only the blocks a cursor lands in are decoded (Ding et al. 2009,
+// section 2, "skip over most elements of the longer list without uncompressing them"). Frequencies
+// of a block are decoded only when freq() is asked for.
+//
+//   Cursor c(list, index.codec(), &stats);
+//   for (c.next_geq(1000); c.docid() != Cursor::kEnd; c.next()) Use(c.docid(), c.freq());
+#pragma once
+
+#include <cstdint>
+
+#include "absl/status/status.h"
+#include "index/block_codec.h"
+#include "index/posting_list.h"
+#include "index/query.h"
+
+namespace tandem::cpu {
+
+class Cursor {
+ public:
+  // Past the last posting. DocIDs are < 2^32 - 1, so the sentinel never collides.
+  static constexpr uint32_t kEnd = UINT32_MAX;
+
+  // Positions the cursor on the list's first posting. `stats` (may be null) counts decoded postings.
+  Cursor(const index::PostingListView& list, const index::BlockCodec& codec,
+         index::QueryStats* stats);
+
+  uint32_t docid() const { return docid_; }
+  uint32_t size() const { return list_.num_postings(); }
+
+  // The current posting's term frequency (>= 1). Only valid while docid() != kEnd.
+  uint32_t freq() {
+    if (!freqs_loaded_) LoadFreqs();
+    return freqs_[pos_];
+  }
+
+  void next() {
+    if (++pos_ < block_len_) {
+      docid_ = docs_[pos_];
+    } else {
+      LoadBlock(block_ + 1);
+    }
+  }
+
+  // Moves to the first posting with docID >= target (no move when already there).
+  void next_geq(uint32_t target);
+
+  // The maximum score contribution of the block holding the current posting (default BM25).
+  float block_max_score() const { return list_.skip(block_).max_score; }
+
+  // Not OK when a block failed to decode; the cursor then sits at kEnd.
+  const absl::Status& status() const { return status_; }
+
+ private:
+  void LoadBlock(uint32_t block);
+  void LoadFreqs();
+
+  index::PostingListView list_;
+  const index::BlockCodec* codec_;
+  index::QueryStats* stats_;
+  uint32_t block_ = 0;
+  uint32_t pos_ = 0;
+  uint32_t block_len_ = 0;
+  uint32_t docid_ = kEnd;
+  bool freqs_loaded_ = false;
+  absl::Status status_;
+  uint32_t docs_[index::kBlockSize];
+  uint32_t freqs_[index::kBlockSize];
+};
+
+}  // namespace tandem::cpu

@@ -1,0 +1,191 @@
+#include "cpu/daat_engine.h"
+
+#include <algorithm>
+#include <numeric>
+#include <vector>
+
+#include "cpu/cursor.h"
+#include "index/bm25.h"
+#include "index/status_macros.h"
+#include "index/top_k.h"
+
+namespace tandem::cpu {
+namespace {
+
+using index::Bm25Params;
+using index::Query;
+using index::QueryMode;
+using index::QueryStats;
+using index::SearchContext;
+using index::SearchResult;
+using index::TopK;
+
+// How many candidate documents pass between deadline/cancellation checks.
+constexpr uint32_t kCheckInterval = 4096;
+
+// One query term with its cursor and weighted idf.
+struct TermScorer {
+  Cursor cursor;
+  float weighted_idf;
+};
+
+// Document length norms: the index's precomputed table for its default parameters, else computed
+// per document with the same formula (and so the same float result) as index::Bm25DocNorm.
+class DocNorms {
+ public:
+  DocNorms(const index::Index& index, const Bm25Params& p)
+      : index_(index),
+        params_(p),
+        table_(p.k1 == index.manifest().bm25.k1 && p.b == index.manifest().bm25.b
+                   ? index.default_doc_norms()
+                   : nullptr) {}
+  float operator()(uint32_t docid) const {
+    return table_ != nullptr ? table_[docid]
+                             : index::Bm25DocNorm(params_, index_.doc_length(docid),
+                                                  index_.avg_doc_length());
+  }
+
+ private:
+  const index::Index& index_;
+  Bm25Params params_;
+  const float* table_;
+};
+
+// Ranked AND. `order` lists the terms by increasing df; scores are summed in query-term order so every
+// engine adds the same floats in the same order.
+absl::Status RunAnd(std::vector<TermScorer>& terms, const DocNorms& norm, const SearchContext& ctx,
+                    TopK& top, QueryStats& stats) {
+  std::vector<size_t> order(terms.size());
+  std::iota(order.begin(), order.end(), 0);
+  std::stable_sort(order.begin(), order.end(), [&](size_t a, size_t b) {
+    return terms[a].cursor.size() < terms[b].cursor.size();
+  });
+  Cursor& lead = terms[order[0]].cursor;
+  uint32_t since_check = 0;
+  uint32_t candidate = lead.docid();
+  while (candidate != Cursor::kEnd) {
+    if (++since_check == kCheckInterval) {
+      since_check = 0;
+      TANDEM_RETURN_IF_ERROR(ctx.Check());
+    }
+    bool match = true;
+    for (size_t i = 1; i < order.size(); ++i) {
+      Cursor& c = terms[order[i]].cursor;
+      c.next_geq(candidate);
+      if (c.docid() != candidate) {
+        match = false;
+        candidate = c.docid();  // kEnd ends the loop
+        break;
+      }
+    }
+    if (!match) {
+      if (candidate == Cursor::kEnd) break;
+      lead.next_geq(candidate);
+      candidate = lead.docid();
+      continue;
+    }
+    const float dn = norm(candidate);
+    float score = 0.0f;
+    for (TermScorer& t : terms) score += index::Bm25Score(t.weighted_idf, t.cursor.freq(), dn);
+    ++stats.documents_scored;
+    top.Push(candidate, score);
+    lead.next();
+    candidate = lead.docid();
+  }
+  return absl::OkStatus();
+}
+
+// Ranked exhaustive OR.
+absl::Status RunOr(std::vector<TermScorer>& terms, const DocNorms& norm, const SearchContext& ctx,
+                   TopK& top, QueryStats& stats) {
+  auto min_docid = [&terms] {
+    uint32_t m = Cursor::kEnd;
+    for (const TermScorer& t : terms) m = std::min(m, t.cursor.docid());
+    return m;
+  };
+  uint32_t since_check = 0;
+  for (uint32_t doc = min_docid(); doc != Cursor::kEnd; doc = min_docid()) {
+    if (++since_check == kCheckInterval) {
+      since_check = 0;
+      TANDEM_RETURN_IF_ERROR(ctx.Check());
+    }
+    const float dn = norm(doc);
+    float score = 0.0f;
+    for (TermScorer& t : terms) {
+      if (t.cursor.docid() == doc) {
+        score += index::Bm25Score(t.weighted_idf, t.cursor.freq(), dn);
+        t.cursor.next();
+      }
+    }
+    ++stats.documents_scored;
+    top.Push(doc, score);
+  }
+  return absl::OkStatus();
+}
+
+}  // namespace
+
+absl::StatusOr<std::unique_ptr<DaatEngine>> DaatEngine::Create(const index::Index& index) {
+  return std::unique_ptr<DaatEngine>(new DaatEngine(index));
+}
+
+absl::StatusOr<SearchResult> DaatEngine::Search(const Query& query,
+                                                const SearchContext& context) const {
+  TANDEM_RETURN_IF_ERROR(index::ValidateQuery(query));
+  TANDEM_RETURN_IF_ERROR(context.Check());
+  SearchResult result;
+  result.stats.executed_mode = query.mode == QueryMode::kAnd ? QueryMode::kAnd : QueryMode::kOr;
+
+  // Resolve terms. An absent term empties an AND; OR ignores it.
+  struct Resolved {
+    index::PostingListView list;
+    float weighted_idf;
+  };
+  std::vector<Resolved> present;
+  bool any_absent = false;
+  for (const index::QueryTerm& t : index::MergeRepeatedTerms(query.terms)) {
+    std::optional<index::TermInfo> info = index_.Lookup(t.term);
+    if (!info) {
+      any_absent = true;
+      continue;
+    }
+    TANDEM_ASSIGN_OR_RETURN(index::PostingListView list, index_.postings(*info));
+    present.push_back({list, t.weight * index::Bm25Idf(index_.num_docs(), info->df)});
+  }
+  if (present.empty()) return result;
+
+  const DocNorms norm(index_, query.bm25);
+  auto make_scorers = [&] {
+    std::vector<TermScorer> terms;
+    terms.reserve(present.size());
+    for (const Resolved& r : present) {
+      terms.push_back({Cursor(r.list, index_.codec(), &result.stats), r.weighted_idf});
+    }
+    return terms;
+  };
+  auto check_cursors = [](const std::vector<TermScorer>& terms) -> absl::Status {
+    for (const TermScorer& t : terms) TANDEM_RETURN_IF_ERROR(t.cursor.status());
+    return absl::OkStatus();
+  };
+
+  if (query.mode != QueryMode::kOr && !any_absent) {
+    std::vector<TermScorer> terms = make_scorers();
+    TopK top(query.k);
+    TANDEM_RETURN_IF_ERROR(RunAnd(terms, norm, context, top, result.stats));
+    TANDEM_RETURN_IF_ERROR(check_cursors(terms));
+    result.hits = std::move(top).Finish();
+    result.stats.executed_mode = QueryMode::kAnd;
+  }
+  if (query.mode == QueryMode::kOr ||
+      (query.mode == QueryMode::kAndOr && result.hits.size() < query.k)) {
+    std::vector<TermScorer> terms = make_scorers();
+    TopK top(query.k);
+    TANDEM_RETURN_IF_ERROR(RunOr(terms, norm, context, top, result.stats));
+    TANDEM_RETURN_IF_ERROR(check_cursors(terms));
+    result.hits = std::move(top).Finish();
+    result.stats.executed_mode = QueryMode::kOr;
+  }
+  return result;
+}
+
+}  // namespace tandem::cpu

@@ -1,0 +1,224 @@
+#include "cpu/daat_engine.h"
+
+#include <atomic>
+#include <random>
+#include <thread>
+
+#include "absl/strings/str_cat.h"
+#include "cpu/cursor.h"
+#include "gmock/gmock.h"
+#include "gtest/gtest.h"
+#include "index/index.h"
+#include "tests/reference_engine.h"
+#include "tests/test_collection.h"
+
+namespace tandem::cpu {
+namespace {
+
+using index::Query;
+using index::QueryMode;
+using index::SearchContext;
+
+// Same documents in the same order, scores equal (both engines add the same floats in the same order).
+void ExpectSameHits(const index::SearchResult& got, const index::SearchResult& want,
+                    const std::string& what) {
+  ASSERT_EQ(got.hits.size(), want.hits.size()) << what;
+  for (size_t i = 0; i < got.hits.size(); ++i) {
+    EXPECT_EQ(got.hits[i].docid, want.hits[i].docid) << what << " rank " << i;
+    EXPECT_FLOAT_EQ(got.hits[i].score, want.hits[i].score) << what << " rank " << i;
+  }
+  EXPECT_EQ(got.stats.executed_mode, want.stats.executed_mode) << what;
+}
+
+class DaatEngineTest : public ::testing::TestWithParam<std::string> {
+ protected:
+  void SetUp() override {
+    testing::CollectionSpec spec;
+    spec.codec = GetParam();
+    spec.num_docs = 3000;
+    docs_ = testing::RandomDocuments(spec);
+    ASSERT_TRUE(testing::BuildIndex(docs_, dir_.path() + "/idx", spec.codec).ok());
+    auto index = index::Index::Open(dir_.path() + "/idx", {.verify_lists = true});
+    ASSERT_TRUE(index.ok()) << index.status();
+    index_ = *std::move(index);
+    engine_ = *DaatEngine::Create(*index_);
+    reference_ = std::make_unique<testing::ReferenceEngine>(*index_);
+  }
+
+  Query MakeQuery(std::vector<std::string> terms, QueryMode mode, uint32_t k) {
+    Query q;
+    for (auto& t : terms) q.terms.push_back({t, 1.0f});
+    q.mode = mode;
+    q.k = k;
+    return q;
+  }
+
+  void Compare(const Query& q, const std::string& what) {
+    auto got = engine_->Search(q, SearchContext{});
+    auto want = reference_->Search(q, SearchContext{});
+    ASSERT_TRUE(got.ok()) << got.status();
+    ASSERT_TRUE(want.ok()) << want.status();
+    ExpectSameHits(*got, *want, what);
+  }
+
+  testing::TempDir dir_;
+  std::vector<std::vector<std::string>> docs_;
+  std::unique_ptr<index::Index> index_;
+  std::unique_ptr<DaatEngine> engine_;
+  std::unique_ptr<testing::ReferenceEngine> reference_;
+};
+
+TEST_P(DaatEngineTest, RandomQueriesMatchReference) {
+  std::mt19937_64 rng(7);
+  std::uniform_int_distribution<int> nterms(1, 5);
+  // Skewed towards frequent terms so AND has results; some absent terms ("zz...").
+  std::uniform_int_distribution<int> term(0, 120);
+  for (int i = 0; i < 60; ++i) {
+    std::vector<std::string> terms;
+    const int n = nterms(rng);
+    for (int j = 0; j < n; ++j) terms.push_back(absl::StrCat("t", term(rng) * term(rng) / 60));
+    for (QueryMode mode : {QueryMode::kAnd, QueryMode::kOr, QueryMode::kAndOr}) {
+      for (uint32_t k : {1u, 10u, 1000u}) {
+        Compare(MakeQuery(terms, mode, k),
+                absl::StrCat("query ", i, " mode ", index::QueryModeName(mode), " k ", k));
+      }
+    }
+  }
+}
+
+TEST_P(DaatEngineTest, EdgeQueries) {
+  for (QueryMode mode : {QueryMode::kAnd, QueryMode::kOr, QueryMode::kAndOr}) {
+    for (uint32_t k : {1u, 10u, 1000u}) {
+      const std::string m = absl::StrCat(index::QueryModeName(mode), " k ", k);
+      Compare(MakeQuery({"t0"}, mode, k), "one frequent term " + m);
+      Compare(MakeQuery({"t250"}, mode, k), "one rare term " + m);
+      Compare(MakeQuery({"t1", "absent"}, mode, k), "absent term " + m);
+      Compare(MakeQuery({"absent"}, mode, k), "only absent " + m);
+      Compare(MakeQuery({"t3", "t3", "t5"}, mode, k), "repeated term " + m);
+      Compare(MakeQuery({}, mode, k), "no terms " + m);
+    }
+  }
+}
+
+TEST_P(DaatEngineTest, RepeatedTermWeighsDouble) {
+  Query once = MakeQuery({"t4"}, QueryMode::kOr, 5);
+  Query twice = MakeQuery({"t4", "t4"}, QueryMode::kOr, 5);
+  auto a = engine_->Search(once, {});
+  auto b = engine_->Search(twice, {});
+  ASSERT_TRUE(a.ok() && b.ok());
+  ASSERT_FALSE(a->hits.empty());
+  EXPECT_FLOAT_EQ(b->hits[0].score, 2 * a->hits[0].score);
+}
+
+TEST_P(DaatEngineTest, AndOrFallsBackOnlyWhenShort) {
+  // t0 AND t1 has many matches: no fallback at k = 1; a rare pair falls back.
+  auto r = engine_->Search(MakeQuery({"t0", "t1"}, QueryMode::kAndOr, 1), {});
+  ASSERT_TRUE(r.ok());
+  EXPECT_EQ(r->stats.executed_mode, QueryMode::kAnd);
+  r = engine_->Search(MakeQuery({"t250", "t251"}, QueryMode::kAndOr, 10), {});
+  ASSERT_TRUE(r.ok());
+  EXPECT_EQ(r->stats.executed_mode, QueryMode::kOr);
+}
+
+TEST_P(DaatEngineTest, NonDefaultBm25Parameters) {
+  Query q = MakeQuery({"t2", "t7", "t30"}, QueryMode::kOr, 50);
+  q.bm25 = {1.2f, 0.75f};
+  Compare(q, "k1=1.2 b=0.75");
+  q.bm25 = {0.0f, 0.0f};
+  Compare(q, "k1=0 b=0");
+}
+
+TEST_P(DaatEngineTest, WeightsScaleScores) {
+  Query q = MakeQuery({"t2", "t9"}, QueryMode::kOr, 20);
+  q.terms[1].weight = 3.5f;
+  Compare(q, "weighted");
+}
+
+TEST_P(DaatEngineTest, AndSkipsBlocks) {
+  // "common" is in all 20,000 documents (157 blocks), "rare" in three: AND decodes at most the three
+  // blocks the rare docIDs fall in, plus the rare list; OR decodes everything.
+  std::vector<std::vector<std::string>> docs(20000, std::vector<std::string>{"common"});
+  for (uint32_t d : {5u, 9000u, 19999u}) docs[d].push_back("rare");
+  testing::TempDir dir;
+  ASSERT_TRUE(testing::BuildIndex(docs, dir.path() + "/i", GetParam()).ok());
+  auto index = index::Index::Open(dir.path() + "/i");
+  ASSERT_TRUE(index.ok());
+  auto engine = *DaatEngine::Create(**index);
+  auto a = engine->Search(MakeQuery({"common", "rare"}, QueryMode::kAnd, 10), {});
+  auto o = engine->Search(MakeQuery({"common", "rare"}, QueryMode::kOr, 10), {});
+  ASSERT_TRUE(a.ok() && o.ok());
+  ASSERT_EQ(a->hits.size(), 3u);
+  EXPECT_EQ(a->stats.blocks_decoded, 1u + 3u);
+  // Docs 5 and 9000 sit in full blocks; 19999 in the last block of 20000 - 156 * 128 = 32 postings.
+  EXPECT_EQ(a->stats.postings_decoded, 3u + 2u * 128u + 32u);
+  EXPECT_EQ(o->stats.postings_decoded, 20003u);
+}
+
+TEST_P(DaatEngineTest, InvalidQueries) {
+  Query q = MakeQuery({"t1"}, QueryMode::kOr, 0);
+  EXPECT_EQ(engine_->Search(q, {}).status().code(), absl::StatusCode::kInvalidArgument);
+  q.k = index::kMaxK + 1;
+  EXPECT_EQ(engine_->Search(q, {}).status().code(), absl::StatusCode::kInvalidArgument);
+  q.k = 10;
+  q.bm25.b = 1.5f;
+  auto s = engine_->Search(q, {}).status();
+  EXPECT_EQ(s.code(), absl::StatusCode::kInvalidArgument);
+  EXPECT_THAT(std::string(s.message()), ::testing::HasSubstr("bm25.b"));
+  q.bm25.b = 0.4f;
+  q.terms[0].weight = -1.0f;
+  EXPECT_EQ(engine_->Search(q, {}).status().code(), absl::StatusCode::kInvalidArgument);
+}
+
+TEST_P(DaatEngineTest, DeadlineAndCancellation) {
+  Query q = MakeQuery({"t0", "t1", "t2"}, QueryMode::kOr, 10);
+  SearchContext past;
+  past.deadline = absl::Now() - absl::Seconds(1);
+  EXPECT_EQ(engine_->Search(q, past).status().code(), absl::StatusCode::kDeadlineExceeded);
+  std::atomic<bool> cancelled{true};
+  SearchContext cancel;
+  cancel.cancelled = &cancelled;
+  EXPECT_EQ(engine_->Search(q, cancel).status().code(), absl::StatusCode::kCancelled);
+}
+
+TEST_P(DaatEngineTest, ConcurrentSearchesAgree) {
+  Query q = MakeQuery({"t0", "t3", "t8"}, QueryMode::kOr, 100);
+  auto want = engine_->Search(q, {});
+  ASSERT_TRUE(want.ok());
+  std::vector<std::thread> threads;
+  std::atomic<int> mismatches{0};
+  for (int t = 0; t < 4; ++t) {
+    threads.emplace_back([&] {
+      for (int i = 0; i < 20; ++i) {
+        auto got = engine_->Search(q, {});
+        if (!got.ok() || got->hits != want->hits) ++mismatches;
+      }
+    });
+  }
+  for (auto& t : threads) t.join();
+  EXPECT_EQ(mismatches.load(), 0);
+}
+
+TEST_P(DaatEngineTest, CursorNextGeqVisitsEveryPosting) {
+  auto info = index_->Lookup("t0");
+  ASSERT_TRUE(info.has_value());
+  auto list = index_->postings(*info);
+  ASSERT_TRUE(list.ok());
+  std::vector<uint32_t> all;
+  for (Cursor c(*list, index_->codec(), nullptr); c.docid() != Cursor::kEnd; c.next()) {
+    all.push_back(c.docid());
+  }
+  ASSERT_EQ(all.size(), info->df);
+  std::mt19937 rng(3);
+  for (int i = 0; i < 200; ++i) {
+    const uint32_t target = rng() % (index_->num_docs() + 10);
+    Cursor c(*list, index_->codec(), nullptr);
+    c.next_geq(target);
+    auto it = std::lower_bound(all.begin(), all.end(), target);
+    EXPECT_EQ(c.docid(), it == all.end() ? Cursor::kEnd : *it) << "target " << target;
+  }
+}
+
+INSTANTIATE_TEST_SUITE_P(Codecs, DaatEngineTest, ::testing::Values("pfor", "rice"));
+
+}  // namespace
+}  // namespace tandem::cpu

@@ -1,0 +1,143 @@
+// File: readers_internal.h
+//
+// What the format readers share, kept out of document_reader.h so the inverter sees only the
+// interface: the list of input files, a streaming line source, a scanner for SGML elements that may
+// span lines (<DOC>, <REUTERS>, <doc>), and FileSequenceReader, the base that walks the files and
+// reports bad documents. Each *_reader.cc defines one FormatSpec; document_reader.cc lists them.
+#pragma once
+
+#include <cstdint>
+#include <filesystem>
+#include <fstream>
+#include <memory>
+#include <string>
+#include "absl/strings/string_view.h"
+#include <utility>
+#include <vector>
+
+#include "absl/status/status.h"
+#include "absl/status/statusor.h"
+#include "index_builder/document_reader.h"
+
+namespace tandem::index_builder::internal {
+
+struct InputFile {
+  std::filesystem::path path;
+  // The path as messages show it: the "file" of "file:line".
+  std::string name;
+  // The path relative to the input directory, '/'-separated; the file name for a single-file input.
+  std::string relative;
+};
+
+struct InputFiles {
+  // True when the input was a directory; readers that number documents per file then qualify ids
+  // with the file's relative path, so ids stay unique across files.
+  bool from_directory = false;
+  std::vector<InputFile> files;
+};
+
+// One input format: its name, which files of a directory it reads, and how to build its reader.
+struct FormatSpec {
+  absl::string_view name;
+  // Which files of a directory input are read, for error messages ("*.sgm").
+  absl::string_view files_wanted;
+  // Whether a file found while walking a directory holds documents of this format. A file named
+  // directly as PATH is always read.
+  bool (*selects)(const std::filesystem::path& file);
+  std::unique_ptr<DocumentReader> (*make)(InputFiles files, ReaderOptions options);
+};
+
+extern const FormatSpec kBeirFormat;
+extern const FormatSpec kEmailFormat;
+extern const FormatSpec kLinesFormat;
+extern const FormatSpec kNplFormat;
+extern const FormatSpec kReutersFormat;
+extern const FormatSpec kSmartFormat;
+extern const FormatSpec kTrecFormat;
+extern const FormatSpec kWikiExtractorFormat;
+
+// Lists PATH (a file, or a directory walked recursively in sorted path order, hidden entries
+// skipped) for `format`. NOT_FOUND when PATH does not exist or a directory holds no wanted file.
+absl::StatusOr<InputFiles> ListInputFiles(const std::string& path, const FormatSpec& format);
+
+// "file:line", the prefix of every bad-document message and Document::location.
+std::string Location(const InputFile& file, int64_t line);
+
+// Reads a whole file; for formats whose units are small files (e-mail messages, JSON records).
+absl::StatusOr<std::string> ReadFile(const InputFile& file);
+
+// Streams a file line by line, so multi-gigabyte TREC bundles never sit in memory whole. Lines come
+// without their "\n" or "\r\n".
+class LineSource {
+ public:
+  absl::Status Open(const InputFile& file);
+  // Reads the next line into *line; false at the end of the file. Check status() after false.
+  bool Next(std::string* line);
+  // 1-based number of the line Next returned last.
+  int64_t line_number() const { return line_number_; }
+  // Not OK when reading failed (as opposed to reaching the end).
+  absl::Status status() const;
+
+ private:
+  std::ifstream in_;
+  std::string name_;
+  int64_t line_number_ = 0;
+};
+
+// One element found by ElementScanner.
+struct Element {
+  // From the "<" of the open tag to the ">" of the close tag; lines joined with "\n".
+  std::string text;
+  // Line of the open tag.
+  int64_t line = 0;
+  // False when the file ended, or another open tag came, before the close tag: a bad document.
+  bool complete = false;
+};
+
+// Finds successive <TAG ...> ... </TAG> elements in a LineSource, ignoring what lies between them
+// (DOCTYPE lines, blank lines). An open tag is "<TAG" followed by ">" or white space, so <DOC> is
+// not mistaken for <DOCNO>. Tag names are matched exactly (case-sensitively).
+class ElementScanner {
+ public:
+  ElementScanner(LineSource* lines, absl::string_view tag);
+  // Next element; false at the end of the file.
+  absl::StatusOr<bool> Next(Element* element);
+
+ private:
+  size_t FindOpen(absl::string_view text, size_t from) const;
+
+  LineSource* lines_;
+  std::string open_;
+  std::string close_;
+  // Unconsumed rest of a line after a close tag, or an open tag that cut an element short.
+  std::string pending_;
+  int64_t pending_line_ = 0;
+  bool has_pending_ = false;
+};
+
+// Walks the input files, opening each in turn, and hands out their documents. Subclasses parse one
+// file; bad documents go through ReportBadDocument and are skipped inside NextInFile.
+class FileSequenceReader : public DocumentReader {
+ public:
+  absl::StatusOr<bool> Next(Document* doc) final;
+
+ protected:
+  FileSequenceReader(InputFiles files, ReaderOptions options)
+      : files_(std::move(files)), options_(std::move(options)) {}
+
+  // Starts reading `file`.
+  virtual absl::Status OpenFile(const InputFile& file) = 0;
+  // Fills *doc (already cleared) with the next good document of `file`; false at its end.
+  virtual absl::StatusOr<bool> NextInFile(const InputFile& file, Document* doc) = 0;
+
+  void ReportBadDocument(const InputFile& file, int64_t line, absl::string_view what) const;
+  bool from_directory() const { return files_.from_directory; }
+
+ private:
+  InputFiles files_;
+  ReaderOptions options_;
+  size_t next_file_ = 0;
+  const InputFile* current_ = nullptr;
+};
+
+}  // namespace tandem::index_builder::internal

@@ -1,0 +1,42 @@
+// File: engine_factory.h
+//
+// Chooses and creates the engines a server runs. The only file that knows whether the build has a GPU
+// engine (the #ifdef lives here, as Faiss keeps FAISS_ENABLE_GPU out of its CPU code).
+//
+//   EngineSet engines = *CreateEngines(*index, {.gpu = GpuMode::kAuto});
+//   engines.cpu->Search(...);  if (engines.gpu) engines.gpu->Search(...);
+#pragma once
+
+#include <memory>
+#include <string>
+
+#include "absl/status/statusor.h"
+#include "index/engine.h"
+#include "index/index.h"
+
+namespace tandem::scheduler {
+
+enum class GpuMode {
+  kOff,       // CPU only
+  kAuto,      // GPU when the build has one and a device is present; else CPU only, said once
+  kRequired,  // fail when no GPU engine can be created
+};
+
+struct EngineOptions {
+  GpuMode gpu = GpuMode::kAuto;
+  uint64_t gpu_cache_bytes = 0;
+};
+
+struct EngineSet {
+  std::unique_ptr<index::Engine> cpu;  // always present
+  std::unique_ptr<index::Engine> gpu;  // null when the GPU is off or unavailable
+  // One line on what was chosen and why ("GPU engine off: no CUDA device").
+  std::string summary;
+};
+
+// Whether this binary was built with the CUDA engine.
+bool BuiltWithGpu();
+
+absl::StatusOr<EngineSet> CreateEngines(const index::Index& index, const EngineOptions& options);
+
+}  // namespace tandem::scheduler

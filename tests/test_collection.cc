@@ -1,0 +1,64 @@
+#include "tests/test_collection.h"
+
+#include <stdlib.h>
+
+#include <cmath>
+#include <filesystem>
+#include <map>
+#include <random>
+
+#include "absl/strings/str_cat.h"
+#include "index/index_writer.h"
+#include "index/status_macros.h"
+
+namespace tandem::testing {
+
+TempDir::TempDir() {
+  std::string tmpl = (std::filesystem::temp_directory_path() / "tandem-test-XXXXXX").string();
+  if (::mkdtemp(tmpl.data()) == nullptr) std::abort();
+  path_ = tmpl;
+}
+
+TempDir::~TempDir() {
+  std::error_code ec;
+  std::filesystem::remove_all(path_, ec);
+}
+
+absl::Status BuildIndex(const std::vector<std::vector<std::string>>& docs, const std::string& dir,
+                        const std::string& codec) {
+  index::IndexWriterOptions options;
+  options.codec = codec;
+  options.source_format = "test";
+  TANDEM_ASSIGN_OR_RETURN(auto writer, index::IndexWriter::Create(dir, options));
+  std::map<std::string, std::map<uint32_t, uint32_t>> postings;
+  for (uint32_t d = 0; d < docs.size(); ++d) {
+    TANDEM_RETURN_IF_ERROR(
+        writer->AddDocument(absl::StrCat("doc", d), static_cast<uint32_t>(docs[d].size())));
+    for (const std::string& t : docs[d]) ++postings[t][d];
+  }
+  for (const auto& [term, list] : postings) {
+    std::vector<uint32_t> ids, freqs;
+    for (const auto& [d, f] : list) {
+      ids.push_back(d);
+      freqs.push_back(f);
+    }
+    TANDEM_RETURN_IF_ERROR(writer->AddPostingList(term, ids, freqs));
+  }
+  return writer->Finish();
+}
+
+std::vector<std::vector<std::string>> RandomDocuments(const CollectionSpec& spec) {
+  std::mt19937_64 rng(spec.seed);
+  std::vector<double> weights(spec.vocabulary);
+  for (uint32_t i = 0; i < spec.vocabulary; ++i) weights[i] = 1.0 / std::pow(i + 1.0, spec.zipf_s);
+  std::discrete_distribution<uint32_t> term(weights.begin(), weights.end());
+  std::geometric_distribution<uint32_t> length(1.0 / spec.mean_length);
+  std::vector<std::vector<std::string>> docs(spec.num_docs);
+  for (auto& doc : docs) {
+    const uint32_t n = length(rng);  // zero-length documents occur too
+    for (uint32_t i = 0; i < n; ++i) doc.push_back(absl::StrCat("t", term(rng)));
+  }
+  return docs;
+}
+
+}  // namespace tandem::testing

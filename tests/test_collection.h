@@ -1,0 +1,45 @@
+// File: test_collection.h
+//
+// Random collections for engine tests: builds a real index (through IndexWriter, with a chosen codec)
+// in a temporary directory from documents whose terms follow a Zipf-like distribution, so short and
+// very long lists, frequent and rare terms all occur.
+#pragma once
+
+#include <cstdint>
+#include <string>
+#include <vector>
+
+#include "absl/status/statusor.h"
+
+namespace tandem::testing {
+
+struct CollectionSpec {
+  uint32_t num_docs = 2000;
+  uint32_t vocabulary = 300;  // terms "t0" .. "t{vocabulary-1}"; lower numbers are more frequent
+  uint32_t mean_length = 40;
+  double zipf_s = 1.0;
+  uint64_t seed = 1;
+  std::string codec = "pfor";
+};
+
+// A temporary directory removed on destruction.
+class TempDir {
+ public:
+  TempDir();
+  ~TempDir();
+  TempDir(const TempDir&) = delete;
+  TempDir& operator=(const TempDir&) = delete;
+  const std::string& path() const { return path_; }
+
+ private:
+  std::string path_;
+};
+
+// Builds the collection's index at `dir` (which must not exist or be empty). Each document is a list
+// of terms; the document table's external ids are "doc{N}".
+absl::Status BuildIndex(const std::vector<std::vector<std::string>>& docs, const std::string& dir,
+                        const std::string& codec);
+
+std::vector<std::vector<std::string>> RandomDocuments(const CollectionSpec& spec);
+
+}  // namespace tandem::testing

@@ -33,39 +33,6 @@ static_assert(std::endian::native == std::endian::little,
 // Bytes taken by n values of b bits.
 constexpr size_t PackedBytes(size_t n, uint32_t b) { return (n * b + 7) / 8; }
 
-// Writes the low b bits of values[0..n) to out[0..PackedBytes(n, b)). Higher bits of the values are
-// ignored, which lets PForDelta store an exception's low bits in its slot directly.
-inline void PackBits(const uint32_t* values, size_t n, uint32_t b, uint8_t* out) {
-  if (b == 0) return;
-  const uint32_t mask = b == 32 ? ~uint32_t{0} : (uint32_t{1} << b) - 1;
-  // Accumulate into a 64-bit word and flush 32 bits at a time: `filled` stays below 32 before each
-  // value is added, so a value of up to 32 bits always fits.
-  uint64_t acc = 0;
-  uint32_t filled = 0;
-  for (size_t i = 0; i < n; ++i) {
-    acc |= uint64_t{values[i] & mask} << filled;
-    filled += b;
-    if (filled >= 32) {
-      const uint32_t low = static_cast<uint32_t>(acc);
-      std::memcpy(out, &low, 4);
-      out += 4;
-      acc >>= 32;
-      filled -= 32;
-    }
-  }
-  for (; filled > 0; filled = filled > 8 ? filled - 8 : 0) {
-    *out++ = static_cast<uint8_t>(acc);
-    acc >>= 8;
-  }
-}
-
-// Appends the PackedBytes(n, b) bytes of PackBits to *out.
-inline void AppendPackedBits(const uint32_t* values, size_t n, uint32_t b, std::string* out) {
-  const size_t old_size = out->size();
-  out->resize(old_size + PackedBytes(n, b));
-  PackBits(values, n, b, reinterpret_cast<uint8_t*>(out->data()) + old_size);
-}
-
 namespace bit_packing_internal {
 
 inline uint64_t LoadLittle64(const uint8_t* p) {
@@ -73,6 +40,50 @@ inline uint64_t LoadLittle64(const uint8_t* p) {
   std::memcpy(&word, p, sizeof(word));
   return word;
 }
+
+// Packs one group of 8 values into B bytes. As in unpacking, every bit offset is a compile-time
+// constant, so the values are shifted into up to four 64-bit words in registers independently of
+// each other, instead of through one accumulator whose fill level each value has to wait for.
+template <uint32_t B, size_t... J>
+inline void PackGroup(const uint32_t* in, uint8_t* out, std::index_sequence<J...>) {
+  constexpr uint64_t kMask = (uint64_t{1} << B) - 1;
+  uint64_t words[(8 * B + 63) / 64] = {};
+  auto put = [&]<size_t K>(std::integral_constant<size_t, K>) {
+    constexpr size_t kBit = K * B;
+    const uint64_t v = in[K] & kMask;
+    words[kBit / 64] |= v << (kBit % 64);
+    if constexpr (kBit % 64 + B > 64) words[kBit / 64 + 1] |= v >> (64 - kBit % 64);
+  };
+  (put(std::integral_constant<size_t, J>{}), ...);
+  std::memcpy(out, words, B);
+}
+
+template <uint32_t B>
+void PackFixed(const uint32_t* in, size_t n, uint8_t* out) {
+  if constexpr (B > 0) {
+    const size_t groups = n / 8;
+    for (size_t g = 0; g < groups; ++g, in += 8, out += B) {
+      PackGroup<B>(in, out, std::make_index_sequence<8>{});
+    }
+    // A last partial group is padded with zeros and only its PackedBytes are kept.
+    const size_t rest = n % 8;
+    if (rest == 0) return;
+    uint32_t padded[8] = {};
+    std::memcpy(padded, in, rest * sizeof(uint32_t));
+    uint8_t bytes[B];
+    PackGroup<B>(padded, bytes, std::make_index_sequence<8>{});
+    std::memcpy(out, bytes, PackedBytes(rest, B));
+  }
+}
+
+using PackFn = void (*)(const uint32_t*, size_t, uint8_t*);
+
+template <size_t... B>
+constexpr std::array<PackFn, sizeof...(B)> MakePackTable(std::index_sequence<B...>) {
+  return {&PackFixed<static_cast<uint32_t>(B)>...};
+}
+
+inline constexpr std::array<PackFn, 33> kPackTable = MakePackTable(std::make_index_sequence<33>{});
 
 // Bytes that the loads of one group of 8 B-bit values touch, counted from the group's first byte:
 // the last value starts at byte 7*B/8 and is read with an 8-byte load.
@@ -144,6 +155,19 @@ inline constexpr std::array<UnpackFn, 33> kUnpackTable =
     MakeUnpackTable(std::make_index_sequence<33>{});
 
 }  // namespace bit_packing_internal
+
+// Writes the low b bits of values[0..n) to out[0..PackedBytes(n, b)), b at most 32. Higher bits of
+// the values are ignored, which lets PForDelta store an exception's low bits in its slot directly.
+inline void PackBits(const uint32_t* values, size_t n, uint32_t b, uint8_t* out) {
+  bit_packing_internal::kPackTable[b](values, n, out);
+}
+
+// Appends the PackedBytes(n, b) bytes of PackBits to *out.
+inline void AppendPackedBits(const uint32_t* values, size_t n, uint32_t b, std::string* out) {
+  const size_t old_size = out->size();
+  out->resize(old_size + PackedBytes(n, b));
+  PackBits(values, n, b, reinterpret_cast<uint8_t*>(out->data()) + old_size);
+}
 
 // Reads n b-bit values from `in` into out[0..n). `avail` is the number of readable bytes at `in`;
 // it must be at least PackedBytes(n, b) (callers check this first) and no byte at or past in +

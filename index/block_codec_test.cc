@@ -5,6 +5,7 @@
 #include "index/block_codec.h"
 
 #include <algorithm>
+#include <bit>
 #include <cmath>
 #include <cstdint>
 #include <cstring>
@@ -91,6 +92,63 @@ std::vector<uint32_t> RandomValues(Distribution d, size_t n, std::mt19937_64& rn
       break;
   }
   return v;
+}
+
+// The documented layouts written one bit at a time: slow, plainly correct encoders that the fast
+// ones must match byte for byte, so the formats that index/FORMAT.md describes (and a GPU decoder
+// relies on) are pinned down, not just round trips.
+class ReferenceBits {
+ public:
+  // Appends the low `bits` bits of value, lowest first.
+  void Put(uint64_t value, uint32_t bits) {
+    for (uint32_t k = 0; k < bits; ++k) PutBit((value >> k) & 1);
+  }
+  void PutBit(bool bit) {
+    if (size_ % 8 == 0) bytes_.push_back('\0');
+    if (bit) bytes_.back() = static_cast<char>(bytes_.back() | (1 << (size_ % 8)));
+    ++size_;
+  }
+  // The bits so far, zero-padded to a whole byte.
+  const std::string& bytes() const { return bytes_; }
+
+ private:
+  std::string bytes_;
+  uint64_t size_ = 0;
+};
+
+uint32_t LowBits(uint32_t v, uint32_t b) { return b == 32 ? v : v & ((1u << b) - 1); }
+
+std::string ReferencePacked(const std::vector<uint32_t>& values, uint32_t b) {
+  ReferenceBits bits;
+  for (uint32_t v : values) bits.Put(LowBits(v, b), b);
+  return bits.bytes();
+}
+
+// pfor_codec.cc: b, e, [h], slots, positions, highs.
+std::string ReferencePFor(const std::vector<uint32_t>& values, uint32_t b) {
+  std::string positions;
+  std::vector<uint32_t> highs;
+  uint32_t h = 0;
+  for (size_t i = 0; i < values.size(); ++i) {
+    const uint64_t high = uint64_t{values[i]} >> b;
+    if (high == 0) continue;
+    positions.push_back(static_cast<char>(i));
+    highs.push_back(static_cast<uint32_t>(high));
+    h = std::max<uint32_t>(h, std::bit_width(high));
+  }
+  std::string out = {static_cast<char>(b), static_cast<char>(highs.size())};
+  if (!highs.empty()) out.push_back(static_cast<char>(h));
+  return out + ReferencePacked(values, b) + positions + ReferencePacked(highs, h);
+}
+
+// rice_codec.cc: binary part, then unary part.
+std::string ReferenceRice(const std::vector<uint32_t>& values, uint32_t b) {
+  ReferenceBits unary;
+  for (uint32_t v : values) {
+    for (uint64_t q = uint64_t{v} >> b; q > 0; --q) unary.PutBit(true);
+    unary.PutBit(false);
+  }
+  return ReferencePacked(values, b) + unary.bytes();
 }
 
 class BlockCodecTest : public testing::TestWithParam<std::string> {
@@ -346,6 +404,24 @@ TEST(PForTest, EveryForcedBitWidthRoundTrips) {
   }
 }
 
+TEST(PForTest, LayoutMatchesTheReference) {
+  std::mt19937_64 rng(12);
+  for (Distribution d : kAllDistributions) {
+    for (size_t n : {size_t{1}, size_t{7}, size_t{100}, kBlockSize}) {
+      const std::vector<uint32_t> values = RandomValues(d, n, rng);
+      std::string chosen;
+      PFor().Encode(values.data(), n, 0, &chosen);
+      EXPECT_EQ(chosen,
+                ReferencePFor(values, internal::ChoosePForBitWidth(values.data(), n).bit_width));
+      for (uint32_t b = 0; b <= 32; ++b) {
+        std::string forced;
+        internal::EncodePForBlock(values.data(), n, b, &forced);
+        EXPECT_EQ(forced, ReferencePFor(values, b)) << "b " << b << " n " << n;
+      }
+    }
+  }
+}
+
 TEST(PForTest, RejectsInvalidHeaders) {
   std::vector<uint32_t> values(4, 3);
   values[2] = 1000;  // one exception at b = 2
@@ -415,6 +491,22 @@ TEST(RiceTest, EveryParameterRoundTrips) {
   }
 }
 
+TEST(RiceTest, LayoutMatchesTheReference) {
+  std::mt19937_64 rng(13);
+  for (Distribution d : kAllDistributions) {
+    for (size_t n : {size_t{1}, size_t{7}, size_t{100}, kBlockSize}) {
+      const std::vector<uint32_t> values = RandomValues(d, n, rng);
+      const uint32_t chosen = Rice().ChooseParameter(values.data(), n);
+      // The chosen b and a few below it (longer unary runs), never so low that they explode.
+      for (uint32_t b = chosen >= 4 ? chosen - 4 : 0; b <= std::min(chosen + 2, 32u); ++b) {
+        std::string bytes;
+        Rice().Encode(values.data(), n, b, &bytes);
+        EXPECT_EQ(bytes, ReferenceRice(values, b)) << "b " << b << " n " << n;
+      }
+    }
+  }
+}
+
 // 2^32 - 1 with b = 8 is a unary run of 2^24 one-bits (2 MiB), crossing many 64-bit words.
 TEST(RiceTest, LongUnaryRunsRoundTrip) {
   for (uint32_t b : {8u, 16u, 24u}) {
@@ -459,6 +551,7 @@ TEST(BitPackingTest, EveryWidthAndCountRoundTrips) {
       for (auto& v : values) v = static_cast<uint32_t>(rng());  // high bits must be ignored
       std::string packed;
       AppendPackedBits(values.data(), n, b, &packed);
+      ASSERT_EQ(packed, ReferencePacked(values, b)) << "b " << b << " n " << n;
       ASSERT_EQ(packed.size(), PackedBytes(n, b));
       for (auto& v : values) v = b == 32 ? v : v & ((1u << b) - 1);
       // Exactly the packed bytes readable, then with bytes of a following block after them.

@@ -43,6 +43,14 @@ size_t PForBlockBytes(size_t n, uint32_t b, size_t e, uint32_t h) {
   return e == 0 ? 2 + PackedBytes(n, b) : 3 + PackedBytes(n, b) + e + PackedBytes(e, h);
 }
 
+// std::bit_width(v) for a 32-bit v. Without LZCNT (the baseline x86-64 target) std::bit_width
+// compiles to BSR plus a zero test, and BSR's destination is also an input, which chains the
+// histogram's independent lookups into one serial dependency. 2v + 1 is never zero, so this form
+// needs no zero test and runs about twice as fast in ChoosePForBitWidth.
+inline uint32_t BitWidth(uint32_t v) {
+  return static_cast<uint32_t>(std::bit_width((uint64_t{v} << 1) | 1)) - 1;
+}
+
 }  // namespace
 
 // Zukowski et al. pick b so that a target share of the values (say 90%, as Ding et al. section 2
@@ -58,12 +66,12 @@ PForBitWidth ChoosePForBitWidth(const uint32_t* values, size_t n) {
   uint32_t striped[4][33] = {};
   size_t i = 0;
   for (; i + 4 <= n; i += 4) {
-    ++striped[0][std::bit_width(values[i])];
-    ++striped[1][std::bit_width(values[i + 1])];
-    ++striped[2][std::bit_width(values[i + 2])];
-    ++striped[3][std::bit_width(values[i + 3])];
+    ++striped[0][BitWidth(values[i])];
+    ++striped[1][BitWidth(values[i + 1])];
+    ++striped[2][BitWidth(values[i + 2])];
+    ++striped[3][BitWidth(values[i + 3])];
   }
-  for (; i < n; ++i) ++striped[0][std::bit_width(values[i])];
+  for (; i < n; ++i) ++striped[0][BitWidth(values[i])];
   size_t count[33];
   for (int w = 0; w <= 32; ++w) {
     count[w] = striped[0][w] + striped[1][w] + striped[2][w] + striped[3][w];

@@ -41,20 +41,39 @@ namespace tandem::index {
 namespace internal {
 namespace {
 
-// Sets bits [pos, pos + count) of a little-endian bit array: a partial first byte, whole 0xFF
-// bytes, then a partial last byte, so a long unary run costs a memset rather than a loop over its
-// bits.
-void SetOnes(uint8_t* bits, uint64_t pos, uint64_t count) {
-  const uint32_t offset = pos % 8;
-  if (offset != 0) {
-    const uint32_t head = static_cast<uint32_t>(std::min<uint64_t>(count, 8 - offset));
-    bits[pos / 8] |= static_cast<uint8_t>(((1u << head) - 1) << offset);
-    pos += head;
-    count -= head;
+// Appends the unary part for values[0..n): (values[i] >> b) one-bits and a zero-bit each, padded
+// with zero-bits to a whole byte. Apart from the terminating zeros the part is all ones, so it is
+// built 64 bits at a time as the complement of a mask of terminator positions: one shift and OR per
+// value, no per-bit loop, and a long run of ones costs a memset of whole words.
+void AppendUnary(const uint32_t* values, size_t n, uint32_t b, std::string* out) {
+  uint64_t unary_bits = n;
+  for (size_t i = 0; i < n; ++i) unary_bits += uint64_t{values[i]} >> b;
+  const size_t start = out->size();
+  // Whole words are written and the excess trimmed at the end.
+  out->resize(start + (unary_bits + 63) / 64 * 8);
+  uint8_t* words = reinterpret_cast<uint8_t*>(out->data()) + start;
+  auto store = [words](uint64_t index, uint64_t word) { std::memcpy(words + 8 * index, &word, 8); };
+
+  uint64_t pos = 0;         // bit position of the next terminator
+  uint64_t word_index = 0;  // the word `zeros` belongs to
+  uint64_t zeros = 0;       // terminators found so far in that word
+  for (size_t i = 0; i < n; ++i) {
+    pos += uint64_t{values[i]} >> b;
+    if (pos / 64 != word_index) {
+      store(word_index, ~zeros);
+      if (pos / 64 > word_index + 1) {  // whole words of ones in between
+        std::memset(words + 8 * (word_index + 1), 0xFF, 8 * (pos / 64 - word_index - 1));
+      }
+      word_index = pos / 64;
+      zeros = 0;
+    }
+    zeros |= uint64_t{1} << (pos % 64);
+    ++pos;
   }
-  std::memset(bits + pos / 8, 0xFF, count / 8);
-  pos += count & ~uint64_t{7};
-  if (count % 8 != 0) bits[pos / 8] |= static_cast<uint8_t>((1u << (count % 8)) - 1);
+  // Bits past the last terminator are padding and stay zero.
+  const uint64_t used = pos - 64 * word_index;  // 1..64
+  store(word_index, ~zeros & (used == 64 ? ~uint64_t{0} : (uint64_t{1} << used) - 1));
+  out->resize(start + (unary_bits + 7) / 8);
 }
 
 // Decodes the unary part at [in, end) and adds q << b to values[0..n): q is the number of one-bits
@@ -117,18 +136,7 @@ class RiceCodec final : public BlockCodec {
     assert(n >= 1 && n <= kBlockSize && param <= 32);
     const uint32_t b = param;
     AppendPackedBits(values, n, b, out);
-
-    uint64_t unary_bits = n;
-    for (size_t i = 0; i < n; ++i) unary_bits += uint64_t{values[i]} >> b;
-    const size_t start = out->size();
-    out->resize(start + (unary_bits + 7) / 8);  // zero-filled: the terminators and the padding
-    uint8_t* bits = reinterpret_cast<uint8_t*>(out->data()) + start;
-    uint64_t pos = 0;
-    for (size_t i = 0; i < n; ++i) {
-      const uint64_t q = uint64_t{values[i]} >> b;
-      if (q != 0) SetOnes(bits, pos, q);
-      pos += q + 1;
-    }
+    AppendUnary(values, n, b, out);
   }
 
   const uint8_t* Decode(const uint8_t* in, const uint8_t* end, size_t n, uint32_t param,

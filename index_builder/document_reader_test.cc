@@ -1,6 +1,7 @@
 // Tests of the document readers: every format on the small fixtures under tests/data/readers (ids, text,
 // fields, bad documents reported with file:line and skipped), the factory's errors, directory walking,
 // the text_util helpers, and document counts on the real collections of ../shared/data.
+#include <algorithm>
 #include <cstdlib>
 #include <filesystem>
 #include <set>
@@ -94,7 +95,6 @@ bool IsCleanUtf8(std::string_view s) {
     } else {
       return false;
     }
-    if (i + n >= s.size() + (n > 0 ? 0 : 1) && i + n > s.size() - 1 + 1) return false;
     for (int k = 1; k <= n; ++k) {
       if (i + k >= s.size() || (static_cast<unsigned char>(s[i + k]) & 0xC0) != 0x80) return false;
       cp = (cp << 6) | (static_cast<unsigned char>(s[i + k]) & 0x3F);
@@ -301,7 +301,7 @@ TEST(TextUtilTest, StripTags) {
   EXPECT_EQ(StripTags("a < b and c<d", TagPolicy::kAnyTag), "a < b and c<d");
   EXPECT_EQ(StripTags("<DATELINE>X</DATELINE>Y", TagPolicy::kAnyTag), "X Y");
   EXPECT_EQ(StripTags("x<y and y>z <m> <br>a<ref name=\"r\">b</ref>", TagPolicy::kKnownHtmlTags),
-            "x<y and y>z <m> \na b");
+            "x<y and y>z <m> a b");
   EXPECT_EQ(HtmlToText("  <p>caf\xe9 &amp; bar</p>  "), "caf\u00e9 & bar");
 }
 
@@ -383,9 +383,10 @@ TEST_F(RealDataTest, Npl) {
 TEST_F(RealDataTest, Reuters21578) {
   const Collected got = ReadCollection("reuters", "text/reuters21578");
   ASSERT_EQ(got.docs.size(), 21578u);
-  for (const Document& doc : got.docs) {
-    if (doc.external_id == "17980") EXPECT_THAT(doc.text, HasSubstr("growth.\u00fc"));  // the one 0xFC byte
-  }
+  const auto story = std::find_if(got.docs.begin(), got.docs.end(),
+                                  [](const Document& doc) { return doc.external_id == "17980"; });
+  ASSERT_NE(story, got.docs.end());
+  EXPECT_THAT(story->text, HasSubstr("growth.\u00fc"));  // the collection's one stray byte, 0xFC
 }
 
 // README.md says "about 7,700 articles"; the 100 files hold 6,514 <doc> elements.

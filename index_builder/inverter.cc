@@ -1,1 +1,498 @@
+#include "index_builder/inverter.h"
 
+#include <stdlib.h>
+#include <unistd.h>
+
+#include <algorithm>
+#include <atomic>
+#include <chrono>
+#include <condition_variable>
+#include <cstdio>
+#include <deque>
+#include <filesystem>
+#include <fstream>
+#include <map>
+#include <mutex>
+#include <optional>
+#include <queue>
+#include <thread>
+#include <vector>
+
+#include "absl/container/flat_hash_map.h"
+#include "absl/strings/str_cat.h"
+#include "absl/strings/str_format.h"
+#include "absl/synchronization/mutex.h"
+#include "index/bm25.h"
+#include "index/posting_list.h"
+#include "index/status_macros.h"
+
+namespace tandem::index_builder {
+namespace fs = std::filesystem;
+namespace {
+
+constexpr size_t kBatchDocuments = 256;
+// Per-entry overhead of a run's hash map, for the memory estimate.
+constexpr size_t kEntryOverhead = 64;
+// Lists are encoded in parallel in groups of about this many postings.
+constexpr size_t kEncodeGroupPostings = 1 << 22;
+
+struct Batch {
+  uint64_t index = 0;  // batch sequence number
+  uint32_t first_docid = 0;
+  std::vector<Document> docs;
+};
+
+// Document-table rows of one batch, handed back in batch order.
+struct DocRow {
+  std::string external_id;
+  uint32_t length = 0;
+  std::vector<std::pair<std::string, std::string>> fields;
+};
+
+// Interleaved (docid, tf) pairs of one term, docids increasing.
+using Postings = std::vector<uint32_t>;
+
+void PutVarint(std::string* out, uint64_t v) {
+  while (v >= 0x80) {
+    out->push_back(static_cast<char>(v | 0x80));
+    v >>= 7;
+  }
+  out->push_back(static_cast<char>(v));
+}
+
+bool GetVarint(std::istream& in, uint64_t* v) {
+  *v = 0;
+  for (int shift = 0; shift < 64; shift += 7) {
+    int c = in.get();
+    if (c == EOF) return false;
+    *v |= static_cast<uint64_t>(c & 0x7f) << shift;
+    if ((c & 0x80) == 0) return true;
+  }
+  return false;
+}
+
+// A spilled run: terms in increasing order, each with its (docid gap, tf) pairs as varints.
+absl::Status WriteRun(absl::flat_hash_map<std::string, Postings>& run, const std::string& path) {
+  std::vector<std::pair<const std::string*, Postings*>> sorted;
+  sorted.reserve(run.size());
+  for (auto& [term, postings] : run) sorted.emplace_back(&term, &postings);
+  std::sort(sorted.begin(), sorted.end(),
+            [](const auto& a, const auto& b) { return *a.first < *b.first; });
+  std::ofstream out(path, std::ios::binary | std::ios::trunc);
+  if (!out) return absl::InternalError(absl::StrCat("cannot create spill file '", path, "'"));
+  std::string buf;
+  for (const auto& [term, postings] : sorted) {
+    buf.clear();
+    PutVarint(&buf, term->size());
+    buf.append(*term);
+    PutVarint(&buf, postings->size() / 2);
+    uint32_t prev = 0;
+    for (size_t i = 0; i < postings->size(); i += 2) {
+      PutVarint(&buf, (*postings)[i] - prev);
+      prev = (*postings)[i];
+      PutVarint(&buf, (*postings)[i + 1]);
+    }
+    out.write(buf.data(), static_cast<std::streamsize>(buf.size()));
+  }
+  out.close();
+  if (!out) return absl::InternalError(absl::StrCat("cannot write spill file '", path, "' (disk full?)"));
+  run.clear();
+  return absl::OkStatus();
+}
+
+class RunReader {
+ public:
+  explicit RunReader(const std::string& path) : path_(path), in_(path, std::ios::binary) {
+    in_.rdbuf()->pubsetbuf(buffer_, sizeof(buffer_));
+  }
+  // Reads the next term; false at the end. Errors leave status() set.
+  bool Next() {
+    uint64_t len, n;
+    if (!GetVarint(in_, &len)) return false;  // clean end of file
+    term_.resize(len);
+    if (!in_.read(term_.data(), static_cast<std::streamsize>(len)) || !GetVarint(in_, &n)) {
+      status_ = absl::DataLossError(absl::StrCat("spill file '", path_, "' is truncated"));
+      return false;
+    }
+    postings_.resize(2 * n);
+    uint64_t doc = 0, v;
+    for (uint64_t i = 0; i < n; ++i) {
+      if (!GetVarint(in_, &v)) {
+        status_ = absl::DataLossError(absl::StrCat("spill file '", path_, "' is truncated"));
+        return false;
+      }
+      doc += v;
+      postings_[2 * i] = static_cast<uint32_t>(doc);
+      if (!GetVarint(in_, &v)) {
+        status_ = absl::DataLossError(absl::StrCat("spill file '", path_, "' is truncated"));
+        return false;
+      }
+      postings_[2 * i + 1] = static_cast<uint32_t>(v);
+    }
+    return true;
+  }
+  const std::string& term() const { return term_; }
+  const Postings& postings() const { return postings_; }
+  const absl::Status& status() const { return status_; }
+
+ private:
+  std::string path_;
+  char buffer_[1 << 16];
+  std::ifstream in_;
+  std::string term_;
+  Postings postings_;
+  absl::Status status_;
+};
+
+// Parse → invert hand-off, bounded so parsing cannot run ahead of the workers' memory.
+class BatchQueue {
+ public:
+  explicit BatchQueue(size_t capacity) : capacity_(capacity) {}
+  void Push(Batch batch) {
+    std::unique_lock<std::mutex> lock(mu_);
+    not_full_.wait(lock, [&] { return queue_.size() < capacity_; });
+    queue_.push_back(std::move(batch));
+    not_empty_.notify_one();
+  }
+  std::optional<Batch> Pop() {
+    std::unique_lock<std::mutex> lock(mu_);
+    not_empty_.wait(lock, [&] { return closed_ || !queue_.empty(); });
+    if (queue_.empty()) return std::nullopt;
+    Batch b = std::move(queue_.front());
+    queue_.pop_front();
+    not_full_.notify_one();
+    return b;
+  }
+  void Close() {
+    std::lock_guard<std::mutex> lock(mu_);
+    closed_ = true;
+    not_empty_.notify_all();
+  }
+
+ private:
+  std::mutex mu_;
+  std::condition_variable not_full_, not_empty_;
+  std::deque<Batch> queue_;
+  size_t capacity_;
+  bool closed_ = false;
+};
+
+// State shared by the build's threads.
+struct Build {
+  const index::Analyzer* analyzer = nullptr;
+  index::IndexWriter* writer = nullptr;
+  std::string spill_dir;
+  uint64_t worker_budget = 0;
+
+  std::mutex rows_mu;
+  std::map<uint64_t, std::vector<DocRow>> finished_rows;  // by batch index
+  uint64_t next_batch_to_write = 0;
+  absl::Status status;  // first error of any thread, under rows_mu
+
+  std::mutex runs_mu;
+  std::vector<std::string> runs;
+
+  std::atomic<uint64_t> documents{0};
+  std::atomic<uint64_t> text_bytes{0};
+
+  void Fail(absl::Status s) {
+    std::lock_guard<std::mutex> lock(rows_mu);
+    if (status.ok()) status = std::move(s);
+  }
+  bool failed() {
+    std::lock_guard<std::mutex> lock(rows_mu);
+    return !status.ok();
+  }
+
+  // Adds a finished batch's rows and writes every batch that is now next in docID order.
+  void FinishRows(uint64_t batch_index, std::vector<DocRow> rows) {
+    std::lock_guard<std::mutex> lock(rows_mu);
+    finished_rows.emplace(batch_index, std::move(rows));
+    while (status.ok()) {
+      auto it = finished_rows.find(next_batch_to_write);
+      if (it == finished_rows.end()) break;
+      for (const DocRow& r : it->second) {
+        absl::Status s = writer->AddDocument(r.external_id, r.length, r.fields);
+        if (!s.ok()) {
+          status = s;
+          break;
+        }
+      }
+      finished_rows.erase(it);
+      ++next_batch_to_write;
+    }
+  }
+
+  absl::Status Spill(absl::flat_hash_map<std::string, Postings>& run) {
+    std::string path;
+    {
+      std::lock_guard<std::mutex> lock(runs_mu);
+      path = absl::StrCat(spill_dir, "/run-", runs.size(), ".bin");
+      runs.push_back(path);
+    }
+    return WriteRun(run, path);
+  }
+};
+
+void InvertWorker(Build& build, BatchQueue& queue) {
+  absl::flat_hash_map<std::string, Postings> run;
+  uint64_t run_bytes = 0;
+  std::vector<std::string> terms;
+  absl::flat_hash_map<absl::string_view, uint32_t> tf;
+  while (std::optional<Batch> batch = queue.Pop()) {
+    if (build.failed()) continue;  // drain the queue so the reader never blocks
+    std::vector<DocRow> rows(batch->docs.size());
+    for (size_t i = 0; i < batch->docs.size(); ++i) {
+      Document& doc = batch->docs[i];
+      const uint32_t docid = batch->first_docid + static_cast<uint32_t>(i);
+      terms.clear();
+      build.analyzer->Analyze(doc.text, &terms);
+      tf.clear();
+      for (const std::string& t : terms) ++tf[t];
+      for (const auto& [term, count] : tf) {
+        auto [it, inserted] = run.try_emplace(std::string(term.data(), term.size()));
+        if (inserted) run_bytes += term.size() + kEntryOverhead;
+        if (it->second.size() == it->second.capacity()) {
+          run_bytes += std::max<size_t>(it->second.capacity(), 2) * sizeof(uint32_t);
+        }
+        it->second.push_back(docid);
+        it->second.push_back(count);
+      }
+      rows[i].external_id = std::move(doc.external_id);
+      rows[i].length = static_cast<uint32_t>(terms.size());
+      rows[i].fields = std::move(doc.fields);
+      build.text_bytes += doc.text.size();
+    }
+    build.documents += batch->docs.size();
+    build.FinishRows(batch->index, std::move(rows));
+    if (run_bytes > build.worker_budget) {
+      absl::Status s = build.Spill(run);
+      if (!s.ok()) build.Fail(s);
+      run_bytes = 0;
+    }
+  }
+  if (!run.empty() && !build.failed()) {
+    absl::Status s = build.Spill(run);
+    if (!s.ok()) build.Fail(s);
+  }
+}
+
+// One merged list waiting to be encoded.
+struct PendingList {
+  std::string term;
+  std::vector<uint32_t> docids, freqs;
+  uint64_t cf = 0;
+  std::string encoded;
+  float max_score = 0;
+  absl::Status status;
+};
+
+absl::Status EncodeAndWrite(std::vector<PendingList>& group, index::IndexWriter& writer, int threads) {
+  std::atomic<size_t> next{0};
+  auto work = [&] {
+    for (size_t i = next++; i < group.size(); i = next++) {
+      PendingList& l = group[i];
+      const float idf = index::Bm25Idf(writer.num_docs(), l.docids.size());
+      absl::StatusOr<float> m = index::EncodePostingList(writer.codec(), l.docids, l.freqs,
+                                                         writer.doc_norms(), idf, &l.encoded);
+      if (m.ok()) {
+        l.max_score = *m;
+      } else {
+        l.status = m.status();
+      }
+    }
+  };
+  std::vector<std::thread> pool;
+  for (int t = 1; t < threads && static_cast<size_t>(t) < group.size(); ++t) pool.emplace_back(work);
+  work();
+  for (std::thread& t : pool) t.join();
+  for (PendingList& l : group) {
+    if (!l.status.ok()) return absl::InternalError(absl::StrCat("term '", l.term, "': ", l.status.message()));
+    TANDEM_RETURN_IF_ERROR(writer.AddEncodedList(l.term, static_cast<uint32_t>(l.docids.size()), l.cf,
+                                                 l.max_score, l.encoded));
+  }
+  group.clear();
+  return absl::OkStatus();
+}
+
+// K-way merge of the spilled runs, term by term.
+absl::Status MergeRuns(const std::vector<std::string>& paths, index::IndexWriter& writer, int threads,
+                       BuildSummary& summary) {
+  std::vector<std::unique_ptr<RunReader>> readers;
+  using Head = std::pair<std::string, size_t>;  // (term, reader)
+  std::priority_queue<Head, std::vector<Head>, std::greater<Head>> heads;
+  for (const std::string& p : paths) {
+    readers.push_back(std::make_unique<RunReader>(p));
+    if (readers.back()->Next()) heads.emplace(readers.back()->term(), readers.size() - 1);
+    TANDEM_RETURN_IF_ERROR(readers.back()->status());
+  }
+  std::vector<PendingList> group;
+  size_t group_postings = 0;
+  std::vector<std::pair<uint32_t, uint32_t>> merged;
+  while (!heads.empty()) {
+    const std::string term = heads.top().first;
+    merged.clear();
+    size_t sources = 0;
+    while (!heads.empty() && heads.top().first == term) {
+      RunReader& r = *readers[heads.top().second];
+      const size_t which = heads.top().second;
+      heads.pop();
+      const Postings& p = r.postings();
+      for (size_t i = 0; i < p.size(); i += 2) merged.emplace_back(p[i], p[i + 1]);
+      ++sources;
+      if (r.Next()) heads.emplace(r.term(), which);
+      TANDEM_RETURN_IF_ERROR(r.status());
+    }
+    // Runs of different workers interleave in docID order.
+    if (sources > 1) std::sort(merged.begin(), merged.end());
+    PendingList& l = group.emplace_back();
+    l.term = term;
+    l.docids.reserve(merged.size());
+    l.freqs.reserve(merged.size());
+    for (const auto& [d, f] : merged) {
+      l.docids.push_back(d);
+      l.freqs.push_back(f);
+      l.cf += f;
+    }
+    summary.postings += merged.size();
+    ++summary.terms;
+    group_postings += merged.size();
+    if (group_postings >= kEncodeGroupPostings || group.size() >= 8192) {
+      TANDEM_RETURN_IF_ERROR(EncodeAndWrite(group, writer, threads));
+      group_postings = 0;
+    }
+  }
+  return EncodeAndWrite(group, writer, threads);
+}
+
+std::string HumanBytes(double b) {
+  const char* units[] = {"B", "KB", "MB", "GB", "TB"};
+  int u = 0;
+  while (b >= 1000 && u < 4) {
+    b /= 1000;
+    ++u;
+  }
+  return absl::StrFormat("%.1f %s", b, units[u]);
+}
+
+}  // namespace
+
+std::string BuildSummary::Describe() const {
+  const double s = std::max(seconds, 1e-9);
+  return absl::StrFormat(
+      "documents %d (%d bad, skipped), terms %d, postings %d, index %s (postings %s, %.2f "
+      "bits/posting), %.1f s, %.0f docs/s, %.1f MB/s of text, %d spilled runs",
+      documents, bad_documents, terms, postings, HumanBytes(index_bytes), HumanBytes(postings_bytes),
+      bits_per_posting(), seconds, documents / s, text_bytes / 1e6 / s, spilled_runs);
+}
+
+absl::StatusOr<BuildSummary> BuildIndex(DocumentReader& reader, const std::string& output,
+                                        const index::IndexWriterOptions& writer_options,
+                                        const InverterOptions& options) {
+  const auto start = std::chrono::steady_clock::now();
+  const int threads = options.threads > 0
+                          ? options.threads
+                          : static_cast<int>(std::max(1u, std::thread::hardware_concurrency()));
+  TANDEM_ASSIGN_OR_RETURN(std::unique_ptr<index::Analyzer> analyzer,
+                          index::Analyzer::Create(writer_options.analyzer));
+  TANDEM_ASSIGN_OR_RETURN(std::unique_ptr<index::IndexWriter> writer,
+                          index::IndexWriter::Create(output, writer_options));
+
+  // Spill files live in their own temporary directory, removed however the build ends.
+  fs::path base = options.spill_dir.empty() ? fs::absolute(output).parent_path() : fs::path(options.spill_dir);
+  std::string tmpl = (base / ".tandem-spill-XXXXXX").string();
+  if (::mkdtemp(tmpl.data()) == nullptr) {
+    return absl::InternalError(absl::StrCat("cannot create a spill directory in '", base.string(), "'"));
+  }
+  struct RemoveDir {
+    std::string path;
+    ~RemoveDir() {
+      std::error_code ec;
+      fs::remove_all(path, ec);
+    }
+  } spill_guard{tmpl};
+
+  Build build;
+  build.analyzer = analyzer.get();
+  build.writer = writer.get();
+  build.spill_dir = tmpl;
+  build.worker_budget = std::max<uint64_t>(options.memory_budget_bytes / threads, 1 << 20);
+
+  BatchQueue queue(2 * threads);
+  std::vector<std::thread> workers;
+  for (int t = 0; t < threads; ++t) workers.emplace_back([&] { InvertWorker(build, queue); });
+
+  const bool show_progress = options.progress && ::isatty(STDERR_FILENO);
+  auto last_progress = start;
+  absl::Status read_status;
+  uint64_t next_docid = 0;
+  uint64_t batch_index = 0;
+  Batch batch;
+  auto flush_batch = [&] {
+    next_docid += batch.docs.size();
+    queue.Push(std::move(batch));
+    batch = Batch();
+    batch.index = ++batch_index;
+    batch.first_docid = static_cast<uint32_t>(next_docid);
+  };
+  while (true) {
+    Document doc;
+    absl::StatusOr<bool> more = reader.Next(&doc);
+    if (!more.ok()) {
+      read_status = more.status();
+      break;
+    }
+    if (!*more) break;
+    if (options.input_check) {
+      read_status = options.input_check();
+      if (!read_status.ok()) break;
+    }
+    if (next_docid + batch.docs.size() >= UINT32_MAX - 1) {
+      read_status = absl::ResourceExhaustedError("an index holds at most 2^32 - 2 documents");
+      break;
+    }
+    batch.docs.push_back(std::move(doc));
+    if (batch.docs.size() == kBatchDocuments) flush_batch();
+    if (build.failed()) break;
+    if (show_progress) {
+      auto now = std::chrono::steady_clock::now();
+      if (now - last_progress > std::chrono::milliseconds(500)) {
+        last_progress = now;
+        const double s = std::chrono::duration<double>(now - start).count();
+        std::fprintf(stderr, "\r  %llu documents, %.0f docs/s, %.1f MB/s   ",
+                     static_cast<unsigned long long>(build.documents.load()), build.documents / s,
+                     build.text_bytes / 1e6 / s);
+      }
+    }
+  }
+  if (read_status.ok() && !batch.docs.empty()) flush_batch();
+  queue.Close();
+  for (std::thread& t : workers) t.join();
+  if (show_progress) std::fprintf(stderr, "\r%*s\r", 60, "");
+  TANDEM_RETURN_IF_ERROR(read_status);
+  {
+    std::lock_guard<std::mutex> lock(build.rows_mu);
+    TANDEM_RETURN_IF_ERROR(build.status);
+    if (!build.finished_rows.empty()) return absl::InternalError("document rows left unwritten");
+  }
+
+  BuildSummary summary;
+  summary.documents = writer->num_docs();
+  summary.text_bytes = build.text_bytes;
+  summary.spilled_runs = build.runs.size();
+  TANDEM_RETURN_IF_ERROR(writer->FinishDocuments());
+  TANDEM_RETURN_IF_ERROR(MergeRuns(build.runs, *writer, threads, summary));
+  TANDEM_RETURN_IF_ERROR(writer->Finish());
+
+  std::error_code ec;
+  for (const char* f : {index::kManifestFile, index::kLexiconFile, index::kPostingsFile,
+                        index::kDocumentsFile}) {
+    const uint64_t size = fs::file_size(fs::path(output) / f, ec);
+    if (!ec) summary.index_bytes += size;
+    if (!ec && std::string_view(f) == index::kPostingsFile) summary.postings_bytes = size;
+  }
+  summary.seconds = std::chrono::duration<double>(std::chrono::steady_clock::now() - start).count();
+  return summary;
+}
+
+}  // namespace tandem::index_builder

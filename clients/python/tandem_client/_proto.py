@@ -1,0 +1,30 @@
+"""Imports the generated tandem.v1 modules, generating them first when missing or stale.
+
+In a Tandem checkout the proto sits at ../../proto beside this package and stale stubs are
+regenerated on import (see _codegen.py). Outside a checkout (a copied package) the stubs must have
+been generated beforehand with generate.sh.
+"""
+
+from __future__ import annotations
+
+from . import _codegen
+
+
+def _ensure_stubs() -> None:
+    proto_root = _codegen.default_proto_root()
+    if proto_root is not None:
+        if _codegen.is_stale(proto_root):
+            _codegen.generate(proto_root)
+    elif not _codegen.stubs_present():
+        raise ImportError(
+            "tandem_client: generated stubs are missing from tandem_client/gen/ and "
+            "proto/tandem/v1/search.proto is not beside the package; run clients/python/generate.sh "
+            "in a Tandem checkout"
+        )
+
+
+_ensure_stubs()
+
+from .gen.tandem.v1 import search_pb2, search_pb2_grpc  # noqa: E402
+
+__all__ = ["search_pb2", "search_pb2_grpc"]

@@ -1,0 +1,245 @@
+"""TandemClient: the Tandem query node's gRPC API (tandem.v1.SearchService) as Python calls.
+
+    with TandemClient("127.0.0.1:50051", timeout=5.0) as client:
+        result = client.search("black bear attacks", mode="and", k=5)
+        for hit in result.hits:
+            print(hit.external_id, hit.score)
+"""
+
+from __future__ import annotations
+
+import dataclasses
+import os
+import time
+from typing import Iterable, Iterator, Sequence
+
+import grpc
+
+from . import _health
+from ._proto import search_pb2, search_pb2_grpc
+from .errors import TandemError
+from .messages import IndexInfo, Query, QueryLike, SearchResult, Terms, to_query
+
+_DEFAULT = object()  # "use the client's default timeout"
+
+
+def _read_pem(value: bytes | str | os.PathLike | None) -> bytes | None:
+    """PEM bytes as given, or read from a file path."""
+    if value is None or isinstance(value, bytes):
+        return value
+    with open(value, "rb") as f:
+        return f.read()
+
+
+class TandemClient:
+    """A connection to one Tandem query node.
+
+    address: "host:port". timeout: default deadline of every unary call, seconds (None: no deadline).
+    tls: False for plaintext; True for TLS with root_certificates (PEM bytes or a file path; None: the
+    system roots) and, for mutual TLS, private_key and certificate_chain; or a grpc.ChannelCredentials.
+    server_name overrides the name checked against the server certificate. metadata is sent with every
+    call; options are extra grpc channel arguments. wait_for_ready makes calls wait for the channel to
+    connect instead of failing fast with UNAVAILABLE.
+
+    Failures raise TandemError (code name, message). The client is thread-safe; close() it, or use it
+    as a context manager.
+    """
+
+    def __init__(
+        self,
+        address: str,
+        *,
+        timeout: float | None = 10.0,
+        tls: bool | grpc.ChannelCredentials = False,
+        root_certificates: bytes | str | os.PathLike | None = None,
+        private_key: bytes | str | os.PathLike | None = None,
+        certificate_chain: bytes | str | os.PathLike | None = None,
+        server_name: str | None = None,
+        metadata: Sequence[tuple[str, str]] = (),
+        options: Sequence[tuple[str, object]] = (),
+        wait_for_ready: bool = False,
+    ):
+        self.address = address
+        self.timeout = timeout
+        self._metadata = tuple(metadata)
+        self._wait_for_ready = wait_for_ready
+        channel_options = list(options)
+        if server_name:
+            channel_options.append(("grpc.ssl_target_name_override", server_name))
+        if isinstance(tls, grpc.ChannelCredentials):
+            self._channel = grpc.secure_channel(address, tls, options=channel_options)
+        elif tls:
+            creds = grpc.ssl_channel_credentials(
+                root_certificates=_read_pem(root_certificates),
+                private_key=_read_pem(private_key),
+                certificate_chain=_read_pem(certificate_chain),
+            )
+            self._channel = grpc.secure_channel(address, creds, options=channel_options)
+        else:
+            if root_certificates or private_key or certificate_chain:
+                raise ValueError("certificates given but tls=False")
+            self._channel = grpc.insecure_channel(address, options=channel_options)
+        self._stub = search_pb2_grpc.SearchServiceStub(self._channel)
+        self._health_check = self._channel.unary_unary(
+            _health.CHECK_METHOD,
+            request_serializer=_health.HealthCheckRequest.SerializeToString,
+            response_deserializer=_health.HealthCheckResponse.FromString,
+        )
+
+    # -- lifecycle ----------------------------------------------------------------------------------
+
+    def close(self) -> None:
+        self._channel.close()
+
+    def __enter__(self) -> "TandemClient":
+        return self
+
+    def __exit__(self, *exc) -> None:
+        self.close()
+
+    def __repr__(self) -> str:
+        return f"TandemClient({self.address!r})"
+
+    # -- calls --------------------------------------------------------------------------------------
+
+    def search(
+        self,
+        text: str | None = None,
+        terms: Terms | None = None,
+        *,
+        mode: str | int = "or",
+        k: int = 10,
+        k1: float | None = None,
+        b: float | None = None,
+        engine: str | int = "auto",
+        request_id: str = "",
+        timeout=_DEFAULT,
+    ) -> SearchResult:
+        """Runs one query: free `text`, or pre-analyzed `terms` (["t1", ("t2", 2.0)] or {"t": w}).
+
+        mode: "or", "and" or "and_or"; k: hits wanted (the server accepts 1..10000; 0 means 10);
+        k1, b: BM25 parameters (None: the server's defaults); engine: "auto", "cpu" or "gpu".
+        """
+        query = Query(text=text, terms=terms, mode=mode, k=k, k1=k1, b=b, engine=engine,
+                      request_id=request_id)
+        response = self._unary(self._stub.Search, query.to_proto(), timeout)
+        return SearchResult.from_proto(response)
+
+    def search_batch(
+        self, queries: Iterable[QueryLike], *, timeout=_DEFAULT, **defaults
+    ) -> list[SearchResult | TandemError]:
+        """Runs many queries in one call; returns one entry per query, in order.
+
+        Each query is a str (its text), a Query, or a dict of search() arguments; `defaults` (mode=,
+        k=, ...) apply to str and dict queries. Queries fail on their own: a failed one's entry is a
+        TandemError (returned, not raised). The call raises TandemError only when it fails as a
+        whole (too many queries, deadline).
+        """
+        request = search_pb2.SearchBatchRequest(
+            requests=[to_query(q, defaults).to_proto() for q in queries]
+        )
+        response = self._unary(self._stub.SearchBatch, request, timeout)
+        if len(response.results) != len(request.requests):
+            raise TandemError(
+                None,
+                f"server answered {len(response.results)} results for {len(request.requests)} queries",
+                code="INTERNAL",
+            )
+        out: list[SearchResult | TandemError] = []
+        for req, result in zip(request.requests, response.results):
+            if result.status.code != 0:
+                out.append(TandemError.from_query_status(result.status, req.request_id))
+            else:
+                out.append(SearchResult.from_proto(result.response))
+        return out
+
+    def stream(
+        self, queries: Iterable[QueryLike], *, timeout: float | None = None, **defaults
+    ) -> Iterator[SearchResult | TandemError]:
+        """Sends queries over one SearchStream; yields one entry per query, in order, as they arrive.
+
+        Queries are taken as in search_batch() and may come from a generator that produces them
+        while results are read. A query without a request_id gets its position ("0", "1", ...). A
+        failed query yields a TandemError (the stream goes on); a failed stream raises TandemError.
+        The stream has no deadline unless `timeout` (seconds, for the whole stream) is given.
+        """
+        bad_query: list[BaseException] = []
+
+        def requests() -> Iterator[search_pb2.SearchRequest]:
+            # grpc pulls this generator on its own thread; an exception here would only cancel the
+            # call, so it is kept and raised to the caller once the responses run out.
+            try:
+                for i, item in enumerate(queries):
+                    query = to_query(item, defaults)
+                    if not query.request_id:
+                        query = dataclasses.replace(query, request_id=str(i))
+                    yield query.to_proto()
+            except Exception as e:  # noqa: BLE001  (re-raised below, in the caller's thread)
+                bad_query.append(e)
+
+        call = self._stub.SearchStream(
+            requests(),
+            timeout=timeout,
+            metadata=self._metadata,
+            wait_for_ready=self._wait_for_ready,
+        )
+        try:
+            for response in call:
+                if response.status.code != 0:
+                    yield TandemError.from_query_status(response.status, response.request_id)
+                else:
+                    result = SearchResult.from_proto(response.response)
+                    if not result.request_id:
+                        result = dataclasses.replace(result, request_id=response.request_id)
+                    yield result
+        except grpc.RpcError as e:
+            raise TandemError.from_rpc_error(e) from None
+        finally:
+            call.cancel()  # a no-op once the stream has ended; frees it if the caller stopped early
+        if bad_query:
+            raise bad_query[0]
+
+    def info(self, *, timeout=_DEFAULT) -> IndexInfo:
+        """The index this node serves."""
+        return IndexInfo.from_proto(
+            self._unary(self._stub.GetIndexInfo, search_pb2.GetIndexInfoRequest(), timeout)
+        )
+
+    def health(self, service: str = "", *, timeout=_DEFAULT) -> str:
+        """grpc.health.v1 status of `service` ("" is the whole server): "SERVING", "NOT_SERVING", ..."""
+        response = self._unary(self._health_check, _health.HealthCheckRequest(service=service), timeout)
+        return _health.status_name(response)
+
+    def wait_until_serving(self, timeout: float = 30.0, service: str = "") -> None:
+        """Polls health() until SERVING; raises TandemError(DEADLINE_EXCEEDED) after `timeout` s."""
+        deadline = time.monotonic() + timeout
+        last = "no answer"
+        while True:
+            remaining = deadline - time.monotonic()
+            if remaining <= 0:
+                raise TandemError(
+                    grpc.StatusCode.DEADLINE_EXCEEDED,
+                    f"{self.address} not SERVING after {timeout:g} s (last: {last})",
+                )
+            try:
+                last = self.health(service, timeout=min(remaining, 5.0))
+                if last == "SERVING":
+                    return
+            except TandemError as e:
+                last = str(e)
+            time.sleep(min(0.05, max(remaining, 0.0)))
+
+    # -- helpers ------------------------------------------------------------------------------------
+
+    def _unary(self, method, request, timeout):
+        if timeout is _DEFAULT:
+            timeout = self.timeout
+        try:
+            return method(
+                request, timeout=timeout, metadata=self._metadata, wait_for_ready=self._wait_for_ready
+            )
+        except grpc.RpcError as e:
+            raise TandemError.from_rpc_error(e) from None
+
+
+__all__ = ["TandemClient"]

@@ -1,0 +1,58 @@
+// File: inverter.h
+//
+// Builds an index from a stream of documents with bounded memory: one thread parses, N threads
+// analyze and invert batches of documents into in-memory runs (term -> postings), and a run that
+// outgrows its share of the memory budget is sorted by term and spilled to a temporary file. At the
+// end all runs are merged term by term (k-way), lists are encoded in parallel and written through
+// IndexWriter, so collections larger than memory build in one pass over the input.
+//
+//   InverterOptions options;
+//   options.threads = 8;
+//   TANDEM_ASSIGN_OR_RETURN(BuildSummary s, BuildIndex(*reader, "/srv/idx", writer_options, options));
+#pragma once
+
+#include <cstdint>
+#include <functional>
+#include <string>
+
+#include "absl/status/statusor.h"
+#include "index/index_writer.h"
+#include "index_builder/document_reader.h"
+
+namespace tandem::index_builder {
+
+struct InverterOptions {
+  int threads = 0;                       // 0: hardware concurrency
+  uint64_t memory_budget_bytes = 1ull << 30;  // for all in-memory runs together
+  std::string spill_dir;                 // "" : next to the output directory
+  bool progress = false;                 // a refreshing progress line on stderr
+  // Called after every document read; a non-OK status stops the build with that status (--strict
+  // uses it to fail on the first bad document).
+  std::function<absl::Status()> input_check;
+};
+
+struct BuildSummary {
+  uint64_t documents = 0;
+  uint64_t bad_documents = 0;  // reported and skipped by the reader
+  uint64_t terms = 0;
+  uint64_t postings = 0;
+  uint64_t index_bytes = 0;
+  uint64_t postings_bytes = 0;  // postings.bin alone
+  uint64_t text_bytes = 0;      // indexed text, in bytes
+  uint64_t spilled_runs = 0;
+  double seconds = 0;
+
+  double bits_per_posting() const {
+    return postings == 0 ? 0.0 : 8.0 * static_cast<double>(postings_bytes) / postings;
+  }
+  // "documents 5183, terms 26,914, postings 481,020, index 1.9 MB, 24.1 bits/posting, ..."
+  std::string Describe() const;
+};
+
+// Reads every document of `reader` and writes the index to `output`. The reader's bad-document
+// callback is left to the caller (strict mode: make it record the error and return it afterwards).
+absl::StatusOr<BuildSummary> BuildIndex(DocumentReader& reader, const std::string& output,
+                                        const index::IndexWriterOptions& writer_options,
+                                        const InverterOptions& options);
+
+}  // namespace tandem::index_builder

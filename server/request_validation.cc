@@ -1,0 +1,159 @@
+#include "server/request_validation.h"
+
+#include <cmath>
+#include <string>
+#include <utility>
+#include <vector>
+
+#include "absl/strings/ascii.h"
+#include "absl/strings/str_format.h"
+#include "index/status_macros.h"
+
+namespace tandem::server {
+namespace {
+
+using tandem::v1::SearchRequest;
+
+constexpr uint32_t kDefaultK = 10;
+
+absl::StatusOr<index::QueryMode> ParseMode(int mode) {
+  switch (mode) {
+    case tandem::v1::QUERY_MODE_UNSPECIFIED:
+    case tandem::v1::QUERY_MODE_OR: return index::QueryMode::kOr;
+    case tandem::v1::QUERY_MODE_AND: return index::QueryMode::kAnd;
+    case tandem::v1::QUERY_MODE_AND_OR: return index::QueryMode::kAndOr;
+    default: break;
+  }
+  return absl::InvalidArgumentError(absl::StrFormat("mode: unknown QueryMode value %d", mode));
+}
+
+absl::StatusOr<EnginePreference> ParseEngine(int hint) {
+  switch (hint) {
+    case tandem::v1::ENGINE_HINT_UNSPECIFIED:
+    case tandem::v1::ENGINE_HINT_AUTO: return EnginePreference::kAuto;
+    case tandem::v1::ENGINE_HINT_CPU: return EnginePreference::kCpu;
+    case tandem::v1::ENGINE_HINT_GPU: return EnginePreference::kGpu;
+    default: break;
+  }
+  return absl::InvalidArgumentError(absl::StrFormat("engine: unknown EngineHint value %d", hint));
+}
+
+absl::Status TooManyTerms(size_t count, const RequestLimits& limits, absl::string_view what) {
+  return absl::InvalidArgumentError(
+      absl::StrFormat("%s has %d terms, more than the limit of %d (--max-query-terms)", what, count,
+                      limits.max_query_terms));
+}
+
+absl::Status TooManyBytes(size_t bytes, const RequestLimits& limits, absl::string_view what) {
+  return absl::InvalidArgumentError(
+      absl::StrFormat("%s is %d bytes, more than the limit of %d (--max-query-bytes)", what, bytes,
+                      limits.max_query_bytes));
+}
+
+absl::StatusOr<std::vector<index::QueryTerm>> TextTerms(const std::string& text,
+                                                        const index::Analyzer& analyzer,
+                                                        const RequestLimits& limits) {
+  if (text.size() > limits.max_query_bytes) return TooManyBytes(text.size(), limits, "text");
+  if (absl::StripAsciiWhitespace(absl::string_view(text.data(), text.size())).empty()) {
+    return absl::InvalidArgumentError("text is empty");
+  }
+  std::vector<std::string> analyzed;
+  analyzer.Analyze(absl::string_view(text.data(), text.size()), &analyzed);
+  if (analyzed.size() > limits.max_query_terms) {
+    return TooManyTerms(analyzed.size(), limits, "text (after analysis)");
+  }
+  std::vector<index::QueryTerm> terms;
+  terms.reserve(analyzed.size());
+  for (std::string& term : analyzed) terms.push_back({.term = std::move(term), .weight = 1.0f});
+  return terms;
+}
+
+absl::StatusOr<std::vector<index::QueryTerm>> ListTerms(const tandem::v1::TermList& list,
+                                                        const RequestLimits& limits) {
+  if (list.terms_size() == 0) return absl::InvalidArgumentError("terms.terms is empty");
+  if (static_cast<size_t>(list.terms_size()) > limits.max_query_terms) {
+    return TooManyTerms(list.terms_size(), limits, "terms.terms");
+  }
+  std::vector<index::QueryTerm> terms;
+  terms.reserve(list.terms_size());
+  size_t bytes = 0;
+  for (int i = 0; i < list.terms_size(); ++i) {
+    const tandem::v1::WeightedTerm& t = list.terms(i);
+    if (t.term().empty()) {
+      return absl::InvalidArgumentError(absl::StrFormat("terms.terms[%d].term is empty", i));
+    }
+    if (!std::isfinite(t.weight()) || t.weight() < 0.0f) {
+      return absl::InvalidArgumentError(absl::StrFormat(
+          "terms.terms[%d].weight must be a finite number >= 0, got %g", i, t.weight()));
+    }
+    bytes += t.term().size();
+    // 0 is proto3's "unset": weight 1, as documented in search.proto.
+    terms.push_back({.term = t.term(), .weight = t.weight() == 0.0f ? 1.0f : t.weight()});
+  }
+  if (bytes > limits.max_query_bytes) return TooManyBytes(bytes, limits, "terms.terms (together)");
+  return terms;
+}
+
+}  // namespace
+
+absl::StatusOr<QueryTask> ParseSearchRequest(const SearchRequest& request,
+                                             const index::Analyzer& analyzer,
+                                             const RequestLimits& limits) {
+  QueryTask task;
+  TANDEM_ASSIGN_OR_RETURN(task.query.mode, ParseMode(request.mode()));
+  TANDEM_ASSIGN_OR_RETURN(task.engine, ParseEngine(request.engine()));
+  if (request.k() > index::kMaxK) {
+    return absl::InvalidArgumentError(
+        absl::StrFormat("k must be between 1 and %d, got %d", index::kMaxK, request.k()));
+  }
+  task.query.k = request.k() == 0 ? kDefaultK : request.k();
+  if (request.has_bm25()) {
+    if (request.bm25().has_k1()) task.query.bm25.k1 = request.bm25().k1();
+    if (request.bm25().has_b()) task.query.bm25.b = request.bm25().b();
+  }
+
+  std::vector<index::QueryTerm> terms;
+  switch (request.query_case()) {
+    case SearchRequest::kText: {
+      TANDEM_ASSIGN_OR_RETURN(terms, TextTerms(request.text(), analyzer, limits));
+      break;
+    }
+    case SearchRequest::kTerms: {
+      TANDEM_ASSIGN_OR_RETURN(terms, ListTerms(request.terms(), limits));
+      break;
+    }
+    case SearchRequest::QUERY_NOT_SET:
+      return absl::InvalidArgumentError("query is not set: give text or terms");
+  }
+  task.query.terms = index::MergeRepeatedTerms(terms);
+  // k and BM25 ranges, and the engine-level term checks: the engines' own rules, so the server
+  // rejects exactly what an engine would.
+  TANDEM_RETURN_IF_ERROR(index::ValidateQuery(task.query));
+  return task;
+}
+
+absl::Status ValidateBatchSize(const tandem::v1::SearchBatchRequest& request,
+                               const RequestLimits& limits) {
+  if (static_cast<size_t>(request.requests_size()) > limits.max_batch) {
+    return absl::InvalidArgumentError(
+        absl::StrFormat("requests has %d queries, more than the limit of %d (--max-batch)",
+                        request.requests_size(), limits.max_batch));
+  }
+  return absl::OkStatus();
+}
+
+tandem::v1::QueryMode ToProtoMode(index::QueryMode mode) {
+  switch (mode) {
+    case index::QueryMode::kAnd: return tandem::v1::QUERY_MODE_AND;
+    case index::QueryMode::kOr: return tandem::v1::QUERY_MODE_OR;
+    case index::QueryMode::kAndOr: return tandem::v1::QUERY_MODE_AND_OR;
+  }
+  return tandem::v1::QUERY_MODE_UNSPECIFIED;
+}
+
+absl::string_view RequestModeLabel(const SearchRequest& request) {
+  absl::StatusOr<index::QueryMode> mode = ParseMode(request.mode());
+  return mode.ok() ? index::QueryModeName(*mode) : absl::string_view("invalid");
+}
+
+}  // namespace tandem::server

@@ -1,0 +1,49 @@
+// File: request_validation.h
+//
+// Turns a tandem.v1.SearchRequest into the index::Query an engine runs, or into INVALID_ARGUMENT with a
+// message that names the offending field ("k must be between 1 and 10000, got 20000"). Every check the
+// API documents lives here, so the unary, batch and stream paths reject exactly the same requests:
+//   - the query (text or terms) is set and not empty; text within --max-query-bytes; at most
+//     --max-query-terms terms (after analysis, for text);
+//   - k in 1..10000 (0 means 10); BM25 k1 in [0, 100] and b in [0, 1]; weights finite and >= 0
+//     (0 means 1); mode and engine hint are known enum values.
+// Text is analyzed with the index's own Analyzer. A query whose terms are all stop words or absent
+// from the index is valid: it returns no hits.
+//
+//   absl::StatusOr<QueryTask> task = ParseSearchRequest(request, index.analyzer(), limits);
+#pragma once
+
+#include <cstdint>
+#include <string>
+#include <vector>
+
+#include "absl/status/statusor.h"
+#include "index/analyzer.h"
+#include "index/query.h"
+#include "server/query_executor.h"
+#include "tandem/v1/search.pb.h"
+
+namespace tandem::server {
+
+struct RequestLimits {
+  uint32_t max_query_terms = 64;
+  uint32_t max_query_bytes = 4096;
+  uint32_t max_batch = 1024;
+};
+
+// The task's query terms are analyzed and merged (repeats summed), ready for an engine.
+absl::StatusOr<QueryTask> ParseSearchRequest(const tandem::v1::SearchRequest& request,
+                                                 const index::Analyzer& analyzer,
+                                                 const RequestLimits& limits);
+
+// INVALID_ARGUMENT when the batch holds more than limits.max_batch queries.
+absl::Status ValidateBatchSize(const tandem::v1::SearchBatchRequest& request,
+                               const RequestLimits& limits);
+
+// Conversions between the wire enums and the engine's, for responses and metric labels.
+tandem::v1::QueryMode ToProtoMode(index::QueryMode mode);
+
+// The mode label of a request for metrics: "and", "or", "and_or", or "invalid" for an unknown value.
+absl::string_view RequestModeLabel(const tandem::v1::SearchRequest& request);
+
+}  // namespace tandem::server

@@ -1,7 +1,7 @@
 // Encode and decode speed of every registered block codec, in integers per second, on lists whose
 // values follow the distributions an index stores: docID gaps of frequent, medium and rare terms
 // (geometric, as for terms placed at random in the collection) and term frequencies minus one
-// (power law). Ding et al. 2009, section 6.3 compares Rice and PForDelta the same way.
+// (power law). Ding et al. 2009, section 6 compares Rice and PForDelta the same way.
 //
 // Prints Google Benchmark's table and writes JSON (machine, caches, commit and every figure) to
 // codec_bench.json unless --benchmark_out is given:

@@ -2,7 +2,7 @@
 //
 // Packs and unpacks runs of b-bit unsigned integers (0 <= b <= 32), the fixed-width slots that both
 // block codecs are built on: PForDelta's b-bit slots and its exceptions' high parts (Zukowski et
-// al. 2006, section 4), and Rice's binary part (Ding et al. 2009, section 6.1).
+// al. 2006; Ding et al. 2009, section 6), and Rice's binary part (Ding et al. 2009, section 6.1).
 //
 // Bit order is little-endian: value i occupies bits [i*b, (i+1)*b) of the byte string, where bit k
 // is bit (k % 8) of byte k / 8. n values take PackedBytes(n, b) bytes; unused high bits of the last
@@ -10,7 +10,7 @@
 //
 //   std::string out;
 //   AppendPackedBits(values, n, b, &out);
-//   if (end - in < PackedBytes(n, b)) return nullptr;  // callers check the size up front
+//   if (static_cast<size_t>(end - in) < PackedBytes(n, b)) return nullptr;  // check first
 //   UnpackBits(in, end - in, n, b, values);
 #pragma once
 

@@ -1,1 +1,241 @@
+#include "index/index.h"
 
+#include <filesystem>
+#include <fstream>
+
+#include "absl/strings/str_cat.h"
+#include "gmock/gmock.h"
+#include "gtest/gtest.h"
+#include "index/index_writer.h"
+#include "tests/test_collection.h"
+
+namespace tandem::index {
+namespace {
+
+namespace fs = std::filesystem;
+using ::testing::HasSubstr;
+
+class IndexTest : public ::testing::Test {
+ protected:
+  void SetUp() override {
+    testing::CollectionSpec spec;
+    spec.num_docs = 500;
+    docs_ = testing::RandomDocuments(spec);
+    dir_ = tmp_.path() + "/idx";
+    ASSERT_TRUE(testing::BuildIndex(docs_, dir_, "pfor").ok());
+  }
+
+  std::string File(const char* name) { return dir_ + "/" + name; }
+
+  void FlipByte(const std::string& path, uint64_t offset) {
+    std::fstream f(path, std::ios::in | std::ios::out | std::ios::binary);
+    f.seekg(static_cast<std::streamoff>(offset));
+    char c;
+    f.read(&c, 1);
+    c ^= 0x5a;
+    f.seekp(static_cast<std::streamoff>(offset));
+    f.write(&c, 1);
+  }
+
+  testing::TempDir tmp_;
+  std::string dir_;
+  std::vector<std::vector<std::string>> docs_;
+};
+
+TEST_F(IndexTest, RoundTrip) {
+  auto index = Index::Open(dir_, {.verify_lists = true});
+  ASSERT_TRUE(index.ok()) << index.status();
+  const Index& idx = **index;
+  EXPECT_EQ(idx.num_docs(), 500u);
+  uint64_t total = 0;
+  for (const auto& d : docs_) total += d.size();
+  EXPECT_EQ(idx.stats().total_doc_length, total);
+  EXPECT_FLOAT_EQ(idx.avg_doc_length(), static_cast<float>(total / 500.0));
+  EXPECT_EQ(idx.external_id(7), "doc7");
+  EXPECT_EQ(idx.doc_length(7), docs_[7].size());
+  // t0's list equals the documents containing t0, with their counts.
+  auto t0 = idx.Lookup("t0");
+  ASSERT_TRUE(t0.has_value());
+  auto list = idx.postings(*t0);
+  ASSERT_TRUE(list.ok());
+  std::vector<uint32_t> want_docs, want_freqs;
+  for (uint32_t d = 0; d < docs_.size(); ++d) {
+    uint32_t f = static_cast<uint32_t>(std::count(docs_[d].begin(), docs_[d].end(), "t0"));
+    if (f > 0) {
+      want_docs.push_back(d);
+      want_freqs.push_back(f);
+    }
+  }
+  std::vector<uint32_t> got_docs, got_freqs;
+  uint32_t buf[kBlockSize], fbuf[kBlockSize];
+  for (uint32_t b = 0; b < list->num_blocks(); ++b) {
+    ASSERT_TRUE(list->DecodeDocids(idx.codec(), b, buf).ok());
+    ASSERT_TRUE(list->DecodeFreqs(idx.codec(), b, fbuf).ok());
+    got_docs.insert(got_docs.end(), buf, buf + list->block_postings(b));
+    got_freqs.insert(got_freqs.end(), fbuf, fbuf + list->block_postings(b));
+  }
+  EXPECT_EQ(got_docs, want_docs);
+  EXPECT_EQ(got_freqs, want_freqs);
+  EXPECT_FALSE(idx.Lookup("nonexistent").has_value());
+  EXPECT_FALSE(idx.Lookup("").has_value());
+  EXPECT_EQ(idx.manifest().analyzer, AnalyzerConfig{});
+  EXPECT_EQ(idx.manifest().index_id.size(), 32u);
+}
+
+TEST_F(IndexTest, StoredFields) {
+  IndexWriterOptions o;
+  auto w = IndexWriter::Create(tmp_.path() + "/fields", o);
+  ASSERT_TRUE(w.ok());
+  std::vector<std::pair<std::string, std::string>> fields = {{"From", "a@b.c"}, {"Subject", "hi\nthere"}};
+  ASSERT_TRUE((*w)->AddDocument("m1", 2, fields).ok());
+  ASSERT_TRUE((*w)->AddDocument("m2", 1).ok());
+  ASSERT_TRUE((*w)->AddPostingList("hi", std::vector<uint32_t>{0, 1}, std::vector<uint32_t>{1, 1}).ok());
+  ASSERT_TRUE((*w)->Finish().ok());
+  auto idx = Index::Open(tmp_.path() + "/fields");
+  ASSERT_TRUE(idx.ok()) << idx.status();
+  auto f = (*idx)->stored_fields(0);
+  ASSERT_EQ(f.size(), 2u);
+  EXPECT_EQ(f[1].first, "Subject");
+  EXPECT_EQ(f[1].second, "hi\nthere");
+  EXPECT_TRUE((*idx)->stored_fields(1).empty());
+}
+
+TEST_F(IndexTest, FlippedByteInAnyFileIsDetected) {
+  for (const char* name : {kManifestFile, kLexiconFile, kPostingsFile, kDocumentsFile}) {
+    testing::TempDir copy;
+    const std::string d = copy.path() + "/idx";
+    fs::copy(dir_, d);
+    const std::string path = d + "/" + name;
+    const uint64_t size = fs::file_size(path);
+    for (uint64_t offset : {uint64_t{40}, size / 2, size - 20}) {
+      FlipByte(path, offset);
+      auto idx = Index::Open(d);
+      ASSERT_FALSE(idx.ok()) << name << " offset " << offset;
+      EXPECT_EQ(idx.status().code(), absl::StatusCode::kDataLoss) << idx.status();
+      EXPECT_THAT(std::string(idx.status().message()), HasSubstr(name));
+      FlipByte(path, offset);  // restore
+    }
+    EXPECT_TRUE(Index::Open(d).ok());
+  }
+}
+
+TEST_F(IndexTest, TruncatedFileIsDetected) {
+  for (const char* name : {kLexiconFile, kPostingsFile, kDocumentsFile, kManifestFile}) {
+    testing::TempDir copy;
+    const std::string d = copy.path() + "/idx";
+    fs::copy(dir_, d);
+    const std::string path = d + "/" + name;
+    for (uint64_t size : {fs::file_size(path) - 1, uint64_t{47}, uint64_t{10}, uint64_t{0}}) {
+      fs::resize_file(path, size);
+      auto idx = Index::Open(d);
+      ASSERT_FALSE(idx.ok());
+      EXPECT_EQ(idx.status().code(), absl::StatusCode::kDataLoss) << idx.status();
+      EXPECT_THAT(std::string(idx.status().message()), HasSubstr(name));
+    }
+  }
+}
+
+TEST_F(IndexTest, WrongVersionIsDetected) {
+  // The version field sits at bytes 16..19 of the header.
+  const std::string path = File(kLexiconFile);
+  std::fstream f(path, std::ios::in | std::ios::out | std::ios::binary);
+  f.seekp(16);
+  const uint32_t v = kFormatVersion + 1;
+  f.write(reinterpret_cast<const char*>(&v), 4);
+  f.close();
+  auto idx = Index::Open(dir_);
+  ASSERT_FALSE(idx.ok());
+  EXPECT_EQ(idx.status().code(), absl::StatusCode::kFailedPrecondition);
+  EXPECT_THAT(std::string(idx.status().message()), HasSubstr("version 2"));
+}
+
+TEST_F(IndexTest, SwappedFilesAreDetected) {
+  fs::rename(File(kLexiconFile), File("tmp"));
+  fs::rename(File(kDocumentsFile), File(kLexiconFile));
+  auto idx = Index::Open(dir_);
+  ASSERT_FALSE(idx.ok());
+  EXPECT_THAT(std::string(idx.status().message()), HasSubstr("wrong kind"));
+}
+
+TEST_F(IndexTest, MissingFileOrDirectory) {
+  fs::remove(File(kPostingsFile));
+  auto idx = Index::Open(dir_);
+  EXPECT_EQ(idx.status().code(), absl::StatusCode::kNotFound);
+  EXPECT_THAT(std::string(idx.status().message()), HasSubstr(kPostingsFile));
+  EXPECT_EQ(Index::Open(tmp_.path() + "/nope").status().code(), absl::StatusCode::kNotFound);
+}
+
+TEST_F(IndexTest, NotAnIndexFile) {
+  std::ofstream(File(kManifestFile), std::ios::trunc) << std::string(100, 'x');
+  auto idx = Index::Open(dir_);
+  EXPECT_EQ(idx.status().code(), absl::StatusCode::kDataLoss);
+  EXPECT_THAT(std::string(idx.status().message()), HasSubstr("not a Tandem index file"));
+}
+
+TEST_F(IndexTest, InterruptedBuildLeavesNothing) {
+  const std::string out = tmp_.path() + "/interrupted";
+  {
+    auto w = IndexWriter::Create(out, {});
+    ASSERT_TRUE(w.ok());
+    ASSERT_TRUE((*w)->AddDocument("a", 1).ok());
+    ASSERT_TRUE((*w)->AddPostingList("x", std::vector<uint32_t>{0}, std::vector<uint32_t>{1}).ok());
+    // Destroyed without Finish(): as if the build was killed.
+  }
+  EXPECT_FALSE(fs::exists(out));
+  for (const auto& e : fs::directory_iterator(tmp_.path())) {
+    EXPECT_THAT(e.path().filename().string(), ::testing::Not(HasSubstr("interrupted")));
+  }
+}
+
+TEST_F(IndexTest, RebuildReplacesIndexAtomically) {
+  auto before = Index::Open(dir_);
+  ASSERT_TRUE(before.ok());
+  const std::string old_id = (*before)->manifest().index_id;
+  ASSERT_TRUE(testing::BuildIndex({{"a"}}, dir_, "rice").ok());
+  auto after = Index::Open(dir_);
+  ASSERT_TRUE(after.ok());
+  EXPECT_NE((*after)->manifest().index_id, old_id);
+  EXPECT_EQ((*after)->manifest().codec, "rice");
+  // The old mapping stays valid while held.
+  EXPECT_EQ((*before)->num_docs(), 500u);
+}
+
+TEST_F(IndexTest, RefusesToReplaceANonIndexDirectory) {
+  const std::string d = tmp_.path() + "/precious";
+  fs::create_directory(d);
+  std::ofstream(d + "/thesis.tex") << "years of work";
+  auto w = IndexWriter::Create(d, {});
+  EXPECT_EQ(w.status().code(), absl::StatusCode::kAlreadyExists);
+  EXPECT_TRUE(fs::exists(d + "/thesis.tex"));
+}
+
+TEST_F(IndexTest, WriterRejectsBadInput) {
+  auto w = IndexWriter::Create(tmp_.path() + "/bad", {});
+  ASSERT_TRUE(w.ok());
+  ASSERT_TRUE((*w)->AddDocument("a", 1).ok());
+  ASSERT_TRUE((*w)->AddDocument("b", 1).ok());
+  using V = std::vector<uint32_t>;
+  EXPECT_FALSE((*w)->AddPostingList("m", V{1, 0}, V{1, 1}).ok());  // not increasing
+  EXPECT_FALSE((*w)->AddPostingList("m", V{0, 5}, V{1, 1}).ok());  // docid >= num_docs
+  EXPECT_FALSE((*w)->AddPostingList("m", V{0}, V{0}).ok());        // tf 0
+  EXPECT_FALSE((*w)->AddPostingList("m", V{}, V{}).ok());          // empty
+  ASSERT_TRUE((*w)->AddPostingList("m", V{0}, V{1}).ok());
+  EXPECT_FALSE((*w)->AddPostingList("a", V{0}, V{1}).ok());        // out of order
+  EXPECT_FALSE((*w)->AddDocument("c", 1).ok());                    // documents after lists
+  EXPECT_EQ(IndexWriter::Create(tmp_.path() + "/x", {.codec = "zip"}).status().code(),
+            absl::StatusCode::kInvalidArgument);
+}
+
+TEST_F(IndexTest, EmptyIndex) {
+  const std::string d = tmp_.path() + "/empty";
+  auto w = IndexWriter::Create(d, {});
+  ASSERT_TRUE(w.ok());
+  ASSERT_TRUE((*w)->Finish().ok());
+  auto idx = Index::Open(d, {.verify_lists = true});
+  ASSERT_TRUE(idx.ok()) << idx.status();
+  EXPECT_EQ((*idx)->num_docs(), 0u);
+  EXPECT_FALSE((*idx)->Lookup("a").has_value());
+}
+
+}  // namespace
+}  // namespace tandem::index

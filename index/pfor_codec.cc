@@ -1,27 +1,29 @@
 // PForDelta ("patched frame of reference"; Zukowski et al. 2006, "Super-Scalar RAM-CPU Cache
 // Compression", ICDE) with a bit width chosen per block, the CPU baseline of Ding et al. 2009
-// (sections 2 and 6.2: "the version of PForDelta from [23], which can select a different b for each
-// block").
+// (sections 2 and 6, which compare against "the version in [23], which can select a different b for
+// each block").
 //
 // Every value's low b bits go to a fixed b-bit slot, so the bulk of a block decodes with one
 // unrolled, branch-free unpack; the few values >= 2^b ("exceptions") are patched afterwards. As in
-// Ding et al. section 6.2, and unlike the linked list of exceptions threaded through the slots in
+// Ding et al. section 6, and unlike the linked list of exceptions threaded through the slots in
 // Zukowski et al., an exception keeps its low b bits in its slot and its position and high bits go
 // to two separate arrays, so b = 0 and b = 32 need no special cases and exceptions may be
-// arbitrarily close together.
+// arbitrarily close together. Unlike the paper's GPU version, which uses one b per list and
+// compresses those two arrays recursively, b is chosen per block and the arrays are stored plainly:
+// a byte per position and the high parts packed at the width of the largest.
 //
 // Block layout (all multi-bit fields packed little-endian, see bit_packing.h):
 //
 //   byte 0      b: slot width, 0..32
 //   byte 1      e: number of exceptions, 0..n
-//   byte 2      h: bit width of the high parts, 1..32-b; present only when e > 0
+//   byte 2      h: bit width of the high parts, 1..32-b (the encoder writes the largest part's
+//               width); present only when e > 0
 //   slots       PackedBytes(n, b) bytes: values[i] mod 2^b for i = 0..n-1
 //   positions   e bytes: the exceptions' indexes, strictly increasing, each < n
 //   highs       PackedBytes(e, h) bytes: values[position] >> b for each exception (nonzero), in the
 //               order of `positions`
 //
 // n is not stored: the caller knows it from the list length. The block parameter is unused (0).
-#include <algorithm>
 #include <bit>
 #include <cassert>
 #include <cstddef>

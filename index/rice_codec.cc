@@ -92,7 +92,11 @@ const uint8_t* DecodeUnary(const uint8_t* in, const uint8_t* end, size_t n, uint
   while (in < end) {
     const size_t take = std::min<size_t>(static_cast<size_t>(end - in), 8);
     uint64_t word = 0;
-    std::memcpy(&word, in, take);
+    if (take == 8) {
+      std::memcpy(&word, in, 8);  // a fixed size compiles to one load
+    } else {
+      std::memcpy(&word, in, take);
+    }
     const uint32_t valid_bits = static_cast<uint32_t>(8 * take);
     uint64_t zeros = valid_bits == 64 ? ~word : ~word & ((uint64_t{1} << valid_bits) - 1);
     uint32_t start = 0;  // first bit of the current code in this word

@@ -32,7 +32,8 @@ absl::StatusOr<std::string> StringMember(const json& object, const char* key) {
   if (it == object.end() || it->is_null()) return std::string();
   if (it->is_string()) return it->get<std::string>();
   if (it->is_number_integer()) return it->dump();
-  return absl::InvalidArgumentError(absl::StrCat("\"", key, "\" is a JSON ", it->type_name(), ", not a string"));
+  return absl::InvalidArgumentError(
+      absl::StrCat("\"", key, "\" is a JSON ", it->type_name(), ", not a string"));
 }
 
 class BeirReader : public FileSequenceReader {

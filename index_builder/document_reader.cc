@@ -21,14 +21,13 @@ namespace {
 namespace fs = std::filesystem;
 
 // Every format, in the order help texts list them.
-constexpr std::array<const FormatSpec*, 8> kFormats = {
-    &kBeirFormat,  &kTrecFormat,         &kSmartFormat, &kNplFormat,
-    &kReutersFormat, &kWikiExtractorFormat, &kEmailFormat, &kLinesFormat};
+constexpr std::array<const FormatSpec*, 8> kFormats = {&kBeirFormat,  &kTrecFormat,    &kSmartFormat,
+                                                       &kNplFormat,   &kReutersFormat, &kWikiExtractorFormat,
+                                                       &kEmailFormat, &kLinesFormat};
 
 bool IsHidden(const fs::path& path) { return path.filename().string().starts_with('.'); }
 
-absl::Status FileSystemError(const std::error_code& error, absl::string_view what,
-                             const fs::path& path) {
+absl::Status FileSystemError(const std::error_code& error, absl::string_view what, const fs::path& path) {
   return absl::Status(absl::ErrnoToStatusCode(error.value()),
                       absl::StrCat(what, " ", path.string(), ": ", error.message()));
 }
@@ -53,13 +52,14 @@ absl::StatusOr<InputFiles> ListInputFiles(const std::string& path, const FormatS
   fs::recursive_directory_iterator it(root, error);
   if (error) return FileSystemError(error, "cannot list", root);
   for (; it != fs::recursive_directory_iterator(); it.increment(error)) {
-    if (error) return FileSystemError(error, "cannot list", it->path());
     const fs::path& entry = it->path();
+    // An entry whose type cannot be read (a dangling symlink) is no input file; it is not an error.
+    std::error_code type_error;
     if (IsHidden(entry)) {
-      if (it->is_directory(error)) it.disable_recursion_pending();
+      if (it->is_directory(type_error)) it.disable_recursion_pending();
       continue;
     }
-    if (!it->is_regular_file(error) || !format.selects(entry)) continue;
+    if (!it->is_regular_file(type_error) || !format.selects(entry)) continue;
     input.files.push_back({entry, entry.string(), entry.lexically_relative(root).generic_string()});
   }
   if (error) return FileSystemError(error, "cannot list", root);
@@ -67,8 +67,8 @@ absl::StatusOr<InputFiles> ListInputFiles(const std::string& path, const FormatS
   std::sort(input.files.begin(), input.files.end(),
             [](const InputFile& a, const InputFile& b) { return a.path < b.path; });
   if (input.files.empty()) {
-    return absl::NotFoundError(absl::StrCat("no ", format.name, " input files (", format.files_wanted,
-                                            ") under ", path));
+    return absl::NotFoundError(
+        absl::StrCat("no ", format.name, " input files (", format.files_wanted, ") under ", path));
   }
   return input;
 }
@@ -101,7 +101,8 @@ bool LineSource::Next(std::string* line) {
 }
 
 absl::Status LineSource::status() const {
-  if (in_.bad()) return absl::DataLossError(absl::StrCat("error reading ", name_, " after line ", line_number_));
+  if (in_.bad())
+    return absl::DataLossError(absl::StrCat("error reading ", name_, " after line ", line_number_));
   return absl::OkStatus();
 }
 
@@ -143,8 +144,8 @@ absl::StatusOr<bool> ElementScanner::Next(Element* element) {
 
   // Collect lines up to the close tag. An open tag before it means this element was never closed: it
   // is returned incomplete and the new one is kept for the next call.
-  size_t from = open + open_.size();
   segment.erase(0, open);
+  size_t from = open_.size();
   while (true) {
     const size_t close = segment.find(close_, from);
     const size_t reopen = FindOpen(segment, from);
@@ -178,8 +179,9 @@ absl::StatusOr<bool> FileSequenceReader::Next(Document* doc) {
   while (true) {
     if (current_ == nullptr) {
       if (next_file_ == files_.files.size()) return false;
-      current_ = &files_.files[next_file_++];
-      TANDEM_RETURN_IF_ERROR(OpenFile(*current_));
+      const InputFile& file = files_.files[next_file_++];
+      TANDEM_RETURN_IF_ERROR(OpenFile(file));
+      current_ = &file;
     }
     doc->Clear();
     TANDEM_ASSIGN_OR_RETURN(const bool found, NextInFile(*current_, doc));
@@ -207,8 +209,7 @@ absl::StatusOr<std::unique_ptr<DocumentReader>> OpenDocumentReader(std::string_v
     TANDEM_ASSIGN_OR_RETURN(internal::InputFiles files, internal::ListInputFiles(path, *spec));
     return spec->make(std::move(files), std::move(options));
   }
-  return absl::InvalidArgumentError(absl::StrCat("unknown document format \"", format,
-                                                 "\"; known formats: ",
+  return absl::InvalidArgumentError(absl::StrCat("unknown document format \"", format, "\"; known formats: ",
                                                  absl::StrJoin(DocumentFormatNames(), ", ")));
 }
 

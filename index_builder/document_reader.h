@@ -62,7 +62,20 @@ class DocumentReader {
   virtual absl::StatusOr<bool> Next(Document* doc) = 0;
 };
 
-// Formats: "beir", "trec", "smart", "npl", "reuters", "wikiextractor", "email", "lines".
+// Opens a reader of `format` over `path`. Formats, with the files a directory PATH contributes:
+//   beir           BEIR corpus JSONL (corpus*.jsonl); id "_id", text title + "\n" + text
+//   trec           TREC SGML <DOC> files (all); id DOCNO, text headline and <TEXT> sections
+//   smart          SMART .I/.T/.W collections (*.all*: cran.all.1400, CISI.ALL, MED.ALL); id .I number
+//   npl            NPL doc-text blocks (doc-text); id the block number
+//   reuters        Reuters-21578 (*.sgm); id NEWID, text TITLE + BODY
+//   wikiextractor  WikiExtractor <doc> files (all); id the id attribute
+//   email          RFC 5322 messages, one per file, or the npm SpamAssassin JSON records (all);
+//                  id the path relative to PATH ("<group>/<id>" for JSON records)
+//   lines          one document per non-blank line (all); id the line number ("file:line" in a
+//                  directory)
+// Every Document::text is valid UTF-8 (stray bytes are read as windows-1252). Errors: NOT_FOUND when
+// PATH does not exist or a directory holds none of the format's files, INVALID_ARGUMENT for an unknown
+// format (the message lists the known ones).
 absl::StatusOr<std::unique_ptr<DocumentReader>> OpenDocumentReader(std::string_view format,
                                                                    const std::string& path,
                                                                    ReaderOptions options);

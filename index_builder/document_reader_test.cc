@@ -1,6 +1,8 @@
 // Tests of the document readers: every format on the small fixtures under tests/data/readers (ids, text,
 // fields, bad documents reported with file:line and skipped), the factory's errors, directory walking,
 // the text_util helpers, and document counts on the real collections of ../shared/data.
+#include "index_builder/document_reader.h"
+
 #include <algorithm>
 #include <cstdlib>
 #include <filesystem>
@@ -13,7 +15,6 @@
 #include "absl/strings/str_cat.h"
 #include "gmock/gmock.h"
 #include "gtest/gtest.h"
-#include "index_builder/document_reader.h"
 #include "index_builder/text_util.h"
 
 namespace tandem::index_builder {
@@ -113,8 +114,8 @@ TEST(DocumentReaderTest, UnknownFormatListsTheKnownOnes) {
   for (const std::string& name : DocumentFormatNames()) {
     EXPECT_THAT(std::string(reader.status().message()), HasSubstr(name));
   }
-  EXPECT_THAT(DocumentFormatNames(), ElementsAre("beir", "trec", "smart", "npl", "reuters", "wikiextractor",
-                                                 "email", "lines"));
+  EXPECT_THAT(DocumentFormatNames(),
+              ElementsAre("beir", "trec", "smart", "npl", "reuters", "wikiextractor", "email", "lines"));
 }
 
 TEST(DocumentReaderTest, MissingPathIsNotFound) {
@@ -126,7 +127,8 @@ TEST(DocumentReaderTest, MissingPathIsNotFound) {
 }
 
 TEST(DocumentReaderTest, DirectoryWithoutWantedFilesIsNotFound) {
-  absl::StatusOr<std::unique_ptr<DocumentReader>> reader = OpenDocumentReader("reuters", Fixture("smart"), {});
+  absl::StatusOr<std::unique_ptr<DocumentReader>> reader =
+      OpenDocumentReader("reuters", Fixture("smart"), {});
   ASSERT_FALSE(reader.ok());
   EXPECT_EQ(reader.status().code(), absl::StatusCode::kNotFound);
   EXPECT_THAT(std::string(reader.status().message()), HasSubstr("*.sgm"));
@@ -166,16 +168,21 @@ TEST(BeirReaderTest, ReadsCorpusAndReportsBadLines) {
 TEST(TrecReaderTest, ReadsDocsHeadlinesAndTextSections) {
   const std::string file = Fixture("trec/fr940104.trec");
   const Collected got = ReadAll("trec", file);
-  EXPECT_THAT(Ids(got), ElementsAre("FT911-1", "LA010189-0001", "WEB-1"));
+  EXPECT_THAT(Ids(got), ElementsAre("FT911-1", "LA010189-0001", "EMPTY-1", "SHORT-2", "WEB-1"));
   EXPECT_EQ(got.docs[0].text,
             "FT  14 MAY 91 / Rates & markets\nFirst paragraph of the text.\nSecond-paragraph with AT&T.\n"
             "A second TEXT section.");
   EXPECT_THAT(got.docs[0].fields, ElementsAre(Pair("title", "FT 14 MAY 91 / Rates & markets")));
   EXPECT_EQ(got.docs[1].text, "One-line document.");
   EXPECT_EQ(got.docs[1].location, file + ":13");
+  // Several documents on one line, after other text.
+  EXPECT_EQ(got.docs[2].text, "");
+  EXPECT_EQ(got.docs[2].location, file + ":14");
+  EXPECT_EQ(got.docs[3].text, "x");
   // No <TEXT>: the whole document minus DOCNO/DOCHDR, as HTML; the script does not leak.
-  EXPECT_EQ(got.docs[2].text, "Web page\nBody <text> here.");
-  EXPECT_THAT(got.bad, ElementsAre(file + ":14: document without a <DOCNO>", file + ":17: <DOC> without </DOC>"));
+  EXPECT_EQ(got.docs[4].text, "Web page\nBody <text> here.");
+  EXPECT_THAT(got.bad,
+              ElementsAre(file + ":15: document without a <DOCNO>", file + ":18: <DOC> without </DOC>"));
 }
 
 TEST(SmartReaderTest, ReadsTitleAbstractAndStoredSections) {
@@ -186,10 +193,11 @@ TEST(SmartReaderTest, ReadsTitleAbstractAndStoredSections) {
   EXPECT_EQ(got.docs[1].text,
             "experimental investigation of the aerodynamics of a\nwing in a slipstream .\n"
             "an experimental study of a wing in a propeller slipstream .");
-  EXPECT_THAT(got.docs[1].fields,
-              ElementsAre(Pair("title", "experimental investigation of the aerodynamics of a wing in a slipstream ."),
-                          Pair("author", "brenckman,m."), Pair("author", "second,a."),
-                          Pair("source", "j. ae. scs. 25, 1958, 324.")));
+  EXPECT_THAT(
+      got.docs[1].fields,
+      ElementsAre(Pair("title", "experimental investigation of the aerodynamics of a wing in a slipstream ."),
+                  Pair("author", "brenckman,m."), Pair("author", "second,a."),
+                  Pair("source", "j. ae. scs. 25, 1958, 324.")));
   EXPECT_EQ(got.docs[1].location, cran + ":2");
   EXPECT_EQ(got.docs[2].text, "first abstract part .\nsecond abstract part .");
   EXPECT_THAT(got.bad, ElementsAre(cran + ":1: text before the first .I line",
@@ -200,8 +208,9 @@ TEST(NplReaderTest, ReadsNumberedBlocks) {
   const std::string file = Fixture("npl/doc-text");
   const Collected got = ReadAll("npl", Fixture("npl"));  // query-text is not read
   EXPECT_THAT(Ids(got), ElementsAre("1", "2"));
-  EXPECT_EQ(got.docs[0].text,
-            "compact memories have flexible capacities  a digital data storage\nsystem with capacity up to bits");
+  EXPECT_EQ(
+      got.docs[0].text,
+      "compact memories have flexible capacities  a digital data storage\nsystem with capacity up to bits");
   EXPECT_EQ(got.docs[1].location, file + ":6");
   EXPECT_THAT(got.bad, ElementsAre(StartsWith(file + ":9: a block must start with its document number"),
                                    file + ":12: document 4 does not end with a \"/\" line"));
@@ -212,11 +221,11 @@ TEST(ReutersReaderTest, ReadsStoriesFieldsAndEntities) {
   const Collected got = ReadAll("reuters", Fixture("reuters"));
   EXPECT_THAT(Ids(got), ElementsAre("1", "2", "3"));
   // &lt; decoded after tags are stripped, the Latin-1 byte 0xFC read as "ü", &#3; gone.
-  EXPECT_EQ(got.docs[0].text, "BAHIA COCOA REVIEW\nShowers continued <BAHIA> in\nM\u00fcnchen & the zone.\n Reuter");
-  EXPECT_THAT(got.docs[0].fields,
-              ElementsAre(Pair("title", "BAHIA COCOA REVIEW"), Pair("topic", "cocoa"), Pair("topic", "coffee"),
-                          Pair("place", "el-salvador"), Pair("place", "usa"),
-                          Pair("date", "26-FEB-1987 15:01:01.79")));
+  EXPECT_EQ(got.docs[0].text,
+            "BAHIA COCOA REVIEW\nShowers continued <BAHIA> in\nM\u00fcnchen & the zone.\n Reuter");
+  EXPECT_THAT(got.docs[0].fields, ElementsAre(Pair("title", "BAHIA COCOA REVIEW"), Pair("topic", "cocoa"),
+                                              Pair("topic", "coffee"), Pair("place", "el-salvador"),
+                                              Pair("place", "usa"), Pair("date", "26-FEB-1987 15:01:01.79")));
   EXPECT_EQ(got.docs[0].location, file + ":2");
   EXPECT_EQ(got.docs[1].text, "ASSETS OF MONEY MARKET FUNDS ROSE");  // BRIEF: title only
   EXPECT_EQ(got.docs[2].text, "FEDERAL RESERVE WEEKLY REPORT\n Net free reserves.....644 vs.....1,337");
@@ -250,9 +259,10 @@ TEST(EmailReaderTest, ReadsMessagesAndWalksMime) {
   EXPECT_EQ(got.docs[1].text,
             "Multipart test\nSoft line break and an equals sign = here.\nBase64 text part.\n"
             "Only HTML part & entity");
-  EXPECT_THAT(got.bad, ElementsAre(Fixture("email/no-separator.eml") +
-                                       ":1: not an e-mail message: no empty line ends the headers",
-                                   Fixture("email/not-mail.txt") + ":1: not an e-mail message: no header lines"));
+  EXPECT_THAT(got.bad,
+              ElementsAre(Fixture("email/no-separator.eml") +
+                              ":1: not an e-mail message: no empty line ends the headers",
+                          Fixture("email/not-mail.txt") + ":1: not an e-mail message: no header lines"));
 }
 
 TEST(EmailReaderTest, ReadsNpmSpamAssassinJsonRecords) {
@@ -262,8 +272,9 @@ TEST(EmailReaderTest, ReadsNpmSpamAssassinJsonRecords) {
   EXPECT_EQ(got.docs[0].text, "Hi\nham body");
   EXPECT_EQ(got.docs[2].text, "Win money\nClick here\u00a0now.");
   EXPECT_THAT(FieldValues(got.docs[2], "from"), ElementsAre("spam@example.com"));
-  EXPECT_THAT(got.bad, ElementsAre(StartsWith(Fixture("email-json/all.json") + ":1: 1 of 3 JSON values"),
-                                   StartsWith(Fixture("email-json/file_list.json") + ":1: 1 of 1 JSON values")));
+  EXPECT_THAT(got.bad,
+              ElementsAre(StartsWith(Fixture("email-json/all.json") + ":1: 1 of 3 JSON values"),
+                          StartsWith(Fixture("email-json/file_list.json") + ":1: 1 of 1 JSON values")));
 }
 
 TEST(LinesReaderTest, OneDocumentPerNonBlankLine) {
@@ -278,7 +289,7 @@ TEST(TextUtilTest, SanitizeUtf8KeepsUtf8AndReadsOtherBytesAsWindows1252) {
   EXPECT_EQ(SanitizeUtf8("plain \u00e9\u4e2d\U0001F600"), "plain \u00e9\u4e2d\U0001F600");
   EXPECT_EQ(SanitizeUtf8("caf\xe9"), "caf\u00e9");
   EXPECT_EQ(SanitizeUtf8("\x93quoted\x94 \x80"), "\u201cquoted\u201d \u20ac");
-  EXPECT_EQ(SanitizeUtf8("\xc0\x80"), "\u00c0\u20ac");          // overlong NUL
+  EXPECT_EQ(SanitizeUtf8("\xc0\x80"), "\u00c0\u20ac");            // overlong NUL
   EXPECT_EQ(SanitizeUtf8("\xed\xa0\x80"), "\u00ed\u00a0\u20ac");  // UTF-16 surrogate
   EXPECT_EQ(SanitizeUtf8("end\xe2\x82"), "end\u00e2\u201a");      // truncated sequence
   EXPECT_EQ(SanitizeUtf8(std::string("a\0b\x01\x7f\tc\r\n", 9)), "a b  \tc\r\n");

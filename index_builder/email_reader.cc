@@ -82,7 +82,8 @@ Part ParsePart(absl::string_view raw) {
       return part;
     }
     if ((line[0] == ' ' || line[0] == '\t') && !part.headers.empty()) {
-      absl::StrAppend(&part.headers.back().value, line);  // unfolding drops the line break and keeps the blank
+      absl::StrAppend(&part.headers.back().value,
+                      line);  // unfolding drops the line break and keeps the blank
       pos = next;
       continue;
     }
@@ -161,7 +162,8 @@ ContentType ParseContentType(absl::string_view value) {
   while (i != absl::string_view::npos && i < value.size()) {
     const size_t eq = value.find('=', i + 1);
     if (eq == absl::string_view::npos) break;
-    const std::string name = absl::AsciiStrToLower(absl::StripAsciiWhitespace(value.substr(i + 1, eq - i - 1)));
+    const std::string name =
+        absl::AsciiStrToLower(absl::StripAsciiWhitespace(value.substr(i + 1, eq - i - 1)));
     size_t v = eq + 1;
     while (v < value.size() && absl::ascii_isspace(static_cast<unsigned char>(value[v]))) ++v;
     std::string param;
@@ -206,8 +208,8 @@ std::vector<absl::string_view> SplitMultipart(absl::string_view body, absl::stri
 }
 
 std::string DecodeTransfer(const Part& part) {
-  const std::string encoding =
-      absl::AsciiStrToLower(absl::StripAsciiWhitespace(FindHeader(part.headers, "content-transfer-encoding")));
+  const std::string encoding = absl::AsciiStrToLower(
+      absl::StripAsciiWhitespace(FindHeader(part.headers, "content-transfer-encoding")));
   if (encoding == "quoted-printable") return DecodeQuotedPrintable(part.body);
   if (encoding == "base64") return DecodeBase64(part.body);
   return std::string(part.body);
@@ -311,7 +313,8 @@ class EmailReader : public FileSequenceReader {
       }
       doc->external_id = std::move(message.id);
       doc->location = Location(file, 1);
-      for (const Header& header : top.headers) doc->fields.emplace_back(header.name, HeaderText(header.value));
+      for (const Header& header : top.headers)
+        doc->fields.emplace_back(header.name, HeaderText(header.value));
       AppendParagraph(HeaderText(FindHeader(top.headers, "subject")), &doc->text);
       ExtractText(top, 0, &doc->text);
       std::string().swap(message.text);
@@ -342,7 +345,8 @@ class EmailReader : public FileSequenceReader {
         continue;
       }
       std::string id = single ? file.relative : absl::StrCat(file.relative, "#", i + 1);
-      if (const auto it = record.find("id"); it != record.end() && (it->is_string() || it->is_number_integer())) {
+      if (const auto it = record.find("id");
+          it != record.end() && (it->is_string() || it->is_number_integer())) {
         id = it->is_string() ? it->get<std::string>() : it->dump();
         if (const auto group = record.find("group"); group != record.end() && group->is_string()) {
           id = absl::StrCat(group->get<std::string>(), "/", id);
@@ -351,8 +355,9 @@ class EmailReader : public FileSequenceReader {
       messages_.push_back({record["text"].get<std::string>(), std::move(id)});
     }
     if (skipped > 0) {
-      ReportBadDocument(file, 1, absl::StrCat(skipped, " of ", records.size(),
-                                              " JSON values are not e-mail records (objects with a \"text\" string)"));
+      ReportBadDocument(file, 1,
+                        absl::StrCat(skipped, " of ", records.size(),
+                                     " JSON values are not e-mail records (objects with a \"text\" string)"));
     }
   }
 
@@ -367,7 +372,8 @@ std::unique_ptr<DocumentReader> MakeEmailReader(InputFiles files, ReaderOptions 
     if (file.path.extension() == ".json") json_stems.insert(file.path.parent_path() / file.path.stem());
   }
   std::erase_if(files.files, [&](const InputFile& file) {
-    return file.path.extension() != ".json" && json_stems.contains(file.path.parent_path() / file.path.stem());
+    return file.path.extension() != ".json" &&
+           json_stems.contains(file.path.parent_path() / file.path.stem());
   });
   return std::make_unique<EmailReader>(std::move(files), std::move(options));
 }

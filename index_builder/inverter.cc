@@ -416,7 +416,7 @@ absl::StatusOr<BuildSummary> BuildIndex(DocumentReader& reader, const std::strin
   build.analyzer = analyzer.get();
   build.writer = writer.get();
   build.spill_dir = tmpl;
-  build.worker_budget = std::max<uint64_t>(options.memory_budget_bytes / threads, 1 << 20);
+  build.worker_budget = std::max<uint64_t>(options.memory_budget_bytes / threads, 1 << 12);
 
   BatchQueue queue(2 * threads);
   std::vector<std::thread> workers;

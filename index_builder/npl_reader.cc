@@ -52,8 +52,9 @@ class NplReader : public FileSequenceReader {
       }
       TANDEM_RETURN_IF_ERROR(lines_.status());
       if (!numbered) {
-        ReportBadDocument(file, start_line, absl::StrCat("a block must start with its document number, got \"",
-                                                         SanitizeUtf8(id), "\""));
+        ReportBadDocument(
+            file, start_line,
+            absl::StrCat("a block must start with its document number, got \"", SanitizeUtf8(id), "\""));
         continue;
       }
       if (!ended) {

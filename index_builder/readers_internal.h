@@ -11,12 +11,12 @@
 #include <fstream>
 #include <memory>
 #include <string>
-#include "absl/strings/string_view.h"
 #include <utility>
 #include <vector>
 
 #include "absl/status/status.h"
 #include "absl/status/statusor.h"
+#include "absl/strings/string_view.h"
 #include "index_builder/document_reader.h"
 
 namespace tandem::index_builder::internal {

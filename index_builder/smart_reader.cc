@@ -79,7 +79,8 @@ class SmartReader : public FileSequenceReader {
         doc->location = Location(file, start_line);
         return true;
       }
-      ReportBadDocument(file, start_line, absl::StrCat("\".I\" needs a document number, got \"", start, "\""));
+      ReportBadDocument(file, start_line,
+                        absl::StrCat("\".I\" needs a document number, got \"", start, "\""));
       if (!has_next_start_) return false;
     }
   }
@@ -142,7 +143,8 @@ class SmartReader : public FileSequenceReader {
     AppendParagraph(absl::StrJoin(sections.title_lines, "\n"), &doc->text);
     AppendParagraph(sections.abstract, &doc->text);
     // Stored values are for display: a title wrapped over lines reads as one line.
-    if (!sections.title_lines.empty()) doc->fields.emplace_back("title", absl::StrJoin(sections.title_lines, " "));
+    if (!sections.title_lines.empty())
+      doc->fields.emplace_back("title", absl::StrJoin(sections.title_lines, " "));
     for (const std::vector<std::string>& author : sections.authors) {
       for (const std::string& name : author) doc->fields.emplace_back("author", name);
     }

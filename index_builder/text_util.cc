@@ -3,7 +3,6 @@
 #include <array>
 #include <cstdint>
 #include <string>
-#include "absl/strings/string_view.h"
 #include <unordered_map>
 #include <unordered_set>
 #include <utility>
@@ -12,6 +11,7 @@
 #include "absl/strings/ascii.h"
 #include "absl/strings/match.h"
 #include "absl/strings/str_cat.h"
+#include "absl/strings/string_view.h"
 #include "absl/strings/strip.h"
 
 namespace tandem::index_builder {
@@ -65,23 +65,22 @@ size_t Utf8SequenceLength(absl::string_view in, size_t i) {
 
 // HTML 4 names of U+00A0..U+00FF, in code point order.
 constexpr std::array<absl::string_view, 96> kLatin1EntityNames = {
-    "nbsp",   "iexcl",  "cent",   "pound",  "curren", "yen",    "brvbar", "sect",   "uml",
-    "copy",   "ordf",   "laquo",  "not",    "shy",    "reg",    "macr",   "deg",    "plusmn",
-    "sup2",   "sup3",   "acute",  "micro",  "para",   "middot", "cedil",  "sup1",   "ordm",
-    "raquo",  "frac14", "frac12", "frac34", "iquest", "Agrave", "Aacute", "Acirc",  "Atilde",
-    "Auml",   "Aring",  "AElig",  "Ccedil", "Egrave", "Eacute", "Ecirc",  "Euml",   "Igrave",
-    "Iacute", "Icirc",  "Iuml",   "ETH",    "Ntilde", "Ograve", "Oacute", "Ocirc",  "Otilde",
-    "Ouml",   "times",  "Oslash", "Ugrave", "Uacute", "Ucirc",  "Uuml",   "Yacute", "THORN",
-    "szlig",  "agrave", "aacute", "acirc",  "atilde", "auml",   "aring",  "aelig",  "ccedil",
-    "egrave", "eacute", "ecirc",  "euml",   "igrave", "iacute", "icirc",  "iuml",   "eth",
-    "ntilde", "ograve", "oacute", "ocirc",  "otilde", "ouml",   "divide", "oslash", "ugrave",
+    "nbsp",   "iexcl",  "cent",   "pound",  "curren", "yen",    "brvbar", "sect",   "uml",    "copy",
+    "ordf",   "laquo",  "not",    "shy",    "reg",    "macr",   "deg",    "plusmn", "sup2",   "sup3",
+    "acute",  "micro",  "para",   "middot", "cedil",  "sup1",   "ordm",   "raquo",  "frac14", "frac12",
+    "frac34", "iquest", "Agrave", "Aacute", "Acirc",  "Atilde", "Auml",   "Aring",  "AElig",  "Ccedil",
+    "Egrave", "Eacute", "Ecirc",  "Euml",   "Igrave", "Iacute", "Icirc",  "Iuml",   "ETH",    "Ntilde",
+    "Ograve", "Oacute", "Ocirc",  "Otilde", "Ouml",   "times",  "Oslash", "Ugrave", "Uacute", "Ucirc",
+    "Uuml",   "Yacute", "THORN",  "szlig",  "agrave", "aacute", "acirc",  "atilde", "auml",   "aring",
+    "aelig",  "ccedil", "egrave", "eacute", "ecirc",  "euml",   "igrave", "iacute", "icirc",  "iuml",
+    "eth",    "ntilde", "ograve", "oacute", "ocirc",  "otilde", "ouml",   "divide", "oslash", "ugrave",
     "uacute", "ucirc",  "uuml",   "yacute", "thorn",  "yuml"};
 
 // HTML 4 names of the Greek letters U+0391..U+03A9 and U+03B1..U+03C9 (U+03A2 is unassigned).
 constexpr std::array<absl::string_view, 25> kGreekEntityNames = {
-    "alpha", "beta",  "gamma", "delta",   "epsilon", "zeta", "eta", "theta", "iota",
-    "kappa", "lambda", "mu",   "nu",      "xi",      "omicron", "pi", "rho", "",
-    "sigma", "tau",   "upsilon", "phi",   "chi",     "psi",  "omega"};
+    "alpha", "beta",   "gamma",   "delta", "epsilon", "zeta",    "eta",  "theta", "iota",
+    "kappa", "lambda", "mu",      "nu",    "xi",      "omicron", "pi",   "rho",   "",
+    "sigma", "tau",    "upsilon", "phi",   "chi",     "psi",     "omega"};
 
 struct NamedEntity {
   absl::string_view name;
@@ -89,26 +88,65 @@ struct NamedEntity {
 };
 
 constexpr NamedEntity kOtherEntities[] = {
-    {"amp", '&'},        {"lt", '<'},         {"gt", '>'},         {"quot", '"'},
-    {"apos", '\''},      {"OElig", 0x152},    {"oelig", 0x153},    {"Scaron", 0x160},
-    {"scaron", 0x161},   {"Yuml", 0x178},     {"fnof", 0x192},     {"circ", 0x2C6},
-    {"tilde", 0x2DC},    {"ensp", 0x2002},    {"emsp", 0x2003},    {"thinsp", 0x2009},
-    {"zwnj", 0x200C},    {"zwj", 0x200D},     {"lrm", 0x200E},     {"rlm", 0x200F},
-    {"ndash", 0x2013},   {"mdash", 0x2014},   {"lsquo", 0x2018},   {"rsquo", 0x2019},
-    {"sbquo", 0x201A},   {"ldquo", 0x201C},   {"rdquo", 0x201D},   {"bdquo", 0x201E},
-    {"dagger", 0x2020},  {"Dagger", 0x2021},  {"bull", 0x2022},    {"hellip", 0x2026},
-    {"permil", 0x2030},  {"prime", 0x2032},   {"Prime", 0x2033},   {"lsaquo", 0x2039},
-    {"rsaquo", 0x203A},  {"euro", 0x20AC},    {"trade", 0x2122},   {"larr", 0x2190},
-    {"rarr", 0x2192},    {"minus", 0x2212},   {"le", 0x2264},      {"ge", 0x2265},
-    {"ne", 0x2260},      {"infin", 0x221E},   {"sigmaf", 0x3C2},
+    {"amp", '&'},
+    {"lt", '<'},
+    {"gt", '>'},
+    {"quot", '"'},
+    {"apos", '\''},
+    {"OElig", 0x152},
+    {"oelig", 0x153},
+    {"Scaron", 0x160},
+    {"scaron", 0x161},
+    {"Yuml", 0x178},
+    {"fnof", 0x192},
+    {"circ", 0x2C6},
+    {"tilde", 0x2DC},
+    {"ensp", 0x2002},
+    {"emsp", 0x2003},
+    {"thinsp", 0x2009},
+    {"zwnj", 0x200C},
+    {"zwj", 0x200D},
+    {"lrm", 0x200E},
+    {"rlm", 0x200F},
+    {"ndash", 0x2013},
+    {"mdash", 0x2014},
+    {"lsquo", 0x2018},
+    {"rsquo", 0x2019},
+    {"sbquo", 0x201A},
+    {"ldquo", 0x201C},
+    {"rdquo", 0x201D},
+    {"bdquo", 0x201E},
+    {"dagger", 0x2020},
+    {"Dagger", 0x2021},
+    {"bull", 0x2022},
+    {"hellip", 0x2026},
+    {"permil", 0x2030},
+    {"prime", 0x2032},
+    {"Prime", 0x2033},
+    {"lsaquo", 0x2039},
+    {"rsaquo", 0x203A},
+    {"euro", 0x20AC},
+    {"trade", 0x2122},
+    {"larr", 0x2190},
+    {"rarr", 0x2192},
+    {"minus", 0x2212},
+    {"le", 0x2264},
+    {"ge", 0x2265},
+    {"ne", 0x2260},
+    {"infin", 0x221E},
+    {"sigmaf", 0x3C2},
     // SGML entities of the TREC Federal Register documents.
-    {"hyph", '-'},       {"blank", ' '},      {"space", ' '},      {"cir", 0x25CB},
+    {"hyph", '-'},
+    {"blank", ' '},
+    {"space", ' '},
+    {"cir", 0x25CB},
 };
 
 const std::unordered_map<std::string, char32_t>& EntityTable() {
   static const auto* table = [] {
     auto* t = new std::unordered_map<std::string, char32_t>();
-    for (size_t i = 0; i < kLatin1EntityNames.size(); ++i) (*t)[std::string(kLatin1EntityNames[i])] = 0xA0 + i;
+    for (size_t i = 0; i < kLatin1EntityNames.size(); ++i)
+      (*t)[std::string(kLatin1EntityNames[i])] = 0xA0 + i;
     // A no-break space separates words like a space; indexing has no use for the distinction.
     (*t)["nbsp"] = ' ';
     for (size_t i = 0; i < kGreekEntityNames.size(); ++i) {
@@ -133,8 +171,7 @@ bool LookupEntity(absl::string_view name, char32_t* code_point) {
   if (name.size() < 2 || !absl::ascii_isupper(name[0])) return false;
   for (size_t i = 0; i < kGreekEntityNames.size(); ++i) {
     absl::string_view g = kGreekEntityNames[i];
-    if (g.size() == name.size() && g.substr(1) == name.substr(1) &&
-        g[0] == absl::ascii_tolower(name[0])) {
+    if (g.size() == name.size() && g.substr(1) == name.substr(1) && g[0] == absl::ascii_tolower(name[0])) {
       *code_point = 0x391 + i;
       return true;
     }
@@ -181,35 +218,36 @@ size_t DecodeReference(absl::string_view in, size_t i, std::string* out) {
 // Tags that browsers render without a break: removing them must not split a word ("<b>H</b>ello").
 bool IsInlineTag(const std::string& lower_name) {
   static const auto* tags = new std::unordered_set<std::string>{
-      "a",   "abbr", "acronym", "b",      "bdi",  "bdo",    "big", "cite", "code", "dfn",
-      "em",  "font", "i",       "kbd",    "mark", "nobr",   "q",   "s",    "samp", "small",
-      "span", "strike", "strong", "sub",  "sup",  "tt",     "u",   "var",  "wbr"};
+      "a",    "abbr",   "acronym", "b",   "bdi",  "bdo",  "big", "cite", "code", "dfn",
+      "em",   "font",   "i",       "kbd", "mark", "nobr", "q",   "s",    "samp", "small",
+      "span", "strike", "strong",  "sub", "sup",  "tt",   "u",   "var",  "wbr"};
   return tags->contains(lower_name);
 }
 
 // Tags that end a line of rendered text.
 bool IsBlockTag(const std::string& lower_name) {
   static const auto* tags = new std::unordered_set<std::string>{
-      "address", "article", "aside",  "blockquote", "body",  "br",    "caption", "center", "dd",
-      "div",     "dl",      "dt",     "figcaption", "figure", "footer", "form",  "h1",     "h2",
-      "h3",      "h4",      "h5",     "h6",         "head",  "header", "hr",     "html",   "li",
-      "main",    "nav",     "ol",     "p",          "pre",   "section", "table", "tbody",  "td",
-      "tfoot",   "th",      "thead",  "title",      "tr",    "ul"};
+      "address", "article", "aside", "blockquote", "body",   "br",      "caption", "center", "dd",
+      "div",     "dl",      "dt",    "figcaption", "figure", "footer",  "form",    "h1",     "h2",
+      "h3",      "h4",      "h5",    "h6",         "head",   "header",  "hr",      "html",   "li",
+      "main",    "nav",     "ol",    "p",          "pre",    "section", "table",   "tbody",  "td",
+      "tfoot",   "th",      "thead", "title",      "tr",     "ul"};
   return tags->contains(lower_name);
 }
 
 // HTML tags plus the extension tags MediaWiki leaves in WikiExtractor output.
 bool IsKnownHtmlTag(const std::string& lower_name) {
   static const auto* tags = new std::unordered_set<std::string>{
-      "area",     "audio",     "base",     "basefont", "blink",    "button",   "chem",
-      "col",      "colgroup",  "del",      "details",  "dir",      "embed",    "fieldset",
-      "frame",    "frameset",  "gallery",  "hiero",    "iframe",   "imagemap", "img",
-      "includeonly", "input",  "ins",      "label",    "legend",   "link",     "map",
-      "marquee",  "math",      "menu",     "meta",     "noframes", "noinclude", "noscript",
-      "nowiki",   "object",    "onlyinclude", "optgroup", "option", "param",   "poem",
-      "ref",      "references", "rp",      "rt",       "ruby",     "score",    "script",
-      "select",   "source",    "style",    "summary",  "syntaxhighlight", "templatedata",
-      "textarea", "timeline",  "video"};
+      "area",         "audio",       "base",     "basefont",    "blink",    "button",
+      "chem",         "col",         "colgroup", "del",         "details",  "dir",
+      "embed",        "fieldset",    "frame",    "frameset",    "gallery",  "hiero",
+      "iframe",       "imagemap",    "img",      "includeonly", "input",    "ins",
+      "label",        "legend",      "link",     "map",         "marquee",  "math",
+      "menu",         "meta",        "noframes", "noinclude",   "noscript", "nowiki",
+      "object",       "onlyinclude", "optgroup", "option",      "param",    "poem",
+      "ref",          "references",  "rp",       "rt",          "ruby",     "score",
+      "script",       "select",      "source",   "style",       "summary",  "syntaxhighlight",
+      "templatedata", "textarea",    "timeline", "video"};
   return tags->contains(lower_name) || IsInlineTag(lower_name) || IsBlockTag(lower_name);
 }
 
@@ -345,7 +383,8 @@ std::string StripTags(absl::string_view in, TagPolicy policy) {
         (in[j] == '>' || in[j] == '/' || absl::ascii_isspace(static_cast<unsigned char>(in[j])))) {
       end = in.find('>', j);
       // Without the "<" escaping of real HTML, a tag must at least close on its own line.
-      if (!any && end != absl::string_view::npos && in.substr(j, end - j).find('\n') != absl::string_view::npos) {
+      if (!any && end != absl::string_view::npos &&
+          in.substr(j, end - j).find('\n') != absl::string_view::npos) {
         end = absl::string_view::npos;
       }
     }
@@ -391,7 +430,9 @@ std::string DecodeQuotedPrintable(absl::string_view in) {
       continue;
     }
     if (i + 2 < in.size() && absl::ascii_isxdigit(in[i + 1]) && absl::ascii_isxdigit(in[i + 2])) {
-      const auto nibble = [](char h) { return absl::ascii_isdigit(h) ? h - '0' : absl::ascii_tolower(h) - 'a' + 10; };
+      const auto nibble = [](char h) {
+        return absl::ascii_isdigit(h) ? h - '0' : absl::ascii_tolower(h) - 'a' + 10;
+      };
       out.push_back(static_cast<char>(nibble(in[i + 1]) * 16 + nibble(in[i + 2])));
       i += 3;
       continue;

@@ -1,0 +1,149 @@
+#include "server/metrics.h"
+
+#include <string>
+
+#include "absl/time/time.h"
+#include "server/status_mapping.h"
+
+namespace tandem::server {
+namespace {
+
+using prometheus::BuildCounter;
+using prometheus::BuildGauge;
+using prometheus::BuildHistogram;
+
+// 50 µs to 10 s, about three buckets per decade: a cached term lookup lands in the first buckets, a
+// long OR over a big index in the last ones.
+const prometheus::Histogram::BucketBoundaries& LatencyBuckets() {
+  static const auto* buckets = new prometheus::Histogram::BucketBoundaries{
+      50e-6, 100e-6, 250e-6, 500e-6, 1e-3, 2.5e-3, 5e-3, 10e-3, 25e-3,
+      50e-3, 100e-3, 250e-3, 500e-3, 1.0,  2.5,    5.0,  10.0};
+  return *buckets;
+}
+
+std::string Str(absl::string_view s) { return std::string(s.data(), s.size()); }
+
+}  // namespace
+
+ServerMetrics::ServerMetrics(const BuildInfo& build, const std::vector<std::string>& engines)
+    : registry_(std::make_shared<prometheus::Registry>()),
+      queries_(BuildCounter()
+                   .Name("tandem_queries_total")
+                   .Help("Queries answered, by query mode, engine and gRPC status code.")
+                   .Register(*registry_)),
+      queue_wait_(BuildHistogram()
+                      .Name("tandem_query_queue_wait_seconds")
+                      .Help("Time queries waited in the admission queue.")
+                      .Register(*registry_)),
+      execution_(BuildHistogram()
+                     .Name("tandem_query_execution_seconds")
+                     .Help("Time queries ran on an engine.")
+                     .Register(*registry_)),
+      duration_(BuildHistogram()
+                    .Name("tandem_query_duration_seconds")
+                    .Help("Time from a query's arrival to its answer.")
+                    .Register(*registry_)),
+      postings_(BuildCounter()
+                    .Name("tandem_postings_decoded_total")
+                    .Help("DocIDs decoded from compressed posting-list blocks.")
+                    .Register(*registry_)),
+      rejected_(BuildCounter()
+                    .Name("tandem_rejected_queries_total")
+                    .Help("Queries not run, by reason.")
+                    .Register(*registry_)),
+      in_flight_(BuildGauge()
+                     .Name("tandem_queries_in_flight")
+                     .Help("Queries admitted and not yet answered.")
+                     .Register(*registry_)
+                     .Add({})),
+      queue_depth_(BuildGauge()
+                       .Name("tandem_admission_queue_depth")
+                       .Help("Jobs (queries or batches) waiting for a worker.")
+                       .Register(*registry_)
+                       .Add({})),
+      queue_capacity_(BuildGauge()
+                          .Name("tandem_admission_queue_capacity")
+                          .Help("Jobs the admission queue holds before it refuses new ones.")
+                          .Register(*registry_)
+                          .Add({})),
+      index_documents_(BuildGauge()
+                           .Name("tandem_index_documents")
+                           .Help("Documents in the served index.")
+                           .Register(*registry_)
+                           .Add({})),
+      index_terms_(BuildGauge()
+                       .Name("tandem_index_terms")
+                       .Help("Distinct terms in the served index.")
+                       .Register(*registry_)
+                       .Add({})),
+      index_postings_(BuildGauge()
+                          .Name("tandem_index_postings")
+                          .Help("Postings in the served index.")
+                          .Register(*registry_)
+                          .Add({})),
+      index_bytes_(BuildGauge()
+                       .Name("tandem_index_size_bytes")
+                       .Help("Bytes of the served index's files.")
+                       .Register(*registry_)
+                       .Add({})) {
+  BuildGauge()
+      .Name("tandem_build_info")
+      .Help("Build of this server; the value is always 1.")
+      .Register(*registry_)
+      .Add({{"version", build.version},
+            {"commit", build.commit},
+            {"gpu", build.gpu ? "true" : "false"}})
+      .Set(1);
+  for (absl::string_view reason :
+       {reject_reason::kInvalidArgument, reject_reason::kQueueFull, reject_reason::kDraining,
+        reject_reason::kExpiredInQueue, reject_reason::kNoGpu}) {
+    rejected_.Add({{"reason", Str(reason)}});
+  }
+  for (const std::string& engine : engines) {
+    postings_.Add({{"engine", engine}});
+    for (const char* mode : {"and", "or", "and_or"}) {
+      queries_.Add({{"mode", mode}, {"engine", engine}, {"code", "OK"}});
+      queue_wait_.Add({{"mode", mode}, {"engine", engine}}, LatencyBuckets());
+      execution_.Add({{"mode", mode}, {"engine", engine}}, LatencyBuckets());
+      duration_.Add({{"mode", mode}, {"engine", engine}}, LatencyBuckets());
+    }
+  }
+}
+
+void ServerMetrics::SetIndex(const index::Index& index) {
+  index_documents_.Set(index.num_docs());
+  index_terms_.Set(static_cast<double>(index.num_terms()));
+  index_postings_.Set(static_cast<double>(index.stats().num_postings));
+  index_bytes_.Set(static_cast<double>(index.index_bytes()));
+}
+
+void ServerMetrics::SetQueueCapacity(size_t capacity) {
+  queue_capacity_.Set(static_cast<double>(capacity));
+}
+
+void ServerMetrics::SetQueueDepth(size_t depth) { queue_depth_.Set(static_cast<double>(depth)); }
+
+void ServerMetrics::SetInFlight(int64_t queries) { in_flight_.Set(static_cast<double>(queries)); }
+
+void ServerMetrics::RecordQuery(const QueryRecord& record) {
+  const std::string mode = Str(record.mode);
+  const std::string engine = Str(record.engine);
+  queries_.Add({{"mode", mode}, {"engine", engine}, {"code", Str(GrpcCodeName(record.code))}})
+      .Increment();
+  if (!record.reached_engine) return;
+  const prometheus::Labels labels{{"mode", mode}, {"engine", engine}};
+  queue_wait_.Add(labels, LatencyBuckets()).Observe(absl::ToDoubleSeconds(record.queued));
+  if (record.started) {
+    execution_.Add(labels, LatencyBuckets()).Observe(absl::ToDoubleSeconds(record.executed));
+  }
+  duration_.Add(labels, LatencyBuckets()).Observe(absl::ToDoubleSeconds(record.total));
+  if (record.postings_decoded > 0) {
+    postings_.Add({{"engine", engine}}).Increment(static_cast<double>(record.postings_decoded));
+  }
+}
+
+void ServerMetrics::RecordRejection(absl::string_view reason, uint64_t queries) {
+  rejected_.Add({{"reason", Str(reason)}}).Increment(static_cast<double>(queries));
+}
+
+}  // namespace tandem::server

@@ -1,0 +1,88 @@
+// File: query_dispatcher.h
+//
+// What the three query RPCs (Search, SearchBatch, SearchStream) share: request validation, the drain
+// state, in-flight accounting, admission through the QueryExecutor, building SearchResponse from an
+// engine's result, and the metrics of every query. The RPC handlers only adapt it to their call shape.
+//
+// Dispatch calls `done` exactly once per request unless it refuses the whole call:
+//   - invalid requests are answered at once (INVALID_ARGUMENT) from the calling thread;
+//   - the valid ones are admitted as one executor job and answered from executor threads.
+// While draining, or when the executor's queue is full, Dispatch returns UNAVAILABLE or
+// RESOURCE_EXHAUSTED and calls nothing.
+//
+//   absl::Status admitted = dispatcher.Dispatch({&request}, call,
+//       [](size_t i, absl::StatusOr<SearchResponse> response) { ... });
+#pragma once
+
+#include <atomic>
+#include <cstdint>
+#include <functional>
+#include <memory>
+#include <string>
+#include <vector>
+
+#include "absl/base/thread_annotations.h"
+#include "absl/status/statusor.h"
+#include "absl/synchronization/mutex.h"
+#include "absl/time/time.h"
+#include "absl/types/span.h"
+#include "index/index.h"
+#include "server/metrics.h"
+#include "server/query_executor.h"
+#include "server/request_validation.h"
+#include "tandem/v1/search.pb.h"
+
+namespace tandem::server {
+
+// The RPC a query arrived on.
+struct CallContext {
+  absl::Time arrival = absl::Now();
+  absl::Time deadline = absl::InfiniteFuture();
+  // Set when the caller cancels; may be null.
+  std::shared_ptr<const std::atomic<bool>> cancelled;
+};
+
+using QueryDone =
+    std::function<void(size_t request, absl::StatusOr<tandem::v1::SearchResponse> response)>;
+
+class QueryDispatcher {
+ public:
+  // All references must outlive the dispatcher.
+  QueryDispatcher(const index::Index& index, QueryExecutor& executor, ServerMetrics& metrics,
+                  const RequestLimits& limits);
+
+  const RequestLimits& limits() const { return limits_; }
+
+  // `requests` need only live until Dispatch returns. `done` may be called concurrently for
+  // different requests.
+  absl::Status Dispatch(absl::Span<const tandem::v1::SearchRequest* const> requests,
+                        const CallContext& call, QueryDone done);
+
+  // Counts a whole call refused before dispatch (an oversized batch) in the metrics.
+  void RecordRefusedCall(absl::Span<const tandem::v1::SearchRequest* const> requests,
+                         const absl::Status& status);
+
+  // From now on Dispatch refuses new work with UNAVAILABLE; admitted queries run to completion.
+  void StartDraining();
+  bool draining() const;
+  // Waits until no admitted query is unanswered, or until `deadline`. True when idle.
+  bool WaitForIdle(absl::Time deadline);
+  int64_t in_flight() const;
+
+ private:
+  // One admitted job's shared state: the per-request bookkeeping its completions need.
+  struct JobState;
+
+  void Complete(JobState& job, size_t task, QueryOutcome outcome);
+  void ReleaseInFlight(int64_t queries);
+
+  const index::Index& index_;
+  QueryExecutor& executor_;
+  ServerMetrics& metrics_;
+  const RequestLimits limits_;
+  mutable absl::Mutex mu_;
+  bool draining_ ABSL_GUARDED_BY(mu_) = false;
+  int64_t in_flight_ ABSL_GUARDED_BY(mu_) = 0;
+};
+
+}  // namespace tandem::server

@@ -1,0 +1,121 @@
+#include "server/search_service.h"
+
+#include <atomic>
+#include <chrono>
+#include <memory>
+#include <utility>
+
+#include "server/search_stream.h"
+#include "server/status_mapping.h"
+
+namespace tandem::server {
+namespace {
+
+using tandem::v1::SearchRequest;
+using tandem::v1::SearchResponse;
+
+// A unary reactor whose OnCancel raises the flag the engines poll. Finish is called exactly once, by
+// whichever thread completes the call; gRPC then calls OnDone, the reactor's last event.
+class CancellableReactor final : public grpc::ServerUnaryReactor {
+ public:
+  CancellableReactor() : cancelled_(std::make_shared<std::atomic<bool>>(false)) {}
+  std::shared_ptr<const std::atomic<bool>> cancelled() const { return cancelled_; }
+  void OnCancel() override { cancelled_->store(true, std::memory_order_relaxed); }
+  void OnDone() override { delete this; }
+
+ private:
+  std::shared_ptr<std::atomic<bool>> cancelled_;
+};
+
+}  // namespace
+
+absl::Time CallDeadline(const grpc::CallbackServerContext& context) {
+  const std::chrono::system_clock::time_point deadline = context.deadline();
+  if (deadline == std::chrono::system_clock::time_point::max()) return absl::InfiniteFuture();
+  return absl::FromChrono(deadline);
+}
+
+SearchService::SearchService(const index::Index& index, QueryDispatcher& dispatcher,
+                             std::vector<std::string> engines)
+    : index_(index), dispatcher_(dispatcher), engines_(std::move(engines)) {}
+
+grpc::ServerUnaryReactor* SearchService::Search(grpc::CallbackServerContext* context,
+                                                const SearchRequest* request,
+                                                SearchResponse* response) {
+  auto* reactor = new CancellableReactor();
+  const CallContext call{.deadline = CallDeadline(*context), .cancelled = reactor->cancelled()};
+  const SearchRequest* const requests[] = {request};
+  absl::Status admitted = dispatcher_.Dispatch(
+      requests, call, [reactor, response](size_t, absl::StatusOr<SearchResponse> result) {
+        if (result.ok()) *response = *std::move(result);
+        reactor->Finish(ToGrpcStatus(result.status()));
+      });
+  if (!admitted.ok()) reactor->Finish(ToGrpcStatus(admitted));
+  return reactor;
+}
+
+grpc::ServerUnaryReactor* SearchService::SearchBatch(grpc::CallbackServerContext* context,
+                                                     const tandem::v1::SearchBatchRequest* request,
+                                                     tandem::v1::SearchBatchResponse* response) {
+  auto* reactor = new CancellableReactor();
+  const std::vector<const SearchRequest*> requests(request->requests().begin(),
+                                                   request->requests().end());
+  if (absl::Status valid = ValidateBatchSize(*request, dispatcher_.limits()); !valid.ok()) {
+    dispatcher_.RecordRefusedCall(requests, valid);
+    reactor->Finish(ToGrpcStatus(valid));
+    return reactor;
+  }
+  if (requests.empty()) {
+    reactor->Finish(grpc::Status::OK);
+    return reactor;
+  }
+  // Results are pre-allocated so that workers fill distinct elements without locking; the last one
+  // to finish completes the call.
+  for (size_t i = 0; i < requests.size(); ++i) response->add_results();
+  auto remaining = std::make_shared<std::atomic<size_t>>(requests.size());
+  const CallContext call{.deadline = CallDeadline(*context), .cancelled = reactor->cancelled()};
+  absl::Status admitted = dispatcher_.Dispatch(
+      requests, call,
+      [reactor, response, remaining](size_t i, absl::StatusOr<SearchResponse> result) {
+        tandem::v1::SearchBatchResult* slot = response->mutable_results(static_cast<int>(i));
+        *slot->mutable_status() = ToQueryStatus(result.status());
+        if (result.ok()) *slot->mutable_response() = *std::move(result);
+        if (remaining->fetch_sub(1, std::memory_order_acq_rel) == 1) {
+          reactor->Finish(grpc::Status::OK);
+        }
+      });
+  if (!admitted.ok()) {
+    response->clear_results();
+    reactor->Finish(ToGrpcStatus(admitted));
+  }
+  return reactor;
+}
+
+grpc::ServerBidiReactor<SearchRequest, tandem::v1::SearchStreamResponse>*
+SearchService::SearchStream(grpc::CallbackServerContext* context) {
+  return new SearchStreamReactor(context, dispatcher_);
+}
+
+grpc::ServerUnaryReactor* SearchService::GetIndexInfo(grpc::CallbackServerContext* context,
+                                                      const tandem::v1::GetIndexInfoRequest*,
+                                                      tandem::v1::GetIndexInfoResponse* response) {
+  const index::IndexManifest& m = index_.manifest();
+  response->set_index_id(m.index_id);
+  response->set_documents(m.stats.num_docs);
+  response->set_terms(index_.num_terms());
+  response->set_postings(m.stats.num_postings);
+  response->set_index_bytes(index_.index_bytes());
+  response->set_codec(m.codec);
+  response->set_analyzer(m.analyzer.Describe());
+  response->set_build_time(m.build_time);
+  response->set_average_document_length(m.stats.avg_doc_length);
+  for (const std::string& engine : engines_) response->add_engines(engine);
+  response->set_format_version(m.format_version);
+  response->set_source_format(m.source_format);
+  response->set_source_input(m.source_input);
+  grpc::ServerUnaryReactor* reactor = context->DefaultReactor();
+  reactor->Finish(grpc::Status::OK);
+  return reactor;
+}
+
+}  // namespace tandem::server

@@ -1,0 +1,117 @@
+#include "server/search_stream.h"
+
+#include <utility>
+
+#include "server/search_service.h"
+#include "server/status_mapping.h"
+
+namespace tandem::server {
+
+using tandem::v1::SearchRequest;
+using tandem::v1::SearchResponse;
+
+SearchStreamReactor::SearchStreamReactor(grpc::CallbackServerContext* context,
+                                         QueryDispatcher& dispatcher)
+    : dispatcher_(dispatcher),
+      deadline_(CallDeadline(*context)),
+      cancelled_(std::make_shared<std::atomic<bool>>(false)) {
+  absl::MutexLock lock(&mu_);
+  reading_ = true;
+  StartRead(&request_);
+}
+
+void SearchStreamReactor::OnReadDone(bool ok) {
+  Slot* slot = nullptr;
+  {
+    absl::MutexLock lock(&mu_);
+    if (!ok || broken_) {
+      reading_ = false;
+      reads_done_ = true;
+    } else {
+      slots_.push_back(std::make_unique<Slot>());
+      slot = slots_.back().get();
+      slot->response.set_request_id(request_.request_id());
+      ++unanswered_;
+    }
+  }
+  if (slot != nullptr) {
+    // Outside the lock: Dispatch may answer an invalid request on this thread, through Fill.
+    const CallContext call{.deadline = deadline_, .cancelled = cancelled_};
+    const SearchRequest* const requests[] = {&request_};
+    absl::Status admitted = dispatcher_.Dispatch(
+        requests, call,
+        [this, slot](size_t, absl::StatusOr<SearchResponse> r) { Fill(*slot, std::move(r)); });
+    if (!admitted.ok()) Fill(*slot, admitted);
+  }
+  std::optional<grpc::Status> finish;
+  {
+    absl::MutexLock lock(&mu_);
+    reading_ = false;  // request_ is free only now: no thread may start the next read before this
+    finish = Advance();
+  }
+  if (finish) Finish(*finish);
+}
+
+void SearchStreamReactor::Fill(Slot& slot, absl::StatusOr<SearchResponse> result) {
+  std::optional<grpc::Status> finish;
+  {
+    absl::MutexLock lock(&mu_);
+    *slot.response.mutable_status() = ToQueryStatus(result.status());
+    if (result.ok()) *slot.response.mutable_response() = *std::move(result);
+    slot.ready = true;
+    --unanswered_;
+    finish = Advance();
+  }
+  if (finish) Finish(*finish);
+}
+
+void SearchStreamReactor::OnWriteDone(bool ok) {
+  std::optional<grpc::Status> finish;
+  {
+    absl::MutexLock lock(&mu_);
+    writing_ = false;
+    slots_.pop_front();
+    if (!ok) broken_ = true;
+    finish = Advance();
+  }
+  if (finish) Finish(*finish);
+}
+
+void SearchStreamReactor::OnCancel() {
+  cancelled_->store(true, std::memory_order_relaxed);
+  std::optional<grpc::Status> finish;
+  {
+    absl::MutexLock lock(&mu_);
+    broken_ = true;
+    finish = Advance();
+  }
+  if (finish) Finish(*finish);
+}
+
+void SearchStreamReactor::OnDone() { delete this; }
+
+std::optional<grpc::Status> SearchStreamReactor::Advance() {
+  if (finished_) return std::nullopt;
+  if (broken_) {
+    // Nothing more goes out; drop answered slots, keep those that queries still write into.
+    while (!writing_ && !slots_.empty() && slots_.front()->ready) slots_.pop_front();
+  } else if (!writing_ && !slots_.empty() && slots_.front()->ready) {
+    writing_ = true;
+    StartWrite(&slots_.front()->response);
+  }
+  if (!broken_ && !reads_done_ && !reading_ && slots_.size() < kMaxQueriesInFlight) {
+    reading_ = true;
+    StartRead(&request_);
+  }
+  const bool reads_over = reads_done_ || (broken_ && !reading_);
+  if (reads_over && !writing_ && unanswered_ == 0 && slots_.empty()) {
+    // Finish is called by the caller after it releases mu_: OnDone may run (and delete this) on
+    // another thread as soon as Finish is called.
+    finished_ = true;
+    return broken_ ? grpc::Status(grpc::StatusCode::CANCELLED, "stream cancelled")
+                   : grpc::Status::OK;
+  }
+  return std::nullopt;
+}
+
+}  // namespace tandem::server

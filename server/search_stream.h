@@ -1,0 +1,70 @@
+// File: search_stream.h
+//
+// The reactor behind SearchStream: one response per request, in request order, over a long-lived
+// bidirectional stream. Each request is dispatched as it arrives, so several of one stream's queries
+// may run at once; responses wait in a reorder buffer until every earlier one has been written.
+// Reading pauses while kMaxQueriesInFlight of the stream's responses are pending, which bounds the
+// memory one stream can hold and lets HTTP/2 flow control push back on a fast sender. A bad or
+// refused query yields a response with its status set; the stream goes on.
+//
+// Lifetime: gRPC allows one outstanding read and one outstanding write. The reactor finishes once the
+// client has half-closed (or the call was cancelled), every dispatched query has completed and the
+// last write is done; OnDone then deletes it. Completions from executor threads and gRPC's read/write
+// callbacks meet under mu_.
+#pragma once
+
+#include <atomic>
+#include <cstddef>
+#include <deque>
+#include <memory>
+#include <optional>
+
+#include "absl/base/thread_annotations.h"
+#include "absl/synchronization/mutex.h"
+#include "grpcpp/grpcpp.h"
+#include "server/query_dispatcher.h"
+#include "tandem/v1/search.pb.h"
+
+namespace tandem::server {
+
+class SearchStreamReactor final
+    : public grpc::ServerBidiReactor<tandem::v1::SearchRequest, tandem::v1::SearchStreamResponse> {
+ public:
+  // Responses of one stream waiting to be written before reading stops.
+  static constexpr size_t kMaxQueriesInFlight = 32;
+
+  SearchStreamReactor(grpc::CallbackServerContext* context, QueryDispatcher& dispatcher);
+
+  void OnReadDone(bool ok) override;
+  void OnWriteDone(bool ok) override;
+  void OnCancel() override;
+  void OnDone() override;
+
+ private:
+  struct Slot {
+    tandem::v1::SearchStreamResponse response;
+    bool ready = false;
+  };
+
+  void Fill(Slot& slot, absl::StatusOr<tandem::v1::SearchResponse> result);
+  // Starts the next read or write as the state allows; returns the status to Finish with once the
+  // stream is over (the caller calls Finish after releasing mu_).
+  std::optional<grpc::Status> Advance() ABSL_EXCLUSIVE_LOCKS_REQUIRED(mu_);
+
+  QueryDispatcher& dispatcher_;
+  const absl::Time deadline_;
+  const std::shared_ptr<std::atomic<bool>> cancelled_;
+  tandem::v1::SearchRequest request_;  // target of the one outstanding read
+
+  absl::Mutex mu_;
+  std::deque<std::unique_ptr<Slot>> slots_ ABSL_GUARDED_BY(mu_);  // request order
+  // A read is outstanding, or its request is still being dispatched (request_ is busy).
+  bool reading_ ABSL_GUARDED_BY(mu_) = false;
+  bool reads_done_ ABSL_GUARDED_BY(mu_) = false;  // client half-closed or the call broke
+  bool writing_ ABSL_GUARDED_BY(mu_) = false;
+  bool broken_ ABSL_GUARDED_BY(mu_) = false;  // cancelled or a write failed: stop reading/writing
+  size_t unanswered_ ABSL_GUARDED_BY(mu_) = 0;  // dispatched queries not yet completed
+  bool finished_ ABSL_GUARDED_BY(mu_) = false;
+};
+
+}  // namespace tandem::server

@@ -1,0 +1,102 @@
+// File: server.h
+//
+// One query node: opens the index, creates the engines, the executor, the metrics endpoint and the
+// gRPC server (SearchService, grpc.health.v1 health, server reflection), and drains it on shutdown.
+// Create() does everything that can fail before it returns, so a bad index, an unusable TLS file or
+// a port in use is reported at startup with one message, never later.
+//
+//   TANDEM_ASSIGN_OR_RETURN(std::unique_ptr<Server> server, Server::Create(options));
+//   std::cout << "listening on " << server->address();
+//   ... wait for SIGTERM ...
+//   server->Drain(absl::Seconds(10));
+#pragma once
+
+#include <cstddef>
+#include <cstdint>
+#include <memory>
+#include <string>
+
+#include "absl/status/statusor.h"
+#include "absl/time/time.h"
+#include "scheduler/engine_factory.h"
+#include "server/request_validation.h"
+
+namespace grpc {
+class Server;
+}  // namespace grpc
+namespace prometheus {
+class Exposer;
+}  // namespace prometheus
+
+namespace tandem::index {
+class Index;
+}  // namespace tandem::index
+
+namespace tandem::server {
+
+class PoolQueryExecutor;
+class QueryDispatcher;
+class SearchService;
+class ServerMetrics;
+
+struct TlsOptions {
+  std::string cert_file;       // PEM server certificate chain; TLS is on when set
+  std::string key_file;        // PEM private key
+  std::string client_ca_file;  // PEM CA bundle; when set, clients must present a certificate it signed
+};
+
+struct ServerOptions {
+  std::string index_dir;
+  std::string listen = "127.0.0.1:50051";        // host:port; port 0 picks a free one
+  std::string metrics_listen = "127.0.0.1:9464";  // empty disables the metrics endpoint
+  size_t threads = 1;
+  size_t queue_capacity = 4;
+  RequestLimits limits;
+  scheduler::GpuMode gpu = scheduler::GpuMode::kAuto;
+  TlsOptions tls;
+  int max_receive_message_bytes = 16 << 20;
+  int max_send_message_bytes = 256 << 20;
+  absl::Duration keepalive_time = absl::Seconds(60);
+  absl::Duration keepalive_timeout = absl::Seconds(20);
+  absl::Duration debug_query_delay = absl::ZeroDuration();  // testing only
+};
+
+class Server {
+ public:
+  // Errors carry a message fit for one line after "tandem-server: ", e.g.
+  // "cannot open index: index file '/x/manifest.bin' ...".
+  static absl::StatusOr<std::unique_ptr<Server>> Create(const ServerOptions& options);
+  ~Server();
+
+  // The gRPC address actually bound ("127.0.0.1:50051"; the real port when 0 was asked for).
+  const std::string& address() const { return address_; }
+  // The metrics address actually bound, or "" when disabled.
+  const std::string& metrics_address() const { return metrics_address_; }
+  // What engines serve queries and why ("CPU engine only (GPU turned off)").
+  const std::string& engine_summary() const { return engine_summary_; }
+  const index::Index& index() const { return *index_; }
+
+  // Health goes NOT_SERVING and new queries get UNAVAILABLE; in-flight queries run to completion for
+  // at most `timeout`, then the rest are cancelled and the server stops. Returns whether every
+  // in-flight query finished within the timeout. Call once.
+  bool Drain(absl::Duration timeout);
+
+ private:
+  Server() = default;
+  absl::Status Start(const ServerOptions& options);
+
+  std::unique_ptr<index::Index> index_;
+  scheduler::EngineSet engines_;
+  std::string engine_summary_;
+  std::unique_ptr<ServerMetrics> metrics_;
+  std::unique_ptr<PoolQueryExecutor> executor_;
+  std::unique_ptr<QueryDispatcher> dispatcher_;
+  std::unique_ptr<SearchService> service_;
+  std::unique_ptr<grpc::Server> grpc_server_;
+  std::unique_ptr<prometheus::Exposer> exposer_;
+  std::string address_;
+  std::string metrics_address_;
+  bool stopped_ = false;
+};
+
+}  // namespace tandem::server

@@ -1,40 +1,23 @@
 // File: loadgen.cc
 //
 // tandem-loadgen: drives a Tandem query node with queries from a file and reports the latency and
-// throughput seen by the client.
+// throughput seen by the client (LoadRunner, load_runner.h, does the driving and says how it measures).
 //
-// Closed loop (--concurrency N, or a list "1,4,16" for one row each): N clients, each sending its next
-// query when the last one returns; throughput is whatever the server sustains.
-// Open loop (--rate R, or --rates 100,200,400 for a sweep): queries arrive as a Poisson process of rate
-// R and are sent at their scheduled times whether or not earlier ones have returned. Latency is taken
-// from the scheduled send time, not the actual one, so a client that falls behind cannot hide queueing
-// (the "coordinated omission" of Tene, "How NOT to Measure Latency", 2015).
-//
-// Each row runs --warmup seconds of unmeasured load, then --duration seconds (or --num_queries queries)
-// measured. A query is measured when it was scheduled inside the measured window; its latency counts
-// when it returns OK, and every outcome is counted by gRPC status code. Rows go to a table on stdout
-// and, with --json-out, to a JSON file with the commit, host, time and every parameter.
+// One row per load: --concurrency N (closed loop; a list "1,4,16" gives one row each), --rate R or
+// --rates 100,200,400 (open loop, Poisson arrivals; a sweep). Rows go to a table on stdout and, with
+// --json-out, to a JSON file with the commit, host, time and every parameter.
 //
 //   tandem-loadgen --server 127.0.0.1:50051 --queries topics.txt --mode and --k 10
 //                  --rates 100,200,400 --duration 20 --warmup 5 --json-out sweep.json
 #include <unistd.h>
 
 #include <algorithm>
-#include <atomic>
-#include <chrono>
 #include <cmath>
-#include <condition_variable>
-#include <cstdint>
 #include <cstdio>
 #include <fstream>
-#include <iostream>
-#include <map>
 #include <memory>
-#include <mutex>
-#include <numeric>
 #include <random>
 #include <string>
-#include <thread>
 #include <vector>
 
 #include <grpcpp/grpcpp.h>
@@ -50,6 +33,7 @@
 #include "absl/strings/str_join.h"
 #include "absl/time/clock.h"
 #include "absl/time/time.h"
+#include "bench/load_runner.h"
 #include "bench/query_file.h"
 #include "tandem/v1/search.grpc.pb.h"
 
@@ -85,305 +69,8 @@ ABSL_FLAG(std::string, json_out, "", "write the results as JSON to this file");
 namespace tandem::bench {
 namespace {
 
-using Clock = std::chrono::steady_clock;
 using tandem::v1::SearchRequest;
-using tandem::v1::SearchResponse;
 using tandem::v1::SearchService;
-
-constexpr const char* kClientOverload = "CLIENT_OVERLOAD";
-
-const char* StatusCodeName(grpc::StatusCode code) {
-  switch (code) {
-    case grpc::StatusCode::OK: return "OK";
-    case grpc::StatusCode::CANCELLED: return "CANCELLED";
-    case grpc::StatusCode::UNKNOWN: return "UNKNOWN";
-    case grpc::StatusCode::INVALID_ARGUMENT: return "INVALID_ARGUMENT";
-    case grpc::StatusCode::DEADLINE_EXCEEDED: return "DEADLINE_EXCEEDED";
-    case grpc::StatusCode::NOT_FOUND: return "NOT_FOUND";
-    case grpc::StatusCode::ALREADY_EXISTS: return "ALREADY_EXISTS";
-    case grpc::StatusCode::PERMISSION_DENIED: return "PERMISSION_DENIED";
-    case grpc::StatusCode::RESOURCE_EXHAUSTED: return "RESOURCE_EXHAUSTED";
-    case grpc::StatusCode::FAILED_PRECONDITION: return "FAILED_PRECONDITION";
-    case grpc::StatusCode::ABORTED: return "ABORTED";
-    case grpc::StatusCode::OUT_OF_RANGE: return "OUT_OF_RANGE";
-    case grpc::StatusCode::UNIMPLEMENTED: return "UNIMPLEMENTED";
-    case grpc::StatusCode::INTERNAL: return "INTERNAL";
-    case grpc::StatusCode::UNAVAILABLE: return "UNAVAILABLE";
-    case grpc::StatusCode::DATA_LOSS: return "DATA_LOSS";
-    case grpc::StatusCode::UNAUTHENTICATED: return "UNAUTHENTICATED";
-    default: return "UNRECOGNIZED";
-  }
-}
-
-double Seconds(Clock::duration d) { return std::chrono::duration<double>(d).count(); }
-
-// One row: a closed loop of `concurrency` clients or an open loop at `rate` queries/s.
-struct LoadSpec {
-  bool open_loop = false;
-  int concurrency = 0;
-  double rate = 0;
-
-  std::string Name() const {
-    return open_loop ? absl::StrFormat("rate=%g", rate) : absl::StrCat("conc=", concurrency);
-  }
-};
-
-struct RunOptions {
-  double warmup_s = 2;
-  double duration_s = 10;
-  uint64_t num_queries = 0;  // > 0: count-bounded rows
-  double timeout_s = 10;
-  int64_t max_in_flight = 10000;
-  uint64_t seed = 1;
-};
-
-struct LatencySummary {
-  double mean = 0, p50 = 0, p90 = 0, p95 = 0, p99 = 0, p999 = 0, max = 0;  // milliseconds
-};
-
-// Nearest-rank percentiles of `us` (microseconds), reported in milliseconds.
-LatencySummary Summarize(std::vector<double> us) {
-  LatencySummary s;
-  if (us.empty()) return s;
-  std::sort(us.begin(), us.end());
-  const auto rank = [&](double q) {
-    const size_t i = static_cast<size_t>(std::ceil(q * static_cast<double>(us.size())));
-    return us[std::clamp<size_t>(i, 1, us.size()) - 1] / 1000.0;
-  };
-  s.mean = std::accumulate(us.begin(), us.end(), 0.0) / static_cast<double>(us.size()) / 1000.0;
-  s.p50 = rank(0.50);
-  s.p90 = rank(0.90);
-  s.p95 = rank(0.95);
-  s.p99 = rank(0.99);
-  s.p999 = rank(0.999);
-  s.max = us.back() / 1000.0;
-  return s;
-}
-
-struct RunResult {
-  LoadSpec spec;
-  uint64_t sent = 0;  // measured queries put on the wire (every one has returned when the row ends)
-  std::map<std::string, uint64_t> status_counts;  // measured queries by outcome
-  double window_s = 0;      // measured window start to the last measured completion
-  double offered_qps = 0;   // measured queries scheduled per second of the scheduling window
-  double achieved_qps = 0;  // OK responses per second of window_s
-  LatencySummary latency;   // of OK responses, from the scheduled send time
-  double server_queued_us = 0, server_execution_us = 0, server_total_us = 0;  // means over OK
-};
-
-// What one completion-queue thread saw; merged after the row.
-struct Recorder {
-  std::vector<double> ok_latency_us;
-  std::map<grpc::StatusCode, uint64_t> counts;
-  double queued_us = 0, execution_us = 0, total_us = 0;
-  Clock::time_point last_completion{};
-};
-
-// Runs rows against one server. Each row gets fresh completion queues and threads.
-class LoadRunner {
- public:
-  LoadRunner(std::vector<std::unique_ptr<SearchService::Stub>> stubs, std::vector<SearchRequest> requests,
-             int cq_threads, RunOptions options)
-      : stubs_(std::move(stubs)), requests_(std::move(requests)), num_cqs_(cq_threads), options_(options) {}
-
-  RunResult Run(const LoadSpec& spec) {
-    cqs_.clear();
-    for (int i = 0; i < num_cqs_; ++i) cqs_.push_back(std::make_unique<grpc::CompletionQueue>());
-    recorders_.assign(num_cqs_, Recorder{});
-    outstanding_ = 0;
-    active_slots_ = 0;
-    measured_issued_ = 0;
-    last_measured_schedule_ = Clock::time_point{};
-    overload_ = 0;
-
-    start_ = Clock::now();
-    measure_start_ = start_ + ToDuration(options_.warmup_s);
-    measure_end_ = measure_start_ + ToDuration(options_.duration_s);
-
-    std::vector<std::thread> pollers;
-    for (int i = 0; i < num_cqs_; ++i) pollers.emplace_back([this, i] { Poll(i); });
-    if (spec.open_loop) {
-      RunOpenLoop(spec.rate);
-    } else {
-      RunClosedLoop(spec.concurrency);
-    }
-    {
-      std::unique_lock<std::mutex> lock(mu_);
-      done_.wait(lock, [&] { return outstanding_ == 0 && active_slots_ == 0; });
-    }
-    for (auto& cq : cqs_) cq->Shutdown();
-    for (auto& t : pollers) t.join();
-    return Collect(spec);
-  }
-
- private:
-  struct Call {
-    grpc::ClientContext context;
-    SearchResponse response;
-    grpc::Status status;
-    std::unique_ptr<grpc::ClientAsyncResponseReader<SearchResponse>> reader;
-    Clock::time_point scheduled;
-    bool measured = false;
-    int slot = -1;  // closed-loop client, -1 in the open loop
-  };
-
-  static Clock::duration ToDuration(double s) {
-    return std::chrono::duration_cast<Clock::duration>(std::chrono::duration<double>(s));
-  }
-
-  const SearchRequest& NextRequest() {
-    return requests_[next_query_.fetch_add(1, std::memory_order_relaxed) % requests_.size()];
-  }
-
-  // Decides whether a query scheduled at `t` is sent, and whether it is measured.
-  bool Admit(Clock::time_point t, bool* measured) {
-    if (t < measure_start_) {
-      *measured = false;
-      return true;
-    }
-    if (options_.num_queries > 0) {
-      if (measured_issued_.fetch_add(1) >= options_.num_queries) return false;
-    } else if (t >= measure_end_) {
-      return false;
-    } else {
-      measured_issued_.fetch_add(1);
-    }
-    *measured = true;
-    std::lock_guard<std::mutex> lock(mu_);
-    last_measured_schedule_ = std::max(last_measured_schedule_, t);
-    return true;
-  }
-
-  void Issue(Clock::time_point scheduled, bool measured, int slot, int cq_index) {
-    auto* call = new Call;
-    call->scheduled = scheduled;
-    call->measured = measured;
-    call->slot = slot;
-    call->context.set_deadline(std::chrono::system_clock::now() + ToDuration(options_.timeout_s));
-    outstanding_.fetch_add(1);
-    SearchService::Stub* stub = stubs_[next_stub_.fetch_add(1, std::memory_order_relaxed) % stubs_.size()].get();
-    call->reader = stub->PrepareAsyncSearch(&call->context, NextRequest(), cqs_[cq_index].get());
-    call->reader->StartCall();
-    call->reader->Finish(&call->response, &call->status, call);
-  }
-
-  void RunClosedLoop(int concurrency) {
-    {
-      std::lock_guard<std::mutex> lock(mu_);
-      active_slots_ = concurrency;
-    }
-    for (int slot = 0; slot < concurrency; ++slot) IssueNext(slot, slot % num_cqs_);
-  }
-
-  // Sends closed-loop client `slot`'s next query, or retires the client when the row is over.
-  void IssueNext(int slot, int cq_index) {
-    const Clock::time_point now = Clock::now();
-    bool measured;
-    if (Admit(now, &measured)) {
-      Issue(now, measured, slot, cq_index);
-      return;
-    }
-    std::lock_guard<std::mutex> lock(mu_);
-    if (--active_slots_ == 0) done_.notify_all();
-  }
-
-  void RunOpenLoop(double rate) {
-    std::mt19937_64 rng(options_.seed);
-    std::exponential_distribution<double> gap(rate);
-    Clock::time_point next = start_;
-    for (int cq = 0;; cq = (cq + 1) % num_cqs_) {
-      next += ToDuration(gap(rng));
-      bool measured;
-      if (!Admit(next, &measured)) break;
-      std::this_thread::sleep_until(next);
-      if (outstanding_.load() >= options_.max_in_flight) {
-        if (measured) overload_.fetch_add(1);
-        continue;
-      }
-      Issue(next, measured, -1, cq);
-    }
-  }
-
-  void Poll(int index) {
-    grpc::CompletionQueue& cq = *cqs_[index];
-    Recorder& rec = recorders_[index];
-    void* tag;
-    bool ok;
-    while (cq.Next(&tag, &ok)) {
-      std::unique_ptr<Call> call(static_cast<Call*>(tag));
-      const Clock::time_point now = Clock::now();
-      if (call->measured) {
-        rec.counts[call->status.error_code()]++;
-        rec.last_completion = std::max(rec.last_completion, now);
-        if (call->status.ok()) {
-          rec.ok_latency_us.push_back(std::chrono::duration<double, std::micro>(now - call->scheduled).count());
-          const auto& stats = call->response.stats();
-          rec.queued_us += static_cast<double>(stats.queued_micros());
-          rec.execution_us += static_cast<double>(stats.execution_micros());
-          rec.total_us += static_cast<double>(stats.total_micros());
-        }
-      }
-      const int slot = call->slot;
-      call.reset();
-      if (slot >= 0) IssueNext(slot, index);
-      std::lock_guard<std::mutex> lock(mu_);
-      if (--outstanding_ == 0) done_.notify_all();
-    }
-  }
-
-  RunResult Collect(const LoadSpec& spec) {
-    RunResult r;
-    r.spec = spec;
-    std::vector<double> latencies;
-    Clock::time_point last_completion = measure_start_;
-    for (const Recorder& rec : recorders_) {
-      latencies.insert(latencies.end(), rec.ok_latency_us.begin(), rec.ok_latency_us.end());
-      for (const auto& [code, n] : rec.counts) {
-        r.status_counts[StatusCodeName(code)] += n;
-        r.sent += n;
-      }
-      r.server_queued_us += rec.queued_us;
-      r.server_execution_us += rec.execution_us;
-      r.server_total_us += rec.total_us;
-      last_completion = std::max(last_completion, rec.last_completion);
-    }
-    if (overload_ > 0) r.status_counts[kClientOverload] = overload_;
-    const double ok = static_cast<double>(latencies.size());
-    if (ok > 0) {
-      r.server_queued_us /= ok;
-      r.server_execution_us /= ok;
-      r.server_total_us /= ok;
-    }
-    r.window_s = Seconds(last_completion - measure_start_);
-    const double schedule_window =
-        options_.num_queries > 0 ? Seconds(last_measured_schedule_ - measure_start_) : options_.duration_s;
-    const double scheduled = static_cast<double>(r.sent + overload_);
-    r.offered_qps = schedule_window > 0 ? scheduled / schedule_window : 0;
-    r.achieved_qps = r.window_s > 0 ? ok / r.window_s : 0;
-    r.latency = Summarize(std::move(latencies));
-    return r;
-  }
-
-  std::vector<std::unique_ptr<SearchService::Stub>> stubs_;
-  std::vector<SearchRequest> requests_;
-  const int num_cqs_;
-  const RunOptions options_;
-
-  std::vector<std::unique_ptr<grpc::CompletionQueue>> cqs_;
-  std::vector<Recorder> recorders_;  // one per completion queue, touched only by its thread
-  std::atomic<uint64_t> next_query_{0};
-  std::atomic<uint64_t> next_stub_{0};
-  std::atomic<uint64_t> measured_issued_{0};
-  std::atomic<uint64_t> overload_{0};
-  std::atomic<int64_t> outstanding_{0};
-  Clock::time_point start_, measure_start_, measure_end_;
-
-  std::mutex mu_;
-  std::condition_variable done_;
-  int active_slots_ = 0;                          // guarded by mu_
-  Clock::time_point last_measured_schedule_{};  // guarded by mu_
-};
-
 
 absl::StatusOr<tandem::v1::QueryMode> ParseMode(absl::string_view name) {
   if (name == "or") return tandem::v1::QUERY_MODE_OR;

@@ -1,5 +1,7 @@
 #include "bench/trec_eval.h"
 
+#include "bench/query_file.h"
+
 #include <algorithm>
 #include <cctype>
 #include <cmath>
@@ -120,17 +122,9 @@ absl::StatusOr<std::vector<Topic>> LoadTopics(const std::string& path, TopicIds 
     }
     if (!current.id.empty()) topics.push_back(current);
   } else {
-    for (size_t i = 0; i < lines->size(); ++i) {
-      const std::string& l = (*lines)[i];
-      if (absl::StripAsciiWhitespace(l).empty()) continue;
-      size_t cut = l.find('\t');
-      if (cut == std::string::npos) cut = l.find(':');
-      if (cut == std::string::npos) {
-        return absl::InvalidArgumentError(absl::StrCat(
-            path, ":", i + 1, ": expected 'qid<TAB>text' or 'qid:text', SMART or NPL topics"));
-      }
-      topics.push_back({std::string(absl::StripAsciiWhitespace(l.substr(0, cut))), l.substr(cut + 1)});
-    }
+    absl::StatusOr<std::vector<QueryRecord>> records = LoadQueryFile(path);
+    if (!records.ok()) return records.status();
+    for (QueryRecord& r : *records) topics.push_back({std::move(r.id), std::move(r.text)});
   }
   if (topics.empty()) return absl::InvalidArgumentError(absl::StrCat("no topics in '", path, "'"));
   if (ids == TopicIds::kOrdinal) {

@@ -9,8 +9,8 @@
 //
 // Loaders accept the files in ../shared/data and the same files from their official homes:
 // TREC qrels (`qid 0 docid grade`), 3-column qrels (`qid docid grade`: Cranfield, MED), CISI.REL
-// (`qid docid 0 0.0`), NPL rlv-ass (numbered blocks ending with `/`); topics as TSV (`qid<TAB>text`),
-// `id:text`, SMART (`.I n` / `.W` blocks) and NPL (numbered blocks ending with `/`).
+// (`qid docid 0 0.0`), NPL rlv-ass (numbered blocks ending with `/`); topics as SMART (`.I n` / `.W`
+// blocks), NPL (numbered blocks ending with `/`) or any line format of bench/query_file.h.
 #pragma once
 
 #include <map>

@@ -1,0 +1,145 @@
+// tandem-bench-query: query latency and throughput of the CPU engine over a query log.
+//
+// For every mode (AND, OR, AND+OR) and k: latency per query on one thread (mean, median, p95, p99),
+// throughput on one thread and on all threads, postings decoded per query. Before timing, a sample of
+// queries is checked against the brute-force reference scorer in the same run. Prints a table and
+// writes JSON with the machine, the commit and every figure.
+//
+//   tandem-bench-query --index DIR --queries trec05-efficiency.txt --json bench/results/x.json
+#include <atomic>
+#include <chrono>
+#include <cstdio>
+#include <fstream>
+
+#include "absl/flags/flag.h"
+#include "absl/flags/parse.h"
+#include "absl/strings/numbers.h"
+#include "absl/strings/str_split.h"
+#include "bench/bench_util.h"
+#include "bench/query_file.h"
+#include "cpu/daat_engine.h"
+#include "cpu/thread_pool.h"
+#include "index/index.h"
+#include "tests/reference_engine.h"
+
+ABSL_FLAG(std::string, index, "", "index directory");
+ABSL_FLAG(std::string, queries, "", "query log (id:query, TSV or one per line)");
+ABSL_FLAG(int, max_queries, 10000, "use the first N queries that have at least one index term");
+ABSL_FLAG(std::string, modes, "and,or,and_or", "modes to measure");
+ABSL_FLAG(std::string, ks, "10,1000", "k values to measure");
+ABSL_FLAG(int, threads, 0, "threads for the throughput run (0: all cores)");
+ABSL_FLAG(int, verify, 50, "queries per configuration checked against the reference scorer");
+ABSL_FLAG(std::string, json, "", "write results here");
+
+namespace {
+using namespace tandem;
+using Clock = std::chrono::steady_clock;
+
+int Fail(absl::string_view msg) {
+  std::fprintf(stderr, "tandem-bench-query: %s\n", std::string(msg).c_str());
+  return 1;
+}
+}  // namespace
+
+int main(int argc, char** argv) {
+  absl::ParseCommandLine(argc, argv);
+  auto idx = index::Index::Open(absl::GetFlag(FLAGS_index));
+  if (!idx.ok()) return Fail(idx.status().message());
+  auto records = bench::LoadQueryFile(absl::GetFlag(FLAGS_queries));
+  if (!records.ok()) return Fail(records.status().message());
+  auto engine = *cpu::DaatEngine::Create(**idx);
+  testing::ReferenceEngine reference(**idx);
+
+  // Analyze once; keep queries with at least one index term.
+  std::vector<std::vector<std::string>> queries;
+  for (const bench::QueryRecord& r : *records) {
+    if (static_cast<int>(queries.size()) >= absl::GetFlag(FLAGS_max_queries)) break;
+    std::vector<std::string> terms;
+    (*idx)->analyzer().Analyze(r.text, &terms);
+    bool known = false;
+    for (const auto& t : terms) known = known || (*idx)->Lookup(t).has_value();
+    if (known) queries.push_back(std::move(terms));
+  }
+  if (queries.empty()) return Fail("no query has a term in the index");
+
+  nlohmann::json out = {{"benchmark", "query"},
+                        {"machine", bench::MachineInfo()},
+                        {"index", {{"path", absl::GetFlag(FLAGS_index)},
+                                   {"documents", (*idx)->num_docs()},
+                                   {"terms", (*idx)->stats().num_terms},
+                                   {"postings", (*idx)->stats().num_postings},
+                                   {"codec", (*idx)->manifest().codec},
+                                   {"bytes", (*idx)->index_bytes()}}},
+                        {"queries", {{"file", absl::GetFlag(FLAGS_queries)}, {"count", queries.size()}}},
+                        {"results", nlohmann::json::array()}};
+  cpu::ThreadPool pool(absl::GetFlag(FLAGS_threads));
+  std::printf("%zu queries, %zu threads for throughput\n", queries.size(), pool.size());
+  std::printf("%-7s %5s | %9s %9s %9s %9s | %9s %9s | %12s | %s\n", "mode", "k", "mean ms", "p50 ms",
+              "p95 ms", "p99 ms", "QPS 1thr", "QPS all", "postings/q", "verified");
+  for (absl::string_view mode_name : absl::StrSplit(absl::GetFlag(FLAGS_modes), ',')) {
+    index::QueryMode mode;
+    if (!index::ParseQueryMode(mode_name, &mode)) return Fail("bad --modes");
+    for (absl::string_view k_text : absl::StrSplit(absl::GetFlag(FLAGS_ks), ',')) {
+      uint32_t k;
+      if (!absl::SimpleAtoi(k_text, &k)) return Fail("bad --ks");
+      auto make = [&](const std::vector<std::string>& terms) {
+        index::Query q;
+        q.mode = mode;
+        q.k = k;
+        for (const auto& t : terms) q.terms.push_back({t, 1.0f});
+        return q;
+      };
+      // Correctness first, in the same run.
+      int verified = 0;
+      for (int i = 0; i < absl::GetFlag(FLAGS_verify) && i < static_cast<int>(queries.size()); ++i) {
+        auto got = engine->Search(make(queries[i]), {});
+        auto want = reference.Search(make(queries[i]), {});
+        if (!got.ok() || !want.ok() || got->hits != want->hits) {
+          return Fail("CPU engine disagrees with the reference scorer; not timing a wrong engine");
+        }
+        ++verified;
+      }
+      // One thread: per-query latency.
+      std::vector<double> latency;
+      uint64_t postings = 0;
+      const auto t0 = Clock::now();
+      for (const auto& terms : queries) {
+        const auto s = Clock::now();
+        auto r = engine->Search(make(terms), {});
+        latency.push_back(std::chrono::duration<double>(Clock::now() - s).count());
+        if (!r.ok()) return Fail(r.status().message());
+        postings += r->stats.postings_decoded;
+      }
+      const double one = std::chrono::duration<double>(Clock::now() - t0).count();
+      // All threads: throughput.
+      std::atomic<int> errors{0};
+      const auto t1 = Clock::now();
+      for (const auto& terms : queries) {
+        pool.Schedule([&, q = make(terms)] {
+          if (!engine->Search(q, {}).ok()) ++errors;
+        });
+      }
+      pool.Wait();
+      const double all = std::chrono::duration<double>(Clock::now() - t1).count();
+      if (errors > 0) return Fail("queries failed in the throughput run");
+      bench::LatencySummary l = bench::Summarize(latency);
+      const double n = static_cast<double>(queries.size());
+      std::printf("%-7s %5u | %9.3f %9.3f %9.3f %9.3f | %9.0f %9.0f | %12.0f | %d\n",
+                  std::string(mode_name).c_str(), k, l.mean * 1e3, l.p50 * 1e3, l.p95 * 1e3,
+                  l.p99 * 1e3, n / one, n / all, postings / n, verified);
+      out["results"].push_back({{"mode", std::string(mode_name)},
+                                {"k", k},
+                                {"latency_seconds", {{"mean", l.mean}, {"p50", l.p50}, {"p95", l.p95},
+                                                     {"p99", l.p99}, {"max", l.max}}},
+                                {"qps_one_thread", n / one},
+                                {"qps_all_threads", n / all},
+                                {"threads", pool.size()},
+                                {"postings_decoded_per_query", postings / n},
+                                {"verified_against_reference", verified}});
+    }
+  }
+  if (!absl::GetFlag(FLAGS_json).empty()) {
+    std::ofstream(absl::GetFlag(FLAGS_json)) << out.dump(2) << "\n";
+  }
+  return 0;
+}

@@ -4,8 +4,8 @@
 // pipeline) and reports documents/s, MB/s of indexed text and bits per posting. Every built index is
 // reopened and its lists verified before the figures count. Prints a table and writes JSON.
 //
-//   tandem-bench-build --collection wikipedia:wikiextractor:../shared/data/text/wikipedia \
-//                      --collection reuters:reuters:../shared/data/text/reuters21578 --json out.json
+//   tandem-bench-build --collection wikipedia:wikiextractor:../shared/data/text/wikipedia,\
+//                      reuters:reuters:../shared/data/text/reuters21578 --json out.json
 #include <cstdio>
 #include <filesystem>
 #include <fstream>
@@ -20,7 +20,7 @@
 #include "index_builder/document_reader.h"
 #include "index_builder/inverter.h"
 
-ABSL_FLAG(std::vector<std::string>, collection, {}, "NAME:FORMAT:PATH (repeatable, or comma separated)");
+ABSL_FLAG(std::vector<std::string>, collection, {}, "NAME:FORMAT:PATH[,NAME:FORMAT:PATH...] (comma separated)");
 ABSL_FLAG(std::string, codec, "pfor", "block codec");
 ABSL_FLAG(std::string, work_dir, "/tmp/tandem-bench-build", "where the indexes are built");
 ABSL_FLAG(bool, keep, false, "keep the built indexes (WORK_DIR/NAME) for the query benchmark");

@@ -2,7 +2,7 @@
 #include <cuda_runtime.h>
 
 #include "absl/strings/str_cat.h"
-#include "gpu/gpu_engine.h"
+#include "gpu/device.h"
 
 namespace tandem::gpu {
 
@@ -29,12 +29,6 @@ absl::StatusOr<DeviceInfo> ProbeDevice() {
     info.total_bytes = total_bytes;
   }
   return info;
-}
-
-absl::StatusOr<std::unique_ptr<index::Engine>> CreateGpuEngine(const index::Index& index,
-                                                               const GpuEngineOptions& options) {
-  return absl::UnimplementedError(
-      "the GPU query pipeline is not part of this build yet; queries run on the CPU engine");
 }
 
 }  // namespace tandem::gpu

@@ -11,21 +11,10 @@
 
 #include "absl/status/statusor.h"
 #include "index/engine.h"
+#include "gpu/device.h"
 #include "index/index.h"
 
 namespace tandem::gpu {
-
-struct DeviceInfo {
-  int device = 0;
-  std::string name;
-  uint64_t total_bytes = 0;
-  uint64_t free_bytes = 0;
-  int compute_major = 0;
-  int compute_minor = 0;
-};
-
-// The first usable CUDA device, or NOT_FOUND (with the CUDA runtime's reason) when there is none.
-absl::StatusOr<DeviceInfo> ProbeDevice();
 
 struct GpuEngineOptions {
   int device = 0;

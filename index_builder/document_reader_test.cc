@@ -255,10 +255,11 @@ TEST(EmailReaderTest, ReadsMessagesAndWalksMime) {
   EXPECT_THAT(FieldValues(plain, "subject"), ElementsAre("Caf\u00e9 menu\u2714 today"));
   EXPECT_THAT(FieldValues(plain, "return-path"), ElementsAre("<a@example.com>"));
   EXPECT_EQ(plain.location, Fixture("email/plain.eml") + ":1");
-  // Plain alternative only (quoted-printable), base64 text, HTML without tags or style; no attachments.
+  // Plain alternative only (quoted-printable), base64 text, HTML without tags or style, a forwarded
+  // message, HTML labelled text/plain; no attachments.
   EXPECT_EQ(got.docs[1].text,
             "Multipart test\nSoft line break and an equals sign = here.\nBase64 text part.\n"
-            "Only HTML part & entity");
+            "Only HTML part & entity\nForwarded subject\nForwarded body.\nHTML labelled as plain text");
   EXPECT_THAT(got.bad,
               ElementsAre(Fixture("email/no-separator.eml") +
                               ":1: not an e-mail message: no empty line ends the headers",

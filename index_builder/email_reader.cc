@@ -82,8 +82,8 @@ Part ParsePart(absl::string_view raw) {
       return part;
     }
     if ((line[0] == ' ' || line[0] == '\t') && !part.headers.empty()) {
-      absl::StrAppend(&part.headers.back().value,
-                      line);  // unfolding drops the line break and keeps the blank
+      // Unfolding drops the line break and keeps the blank that starts the continuation.
+      absl::StrAppend(&part.headers.back().value, line);
       pos = next;
       continue;
     }
@@ -313,8 +313,9 @@ class EmailReader : public FileSequenceReader {
       }
       doc->external_id = std::move(message.id);
       doc->location = Location(file, 1);
-      for (const Header& header : top.headers)
+      for (const Header& header : top.headers) {
         doc->fields.emplace_back(header.name, HeaderText(header.value));
+      }
       AppendParagraph(HeaderText(FindHeader(top.headers, "subject")), &doc->text);
       ExtractText(top, 0, &doc->text);
       std::string().swap(message.text);
@@ -332,14 +333,18 @@ class EmailReader : public FileSequenceReader {
       return;
     }
     const bool single = root.is_object();
-    const json records = single ? json::array({root}) : root;
-    if (!records.is_array()) {
+    std::vector<const json*> records;
+    if (single) {
+      records.push_back(&root);
+    } else if (root.is_array()) {
+      for (const json& value : root) records.push_back(&value);
+    } else {
       ReportBadDocument(file, 1, "JSON holds no e-mail records (objects with a \"text\" string)");
       return;
     }
     size_t skipped = 0;
     for (size_t i = 0; i < records.size(); ++i) {
-      const json& record = records[i];
+      const json& record = *records[i];
       if (!record.is_object() || !record.contains("text") || !record["text"].is_string()) {
         ++skipped;
         continue;

@@ -18,34 +18,55 @@ using tandem::v1::SearchService;
 
 namespace {
 
-double Seconds(std::chrono::steady_clock::duration d) { return std::chrono::duration<double>(d).count(); }
+double Seconds(std::chrono::steady_clock::duration d) {
+  return std::chrono::duration<double>(d).count();
+}
 
 std::chrono::steady_clock::duration ToDuration(double seconds) {
-  return std::chrono::duration_cast<std::chrono::steady_clock::duration>(std::chrono::duration<double>(seconds));
+  return std::chrono::duration_cast<std::chrono::steady_clock::duration>(
+      std::chrono::duration<double>(seconds));
 }
 
 }  // namespace
 
 const char* StatusCodeName(grpc::StatusCode code) {
   switch (code) {
-    case grpc::StatusCode::OK: return "OK";
-    case grpc::StatusCode::CANCELLED: return "CANCELLED";
-    case grpc::StatusCode::UNKNOWN: return "UNKNOWN";
-    case grpc::StatusCode::INVALID_ARGUMENT: return "INVALID_ARGUMENT";
-    case grpc::StatusCode::DEADLINE_EXCEEDED: return "DEADLINE_EXCEEDED";
-    case grpc::StatusCode::NOT_FOUND: return "NOT_FOUND";
-    case grpc::StatusCode::ALREADY_EXISTS: return "ALREADY_EXISTS";
-    case grpc::StatusCode::PERMISSION_DENIED: return "PERMISSION_DENIED";
-    case grpc::StatusCode::RESOURCE_EXHAUSTED: return "RESOURCE_EXHAUSTED";
-    case grpc::StatusCode::FAILED_PRECONDITION: return "FAILED_PRECONDITION";
-    case grpc::StatusCode::ABORTED: return "ABORTED";
-    case grpc::StatusCode::OUT_OF_RANGE: return "OUT_OF_RANGE";
-    case grpc::StatusCode::UNIMPLEMENTED: return "UNIMPLEMENTED";
-    case grpc::StatusCode::INTERNAL: return "INTERNAL";
-    case grpc::StatusCode::UNAVAILABLE: return "UNAVAILABLE";
-    case grpc::StatusCode::DATA_LOSS: return "DATA_LOSS";
-    case grpc::StatusCode::UNAUTHENTICATED: return "UNAUTHENTICATED";
-    default: return "UNRECOGNIZED";
+    case grpc::StatusCode::OK:
+      return "OK";
+    case grpc::StatusCode::CANCELLED:
+      return "CANCELLED";
+    case grpc::StatusCode::UNKNOWN:
+      return "UNKNOWN";
+    case grpc::StatusCode::INVALID_ARGUMENT:
+      return "INVALID_ARGUMENT";
+    case grpc::StatusCode::DEADLINE_EXCEEDED:
+      return "DEADLINE_EXCEEDED";
+    case grpc::StatusCode::NOT_FOUND:
+      return "NOT_FOUND";
+    case grpc::StatusCode::ALREADY_EXISTS:
+      return "ALREADY_EXISTS";
+    case grpc::StatusCode::PERMISSION_DENIED:
+      return "PERMISSION_DENIED";
+    case grpc::StatusCode::RESOURCE_EXHAUSTED:
+      return "RESOURCE_EXHAUSTED";
+    case grpc::StatusCode::FAILED_PRECONDITION:
+      return "FAILED_PRECONDITION";
+    case grpc::StatusCode::ABORTED:
+      return "ABORTED";
+    case grpc::StatusCode::OUT_OF_RANGE:
+      return "OUT_OF_RANGE";
+    case grpc::StatusCode::UNIMPLEMENTED:
+      return "UNIMPLEMENTED";
+    case grpc::StatusCode::INTERNAL:
+      return "INTERNAL";
+    case grpc::StatusCode::UNAVAILABLE:
+      return "UNAVAILABLE";
+    case grpc::StatusCode::DATA_LOSS:
+      return "DATA_LOSS";
+    case grpc::StatusCode::UNAUTHENTICATED:
+      return "UNAUTHENTICATED";
+    default:
+      return "UNRECOGNIZED";
   }
 }
 
@@ -83,9 +104,12 @@ struct LoadRunner::Call {
   int slot = -1;  // closed-loop client, -1 in the open loop
 };
 
-LoadRunner::LoadRunner(std::vector<std::unique_ptr<SearchService::Stub>> stubs, std::vector<SearchRequest> requests,
-                       int cq_threads, RunOptions options)
-    : stubs_(std::move(stubs)), requests_(std::move(requests)), num_cqs_(cq_threads), options_(options) {}
+LoadRunner::LoadRunner(std::vector<std::unique_ptr<SearchService::Stub>> stubs,
+                       std::vector<SearchRequest> requests, int cq_threads, RunOptions options)
+    : stubs_(std::move(stubs)),
+      requests_(std::move(requests)),
+      num_cqs_(cq_threads),
+      options_(options) {}
 
 RunResult LoadRunner::Run(const LoadSpec& spec) {
   cqs_.clear();
@@ -150,7 +174,8 @@ void LoadRunner::Issue(Clock::time_point scheduled, bool measured, int slot, int
                              std::chrono::duration_cast<std::chrono::system_clock::duration>(
                                  std::chrono::duration<double>(options_.timeout_s)));
   outstanding_.fetch_add(1);
-  SearchService::Stub& stub = *stubs_[next_stub_.fetch_add(1, std::memory_order_relaxed) % stubs_.size()];
+  SearchService::Stub& stub =
+      *stubs_[next_stub_.fetch_add(1, std::memory_order_relaxed) % stubs_.size()];
   call->reader = stub.PrepareAsyncSearch(&call->context, NextRequest(), cqs_[cq_index].get());
   call->reader->StartCall();
   call->reader->Finish(&call->response, &call->status, call);
@@ -200,7 +225,8 @@ void LoadRunner::Poll(int cq_index) {
       rec.counts[call->status.error_code()]++;
       rec.last_completion = std::max(rec.last_completion, now);
       if (call->status.ok()) {
-        rec.ok_latency_us.push_back(std::chrono::duration<double, std::micro>(now - call->scheduled).count());
+        rec.ok_latency_us.push_back(
+            std::chrono::duration<double, std::micro>(now - call->scheduled).count());
         const tandem::v1::QueryStats& stats = call->response.stats();
         rec.queued_us += static_cast<double>(stats.queued_micros());
         rec.execution_us += static_cast<double>(stats.execution_micros());
@@ -248,7 +274,8 @@ RunResult LoadRunner::Collect(const LoadSpec& spec) {
   }
   const double schedule_window =
       options_.num_queries > 0 ? Seconds(last_scheduled - measure_start_) : options_.duration_s;
-  r.offered_qps = schedule_window > 0 ? static_cast<double>(r.sent + overload_) / schedule_window : 0;
+  r.offered_qps =
+      schedule_window > 0 ? static_cast<double>(r.sent + overload_) / schedule_window : 0;
   r.achieved_qps = r.window_s > 0 ? ok / r.window_s : 0;
   r.latency = Summarize(std::move(latencies));
   return r;

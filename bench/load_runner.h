@@ -1,23 +1,25 @@
 // File: load_runner.h
 //
-// LoadRunner sends Search calls to a query node over gRPC's async API and measures them at the client:
-// the engine of tandem-loadgen.
+// LoadRunner sends Search calls to a query node over gRPC's async API and measures them at the
+// client: the engine of tandem-loadgen.
 //
 // Closed loop (LoadSpec::concurrency = N): N clients, each sending its next query when the last one
 // returns; throughput is whatever the server sustains.
-// Open loop (LoadSpec::rate = R): queries arrive as a Poisson process of rate R and are sent at their
-// scheduled times whether or not earlier ones have returned. Latency is taken from the scheduled send
-// time, not the actual one, so a client that falls behind cannot hide queueing (the "coordinated
-// omission" of Tene, "How NOT to Measure Latency", 2015).
+// Open loop (LoadSpec::rate = R): queries arrive as a Poisson process of rate R and are sent at
+// their scheduled times whether or not earlier ones have returned. Latency is taken from the
+// scheduled send time, not the actual one, so a client that falls behind cannot hide queueing (the
+// "coordinated omission" of Tene, "How NOT to Measure Latency", 2015).
 //
-// A row runs RunOptions::warmup_s of unmeasured load, then duration_s seconds (or num_queries queries)
-// measured. A query is measured when it was scheduled inside the measured window; its latency counts
-// when it returns OK, and every outcome is counted by status code.
+// A row runs RunOptions::warmup_s of unmeasured load, then duration_s seconds (or num_queries
+// queries) measured. A query is measured when it was scheduled inside the measured window; its
+// latency counts when it returns OK, and every outcome is counted by status code.
 //
 //   LoadRunner runner(std::move(stubs), std::move(requests), /*cq_threads=*/2, options);
 //   RunResult closed = runner.Run(LoadSpec{.concurrency = 8});
 //   RunResult open = runner.Run(LoadSpec{.open_loop = true, .rate = 400});
 #pragma once
+
+#include <grpcpp/grpcpp.h>
 
 #include <atomic>
 #include <chrono>
@@ -28,8 +30,6 @@
 #include <mutex>
 #include <string>
 #include <vector>
-
-#include <grpcpp/grpcpp.h>
 
 #include "tandem/v1/search.grpc.pb.h"
 
@@ -57,7 +57,7 @@ struct RunOptions {
   uint64_t num_queries = 0;  // > 0: rows end after this many measured queries instead of duration_s
   double timeout_s = 10;     // deadline of each query
   int64_t max_in_flight = 10000;
-  uint64_t seed = 1;         // of the Poisson arrivals
+  uint64_t seed = 1;  // of the Poisson arrivals
 };
 
 struct LatencySummary {
@@ -75,7 +75,8 @@ struct RunResult {
   double offered_qps = 0;   // measured queries scheduled per second of the scheduling window
   double achieved_qps = 0;  // OK responses per second of window_s
   LatencySummary latency;   // of OK responses, from the scheduled send time
-  double server_queued_us = 0, server_execution_us = 0, server_total_us = 0;  // means over OK (QueryStats)
+  double server_queued_us = 0, server_execution_us = 0,
+         server_total_us = 0;  // means over OK (QueryStats)
 };
 
 class LoadRunner {
@@ -124,7 +125,7 @@ class LoadRunner {
 
   std::mutex mu_;
   std::condition_variable done_;
-  int active_slots_ = 0;                          // closed-loop clients still sending; guarded by mu_
+  int active_slots_ = 0;                        // closed-loop clients still sending; guarded by mu_
   Clock::time_point last_measured_schedule_{};  // guarded by mu_
 };
 

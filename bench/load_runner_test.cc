@@ -1,12 +1,12 @@
 #include "bench/load_runner.h"
 
+#include <grpcpp/grpcpp.h>
+
 #include <algorithm>
 #include <memory>
 #include <numeric>
 #include <string>
 #include <vector>
-
-#include <grpcpp/grpcpp.h>
 
 #include "absl/strings/str_cat.h"
 #include "gtest/gtest.h"
@@ -52,8 +52,10 @@ TEST(LoadSpecTest, Names) {
 // Answers "bad" with INVALID_ARGUMENT and anything else with OK and fixed stats.
 class FakeSearchService final : public SearchService::Service {
  public:
-  grpc::Status Search(grpc::ServerContext*, const SearchRequest* request, SearchResponse* response) override {
-    if (request->text() == "bad") return grpc::Status(grpc::StatusCode::INVALID_ARGUMENT, "bad query");
+  grpc::Status Search(grpc::ServerContext*, const SearchRequest* request,
+                      SearchResponse* response) override {
+    if (request->text() == "bad")
+      return grpc::Status(grpc::StatusCode::INVALID_ARGUMENT, "bad query");
     response->mutable_stats()->set_queued_micros(3);
     response->mutable_stats()->set_execution_micros(5);
     response->mutable_stats()->set_total_micros(10);
@@ -76,8 +78,8 @@ class LoadRunnerTest : public ::testing::Test {
   LoadRunner MakeRunner(const std::vector<std::string>& texts, RunOptions options) {
     std::vector<std::unique_ptr<SearchService::Stub>> stubs;
     for (int i = 0; i < 2; ++i) {
-      stubs.push_back(SearchService::NewStub(grpc::CreateChannel(absl::StrCat("127.0.0.1:", port_),
-                                                                 grpc::InsecureChannelCredentials())));
+      stubs.push_back(SearchService::NewStub(grpc::CreateChannel(
+          absl::StrCat("127.0.0.1:", port_), grpc::InsecureChannelCredentials())));
     }
     std::vector<SearchRequest> requests;
     for (const std::string& t : texts) requests.emplace_back().set_text(t);

@@ -1,14 +1,17 @@
 // File: loadgen.cc
 //
 // tandem-loadgen: drives a Tandem query node with queries from a file and reports the latency and
-// throughput seen by the client (LoadRunner, load_runner.h, does the driving and says how it measures).
+// throughput seen by the client (LoadRunner, load_runner.h, does the driving and says how it
+// measures).
 //
 // One row per load: --concurrency N (closed loop; a list "1,4,16" gives one row each), --rate R or
-// --rates 100,200,400 (open loop, Poisson arrivals; a sweep). Rows go to a table on stdout and, with
+// --rates 100,200,400 (open loop, Poisson arrivals; a sweep). Rows go to a table on stdout and,
+// with
 // --json-out, to a JSON file with the commit, host, time and every parameter.
 //
 //   tandem-loadgen --server 127.0.0.1:50051 --queries topics.txt --mode and --k 10
 //                  --rates 100,200,400 --duration 20 --warmup 5 --json-out sweep.json
+#include <grpcpp/grpcpp.h>
 #include <unistd.h>
 
 #include <algorithm>
@@ -16,12 +19,10 @@
 #include <cstdio>
 #include <fstream>
 #include <memory>
+#include <nlohmann/json.hpp>
 #include <random>
 #include <string>
 #include <vector>
-
-#include <grpcpp/grpcpp.h>
-#include <nlohmann/json.hpp>
 
 #include "absl/flags/flag.h"
 #include "absl/flags/parse.h"
@@ -35,6 +36,7 @@
 #include "absl/time/time.h"
 #include "bench/load_runner.h"
 #include "bench/query_file.h"
+#include "index/status_macros.h"
 #include "tandem/v1/search.grpc.pb.h"
 
 #ifndef TANDEM_GIT_COMMIT
@@ -42,7 +44,8 @@
 #endif
 
 ABSL_FLAG(std::string, server, "127.0.0.1:50051", "host:port of the query node");
-ABSL_FLAG(std::string, queries, "", "query file (id:query, id:prio:query, id<TAB>query or plain lines)");
+ABSL_FLAG(std::string, queries, "",
+          "query file (id:query, id:prio:query, id<TAB>query or plain lines)");
 ABSL_FLAG(std::string, query_format, "auto", "auto, colon, colon-priority, tsv or plain");
 ABSL_FLAG(std::string, mode, "or", "query mode: or, and, and_or");
 ABSL_FLAG(uint32_t, k, 10, "hits per query");
@@ -61,7 +64,8 @@ ABSL_FLAG(int, cq_threads, 2, "completion-queue threads");
 ABSL_FLAG(int64_t, max_in_flight, 10000,
           "open loop: queries outstanding at most; one due beyond it is not sent and is counted as "
           "CLIENT_OVERLOAD");
-ABSL_FLAG(bool, shuffle, false, "send the queries in a random order (--seed) instead of file order");
+ABSL_FLAG(bool, shuffle, false,
+          "send the queries in a random order (--seed) instead of file order");
 ABSL_FLAG(uint64_t, seed, 1, "seed of arrival times and of --shuffle");
 ABSL_FLAG(std::string, label, "", "free text stored in the JSON (e.g. the server configuration)");
 ABSL_FLAG(std::string, json_out, "", "write the results as JSON to this file");
@@ -76,14 +80,16 @@ absl::StatusOr<tandem::v1::QueryMode> ParseMode(absl::string_view name) {
   if (name == "or") return tandem::v1::QUERY_MODE_OR;
   if (name == "and") return tandem::v1::QUERY_MODE_AND;
   if (name == "and_or" || name == "and-or" || name == "andor") return tandem::v1::QUERY_MODE_AND_OR;
-  return absl::InvalidArgumentError(absl::StrCat("--mode: unknown mode \"", name, "\" (or, and, and_or)"));
+  return absl::InvalidArgumentError(
+      absl::StrCat("--mode: unknown mode \"", name, "\" (or, and, and_or)"));
 }
 
 absl::StatusOr<tandem::v1::EngineHint> ParseEngine(absl::string_view name) {
   if (name == "auto") return tandem::v1::ENGINE_HINT_AUTO;
   if (name == "cpu") return tandem::v1::ENGINE_HINT_CPU;
   if (name == "gpu") return tandem::v1::ENGINE_HINT_GPU;
-  return absl::InvalidArgumentError(absl::StrCat("--engine: unknown engine \"", name, "\" (auto, cpu, gpu)"));
+  return absl::InvalidArgumentError(
+      absl::StrCat("--engine: unknown engine \"", name, "\" (auto, cpu, gpu)"));
 }
 
 // The rows asked for by --concurrency, --rate and --rates (a closed loop of one client by default).
@@ -91,17 +97,21 @@ absl::StatusOr<std::vector<LoadSpec>> ParseLoads() {
   std::vector<LoadSpec> loads;
   for (const std::string& c : absl::GetFlag(FLAGS_concurrency)) {
     LoadSpec spec;
-    if (!absl::SimpleAtoi(c, &spec.concurrency) || spec.concurrency < 1 || spec.concurrency > 100000) {
-      return absl::InvalidArgumentError(absl::StrCat("--concurrency: \"", c, "\" is not in 1..100000"));
+    if (!absl::SimpleAtoi(c, &spec.concurrency) || spec.concurrency < 1 ||
+        spec.concurrency > 100000) {
+      return absl::InvalidArgumentError(
+          absl::StrCat("--concurrency: \"", c, "\" is not in 1..100000"));
     }
     loads.push_back(spec);
   }
   std::vector<std::string> rates = absl::GetFlag(FLAGS_rates);
-  if (absl::GetFlag(FLAGS_rate) != 0) rates.insert(rates.begin(), absl::StrCat(absl::GetFlag(FLAGS_rate)));
+  if (absl::GetFlag(FLAGS_rate) != 0)
+    rates.insert(rates.begin(), absl::StrCat(absl::GetFlag(FLAGS_rate)));
   for (const std::string& r : rates) {
     LoadSpec spec{.open_loop = true};
     if (!absl::SimpleAtod(r, &spec.rate) || !(spec.rate > 0) || !std::isfinite(spec.rate)) {
-      return absl::InvalidArgumentError(absl::StrCat("--rate(s): \"", r, "\" is not a positive rate"));
+      return absl::InvalidArgumentError(
+          absl::StrCat("--rate(s): \"", r, "\" is not a positive rate"));
     }
     loads.push_back(spec);
   }
@@ -113,27 +123,25 @@ absl::StatusOr<std::vector<LoadSpec>> ParseLoads() {
 absl::StatusOr<std::vector<SearchRequest>> BuildRequests(size_t* skipped) {
   const std::string path = absl::GetFlag(FLAGS_queries);
   if (path.empty()) return absl::InvalidArgumentError("--queries FILE is required");
-  auto format = ParseQueryFileFormat(absl::GetFlag(FLAGS_query_format));
-  if (!format.ok()) return format.status();
-  auto records = LoadQueryFile(path, *format);
-  if (!records.ok()) return records.status();
-  auto mode = ParseMode(absl::GetFlag(FLAGS_mode));
-  if (!mode.ok()) return mode.status();
-  auto engine = ParseEngine(absl::GetFlag(FLAGS_engine));
-  if (!engine.ok()) return engine.status();
+  TANDEM_ASSIGN_OR_RETURN(const QueryFileFormat format,
+                          ParseQueryFileFormat(absl::GetFlag(FLAGS_query_format)));
+  TANDEM_ASSIGN_OR_RETURN(std::vector<QueryRecord> records, LoadQueryFile(path, format));
+  TANDEM_ASSIGN_OR_RETURN(const tandem::v1::QueryMode mode, ParseMode(absl::GetFlag(FLAGS_mode)));
+  TANDEM_ASSIGN_OR_RETURN(const tandem::v1::EngineHint engine,
+                          ParseEngine(absl::GetFlag(FLAGS_engine)));
 
   std::vector<SearchRequest> requests;
   *skipped = 0;
-  for (QueryRecord& q : *records) {
+  for (QueryRecord& q : records) {
     if (q.text.empty()) {
       ++*skipped;
       continue;
     }
     SearchRequest& r = requests.emplace_back();
     r.set_text(std::move(q.text));
-    r.set_mode(*mode);
+    r.set_mode(mode);
     r.set_k(absl::GetFlag(FLAGS_k));
-    r.set_engine(*engine);
+    r.set_engine(engine);
     r.set_request_id(std::move(q.id));
   }
   if (requests.empty()) return absl::InvalidArgumentError(absl::StrCat(path, ": no queries"));
@@ -144,7 +152,8 @@ absl::StatusOr<std::vector<SearchRequest>> BuildRequests(size_t* skipped) {
   return requests;
 }
 
-std::vector<std::unique_ptr<SearchService::Stub>> MakeStubs(const std::string& server, int channels) {
+std::vector<std::unique_ptr<SearchService::Stub>> MakeStubs(const std::string& server,
+                                                            int channels) {
   std::vector<std::unique_ptr<SearchService::Stub>> stubs;
   for (int i = 0; i < channels; ++i) {
     grpc::ChannelArguments args;
@@ -158,7 +167,8 @@ std::vector<std::unique_ptr<SearchService::Stub>> MakeStubs(const std::string& s
 }
 
 // GetIndexInfo, waiting for the server to come up; also proves the server answers at all.
-absl::StatusOr<tandem::v1::GetIndexInfoResponse> WaitForServer(SearchService::Stub& stub, double timeout_s) {
+absl::StatusOr<tandem::v1::GetIndexInfoResponse> WaitForServer(SearchService::Stub& stub,
+                                                               double timeout_s) {
   grpc::ClientContext context;
   context.set_wait_for_ready(true);
   context.set_deadline(std::chrono::system_clock::now() +
@@ -166,17 +176,17 @@ absl::StatusOr<tandem::v1::GetIndexInfoResponse> WaitForServer(SearchService::St
   tandem::v1::GetIndexInfoResponse info;
   grpc::Status status = stub.GetIndexInfo(&context, tandem::v1::GetIndexInfoRequest(), &info);
   if (!status.ok()) {
-    return absl::UnavailableError(absl::StrCat("GetIndexInfo on ", absl::GetFlag(FLAGS_server), ": ",
-                                               StatusCodeName(status.error_code()), ": ",
+    return absl::UnavailableError(absl::StrCat("GetIndexInfo on ", absl::GetFlag(FLAGS_server),
+                                               ": ", StatusCodeName(status.error_code()), ": ",
                                                status.error_message()));
   }
   return info;
 }
 
 void PrintHeader() {
-  std::printf("%-14s %9s %9s %7s %10s %10s %8s %8s %8s %8s %8s %8s %8s\n", "load", "sent", "ok", "errors",
-              "offered/s", "achieved/s", "mean_ms", "p50_ms", "p90_ms", "p95_ms", "p99_ms", "p99.9_ms",
-              "max_ms");
+  std::printf("%-14s %9s %9s %7s %10s %10s %8s %8s %8s %8s %8s %8s %8s\n", "load", "sent", "ok",
+              "errors", "offered/s", "achieved/s", "mean_ms", "p50_ms", "p90_ms", "p95_ms",
+              "p99_ms", "p99.9_ms", "max_ms");
 }
 
 void PrintRow(const RunResult& r) {
@@ -187,9 +197,9 @@ void PrintRow(const RunResult& r) {
   }
   const LatencySummary& l = r.latency;
   std::printf("%-14s %9llu %9llu %7llu %10.1f %10.1f %8.3f %8.3f %8.3f %8.3f %8.3f %8.3f %8.3f\n",
-              r.spec.Name().c_str(), static_cast<unsigned long long>(r.sent), static_cast<unsigned long long>(ok),
-              static_cast<unsigned long long>(errors), r.offered_qps, r.achieved_qps, l.mean, l.p50, l.p90, l.p95,
-              l.p99, l.p999, l.max);
+              r.spec.Name().c_str(), static_cast<unsigned long long>(r.sent),
+              static_cast<unsigned long long>(ok), static_cast<unsigned long long>(errors),
+              r.offered_qps, r.achieved_qps, l.mean, l.p50, l.p90, l.p95, l.p99, l.p999, l.max);
   if (errors > 0) {
     std::vector<std::string> parts;
     for (const auto& [name, n] : r.status_counts) {
@@ -210,10 +220,17 @@ nlohmann::json RowJson(const RunResult& r) {
       {"offered_qps", r.offered_qps},
       {"achieved_qps", r.achieved_qps},
       {"latency_ms",
-       {{"mean", l.mean}, {"p50", l.p50}, {"p90", l.p90}, {"p95", l.p95}, {"p99", l.p99}, {"p99_9", l.p999},
+       {{"mean", l.mean},
+        {"p50", l.p50},
+        {"p90", l.p90},
+        {"p95", l.p95},
+        {"p99", l.p99},
+        {"p99_9", l.p999},
         {"max", l.max}}},
       {"server_mean_us",
-       {{"queued", r.server_queued_us}, {"execution", r.server_execution_us}, {"total", r.server_total_us}}},
+       {{"queued", r.server_queued_us},
+        {"execution", r.server_execution_us},
+        {"total", r.server_total_us}}},
   };
   if (r.spec.open_loop) {
     row["rate"] = r.spec.rate;
@@ -250,7 +267,8 @@ int Main(int argc, char** argv) {
       "Load generator for a Tandem query node: closed loop (--concurrency) or open loop (--rate, "
       "--rates), latency and throughput as seen by the client.\n"
       "  tandem-loadgen --server HOST:PORT --queries FILE [--mode or|and|and_or] [--k 10]\n"
-      "                 [--concurrency 1,4,16 | --rates 100,200,400] [--duration 10 | --num_queries N]\n"
+      "                 [--concurrency 1,4,16 | --rates 100,200,400] [--duration 10 | "
+      "--num_queries N]\n"
       "                 [--warmup 2] [--json-out FILE]");
   std::vector<std::string> storage;
   std::vector<char*> args = NormalizeFlagNames(argc, argv, &storage);
@@ -275,9 +293,10 @@ int Main(int argc, char** argv) {
   const int cq_threads = absl::GetFlag(FLAGS_cq_threads);
   if (!(options.warmup_s >= 0) || (options.num_queries == 0 && !(options.duration_s > 0)) ||
       !(options.timeout_s > 0) || options.max_in_flight < 1 || channels < 1 || cq_threads < 1) {
-    return fail(absl::InvalidArgumentError(
-        "--warmup must be >= 0; --duration (or --num_queries), --timeout, --max_in_flight, --channels and "
-        "--cq_threads must be > 0"));
+    return fail(
+        absl::InvalidArgumentError("--warmup must be >= 0; --duration (or --num_queries), "
+                                   "--timeout, --max_in_flight, --channels and "
+                                   "--cq_threads must be > 0"));
   }
   auto loads = ParseLoads();
   if (!loads.ok()) return fail(loads.status());
@@ -291,21 +310,23 @@ int Main(int argc, char** argv) {
   if (!info.ok()) return fail(info.status());
 
   const size_t num_queries = requests->size();
-  std::printf("tandem-loadgen %s: server %s, index %s (%llu documents, engines %s)\n", TANDEM_GIT_COMMIT,
-              server.c_str(), info->index_id().c_str(), static_cast<unsigned long long>(info->documents()),
+  std::printf("tandem-loadgen %s: server %s, index %s (%llu documents, engines %s)\n",
+              TANDEM_GIT_COMMIT, server.c_str(), info->index_id().c_str(),
+              static_cast<unsigned long long>(info->documents()),
               absl::StrJoin(info->engines(), ",").c_str());
-  std::printf("queries: %zu from %s%s; mode %s, k %u, engine %s; warmup %gs, %s per row\n", num_queries,
-              absl::GetFlag(FLAGS_queries).c_str(),
+  std::printf("queries: %zu from %s%s; mode %s, k %u, engine %s; warmup %gs, %s per row\n",
+              num_queries, absl::GetFlag(FLAGS_queries).c_str(),
               skipped ? absl::StrCat(" (", skipped, " without text skipped)").c_str() : "",
-              absl::GetFlag(FLAGS_mode).c_str(), absl::GetFlag(FLAGS_k), absl::GetFlag(FLAGS_engine).c_str(),
-              options.warmup_s,
+              absl::GetFlag(FLAGS_mode).c_str(), absl::GetFlag(FLAGS_k),
+              absl::GetFlag(FLAGS_engine).c_str(), options.warmup_s,
               options.num_queries > 0 ? absl::StrCat(options.num_queries, " queries").c_str()
                                       : absl::StrCat(options.duration_s, "s").c_str());
   std::printf("latency: client-side, of OK responses, from the scheduled send time\n\n");
   PrintHeader();
 
   LoadRunner runner(std::move(stubs), *std::move(requests), cq_threads, options);
-  const std::string timestamp = absl::FormatTime("%Y-%m-%dT%H:%M:%SZ", absl::Now(), absl::UTCTimeZone());
+  const std::string timestamp =
+      absl::FormatTime("%Y-%m-%dT%H:%M:%SZ", absl::Now(), absl::UTCTimeZone());
   nlohmann::json rows = nlohmann::json::array();
   for (const LoadSpec& spec : *loads) {
     RunResult result = runner.Run(spec);
@@ -331,8 +352,10 @@ int Main(int argc, char** argv) {
           {"k", absl::GetFlag(FLAGS_k)},
           {"engine", absl::GetFlag(FLAGS_engine)},
           {"warmup_s", options.warmup_s},
-          {"duration_s", options.num_queries > 0 ? nlohmann::json(nullptr) : nlohmann::json(options.duration_s)},
-          {"num_queries", options.num_queries > 0 ? nlohmann::json(options.num_queries) : nlohmann::json(nullptr)},
+          {"duration_s",
+           options.num_queries > 0 ? nlohmann::json(nullptr) : nlohmann::json(options.duration_s)},
+          {"num_queries",
+           options.num_queries > 0 ? nlohmann::json(options.num_queries) : nlohmann::json(nullptr)},
           {"timeout_s", options.timeout_s},
           {"channels", channels},
           {"cq_threads", cq_threads},

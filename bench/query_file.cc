@@ -74,7 +74,8 @@ bool IsDigits(absl::string_view s) {
 }
 
 // Splits `line` (not blank) in `format`; nullopt when it does not fit.
-std::optional<QueryRecord> SplitLine(absl::string_view line, QueryFileFormat format, size_t line_number) {
+std::optional<QueryRecord> SplitLine(absl::string_view line, QueryFileFormat format,
+                                     size_t line_number) {
   const auto record = [](absl::string_view id, absl::string_view text) {
     return QueryRecord{std::string(absl::StripAsciiWhitespace(id)),
                        std::string(absl::StripAsciiWhitespace(text))};
@@ -97,7 +98,8 @@ std::optional<QueryRecord> SplitLine(absl::string_view line, QueryFileFormat for
     }
     case QueryFileFormat::kColon: {
       const size_t colon = line.find(':');
-      if (colon == absl::string_view::npos || !IsId(absl::StripAsciiWhitespace(line.substr(0, colon)))) {
+      if (colon == absl::string_view::npos ||
+          !IsId(absl::StripAsciiWhitespace(line.substr(0, colon)))) {
         return std::nullopt;
       }
       return record(line.substr(0, colon), line.substr(colon + 1));
@@ -111,7 +113,7 @@ std::optional<QueryRecord> SplitLine(absl::string_view line, QueryFileFormat for
 }
 
 struct Line {
-  size_t number;  // 1-based
+  size_t number;     // 1-based
   std::string text;  // UTF-8, not blank
 };
 
@@ -123,8 +125,8 @@ std::vector<Line> NonBlankLines(absl::string_view contents) {
     ++number;
     if (absl::EndsWith(raw, "\r")) raw.remove_suffix(1);
     if (absl::StripAsciiWhitespace(raw).empty()) continue;
-    // Untrimmed: a kTsv line may end in its separator ("id<TAB>" has an empty query); SplitLine trims
-    // id and text.
+    // Untrimmed: a kTsv line may end in its separator ("id<TAB>" has an empty query); SplitLine
+    // trims id and text.
     lines.push_back(Line{number, ToUtf8(raw)});
   }
   return lines;
@@ -148,7 +150,8 @@ std::string ToUtf8(absl::string_view line) {
   return out;
 }
 
-absl::StatusOr<std::vector<QueryRecord>> ParseQueries(absl::string_view contents, QueryFileFormat format,
+absl::StatusOr<std::vector<QueryRecord>> ParseQueries(absl::string_view contents,
+                                                      QueryFileFormat format,
                                                       absl::string_view source) {
   const std::vector<Line> lines = NonBlankLines(contents);
   if (format == QueryFileFormat::kAuto) {
@@ -181,12 +184,14 @@ absl::StatusOr<std::vector<QueryRecord>> ParseQueries(absl::string_view contents
   return records;
 }
 
-absl::StatusOr<std::vector<QueryRecord>> LoadQueryFile(const std::string& path, QueryFileFormat format) {
+absl::StatusOr<std::vector<QueryRecord>> LoadQueryFile(const std::string& path,
+                                                       QueryFileFormat format) {
   std::ifstream in(path, std::ios::binary);
   if (!in) {
     const int err = errno;
-    const std::string message = absl::StrCat("cannot open query file ", path, ": ", std::strerror(err));
-    return err == ENOENT ? absl::NotFoundError(message)
+    const std::string message =
+        absl::StrCat("cannot open query file ", path, ": ", std::strerror(err));
+    return err == ENOENT   ? absl::NotFoundError(message)
            : err == EACCES ? absl::PermissionDeniedError(message)
                            : absl::UnavailableError(message);
   }
@@ -197,12 +202,14 @@ absl::StatusOr<std::vector<QueryRecord>> LoadQueryFile(const std::string& path, 
 }
 
 absl::StatusOr<QueryFileFormat> ParseQueryFileFormat(absl::string_view name) {
-  for (QueryFileFormat f : {QueryFileFormat::kAuto, QueryFileFormat::kColon, QueryFileFormat::kColonPriority,
-                            QueryFileFormat::kTsv, QueryFileFormat::kPlain}) {
+  for (QueryFileFormat f :
+       {QueryFileFormat::kAuto, QueryFileFormat::kColon, QueryFileFormat::kColonPriority,
+        QueryFileFormat::kTsv, QueryFileFormat::kPlain}) {
     if (name == QueryFileFormatName(f)) return f;
   }
-  return absl::InvalidArgumentError(absl::StrCat(
-      "unknown query file format \"", name, "\"; expected auto, colon, colon-priority, tsv or plain"));
+  return absl::InvalidArgumentError(
+      absl::StrCat("unknown query file format \"", name,
+                   "\"; expected auto, colon, colon-priority, tsv or plain"));
 }
 
 absl::string_view QueryFileFormatName(QueryFileFormat format) {

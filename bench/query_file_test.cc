@@ -18,7 +18,8 @@ using ::testing::Field;
 
 MATCHER_P2(Record, id, text, "") { return arg.id == id && arg.text == text; }
 
-std::vector<QueryRecord> Parse(absl::string_view contents, QueryFileFormat format = QueryFileFormat::kAuto) {
+std::vector<QueryRecord> Parse(absl::string_view contents,
+                               QueryFileFormat format = QueryFileFormat::kAuto) {
   absl::StatusOr<std::vector<QueryRecord>> records = ParseQueries(contents, format);
   EXPECT_TRUE(records.ok()) << records.status();
   return records.ok() ? *records : std::vector<QueryRecord>{};
@@ -41,18 +42,22 @@ TEST(QueryFileTest, ColonPriorityKeepsColonsInQuery) {
 }
 
 TEST(QueryFileTest, DetectsTsv) {
-  EXPECT_THAT(Parse("1048585\twhat is paula deen's brother\r\n2\tlatin: lingua\r\n"),
-              ElementsAre(Record("1048585", "what is paula deen's brother"), Record("2", "latin: lingua")));
+  EXPECT_THAT(
+      Parse("1048585\twhat is paula deen's brother\r\n2\tlatin: lingua\r\n"),
+      ElementsAre(Record("1048585", "what is paula deen's brother"), Record("2", "latin: lingua")));
 }
 
 TEST(QueryFileTest, TsvAllowsEmptyQuery) {
-  EXPECT_THAT(Parse("1\tfoo\n2\t\n", QueryFileFormat::kTsv), ElementsAre(Record("1", "foo"), Record("2", "")));
+  EXPECT_THAT(Parse("1\tfoo\n2\t\n", QueryFileFormat::kTsv),
+              ElementsAre(Record("1", "foo"), Record("2", "")));
 }
 
 TEST(QueryFileTest, PlainWhenAnyLineIsNotColon) {
-  // One line without an id makes the whole file plain: ids are line numbers, colons stay in the text.
-  EXPECT_THAT(Parse("301:international crime\n\nwhat is 3:2 in percent\n"),
-              ElementsAre(Record("1", "301:international crime"), Record("3", "what is 3:2 in percent")));
+  // One line without an id makes the whole file plain: ids are line numbers, colons stay in the
+  // text.
+  EXPECT_THAT(
+      Parse("301:international crime\n\nwhat is 3:2 in percent\n"),
+      ElementsAre(Record("1", "301:international crime"), Record("3", "what is 3:2 in percent")));
 }
 
 TEST(QueryFileTest, SkipsBlankLinesAndBom) {
@@ -63,16 +68,17 @@ TEST(QueryFileTest, SkipsBlankLinesAndBom) {
 TEST(QueryFileTest, Latin1BecomesUtf8) {
   // "café" and "naïve" in ISO-8859-1; the UTF-8 line stays as it is.
   EXPECT_THAT(Parse("1:caf\xE9\n2:na\xEFve\n3:caf\xC3\xA9\n"),
-              ElementsAre(Record("1", "caf\xC3\xA9"), Record("2", "na\xC3\xAFve"), Record("3", "caf\xC3\xA9")));
+              ElementsAre(Record("1", "caf\xC3\xA9"), Record("2", "na\xC3\xAFve"),
+                          Record("3", "caf\xC3\xA9")));
 }
 
 TEST(QueryFileTest, ToUtf8RejectsMalformedUtf8) {
   EXPECT_EQ(ToUtf8("abc"), "abc");
-  EXPECT_EQ(ToUtf8("\xC3\xA9"), "\xC3\xA9");                  // é, valid
-  EXPECT_EQ(ToUtf8("\xC0\xAF"), "\xC3\x80\xC2\xAF");          // overlong '/': Latin-1
+  EXPECT_EQ(ToUtf8("\xC3\xA9"), "\xC3\xA9");                      // é, valid
+  EXPECT_EQ(ToUtf8("\xC0\xAF"), "\xC3\x80\xC2\xAF");              // overlong '/': Latin-1
   EXPECT_EQ(ToUtf8("\xED\xA0\x80"), "\xC3\xAD\xC2\xA0\xC2\x80");  // surrogate: Latin-1
-  EXPECT_EQ(ToUtf8("\xE2\x82"), "\xC3\xA2\xC2\x82");          // truncated: Latin-1
-  EXPECT_EQ(ToUtf8("\xF0\x9F\x94\x8D"), "\xF0\x9F\x94\x8D");  // 4-byte, valid
+  EXPECT_EQ(ToUtf8("\xE2\x82"), "\xC3\xA2\xC2\x82");              // truncated: Latin-1
+  EXPECT_EQ(ToUtf8("\xF0\x9F\x94\x8D"), "\xF0\x9F\x94\x8D");      // 4-byte, valid
 }
 
 TEST(QueryFileTest, ExplicitFormatRejectsMisfit) {
@@ -89,8 +95,9 @@ TEST(QueryFileTest, EmptyInput) {
 }
 
 TEST(QueryFileTest, FormatNamesRoundTrip) {
-  for (QueryFileFormat f : {QueryFileFormat::kAuto, QueryFileFormat::kColon, QueryFileFormat::kColonPriority,
-                            QueryFileFormat::kTsv, QueryFileFormat::kPlain}) {
+  for (QueryFileFormat f :
+       {QueryFileFormat::kAuto, QueryFileFormat::kColon, QueryFileFormat::kColonPriority,
+        QueryFileFormat::kTsv, QueryFileFormat::kPlain}) {
     absl::StatusOr<QueryFileFormat> parsed = ParseQueryFileFormat(QueryFileFormatName(f));
     ASSERT_TRUE(parsed.ok());
     EXPECT_EQ(*parsed, f);

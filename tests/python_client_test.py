@@ -1,0 +1,407 @@
+#!/usr/bin/python3
+"""End-to-end test of the Python client (clients/python/tandem_client) against the real tandem-server.
+
+Builds a ten-document index with tandem-index, starts tandem-server on an ephemeral port over it and
+calls every RPC through TandemClient: Search in each mode, with text and with weighted terms, BM25
+parameters, SearchBatch, SearchStream, GetIndexInfo, health, and the errors (INVALID_ARGUMENT, ...).
+
+    /usr/bin/python3 tests/python_client_test.py --server-binary build/server/tandem-server \
+        --index-binary build/index_builder/tandem-index
+
+Exits 77 (ctest SKIP_RETURN_CODE) when grpcio or protobuf cannot be imported.
+"""
+
+from __future__ import annotations
+
+import argparse
+import math
+import os
+import shutil
+import subprocess
+import sys
+import tempfile
+import time
+import unittest
+from pathlib import Path
+
+sys.path.insert(0, str(Path(__file__).resolve().parent.parent / "clients" / "python"))
+
+try:
+    import google.protobuf  # noqa: F401
+    import grpc  # noqa: F401
+except ImportError as e:
+    print(f"SKIP: {e} (the Python client needs grpcio and protobuf; try /usr/bin/python3)")
+    sys.exit(77)
+
+import tandem_testing  # noqa: E402
+from tandem_client import Query, SearchResult, TandemClient, TandemError  # noqa: E402
+
+# The i-th line has external id str(i + 1). After analysis (stop words, Porter stemming):
+#   "bear": 1, 2, 3, 7;  "black": 1, 3, 8;  "salmon": 2, 4;  "river": 2, 4, 9.
+DOCUMENTS = [
+    "The black bear attacks a hiker in the forest",                  # 1
+    "A brown bear eats salmon in the river",                         # 2
+    "Forest rangers warn hikers about black bears near the trail",   # 3
+    "Salmon fishing on the river at dawn",                           # 4
+    "A cat sleeps on the warm windowsill",                           # 5
+    "Telescopes observe distant galaxies at night",                  # 6
+    "The bear",                                                      # 7
+    "Black coffee in the morning, black coffee at night, black coffee all day long",  # 8
+    "The river floods the valley every spring after the snow melts",  # 9
+    "Hubble telescope images of distant galaxies",                   # 10
+]
+BEAR = {"1", "2", "3", "7"}
+BLACK = {"1", "3", "8"}
+
+ARGS: argparse.Namespace
+INDEX: Path
+SERVER: tandem_testing.LocalServer
+CLIENT: TandemClient
+_TMP: tempfile.TemporaryDirectory
+
+
+def setUpModule() -> None:
+    global INDEX, SERVER, CLIENT, _TMP
+    _TMP = tempfile.TemporaryDirectory(prefix="tandem-python-client-test-")
+    INDEX = tandem_testing.build_index(ARGS.index_binary, DOCUMENTS, _TMP.name)
+    SERVER = tandem_testing.LocalServer(ARGS.server_binary, INDEX)
+    SERVER.start()
+    # Generous: a loaded 2-core machine may take a while to open the index.
+    CLIENT = TandemClient(SERVER.address, timeout=60.0)
+    CLIENT.wait_until_serving(timeout=120.0)
+
+
+def tearDownModule() -> None:
+    CLIENT.close()
+    code = SERVER.stop()
+    _TMP.cleanup()
+    if code not in (0, -15):  # a clean drain on SIGTERM, or death by it
+        raise AssertionError(f"tandem-server exited with {code}:\n{SERVER.output()}")
+
+
+def ids(result: SearchResult) -> list[str]:
+    return [h.external_id for h in result.hits]
+
+
+class RankingChecks(unittest.TestCase):
+    def assertRanked(self, result: SearchResult) -> None:
+        """Scores non-increasing, ties by increasing docid, every score finite and positive."""
+        for h in result.hits:
+            self.assertTrue(math.isfinite(h.score) and h.score > 0, h)
+        for a, b in zip(result.hits, result.hits[1:]):
+            self.assertTrue(a.score > b.score or (a.score == b.score and a.docid < b.docid), (a, b))
+
+
+class SearchTest(RankingChecks):
+    def test_or_returns_documents_with_any_term(self):
+        r = CLIENT.search("black bear", mode="or", k=10)
+        self.assertEqual(set(ids(r)), BEAR | BLACK)
+        self.assertRanked(r)
+        # Documents 1 and 3 hold both terms and must outrank those holding one.
+        self.assertEqual(set(ids(r)[:2]), {"1", "3"})
+        self.assertEqual(r.stats.executed_mode, "or")
+        self.assertEqual(set(r.stats.terms), {"black", "bear"})
+        self.assertEqual(r.stats.engine, "cpu")
+
+    def test_and_returns_documents_with_every_term(self):
+        r = CLIENT.search("black bears", mode="and")
+        self.assertEqual(set(ids(r)), BEAR & BLACK)
+        self.assertRanked(r)
+        self.assertEqual(r.stats.executed_mode, "and")
+
+    def test_and_or_falls_back_to_or_when_and_is_short(self):
+        short = CLIENT.search("black bear", mode="and_or", k=5)
+        self.assertEqual(short.stats.executed_mode, "or")
+        self.assertEqual(len(short.hits), 5)
+        enough = CLIENT.search("black bear", mode="and_or", k=2)
+        self.assertEqual(enough.stats.executed_mode, "and")
+        self.assertEqual(set(ids(enough)), {"1", "3"})
+
+    def test_k_limits_hits_and_keeps_the_best(self):
+        full = CLIENT.search("black bear river salmon", k=100)
+        top3 = CLIENT.search("black bear river salmon", k=3)
+        self.assertEqual(len(top3.hits), 3)
+        self.assertEqual(top3.hits, full.hits[:3])
+
+    def test_default_k_is_ten(self):
+        r = CLIENT.search("the black bear river salmon galaxies telescope cat coffee spring")
+        self.assertEqual(len(r.hits), 10)
+
+    def test_no_matching_term_gives_no_hits(self):
+        r = CLIENT.search("zebra", mode="or")
+        self.assertEqual(r.hits, [])
+
+    def test_terms_query_matches_text_query(self):
+        by_text = CLIENT.search("bears", mode="or")
+        by_terms = CLIENT.search(terms=["bear"], mode="or")
+        self.assertEqual(by_terms.hits, by_text.hits)
+
+    def test_term_weight_scales_scores(self):
+        one = CLIENT.search(terms=[("bear", 1.0)])
+        two = CLIENT.search(terms={"bear": 2.0})
+        self.assertEqual(ids(one), ids(two))
+        for a, b in zip(one.hits, two.hits):
+            self.assertAlmostEqual(b.score, 2 * a.score, delta=1e-5 * b.score)
+
+    def test_bm25_parameters_change_scores(self):
+        default = CLIENT.search("bear")
+        # b = 0: no length normalization, so every document with tf 1 scores the same.
+        flat = CLIENT.search("bear", b=0.0)
+        self.assertEqual(len({h.score for h in flat.hits}), 1, flat.hits)
+        self.assertGreater(len({h.score for h in default.hits}), 1, default.hits)
+        # ... and equal scores are ranked by docid.
+        self.assertEqual([h.docid for h in flat.hits], sorted(h.docid for h in flat.hits))
+        # k1 = 0: term frequency no longer counts: "black" thrice in document 8 scores as once.
+        k1_zero = CLIENT.search("black", k1=0.0, b=0.0)
+        self.assertEqual(len({h.score for h in k1_zero.hits}), 1, k1_zero.hits)
+
+    def test_engine_hints(self):
+        cpu = CLIENT.search("black bear", engine="cpu")
+        self.assertEqual(cpu.stats.engine, "cpu")
+        if "gpu" in CLIENT.info().engines:
+            gpu = CLIENT.search("black bear", engine="gpu")
+            self.assertEqual(gpu.stats.engine, "gpu")
+            self.assertEqual(ids(gpu), ids(cpu))
+        else:
+            with self.assertRaises(TandemError) as cm:
+                CLIENT.search("black bear", engine="gpu")
+            self.assertEqual(cm.exception.code, "FAILED_PRECONDITION")
+
+    def test_request_id_is_echoed(self):
+        self.assertEqual(CLIENT.search("bear", request_id="q-42").request_id, "q-42")
+
+    def test_stats_are_consistent(self):
+        s = CLIENT.search("black bear").stats
+        self.assertGreater(s.postings_decoded, 0)
+        self.assertGreaterEqual(s.total_micros, s.execution_micros)
+
+
+class ErrorTest(unittest.TestCase):
+    def assertInvalid(self, **kwargs) -> TandemError:
+        with self.assertRaises(TandemError) as cm:
+            CLIENT.search(**kwargs)
+        self.assertEqual(cm.exception.code, "INVALID_ARGUMENT", cm.exception)
+        self.assertEqual(cm.exception.grpc_code, grpc.StatusCode.INVALID_ARGUMENT)
+        self.assertTrue(cm.exception.message)
+        return cm.exception
+
+    def test_k_too_large(self):
+        e = self.assertInvalid(text="bear", k=10001)
+        self.assertIn("k", e.message)
+
+    def test_bm25_out_of_range(self):
+        self.assertInvalid(text="bear", k1=-1.0)
+        self.assertInvalid(text="bear", b=1.5)
+
+    def test_negative_term_weight(self):
+        self.assertInvalid(terms=[("bear", -1.0)])
+
+    def test_query_too_long(self):
+        self.assertInvalid(text="bear " * 2000)  # 10000 bytes, past the default 4096
+
+    def test_client_side_errors(self):
+        with self.assertRaises(ValueError):
+            CLIENT.search(text="bear", terms=["bear"])
+        with self.assertRaises(ValueError):
+            CLIENT.search()
+        with self.assertRaises(ValueError):
+            CLIENT.search("bear", mode="xor")
+        with self.assertRaises(ValueError):
+            CLIENT.search("bear", k=-1)
+
+    def test_wait_for_ready_until_the_deadline(self):
+        # wait_for_ready holds the call until a connection that never comes, so the deadline decides.
+        with TandemClient("127.0.0.1:1", timeout=0.5, wait_for_ready=True) as dead:
+            with self.assertRaises(TandemError) as cm:
+                dead.search("bear")
+            self.assertEqual(cm.exception.code, "DEADLINE_EXCEEDED")
+
+    def test_unreachable_server(self):
+        # Port 1 on loopback: nothing listens there, so the call fails fast.
+        with TandemClient("127.0.0.1:1", timeout=30.0) as dead:
+            with self.assertRaises(TandemError) as cm:
+                dead.search("bear")
+            self.assertEqual(cm.exception.code, "UNAVAILABLE")
+
+
+class SlowServerTest(unittest.TestCase):
+    """A second server whose every query waits 30 s first (--debug_query_delay), for deadlines."""
+
+    @classmethod
+    def setUpClass(cls):
+        cls.server = tandem_testing.LocalServer(ARGS.server_binary, INDEX,
+                                                extra_args=["--debug_query_delay=30s"])
+        cls.server.start()
+        cls.client = TandemClient(cls.server.address, timeout=60.0)
+        cls.client.wait_until_serving(timeout=120.0)
+
+    @classmethod
+    def tearDownClass(cls):
+        cls.client.close()
+        cls.server.stop()
+
+    def test_deadline_stops_the_query(self):
+        start = time.monotonic()
+        with self.assertRaises(TandemError) as cm:
+            self.client.search("bear", timeout=0.5)
+        self.assertEqual(cm.exception.code, "DEADLINE_EXCEEDED")
+        self.assertLess(time.monotonic() - start, 20)
+
+    def test_stream_deadline(self):
+        with self.assertRaises(TandemError) as cm:
+            list(self.client.stream(["bear", "salmon"], timeout=0.5))
+        self.assertEqual(cm.exception.code, "DEADLINE_EXCEEDED")
+
+
+def _openssl(*args: str, cwd: str) -> None:
+    subprocess.run(["openssl", *args], cwd=cwd, check=True, capture_output=True, timeout=120)
+
+
+def make_certificates(directory: str) -> None:
+    """A CA, a server certificate for 127.0.0.1 and a client certificate, all signed by the CA."""
+    ec = ["-newkey", "ec", "-pkeyopt", "ec_paramgen_curve:prime256v1", "-nodes"]
+    _openssl("req", "-x509", *ec, "-keyout", "ca.key", "-out", "ca.pem", "-days", "2",
+             "-subj", "/CN=tandem test CA", "-addext", "basicConstraints=critical,CA:TRUE",
+             "-addext", "keyUsage=critical,keyCertSign,cRLSign", cwd=directory)
+    for name, ext in (("server", "subjectAltName=IP:127.0.0.1,DNS:localhost\nextendedKeyUsage=serverAuth"),
+                      ("client", "extendedKeyUsage=clientAuth")):
+        Path(directory, f"{name}.ext").write_text(ext + "\n")
+        _openssl("req", *ec, "-keyout", f"{name}.key", "-out", f"{name}.csr", "-subj", f"/CN=tandem {name}",
+                 cwd=directory)
+        _openssl("x509", "-req", "-in", f"{name}.csr", "-CA", "ca.pem", "-CAkey", "ca.key",
+                 "-CAcreateserial", "-out", f"{name}.pem", "-days", "2", "-extfile", f"{name}.ext",
+                 cwd=directory)
+
+
+@unittest.skipIf(shutil.which("openssl") is None, "openssl is needed to make test certificates")
+class TlsTest(unittest.TestCase):
+    """A third server with TLS that requires client certificates (mutual TLS)."""
+
+    @classmethod
+    def setUpClass(cls):
+        cls.certs = tempfile.mkdtemp(prefix="certs-", dir=_TMP.name)
+        make_certificates(cls.certs)
+        c = Path(cls.certs)
+        cls.server = tandem_testing.LocalServer(
+            ARGS.server_binary, INDEX,
+            extra_args=[f"--tls_cert={c / 'server.pem'}", f"--tls_key={c / 'server.key'}",
+                        f"--tls_client_ca={c / 'ca.pem'}"])
+        cls.server.start()
+
+    @classmethod
+    def tearDownClass(cls):
+        cls.server.stop()
+
+    def client(self, **kwargs) -> TandemClient:
+        return TandemClient(self.server.address, timeout=60.0, **kwargs)
+
+    def test_mutual_tls(self):
+        c = Path(self.certs)
+        with self.client(tls=True, root_certificates=c / "ca.pem", private_key=c / "client.key",
+                         certificate_chain=(c / "client.pem").read_bytes()) as client:
+            client.wait_until_serving(timeout=120.0)
+            self.assertEqual(client.search("black bear").hits, CLIENT.search("black bear").hits)
+
+    def test_client_without_certificate_is_refused(self):
+        with self.client(tls=True, root_certificates=Path(self.certs) / "ca.pem") as client:
+            with self.assertRaises(TandemError) as cm:
+                client.search("bear")
+            self.assertEqual(cm.exception.code, "UNAVAILABLE")
+
+    def test_plaintext_client_is_refused(self):
+        with self.client() as client:
+            with self.assertRaises(TandemError) as cm:
+                client.search("bear")
+            self.assertEqual(cm.exception.code, "UNAVAILABLE")
+
+    def test_certificates_without_tls_are_a_usage_error(self):
+        with self.assertRaises(ValueError):
+            TandemClient("127.0.0.1:1", root_certificates=b"x")
+
+
+class BatchTest(RankingChecks):
+    def test_batch_matches_single_searches_and_isolates_errors(self):
+        results = CLIENT.search_batch(
+            [
+                "black bear",
+                {"text": "salmon river", "mode": "and"},
+                Query(terms=["bear"], k=2),
+                {"text": "bear", "k": 20000},
+            ],
+            mode="or",
+        )
+        self.assertEqual(len(results), 4)
+        self.assertEqual(results[0].hits, CLIENT.search("black bear", mode="or").hits)
+        self.assertEqual(set(ids(results[1])), {"2", "4"})
+        self.assertEqual(results[2].hits, CLIENT.search(terms=["bear"], k=2).hits)
+        self.assertIsInstance(results[3], TandemError)
+        self.assertEqual(results[3].code, "INVALID_ARGUMENT")
+
+    def test_empty_batch(self):
+        self.assertEqual(CLIENT.search_batch([]), [])
+
+
+class StreamTest(RankingChecks):
+    def test_stream_answers_in_order_and_survives_a_bad_query(self):
+        queries = ["black bear", {"text": "bear", "k": 0xFFFFFFFF}, "salmon",
+                   {"text": "river", "mode": "and"}]
+        results = list(CLIENT.stream(iter(queries), k=5))
+        self.assertEqual(len(results), 4)
+        self.assertEqual([r.request_id for r in results], ["0", "1", "2", "3"])
+        self.assertEqual(results[0].hits, CLIENT.search("black bear", k=5).hits)
+        self.assertIsInstance(results[1], TandemError)
+        self.assertEqual(results[1].code, "INVALID_ARGUMENT")
+        self.assertEqual(set(ids(results[2])), {"2", "4"})
+        self.assertEqual(set(ids(results[3])), {"2", "4", "9"})
+
+    def test_stream_of_many_queries(self):
+        words = ["bear", "black", "salmon", "river", "galaxies", "coffee", "zebra"]
+        n = 200
+        results = list(CLIENT.stream(({"text": words[i % len(words)], "request_id": f"r{i}"}
+                                      for i in range(n))))
+        self.assertEqual([r.request_id for r in results], [f"r{i}" for i in range(n)])
+        for r in results:
+            self.assertIsInstance(r, SearchResult)
+            self.assertRanked(r)
+
+    def test_bad_query_object_is_raised_to_the_caller(self):
+        with self.assertRaises(TypeError):
+            list(CLIENT.stream(["bear", 42]))
+
+
+class InfoAndHealthTest(unittest.TestCase):
+    def test_info(self):
+        info = CLIENT.info()
+        self.assertEqual(info.documents, len(DOCUMENTS))
+        self.assertGreater(info.terms, 10)
+        self.assertGreaterEqual(info.postings, info.terms)
+        self.assertGreater(info.index_bytes, 0)
+        self.assertIn("cpu", info.engines)
+        self.assertEqual(info.source_format, "lines")
+        self.assertTrue(info.index_id)
+        self.assertTrue(info.codec)
+        self.assertGreater(info.average_document_length, 0)
+
+    def test_health(self):
+        self.assertEqual(CLIENT.health(), "SERVING")
+
+    def test_health_of_unknown_service(self):
+        with self.assertRaises(TandemError) as cm:
+            CLIENT.health("no.such.Service")
+        self.assertEqual(cm.exception.code, "NOT_FOUND")
+
+
+def main() -> int:
+    global ARGS
+    parser = argparse.ArgumentParser(description=__doc__.split("\n", 1)[0])
+    parser.add_argument("--server-binary", default=os.environ.get("TANDEM_SERVER"), required=False)
+    parser.add_argument("--index-binary", default=os.environ.get("TANDEM_INDEX"), required=False)
+    ARGS, rest = parser.parse_known_args()
+    if not ARGS.server_binary or not ARGS.index_binary:
+        parser.error("--server-binary and --index-binary (or $TANDEM_SERVER, $TANDEM_INDEX) are required")
+    program = unittest.main(argv=[sys.argv[0], *rest], exit=False, verbosity=2)
+    return 0 if program.result.wasSuccessful() else 1
+
+
+if __name__ == "__main__":
+    sys.exit(main())

@@ -35,7 +35,7 @@
 #include "absl/time/clock.h"
 #include "absl/time/time.h"
 #include "bench/load_runner.h"
-#include "bench/query_file.h"
+#include "index/query_file.h"
 #include "index/status_macros.h"
 #include "tandem/v1/search.grpc.pb.h"
 
@@ -73,6 +73,10 @@ ABSL_FLAG(std::string, json_out, "", "write the results as JSON to this file");
 namespace tandem::bench {
 namespace {
 
+using index::LoadQueryFile;
+using index::ParseQueryFileFormat;
+using index::QueryFileFormat;
+using index::QueryRecord;
 using tandem::v1::SearchRequest;
 using tandem::v1::SearchService;
 

@@ -16,7 +16,7 @@
 #include "absl/strings/numbers.h"
 #include "absl/strings/str_split.h"
 #include "bench/bench_util.h"
-#include "bench/query_file.h"
+#include "index/query_file.h"
 #include "cpu/daat_engine.h"
 #include "cpu/thread_pool.h"
 #include "index/index.h"
@@ -45,14 +45,14 @@ int main(int argc, char** argv) {
   absl::ParseCommandLine(argc, argv);
   auto idx = index::Index::Open(absl::GetFlag(FLAGS_index));
   if (!idx.ok()) return Fail(idx.status().message());
-  auto records = bench::LoadQueryFile(absl::GetFlag(FLAGS_queries));
+  auto records = index::LoadQueryFile(absl::GetFlag(FLAGS_queries));
   if (!records.ok()) return Fail(records.status().message());
   auto engine = *cpu::DaatEngine::Create(**idx);
   testing::ReferenceEngine reference(**idx);
 
   // Analyze once; keep queries with at least one index term.
   std::vector<std::vector<std::string>> queries;
-  for (const bench::QueryRecord& r : *records) {
+  for (const index::QueryRecord& r : *records) {
     if (static_cast<int>(queries.size()) >= absl::GetFlag(FLAGS_max_queries)) break;
     std::vector<std::string> terms;
     (*idx)->analyzer().Analyze(r.text, &terms);

@@ -1,6 +1,6 @@
 #include "bench/trec_eval.h"
 
-#include "bench/query_file.h"
+#include "index/query_file.h"
 
 #include <algorithm>
 #include <cctype>
@@ -122,9 +122,9 @@ absl::StatusOr<std::vector<Topic>> LoadTopics(const std::string& path, TopicIds 
     }
     if (!current.id.empty()) topics.push_back(current);
   } else {
-    absl::StatusOr<std::vector<QueryRecord>> records = LoadQueryFile(path);
+    absl::StatusOr<std::vector<index::QueryRecord>> records = index::LoadQueryFile(path);
     if (!records.ok()) return records.status();
-    for (QueryRecord& r : *records) topics.push_back({std::move(r.id), std::move(r.text)});
+    for (index::QueryRecord& r : *records) topics.push_back({std::move(r.id), std::move(r.text)});
   }
   if (topics.empty()) return absl::InvalidArgumentError(absl::StrCat("no topics in '", path, "'"));
   if (ids == TopicIds::kOrdinal) {

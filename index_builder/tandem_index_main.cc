@@ -1,6 +1,8 @@
 // tandem-index: builds, inspects and queries the metadata of Tandem index directories.
 //
 //   tandem-index build --input PATH --format FORMAT --output DIR [--codec pfor|rice] [--threads N]
+//   tandem-index synth --docs N --termstats FILE --doclengths FILE [--queries FILE,...]
+//                      --vocabulary query-terms|all [--postings-per-doc P] --seed S --output DIR
 //   tandem-index inspect DIR
 //   tandem-index lookup DIR TERM
 #include <unistd.h>
@@ -17,23 +19,34 @@
 #include "absl/strings/str_cat.h"
 #include "absl/strings/str_format.h"
 #include "absl/strings/str_join.h"
+#include "absl/strings/str_replace.h"
 #include "index/block_codec.h"
 #include "index/bm25.h"
 #include "index/index.h"
 #include "index_builder/document_reader.h"
 #include "index_builder/inverter.h"
+#include "index_builder/synth.h"
 
 ABSL_FLAG(std::string, input, "", "build: input file or directory");
 ABSL_FLAG(std::string, format, "", "build: input format (beir, trec, smart, npl, reuters, wikiextractor, email, lines)");
-ABSL_FLAG(std::string, output, "", "build: index directory to create (replaced atomically if it holds an index)");
-ABSL_FLAG(std::string, codec, "pfor", "build: block codec (pfor, rice)");
-ABSL_FLAG(int, threads, 0, "build: inversion threads (0: all cores)");
+ABSL_FLAG(std::string, output, "", "build, synth: index directory to create (replaced atomically if it holds an index)");
+ABSL_FLAG(std::string, codec, "pfor", "build, synth: block codec (pfor, rice)");
+ABSL_FLAG(int, threads, 0, "build, synth: worker threads (0: all cores)");
 ABSL_FLAG(bool, strict, false, "build: stop at the first malformed document instead of skipping it");
 ABSL_FLAG(int, memory_mb, 1024, "build: memory budget for in-memory runs before spilling to disk");
 ABSL_FLAG(std::string, tokenizer, "standard", "build: tokenizer (standard = Unicode UAX#29 words, alnum = [a-z0-9]+)");
 ABSL_FLAG(std::string, stopwords, "lucene", "build: stop word list (lucene = Lucene's 33 English stop words, none)");
 ABSL_FLAG(std::string, stemmer, "porter", "build: stemmer (porter, none, or another libstemmer algorithm)");
-ABSL_FLAG(bool, quiet, false, "build: no progress line, no per-document warnings");
+ABSL_FLAG(bool, quiet, false, "build, synth: no progress line, no per-document warnings");
+ABSL_FLAG(uint32_t, docs, 25000000, "synth: documents to generate");
+ABSL_FLAG(std::string, termstats, "", "synth: term statistics, term<TAB>df<TAB>cf (plain or .gz)");
+ABSL_FLAG(std::string, doclengths, "", "synth: document length histogram, length<TAB>count");
+ABSL_FLAG(std::vector<std::string>, queries, {}, "synth: query logs (comma-separated) whose terms get lists");
+ABSL_FLAG(std::string, vocabulary, "query-terms", "synth: query-terms (lists for the query terms only) or all");
+ABSL_FLAG(double, postings_per_doc, 0, "synth: calibrate to P postings per document (GOV2: 240); 0 = raw df ratios");
+ABSL_FLAG(uint64_t, seed, 1, "synth: random seed");
+ABSL_FLAG(double, clustering, 1, "synth: docID clustering factor F >= 1 (1 = uniform)");
+ABSL_FLAG(uint32_t, cluster_docs, 4096, "synth: documents per cluster block when --clustering > 1");
 ABSL_FLAG(int, postings, 10, "lookup: postings to print");
 
 namespace tandem::index_builder {
@@ -91,6 +104,47 @@ int Build() {
   summary->bad_documents = bad;
   std::printf("tandem-index: built %s\n  %s\n", output.c_str(), summary->Describe().c_str());
   return 0;
+}
+
+int Synth() {
+  SynthOptions o;
+  o.num_docs = absl::GetFlag(FLAGS_docs);
+  o.termstats_path = absl::GetFlag(FLAGS_termstats);
+  o.doclengths_path = absl::GetFlag(FLAGS_doclengths);
+  o.query_files = absl::GetFlag(FLAGS_queries);
+  absl::StatusOr<SynthVocabulary> vocabulary = ParseSynthVocabulary(absl::GetFlag(FLAGS_vocabulary));
+  if (!vocabulary.ok()) return Fail(vocabulary.status());
+  o.vocabulary = *vocabulary;
+  o.postings_per_doc = absl::GetFlag(FLAGS_postings_per_doc);
+  o.seed = absl::GetFlag(FLAGS_seed);
+  o.clustering = absl::GetFlag(FLAGS_clustering);
+  o.cluster_docs = absl::GetFlag(FLAGS_cluster_docs);
+  o.codec = absl::GetFlag(FLAGS_codec);
+  o.threads = absl::GetFlag(FLAGS_threads);
+  o.progress = !absl::GetFlag(FLAGS_quiet);
+  const std::string output = absl::GetFlag(FLAGS_output);
+  if (output.empty()) return Fail(absl::InvalidArgumentError("synth needs --output DIR"));
+  absl::StatusOr<SynthSummary> summary = BuildSyntheticIndex(o, output);
+  if (!summary.ok()) return Fail(summary.status());
+  const std::string text = absl::StrReplaceAll(summary->Describe(), {{"\n", "\n  "}});
+  std::printf("tandem-index: built %s\n  %s\n", output.c_str(), text.c_str());
+  return 0;
+}
+
+// absl flags are spelled with '_'; accept the spelling "--postings-per-doc" as well.
+std::vector<std::string> NormalizeFlagNames(int argc, char** argv) {
+  std::vector<std::string> args(argv, argv + argc);
+  for (size_t i = 1; i < args.size(); ++i) {
+    std::string& a = args[i];
+    if (a == "--") break;
+    if (a.size() < 3 || a[0] != '-') continue;
+    const size_t begin = a[1] == '-' ? 2 : 1;
+    const size_t end = std::min(a.find('='), a.size());
+    for (size_t j = begin; j < end; ++j) {
+      if (a[j] == '-') a[j] = '_';
+    }
+  }
+  return args;
 }
 
 int Inspect(const std::string& dir) {
@@ -189,12 +243,19 @@ int main(int argc, char** argv) {
   absl::SetProgramUsageMessage(
       "builds and inspects Tandem indexes.\n"
       "  tandem-index build --input PATH --format FORMAT --output DIR [--codec pfor|rice] [--threads N] [--strict]\n"
+      "  tandem-index synth --docs N --termstats FILE --doclengths FILE [--queries FILE,...]\n"
+      "      --vocabulary query-terms|all [--postings-per-doc P] [--clustering F] --seed S --output DIR\n"
       "  tandem-index inspect DIR\n"
       "  tandem-index lookup DIR TERM");
-  std::vector<char*> args = absl::ParseCommandLine(argc, argv);
-  const std::string command = args.size() > 1 ? args[1] : "";
   using namespace tandem::index_builder;
+  std::vector<std::string> normalized = NormalizeFlagNames(argc, argv);
+  std::vector<char*> normalized_argv;
+  for (std::string& a : normalized) normalized_argv.push_back(a.data());
+  std::vector<char*> args =
+      absl::ParseCommandLine(static_cast<int>(normalized_argv.size()), normalized_argv.data());
+  const std::string command = args.size() > 1 ? args[1] : "";
   if (command == "build" && args.size() == 2) return Build();
+  if (command == "synth" && args.size() == 2) return Synth();
   if (command == "inspect" && args.size() == 3) return Inspect(args[2]);
   if (command == "lookup" && args.size() == 4) return Lookup(args[2], args[3]);
   std::fprintf(stderr, "%s\n", absl::ProgramUsageMessage().data());

@@ -1,4 +1,4 @@
-#include "bench/query_file.h"
+#include "index/query_file.h"
 
 #include <cerrno>
 #include <cstring>
@@ -12,7 +12,7 @@
 #include "absl/strings/str_cat.h"
 #include "absl/strings/str_split.h"
 
-namespace tandem::bench {
+namespace tandem::index {
 namespace {
 
 // Length of the well-formed UTF-8 sequence at s[i] (RFC 3629: no overlongs, no surrogates, nothing
@@ -154,7 +154,8 @@ absl::StatusOr<std::vector<QueryRecord>> ParseQueries(absl::string_view contents
                                                       QueryFileFormat format,
                                                       absl::string_view source) {
   const std::vector<Line> lines = NonBlankLines(contents);
-  if (format == QueryFileFormat::kAuto) {
+  const bool auto_detected = format == QueryFileFormat::kAuto;
+  if (auto_detected) {
     format = QueryFileFormat::kPlain;
     for (QueryFileFormat candidate :
          {QueryFileFormat::kTsv, QueryFileFormat::kColonPriority, QueryFileFormat::kColon}) {
@@ -171,10 +172,15 @@ absl::StatusOr<std::vector<QueryRecord>> ParseQueries(absl::string_view contents
       }
     }
   }
+  // The Million Query file mixes "id:query" (2007-2008) with "id:priority:query" (2009): when the
+  // file reads as kColon, lines that also fit kColonPriority lose their priority.
+  const bool mixed_priorities = auto_detected && format == QueryFileFormat::kColon;
   std::vector<QueryRecord> records;
   records.reserve(lines.size());
   for (const Line& line : lines) {
-    std::optional<QueryRecord> record = SplitLine(line.text, format, line.number);
+    std::optional<QueryRecord> record;
+    if (mixed_priorities) record = SplitLine(line.text, QueryFileFormat::kColonPriority, line.number);
+    if (!record) record = SplitLine(line.text, format, line.number);
     if (!record) {
       return absl::InvalidArgumentError(absl::StrCat(source, ":", line.number, ": not a ",
                                                      QueryFileFormatName(format), " query line"));
@@ -228,4 +234,4 @@ absl::string_view QueryFileFormatName(QueryFileFormat format) {
   return "unknown";
 }
 
-}  // namespace tandem::bench
+}  // namespace tandem::index

@@ -3,14 +3,15 @@
 // Query files, as the TREC tracks and their successors ship them, read into (id, text) records for
 // the load generator and the evaluation tools. One query per line, in one of these layouts:
 //
-//   kColon          "301:international organized crime"        (TREC topics, Terabyte efficiency)
-//   kColonPriority  "20001:1:obama family tree"                (Million Query 2009:
-//   id:priority:query) kTsv            "1048585<TAB>what is paula deen's brother" (MS MARCO, BEIR
-//   queries.tsv) kPlain          "obama family tree"                        (the id is the 1-based
-//   line number)
+//   kColon          "301:international organized crime"         (TREC topics, Terabyte efficiency)
+//   kColonPriority  "20001:1:obama family tree"                 (Million Query 2009)
+//   kTsv            "1048585<TAB>what is paula deen's brother"  (MS MARCO, BEIR queries.tsv)
+//   kPlain          "obama family tree"                         (id = 1-based line number)
 //
 // kAuto picks, per file, the first layout that every non-blank line fits, in the order kTsv,
-// kColonPriority, kColon, kPlain; an id is a run of letters, digits, '_', '-' and '.'.
+// kColonPriority, kColon, kPlain; an id is a run of letters, digits, '_', '-' and '.'. A file that
+// reads as kColon but has lines that also fit kColonPriority (Million Query 2007-2009 mixes
+// "id:query" and "id:priority:query") has the priority removed from those lines.
 //
 // Text comes out as UTF-8: a line that is not valid UTF-8 is read as ISO-8859-1, the encoding of
 // the older TREC query sets. A UTF-8 byte-order mark, the line ending (LF or CRLF) and white space
@@ -26,7 +27,7 @@
 #include "absl/status/statusor.h"
 #include "absl/strings/string_view.h"
 
-namespace tandem::bench {
+namespace tandem::index {
 
 struct QueryRecord {
   std::string id;
@@ -52,4 +53,4 @@ absl::string_view QueryFileFormatName(QueryFileFormat format);
 // `line` as UTF-8: unchanged when it is valid UTF-8, otherwise each byte read as ISO-8859-1.
 std::string ToUtf8(absl::string_view line);
 
-}  // namespace tandem::bench
+}  // namespace tandem::index

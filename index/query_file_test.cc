@@ -1,4 +1,4 @@
-#include "bench/query_file.h"
+#include "index/query_file.h"
 
 #include <stdlib.h>
 #include <unistd.h>
@@ -10,7 +10,7 @@
 #include "gmock/gmock.h"
 #include "gtest/gtest.h"
 
-namespace tandem::bench {
+namespace tandem::index {
 namespace {
 
 using ::testing::ElementsAre;
@@ -125,4 +125,24 @@ TEST(QueryFileTest, LoadsFileAndReportsMissing) {
 }
 
 }  // namespace
-}  // namespace tandem::bench
+}  // namespace tandem::index
+
+namespace tandem::index {
+namespace {
+
+TEST(QueryFileMixedTest, MillionQueryPrioritiesAreRemovedInAutoMode) {
+  auto records = ParseQueries("1:obama family tree\n20001:1:cheap flights\n20002:4:solar panels\n",
+                              QueryFileFormat::kAuto);
+  ASSERT_TRUE(records.ok()) << records.status();
+  ASSERT_EQ(records->size(), 3u);
+  EXPECT_EQ((*records)[0].text, "obama family tree");
+  EXPECT_EQ((*records)[1].id, "20001");
+  EXPECT_EQ((*records)[1].text, "cheap flights");
+  // An explicit kColon keeps the text as written.
+  auto colon = ParseQueries("20001:1:cheap flights\n", QueryFileFormat::kColon);
+  ASSERT_TRUE(colon.ok());
+  EXPECT_EQ((*colon)[0].text, "1:cheap flights");
+}
+
+}  // namespace
+}  // namespace tandem::index

@@ -1,8 +1,8 @@
 // File: grpc_log.h
 //
 // gRPC reports some failures (a port already in use) only through its own log, as long multi-line
-// records. The server routes that log here: while a capture is open (startup) records are kept so the
-// caller can turn them into one clear line; otherwise each record goes to stderr prefixed with
+// records. The server routes that log here: while a capture is open (startup) records are kept so
+// the caller can turn them into one clear line; otherwise each record goes to stderr prefixed with
 // "tandem-server: grpc: ".
 //
 //   GrpcLogCapture capture;                 // installs the router on first use

@@ -1,7 +1,8 @@
 // File: metrics.h
 //
-// The server's Prometheus metrics (prometheus-cpp), named by Prometheus conventions: prefix `tandem_`,
-// base units (seconds, bytes), `_total` on counters. Exposed on --metrics-listen at /metrics.
+// The server's Prometheus metrics (prometheus-cpp), named by Prometheus conventions: prefix
+// `tandem_`, base units (seconds, bytes), `_total` on counters. Exposed on --metrics-listen at
+// /metrics.
 //
 //   tandem_queries_total{mode,engine,code}            queries answered, by gRPC code ("OK", ...)
 //   tandem_query_queue_wait_seconds{mode,engine}       time in the admission queue
@@ -10,13 +11,13 @@
 //   tandem_postings_decoded_total{engine}              docIDs decoded from posting blocks
 //   tandem_queries_in_flight                           admitted and not yet answered
 //   tandem_admission_queue_depth / _capacity           jobs waiting for a worker / the bound
-//   tandem_rejected_queries_total{reason}              queries not run (reasons: kRejectReasons)
+//   tandem_rejected_queries_total{reason}              queries not run (reject_reason below)
 //   tandem_index_documents / _terms / _postings / _size_bytes
 //   tandem_build_info{version,commit,gpu} 1            gpu: "true" when a GPU engine serves queries
 //
 // `mode` is "and", "or", "and_or" ("invalid" for an unknown value); `engine` is the engine that ran
-// the query, "none" when it never reached one. The histograms cover queries that reached an engine's
-// queue; rejected ones are counted only.
+// the query, "none" when it never reached one. The histograms cover queries that reached an
+// engine's queue; rejected ones are counted only.
 #pragma once
 
 #include <cstdint>
@@ -60,9 +61,9 @@ struct QueryRecord {
   grpc::StatusCode code = grpc::StatusCode::OK;
   bool reached_engine = false;  // went through the queue (queue time is meaningful)
   bool started = false;         // ran on the engine (execution time is meaningful)
-  absl::Duration queued;
-  absl::Duration executed;
-  absl::Duration total;
+  absl::Duration queued = absl::ZeroDuration();
+  absl::Duration executed = absl::ZeroDuration();
+  absl::Duration total = absl::ZeroDuration();
   uint64_t postings_decoded = 0;
 };
 

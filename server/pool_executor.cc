@@ -31,18 +31,14 @@ absl::Status PoolQueryExecutor::Submit(QueryJob job) {
   auto pending = std::make_shared<PendingJob>();
   pending->job = std::move(job);
   pending->submitted = absl::Now();
-  size_t depth;
-  {
-    absl::MutexLock lock(&mu_);
-    if (stopping_) return absl::UnavailableError("the server is shutting down");
-    if (queue_.size() >= options_.queue_capacity) {
-      return absl::ResourceExhaustedError(absl::StrCat(
-          "the admission queue is full (", options_.queue_capacity, " waiting); retry later"));
-    }
-    queue_.push_back(std::move(pending));
-    depth = queue_.size();
+  absl::MutexLock lock(&mu_);
+  if (stopping_) return absl::UnavailableError("the server is shutting down");
+  if (queue_.size() >= options_.queue_capacity) {
+    return absl::ResourceExhaustedError(absl::StrCat(
+        "the admission queue is full (", options_.queue_capacity, " waiting); retry later"));
   }
-  if (options_.on_queue_depth) options_.on_queue_depth(depth);
+  queue_.push_back(std::move(pending));
+  ReportDepth();
   return absl::OkStatus();
 }
 
@@ -72,8 +68,6 @@ void PoolQueryExecutor::WorkerLoop() {
   while (true) {
     std::shared_ptr<PendingJob> pending;
     size_t task;
-    size_t depth;
-    bool depth_changed = false;
     {
       absl::MutexLock lock(&mu_);
       mu_.Await(absl::Condition(
@@ -86,13 +80,15 @@ void PoolQueryExecutor::WorkerLoop() {
       task = pending->next_task++;
       if (pending->next_task == pending->job.tasks.size()) {
         queue_.pop_front();
-        depth_changed = true;
+        ReportDepth();
       }
-      depth = queue_.size();
     }
-    if (depth_changed && options_.on_queue_depth) options_.on_queue_depth(depth);
     RunTask(*pending, task);
   }
+}
+
+void PoolQueryExecutor::ReportDepth() {
+  if (options_.on_queue_depth) options_.on_queue_depth(queue_.size());
 }
 
 void PoolQueryExecutor::RunTask(const PendingJob& pending, size_t task) {

@@ -6,8 +6,8 @@
 // next query; a batch stays at the front until its last query has started, so idle workers share a
 // batch's queries in arrival order.
 //
-// Routing: EnginePreference::kGpu runs on the GPU engine (FAILED_PRECONDITION without one); kAuto and
-// kCpu run on the CPU engine. The scheduler's cost model replaces this routing later.
+// Routing: EnginePreference::kGpu runs on the GPU engine (FAILED_PRECONDITION without one); kAuto
+// and kCpu run on the CPU engine. The scheduler's cost model replaces this routing later.
 //
 // Before a query starts its context is checked, so a query whose caller gave up or whose deadline
 // passed while it waited is never run.
@@ -42,13 +42,15 @@ class PoolQueryExecutor final : public QueryExecutor {
     // runs, so tests can hold queries in flight deterministically.
     absl::Duration debug_query_delay = absl::ZeroDuration();
     // Called with the new depth whenever the queue grows or shrinks (for the queue-depth gauge).
-    std::function<void(size_t depth)> on_queue_depth;
+    // Runs under the queue's lock, so reports arrive in order: it must be cheap and must not call
+    // back into the executor.
+    std::function<void(size_t depth)> on_queue_depth = nullptr;
   };
 
   // `cpu` must be non-null; `gpu` may be null. Both must outlive the executor.
   static absl::StatusOr<std::unique_ptr<PoolQueryExecutor>> Create(const index::Engine* cpu,
-                                                                  const index::Engine* gpu,
-                                                                  Options options);
+                                                                   const index::Engine* gpu,
+                                                                   Options options);
   ~PoolQueryExecutor() override;
 
   absl::Status Submit(QueryJob job) override;
@@ -64,6 +66,7 @@ class PoolQueryExecutor final : public QueryExecutor {
   };
 
   PoolQueryExecutor(const index::Engine* cpu, const index::Engine* gpu, Options options);
+  void ReportDepth() ABSL_EXCLUSIVE_LOCKS_REQUIRED(mu_);
   void WorkerLoop();
   void RunTask(const PendingJob& pending, size_t task);
   absl::Status DebugDelay(const index::SearchContext& context) const;

@@ -16,12 +16,17 @@ uint64_t Micros(absl::Duration d) { return static_cast<uint64_t>(absl::ToInt64Mi
 // A refused or rejected query never reached an engine: its reason label.
 absl::string_view RejectReason(const absl::Status& status) {
   switch (status.code()) {
-    case absl::StatusCode::kResourceExhausted: return reject_reason::kQueueFull;
-    case absl::StatusCode::kUnavailable: return reject_reason::kDraining;
-    case absl::StatusCode::kFailedPrecondition: return reject_reason::kNoGpu;
+    case absl::StatusCode::kResourceExhausted:
+      return reject_reason::kQueueFull;
+    case absl::StatusCode::kUnavailable:
+      return reject_reason::kDraining;
+    case absl::StatusCode::kFailedPrecondition:
+      return reject_reason::kNoGpu;
     case absl::StatusCode::kDeadlineExceeded:
-    case absl::StatusCode::kCancelled: return reject_reason::kExpiredInQueue;
-    default: break;
+    case absl::StatusCode::kCancelled:
+      return reject_reason::kExpiredInQueue;
+    default:
+      break;
   }
   return reject_reason::kInvalidArgument;
 }

@@ -1,8 +1,9 @@
 // File: query_dispatcher.h
 //
-// What the three query RPCs (Search, SearchBatch, SearchStream) share: request validation, the drain
-// state, in-flight accounting, admission through the QueryExecutor, building SearchResponse from an
-// engine's result, and the metrics of every query. The RPC handlers only adapt it to their call shape.
+// What the three query RPCs (Search, SearchBatch, SearchStream) share: request validation, the
+// drain state, in-flight accounting, admission through the QueryExecutor, building SearchResponse
+// from an engine's result, and the metrics of every query. The RPC handlers only adapt it to their
+// call shape.
 //
 // Dispatch calls `done` exactly once per request unless it refuses the whole call:
 //   - invalid requests are answered at once (INVALID_ARGUMENT) from the calling thread;

@@ -19,10 +19,14 @@ constexpr uint32_t kDefaultK = 10;
 absl::StatusOr<index::QueryMode> ParseMode(int mode) {
   switch (mode) {
     case tandem::v1::QUERY_MODE_UNSPECIFIED:
-    case tandem::v1::QUERY_MODE_OR: return index::QueryMode::kOr;
-    case tandem::v1::QUERY_MODE_AND: return index::QueryMode::kAnd;
-    case tandem::v1::QUERY_MODE_AND_OR: return index::QueryMode::kAndOr;
-    default: break;
+    case tandem::v1::QUERY_MODE_OR:
+      return index::QueryMode::kOr;
+    case tandem::v1::QUERY_MODE_AND:
+      return index::QueryMode::kAnd;
+    case tandem::v1::QUERY_MODE_AND_OR:
+      return index::QueryMode::kAndOr;
+    default:
+      break;
   }
   return absl::InvalidArgumentError(absl::StrFormat("mode: unknown QueryMode value %d", mode));
 }
@@ -30,10 +34,14 @@ absl::StatusOr<index::QueryMode> ParseMode(int mode) {
 absl::StatusOr<EnginePreference> ParseEngine(int hint) {
   switch (hint) {
     case tandem::v1::ENGINE_HINT_UNSPECIFIED:
-    case tandem::v1::ENGINE_HINT_AUTO: return EnginePreference::kAuto;
-    case tandem::v1::ENGINE_HINT_CPU: return EnginePreference::kCpu;
-    case tandem::v1::ENGINE_HINT_GPU: return EnginePreference::kGpu;
-    default: break;
+    case tandem::v1::ENGINE_HINT_AUTO:
+      return EnginePreference::kAuto;
+    case tandem::v1::ENGINE_HINT_CPU:
+      return EnginePreference::kCpu;
+    case tandem::v1::ENGINE_HINT_GPU:
+      return EnginePreference::kGpu;
+    default:
+      break;
   }
   return absl::InvalidArgumentError(absl::StrFormat("engine: unknown EngineHint value %d", hint));
 }
@@ -144,9 +152,12 @@ absl::Status ValidateBatchSize(const tandem::v1::SearchBatchRequest& request,
 
 tandem::v1::QueryMode ToProtoMode(index::QueryMode mode) {
   switch (mode) {
-    case index::QueryMode::kAnd: return tandem::v1::QUERY_MODE_AND;
-    case index::QueryMode::kOr: return tandem::v1::QUERY_MODE_OR;
-    case index::QueryMode::kAndOr: return tandem::v1::QUERY_MODE_AND_OR;
+    case index::QueryMode::kAnd:
+      return tandem::v1::QUERY_MODE_AND;
+    case index::QueryMode::kOr:
+      return tandem::v1::QUERY_MODE_OR;
+    case index::QueryMode::kAndOr:
+      return tandem::v1::QUERY_MODE_AND_OR;
   }
   return tandem::v1::QUERY_MODE_UNSPECIFIED;
 }

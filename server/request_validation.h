@@ -1,8 +1,9 @@
 // File: request_validation.h
 //
-// Turns a tandem.v1.SearchRequest into the index::Query an engine runs, or into INVALID_ARGUMENT with a
-// message that names the offending field ("k must be between 1 and 10000, got 20000"). Every check the
-// API documents lives here, so the unary, batch and stream paths reject exactly the same requests:
+// Turns a tandem.v1.SearchRequest into the index::Query an engine runs, or into INVALID_ARGUMENT
+// with a message that names the offending field ("k must be between 1 and 10000, got 20000"). Every
+// check the API documents lives here, so the unary, batch and stream paths reject exactly the same
+// requests:
 //   - the query (text or terms) is set and not empty; text within --max-query-bytes; at most
 //     --max-query-terms terms (after analysis, for text);
 //   - k in 1..10000 (0 means 10); BM25 k1 in [0, 100] and b in [0, 1]; weights finite and >= 0
@@ -33,8 +34,8 @@ struct RequestLimits {
 
 // The task's query terms are analyzed and merged (repeats summed), ready for an engine.
 absl::StatusOr<QueryTask> ParseSearchRequest(const tandem::v1::SearchRequest& request,
-                                                 const index::Analyzer& analyzer,
-                                                 const RequestLimits& limits);
+                                             const index::Analyzer& analyzer,
+                                             const RequestLimits& limits);
 
 // INVALID_ARGUMENT when the batch holds more than limits.max_batch queries.
 absl::Status ValidateBatchSize(const tandem::v1::SearchBatchRequest& request,
@@ -43,7 +44,8 @@ absl::Status ValidateBatchSize(const tandem::v1::SearchBatchRequest& request,
 // Conversions between the wire enums and the engine's, for responses and metric labels.
 tandem::v1::QueryMode ToProtoMode(index::QueryMode mode);
 
-// The mode label of a request for metrics: "and", "or", "and_or", or "invalid" for an unknown value.
+// The mode label of a request for metrics: "and", "or", "and_or", or "invalid" for an unknown
+// value.
 absl::string_view RequestModeLabel(const tandem::v1::SearchRequest& request);
 
 }  // namespace tandem::server

@@ -14,16 +14,19 @@ namespace {
 using tandem::v1::SearchRequest;
 using tandem::v1::SearchResponse;
 
-// A unary reactor whose OnCancel raises the flag the engines poll. Finish is called exactly once, by
-// whichever thread completes the call; gRPC then calls OnDone, the reactor's last event.
+// A unary reactor whose OnCancel raises the flag the engines poll. Finish is called exactly once,
+// by whichever thread completes the call; gRPC then calls OnDone, the reactor's last event.
 class CancellableReactor final : public grpc::ServerUnaryReactor {
  public:
-  CancellableReactor() : cancelled_(std::make_shared<std::atomic<bool>>(false)) {}
+  explicit CancellableReactor(absl::Time deadline)
+      : deadline_(deadline), cancelled_(std::make_shared<std::atomic<bool>>(false)) {}
+  absl::Time deadline() const { return deadline_; }
   std::shared_ptr<const std::atomic<bool>> cancelled() const { return cancelled_; }
-  void OnCancel() override { cancelled_->store(true, std::memory_order_relaxed); }
+  void OnCancel() override { MarkCancelled(*cancelled_, deadline_); }
   void OnDone() override { delete this; }
 
  private:
+  const absl::Time deadline_;
   std::shared_ptr<std::atomic<bool>> cancelled_;
 };
 
@@ -35,6 +38,15 @@ absl::Time CallDeadline(const grpc::CallbackServerContext& context) {
   return absl::FromChrono(deadline);
 }
 
+void MarkCancelled(std::atomic<bool>& cancelled, absl::Time deadline) {
+  // gRPC's deadline timer and absl::Now() read different clocks; within this margin of the deadline
+  // the cancellation is taken for the deadline (the query then stops at the deadline, at most this
+  // much later).
+  constexpr absl::Duration kClockSlack = absl::Milliseconds(100);
+  if (absl::Now() + kClockSlack >= deadline) return;
+  cancelled.store(true, std::memory_order_relaxed);
+}
+
 SearchService::SearchService(const index::Index& index, QueryDispatcher& dispatcher,
                              std::vector<std::string> engines)
     : index_(index), dispatcher_(dispatcher), engines_(std::move(engines)) {}
@@ -42,8 +54,8 @@ SearchService::SearchService(const index::Index& index, QueryDispatcher& dispatc
 grpc::ServerUnaryReactor* SearchService::Search(grpc::CallbackServerContext* context,
                                                 const SearchRequest* request,
                                                 SearchResponse* response) {
-  auto* reactor = new CancellableReactor();
-  const CallContext call{.deadline = CallDeadline(*context), .cancelled = reactor->cancelled()};
+  auto* reactor = new CancellableReactor(CallDeadline(*context));
+  const CallContext call{.deadline = reactor->deadline(), .cancelled = reactor->cancelled()};
   const SearchRequest* const requests[] = {request};
   absl::Status admitted = dispatcher_.Dispatch(
       requests, call, [reactor, response](size_t, absl::StatusOr<SearchResponse> result) {
@@ -57,9 +69,10 @@ grpc::ServerUnaryReactor* SearchService::Search(grpc::CallbackServerContext* con
 grpc::ServerUnaryReactor* SearchService::SearchBatch(grpc::CallbackServerContext* context,
                                                      const tandem::v1::SearchBatchRequest* request,
                                                      tandem::v1::SearchBatchResponse* response) {
-  auto* reactor = new CancellableReactor();
-  const std::vector<const SearchRequest*> requests(request->requests().begin(),
-                                                   request->requests().end());
+  auto* reactor = new CancellableReactor(CallDeadline(*context));
+  std::vector<const SearchRequest*> requests;
+  requests.reserve(request->requests_size());
+  for (const SearchRequest& r : request->requests()) requests.push_back(&r);
   if (absl::Status valid = ValidateBatchSize(*request, dispatcher_.limits()); !valid.ok()) {
     dispatcher_.RecordRefusedCall(requests, valid);
     reactor->Finish(ToGrpcStatus(valid));
@@ -73,7 +86,7 @@ grpc::ServerUnaryReactor* SearchService::SearchBatch(grpc::CallbackServerContext
   // to finish completes the call.
   for (size_t i = 0; i < requests.size(); ++i) response->add_results();
   auto remaining = std::make_shared<std::atomic<size_t>>(requests.size());
-  const CallContext call{.deadline = CallDeadline(*context), .cancelled = reactor->cancelled()};
+  const CallContext call{.deadline = reactor->deadline(), .cancelled = reactor->cancelled()};
   absl::Status admitted = dispatcher_.Dispatch(
       requests, call,
       [reactor, response, remaining](size_t i, absl::StatusOr<SearchResponse> result) {

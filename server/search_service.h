@@ -1,10 +1,11 @@
 // File: search_service.h
 //
-// tandem.v1.SearchService on gRPC's callback API. Why callback and not sync: a sync handler holds one
-// gRPC thread for as long as its query waits in the admission queue and runs, so the RPC thread pool
-// would become a second, unbounded queue in front of ours. With reactors a handler returns at once;
-// the query waits in the bounded QueryExecutor queue and a worker finishes the RPC. gRPC threads only
-// parse, validate and admit, so RESOURCE_EXHAUSTED and UNAVAILABLE answers stay fast under overload.
+// tandem.v1.SearchService on gRPC's callback API. Why callback and not sync: a sync handler holds
+// one gRPC thread for as long as its query waits in the admission queue and runs, so the RPC thread
+// pool would become a second, unbounded queue in front of ours. With reactors a handler returns at
+// once; the query waits in the bounded QueryExecutor queue and a worker finishes the RPC. gRPC
+// threads only parse, validate and admit, so RESOURCE_EXHAUSTED and UNAVAILABLE answers stay fast
+// under overload.
 //
 // Cancellation: each call's reactor sets a shared flag in OnCancel (client cancel, deadline, server
 // shutdown); the engines poll it with the call's deadline through index::SearchContext.
@@ -13,6 +14,7 @@
 //   builder.RegisterService(&service);
 #pragma once
 
+#include <atomic>
 #include <string>
 #include <vector>
 
@@ -51,5 +53,10 @@ class SearchService final : public tandem::v1::SearchService::CallbackService {
 
 // The call's deadline (InfiniteFuture when the client set none).
 absl::Time CallDeadline(const grpc::CallbackServerContext& context);
+
+// What a reactor's OnCancel does. gRPC reports a passed deadline through OnCancel as well as a
+// client cancel or a server shutdown; a deadline is left to the engines' own deadline check, so
+// that the query ends DEADLINE_EXCEEDED, as the caller sees it, and not CANCELLED.
+void MarkCancelled(std::atomic<bool>& cancelled, absl::Time deadline);
 
 }  // namespace tandem::server

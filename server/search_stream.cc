@@ -78,7 +78,7 @@ void SearchStreamReactor::OnWriteDone(bool ok) {
 }
 
 void SearchStreamReactor::OnCancel() {
-  cancelled_->store(true, std::memory_order_relaxed);
+  MarkCancelled(*cancelled_, deadline_);
   std::optional<grpc::Status> finish;
   {
     absl::MutexLock lock(&mu_);

@@ -1,16 +1,18 @@
 // File: search_stream.h
 //
 // The reactor behind SearchStream: one response per request, in request order, over a long-lived
-// bidirectional stream. Each request is dispatched as it arrives, so several of one stream's queries
-// may run at once; responses wait in a reorder buffer until every earlier one has been written.
-// Reading pauses while kMaxQueriesInFlight of the stream's responses are pending, which bounds the
-// memory one stream can hold and lets HTTP/2 flow control push back on a fast sender. A bad or
-// refused query yields a response with its status set; the stream goes on.
+// bidirectional stream. Each request is dispatched as it arrives, so several of one stream's
+// queries may run at once; responses wait in a reorder buffer until every earlier one has been
+// written. Reading pauses while kMaxQueriesInFlight of the stream's responses are pending: one
+// stream can neither fill the admission queue on its own nor hold unbounded memory, and HTTP/2 flow
+// control pushes back on a sender that runs ahead. Each query is admitted like a Search call; a bad
+// or refused one (INVALID_ARGUMENT, RESOURCE_EXHAUSTED, UNAVAILABLE) yields a response with its
+// status set, and the stream goes on.
 //
-// Lifetime: gRPC allows one outstanding read and one outstanding write. The reactor finishes once the
-// client has half-closed (or the call was cancelled), every dispatched query has completed and the
-// last write is done; OnDone then deletes it. Completions from executor threads and gRPC's read/write
-// callbacks meet under mu_.
+// Lifetime: gRPC allows one outstanding read and one outstanding write. The reactor finishes once
+// the client has half-closed (or the call was cancelled), every dispatched query has completed and
+// the last write is done; OnDone then deletes it. Completions from executor threads and gRPC's
+// read/write callbacks meet under mu_.
 #pragma once
 
 #include <atomic>
@@ -30,8 +32,10 @@ namespace tandem::server {
 class SearchStreamReactor final
     : public grpc::ServerBidiReactor<tandem::v1::SearchRequest, tandem::v1::SearchStreamResponse> {
  public:
-  // Responses of one stream waiting to be written before reading stops.
-  static constexpr size_t kMaxQueriesInFlight = 32;
+  // Queries of one stream running or waiting (answered or not, until written) before reading
+  // stops. Small, so that a pipelining client gets parallelism without crowding out other callers;
+  // it opens more streams for more.
+  static constexpr size_t kMaxQueriesInFlight = 4;
 
   SearchStreamReactor(grpc::CallbackServerContext* context, QueryDispatcher& dispatcher);
 
@@ -62,7 +66,7 @@ class SearchStreamReactor final
   bool reading_ ABSL_GUARDED_BY(mu_) = false;
   bool reads_done_ ABSL_GUARDED_BY(mu_) = false;  // client half-closed or the call broke
   bool writing_ ABSL_GUARDED_BY(mu_) = false;
-  bool broken_ ABSL_GUARDED_BY(mu_) = false;  // cancelled or a write failed: stop reading/writing
+  bool broken_ ABSL_GUARDED_BY(mu_) = false;    // cancelled or a write failed: stop reading/writing
   size_t unanswered_ ABSL_GUARDED_BY(mu_) = 0;  // dispatched queries not yet completed
   bool finished_ ABSL_GUARDED_BY(mu_) = false;
 };

@@ -40,14 +40,15 @@ class SearchService;
 class ServerMetrics;
 
 struct TlsOptions {
-  std::string cert_file;       // PEM server certificate chain; TLS is on when set
-  std::string key_file;        // PEM private key
-  std::string client_ca_file;  // PEM CA bundle; when set, clients must present a certificate it signed
+  std::string cert_file;  // PEM server certificate chain; TLS is on when set
+  std::string key_file;   // PEM private key
+  std::string
+      client_ca_file;  // PEM CA bundle; when set, clients must present a certificate it signed
 };
 
 struct ServerOptions {
   std::string index_dir;
-  std::string listen = "127.0.0.1:50051";        // host:port; port 0 picks a free one
+  std::string listen = "127.0.0.1:50051";         // host:port; port 0 picks a free one
   std::string metrics_listen = "127.0.0.1:9464";  // empty disables the metrics endpoint
   size_t threads = 1;
   size_t queue_capacity = 4;
@@ -76,8 +77,8 @@ class Server {
   const std::string& engine_summary() const { return engine_summary_; }
   const index::Index& index() const { return *index_; }
 
-  // Health goes NOT_SERVING and new queries get UNAVAILABLE; in-flight queries run to completion for
-  // at most `timeout`, then the rest are cancelled and the server stops. Returns whether every
+  // Health goes NOT_SERVING and new queries get UNAVAILABLE; in-flight queries run to completion
+  // for at most `timeout`, then the rest are cancelled and the server stops. Returns whether every
   // in-flight query finished within the timeout. Call once.
   bool Drain(absl::Duration timeout);
 

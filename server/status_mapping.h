@@ -1,9 +1,10 @@
 // File: status_mapping.h
 //
-// The one place where the server turns absl::Status (what every component returns) into what goes on
-// the wire: a grpc::Status for a whole call, or a tandem.v1.QueryStatus for one query of a batch or a
-// stream. absl::StatusCode and grpc::StatusCode share the canonical google.rpc.Code numbering, but the
-// mapping is spelled out so a code that exists on one side only can never leak through unchecked.
+// The one place where the server turns absl::Status (what every component returns) into what goes
+// on the wire: a grpc::Status for a whole call, or a tandem.v1.QueryStatus for one query of a batch
+// or a stream. absl::StatusCode and grpc::StatusCode share the canonical google.rpc.Code numbering,
+// but the mapping is spelled out so a code that exists on one side only can never leak through
+// unchecked.
 //
 //   reactor->Finish(ToGrpcStatus(result.status()));
 //   *batch_result.mutable_status() = ToQueryStatus(outcome.status());

@@ -1,0 +1,55 @@
+#include "clients/cli/output.h"
+
+#include "gmock/gmock.h"
+#include "gtest/gtest.h"
+
+namespace tandem::cli {
+namespace {
+
+using ::testing::HasSubstr;
+
+tandem::v1::SearchResponse Response() {
+  tandem::v1::SearchResponse r;
+  auto* h = r.add_hits();
+  h->set_docid(12);
+  h->set_external_id("doc12");
+  h->set_score(7.5f);
+  h = r.add_hits();
+  h->set_docid(3);
+  h->set_external_id("a-much-longer-external-id");
+  h->set_score(2.25f);
+  r.mutable_stats()->set_engine("cpu");
+  r.mutable_stats()->set_executed_mode(tandem::v1::QUERY_MODE_OR);
+  r.mutable_stats()->set_postings_decoded(1234);
+  r.mutable_stats()->add_terms("t1");
+  r.mutable_stats()->add_terms("t2");
+  return r;
+}
+
+TEST(OutputTest, TableHasOneRowPerHitAndAStatsLine) {
+  const std::string out = FormatSearchResponse(Response());
+  EXPECT_THAT(out, HasSubstr("rank"));
+  EXPECT_THAT(out, HasSubstr("    1    7.500000  doc12"));
+  EXPECT_THAT(out, HasSubstr("    2    2.250000  a-much-longer-external-id"));
+  EXPECT_THAT(out, HasSubstr("2 hits; engine cpu, executed or; 1234 postings decoded"));
+  EXPECT_THAT(out, HasSubstr("terms: t1 t2"));
+}
+
+TEST(OutputTest, JsonUsesProtoFieldNames) {
+  const nlohmann::json j = ToJson(Response());
+  ASSERT_EQ(j["hits"].size(), 2u);
+  EXPECT_EQ(j["hits"][0]["external_id"], "doc12");
+  EXPECT_EQ(j["hits"][0]["docid"], 12);
+  EXPECT_EQ(j["stats"]["engine"], "cpu");
+  EXPECT_EQ(j["stats"]["executed_mode"], "QUERY_MODE_OR");
+  EXPECT_EQ(j["request_id"], "");  // defaults are printed too
+}
+
+TEST(OutputTest, StatusLineNamesTheCode) {
+  EXPECT_EQ(StatusLine(absl::InvalidArgumentError("k must be between 1 and 10000, got 0")),
+            "INVALID_ARGUMENT: k must be between 1 and 10000, got 0");
+  EXPECT_EQ(StatusJson(absl::UnavailableError("draining"))["code"], "UNAVAILABLE");
+}
+
+}  // namespace
+}  // namespace tandem::cli

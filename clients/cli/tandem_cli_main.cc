@@ -1,0 +1,273 @@
+// tandem-cli: a command-line client of tandem-server.
+//
+//   tandem-cli [--server 127.0.0.1:50051] search [--mode and|or|and_or] [--k 10]
+//              [--engine auto|cpu|gpu] [--json] [--timeout 5s] QUERY TEXT...
+//   tandem-cli batch [FILE|-]        queries one per line: text, id<TAB>text or id:text
+//   tandem-cli health [--service NAME]
+//   tandem-cli info
+// TLS: --tls (system roots), --tls-ca FILE, --tls-cert FILE --tls-key FILE (mutual TLS),
+// --tls-server-name NAME.
+//
+// Exit status: 0 success; 1 the call failed (or, for batch, some query failed); 2 usage error;
+// 3 health answered but not SERVING. Errors print one line: "tandem-cli: CODE: message".
+#include <cstdio>
+#include <fstream>
+#include <iostream>
+#include <optional>
+#include <string>
+#include <vector>
+
+#include "absl/flags/flag.h"
+#include "absl/flags/parse.h"
+#include "absl/flags/usage.h"
+#include "absl/strings/numbers.h"
+#include "absl/strings/str_cat.h"
+#include "absl/strings/str_join.h"
+#include "absl/time/time.h"
+#include "clients/cli/batch_input.h"
+#include "clients/cli/channel.h"
+#include "clients/cli/health_client.h"
+#include "clients/cli/output.h"
+#include "grpcpp/client_context.h"
+#include "tandem/v1/search.grpc.pb.h"
+
+ABSL_FLAG(std::string, server, "127.0.0.1:50051", "tandem-server address, host:port.");
+ABSL_FLAG(std::string, mode, "or", "search, batch: and, or or and_or.");
+ABSL_FLAG(int32_t, k, 10, "search, batch: hits per query (the server accepts 1..10000).");
+ABSL_FLAG(std::string, engine, "auto", "search, batch: auto, cpu or gpu.");
+ABSL_FLAG(std::string, bm25_k1, "", "search, batch: BM25 k1 (server default when empty).");
+ABSL_FLAG(std::string, bm25_b, "", "search, batch: BM25 b (server default when empty).");
+ABSL_FLAG(bool, json, false, "Print JSON (one document per line) instead of tables.");
+ABSL_FLAG(absl::Duration, timeout, absl::Seconds(5), "Deadline of each call.");
+ABSL_FLAG(int32_t, batch_size, 256, "batch: queries per SearchBatch call.");
+ABSL_FLAG(std::string, service, "", "health: service to ask about; empty means the whole server.");
+ABSL_FLAG(bool, tls, false, "Use TLS with the system's root certificates.");
+ABSL_FLAG(std::string, tls_ca, "", "PEM roots that signed the server certificate (implies TLS).");
+ABSL_FLAG(std::string, tls_cert, "", "PEM client certificate, for mutual TLS (with --tls-key).");
+ABSL_FLAG(std::string, tls_key, "", "PEM client private key.");
+ABSL_FLAG(std::string, tls_server_name, "", "Name expected in the server certificate.");
+
+namespace tandem::cli {
+namespace {
+
+constexpr int kExitOk = 0;
+constexpr int kExitFailed = 1;
+constexpr int kExitUsage = 2;
+constexpr int kExitNotServing = 3;
+
+int Fail(const absl::Status& status) {
+  std::fprintf(stderr, "tandem-cli: %s\n", StatusLine(status).c_str());
+  return kExitFailed;
+}
+
+int Usage(const std::string& message) {
+  std::fprintf(stderr, "tandem-cli: %s\n", message.c_str());
+  return kExitUsage;
+}
+
+// absl flags are C identifiers; accept the documented --dashed-names too (--tls-ca).
+std::vector<char*> NormalizeFlagNames(int argc, char** argv, std::vector<std::string>& storage) {
+  storage.assign(argv, argv + argc);
+  for (size_t i = 1; i < storage.size(); ++i) {
+    std::string& arg = storage[i];
+    if (arg == "--") break;
+    if (arg.size() < 3 || arg[0] != '-') continue;
+    const size_t start = arg[1] == '-' ? 2 : 1;
+    const size_t end = std::min(arg.find('='), arg.size());
+    for (size_t j = start; j < end; ++j) {
+      if (arg[j] == '-') arg[j] = '_';
+    }
+  }
+  std::vector<char*> args;
+  for (std::string& arg : storage) args.push_back(arg.data());
+  return args;
+}
+
+// The request fields every search and batch query shares, from the flags.
+absl::StatusOr<tandem::v1::SearchRequest> RequestTemplate() {
+  tandem::v1::SearchRequest request;
+  const std::string mode = absl::GetFlag(FLAGS_mode);
+  if (mode == "and") {
+    request.set_mode(tandem::v1::QUERY_MODE_AND);
+  } else if (mode == "or") {
+    request.set_mode(tandem::v1::QUERY_MODE_OR);
+  } else if (mode == "and_or") {
+    request.set_mode(tandem::v1::QUERY_MODE_AND_OR);
+  } else {
+    return absl::InvalidArgumentError(
+        absl::StrCat("--mode must be and, or or and_or, got '", mode, "'"));
+  }
+  const std::string engine = absl::GetFlag(FLAGS_engine);
+  if (engine == "auto") {
+    request.set_engine(tandem::v1::ENGINE_HINT_AUTO);
+  } else if (engine == "cpu") {
+    request.set_engine(tandem::v1::ENGINE_HINT_CPU);
+  } else if (engine == "gpu") {
+    request.set_engine(tandem::v1::ENGINE_HINT_GPU);
+  } else {
+    return absl::InvalidArgumentError(
+        absl::StrCat("--engine must be auto, cpu or gpu, got '", engine, "'"));
+  }
+  const int32_t k = absl::GetFlag(FLAGS_k);
+  if (k < 0) return absl::InvalidArgumentError("--k must be >= 0");
+  request.set_k(static_cast<uint32_t>(k));  // the server checks the range and names the field
+  for (auto [value, name, setter] :
+       {std::tuple{absl::GetFlag(FLAGS_bm25_k1), "--bm25-k1", &tandem::v1::Bm25Params::set_k1},
+        std::tuple{absl::GetFlag(FLAGS_bm25_b), "--bm25-b", &tandem::v1::Bm25Params::set_b}}) {
+    if (value.empty()) continue;
+    float parsed;
+    if (!absl::SimpleAtof(value, &parsed)) {
+      return absl::InvalidArgumentError(absl::StrCat(name, " must be a number, got '", value, "'"));
+    }
+    (request.mutable_bm25()->*setter)(parsed);
+  }
+  return request;
+}
+
+void SetDeadline(grpc::ClientContext& context) {
+  context.set_deadline(absl::ToChronoTime(absl::Now() + absl::GetFlag(FLAGS_timeout)));
+}
+
+int RunSearch(tandem::v1::SearchService::Stub& stub, const std::vector<std::string>& words) {
+  if (words.empty()) return Usage("search needs query text: tandem-cli search QUERY TEXT...");
+  absl::StatusOr<tandem::v1::SearchRequest> request = RequestTemplate();
+  if (!request.ok()) return Usage(std::string(request.status().message()));
+  request->set_text(absl::StrJoin(words, " "));
+  grpc::ClientContext context;
+  SetDeadline(context);
+  tandem::v1::SearchResponse response;
+  const absl::Status status = FromGrpcStatus(stub.Search(&context, *request, &response));
+  if (!status.ok()) return Fail(status);
+  if (absl::GetFlag(FLAGS_json)) {
+    std::cout << ToJson(response).dump() << "\n";
+  } else {
+    std::cout << FormatSearchResponse(response);
+  }
+  return kExitOk;
+}
+
+int RunBatch(tandem::v1::SearchService::Stub& stub, const std::vector<std::string>& args) {
+  if (args.size() > 1) return Usage("batch takes at most one input file");
+  std::vector<BatchQuery> queries;
+  if (args.empty() || args[0] == "-") {
+    queries = ReadBatchQueries(std::cin);
+  } else {
+    std::ifstream in(args[0]);
+    if (!in) return Usage(absl::StrCat("cannot read '", args[0], "'"));
+    queries = ReadBatchQueries(in);
+  }
+  absl::StatusOr<tandem::v1::SearchRequest> base = RequestTemplate();
+  if (!base.ok()) return Usage(std::string(base.status().message()));
+  const int32_t batch_size = absl::GetFlag(FLAGS_batch_size);
+  if (batch_size < 1) return Usage("--batch-size must be >= 1");
+  const bool json = absl::GetFlag(FLAGS_json);
+  size_t failed = 0;
+  for (size_t start = 0; start < queries.size(); start += batch_size) {
+    const size_t end = std::min(queries.size(), start + static_cast<size_t>(batch_size));
+    tandem::v1::SearchBatchRequest request;
+    for (size_t i = start; i < end; ++i) {
+      tandem::v1::SearchRequest* r = request.add_requests();
+      *r = *base;
+      r->set_text(queries[i].text);
+      r->set_request_id(queries[i].id);
+    }
+    grpc::ClientContext context;
+    SetDeadline(context);
+    tandem::v1::SearchBatchResponse response;
+    const absl::Status status = FromGrpcStatus(stub.SearchBatch(&context, request, &response));
+    if (!status.ok()) return Fail(status);
+    for (size_t i = start; i < end; ++i) {
+      const tandem::v1::SearchBatchResult& result = response.results(static_cast<int>(i - start));
+      const absl::Status query_status(static_cast<absl::StatusCode>(result.status().code()),
+                                      result.status().message());
+      failed += !query_status.ok();
+      if (json) {
+        nlohmann::json line{{"id", queries[i].id}, {"text", queries[i].text}};
+        if (query_status.ok()) {
+          line["response"] = ToJson(result.response());
+        } else {
+          line["status"] = StatusJson(query_status);
+        }
+        std::cout << line.dump() << "\n";
+      } else {
+        std::cout << "query " << queries[i].id << ": " << queries[i].text << "\n";
+        if (query_status.ok()) {
+          std::cout << FormatSearchResponse(result.response()) << "\n";
+        } else {
+          std::cout << "error: " << StatusLine(query_status) << "\n\n";
+        }
+      }
+    }
+  }
+  if (failed > 0) {
+    std::fprintf(stderr, "tandem-cli: %zu of %zu queries failed\n", failed, queries.size());
+    return kExitFailed;
+  }
+  return kExitOk;
+}
+
+int RunHealth(const std::shared_ptr<grpc::Channel>& channel) {
+  absl::StatusOr<ServingStatus> status =
+      CheckHealth(channel, absl::GetFlag(FLAGS_service), absl::GetFlag(FLAGS_timeout));
+  if (!status.ok()) return Fail(status.status());
+  const std::string name(ServingStatusName(*status));
+  if (absl::GetFlag(FLAGS_json)) {
+    std::cout << nlohmann::json{{"status", name}}.dump() << "\n";
+  } else {
+    std::cout << name << "\n";
+  }
+  return *status == ServingStatus::kServing ? kExitOk : kExitNotServing;
+}
+
+int RunInfo(tandem::v1::SearchService::Stub& stub) {
+  grpc::ClientContext context;
+  SetDeadline(context);
+  tandem::v1::GetIndexInfoResponse info;
+  const absl::Status status =
+      FromGrpcStatus(stub.GetIndexInfo(&context, tandem::v1::GetIndexInfoRequest(), &info));
+  if (!status.ok()) return Fail(status);
+  if (absl::GetFlag(FLAGS_json)) {
+    std::cout << ToJson(info).dump() << "\n";
+  } else {
+    std::cout << FormatIndexInfo(info);
+  }
+  return kExitOk;
+}
+
+int Main(int argc, char** argv) {
+  absl::SetProgramUsageMessage(
+      "a client of tandem-server.\n"
+      "  tandem-cli [--server HOST:PORT] search [--mode and|or|and_or] [--k 10] "
+      "[--engine auto|cpu|gpu] [--json] [--timeout 5s] QUERY TEXT...\n"
+      "  tandem-cli batch [FILE|-]\n  tandem-cli health [--service NAME]\n  tandem-cli info");
+  std::vector<std::string> storage;
+  std::vector<char*> normalized = NormalizeFlagNames(argc, argv, storage);
+  std::vector<char*> positional =
+      absl::ParseCommandLine(static_cast<int>(normalized.size()), normalized.data());
+  if (positional.size() < 2) return Usage("missing command: search, batch, health or info");
+  const std::string command = positional[1];
+  const std::vector<std::string> args(positional.begin() + 2, positional.end());
+
+  const ChannelTls tls{.enabled = absl::GetFlag(FLAGS_tls),
+                       .ca_file = absl::GetFlag(FLAGS_tls_ca),
+                       .cert_file = absl::GetFlag(FLAGS_tls_cert),
+                       .key_file = absl::GetFlag(FLAGS_tls_key),
+                       .server_name = absl::GetFlag(FLAGS_tls_server_name)};
+  absl::StatusOr<std::shared_ptr<grpc::Channel>> channel =
+      MakeChannel(absl::GetFlag(FLAGS_server), tls);
+  if (!channel.ok()) return Usage(std::string(channel.status().message()));
+  std::unique_ptr<tandem::v1::SearchService::Stub> stub =
+      tandem::v1::SearchService::NewStub(*channel);
+
+  if (command == "search") return RunSearch(*stub, args);
+  if (command == "batch") return RunBatch(*stub, args);
+  if (!args.empty()) return Usage(absl::StrCat(command, " takes no arguments"));
+  if (command == "health") return RunHealth(*channel);
+  if (command == "info") return RunInfo(*stub);
+  return Usage(absl::StrCat("unknown command '", command, "': search, batch, health or info"));
+}
+
+}  // namespace
+}  // namespace tandem::cli
+
+int main(int argc, char** argv) { return tandem::cli::Main(argc, argv); }

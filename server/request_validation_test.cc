@@ -1,0 +1,203 @@
+#include "server/request_validation.h"
+
+#include <cmath>
+#include <limits>
+#include <memory>
+#include <string>
+
+#include "absl/strings/str_cat.h"
+#include "gmock/gmock.h"
+#include "gtest/gtest.h"
+
+namespace tandem::server {
+namespace {
+
+using tandem::v1::SearchRequest;
+using ::testing::ElementsAre;
+using ::testing::HasSubstr;
+
+class RequestValidationTest : public ::testing::Test {
+ protected:
+  void SetUp() override {
+    auto analyzer = index::Analyzer::Create(index::AnalyzerConfig{});
+    ASSERT_TRUE(analyzer.ok()) << analyzer.status();
+    analyzer_ = *std::move(analyzer);
+  }
+
+  absl::StatusOr<QueryTask> Parse(const SearchRequest& request) {
+    return ParseSearchRequest(request, *analyzer_, limits_);
+  }
+
+  // Expects INVALID_ARGUMENT whose message contains `field`.
+  void ExpectInvalid(const SearchRequest& request, const std::string& field) {
+    absl::StatusOr<QueryTask> task = Parse(request);
+    ASSERT_FALSE(task.ok()) << request.DebugString();
+    EXPECT_EQ(task.status().code(), absl::StatusCode::kInvalidArgument);
+    EXPECT_THAT(std::string(task.status().message()), HasSubstr(field));
+  }
+
+  static SearchRequest Text(const std::string& text) {
+    SearchRequest r;
+    r.set_text(text);
+    return r;
+  }
+
+  std::unique_ptr<index::Analyzer> analyzer_;
+  RequestLimits limits_;
+};
+
+std::vector<std::string> Terms(const QueryTask& task) {
+  std::vector<std::string> terms;
+  for (const index::QueryTerm& t : task.query.terms) terms.push_back(t.term);
+  return terms;
+}
+
+TEST_F(RequestValidationTest, TextIsAnalyzedWithTheIndexAnalyzerAndDefaultsApply) {
+  absl::StatusOr<QueryTask> task = Parse(Text("The running dogs of t7"));
+  ASSERT_TRUE(task.ok()) << task.status();
+  EXPECT_THAT(Terms(*task), ElementsAre("run", "dog", "t7"));
+  EXPECT_EQ(task->query.k, 10u);
+  EXPECT_EQ(task->query.mode, index::QueryMode::kOr);
+  EXPECT_EQ(task->engine, EnginePreference::kAuto);
+  EXPECT_EQ(task->query.bm25.k1, 0.9f);
+  EXPECT_EQ(task->query.bm25.b, 0.4f);
+}
+
+TEST_F(RequestValidationTest, RepeatedTermsAreMergedWithSummedWeight) {
+  absl::StatusOr<QueryTask> task = Parse(Text("t1 t2 t1"));
+  ASSERT_TRUE(task.ok()) << task.status();
+  ASSERT_THAT(Terms(*task), ElementsAre("t1", "t2"));
+  EXPECT_EQ(task->query.terms[0].weight, 2.0f);
+}
+
+TEST_F(RequestValidationTest, StopWordsOnlyIsValidAndEmpty) {
+  absl::StatusOr<QueryTask> task = Parse(Text("the and of"));
+  ASSERT_TRUE(task.ok()) << task.status();
+  EXPECT_TRUE(task->query.terms.empty());
+}
+
+TEST_F(RequestValidationTest, EmptyQueriesAreRejected) {
+  ExpectInvalid(SearchRequest(), "query is not set");
+  ExpectInvalid(Text(""), "text is empty");
+  ExpectInvalid(Text(" \t\n "), "text is empty");
+  SearchRequest empty_list;
+  empty_list.mutable_terms();
+  ExpectInvalid(empty_list, "terms.terms is empty");
+}
+
+TEST_F(RequestValidationTest, KRange) {
+  SearchRequest r = Text("t1");
+  r.set_k(20000);
+  absl::StatusOr<QueryTask> task = Parse(r);
+  ASSERT_FALSE(task.ok());
+  EXPECT_EQ(task.status().message(), "k must be between 1 and 10000, got 20000");
+  r.set_k(10000);
+  EXPECT_TRUE(Parse(r).ok());
+  r.set_k(1);
+  EXPECT_TRUE(Parse(r).ok());
+}
+
+TEST_F(RequestValidationTest, TermAndByteLimits) {
+  std::string text;
+  for (int i = 0; i < 65; ++i) absl::StrAppend(&text, "t", i, " ");
+  ExpectInvalid(Text(text), "65 terms, more than the limit of 64");
+  limits_.max_query_terms = 65;
+  EXPECT_TRUE(Parse(Text(text)).ok());
+  // Stop words do not count: the limit applies after analysis.
+  limits_.max_query_terms = 2;
+  EXPECT_TRUE(Parse(Text("the t1 of t2 and")).ok());
+  limits_.max_query_terms = 64;
+
+  ExpectInvalid(Text(std::string(4097, 'a')), "4097 bytes, more than the limit of 4096");
+  EXPECT_TRUE(Parse(Text(std::string(4096, 'a'))).ok());
+}
+
+TEST_F(RequestValidationTest, PreAnalyzedTerms) {
+  SearchRequest r;
+  auto* a = r.mutable_terms()->add_terms();
+  a->set_term("t1");
+  auto* b = r.mutable_terms()->add_terms();
+  b->set_term("T2");  // taken as is: the caller analyzed it
+  b->set_weight(2.5f);
+  absl::StatusOr<QueryTask> task = Parse(r);
+  ASSERT_TRUE(task.ok()) << task.status();
+  ASSERT_THAT(Terms(*task), ElementsAre("t1", "T2"));
+  EXPECT_EQ(task->query.terms[0].weight, 1.0f);  // 0 (unset) means 1
+  EXPECT_EQ(task->query.terms[1].weight, 2.5f);
+
+  b->set_weight(-1.0f);
+  ExpectInvalid(r, "terms.terms[1].weight must be a finite number >= 0, got -1");
+  b->set_weight(std::numeric_limits<float>::quiet_NaN());
+  ExpectInvalid(r, "terms.terms[1].weight");
+  b->set_weight(std::numeric_limits<float>::infinity());
+  ExpectInvalid(r, "terms.terms[1].weight");
+  b->set_weight(1.0f);
+  b->clear_term();
+  ExpectInvalid(r, "terms.terms[1].term is empty");
+
+  SearchRequest many;
+  for (int i = 0; i < 65; ++i) many.mutable_terms()->add_terms()->set_term(absl::StrCat("t", i));
+  ExpectInvalid(many, "terms.terms has 65 terms");
+  SearchRequest long_terms;
+  long_terms.mutable_terms()->add_terms()->set_term(std::string(3000, 'x'));
+  long_terms.mutable_terms()->add_terms()->set_term(std::string(3000, 'y'));
+  ExpectInvalid(long_terms, "terms.terms (together) is 6000 bytes");
+}
+
+TEST_F(RequestValidationTest, Bm25Parameters) {
+  SearchRequest r = Text("t1");
+  r.mutable_bm25()->set_k1(1.2f);
+  absl::StatusOr<QueryTask> task = Parse(r);
+  ASSERT_TRUE(task.ok());
+  EXPECT_EQ(task->query.bm25.k1, 1.2f);
+  EXPECT_EQ(task->query.bm25.b, 0.4f);  // unset keeps the default
+  r.mutable_bm25()->set_k1(-0.5f);
+  ExpectInvalid(r, "bm25.k1 must be in [0, 100]");
+  r.mutable_bm25()->set_k1(std::numeric_limits<float>::quiet_NaN());
+  ExpectInvalid(r, "bm25.k1");
+  r.mutable_bm25()->set_k1(0.9f);
+  r.mutable_bm25()->set_b(1.5f);
+  ExpectInvalid(r, "bm25.b must be in [0, 1]");
+  r.mutable_bm25()->set_b(0.0f);  // explicitly 0 is a real value, not "unset"
+  task = Parse(r);
+  ASSERT_TRUE(task.ok());
+  EXPECT_EQ(task->query.bm25.b, 0.0f);
+}
+
+TEST_F(RequestValidationTest, EnumValues) {
+  SearchRequest r = Text("t1");
+  r.set_mode(tandem::v1::QUERY_MODE_AND);
+  r.set_engine(tandem::v1::ENGINE_HINT_GPU);
+  absl::StatusOr<QueryTask> task = Parse(r);
+  ASSERT_TRUE(task.ok());
+  EXPECT_EQ(task->query.mode, index::QueryMode::kAnd);
+  EXPECT_EQ(task->engine, EnginePreference::kGpu);
+  EXPECT_EQ(RequestModeLabel(r), "and");
+  r.set_mode(tandem::v1::QUERY_MODE_AND_OR);
+  r.set_engine(tandem::v1::ENGINE_HINT_CPU);
+  task = Parse(r);
+  ASSERT_TRUE(task.ok());
+  EXPECT_EQ(task->query.mode, index::QueryMode::kAndOr);
+  EXPECT_EQ(task->engine, EnginePreference::kCpu);
+
+  r.set_mode(static_cast<tandem::v1::QueryMode>(7));
+  ExpectInvalid(r, "mode: unknown QueryMode value 7");
+  EXPECT_EQ(RequestModeLabel(r), "invalid");
+  r.set_mode(tandem::v1::QUERY_MODE_OR);
+  r.set_engine(static_cast<tandem::v1::EngineHint>(9));
+  ExpectInvalid(r, "engine: unknown EngineHint value 9");
+}
+
+TEST_F(RequestValidationTest, BatchSize) {
+  tandem::v1::SearchBatchRequest batch;
+  for (int i = 0; i < 3; ++i) batch.add_requests()->set_text("t1");
+  limits_.max_batch = 3;
+  EXPECT_TRUE(ValidateBatchSize(batch, limits_).ok());
+  limits_.max_batch = 2;
+  absl::Status s = ValidateBatchSize(batch, limits_);
+  EXPECT_EQ(s.code(), absl::StatusCode::kInvalidArgument);
+  EXPECT_THAT(std::string(s.message()), HasSubstr("requests has 3 queries"));
+}
+
+}  // namespace
+}  // namespace tandem::server

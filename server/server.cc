@@ -1,0 +1,203 @@
+#include "server/server.h"
+
+#include <chrono>
+#include <exception>
+#include <fstream>
+#include <sstream>
+#include <utility>
+
+#include "absl/strings/match.h"
+#include "absl/strings/str_cat.h"
+#include "grpcpp/ext/proto_server_reflection_plugin.h"
+#include "grpcpp/grpcpp.h"
+#include "grpcpp/health_check_service_interface.h"
+#include "grpcpp/security/server_credentials.h"
+#include "index/index.h"
+#include "index/status_macros.h"
+#include "prometheus/exposer.h"
+#include "server/grpc_log.h"
+#include "server/metrics.h"
+#include "server/pool_executor.h"
+#include "server/query_dispatcher.h"
+#include "server/search_service.h"
+
+#ifndef TANDEM_VERSION
+#error "TANDEM_VERSION must be defined by the build"
+#endif
+#ifndef TANDEM_COMMIT
+#error "TANDEM_COMMIT must be defined by the build"
+#endif
+
+namespace tandem::server {
+namespace {
+
+constexpr char kServiceName[] = "tandem.v1.SearchService";
+// After the in-flight queries are done, how long the gRPC server may take to flush their responses
+// before it cancels what is left (idle streams, health watches).
+constexpr absl::Duration kShutdownGrace = absl::Seconds(1);
+
+absl::StatusOr<std::string> ReadFile(const std::string& path, absl::string_view what) {
+  std::ifstream in(path, std::ios::binary);
+  std::ostringstream contents;
+  if (in) contents << in.rdbuf();
+  if (!in || in.bad())
+    return absl::NotFoundError(absl::StrCat("cannot read ", what, " '", path, "'"));
+  return contents.str();
+}
+
+absl::StatusOr<std::shared_ptr<grpc::ServerCredentials>> MakeCredentials(const TlsOptions& tls) {
+  if (tls.cert_file.empty() && tls.key_file.empty()) {
+    if (!tls.client_ca_file.empty()) {
+      return absl::InvalidArgumentError("--tls-client-ca needs --tls-cert and --tls-key");
+    }
+    return grpc::InsecureServerCredentials();
+  }
+  if (tls.cert_file.empty() || tls.key_file.empty()) {
+    return absl::InvalidArgumentError("TLS needs both --tls-cert and --tls-key");
+  }
+  grpc::SslServerCredentialsOptions ssl;
+  grpc::SslServerCredentialsOptions::PemKeyCertPair pair;
+  TANDEM_ASSIGN_OR_RETURN(pair.cert_chain, ReadFile(tls.cert_file, "TLS certificate"));
+  TANDEM_ASSIGN_OR_RETURN(pair.private_key, ReadFile(tls.key_file, "TLS key"));
+  ssl.pem_key_cert_pairs.push_back(std::move(pair));
+  if (!tls.client_ca_file.empty()) {
+    TANDEM_ASSIGN_OR_RETURN(ssl.pem_root_certs, ReadFile(tls.client_ca_file, "TLS client CA"));
+    ssl.client_certificate_request = GRPC_SSL_REQUEST_AND_REQUIRE_CLIENT_CERTIFICATE_AND_VERIFY;
+  }
+  return grpc::SslServerCredentials(ssl);
+}
+
+// "host:port" with the port replaced by `port` (the bound one when 0 was asked for).
+std::string WithPort(const std::string& address, int port) {
+  const size_t colon = address.rfind(':');
+  const std::string host = colon == std::string::npos ? address : address.substr(0, colon);
+  return absl::StrCat(host, ":", port);
+}
+
+// gRPC logs why a bind failed; this keeps the one fact an operator needs.
+std::string ListenFailure(const std::string& address, const std::string& grpc_log) {
+  if (absl::StrContains(grpc_log, "Address already in use")) {
+    return absl::StrCat("cannot listen on ", address, ": address already in use");
+  }
+  if (absl::StrContains(grpc_log, "Cannot assign requested address")) {
+    return absl::StrCat("cannot listen on ", address, ": address not available on this host");
+  }
+  return absl::StrCat("cannot listen on ", address, ": invalid address or port");
+}
+
+}  // namespace
+
+absl::StatusOr<std::unique_ptr<Server>> Server::Create(const ServerOptions& options) {
+  std::unique_ptr<Server> server(new Server());
+  TANDEM_RETURN_IF_ERROR(server->Start(options));
+  return server;
+}
+
+absl::Status Server::Start(const ServerOptions& options) {
+  absl::StatusOr<std::unique_ptr<index::Index>> index = index::Index::Open(options.index_dir);
+  if (!index.ok()) {
+    return absl::Status(index.status().code(),
+                        absl::StrCat("cannot open index: ", index.status().message()));
+  }
+  index_ = *std::move(index);
+  absl::StatusOr<scheduler::EngineSet> engines =
+      scheduler::CreateEngines(*index_, {.gpu = options.gpu});
+  if (!engines.ok()) {
+    return absl::Status(engines.status().code(),
+                        absl::StrCat("cannot create engines: ", engines.status().message()));
+  }
+  engines_ = *std::move(engines);
+  engine_summary_ = engines_.summary;
+  TANDEM_ASSIGN_OR_RETURN(std::shared_ptr<grpc::ServerCredentials> credentials,
+                          MakeCredentials(options.tls));
+
+  std::vector<std::string> engine_names{std::string(engines_.cpu->name())};
+  if (engines_.gpu != nullptr) engine_names.emplace_back(engines_.gpu->name());
+  metrics_ = std::make_unique<ServerMetrics>(
+      BuildInfo{.version = TANDEM_VERSION, .commit = TANDEM_COMMIT, .gpu = engines_.gpu != nullptr},
+      engine_names);
+  metrics_->SetIndex(*index_);
+  metrics_->SetQueueCapacity(options.queue_capacity);
+  ServerMetrics* metrics = metrics_.get();
+  TANDEM_ASSIGN_OR_RETURN(executor_,
+                          PoolQueryExecutor::Create(engines_.cpu.get(), engines_.gpu.get(),
+                                                    {.threads = options.threads,
+                                                     .queue_capacity = options.queue_capacity,
+                                                     .debug_query_delay = options.debug_query_delay,
+                                                     .on_queue_depth = [metrics](size_t depth) {
+                                                       metrics->SetQueueDepth(depth);
+                                                     }}));
+  dispatcher_ = std::make_unique<QueryDispatcher>(*index_, *executor_, *metrics_, options.limits);
+  service_ = std::make_unique<SearchService>(*index_, *dispatcher_, executor_->engines());
+
+  if (!options.metrics_listen.empty()) {
+    try {
+      exposer_ = std::make_unique<prometheus::Exposer>(options.metrics_listen, /*num_threads=*/2);
+    } catch (const std::exception& e) {
+      return absl::UnavailableError(absl::StrCat("cannot serve metrics on ", options.metrics_listen,
+                                                 ": the address is in use or invalid (", e.what(),
+                                                 ")"));
+    }
+    exposer_->RegisterCollectable(metrics_->registry());
+    const std::vector<int> ports = exposer_->GetListeningPorts();
+    metrics_address_ = WithPort(options.metrics_listen, ports.empty() ? 0 : ports.front());
+  }
+
+  grpc::EnableDefaultHealthCheckService(true);
+  grpc::reflection::InitProtoReflectionServerBuilderPlugin();
+  grpc::ServerBuilder builder;
+  int port = 0;
+  builder.AddListeningPort(options.listen, credentials, &port);
+  builder.RegisterService(service_.get());
+  builder.SetMaxReceiveMessageSize(options.max_receive_message_bytes);
+  builder.SetMaxSendMessageSize(options.max_send_message_bytes);
+  // A port held by another process must fail startup, not be silently shared.
+  builder.AddChannelArgument(GRPC_ARG_ALLOW_REUSEPORT, 0);
+  // Server pings find dead clients (a broker that vanished without closing) so their streams end;
+  // clients may ping as often as every 10 s without being told to back off.
+  builder.AddChannelArgument(GRPC_ARG_KEEPALIVE_TIME_MS,
+                             static_cast<int>(absl::ToInt64Milliseconds(options.keepalive_time)));
+  builder.AddChannelArgument(
+      GRPC_ARG_KEEPALIVE_TIMEOUT_MS,
+      static_cast<int>(absl::ToInt64Milliseconds(options.keepalive_timeout)));
+  builder.AddChannelArgument(GRPC_ARG_KEEPALIVE_PERMIT_WITHOUT_CALLS, 1);
+  builder.AddChannelArgument(GRPC_ARG_HTTP2_MIN_RECV_PING_INTERVAL_WITHOUT_DATA_MS, 10000);
+  {
+    GrpcLogCapture capture;
+    grpc_server_ = builder.BuildAndStart();
+    if (grpc_server_ == nullptr || port == 0) {
+      return absl::UnavailableError(ListenFailure(options.listen, capture.text()));
+    }
+  }
+  address_ = WithPort(options.listen, port);
+  // The index is loaded and the engines are ready: serving from the first call.
+  grpc::HealthCheckServiceInterface* health = grpc_server_->GetHealthCheckService();
+  health->SetServingStatus(true);
+  health->SetServingStatus(kServiceName, true);
+  return absl::OkStatus();
+}
+
+Server::~Server() {
+  if (!stopped_) {
+    if (grpc_server_ != nullptr) grpc_server_->Shutdown(std::chrono::system_clock::now());
+    if (executor_ != nullptr) executor_->Shutdown();
+  }
+}
+
+bool Server::Drain(absl::Duration timeout) {
+  if (stopped_) return true;
+  dispatcher_->StartDraining();
+  grpc::HealthCheckServiceInterface* health = grpc_server_->GetHealthCheckService();
+  health->SetServingStatus(false);
+  health->SetServingStatus(kServiceName, false);
+  const bool drained = dispatcher_->WaitForIdle(absl::Now() + timeout);
+  // What is still open now is idle (streams, health watches) or, after a timeout, queries that are
+  // cancelled here; their engines see the cancellation and stop.
+  grpc_server_->Shutdown(
+      absl::ToChronoTime(absl::Now() + (drained ? kShutdownGrace : absl::ZeroDuration())));
+  executor_->Shutdown();
+  stopped_ = true;
+  return drained;
+}
+
+}  // namespace tandem::server

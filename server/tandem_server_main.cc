@@ -1,0 +1,196 @@
+// tandem-server: serves one index over gRPC (tandem.v1.SearchService, grpc.health.v1, reflection)
+// and Prometheus metrics over HTTP.
+//
+//   tandem-server --index /srv/tandem/scifact [--listen 127.0.0.1:50051]
+//                 [--metrics-listen 127.0.0.1:9464] [--threads N] [--tls-cert C --tls-key K]
+//
+// On startup it prints one line to stdout, "tandem-server listening on HOST:PORT (metrics on
+// HOST:PORT)", with the real ports when 0 was asked for. SIGTERM or SIGINT drains: health goes
+// NOT_SERVING, new queries get UNAVAILABLE, in-flight ones finish within --drain-timeout, exit 0.
+// A second signal during the drain exits 1 at once. Startup failures print one line to stderr and
+// exit 1.
+#include <pthread.h>
+#include <signal.h>
+
+#include <csignal>
+#include <cstdio>
+#include <cstring>
+#include <string>
+#include <thread>
+#include <vector>
+
+#include "absl/flags/flag.h"
+#include "absl/flags/parse.h"
+#include "absl/flags/usage.h"
+#include "absl/strings/str_cat.h"
+#include "absl/time/time.h"
+#include "index/index.h"
+#include "server/server.h"
+
+ABSL_FLAG(std::string, index, "", "Index directory to serve (required).");
+ABSL_FLAG(std::string, listen, "127.0.0.1:50051",
+          "gRPC address, host:port. Loopback unless told otherwise; port 0 picks a free port.");
+ABSL_FLAG(std::string, metrics_listen, "127.0.0.1:9464",
+          "Prometheus /metrics address, host:port; port 0 picks a free port; empty disables it.");
+ABSL_FLAG(int32_t, threads, 0, "Query worker threads; 0 means one per CPU core.");
+ABSL_FLAG(int32_t, queue_capacity, 0,
+          "Queries (a batch counts as one) that may wait for a worker before new ones are refused "
+          "with RESOURCE_EXHAUSTED; 0 means 4 x threads, which bounds the wait to about four "
+          "query times.");
+ABSL_FLAG(int32_t, max_query_terms, 64, "Most terms in one query (after analysis, for text).");
+ABSL_FLAG(int32_t, max_query_bytes, 4096, "Most bytes of query text (or of all terms together).");
+ABSL_FLAG(int32_t, max_batch, 1024, "Most queries in one SearchBatch call.");
+ABSL_FLAG(absl::Duration, drain_timeout, absl::Seconds(10),
+          "On SIGTERM/SIGINT, how long in-flight queries may run before they are cancelled.");
+ABSL_FLAG(std::string, gpu, "auto",
+          "auto: use a GPU engine when one is available; off: CPU only; required: fail to start "
+          "without one.");
+ABSL_FLAG(std::string, tls_cert, "",
+          "PEM server certificate chain; turns TLS on (with --tls-key).");
+ABSL_FLAG(std::string, tls_key, "", "PEM private key of --tls-cert.");
+ABSL_FLAG(std::string, tls_client_ca, "",
+          "PEM CA bundle; when set, clients must present a certificate it signed (mutual TLS).");
+ABSL_FLAG(int32_t, max_receive_message_bytes, 16 << 20, "Largest request message accepted.");
+ABSL_FLAG(int32_t, max_send_message_bytes, 256 << 20, "Largest response message sent.");
+ABSL_FLAG(absl::Duration, keepalive_time, absl::Seconds(60),
+          "Idle time after which the server pings a client to check it is still there.");
+ABSL_FLAG(absl::Duration, keepalive_timeout, absl::Seconds(20),
+          "How long a keepalive ping may go unanswered before the connection is closed.");
+ABSL_FLAG(absl::Duration, debug_query_delay, absl::ZeroDuration(),
+          "TESTING ONLY: every query waits this long (honouring its deadline and cancellation) "
+          "before it runs. Never set it in production.");
+
+namespace {
+
+int Fail(const std::string& message) {
+  std::fprintf(stderr, "tandem-server: %s\n", message.c_str());
+  return 1;
+}
+
+// absl flags are C identifiers; accept the documented --dashed-names too (--metrics-listen).
+std::vector<char*> NormalizeFlagNames(int argc, char** argv, std::vector<std::string>& storage) {
+  storage.assign(argv, argv + argc);
+  for (size_t i = 1; i < storage.size(); ++i) {
+    std::string& arg = storage[i];
+    if (arg == "--") break;
+    if (arg.size() < 3 || arg[0] != '-') continue;
+    const size_t start = arg[1] == '-' ? 2 : 1;
+    const size_t end = std::min(arg.find('='), arg.size());
+    for (size_t j = start; j < end; ++j) {
+      if (arg[j] == '-') arg[j] = '_';
+    }
+  }
+  std::vector<char*> args;
+  for (std::string& arg : storage) args.push_back(arg.data());
+  return args;
+}
+
+absl::StatusOr<tandem::server::ServerOptions> OptionsFromFlags() {
+  tandem::server::ServerOptions options;
+  options.index_dir = absl::GetFlag(FLAGS_index);
+  if (options.index_dir.empty()) return absl::InvalidArgumentError("--index is required");
+  options.listen = absl::GetFlag(FLAGS_listen);
+  options.metrics_listen = absl::GetFlag(FLAGS_metrics_listen);
+  const int32_t threads = absl::GetFlag(FLAGS_threads);
+  if (threads < 0) return absl::InvalidArgumentError("--threads must be >= 0");
+  options.threads = threads > 0 ? threads : std::max(1u, std::thread::hardware_concurrency());
+  const int32_t capacity = absl::GetFlag(FLAGS_queue_capacity);
+  if (capacity < 0) return absl::InvalidArgumentError("--queue-capacity must be >= 0");
+  options.queue_capacity = capacity > 0 ? capacity : 4 * options.threads;
+  for (auto [flag, name] :
+       {std::pair{absl::GetFlag(FLAGS_max_query_terms), "--max-query-terms"},
+        std::pair{absl::GetFlag(FLAGS_max_query_bytes), "--max-query-bytes"},
+        std::pair{absl::GetFlag(FLAGS_max_batch), "--max-batch"},
+        std::pair{absl::GetFlag(FLAGS_max_receive_message_bytes), "--max-receive-message-bytes"},
+        std::pair{absl::GetFlag(FLAGS_max_send_message_bytes), "--max-send-message-bytes"}}) {
+    if (flag < 1) return absl::InvalidArgumentError(absl::StrCat(name, " must be >= 1"));
+  }
+  options.limits.max_query_terms = absl::GetFlag(FLAGS_max_query_terms);
+  options.limits.max_query_bytes = absl::GetFlag(FLAGS_max_query_bytes);
+  options.limits.max_batch = absl::GetFlag(FLAGS_max_batch);
+  const std::string gpu = absl::GetFlag(FLAGS_gpu);
+  if (gpu == "auto") {
+    options.gpu = tandem::scheduler::GpuMode::kAuto;
+  } else if (gpu == "off") {
+    options.gpu = tandem::scheduler::GpuMode::kOff;
+  } else if (gpu == "required") {
+    options.gpu = tandem::scheduler::GpuMode::kRequired;
+  } else {
+    return absl::InvalidArgumentError(
+        absl::StrCat("--gpu must be auto, off or required, got '", gpu, "'"));
+  }
+  options.tls = {.cert_file = absl::GetFlag(FLAGS_tls_cert),
+                 .key_file = absl::GetFlag(FLAGS_tls_key),
+                 .client_ca_file = absl::GetFlag(FLAGS_tls_client_ca)};
+  options.max_receive_message_bytes = absl::GetFlag(FLAGS_max_receive_message_bytes);
+  options.max_send_message_bytes = absl::GetFlag(FLAGS_max_send_message_bytes);
+  options.keepalive_time = absl::GetFlag(FLAGS_keepalive_time);
+  options.keepalive_timeout = absl::GetFlag(FLAGS_keepalive_timeout);
+  options.debug_query_delay = absl::GetFlag(FLAGS_debug_query_delay);
+  if (absl::GetFlag(FLAGS_drain_timeout) < absl::ZeroDuration()) {
+    return absl::InvalidArgumentError("--drain-timeout must be >= 0");
+  }
+  return options;
+}
+
+}  // namespace
+
+int main(int argc, char** argv) {
+  // A shell starts background jobs with SIGINT ignored, and an ignored signal never reaches
+  // sigwait: restore the default so both stop signals always drain. A peer that hangs up must not
+  // kill the server through SIGPIPE.
+  std::signal(SIGTERM, SIG_DFL);
+  std::signal(SIGINT, SIG_DFL);
+  std::signal(SIGPIPE, SIG_IGN);
+  // Block the stop signals before any thread exists, so every thread inherits the mask and only the
+  // main thread's sigwait sees them: no async-signal-safety concerns in a handler.
+  sigset_t stop_signals;
+  sigemptyset(&stop_signals);
+  sigaddset(&stop_signals, SIGTERM);
+  sigaddset(&stop_signals, SIGINT);
+  pthread_sigmask(SIG_BLOCK, &stop_signals, nullptr);
+
+  absl::SetProgramUsageMessage(
+      "serves a Tandem index over gRPC.\n"
+      "  tandem-server --index DIR [--listen 127.0.0.1:50051] [--metrics-listen 127.0.0.1:9464] "
+      "[--threads N]");
+  std::vector<std::string> storage;
+  std::vector<char*> args = NormalizeFlagNames(argc, argv, storage);
+  std::vector<char*> positional =
+      absl::ParseCommandLine(static_cast<int>(args.size()), args.data());
+  if (positional.size() > 1) return Fail(absl::StrCat("unexpected argument '", positional[1], "'"));
+  absl::StatusOr<tandem::server::ServerOptions> options = OptionsFromFlags();
+  if (!options.ok()) return Fail(std::string(options.status().message()));
+
+  absl::StatusOr<std::unique_ptr<tandem::server::Server>> server =
+      tandem::server::Server::Create(*options);
+  if (!server.ok()) return Fail(std::string(server.status().message()));
+  const tandem::index::Index& index = (*server)->index();
+  std::fprintf(stderr, "tandem-server: serving %s (%u documents, %s); %s; %zu threads, queue %zu\n",
+               index.directory().c_str(), index.num_docs(), index.manifest().codec.c_str(),
+               (*server)->engine_summary().c_str(), options->threads, options->queue_capacity);
+  const std::string metrics = (*server)->metrics_address().empty()
+                                  ? "metrics off"
+                                  : "metrics on " + (*server)->metrics_address();
+  std::printf("tandem-server listening on %s (%s)\n", (*server)->address().c_str(),
+              metrics.c_str());
+  std::fflush(stdout);
+
+  int signal_number = 0;
+  sigwait(&stop_signals, &signal_number);
+  const absl::Duration drain_timeout = absl::GetFlag(FLAGS_drain_timeout);
+  std::fprintf(stderr, "tandem-server: %s received; draining (up to %s)\n",
+               strsignal(signal_number), absl::FormatDuration(drain_timeout).c_str());
+  std::thread([stop_signals] {
+    int again = 0;
+    sigwait(&stop_signals, &again);
+    std::fprintf(stderr, "tandem-server: second signal; exiting without draining\n");
+    std::_Exit(1);
+  }).detach();
+  if (!(*server)->Drain(drain_timeout)) {
+    std::fprintf(stderr, "tandem-server: drain timeout; the remaining queries were cancelled\n");
+  }
+  server->reset();
+  std::fprintf(stderr, "tandem-server: stopped\n");
+  return 0;
+}

@@ -1,0 +1,39 @@
+// File: e2e_clients.h
+//
+// Small clients end-to-end tests need besides the generated SearchService stub:
+//   - server reflection (grpc.reflection.v1alpha), spoken through grpc::GenericStub with the two
+//     messages encoded by hand, since gRPC's packages ship no reflection client headers;
+//   - an HTTP/1.0 GET over a plain socket, to scrape /metrics without curl;
+//   - a reader of the Prometheus text format that sums samples by name and label subset.
+//
+//   auto services = ReflectionListServices(channel);   // {"grpc.health.v1.Health", ...}
+//   auto scrape = HttpGet(server->metrics_address(), "/metrics");
+//   double ok = MetricSum(*scrape, "tandem_queries_total", {{"code", "OK"}});
+#pragma once
+
+#include <map>
+#include <memory>
+#include <string>
+#include <vector>
+
+#include "absl/status/statusor.h"
+#include "grpcpp/channel.h"
+
+namespace tandem::testing {
+
+// Names of the services the server lists through reflection.
+absl::StatusOr<std::vector<std::string>> ReflectionListServices(
+    const std::shared_ptr<grpc::ChannelInterface>& channel);
+
+// The serialized FileDescriptorProto(s) that define `symbol`, through reflection.
+absl::StatusOr<std::vector<std::string>> ReflectionFileContainingSymbol(
+    const std::shared_ptr<grpc::ChannelInterface>& channel, const std::string& symbol);
+
+// GET http://`address``path`; the body when the status is 200.
+absl::StatusOr<std::string> HttpGet(const std::string& address, const std::string& path);
+
+// Sum of the samples named `name` whose labels include all of `labels`; 0 when none match.
+double MetricSum(const std::string& exposition, const std::string& name,
+                 const std::map<std::string, std::string>& labels = {});
+
+}  // namespace tandem::testing

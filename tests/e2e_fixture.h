@@ -1,0 +1,64 @@
+// File: e2e_fixture.h
+//
+// Shared pieces of the end-to-end tests: a small real index on disk (tests/test_collection.h,
+// terms "t0".."t299", the default English analyzer, which leaves such terms unchanged), the same
+// index opened in-process with cpu::DaatEngine as the oracle the server's answers must equal, and
+// stubs.
+//
+//   auto index = E2eIndex::Build();
+//   auto server = ServerProcess::Start({"--index", index->dir()});
+//   auto stub = NewStub((*server)->address());
+//   EXPECT_SAME_HITS(response, index->Expected(request));
+#pragma once
+
+#include <memory>
+#include <string>
+
+#include "absl/time/time.h"
+#include "grpcpp/channel.h"
+#include "grpcpp/client_context.h"
+#include "index/engine.h"
+#include "index/index.h"
+#include "tandem/v1/search.grpc.pb.h"
+#include "tests/test_collection.h"
+
+namespace tandem::testing {
+
+class E2eIndex {
+ public:
+  static std::unique_ptr<E2eIndex> Build(const CollectionSpec& spec = {});
+
+  const std::string& dir() const { return dir_; }
+  const index::Index& index() const { return *index_; }
+
+  // The engine's answer to `request` (text analyzed with the index's analyzer, the same defaults
+  // as the server: mode OR, k 10, weight 0 → 1, BM25 k1 0.9 and b 0.4).
+  index::SearchResult Expected(const tandem::v1::SearchRequest& request) const;
+
+  // Fails the current test unless `response` holds exactly `expected`'s hits, scores bit for bit,
+  // with the external ids of the index.
+  void ExpectSameHits(const tandem::v1::SearchResponse& response,
+                      const index::SearchResult& expected) const;
+
+ private:
+  E2eIndex() = default;
+
+  TempDir tmp_;
+  std::string dir_;
+  std::unique_ptr<index::Index> index_;
+  std::unique_ptr<index::Engine> engine_;
+};
+
+std::shared_ptr<grpc::Channel> NewChannel(const std::string& address);
+std::unique_ptr<tandem::v1::SearchService::Stub> NewStub(const std::string& address);
+
+void SetTimeout(grpc::ClientContext& context, absl::Duration timeout);
+
+tandem::v1::SearchRequest TextRequest(const std::string& text,
+                                      tandem::v1::QueryMode mode = tandem::v1::QUERY_MODE_OR,
+                                      uint32_t k = 10);
+
+// Full path of `name` in PATH, or "" when it is not installed.
+std::string FindInPath(const std::string& name);
+
+}  // namespace tandem::testing

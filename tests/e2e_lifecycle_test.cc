@@ -1,0 +1,291 @@
+// End-to-end tests of tandem-server's life cycle over real gRPC: deadlines and cancellation stop
+// queries, a query that expired while queued never runs, a full admission queue answers
+// RESOURCE_EXHAUSTED at once, SIGTERM/SIGINT drain. Slow queries come from the testing-only
+// --debug-query-delay flag, which holds each query (polling its deadline and cancellation) before
+// it runs, so these tests do not depend on how fast the machine is.
+#include <signal.h>
+
+#include <functional>
+#include <map>
+#include <thread>
+
+#include "absl/strings/match.h"
+#include "absl/strings/str_cat.h"
+#include "absl/strings/str_split.h"
+#include "clients/cli/health_client.h"
+#include "gmock/gmock.h"
+#include "gtest/gtest.h"
+#include "tests/e2e_clients.h"
+#include "tests/e2e_fixture.h"
+#include "tests/e2e_process.h"
+
+namespace tandem::testing {
+namespace {
+
+using tandem::v1::SearchRequest;
+using tandem::v1::SearchResponse;
+using ::testing::HasSubstr;
+using ::testing::Not;
+
+// A Search call running on its own thread.
+class AsyncSearch {
+ public:
+  AsyncSearch(tandem::v1::SearchService::Stub& stub, SearchRequest request,
+              absl::Duration timeout = kE2eTimeout)
+      : request_(std::move(request)) {
+    SetTimeout(context_, timeout);
+    thread_ =
+        std::thread([this, &stub] { status_ = stub.Search(&context_, request_, &response_); });
+  }
+  ~AsyncSearch() { Join(); }
+  void Cancel() { context_.TryCancel(); }
+  const grpc::Status& Join() {
+    if (thread_.joinable()) thread_.join();
+    return status_;
+  }
+  const SearchResponse& response() const { return response_; }
+
+ private:
+  SearchRequest request_;
+  grpc::ClientContext context_;
+  grpc::Status status_;
+  SearchResponse response_;
+  std::thread thread_;
+};
+
+class LifecycleE2eTest : public ::testing::Test {
+ protected:
+  static void SetUpTestSuite() { index_ = E2eIndex::Build().release(); }
+  static void TearDownTestSuite() { delete index_; }
+  void SetUp() override { ASSERT_NE(index_, nullptr); }
+
+  std::unique_ptr<ServerProcess> Start(std::vector<std::string> args) {
+    args.insert(args.begin(), {"--index", index_->dir()});
+    absl::StatusOr<std::unique_ptr<ServerProcess>> server = ServerProcess::Start(args);
+    EXPECT_TRUE(server.ok()) << server.status();
+    return server.ok() ? *std::move(server) : nullptr;
+  }
+
+  // Polls the server's metrics until `done` holds for a scrape.
+  static bool WaitForScrape(const ServerProcess& server, const std::string& what,
+                            const std::function<bool(const std::string&)>& done) {
+    const absl::Time deadline = absl::Now() + kE2eTimeout;
+    std::string last;
+    while (absl::Now() < deadline) {
+      absl::StatusOr<std::string> scrape = HttpGet(server.metrics_address(), "/metrics");
+      if (scrape.ok()) {
+        last = *scrape;
+        if (done(last)) return true;
+      }
+      absl::SleepFor(absl::Milliseconds(20));
+    }
+    std::string non_zero;
+    for (absl::string_view line : absl::StrSplit(last, '\n')) {
+      if (absl::StartsWith(line, "tandem_") && !absl::EndsWith(line, " 0")) {
+        absl::StrAppend(&non_zero, line, "\n");
+      }
+    }
+    ADD_FAILURE() << what << " never held; non-zero samples of the last scrape:\n" << non_zero;
+    return false;
+  }
+
+  // Polls until `done` holds for the sum of `name`{labels}.
+  static bool WaitForMetric(const ServerProcess& server, const std::string& name,
+                            const std::map<std::string, std::string>& labels,
+                            const std::function<bool(double)>& done) {
+    return WaitForScrape(server, name, [&](const std::string& scrape) {
+      return done(MetricSum(scrape, name, labels));
+    });
+  }
+  static std::function<bool(double)> Equals(double v) {
+    return [v](double x) { return x == v; };
+  }
+
+  // Polls health until it reads `want`.
+  static bool WaitForHealth(const std::string& address, cli::ServingStatus want) {
+    auto channel = NewChannel(address);
+    const absl::Time deadline = absl::Now() + kE2eTimeout;
+    while (absl::Now() < deadline) {
+      absl::StatusOr<cli::ServingStatus> s = cli::CheckHealth(channel, "", absl::Seconds(10));
+      if (s.ok() && *s == want) return true;
+      absl::SleepFor(absl::Milliseconds(20));
+    }
+    return false;
+  }
+
+  static E2eIndex* index_;
+};
+
+E2eIndex* LifecycleE2eTest::index_ = nullptr;
+
+TEST_F(LifecycleE2eTest, DeadlineExceededStopsTheQueryPromptly) {
+  // Each query would take two minutes; the test only passes if deadlines cut that short.
+  auto server = Start({"--threads", "1", "--debug-query-delay", "120s"});
+  ASSERT_NE(server, nullptr);
+  auto stub = NewStub(server->address());
+  SearchResponse response;
+  {
+    grpc::ClientContext context;
+    SetTimeout(context, absl::Milliseconds(1));
+    EXPECT_EQ(stub->Search(&context, TextRequest("t1 t2"), &response).error_code(),
+              grpc::StatusCode::DEADLINE_EXCEEDED);
+  }
+  // A deadline long enough for the query to surely reach the server: the server must answer
+  // DEADLINE_EXCEEDED itself and free the worker, not run the two minutes out.
+  const absl::Time start = absl::Now();
+  {
+    grpc::ClientContext context;
+    SetTimeout(context, absl::Seconds(2));
+    EXPECT_EQ(stub->Search(&context, TextRequest("t1 t2"), &response).error_code(),
+              grpc::StatusCode::DEADLINE_EXCEEDED);
+  }
+  // The server counts it DEADLINE_EXCEEDED, or CANCELLED when the client's reset of the expired
+  // call overtook the server's own deadline timer by more than the server's clock slack.
+  ASSERT_TRUE(WaitForScrape(*server, "a stopped query", [](const std::string& scrape) {
+    return MetricSum(scrape, "tandem_queries_total", {{"code", "DEADLINE_EXCEEDED"}}) +
+               MetricSum(scrape, "tandem_queries_total", {{"code", "CANCELLED"}}) >=
+           1;
+  }));
+  ASSERT_TRUE(WaitForMetric(*server, "tandem_queries_in_flight", {}, Equals(0)));
+  EXPECT_LT(absl::Now() - start, absl::Seconds(100));
+}
+
+TEST_F(LifecycleE2eTest, ClientCancellationStopsTheQuery) {
+  auto server = Start({"--threads", "1", "--debug-query-delay", "120s"});
+  ASSERT_NE(server, nullptr);
+  auto stub = NewStub(server->address());
+  AsyncSearch search(*stub, TextRequest("t1"));
+  ASSERT_TRUE(WaitForMetric(*server, "tandem_queries_in_flight", {}, Equals(1)));
+  search.Cancel();
+  EXPECT_EQ(search.Join().error_code(), grpc::StatusCode::CANCELLED);
+  ASSERT_TRUE(WaitForMetric(*server, "tandem_queries_total", {{"code", "CANCELLED"}}, Equals(1)));
+  EXPECT_TRUE(WaitForMetric(*server, "tandem_queries_in_flight", {}, Equals(0)));
+}
+
+TEST_F(LifecycleE2eTest, QueryThatExpiredInTheQueueIsNeverRun) {
+  auto server = Start({"--threads", "1", "--debug-query-delay", "120s"});
+  ASSERT_NE(server, nullptr);
+  auto stub = NewStub(server->address());
+  AsyncSearch running(*stub, TextRequest("t1"));
+  ASSERT_TRUE(WaitForMetric(*server, "tandem_queries_in_flight", {}, Equals(1)));
+  const absl::Time sent = absl::Now();
+  {
+    AsyncSearch waiting(*stub, TextRequest("t2"), absl::Seconds(1));
+    EXPECT_EQ(waiting.Join().error_code(), grpc::StatusCode::DEADLINE_EXCEEDED);
+  }
+  // The server's copy of the deadline starts when the request arrives, a little after the client's;
+  // nothing the server exposes tells when it passed, so leave a wide margin before freeing the
+  // worker (which then finds the expired query).
+  absl::SleepFor(sent + absl::Seconds(3) - absl::Now());
+  running.Cancel();
+  running.Join();
+  ASSERT_TRUE(WaitForMetric(*server, "tandem_rejected_queries_total",
+                            {{"reason", "expired_in_queue"}}, Equals(1)));
+  EXPECT_TRUE(WaitForMetric(*server, "tandem_queries_in_flight", {}, Equals(0)));
+  // Only the first query ever began executing.
+  EXPECT_TRUE(WaitForMetric(*server, "tandem_query_execution_seconds_count", {}, Equals(1)));
+}
+
+TEST_F(LifecycleE2eTest, FullQueueAnswersResourceExhaustedAtOnce) {
+  auto server = Start({"--threads", "1", "--queue-capacity", "1", "--debug-query-delay", "5s"});
+  ASSERT_NE(server, nullptr);
+  auto stub = NewStub(server->address());
+  AsyncSearch running(*stub, TextRequest("t1"));
+  ASSERT_TRUE(WaitForMetric(*server, "tandem_queries_in_flight", {}, Equals(1)));
+  ASSERT_TRUE(WaitForMetric(*server, "tandem_admission_queue_depth", {}, Equals(0)));
+  AsyncSearch queued(*stub, TextRequest("t2"));
+  ASSERT_TRUE(WaitForMetric(*server, "tandem_admission_queue_depth", {}, Equals(1)));
+
+  const absl::Time start = absl::Now();
+  SearchResponse response;
+  grpc::ClientContext context;
+  SetTimeout(context, kE2eTimeout);
+  grpc::Status refused = stub->Search(&context, TextRequest("t3"), &response);
+  EXPECT_EQ(refused.error_code(), grpc::StatusCode::RESOURCE_EXHAUSTED);
+  EXPECT_THAT(refused.error_message(), HasSubstr("admission queue is full"));
+  EXPECT_LT(absl::Now() - start, absl::Seconds(5));  // well before a worker could free up
+
+  tandem::v1::SearchBatchRequest batch;
+  batch.add_requests()->set_text("t4");
+  batch.add_requests()->set_text("t5");
+  grpc::ClientContext batch_context;
+  SetTimeout(batch_context, kE2eTimeout);
+  tandem::v1::SearchBatchResponse batch_response;
+  EXPECT_EQ(stub->SearchBatch(&batch_context, batch, &batch_response).error_code(),
+            grpc::StatusCode::RESOURCE_EXHAUSTED);
+
+  grpc::ClientContext stream_context;
+  SetTimeout(stream_context, kE2eTimeout);
+  auto stream = stub->SearchStream(&stream_context);
+  SearchRequest streamed = TextRequest("t6");
+  streamed.set_request_id("s1");
+  ASSERT_TRUE(stream->Write(streamed));
+  tandem::v1::SearchStreamResponse stream_response;
+  ASSERT_TRUE(stream->Read(&stream_response));
+  EXPECT_EQ(stream_response.request_id(), "s1");
+  EXPECT_EQ(stream_response.status().code(), grpc::StatusCode::RESOURCE_EXHAUSTED);
+  stream->WritesDone();
+  EXPECT_TRUE(stream->Finish().ok());
+
+  EXPECT_TRUE(running.Join().ok()) << running.Join().error_message();
+  EXPECT_TRUE(queued.Join().ok()) << queued.Join().error_message();
+  index_->ExpectSameHits(queued.response(), index_->Expected(TextRequest("t2")));
+  EXPECT_TRUE(WaitForMetric(*server, "tandem_rejected_queries_total", {{"reason", "queue_full"}},
+                            Equals(4)));  // one Search, two batch queries, one stream message
+}
+
+TEST_F(LifecycleE2eTest, SigtermDrainsInFlightQueriesThenExitsZero) {
+  auto server = Start({"--threads", "1", "--debug-query-delay", "10s", "--drain-timeout", "60s"});
+  ASSERT_NE(server, nullptr);
+  auto stub = NewStub(server->address());
+  const SearchRequest request = TextRequest("t1 t2", tandem::v1::QUERY_MODE_AND, 20);
+  AsyncSearch in_flight(*stub, request);
+  ASSERT_TRUE(WaitForMetric(*server, "tandem_queries_in_flight", {}, Equals(1)));
+
+  server->Signal(SIGTERM);
+  ASSERT_TRUE(WaitForHealth(server->address(), cli::ServingStatus::kNotServing));
+  EXPECT_EQ(server->WaitForExit(absl::ZeroDuration()), std::nullopt) << "exited before draining";
+  // New work is refused while the in-flight query finishes.
+  SearchResponse response;
+  grpc::ClientContext context;
+  SetTimeout(context, kE2eTimeout);
+  grpc::Status refused = stub->Search(&context, TextRequest("t3"), &response);
+  EXPECT_EQ(refused.error_code(), grpc::StatusCode::UNAVAILABLE);
+  EXPECT_THAT(refused.error_message(), HasSubstr("draining"));
+  absl::StatusOr<ProcessResult> cli =
+      RunProcess(TANDEM_CLI_BINARY, {"--server", server->address(), "health"});
+  ASSERT_TRUE(cli.ok()) << cli.status();
+  EXPECT_EQ(cli->out, "NOT_SERVING\n");
+  EXPECT_EQ(cli->exit_code, 3);
+
+  const grpc::Status& status = in_flight.Join();
+  ASSERT_TRUE(status.ok()) << status.error_message();
+  index_->ExpectSameHits(in_flight.response(), index_->Expected(request));
+  EXPECT_EQ(server->WaitForExit(), 0) << server->Stderr();
+  EXPECT_THAT(server->Stderr(), HasSubstr("draining"));
+  EXPECT_THAT(server->Stderr(), Not(HasSubstr("drain timeout")));
+}
+
+TEST_F(LifecycleE2eTest, DrainTimeoutBoundsTheDrain) {
+  auto server = Start({"--threads", "1", "--debug-query-delay", "120s", "--drain-timeout", "1s"});
+  ASSERT_NE(server, nullptr);
+  auto stub = NewStub(server->address());
+  AsyncSearch in_flight(*stub, TextRequest("t1"));
+  ASSERT_TRUE(WaitForMetric(*server, "tandem_queries_in_flight", {}, Equals(1)));
+  const absl::Time start = absl::Now();
+  server->Signal(SIGINT);
+  EXPECT_EQ(server->WaitForExit(), 0) << server->Stderr();
+  EXPECT_LT(absl::Now() - start, absl::Seconds(60));
+  EXPECT_FALSE(in_flight.Join().ok());
+  EXPECT_THAT(server->Stderr(), HasSubstr("drain timeout"));
+}
+
+TEST_F(LifecycleE2eTest, IdleServerStopsOnSigint) {
+  auto server = Start({});
+  ASSERT_NE(server, nullptr);
+  server->Signal(SIGINT);
+  EXPECT_EQ(server->WaitForExit(), 0) << server->Stderr();
+}
+
+}  // namespace
+}  // namespace tandem::testing

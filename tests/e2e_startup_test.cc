@@ -1,0 +1,221 @@
+// End-to-end tests of how tandem-server starts: failures (missing or damaged index, port in use,
+// bad flags, a required GPU that is absent) exit 1 with exactly one line on stderr; TLS and mutual
+// TLS through gRPC's SSL credentials, with certificates made by the openssl command.
+#include <arpa/inet.h>
+#include <netinet/in.h>
+#include <sys/socket.h>
+#include <unistd.h>
+
+#include <algorithm>
+#include <filesystem>
+#include <fstream>
+#include <iterator>
+
+#include "absl/strings/match.h"
+#include "absl/strings/str_cat.h"
+#include "gmock/gmock.h"
+#include "grpcpp/create_channel.h"
+#include "grpcpp/security/credentials.h"
+#include "gtest/gtest.h"
+#include "tests/e2e_fixture.h"
+#include "tests/e2e_process.h"
+
+namespace tandem::testing {
+namespace {
+
+using tandem::v1::SearchResponse;
+using ::testing::HasSubstr;
+using ::testing::StartsWith;
+
+class StartupE2eTest : public ::testing::Test {
+ protected:
+  static void SetUpTestSuite() { index_ = E2eIndex::Build().release(); }
+  static void TearDownTestSuite() { delete index_; }
+  void SetUp() override { ASSERT_NE(index_, nullptr); }
+
+  std::unique_ptr<ServerProcess> Start(std::vector<std::string> args) {
+    args.insert(args.begin(), {"--index", index_->dir()});
+    absl::StatusOr<std::unique_ptr<ServerProcess>> server = ServerProcess::Start(args);
+    EXPECT_TRUE(server.ok()) << server.status();
+    return server.ok() ? *std::move(server) : nullptr;
+  }
+
+  static E2eIndex* index_;
+};
+
+E2eIndex* StartupE2eTest::index_ = nullptr;
+
+// Startup failures: exit status 1 and exactly one line on stderr.
+void ExpectStartupFailure(const std::vector<std::string>& args, const std::string& message) {
+  absl::StatusOr<ProcessResult> run = RunProcess(TANDEM_SERVER_BINARY, args);
+  ASSERT_TRUE(run.ok()) << run.status();
+  EXPECT_EQ(run->exit_code, 1) << run->err;
+  EXPECT_THAT(run->err, StartsWith("tandem-server: "));
+  EXPECT_THAT(run->err, HasSubstr(message));
+  EXPECT_EQ(std::count(run->err.begin(), run->err.end(), '\n'), 1) << run->err;
+  EXPECT_TRUE(absl::EndsWith(run->err, "\n"));
+  EXPECT_EQ(run->out, "");
+}
+
+// A listening TCP socket on an ephemeral loopback port, held for the test.
+class HeldPort {
+ public:
+  HeldPort() {
+    fd_ = ::socket(AF_INET, SOCK_STREAM | SOCK_CLOEXEC, 0);
+    sockaddr_in addr{};
+    addr.sin_family = AF_INET;
+    addr.sin_addr.s_addr = htonl(INADDR_LOOPBACK);
+    socklen_t len = sizeof(addr);
+    EXPECT_EQ(::bind(fd_, reinterpret_cast<sockaddr*>(&addr), len), 0);
+    EXPECT_EQ(::listen(fd_, 1), 0);
+    ::getsockname(fd_, reinterpret_cast<sockaddr*>(&addr), &len);
+    port_ = ntohs(addr.sin_port);
+  }
+  ~HeldPort() { ::close(fd_); }
+  std::string address() const { return absl::StrCat("127.0.0.1:", port_); }
+
+ private:
+  int fd_ = -1;
+  int port_ = 0;
+};
+
+TEST_F(StartupE2eTest, StartupFailuresExitNonZeroWithOneLine) {
+  ExpectStartupFailure({"--index", "/nonexistent/tandem-index", "--listen", "127.0.0.1:0"},
+                       "cannot open index: ");
+  ExpectStartupFailure({"--listen", "127.0.0.1:0"}, "--index is required");
+  ExpectStartupFailure({"--index", index_->dir(), "--gpu", "maybe"},
+                       "--gpu must be auto, off or required");
+  ExpectStartupFailure({"--index", index_->dir(), "--tls-cert", "/nonexistent.pem", "--tls-key",
+                        "/nonexistent.key", "--listen", "127.0.0.1:0"},
+                       "cannot read TLS certificate '/nonexistent.pem'");
+  HeldPort taken;
+  ExpectStartupFailure(
+      {"--index", index_->dir(), "--listen", taken.address(), "--metrics-listen", "127.0.0.1:0"},
+      absl::StrCat("cannot listen on ", taken.address(), ": address already in use"));
+  ExpectStartupFailure(
+      {"--index", index_->dir(), "--listen", "127.0.0.1:0", "--metrics-listen", taken.address()},
+      absl::StrCat("cannot serve metrics on ", taken.address()));
+}
+
+TEST_F(StartupE2eTest, DamagedIndexFailsAtStartup) {
+  TempDir tmp;
+  const std::string copy = tmp.path() + "/index";
+  std::filesystem::copy(index_->dir(), copy);
+  const std::string postings = copy + "/postings.bin";
+  const auto size = std::filesystem::file_size(postings);
+  {
+    std::fstream f(postings, std::ios::in | std::ios::out | std::ios::binary);
+    f.seekg(static_cast<std::streamoff>(size / 2));
+    char c = 0;
+    f.get(c);
+    f.seekp(static_cast<std::streamoff>(size / 2));
+    f.put(static_cast<char>(c ^ 0x5a));
+  }
+  ExpectStartupFailure({"--index", copy, "--listen", "127.0.0.1:0", "--metrics-listen", ""},
+                       "cannot open index: ");
+}
+
+TEST_F(StartupE2eTest, GpuRequiredWithoutGpuFailsAtStartup) {
+  absl::StatusOr<ProcessResult> run =
+      RunProcess(TANDEM_SERVER_BINARY,
+                 {"--index", index_->dir(), "--gpu", "required", "--listen", "127.0.0.1:0",
+                  "--metrics-listen", "", "--drain-timeout", "0s"},
+                 absl::Seconds(20));
+  if (!run.ok()) GTEST_SKIP() << "the server started: this machine has a GPU engine";
+  EXPECT_EQ(run->exit_code, 1);
+  EXPECT_THAT(run->err, HasSubstr("cannot create engines: GPU engine required"));
+  EXPECT_EQ(std::count(run->err.begin(), run->err.end(), '\n'), 1) << run->err;
+}
+
+// Certificates made with the openssl command: a CA, a server certificate for 127.0.0.1 and a
+// client certificate, all signed by the CA.
+class TestCertificates {
+ public:
+  static std::unique_ptr<TestCertificates> Make(const std::string& openssl) {
+    std::unique_ptr<TestCertificates> c(new TestCertificates());
+    const std::string d = c->dir_.path();
+    std::ofstream(d + "/server.ext") << "subjectAltName=IP:127.0.0.1,DNS:localhost\n";
+    std::ofstream(d + "/client.ext") << "extendedKeyUsage=clientAuth\n";
+    const std::vector<std::vector<std::string>> steps = {
+        {"req", "-x509", "-newkey", "ec", "-pkeyopt", "ec_paramgen_curve:prime256v1", "-nodes",
+         "-keyout", d + "/ca.key", "-out", d + "/ca.pem", "-days", "2", "-subj",
+         "/CN=tandem-test-ca"},
+        {"req", "-newkey", "ec", "-pkeyopt", "ec_paramgen_curve:prime256v1", "-nodes", "-keyout",
+         d + "/server.key", "-out", d + "/server.csr", "-subj", "/CN=localhost"},
+        {"x509", "-req", "-in", d + "/server.csr", "-CA", d + "/ca.pem", "-CAkey", d + "/ca.key",
+         "-CAcreateserial", "-out", d + "/server.pem", "-days", "2", "-extfile", d + "/server.ext"},
+        {"req", "-newkey", "ec", "-pkeyopt", "ec_paramgen_curve:prime256v1", "-nodes", "-keyout",
+         d + "/client.key", "-out", d + "/client.csr", "-subj", "/CN=tandem-test-client"},
+        {"x509", "-req", "-in", d + "/client.csr", "-CA", d + "/ca.pem", "-CAkey", d + "/ca.key",
+         "-CAcreateserial", "-out", d + "/client.pem", "-days", "2", "-extfile", d + "/client.ext"},
+    };
+    for (const auto& step : steps) {
+      absl::StatusOr<ProcessResult> run = RunProcess(openssl, step);
+      if (!run.ok() || run->exit_code != 0) {
+        ADD_FAILURE() << "openssl " << step[0] << " failed: " << (run.ok() ? run->err : "");
+        return nullptr;
+      }
+    }
+    return c;
+  }
+  std::string path(const std::string& name) const { return dir_.path() + "/" + name; }
+  std::string read(const std::string& name) const {
+    std::ifstream in(path(name));
+    return std::string(std::istreambuf_iterator<char>(in), {});
+  }
+
+ private:
+  TempDir dir_;
+};
+
+grpc::Status SearchOver(const std::shared_ptr<grpc::ChannelCredentials>& credentials,
+                        const std::string& address) {
+  auto stub = tandem::v1::SearchService::NewStub(grpc::CreateChannel(address, credentials));
+  grpc::ClientContext context;
+  SetTimeout(context, absl::Seconds(20));
+  SearchResponse response;
+  return stub->Search(&context, TextRequest("t1"), &response);
+}
+
+TEST_F(StartupE2eTest, TlsAndMutualTls) {
+  const std::string openssl = FindInPath("openssl");
+  if (openssl.empty()) GTEST_SKIP() << "openssl is not installed; cannot make test certificates";
+  auto certs = TestCertificates::Make(openssl);
+  ASSERT_NE(certs, nullptr);
+
+  grpc::SslCredentialsOptions ca_only;
+  ca_only.pem_root_certs = certs->read("ca.pem");
+  grpc::SslCredentialsOptions with_client = ca_only;
+  with_client.pem_cert_chain = certs->read("client.pem");
+  with_client.pem_private_key = certs->read("client.key");
+
+  {
+    auto server =
+        Start({"--tls-cert", certs->path("server.pem"), "--tls-key", certs->path("server.key")});
+    ASSERT_NE(server, nullptr);
+    grpc::Status s = SearchOver(grpc::SslCredentials(ca_only), server->address());
+    EXPECT_TRUE(s.ok()) << s.error_message();
+    EXPECT_FALSE(SearchOver(grpc::InsecureChannelCredentials(), server->address()).ok());
+  }
+  {
+    auto server = Start({"--tls-cert", certs->path("server.pem"), "--tls-key",
+                         certs->path("server.key"), "--tls-client-ca", certs->path("ca.pem")});
+    ASSERT_NE(server, nullptr);
+    grpc::Status s = SearchOver(grpc::SslCredentials(with_client), server->address());
+    EXPECT_TRUE(s.ok()) << s.error_message();
+    EXPECT_FALSE(SearchOver(grpc::SslCredentials(ca_only), server->address()).ok())
+        << "a client without a certificate must be refused";
+    EXPECT_FALSE(SearchOver(grpc::InsecureChannelCredentials(), server->address()).ok());
+
+    absl::StatusOr<ProcessResult> cli =
+        RunProcess(TANDEM_CLI_BINARY,
+                   {"--server", server->address(), "--tls-ca", certs->path("ca.pem"), "--tls-cert",
+                    certs->path("client.pem"), "--tls-key", certs->path("client.key"), "health"});
+    ASSERT_TRUE(cli.ok()) << cli.status();
+    EXPECT_EQ(cli->out, "SERVING\n") << cli->err;
+    EXPECT_EQ(cli->exit_code, 0);
+  }
+}
+
+}  // namespace
+}  // namespace tandem::testing

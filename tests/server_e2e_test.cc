@@ -1,0 +1,388 @@
+// End-to-end tests of tandem-server's RPCs over real gRPC on loopback: the real binary serves a
+// small index; every answer must equal what cpu::DaatEngine returns in-process on the same index.
+#include <random>
+#include <string>
+#include <thread>
+#include <vector>
+
+#include "absl/strings/str_cat.h"
+#include "absl/strings/str_join.h"
+#include "clients/cli/health_client.h"
+#include "gmock/gmock.h"
+#include "google/protobuf/descriptor.pb.h"
+#include "gtest/gtest.h"
+#include "tests/e2e_clients.h"
+#include "tests/e2e_fixture.h"
+#include "tests/e2e_process.h"
+
+namespace tandem::testing {
+namespace {
+
+using tandem::v1::SearchRequest;
+using tandem::v1::SearchResponse;
+using ::testing::Contains;
+using ::testing::HasSubstr;
+
+class ServerE2eTest : public ::testing::Test {
+ protected:
+  static void SetUpTestSuite() {
+    index_ = E2eIndex::Build().release();
+    ASSERT_NE(index_, nullptr);
+    auto server = ServerProcess::Start({"--index", index_->dir(), "--threads", "2"});
+    ASSERT_TRUE(server.ok()) << server.status();
+    server_ = server->release();
+  }
+  static void TearDownTestSuite() {
+    delete server_;
+    delete index_;
+  }
+  void SetUp() override {
+    ASSERT_NE(server_, nullptr);
+    stub_ = NewStub(server_->address());
+  }
+
+  grpc::Status Search(const SearchRequest& request, SearchResponse* response) {
+    grpc::ClientContext context;
+    SetTimeout(context, kE2eTimeout);
+    return stub_->Search(&context, request, response);
+  }
+
+  std::string Scrape() {
+    absl::StatusOr<std::string> scrape = HttpGet(server_->metrics_address(), "/metrics");
+    EXPECT_TRUE(scrape.ok()) << scrape.status();
+    return scrape.value_or("");
+  }
+
+  static E2eIndex* index_;
+  static ServerProcess* server_;
+  std::unique_ptr<tandem::v1::SearchService::Stub> stub_;
+};
+
+E2eIndex* ServerE2eTest::index_ = nullptr;
+ServerProcess* ServerE2eTest::server_ = nullptr;
+
+// Frequent and rare terms, repeats, an absent term, stop words among them.
+std::vector<std::string> Queries() {
+  std::vector<std::string> queries = {"t0 t1",          "t250 t299",    "t3 t3 t17",
+                                      "t5 zzzabsent",   "the t2 of t9", "T4 t40 t80 t120",
+                                      "t1 t2 t3 t4 t5", "t299"};
+  std::mt19937 rng(7);
+  for (int i = 0; i < 6; ++i) {
+    std::vector<std::string> terms;
+    for (int j = 0, n = 1 + static_cast<int>(rng() % 5); j < n; ++j) {
+      terms.push_back(absl::StrCat("t", rng() % 300));
+    }
+    queries.push_back(absl::StrJoin(terms, " "));
+  }
+  return queries;
+}
+
+TEST_F(ServerE2eTest, SearchEqualsTheEngineInEveryMode) {
+  for (const std::string& text : Queries()) {
+    for (auto mode : {tandem::v1::QUERY_MODE_AND, tandem::v1::QUERY_MODE_OR,
+                      tandem::v1::QUERY_MODE_AND_OR, tandem::v1::QUERY_MODE_UNSPECIFIED}) {
+      for (uint32_t k : {0u, 1u, 10u, 1000u}) {
+        SCOPED_TRACE(absl::StrCat("'", text, "' mode ", mode, " k ", k));
+        const SearchRequest request = TextRequest(text, mode, k);
+        SearchResponse response;
+        grpc::Status status = Search(request, &response);
+        ASSERT_TRUE(status.ok()) << status.error_message();
+        const index::SearchResult expected = index_->Expected(request);
+        index_->ExpectSameHits(response, expected);
+        EXPECT_EQ(static_cast<int>(response.stats().executed_mode()),
+                  static_cast<int>(expected.stats.executed_mode) + 1)  // proto enum is engine + 1
+            << "executed mode";
+        EXPECT_EQ(response.stats().engine(), "cpu");
+        EXPECT_GE(response.stats().total_micros(), response.stats().execution_micros());
+      }
+    }
+  }
+}
+
+TEST_F(ServerE2eTest, ReportsTheAnalyzedTerms) {
+  SearchResponse response;
+  ASSERT_TRUE(Search(TextRequest("The T3 of t3 and t17"), &response).ok());
+  EXPECT_THAT(response.stats().terms(), ::testing::ElementsAre("t3", "t17"));
+}
+
+TEST_F(ServerE2eTest, PreAnalyzedTermsWeightsAndBm25ParametersEqualTheEngine) {
+  SearchRequest request;
+  auto* a = request.mutable_terms()->add_terms();
+  a->set_term("t2");
+  a->set_weight(2.5f);
+  request.mutable_terms()->add_terms()->set_term("t30");  // weight 0 means 1
+  request.mutable_bm25()->set_k1(1.2f);
+  request.mutable_bm25()->set_b(0.75f);
+  request.set_k(50);
+  SearchResponse response;
+  ASSERT_TRUE(Search(request, &response).ok());
+  EXPECT_EQ(response.hits_size(), 50);
+  index_->ExpectSameHits(response, index_->Expected(request));
+}
+
+TEST_F(ServerE2eTest, StopWordsOrAbsentTermsGiveNoHitsNotAnError) {
+  for (const char* text : {"the of and", "zzzabsent qqqabsent", "!!! ???"}) {
+    SearchResponse response;
+    grpc::Status status = Search(TextRequest(text), &response);
+    EXPECT_TRUE(status.ok()) << text << ": " << status.error_message();
+    EXPECT_EQ(response.hits_size(), 0) << text;
+  }
+}
+
+TEST_F(ServerE2eTest, InvalidArgumentsNameTheField) {
+  struct Case {
+    SearchRequest request;
+    std::string message;
+  };
+  std::vector<Case> cases;
+  cases.push_back({TextRequest("t1", tandem::v1::QUERY_MODE_OR, 20000),
+                   "k must be between 1 and 10000, got 20000"});
+  cases.push_back({SearchRequest(), "query is not set"});
+  cases.push_back({TextRequest("   "), "text is empty"});
+  std::string many;
+  for (int i = 0; i < 65; ++i) absl::StrAppend(&many, "t", i, " ");
+  cases.push_back({TextRequest(many), "65 terms, more than the limit of 64"});
+  cases.push_back({TextRequest(std::string(5000, 'x')), "5000 bytes, more than the limit of 4096"});
+  SearchRequest bad_k1 = TextRequest("t1");
+  bad_k1.mutable_bm25()->set_k1(-1.0f);
+  cases.push_back({bad_k1, "bm25.k1 must be in [0, 100], got -1"});
+  SearchRequest bad_b = TextRequest("t1");
+  bad_b.mutable_bm25()->set_b(2.0f);
+  cases.push_back({bad_b, "bm25.b must be in [0, 1], got 2"});
+  SearchRequest bad_weight;
+  auto* t = bad_weight.mutable_terms()->add_terms();
+  t->set_term("t1");
+  t->set_weight(-3.0f);
+  cases.push_back({bad_weight, "terms.terms[0].weight must be a finite number >= 0, got -3"});
+  SearchRequest bad_mode = TextRequest("t1");
+  bad_mode.set_mode(static_cast<tandem::v1::QueryMode>(9));
+  cases.push_back({bad_mode, "mode: unknown QueryMode value 9"});
+  SearchRequest bad_engine = TextRequest("t1");
+  bad_engine.set_engine(static_cast<tandem::v1::EngineHint>(9));
+  cases.push_back({bad_engine, "engine: unknown EngineHint value 9"});
+  for (const Case& c : cases) {
+    SearchResponse response;
+    grpc::Status status = Search(c.request, &response);
+    EXPECT_EQ(status.error_code(), grpc::StatusCode::INVALID_ARGUMENT) << c.message;
+    EXPECT_THAT(status.error_message(), HasSubstr(c.message));
+  }
+}
+
+TEST_F(ServerE2eTest, GpuHintWithoutGpuEngineIsFailedPrecondition) {
+  grpc::ClientContext context;
+  SetTimeout(context, kE2eTimeout);
+  tandem::v1::GetIndexInfoResponse info;
+  ASSERT_TRUE(stub_->GetIndexInfo(&context, {}, &info).ok());
+  if (std::find(info.engines().begin(), info.engines().end(), "gpu") != info.engines().end()) {
+    GTEST_SKIP() << "this server has a GPU engine";
+  }
+  SearchRequest request = TextRequest("t1");
+  request.set_engine(tandem::v1::ENGINE_HINT_GPU);
+  SearchResponse response;
+  grpc::Status status = Search(request, &response);
+  EXPECT_EQ(status.error_code(), grpc::StatusCode::FAILED_PRECONDITION);
+  EXPECT_THAT(status.error_message(), HasSubstr("no GPU engine"));
+  request.set_engine(tandem::v1::ENGINE_HINT_CPU);
+  EXPECT_TRUE(Search(request, &response).ok());
+}
+
+TEST_F(ServerE2eTest, SearchBatchAnswersEachQueryOnItsOwn) {
+  tandem::v1::SearchBatchRequest batch;
+  const std::vector<std::string> queries = Queries();
+  for (size_t i = 0; i < queries.size(); ++i) {
+    SearchRequest* r = batch.add_requests();
+    *r =
+        TextRequest(queries[i], i % 2 ? tandem::v1::QUERY_MODE_AND : tandem::v1::QUERY_MODE_OR, 20);
+    r->set_request_id(absl::StrCat("q", i));
+  }
+  batch.mutable_requests(3)->set_k(20000);  // one bad query fails alone
+  grpc::ClientContext context;
+  SetTimeout(context, kE2eTimeout);
+  tandem::v1::SearchBatchResponse response;
+  ASSERT_TRUE(stub_->SearchBatch(&context, batch, &response).ok());
+  ASSERT_EQ(response.results_size(), batch.requests_size());
+  for (int i = 0; i < batch.requests_size(); ++i) {
+    SCOPED_TRACE(i);
+    const tandem::v1::SearchBatchResult& result = response.results(i);
+    if (i == 3) {
+      EXPECT_EQ(result.status().code(), grpc::StatusCode::INVALID_ARGUMENT);
+      EXPECT_THAT(result.status().message(), HasSubstr("k must be between 1 and 10000"));
+      continue;
+    }
+    ASSERT_EQ(result.status().code(), 0) << result.status().message();
+    EXPECT_EQ(result.response().request_id(), absl::StrCat("q", i));
+    index_->ExpectSameHits(result.response(), index_->Expected(batch.requests(i)));
+  }
+}
+
+TEST_F(ServerE2eTest, SearchBatchOverTheLimitFailsAsAWhole) {
+  tandem::v1::SearchBatchRequest batch;
+  for (int i = 0; i < 1025; ++i) batch.add_requests()->set_text("t1");
+  grpc::ClientContext context;
+  SetTimeout(context, kE2eTimeout);
+  tandem::v1::SearchBatchResponse response;
+  grpc::Status status = stub_->SearchBatch(&context, batch, &response);
+  EXPECT_EQ(status.error_code(), grpc::StatusCode::INVALID_ARGUMENT);
+  EXPECT_THAT(status.error_message(),
+              HasSubstr("requests has 1025 queries, more than the limit of 1024"));
+
+  // An empty batch is a valid, empty answer.
+  grpc::ClientContext empty_context;
+  SetTimeout(empty_context, kE2eTimeout);
+  ASSERT_TRUE(stub_->SearchBatch(&empty_context, {}, &response).ok());
+  EXPECT_EQ(response.results_size(), 0);
+}
+
+TEST_F(ServerE2eTest, SearchStreamAnswersInRequestOrder) {
+  grpc::ClientContext context;
+  SetTimeout(context, kE2eTimeout);
+  auto stream = stub_->SearchStream(&context);
+  const std::vector<std::string> queries = Queries();
+  std::vector<SearchRequest> requests;
+  // Many more requests than one stream may have in flight, so the server's read pausing is
+  // exercised; the writer runs ahead of the reader.
+  for (int round = 0; round < 5; ++round) {
+    for (size_t i = 0; i < queries.size(); ++i) {
+      SearchRequest r = TextRequest(queries[i], tandem::v1::QUERY_MODE_AND_OR, 5 + round);
+      r.set_request_id(absl::StrCat("r", requests.size()));
+      if (requests.size() % 13 == 7) r.set_k(20000);
+      requests.push_back(std::move(r));
+    }
+  }
+  std::thread writer([&] {
+    for (const SearchRequest& r : requests) {
+      if (!stream->Write(r)) break;
+    }
+    stream->WritesDone();
+  });
+  std::vector<tandem::v1::SearchStreamResponse> responses;
+  for (tandem::v1::SearchStreamResponse response; stream->Read(&response);) {
+    responses.push_back(response);
+  }
+  writer.join();
+  ASSERT_EQ(responses.size(), requests.size());
+  for (size_t n = 0; n < responses.size(); ++n) {
+    SCOPED_TRACE(n);
+    const tandem::v1::SearchStreamResponse& response = responses[n];
+    EXPECT_EQ(response.request_id(), requests[n].request_id());
+    if (n % 13 == 7) {
+      EXPECT_EQ(response.status().code(), grpc::StatusCode::INVALID_ARGUMENT);
+    } else {
+      ASSERT_EQ(response.status().code(), 0) << response.status().message();
+      EXPECT_EQ(response.response().request_id(), requests[n].request_id());
+      index_->ExpectSameHits(response.response(), index_->Expected(requests[n]));
+    }
+  }
+  grpc::Status status = stream->Finish();
+  EXPECT_TRUE(status.ok()) << status.error_message();
+}
+
+TEST_F(ServerE2eTest, GetIndexInfoDescribesTheIndex) {
+  grpc::ClientContext context;
+  SetTimeout(context, kE2eTimeout);
+  tandem::v1::GetIndexInfoResponse info;
+  ASSERT_TRUE(stub_->GetIndexInfo(&context, {}, &info).ok());
+  const index::Index& index = index_->index();
+  EXPECT_EQ(info.index_id(), index.manifest().index_id);
+  EXPECT_EQ(info.documents(), index.num_docs());
+  EXPECT_EQ(info.terms(), index.num_terms());
+  EXPECT_EQ(info.postings(), index.stats().num_postings);
+  EXPECT_EQ(info.index_bytes(), index.index_bytes());
+  EXPECT_EQ(info.codec(), "pfor");
+  EXPECT_EQ(info.analyzer(), index.manifest().analyzer.Describe());
+  EXPECT_EQ(info.average_document_length(), index.avg_doc_length());
+  EXPECT_EQ(info.format_version(), index.manifest().format_version);
+  EXPECT_EQ(info.source_format(), "test");
+  EXPECT_THAT(info.engines(), Contains("cpu"));
+}
+
+TEST_F(ServerE2eTest, HealthIsServing) {
+  auto channel = NewChannel(server_->address());
+  absl::StatusOr<cli::ServingStatus> whole = cli::CheckHealth(channel, "", kE2eTimeout);
+  ASSERT_TRUE(whole.ok()) << whole.status();
+  EXPECT_EQ(*whole, cli::ServingStatus::kServing);
+  absl::StatusOr<cli::ServingStatus> service =
+      cli::CheckHealth(channel, "tandem.v1.SearchService", kE2eTimeout);
+  ASSERT_TRUE(service.ok()) << service.status();
+  EXPECT_EQ(*service, cli::ServingStatus::kServing);
+  absl::StatusOr<cli::ServingStatus> unknown =
+      cli::CheckHealth(channel, "no.such.Service", kE2eTimeout);
+  EXPECT_EQ(unknown.status().code(), absl::StatusCode::kNotFound);
+}
+
+TEST_F(ServerE2eTest, ReflectionListsAndDescribesTheService) {
+  auto channel = NewChannel(server_->address());
+  absl::StatusOr<std::vector<std::string>> services = ReflectionListServices(channel);
+  ASSERT_TRUE(services.ok()) << services.status();
+  EXPECT_THAT(*services, Contains("tandem.v1.SearchService"));
+  EXPECT_THAT(*services, Contains("grpc.health.v1.Health"));
+
+  absl::StatusOr<std::vector<std::string>> files =
+      ReflectionFileContainingSymbol(channel, "tandem.v1.SearchService");
+  ASSERT_TRUE(files.ok()) << files.status();
+  bool found = false;
+  for (const std::string& bytes : *files) {
+    google::protobuf::FileDescriptorProto file;
+    ASSERT_TRUE(file.ParseFromString(bytes));
+    if (file.name() != "tandem/v1/search.proto") continue;
+    found = true;
+    ASSERT_EQ(file.service_size(), 1);
+    std::vector<std::string> methods;
+    for (const auto& m : file.service(0).method()) methods.push_back(m.name());
+    EXPECT_THAT(methods, ::testing::UnorderedElementsAre("Search", "SearchBatch", "SearchStream",
+                                                         "GetIndexInfo"));
+  }
+  EXPECT_TRUE(found);
+}
+
+TEST_F(ServerE2eTest, MetricsCountQueriesAndPassPromtool) {
+  const std::string before = Scrape();
+  EXPECT_EQ(MetricSum(before, "tandem_build_info", {{"gpu", "false"}}), 1.0);
+  EXPECT_EQ(MetricSum(before, "tandem_index_documents"), index_->index().num_docs());
+  EXPECT_EQ(MetricSum(before, "tandem_index_terms"), index_->index().num_terms());
+  EXPECT_EQ(MetricSum(before, "tandem_index_size_bytes"), index_->index().index_bytes());
+  EXPECT_EQ(MetricSum(before, "tandem_admission_queue_capacity"), 8.0);  // 4 x 2 threads
+
+  uint64_t postings = 0;
+  for (int i = 0; i < 3; ++i) {
+    SearchResponse response;
+    ASSERT_TRUE(Search(TextRequest("t0 t1", tandem::v1::QUERY_MODE_AND), &response).ok());
+    postings += response.stats().postings_decoded();
+  }
+  SearchResponse response;
+  ASSERT_TRUE(Search(TextRequest("t7"), &response).ok());
+  postings += response.stats().postings_decoded();
+  EXPECT_EQ(Search(TextRequest("t1", tandem::v1::QUERY_MODE_OR, 20000), &response).error_code(),
+            grpc::StatusCode::INVALID_ARGUMENT);
+
+  const std::string after = Scrape();
+  auto delta = [&](const std::string& name, const std::map<std::string, std::string>& labels) {
+    return MetricSum(after, name, labels) - MetricSum(before, name, labels);
+  };
+  EXPECT_EQ(delta("tandem_queries_total", {{"mode", "and"}, {"engine", "cpu"}, {"code", "OK"}}), 3);
+  EXPECT_EQ(delta("tandem_queries_total", {{"mode", "or"}, {"engine", "cpu"}, {"code", "OK"}}), 1);
+  EXPECT_EQ(delta("tandem_queries_total",
+                  {{"mode", "or"}, {"engine", "none"}, {"code", "INVALID_ARGUMENT"}}),
+            1);
+  EXPECT_EQ(delta("tandem_rejected_queries_total", {{"reason", "invalid_argument"}}), 1);
+  EXPECT_EQ(delta("tandem_query_duration_seconds_count", {{"mode", "and"}, {"engine", "cpu"}}), 3);
+  EXPECT_EQ(delta("tandem_query_execution_seconds_count", {{"mode", "or"}, {"engine", "cpu"}}), 1);
+  EXPECT_EQ(delta("tandem_query_queue_wait_seconds_count", {{"mode", "and"}, {"engine", "cpu"}}),
+            3);
+  EXPECT_GT(postings, 0u);
+  EXPECT_EQ(delta("tandem_postings_decoded_total", {{"engine", "cpu"}}),
+            static_cast<double>(postings));
+  EXPECT_EQ(MetricSum(after, "tandem_queries_in_flight"), 0.0);
+  EXPECT_EQ(MetricSum(after, "tandem_admission_queue_depth"), 0.0);
+
+  const std::string promtool = FindInPath("promtool");
+  if (promtool.empty()) GTEST_SKIP() << "promtool is not installed; the format check is skipped";
+  absl::StatusOr<ProcessResult> check =
+      RunProcess(promtool, {"check", "metrics"}, kE2eTimeout, after);
+  ASSERT_TRUE(check.ok()) << check.status();
+  EXPECT_EQ(check->exit_code, 0) << check->out << check->err;
+  EXPECT_EQ(check->out + check->err, "") << "promtool lint findings";
+}
+
+}  // namespace
+}  // namespace tandem::testing

@@ -58,7 +58,7 @@ stop_server
 setsid nohup build/server/tandem-server --index "$DEMO/index" --listen "127.0.0.1:$PORT" \
   --metrics-listen "127.0.0.1:$METRICS_PORT" >"$DEMO/server.log" 2>&1 < /dev/null &
 echo $! > "$DEMO/server.pid"
-CLI=(build/clients/cli/tandem-cli --server "127.0.0.1:$PORT")
+CLI=(build/clients/tandem-cli --server "127.0.0.1:$PORT")
 for _ in $(seq 1 300); do
   if "${CLI[@]}" health >/dev/null 2>&1; then break; fi
   if ! kill -0 "$(cat "$DEMO/server.pid")" 2>/dev/null; then
@@ -82,7 +82,7 @@ cat <<MSG
 Tandem is serving the demo index.
   gRPC:     127.0.0.1:$PORT  (tandem.v1.SearchService, health, reflection)
   metrics:  http://127.0.0.1:$METRICS_PORT/metrics
-  query:    build/clients/cli/tandem-cli --server 127.0.0.1:$PORT search "your words"
+  query:    build/clients/tandem-cli --server 127.0.0.1:$PORT search "your words"
   log:      $DEMO/server.log
   stop:     ./deploy/demo.sh stop
 MSG

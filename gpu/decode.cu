@@ -1,0 +1,127 @@
+// Host orchestration of the decoders in gpu/kernels/: checks the arguments, picks the kernel
+// instantiation and launches it on the caller's stream. One launch per call.
+#include <cstdint>
+
+#include "absl/strings/str_cat.h"
+#include "gpu/cuda_status.h"
+#include "gpu/decode.h"
+#include "gpu/kernels/freq_fetch.cuh"
+#include "gpu/kernels/pfor_decode.cuh"
+#include "gpu/kernels/rice_decode.cuh"
+
+namespace tandem::gpu {
+namespace {
+
+bool Aligned16(const void* p) { return reinterpret_cast<uintptr_t>(p) % 16 == 0; }
+
+template <typename Desc>
+absl::Status CheckCall(const Desc& desc, const uint32_t* image, const uint32_t* out,
+                       cudaStream_t stream) {
+  if (const char* error = CheckDesc(desc)) {
+    return absl::InvalidArgumentError(absl::StrCat("bad GPU list descriptor: ", error));
+  }
+  if (image == nullptr || !Aligned16(image)) {
+    return absl::InvalidArgumentError("the list image must be a 16-byte aligned device pointer");
+  }
+  if (out == nullptr || !Aligned16(out)) {
+    return absl::InvalidArgumentError("the output must be a 16-byte aligned device pointer");
+  }
+  if (stream == nullptr) {
+    return absl::InvalidArgumentError(
+        "the legacy default stream is not used for decoding; pass a stream");
+  }
+  return absl::OkStatus();
+}
+
+dim3 DecodeGrid(uint32_t warps) {
+  return dim3((warps + kernels::kDecodeWarpsPerCta - 1) / kernels::kDecodeWarpsPerCta);
+}
+
+absl::Status LaunchPFor(const DevicePForList& list, const uint32_t* blocks, uint32_t num_selected,
+                        DecodeOutput output, uint32_t* out, cudaStream_t stream) {
+  if (absl::Status s = CheckCall(list.desc, list.image, out, stream); !s.ok()) return s;
+  if (num_selected == 0) return absl::OkStatus();
+  const dim3 grid = DecodeGrid(num_selected);
+  const dim3 threads(kernels::kDecodeThreads);
+  const bool docids = output == DecodeOutput::kDocids;
+  if (list.desc.block_size == 128) {
+    if (docids) {
+      kernels::PForDecodeKernel<128, true>
+          <<<grid, threads, 0, stream>>>(list.desc, list.image, blocks, num_selected, out);
+    } else {
+      kernels::PForDecodeKernel<128, false>
+          <<<grid, threads, 0, stream>>>(list.desc, list.image, blocks, num_selected, out);
+    }
+  } else {
+    if (docids) {
+      kernels::PForDecodeKernel<512, true>
+          <<<grid, threads, 0, stream>>>(list.desc, list.image, blocks, num_selected, out);
+    } else {
+      kernels::PForDecodeKernel<512, false>
+          <<<grid, threads, 0, stream>>>(list.desc, list.image, blocks, num_selected, out);
+    }
+  }
+  TANDEM_CUDA_RETURN_IF_ERROR(cudaGetLastError());
+  return absl::OkStatus();
+}
+
+absl::Status LaunchRice(const DeviceRiceList& list, const uint32_t* blocks, uint32_t num_selected,
+                        DecodeOutput output, uint32_t* out, cudaStream_t stream) {
+  if (absl::Status s = CheckCall(list.desc, list.image, out, stream); !s.ok()) return s;
+  if (num_selected == 0) return absl::OkStatus();
+  const dim3 grid = DecodeGrid(num_selected);
+  const dim3 threads(kernels::kDecodeThreads);
+  if (output == DecodeOutput::kDocids) {
+    kernels::RiceDecodeKernel<true>
+        <<<grid, threads, 0, stream>>>(list.desc, list.image, blocks, num_selected, out);
+  } else {
+    kernels::RiceDecodeKernel<false>
+        <<<grid, threads, 0, stream>>>(list.desc, list.image, blocks, num_selected, out);
+  }
+  TANDEM_CUDA_RETURN_IF_ERROR(cudaGetLastError());
+  return absl::OkStatus();
+}
+
+}  // namespace
+
+absl::Status DecodePForList(const DevicePForList& list, DecodeOutput output, uint32_t* out,
+                            cudaStream_t stream) {
+  return LaunchPFor(list, nullptr, list.desc.num_blocks, output, out, stream);
+}
+
+absl::Status DecodePForBlocks(const DevicePForList& list, const uint32_t* blocks,
+                              uint32_t num_selected, DecodeOutput output, uint32_t* out,
+                              cudaStream_t stream) {
+  if (blocks == nullptr && num_selected > 0) {
+    return absl::InvalidArgumentError("no block indices given");
+  }
+  return LaunchPFor(list, blocks, num_selected, output, out, stream);
+}
+
+absl::Status DecodeRiceList(const DeviceRiceList& list, DecodeOutput output, uint32_t* out,
+                            cudaStream_t stream) {
+  return LaunchRice(list, nullptr, list.desc.num_blocks, output, out, stream);
+}
+
+absl::Status DecodeRiceBlocks(const DeviceRiceList& list, const uint32_t* blocks,
+                              uint32_t num_selected, DecodeOutput output, uint32_t* out,
+                              cudaStream_t stream) {
+  if (blocks == nullptr && num_selected > 0) {
+    return absl::InvalidArgumentError("no block indices given");
+  }
+  return LaunchRice(list, blocks, num_selected, output, out, stream);
+}
+
+absl::Status FetchFreqs(const DeviceFreqList& list, const uint32_t* positions, uint32_t count,
+                        uint32_t* out, cudaStream_t stream) {
+  if (absl::Status s = CheckCall(list.desc, list.image, out, stream); !s.ok()) return s;
+  if (count == 0) return absl::OkStatus();
+  if (positions == nullptr) return absl::InvalidArgumentError("no positions given");
+  const dim3 grid((count + kernels::kFetchThreads - 1) / kernels::kFetchThreads);
+  kernels::FreqFetchKernel<<<grid, kernels::kFetchThreads, 0, stream>>>(list.desc, list.image,
+                                                                        positions, count, out);
+  TANDEM_CUDA_RETURN_IF_ERROR(cudaGetLastError());
+  return absl::OkStatus();
+}
+
+}  // namespace tandem::gpu

@@ -1,0 +1,70 @@
+// File: decode.h
+//
+// Posting-list decompression on the GPU by prefix sums (Ding et al. 2009, section 6) and individual
+// frequency fetches (section 8), over lists already in device memory in the layouts of
+// gpu/list_format.h (built on the host by gpu/list_layout.h).
+//
+// Each call is one kernel launch on the caller's stream, whatever the list's length: a warp decodes
+// one block (128 or 512 postings) from its uncompressed base docID, so the whole list or any subset
+// of its blocks (the blocks a Parallel Merge Find selected, section 8) decodes in the same pass.
+//
+//   DevicePForList list{image.desc, device_words};  // device_words: image.words on the GPU
+//   TANDEM_RETURN_IF_ERROR(DecodePForList(list, DecodeOutput::kDocids, d_docids, stream));
+//   TANDEM_RETURN_IF_ERROR(
+//       DecodePForBlocks(list, d_blocks, 12, DecodeOutput::kDocids, d_out, stream));
+//   TANDEM_RETURN_IF_ERROR(FetchFreqs(freqs, d_positions, m, d_tf, stream));
+//
+// Calls only check their arguments and launch; they return before the device has run. Device
+// pointers: images and outputs 16-byte aligned (cudaMalloc's are). The null (legacy default) stream
+// is refused: every launch names its stream. Compiles as C++17 (nvcc) and C++20 (g++).
+#pragma once
+
+#include <cuda_runtime_api.h>
+
+#include <cstdint>
+
+#include "absl/status/status.h"
+#include "gpu/list_format.h"
+
+namespace tandem::gpu {
+
+// A list whose image lies in device memory.
+struct DevicePForList {
+  PForDesc desc;
+  const uint32_t* image = nullptr;
+};
+struct DeviceRiceList {
+  RiceDesc desc;
+  const uint32_t* image = nullptr;
+};
+struct DeviceFreqList {
+  FreqDesc desc;
+  const uint32_t* image = nullptr;
+};
+
+// Decodes the whole list into out[0..num_postings): docIDs, or gaps (docid[i] - docid[i-1], the
+// first from 0).
+absl::Status DecodePForList(const DevicePForList& list, DecodeOutput output, uint32_t* out,
+                            cudaStream_t stream);
+absl::Status DecodeRiceList(const DeviceRiceList& list, DecodeOutput output, uint32_t* out,
+                            cudaStream_t stream);
+
+// Decodes the blocks blocks[0..num_selected) (device array of block indices, any order) into
+// out[s * block_size ...]: selected block s fills out[s * block_size, s * block_size + n_s), n_s
+// being its posting count (block_size except for a list's last block). Gaps of a block start from
+// the docID before the block, so gaps and docIDs of any subset are exact. Indices >= num_blocks
+// write nothing. `out` holds num_selected * block_size values.
+absl::Status DecodePForBlocks(const DevicePForList& list, const uint32_t* blocks,
+                              uint32_t num_selected, DecodeOutput output, uint32_t* out,
+                              cudaStream_t stream);
+absl::Status DecodeRiceBlocks(const DeviceRiceList& list, const uint32_t* blocks,
+                              uint32_t num_selected, DecodeOutput output, uint32_t* out,
+                              cudaStream_t stream);
+
+// Fetches the frequencies (>= 1) of postings positions[0..count) (device array of positions in the
+// list, any order, repeats allowed) into out[0..count), without decoding their blocks (section 8).
+// A position >= num_postings yields 0.
+absl::Status FetchFreqs(const DeviceFreqList& list, const uint32_t* positions, uint32_t count,
+                        uint32_t* out, cudaStream_t stream);
+
+}  // namespace tandem::gpu

@@ -40,7 +40,7 @@ namespace tandem::bench {
 inline constexpr char kClientOverload[] = "CLIENT_OVERLOAD";
 
 // "OK", "INVALID_ARGUMENT", ...
-const char* StatusCodeName(grpc::StatusCode code);
+std::string StatusCodeName(grpc::StatusCode code);
 
 // One row: a closed loop of `concurrency` clients or an open loop at `rate` queries/s.
 struct LoadSpec {

@@ -35,6 +35,20 @@ absl::Status ErrnoError(const std::string& what, const std::string& path) {
   return absl::InternalError(msg);
 }
 
+// write(2) until every byte is out, retrying on EINTR and short writes.
+absl::Status WriteAll(int fd, const char* p, size_t left, const std::string& path) {
+  while (left > 0) {
+    ssize_t n = ::write(fd, p, left);
+    if (n < 0) {
+      if (errno == EINTR) continue;
+      return ErrnoError("cannot write index file", path);
+    }
+    p += n;
+    left -= static_cast<size_t>(n);
+  }
+  return absl::OkStatus();
+}
+
 }  // namespace
 
 absl::string_view FileKindTag(FileKind kind) {
@@ -185,18 +199,7 @@ absl::Status FileWriter::Append(absl::string_view bytes) {
   if (bytes.size() >= kWriteBuffer) {
     // Large appends bypass the buffer.
     XXH3_64bits_update(state_->hash, bytes.data(), bytes.size());
-    const char* p = bytes.data();
-    size_t left = bytes.size();
-    while (left > 0) {
-      ssize_t n = ::write(state_->fd, p, left);
-      if (n < 0) {
-        if (errno == EINTR) continue;
-        return ErrnoError("cannot write index file", state_->path);
-      }
-      p += n;
-      left -= static_cast<size_t>(n);
-    }
-    return absl::OkStatus();
+    return WriteAll(state_->fd, bytes.data(), bytes.size(), state_->path);
   }
   state_->buffer.append(bytes.data(), bytes.size());
   return absl::OkStatus();
@@ -213,19 +216,9 @@ absl::Status FileWriter::Flush() {
   std::string& b = state_->buffer;
   if (b.empty()) return absl::OkStatus();
   XXH3_64bits_update(state_->hash, b.data(), b.size());
-  const char* p = b.data();
-  size_t left = b.size();
-  while (left > 0) {
-    ssize_t n = ::write(state_->fd, p, left);
-    if (n < 0) {
-      if (errno == EINTR) continue;
-      return ErrnoError("cannot write index file", state_->path);
-    }
-    p += n;
-    left -= static_cast<size_t>(n);
-  }
+  absl::Status s = WriteAll(state_->fd, b.data(), b.size(), state_->path);
   b.clear();
-  return absl::OkStatus();
+  return s;
 }
 
 absl::Status FileWriter::Finish() {
@@ -240,9 +233,8 @@ absl::Status FileWriter::Finish() {
   std::memcpy(sum, &checksum, 8);
   state_->buffer.append(sum, 8);
   // The checksum itself is not hashed: write it directly.
-  if (::write(state_->fd, state_->buffer.data(), 8) != 8) {
-    return ErrnoError("cannot write index file", state_->path);
-  }
+  s = WriteAll(state_->fd, state_->buffer.data(), 8, state_->path);
+  if (!s.ok()) return s;
   state_->buffer.clear();
   if (::fsync(state_->fd) != 0) return ErrnoError("cannot sync index file", state_->path);
   if (::close(state_->fd) != 0) {

@@ -197,6 +197,30 @@ void FileSequenceReader::ReportBadDocument(const InputFile& file, int64_t line,
   }
 }
 
+ElementReader::ElementReader(InputFiles files, ReaderOptions options, absl::string_view tag)
+    : FileSequenceReader(std::move(files), std::move(options)),
+      tag_(tag),
+      scanner_(&lines_, tag) {}
+
+absl::Status ElementReader::OpenFile(const InputFile& file) {
+  scanner_ = ElementScanner(&lines_, tag_);
+  return lines_.Open(file);
+}
+
+absl::StatusOr<bool> ElementReader::NextInFile(const InputFile& file, Document* doc) {
+  Element element;
+  while (true) {
+    TANDEM_ASSIGN_OR_RETURN(const bool found, scanner_.Next(&element));
+    if (!found) return false;
+    if (!element.complete) {
+      ReportBadDocument(file, element.line, absl::StrCat("<", tag_, "> without </", tag_, ">"));
+      continue;
+    }
+    if (ParseElement(file, element, doc)) return true;
+    doc->Clear();
+  }
+}
+
 }  // namespace internal
 
 absl::StatusOr<std::unique_ptr<DocumentReader>> OpenDocumentReader(std::string_view format_name,

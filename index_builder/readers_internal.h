@@ -140,4 +140,24 @@ class FileSequenceReader : public DocumentReader {
   const InputFile* current_ = nullptr;
 };
 
+// A FileSequenceReader for files that hold a sequence of <TAG ...> ... </TAG> elements, one document
+// each (TREC <DOC>, Reuters <REUTERS>, WikiExtractor <doc>). It scans the elements and reports
+// unclosed ones; subclasses only turn one complete element into a document.
+class ElementReader : public FileSequenceReader {
+ protected:
+  ElementReader(InputFiles files, ReaderOptions options, absl::string_view tag);
+
+  // Fills *doc (already cleared) from one complete element. Returns false to skip the element,
+  // after reporting why with ReportBadDocument.
+  virtual bool ParseElement(const InputFile& file, const Element& element, Document* doc) = 0;
+
+ private:
+  absl::Status OpenFile(const InputFile& file) final;
+  absl::StatusOr<bool> NextInFile(const InputFile& file, Document* doc) final;
+
+  std::string tag_;
+  LineSource lines_;
+  ElementScanner scanner_;
+};
+
 }  // namespace tandem::index_builder::internal

@@ -21,38 +21,24 @@ namespace {
 
 bool SelectsSgmFile(const std::filesystem::path& file) { return file.extension() == ".sgm"; }
 
-class ReutersReader : public FileSequenceReader {
+class ReutersReader : public ElementReader {
  public:
   ReutersReader(InputFiles files, ReaderOptions options)
-      : FileSequenceReader(std::move(files), std::move(options)), scanner_(&lines_, "REUTERS") {}
+      : ElementReader(std::move(files), std::move(options), "REUTERS") {}
 
  protected:
-  absl::Status OpenFile(const InputFile& file) override {
-    scanner_ = ElementScanner(&lines_, "REUTERS");
-    return lines_.Open(file);
-  }
-
-  absl::StatusOr<bool> NextInFile(const InputFile& file, Document* doc) override {
-    Element element;
-    while (true) {
-      TANDEM_ASSIGN_OR_RETURN(const bool found, scanner_.Next(&element));
-      if (!found) return false;
-      if (!element.complete) {
-        ReportBadDocument(file, element.line, "<REUTERS> without </REUTERS>");
-        continue;
-      }
-      const absl::string_view sgml = element.text;
-      const absl::string_view open_tag = sgml.substr(0, sgml.find('>'));
-      const std::string id(absl::StripAsciiWhitespace(AttributeValue(open_tag, "NEWID")));
-      if (id.empty()) {
-        ReportBadDocument(file, element.line, "<REUTERS> without a NEWID attribute");
-        continue;
-      }
-      doc->external_id = SanitizeUtf8(id);
-      doc->location = Location(file, element.line);
-      Fill(sgml, doc);
-      return true;
+  bool ParseElement(const InputFile& file, const Element& element, Document* doc) override {
+    const absl::string_view sgml = element.text;
+    const absl::string_view open_tag = sgml.substr(0, sgml.find('>'));
+    const std::string id(absl::StripAsciiWhitespace(AttributeValue(open_tag, "NEWID")));
+    if (id.empty()) {
+      ReportBadDocument(file, element.line, "<REUTERS> without a NEWID attribute");
+      return false;
     }
+    doc->external_id = SanitizeUtf8(id);
+    doc->location = Location(file, element.line);
+    Fill(sgml, doc);
+    return true;
   }
 
  private:
@@ -77,8 +63,6 @@ class ReutersReader : public FileSequenceReader {
     if (!date.empty()) doc->fields.emplace_back("date", date);
   }
 
-  LineSource lines_;
-  ElementScanner scanner_;
 };
 
 std::unique_ptr<DocumentReader> MakeReutersReader(InputFiles files, ReaderOptions options) {

@@ -44,36 +44,22 @@ std::string WithoutElements(absl::string_view doc, const std::array<absl::string
   return kept;
 }
 
-class TrecReader : public FileSequenceReader {
+class TrecReader : public ElementReader {
  public:
   TrecReader(InputFiles files, ReaderOptions options)
-      : FileSequenceReader(std::move(files), std::move(options)), scanner_(&lines_, "DOC") {}
+      : ElementReader(std::move(files), std::move(options), "DOC") {}
 
  protected:
-  absl::Status OpenFile(const InputFile& file) override {
-    scanner_ = ElementScanner(&lines_, "DOC");
-    return lines_.Open(file);
-  }
-
-  absl::StatusOr<bool> NextInFile(const InputFile& file, Document* doc) override {
-    Element element;
-    while (true) {
-      TANDEM_ASSIGN_OR_RETURN(const bool found, scanner_.Next(&element));
-      if (!found) return false;
-      if (!element.complete) {
-        ReportBadDocument(file, element.line, "<DOC> without </DOC>");
-        continue;
-      }
-      const std::string id(absl::StripAsciiWhitespace(FirstElementContent(element.text, "DOCNO")));
-      if (id.empty()) {
-        ReportBadDocument(file, element.line, "document without a <DOCNO>");
-        continue;
-      }
-      doc->external_id = SanitizeUtf8(id);
-      doc->location = Location(file, element.line);
-      Fill(element.text, doc);
-      return true;
+  bool ParseElement(const InputFile& file, const Element& element, Document* doc) override {
+    const std::string id(absl::StripAsciiWhitespace(FirstElementContent(element.text, "DOCNO")));
+    if (id.empty()) {
+      ReportBadDocument(file, element.line, "document without a <DOCNO>");
+      return false;
     }
+    doc->external_id = SanitizeUtf8(id);
+    doc->location = Location(file, element.line);
+    Fill(element.text, doc);
+    return true;
   }
 
  private:
@@ -100,8 +86,6 @@ class TrecReader : public FileSequenceReader {
     doc->text = HtmlToText(WithoutElements(inside, kMetadataTags));
   }
 
-  LineSource lines_;
-  ElementScanner scanner_;
 };
 
 std::unique_ptr<DocumentReader> MakeTrecReader(InputFiles files, ReaderOptions options) {

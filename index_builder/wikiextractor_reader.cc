@@ -29,53 +29,35 @@ std::string AttributeText(absl::string_view open_tag, absl::string_view name) {
   return CollapseWhitespace(DecodeEntities(SanitizeUtf8(AttributeValue(open_tag, name))));
 }
 
-class WikiExtractorReader : public FileSequenceReader {
+class WikiExtractorReader : public ElementReader {
  public:
   WikiExtractorReader(InputFiles files, ReaderOptions options)
-      : FileSequenceReader(std::move(files), std::move(options)), scanner_(&lines_, "doc") {}
+      : ElementReader(std::move(files), std::move(options), "doc") {}
 
  protected:
-  absl::Status OpenFile(const InputFile& file) override {
-    scanner_ = ElementScanner(&lines_, "doc");
-    return lines_.Open(file);
-  }
-
-  absl::StatusOr<bool> NextInFile(const InputFile& file, Document* doc) override {
-    Element element;
-    while (true) {
-      TANDEM_ASSIGN_OR_RETURN(const bool found, scanner_.Next(&element));
-      if (!found) return false;
-      if (!element.complete) {
-        ReportBadDocument(file, element.line, "<doc> without </doc>");
-        continue;
-      }
-      const absl::string_view sgml = element.text;
-      const size_t open_end = sgml.find('>');
-      const absl::string_view open_tag = sgml.substr(0, open_end);
-      std::string id = AttributeText(open_tag, "id");
-      if (id.empty()) {
-        ReportBadDocument(file, element.line, "<doc> without an id attribute");
-        continue;
-      }
-      doc->external_id = std::move(id);
-      doc->location = Location(file, element.line);
-      constexpr absl::string_view kClose = "</doc>";
-      const absl::string_view body = sgml.substr(open_end + 1, sgml.size() - open_end - 1 - kClose.size());
-      doc->text = std::string(absl::StripAsciiWhitespace(
-          DecodeEntities(StripTags(SanitizeUtf8(body), TagPolicy::kKnownHtmlTags))));
-      if (std::string title = AttributeText(open_tag, "title"); !title.empty()) {
-        doc->fields.emplace_back("title", std::move(title));
-      }
-      if (std::string url = AttributeText(open_tag, "url"); !url.empty()) {
-        doc->fields.emplace_back("url", std::move(url));
-      }
-      return true;
+  bool ParseElement(const InputFile& file, const Element& element, Document* doc) override {
+    const absl::string_view sgml = element.text;
+    const size_t open_end = sgml.find('>');
+    const absl::string_view open_tag = sgml.substr(0, open_end);
+    std::string id = AttributeText(open_tag, "id");
+    if (id.empty()) {
+      ReportBadDocument(file, element.line, "<doc> without an id attribute");
+      return false;
     }
+    doc->external_id = std::move(id);
+    doc->location = Location(file, element.line);
+    constexpr absl::string_view kClose = "</doc>";
+    const absl::string_view body = sgml.substr(open_end + 1, sgml.size() - open_end - 1 - kClose.size());
+    doc->text = std::string(absl::StripAsciiWhitespace(
+        DecodeEntities(StripTags(SanitizeUtf8(body), TagPolicy::kKnownHtmlTags))));
+    if (std::string title = AttributeText(open_tag, "title"); !title.empty()) {
+      doc->fields.emplace_back("title", std::move(title));
+    }
+    if (std::string url = AttributeText(open_tag, "url"); !url.empty()) {
+      doc->fields.emplace_back("url", std::move(url));
+    }
+    return true;
   }
-
- private:
-  LineSource lines_;
-  ElementScanner scanner_;
 };
 
 std::unique_ptr<DocumentReader> MakeWikiExtractorReader(InputFiles files, ReaderOptions options) {

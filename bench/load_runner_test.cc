@@ -46,7 +46,8 @@ TEST(SummarizeTest, OneSampleAndNone) {
 TEST(LoadSpecTest, Names) {
   EXPECT_EQ((LoadSpec{.concurrency = 8}).Name(), "conc=8");
   EXPECT_EQ((LoadSpec{.open_loop = true, .rate = 250}).Name(), "rate=250");
-  EXPECT_STREQ(StatusCodeName(grpc::StatusCode::RESOURCE_EXHAUSTED), "RESOURCE_EXHAUSTED");
+  EXPECT_EQ(StatusCodeName(grpc::StatusCode::RESOURCE_EXHAUSTED), "RESOURCE_EXHAUSTED");
+  EXPECT_EQ(StatusCodeName(static_cast<grpc::StatusCode>(99)), "UNRECOGNIZED");
 }
 
 // Answers "bad" with INVALID_ARGUMENT and anything else with OK and fixed stats.

@@ -7,7 +7,7 @@
 // index lacks (the engine's AND is then empty too).
 //
 // The pool is the file's queries with at least one index term, in file order. --split all takes its
-// first --max-queries; train and eval take the seeded split of bench/query_split.h.
+// first --max-queries; train and eval take the seeded split of index/query_split.h.
 //
 //   tandem-query-profile --index /tmp/gov2like --queries trec05-efficiency.txt --json profile.json
 //   tandem-query-profile --index /tmp/gov2like --queries trec05-efficiency.txt --split eval --seed

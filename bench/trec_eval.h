@@ -10,7 +10,7 @@
 // Loaders accept the files in ../shared/data and the same files from their official homes:
 // TREC qrels (`qid 0 docid grade`), 3-column qrels (`qid docid grade`: Cranfield, MED), CISI.REL
 // (`qid docid 0 0.0`), NPL rlv-ass (numbered blocks ending with `/`); topics as SMART (`.I n` / `.W`
-// blocks), NPL (numbered blocks ending with `/`) or any line format of bench/query_file.h.
+// blocks), NPL (numbered blocks ending with `/`) or any line format of index/query_file.h.
 #pragma once
 
 #include <map>

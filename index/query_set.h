@@ -1,6 +1,6 @@
 // File: query_set.h
 //
-// A query log read for running against an index: LoadQueryFile (bench/query_file.h) gives the
+// A query log read for running against an index: LoadQueryFile (index/query_file.h) gives the
 // records, the index's Analyzer turns each text into the terms an engine receives. Works for every
 // log under ../shared/data/queries/ (TREC 2005 and 2006 efficiency, MS MARCO dev small, Million
 // Query 2007-2009) and for the same files from their official homes.

@@ -1,8 +1,24 @@
 // File: gpu_engine.h
 //
-// The public face of the GPU engine, compilable by plain g++ (no CUDA types): the device probe and the
-// engine factory. The pipeline itself (Ding et al. 2009, sections 5-8) lands behind this header; today
-// CreateGpuEngine reports UNIMPLEMENTED and the scheduler's factory serves everything on the CPU.
+// The GPU query engine (Ding et al. 2009, sections 5-8), behind the same index::Engine interface as
+// cpu::DaatEngine and answering exactly as it does. Compilable by plain g++: no CUDA types here.
+//
+//   OR      term at a time into one float accumulator per document (all postings decoded),
+//           then a radix-sort top-k.
+//   AND     lists shortest first; for each longer list a Parallel Merge Find (section 7) of the
+//           candidates against its blocks' last docIDs picks the only blocks that can intersect,
+//           only those decode, the candidates binary-search them, and the frequencies of the
+//           final survivors alone are fetched (section 8) and scored in query-term order.
+//   AND+OR  AND; when it yields fewer than k hits, OR.
+//
+// One GpuEngine owns the device: a DeviceIndexCache of transcoded lists (LRU by bytes), document
+// length norms, and a few query contexts, each a stream plus a scratch arena allocated at start, so
+// the query path never calls cudaMalloc. Search is const and thread-safe: a call checks a context
+// out (waiting while all are busy). A CUDA failure or an exhausted arena returns a Status
+// (RESOURCE_EXHAUSTED for memory), never a partial answer; the scheduler may then use the CPU.
+//
+//   TANDEM_ASSIGN_OR_RETURN(std::unique_ptr<GpuEngine> engine, GpuEngine::Create(index, {}));
+//   TANDEM_ASSIGN_OR_RETURN(index::SearchResult r, engine->Search(query, {}));
 #pragma once
 
 #include <cstdint>
@@ -10,16 +26,63 @@
 #include <string>
 
 #include "absl/status/statusor.h"
-#include "index/engine.h"
 #include "gpu/device.h"
+#include "index/engine.h"
 #include "index/index.h"
 
 namespace tandem::gpu {
 
+// How the k best documents are picked from the scored candidates (section 8).
+enum class TopKMethod {
+  kRadixSort,       // CUB select + radix sort of (flipped score, docID) keys
+  kMultiLevelHeap,  // the paper's 2-3 level max-heap over groups of 512
+};
+
 struct GpuEngineOptions {
   int device = 0;
-  // Device index cache capacity; 0 means a large fraction of free device memory.
+  // Device index cache capacity; 0 means 60% of the device memory free after the contexts.
   uint64_t cache_bytes = 0;
+  // Load every list that fits into the cache at start.
+  bool preload = false;
+  // Queries that may run on the device at once (one stream and scratch arena each).
+  int num_contexts = 4;
+  // Scratch bytes per context; 0 sizes it from the index (enough for an OR over every document and
+  // an AND of up to 16 terms whose shortest list spans the whole collection).
+  uint64_t scratch_bytes = 0;
+  TopKMethod top_k = TopKMethod::kRadixSort;
+};
+
+// The cache's counters (DeviceIndexCache).
+struct GpuCacheStats {
+  uint64_t hits = 0;
+  uint64_t misses = 0;
+  uint64_t bytes_resident = 0;
+  uint64_t bytes_copied = 0;
+  uint64_t evictions = 0;
+  uint64_t lists_resident = 0;
+  uint64_t capacity_bytes = 0;
+};
+
+class GpuEngine : public index::Engine {
+ public:
+  // `index` must outlive the engine. UNAVAILABLE without a device, RESOURCE_EXHAUSTED when the
+  // contexts or the cache do not fit in device memory.
+  static absl::StatusOr<std::unique_ptr<GpuEngine>> Create(const index::Index& index,
+                                                           const GpuEngineOptions& options);
+  ~GpuEngine() override;
+
+  absl::string_view name() const override { return "gpu"; }
+  absl::StatusOr<index::SearchResult> Search(const index::Query& query,
+                                             const index::SearchContext& context) const override;
+
+  GpuCacheStats cache_stats() const;
+  const DeviceInfo& device() const;
+
+  struct Impl;  // CUDA resources and the pipeline (gpu_engine.cc)
+
+ private:
+  explicit GpuEngine(std::unique_ptr<Impl> impl);
+  std::unique_ptr<Impl> impl_;
 };
 
 absl::StatusOr<std::unique_ptr<index::Engine>> CreateGpuEngine(const index::Index& index,

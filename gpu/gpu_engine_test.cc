@@ -1,0 +1,257 @@
+// The GPU engine against its oracle, cpu::DaatEngine (as Faiss's GPU tests compare against the CPU
+// index): the same queries over the same index must give the same hits in the same order with the
+// same scores, for both GPU codecs, every mode, several k, absent and repeated terms, weights,
+// non-default BM25, a cache too small to hold the query's lists, and concurrent callers. Skips
+// without a CUDA device.
+#include "gpu/gpu_engine.h"
+
+#include <cmath>
+#include <memory>
+#include <random>
+#include <string>
+#include <thread>
+#include <vector>
+
+#include "cpu/daat_engine.h"
+#include "gtest/gtest.h"
+#include "index/index.h"
+#include "index_builder/document_reader.h"
+#include "index_builder/inverter.h"
+#include "tests/data_dir.h"
+#include "tests/test_collection.h"
+
+namespace tandem::gpu {
+namespace {
+
+using index::Query;
+using index::QueryMode;
+
+constexpr QueryMode kModes[] = {QueryMode::kAnd, QueryMode::kOr, QueryMode::kAndOr};
+
+// Same documents in the same order, scores within 1e-5 relative; counts scores that are not
+// bit-equal (expected: none, the device repeats the host's float operations).
+void ExpectSameHits(const index::SearchResult& cpu, const index::SearchResult& gpu,
+                    const std::string& what, int* inexact) {
+  ASSERT_EQ(cpu.hits.size(), gpu.hits.size()) << what;
+  for (size_t i = 0; i < cpu.hits.size(); ++i) {
+    ASSERT_EQ(cpu.hits[i].docid, gpu.hits[i].docid) << what << " rank " << i;
+    const float a = cpu.hits[i].score, b = gpu.hits[i].score;
+    ASSERT_LE(std::fabs(a - b), 1e-5f * std::fabs(a)) << what << " rank " << i;
+    if (a != b) ++*inexact;
+  }
+  EXPECT_EQ(cpu.stats.executed_mode, gpu.stats.executed_mode) << what;
+}
+
+// Random queries over "t0".."t{vocabulary-1}" (low numbers are frequent), with absent terms,
+// repeats and weights mixed in.
+std::vector<Query> RandomQueries(uint32_t vocabulary, int count, uint64_t seed) {
+  std::mt19937_64 rng(seed);
+  std::vector<Query> queries;
+  for (int i = 0; i < count; ++i) {
+    Query q;
+    const int n = 1 + static_cast<int>(rng() % 5);
+    for (int j = 0; j < n; ++j) {
+      // Half the terms from the 20 most frequent, half from the whole vocabulary.
+      const uint32_t t = rng() % 2 == 0 ? rng() % 20 : rng() % vocabulary;
+      q.terms.push_back({"t" + std::to_string(t), 1.0f});
+    }
+    if (i % 7 == 3) q.terms.push_back(q.terms.front());               // repeated term
+    if (i % 11 == 5) q.terms.push_back({"absent-term", 1.0f});        // absent term
+    if (i % 5 == 1) q.terms.back().weight = 0.25f + (rng() % 8) * 0.5f;  // weights
+    queries.push_back(std::move(q));
+  }
+  return queries;
+}
+
+class GpuEngineTest : public ::testing::TestWithParam<std::string> {
+ protected:
+  void SetUp() override {
+    absl::StatusOr<DeviceInfo> device = ProbeDevice();
+    if (!device.ok()) GTEST_SKIP() << "no CUDA device: " << device.status().message();
+    testing::CollectionSpec spec;
+    spec.num_docs = 3000;
+    spec.vocabulary = 400;
+    spec.codec = GetParam();
+    dir_ = std::make_unique<testing::TempDir>();
+    ASSERT_TRUE(testing::BuildIndex(testing::RandomDocuments(spec), dir_->path() + "/idx",
+                                    spec.codec).ok());
+    auto idx = index::Index::Open(dir_->path() + "/idx");
+    ASSERT_TRUE(idx.ok()) << idx.status();
+    index_ = *std::move(idx);
+    auto cpu = cpu::DaatEngine::Create(*index_);
+    ASSERT_TRUE(cpu.ok());
+    cpu_ = *std::move(cpu);
+    vocabulary_ = spec.vocabulary;
+  }
+
+  std::unique_ptr<GpuEngine> MakeGpu(const GpuEngineOptions& options) {
+    auto gpu = GpuEngine::Create(*index_, options);
+    EXPECT_TRUE(gpu.ok()) << gpu.status();
+    return gpu.ok() ? *std::move(gpu) : nullptr;
+  }
+
+  // Every query in every mode and k through both engines.
+  void CompareAll(const index::Engine& gpu, const std::vector<Query>& queries,
+                  const index::Bm25Params& bm25) {
+    int inexact = 0, compared = 0;
+    for (const Query& base : queries) {
+      for (QueryMode mode : kModes) {
+        for (uint32_t k : {1u, 10u, 1000u}) {
+          Query q = base;
+          q.mode = mode;
+          q.k = k;
+          q.bm25 = bm25;
+          auto c = cpu_->Search(q, {});
+          auto g = gpu.Search(q, {});
+          ASSERT_TRUE(c.ok()) << c.status();
+          ASSERT_TRUE(g.ok()) << g.status();
+          const std::string what = "query " + std::to_string(compared) + " mode " +
+                                   std::string(index::QueryModeName(mode)) + " k " +
+                                   std::to_string(k);
+          ExpectSameHits(*c, *g, what, &inexact);
+          ++compared;
+        }
+      }
+    }
+    EXPECT_EQ(inexact, 0) << "scores not bit-equal to the CPU engine's";
+  }
+
+  std::unique_ptr<testing::TempDir> dir_;
+  std::unique_ptr<index::Index> index_;
+  std::unique_ptr<cpu::DaatEngine> cpu_;
+  uint32_t vocabulary_ = 0;
+};
+
+TEST_P(GpuEngineTest, MatchesCpuEngine) {
+  std::unique_ptr<GpuEngine> gpu = MakeGpu({.cache_bytes = 256u << 20, .num_contexts = 2});
+  ASSERT_NE(gpu, nullptr);
+  CompareAll(*gpu, RandomQueries(vocabulary_, 60, 7), index::Bm25Params{});
+  const GpuCacheStats stats = gpu->cache_stats();
+  EXPECT_GT(stats.hits, 0u);
+  EXPECT_GT(stats.misses, 0u);
+  EXPECT_EQ(stats.evictions, 0u);
+}
+
+TEST_P(GpuEngineTest, MultiLevelHeapTopKMatchesCpuEngine) {
+  std::unique_ptr<GpuEngine> gpu = MakeGpu(
+      {.cache_bytes = 256u << 20, .num_contexts = 1, .top_k = TopKMethod::kMultiLevelHeap});
+  ASSERT_NE(gpu, nullptr);
+  CompareAll(*gpu, RandomQueries(vocabulary_, 30, 23), index::Bm25Params{});
+}
+
+TEST_P(GpuEngineTest, MatchesCpuEngineWithOtherBm25Parameters) {
+  std::unique_ptr<GpuEngine> gpu = MakeGpu({.cache_bytes = 256u << 20, .num_contexts = 1});
+  ASSERT_NE(gpu, nullptr);
+  CompareAll(*gpu, RandomQueries(vocabulary_, 25, 11), index::Bm25Params{.k1 = 1.2f, .b = 0.75f});
+  CompareAll(*gpu, RandomQueries(vocabulary_, 10, 12), index::Bm25Params{.k1 = 0.0f, .b = 1.0f});
+}
+
+TEST_P(GpuEngineTest, TinyCacheEvictsAndStillMatches) {
+  std::unique_ptr<GpuEngine> gpu = MakeGpu({.cache_bytes = 16u << 10, .num_contexts = 1});
+  ASSERT_NE(gpu, nullptr);
+  CompareAll(*gpu, RandomQueries(vocabulary_, 20, 13), index::Bm25Params{});
+  const GpuCacheStats stats = gpu->cache_stats();
+  EXPECT_GT(stats.evictions, 0u);
+  EXPECT_LE(stats.bytes_resident, stats.capacity_bytes);
+}
+
+TEST_P(GpuEngineTest, PreloadServesFromCache) {
+  std::unique_ptr<GpuEngine> gpu =
+      MakeGpu({.cache_bytes = 256u << 20, .preload = true, .num_contexts = 1});
+  ASSERT_NE(gpu, nullptr);
+  EXPECT_EQ(gpu->cache_stats().lists_resident, index_->num_terms());
+  const uint64_t misses = gpu->cache_stats().misses;
+  CompareAll(*gpu, RandomQueries(vocabulary_, 5, 17), index::Bm25Params{});
+  EXPECT_EQ(gpu->cache_stats().misses, misses);
+}
+
+TEST_P(GpuEngineTest, ConcurrentQueriesMatch) {
+  std::unique_ptr<GpuEngine> gpu = MakeGpu({.cache_bytes = 64u << 10, .num_contexts = 3});
+  ASSERT_NE(gpu, nullptr);
+  const std::vector<Query> queries = RandomQueries(vocabulary_, 40, 19);
+  std::vector<std::thread> threads;
+  std::vector<int> failures(6, 0);
+  for (int t = 0; t < 6; ++t) {
+    threads.emplace_back([&, t] {
+      for (size_t i = t; i < queries.size(); i += 2) {
+        Query q = queries[i];
+        q.mode = kModes[i % 3];
+        q.k = 100;
+        auto c = cpu_->Search(q, {});
+        auto g = gpu->Search(q, {});
+        if (!c.ok() || !g.ok() || c->hits != g->hits) ++failures[t];
+      }
+    });
+  }
+  for (std::thread& th : threads) th.join();
+  for (int t = 0; t < 6; ++t) EXPECT_EQ(failures[t], 0) << "thread " << t;
+}
+
+TEST_P(GpuEngineTest, ErrorsAreStatuses) {
+  std::unique_ptr<GpuEngine> gpu =
+      MakeGpu({.cache_bytes = 256u << 20, .num_contexts = 1, .scratch_bytes = 4096});
+  ASSERT_NE(gpu, nullptr);
+  Query q;
+  q.terms = {{"t0", 1.0f}, {"t1", 1.0f}};
+  q.mode = QueryMode::kOr;
+  auto r = gpu->Search(q, {});
+  EXPECT_EQ(r.status().code(), absl::StatusCode::kResourceExhausted) << r.status();
+  q.k = 0;
+  EXPECT_EQ(gpu->Search(q, {}).status().code(), absl::StatusCode::kInvalidArgument);
+  q.k = 10;
+  index::SearchContext expired;
+  expired.deadline = absl::InfinitePast();
+  EXPECT_EQ(gpu->Search(q, expired).status().code(), absl::StatusCode::kDeadlineExceeded);
+  Query none;
+  none.terms = {{"absent-term", 1.0f}};
+  auto empty = gpu->Search(none, {});
+  ASSERT_TRUE(empty.ok());
+  EXPECT_TRUE(empty->hits.empty());
+}
+
+INSTANTIATE_TEST_SUITE_P(Codecs, GpuEngineTest, ::testing::Values("pfor", "rice"));
+
+// Real text: BEIR SciFact through both engines (skips when ../shared/data is absent).
+TEST(GpuEngineSciFactTest, MatchesCpuEngine) {
+  const std::string corpus = testing::DataFile("beir-scifact/corpus.jsonl");
+  if (corpus.empty()) GTEST_SKIP() << "BEIR SciFact not found under " << testing::DataDir();
+  absl::StatusOr<DeviceInfo> device = ProbeDevice();
+  if (!device.ok()) GTEST_SKIP() << "no CUDA device: " << device.status().message();
+  testing::TempDir tmp;
+  auto reader = index_builder::OpenDocumentReader("beir", corpus, {});
+  ASSERT_TRUE(reader.ok()) << reader.status();
+  index_builder::InverterOptions options;
+  options.threads = 2;
+  ASSERT_TRUE(index_builder::BuildIndex(**reader, tmp.path() + "/scifact", {}, options).ok());
+  auto idx = index::Index::Open(tmp.path() + "/scifact");
+  ASSERT_TRUE(idx.ok()) << idx.status();
+  auto cpu = cpu::DaatEngine::Create(**idx);
+  auto gpu = GpuEngine::Create(**idx, {.cache_bytes = 1u << 30});
+  ASSERT_TRUE(cpu.ok());
+  ASSERT_TRUE(gpu.ok()) << gpu.status();
+  const char* texts[] = {"0-dimensional biomaterials show inductive properties",
+                         "ALDH1 expression is associated with poorer prognosis for breast cancer",
+                         "vitamin D deficiency risk of cardiovascular disease",
+                         "the protein kinase regulates cell growth and apoptosis in tumors"};
+  int inexact = 0;
+  for (const char* text : texts) {
+    for (QueryMode mode : kModes) {
+      for (uint32_t k : {10u, 1000u}) {
+        Query q;
+        q.mode = mode;
+        q.k = k;
+        std::vector<std::string> terms;
+        (*idx)->analyzer().Analyze(text, &terms);
+        for (const std::string& t : terms) q.terms.push_back({t, 1.0f});
+        auto c = (*cpu)->Search(q, {});
+        auto g = (*gpu)->Search(q, {});
+        ASSERT_TRUE(c.ok() && g.ok());
+        ExpectSameHits(*c, *g, text, &inexact);
+      }
+    }
+  }
+  EXPECT_EQ(inexact, 0);
+}
+
+}  // namespace
+}  // namespace tandem::gpu

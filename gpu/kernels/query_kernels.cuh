@@ -1,0 +1,176 @@
+// File: query_kernels.cuh
+//
+// The kernels of the GPU query pipeline (Ding et al. 2009, sections 7 and 8) other than list
+// decoding: BM25 accumulation, Parallel Merge Find of candidates against block boundaries, the
+// per-candidate intersection inside decoded blocks, compaction scatters and top-k key building.
+//
+// BM25 arithmetic uses the explicitly rounded intrinsics (__fmul_rn, __fdiv_rn, ...) so nvcc never
+// contracts it into FMAs: every value is the IEEE float result of the same operations, in the same
+// order, as index/bm25.h computes on the host, which is what makes the GPU's scores bit-equal to
+// the CPU engine's.
+#pragma once
+
+#include <cstdint>
+
+namespace tandem::gpu::kernels {
+
+inline constexpr int kQueryThreads = 256;
+
+// index::Bm25DocNorm: k1 * ((1 - b) + (b * len) / avgdl).
+__device__ __forceinline__ float DocNorm(uint32_t len, float k1, float b, float avgdl) {
+  return __fmul_rn(k1, __fadd_rn(__fsub_rn(1.0f, b), __fdiv_rn(__fmul_rn(b, __uint2float_rn(len)),
+                                                                avgdl)));
+}
+
+// index::Bm25Score: weighted_idf * (tf / (tf + norm)).
+__device__ __forceinline__ float Bm25(float weighted_idf, uint32_t tf, float norm) {
+  const float f = __uint2float_rn(tf);
+  return __fmul_rn(weighted_idf, __fdiv_rn(f, __fadd_rn(f, norm)));
+}
+
+__global__ void DocNormsKernel(const uint32_t* __restrict__ lengths, uint32_t n, float k1, float b,
+                               float avgdl, float* __restrict__ out) {
+  for (uint32_t i = blockIdx.x * blockDim.x + threadIdx.x; i < n; i += gridDim.x * blockDim.x) {
+    out[i] = DocNorm(lengths[i], k1, b, avgdl);
+  }
+}
+
+// Term-at-a-time OR: acc[docids[i]] += score. A list holds each docID once, so no atomics; terms
+// run one launch after another on one stream, so each accumulator sums in query-term order.
+__global__ void AccumulateKernel(const uint32_t* __restrict__ docids,
+                                 const uint32_t* __restrict__ tf, uint32_t n, float weighted_idf,
+                                 const float* __restrict__ norms, float* __restrict__ acc) {
+  for (uint32_t i = blockIdx.x * blockDim.x + threadIdx.x; i < n; i += gridDim.x * blockDim.x) {
+    const uint32_t d = docids[i];
+    acc[d] = __fadd_rn(acc[d], Bm25(weighted_idf, tf[i], norms[d]));
+  }
+}
+
+// AND scoring of survivors, one term per launch in query-term order: scores[i] += score.
+__global__ void AddScoresKernel(const uint32_t* __restrict__ docs, const uint32_t* __restrict__ tf,
+                                uint32_t n, float weighted_idf, const float* __restrict__ norms,
+                                float* __restrict__ scores) {
+  for (uint32_t i = blockIdx.x * blockDim.x + threadIdx.x; i < n; i += gridDim.x * blockDim.x) {
+    scores[i] = __fadd_rn(scores[i], Bm25(weighted_idf, tf[i], norms[docs[i]]));
+  }
+}
+
+// Parallel Merge Find (section 7): each candidate finds, by binary search over the list's block
+// boundaries, the one block that can hold it. Block k holds docIDs in (bases[k], bases[k+1]], so
+// the block is the first k with bases[k + 1] >= d; candidates past the list's last docID get
+// num_blocks (no block). Marks the blocks to decode in block_flag (zeroed by the caller).
+__global__ void LocateBlocksKernel(const uint32_t* __restrict__ cand, uint32_t n,
+                                   const uint32_t* __restrict__ bases, uint32_t num_blocks,
+                                   uint32_t* __restrict__ cand_block,
+                                   uint32_t* __restrict__ block_flag) {
+  for (uint32_t i = blockIdx.x * blockDim.x + threadIdx.x; i < n; i += gridDim.x * blockDim.x) {
+    const uint32_t d = cand[i];
+    uint32_t lo = 0, hi = num_blocks;  // first k in [0, nb) with bases[k+1] >= d, else nb
+    while (lo < hi) {
+      const uint32_t mid = (lo + hi) / 2;
+      if (bases[mid + 1] >= d) {
+        hi = mid;
+      } else {
+        lo = mid + 1;
+      }
+    }
+    cand_block[i] = lo;
+    if (lo < num_blocks) block_flag[lo] = 1;
+  }
+}
+
+// selected[slot[k]] = k for every flagged block; the rest of `selected` was filled with num_blocks
+// (decoders skip those entries).
+__global__ void ScatterBlocksKernel(const uint32_t* __restrict__ block_flag,
+                                    const uint32_t* __restrict__ block_slot, uint32_t num_blocks,
+                                    uint32_t* __restrict__ selected) {
+  for (uint32_t k = blockIdx.x * blockDim.x + threadIdx.x; k < num_blocks;
+       k += gridDim.x * blockDim.x) {
+    if (block_flag[k] != 0) selected[block_slot[k]] = k;
+  }
+}
+
+__global__ void FillKernel(uint32_t* __restrict__ out, uint32_t n, uint32_t value) {
+  for (uint32_t i = blockIdx.x * blockDim.x + threadIdx.x; i < n; i += gridDim.x * blockDim.x) {
+    out[i] = value;
+  }
+}
+
+__global__ void IotaKernel(uint32_t* __restrict__ out, uint32_t n) {
+  for (uint32_t i = blockIdx.x * blockDim.x + threadIdx.x; i < n; i += gridDim.x * blockDim.x) {
+    out[i] = i;
+  }
+}
+
+// Each candidate binary-searches the decoded block the PMF gave it. found[i] = 1 and pos[i] = its
+// posting position in the list when present.
+__global__ void IntersectKernel(const uint32_t* __restrict__ cand, uint32_t n,
+                                const uint32_t* __restrict__ cand_block,
+                                const uint32_t* __restrict__ block_slot,
+                                const uint32_t* __restrict__ decoded, uint32_t block_size,
+                                uint32_t num_blocks, uint32_t num_postings,
+                                uint32_t* __restrict__ found, uint32_t* __restrict__ pos) {
+  for (uint32_t i = blockIdx.x * blockDim.x + threadIdx.x; i < n; i += gridDim.x * blockDim.x) {
+    const uint32_t k = cand_block[i];
+    uint32_t hit = 0;
+    if (k < num_blocks) {
+      const uint32_t first = k * block_size;
+      const uint32_t len = min(block_size, num_postings - first);
+      const uint32_t* block = decoded + static_cast<uint64_t>(block_slot[k]) * block_size;
+      const uint32_t d = cand[i];
+      uint32_t lo = 0, hi = len;  // first j with block[j] >= d
+      while (lo < hi) {
+        const uint32_t mid = (lo + hi) / 2;
+        if (block[mid] >= d) {
+          hi = mid;
+        } else {
+          lo = mid + 1;
+        }
+      }
+      if (lo < len && block[lo] == d) {
+        hit = 1;
+        pos[i] = first + lo;
+      }
+    }
+    found[i] = hit;
+  }
+}
+
+// out = in[n - 1] + flags[n - 1]: the total of an exclusive scan.
+__global__ void ScanTotalKernel(const uint32_t* __restrict__ flags,
+                                const uint32_t* __restrict__ scan, uint32_t n,
+                                uint32_t* __restrict__ out) {
+  *out = n == 0 ? 0 : scan[n - 1] + flags[n - 1];
+}
+
+// Stable compaction of the surviving candidates and of `rows` rows of their posting positions
+// (row r at pos_in + r * stride).
+__global__ void CompactKernel(const uint32_t* __restrict__ flags, const uint32_t* __restrict__ scan,
+                              uint32_t n, const uint32_t* __restrict__ cand_in,
+                              uint32_t* __restrict__ cand_out, const uint32_t* __restrict__ pos_in,
+                              uint32_t* __restrict__ pos_out, uint32_t rows, uint64_t stride) {
+  for (uint32_t i = blockIdx.x * blockDim.x + threadIdx.x; i < n; i += gridDim.x * blockDim.x) {
+    if (flags[i] == 0) continue;
+    const uint32_t j = scan[i];
+    cand_out[j] = cand_in[i];
+    for (uint32_t r = 0; r < rows; ++r) pos_out[r * stride + j] = pos_in[r * stride + i];
+  }
+}
+
+// The top-k sort key: ascending order = descending score, then ascending docID. Scores are > 0
+// for every scored document (idf > 0, weights > 0), so the float's bits order like its value;
+// unscored entries (score <= 0) get the all-ones key, which sorts last and is dropped.
+__device__ __forceinline__ uint64_t TopKKey(float score, uint32_t docid) {
+  if (!(score > 0.0f)) return ~uint64_t{0};
+  return (static_cast<uint64_t>(~__float_as_uint(score)) << 32) | docid;
+}
+
+// keys[i] for scores[i] of document docs[i] (docs == nullptr: document i).
+__global__ void BuildKeysKernel(const float* __restrict__ scores, const uint32_t* __restrict__ docs,
+                                uint32_t n, uint64_t* __restrict__ keys) {
+  for (uint32_t i = blockIdx.x * blockDim.x + threadIdx.x; i < n; i += gridDim.x * blockDim.x) {
+    keys[i] = TopKKey(scores[i], docs == nullptr ? i : docs[i]);
+  }
+}
+
+}  // namespace tandem::gpu::kernels

@@ -1,0 +1,256 @@
+// Host orchestration of the query stages in gpu/kernels/query_kernels.cuh, with CUB for scans,
+// selection and the top-k radix sort. Every launch names the caller's stream; temporaries come from
+// the caller's ScratchArena.
+#include <cub/device/device_radix_sort.cuh>
+#include <cub/device/device_scan.cuh>
+#include <cub/device/device_select.cuh>
+
+#include <algorithm>
+#include <cstdint>
+#include <cstring>
+#include <vector>
+
+#include "gpu/cuda_status.h"
+#include "gpu/kernels/heap_top_k.cuh"
+#include "gpu/kernels/query_kernels.cuh"
+#include "gpu/query_ops.h"
+#include "index/status_macros.h"
+
+namespace tandem::gpu {
+namespace {
+
+using kernels::kQueryThreads;
+
+// A grid-stride launch shape for n items: enough CTAs to fill an H100, no more.
+dim3 Grid(uint64_t n) {
+  const uint64_t ctas = (n + kQueryThreads - 1) / kQueryThreads;
+  return dim3(static_cast<unsigned>(std::max<uint64_t>(1, std::min<uint64_t>(ctas, 4096))));
+}
+
+absl::Status CheckStream(cudaStream_t stream) {
+  if (stream == nullptr) {
+    return absl::InvalidArgumentError("the legacy default stream is not used; pass a stream");
+  }
+  return absl::OkStatus();
+}
+
+struct NotAllOnes {
+  __host__ __device__ bool operator()(uint64_t key) const { return key != ~uint64_t{0}; }
+};
+
+// Exclusive sum of flags[0..n) into scan, CUB temporaries from the arena.
+absl::Status ExclusiveSum(const uint32_t* flags, uint32_t* scan, uint32_t n, ScratchArena& arena,
+                          cudaStream_t stream) {
+  size_t temp_bytes = 0;
+  TANDEM_CUDA_RETURN_IF_ERROR(
+      cub::DeviceScan::ExclusiveSum(nullptr, temp_bytes, flags, scan, static_cast<int>(n), stream));
+  const size_t mark = arena.mark();
+  TANDEM_ASSIGN_OR_RETURN(char* temp, arena.Take<char>(temp_bytes));
+  TANDEM_CUDA_RETURN_IF_ERROR(
+      cub::DeviceScan::ExclusiveSum(temp, temp_bytes, flags, scan, static_cast<int>(n), stream));
+  arena.Rollback(mark);  // stream order keeps the temporaries alive until the scan has run
+  return absl::OkStatus();
+}
+
+std::vector<DeviceHit> KeysToHits(const uint64_t* keys, uint32_t count) {
+  std::vector<DeviceHit> hits;
+  hits.reserve(count);
+  for (uint32_t i = 0; i < count; ++i) {
+    const uint32_t bits = ~static_cast<uint32_t>(keys[i] >> 32);
+    float score;
+    static_assert(sizeof(score) == sizeof(bits));
+    std::memcpy(&score, &bits, sizeof(score));
+    hits.push_back({static_cast<uint32_t>(keys[i]), score});
+  }
+  return hits;
+}
+
+}  // namespace
+
+absl::Status ComputeDocNorms(const uint32_t* lengths, uint32_t num_docs, float k1, float b,
+                             float avgdl, float* norms, cudaStream_t stream) {
+  TANDEM_RETURN_IF_ERROR(CheckStream(stream));
+  if (num_docs == 0) return absl::OkStatus();
+  kernels::DocNormsKernel<<<Grid(num_docs), kQueryThreads, 0, stream>>>(lengths, num_docs, k1, b,
+                                                                        avgdl, norms);
+  TANDEM_CUDA_RETURN_IF_ERROR(cudaGetLastError());
+  return absl::OkStatus();
+}
+
+absl::Status Iota(uint32_t* out, uint32_t n, cudaStream_t stream) {
+  TANDEM_RETURN_IF_ERROR(CheckStream(stream));
+  if (n == 0) return absl::OkStatus();
+  kernels::IotaKernel<<<Grid(n), kQueryThreads, 0, stream>>>(out, n);
+  TANDEM_CUDA_RETURN_IF_ERROR(cudaGetLastError());
+  return absl::OkStatus();
+}
+
+absl::Status AccumulateTerm(const uint32_t* docids, const uint32_t* tf, uint32_t n,
+                            float weighted_idf, const float* norms, float* acc,
+                            cudaStream_t stream) {
+  TANDEM_RETURN_IF_ERROR(CheckStream(stream));
+  if (n == 0) return absl::OkStatus();
+  kernels::AccumulateKernel<<<Grid(n), kQueryThreads, 0, stream>>>(docids, tf, n, weighted_idf,
+                                                                   norms, acc);
+  TANDEM_CUDA_RETURN_IF_ERROR(cudaGetLastError());
+  return absl::OkStatus();
+}
+
+absl::Status AddScores(const uint32_t* docs, const uint32_t* tf, uint32_t n, float weighted_idf,
+                       const float* norms, float* scores, cudaStream_t stream) {
+  TANDEM_RETURN_IF_ERROR(CheckStream(stream));
+  if (n == 0) return absl::OkStatus();
+  kernels::AddScoresKernel<<<Grid(n), kQueryThreads, 0, stream>>>(docs, tf, n, weighted_idf, norms,
+                                                                  scores);
+  TANDEM_CUDA_RETURN_IF_ERROR(cudaGetLastError());
+  return absl::OkStatus();
+}
+
+absl::StatusOr<BlockSelection> SelectBlocks(const uint32_t* cand, uint32_t n,
+                                            const uint32_t* bases, uint32_t num_blocks,
+                                            ScratchArena& arena, cudaStream_t stream) {
+  TANDEM_RETURN_IF_ERROR(CheckStream(stream));
+  if (n == 0 || num_blocks == 0) return absl::InvalidArgumentError("empty block selection");
+  BlockSelection s;
+  s.max_selected = std::min(n, num_blocks);
+  TANDEM_ASSIGN_OR_RETURN(s.cand_block, arena.Take<uint32_t>(n));
+  TANDEM_ASSIGN_OR_RETURN(s.block_flag, arena.Take<uint32_t>(num_blocks));
+  TANDEM_ASSIGN_OR_RETURN(s.block_slot, arena.Take<uint32_t>(num_blocks));
+  TANDEM_ASSIGN_OR_RETURN(s.selected, arena.Take<uint32_t>(s.max_selected));
+  TANDEM_CUDA_RETURN_IF_ERROR(
+      cudaMemsetAsync(s.block_flag, 0, sizeof(uint32_t) * num_blocks, stream));
+  kernels::LocateBlocksKernel<<<Grid(n), kQueryThreads, 0, stream>>>(cand, n, bases, num_blocks,
+                                                                     s.cand_block, s.block_flag);
+  TANDEM_CUDA_RETURN_IF_ERROR(cudaGetLastError());
+  TANDEM_RETURN_IF_ERROR(ExclusiveSum(s.block_flag, s.block_slot, num_blocks, arena, stream));
+  kernels::FillKernel<<<Grid(s.max_selected), kQueryThreads, 0, stream>>>(
+      s.selected, s.max_selected, num_blocks);
+  kernels::ScatterBlocksKernel<<<Grid(num_blocks), kQueryThreads, 0, stream>>>(
+      s.block_flag, s.block_slot, num_blocks, s.selected);
+  TANDEM_CUDA_RETURN_IF_ERROR(cudaGetLastError());
+  return s;
+}
+
+absl::StatusOr<uint32_t> IntersectAndCompact(const uint32_t* cand, uint32_t n,
+                                             const BlockSelection& selection,
+                                             const uint32_t* decoded, uint32_t block_size,
+                                             uint32_t num_blocks, uint32_t num_postings,
+                                             uint32_t* pos_in, uint32_t* pos_out, uint32_t rows,
+                                             uint64_t stride, uint32_t* cand_out,
+                                             ScratchArena& arena, cudaStream_t stream) {
+  TANDEM_RETURN_IF_ERROR(CheckStream(stream));
+  if (n == 0 || rows == 0) return absl::InvalidArgumentError("empty intersection");
+  const size_t mark = arena.mark();
+  TANDEM_ASSIGN_OR_RETURN(uint32_t * found, arena.Take<uint32_t>(n));
+  TANDEM_ASSIGN_OR_RETURN(uint32_t * scan, arena.Take<uint32_t>(n));
+  TANDEM_ASSIGN_OR_RETURN(uint32_t * total, arena.Take<uint32_t>(1));
+  kernels::IntersectKernel<<<Grid(n), kQueryThreads, 0, stream>>>(
+      cand, n, selection.cand_block, selection.block_slot, decoded, block_size, num_blocks,
+      num_postings, found, pos_in + (rows - 1) * stride);
+  TANDEM_CUDA_RETURN_IF_ERROR(cudaGetLastError());
+  TANDEM_RETURN_IF_ERROR(ExclusiveSum(found, scan, n, arena, stream));
+  kernels::ScanTotalKernel<<<1, 1, 0, stream>>>(found, scan, n, total);
+  kernels::CompactKernel<<<Grid(n), kQueryThreads, 0, stream>>>(found, scan, n, cand, cand_out,
+                                                                pos_in, pos_out, rows, stride);
+  TANDEM_CUDA_RETURN_IF_ERROR(cudaGetLastError());
+  uint32_t survivors = 0;
+  TANDEM_CUDA_RETURN_IF_ERROR(
+      cudaMemcpyAsync(&survivors, total, sizeof(uint32_t), cudaMemcpyDeviceToHost, stream));
+  TANDEM_CUDA_RETURN_IF_ERROR(cudaStreamSynchronize(stream));
+  arena.Rollback(mark);
+  return survivors;
+}
+
+absl::StatusOr<std::vector<DeviceHit>> TopKRadix(const float* scores, const uint32_t* docs,
+                                                 uint32_t n, uint32_t k, uint64_t* host_keys,
+                                                 uint64_t* num_scored, ScratchArena& arena,
+                                                 cudaStream_t stream) {
+  TANDEM_RETURN_IF_ERROR(CheckStream(stream));
+  std::vector<DeviceHit> hits;
+  *num_scored = 0;
+  if (n == 0 || k == 0) return hits;
+  const size_t mark = arena.mark();
+  TANDEM_ASSIGN_OR_RETURN(uint64_t * keys, arena.Take<uint64_t>(n));
+  TANDEM_ASSIGN_OR_RETURN(uint64_t * kept, arena.Take<uint64_t>(n));
+  TANDEM_ASSIGN_OR_RETURN(uint32_t * d_count, arena.Take<uint32_t>(1));
+  kernels::BuildKeysKernel<<<Grid(n), kQueryThreads, 0, stream>>>(scores, docs, n, keys);
+  TANDEM_CUDA_RETURN_IF_ERROR(cudaGetLastError());
+
+  // Keep the scored entries (cub::DeviceSelect), then sort only those.
+  size_t select_bytes = 0;
+  TANDEM_CUDA_RETURN_IF_ERROR(cub::DeviceSelect::If(nullptr, select_bytes, keys, kept, d_count,
+                                                    static_cast<int>(n), NotAllOnes(), stream));
+  TANDEM_ASSIGN_OR_RETURN(char* select_temp, arena.Take<char>(select_bytes));
+  TANDEM_CUDA_RETURN_IF_ERROR(cub::DeviceSelect::If(select_temp, select_bytes, keys, kept, d_count,
+                                                    static_cast<int>(n), NotAllOnes(), stream));
+  uint32_t count = 0;
+  TANDEM_CUDA_RETURN_IF_ERROR(
+      cudaMemcpyAsync(&count, d_count, sizeof(uint32_t), cudaMemcpyDeviceToHost, stream));
+  TANDEM_CUDA_RETURN_IF_ERROR(cudaStreamSynchronize(stream));
+  *num_scored = count;
+  if (count == 0) {
+    arena.Rollback(mark);
+    return hits;
+  }
+
+  // Sorted keys go back into `keys` (free again once the selection ran).
+  size_t sort_bytes = 0;
+  TANDEM_CUDA_RETURN_IF_ERROR(cub::DeviceRadixSort::SortKeys(
+      nullptr, sort_bytes, kept, keys, static_cast<int>(count), 0, 64, stream));
+  TANDEM_ASSIGN_OR_RETURN(char* sort_temp, arena.Take<char>(sort_bytes));
+  TANDEM_CUDA_RETURN_IF_ERROR(cub::DeviceRadixSort::SortKeys(
+      sort_temp, sort_bytes, kept, keys, static_cast<int>(count), 0, 64, stream));
+  const uint32_t take = std::min(count, k);
+  TANDEM_CUDA_RETURN_IF_ERROR(cudaMemcpyAsync(host_keys, keys, sizeof(uint64_t) * take,
+                                              cudaMemcpyDeviceToHost, stream));
+  TANDEM_CUDA_RETURN_IF_ERROR(cudaStreamSynchronize(stream));
+  arena.Rollback(mark);
+  return KeysToHits(host_keys, take);
+}
+
+absl::StatusOr<std::vector<DeviceHit>> TopKHeap(const float* scores, const uint32_t* docs,
+                                                uint32_t n, uint32_t k, uint64_t* host_keys,
+                                                uint64_t* num_scored, ScratchArena& arena,
+                                                cudaStream_t stream) {
+  using kernels::kHeapGroup;
+  TANDEM_RETURN_IF_ERROR(CheckStream(stream));
+  *num_scored = 0;
+  if (n == 0 || k == 0) return std::vector<DeviceHit>();
+  const size_t mark = arena.mark();
+  kernels::HeapLevels h;
+  TANDEM_ASSIGN_OR_RETURN(h.level[0], arena.Take<uint64_t>(n));
+  h.size[0] = n;
+  TANDEM_ASSIGN_OR_RETURN(uint32_t * counters, arena.Take<uint32_t>(2));  // scored, extracted
+  TANDEM_CUDA_RETURN_IF_ERROR(cudaMemsetAsync(counters, 0, 2 * sizeof(uint32_t), stream));
+  kernels::BuildKeysKernel<<<Grid(n), kQueryThreads, 0, stream>>>(scores, docs, n, h.level[0]);
+  while (h.size[h.top] > kHeapGroup) {
+    if (h.top == kernels::kHeapMaxLevels) return absl::InternalError("heap deeper than expected");
+    const uint32_t groups = (h.size[h.top] + kHeapGroup - 1) / kHeapGroup;
+    TANDEM_ASSIGN_OR_RETURN(h.level[h.top + 1], arena.Take<uint64_t>(groups));
+    kernels::HeapBuildLevelKernel<<<groups, kHeapGroup, 0, stream>>>(
+        h.level[h.top], h.size[h.top], h.level[h.top + 1], h.top == 0 ? counters : nullptr);
+    ++h.top;
+    h.size[h.top] = groups;
+  }
+  if (h.top == 0) {  // one group: count the scored entries into a scratch minimum
+    TANDEM_ASSIGN_OR_RETURN(uint64_t * scratch_min, arena.Take<uint64_t>(1));
+    kernels::HeapBuildLevelKernel<<<1, kHeapGroup, 0, stream>>>(h.level[0], n, scratch_min,
+                                                                counters);
+  }
+  TANDEM_ASSIGN_OR_RETURN(uint64_t * out, arena.Take<uint64_t>(std::min(n, k)));
+  kernels::HeapExtractKernel<<<1, kHeapGroup, 0, stream>>>(h, std::min(n, k), out, counters + 1);
+  TANDEM_CUDA_RETURN_IF_ERROR(cudaGetLastError());
+  uint32_t host_counters[2] = {0, 0};
+  TANDEM_CUDA_RETURN_IF_ERROR(cudaMemcpyAsync(host_counters, counters, sizeof(host_counters),
+                                              cudaMemcpyDeviceToHost, stream));
+  TANDEM_CUDA_RETURN_IF_ERROR(cudaStreamSynchronize(stream));
+  const uint32_t take = host_counters[1];
+  *num_scored = host_counters[0];
+  TANDEM_CUDA_RETURN_IF_ERROR(cudaMemcpyAsync(host_keys, out, sizeof(uint64_t) * take,
+                                              cudaMemcpyDeviceToHost, stream));
+  TANDEM_CUDA_RETURN_IF_ERROR(cudaStreamSynchronize(stream));
+  arena.Rollback(mark);
+  return KeysToHits(host_keys, take);
+}
+
+}  // namespace tandem::gpu

@@ -1,0 +1,87 @@
+// File: query_ops.h
+//
+// The device stages of the GPU query pipeline on plain types (Ding et al. 2009, sections 7 and 8),
+// implemented in query_ops.cu with the kernels of gpu/kernels/query_kernels.cuh and CUB. The engine
+// (gpu_engine.cc) strings them together; each call checks its arguments and launches on the
+// caller's stream, returning before the device has run unless it says it synchronizes.
+// Compiles as C++17 (nvcc) and C++20 (g++).
+#pragma once
+
+#include <cuda_runtime_api.h>
+
+#include <cstdint>
+#include <vector>
+
+#include "absl/status/status.h"
+#include "absl/status/statusor.h"
+#include "gpu/scratch_arena.h"
+
+namespace tandem::gpu {
+
+// norms[d] = index::Bm25DocNorm({k1, b}, lengths[d], avgdl), bit-equal to the host's.
+absl::Status ComputeDocNorms(const uint32_t* lengths, uint32_t num_docs, float k1, float b,
+                             float avgdl, float* norms, cudaStream_t stream);
+
+// out[i] = i for i < n.
+absl::Status Iota(uint32_t* out, uint32_t n, cudaStream_t stream);
+
+// OR, term at a time: acc[docids[i]] += Bm25(weighted_idf, tf[i], norms[docids[i]]).
+absl::Status AccumulateTerm(const uint32_t* docids, const uint32_t* tf, uint32_t n,
+                            float weighted_idf, const float* norms, float* acc,
+                            cudaStream_t stream);
+
+// AND scoring, one term per call in query-term order: scores[i] += Bm25(..., norms[docs[i]]).
+absl::Status AddScores(const uint32_t* docs, const uint32_t* tf, uint32_t n, float weighted_idf,
+                       const float* norms, float* scores, cudaStream_t stream);
+
+// One list's side of the AND, before decoding: Parallel Merge Find (section 7) of the n candidates
+// against the list's block boundaries `bases` (num_blocks + 1 words, list_format.h). Fills
+// cand_block[i] (num_blocks when no block can hold candidate i), block_slot[k] (the rank of block
+// k among the selected blocks) and selected[0..max_selected) (the selected blocks' indices, then
+// num_blocks, which the decoders skip). max_selected = min(n, num_blocks).
+struct BlockSelection {
+  uint32_t* cand_block = nullptr;  // n
+  uint32_t* block_flag = nullptr;  // num_blocks
+  uint32_t* block_slot = nullptr;  // num_blocks
+  uint32_t* selected = nullptr;    // max_selected
+  uint32_t max_selected = 0;
+};
+absl::StatusOr<BlockSelection> SelectBlocks(const uint32_t* cand, uint32_t n,
+                                            const uint32_t* bases, uint32_t num_blocks,
+                                            ScratchArena& arena, cudaStream_t stream);
+
+// Finds each candidate in the decoded selected blocks (block s at decoded + s * block_size) and
+// keeps those found: the surviving candidates go to cand_out, compacted in order, with `rows` rows
+// of posting positions (stride `stride`) from pos_in to pos_out; the new row `rows` - 1 is this
+// list's positions. Synchronizes the stream and returns the number of survivors.
+absl::StatusOr<uint32_t> IntersectAndCompact(const uint32_t* cand, uint32_t n,
+                                             const BlockSelection& selection,
+                                             const uint32_t* decoded, uint32_t block_size,
+                                             uint32_t num_blocks, uint32_t num_postings,
+                                             uint32_t* pos_in, uint32_t* pos_out, uint32_t rows,
+                                             uint64_t stride, uint32_t* cand_out,
+                                             ScratchArena& arena, cudaStream_t stream);
+
+// A top-k hit as the device hands it back.
+struct DeviceHit {
+  uint32_t docid;
+  float score;
+};
+
+// The k best (score > 0) of scores[0..n) for documents docs[i] (docs == nullptr: document i), in
+// rank order (score descending, docID ascending), by a CUB radix sort of 64-bit keys (flipped
+// score bits, docID). `host_keys` is pinned host memory for k keys. Synchronizes the stream.
+// *num_scored receives how many entries had a score.
+absl::StatusOr<std::vector<DeviceHit>> TopKRadix(const float* scores, const uint32_t* docs,
+                                                 uint32_t n, uint32_t k, uint64_t* host_keys,
+                                                 uint64_t* num_scored, ScratchArena& arena,
+                                                 cudaStream_t stream);
+
+// The same k hits by the multi-level max-heap of section 8 (groups of 512, as many levels as the
+// count needs: 2 up to 262,144 entries, 3 up to 134 million) instead of a sort. Synchronizes.
+absl::StatusOr<std::vector<DeviceHit>> TopKHeap(const float* scores, const uint32_t* docs,
+                                                uint32_t n, uint32_t k, uint64_t* host_keys,
+                                                uint64_t* num_scored, ScratchArena& arena,
+                                                cudaStream_t stream);
+
+}  // namespace tandem::gpu

@@ -51,6 +51,12 @@ ServerMetrics::ServerMetrics(const BuildInfo& build, const std::vector<std::stri
                     .Name("tandem_rejected_queries_total")
                     .Help("Queries not run, by reason.")
                     .Register(*registry_)),
+      gpu_fallbacks_(BuildCounter()
+                         .Name("tandem_gpu_fallbacks_total")
+                         .Help("Queries the GPU engine failed (out of memory, CUDA fault) and the CPU "
+                               "engine answered instead.")
+                         .Register(*registry_)
+                         .Add({})),
       in_flight_(BuildGauge()
                      .Name("tandem_queries_in_flight")
                      .Help("Queries admitted and not yet answered.")
@@ -130,6 +136,7 @@ void ServerMetrics::RecordQuery(const QueryRecord& record) {
   const std::string engine = Str(record.engine);
   queries_.Add({{"mode", mode}, {"engine", engine}, {"code", Str(GrpcCodeName(record.code))}})
       .Increment();
+  if (record.gpu_fallback) gpu_fallbacks_.Increment();
   if (!record.reached_engine) return;
   const prometheus::Labels labels{{"mode", mode}, {"engine", engine}};
   queue_wait_.Add(labels, LatencyBuckets()).Observe(absl::ToDoubleSeconds(record.queued));

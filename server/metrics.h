@@ -65,6 +65,7 @@ struct QueryRecord {
   absl::Duration executed = absl::ZeroDuration();
   absl::Duration total = absl::ZeroDuration();
   uint64_t postings_decoded = 0;
+  bool gpu_fallback = false;  // the GPU failed and the CPU answered
 };
 
 class ServerMetrics {
@@ -89,6 +90,7 @@ class ServerMetrics {
   prometheus::Family<prometheus::Histogram>& duration_;
   prometheus::Family<prometheus::Counter>& postings_;
   prometheus::Family<prometheus::Counter>& rejected_;
+  prometheus::Counter& gpu_fallbacks_;
   prometheus::Gauge& in_flight_;
   prometheus::Gauge& queue_depth_;
   prometheus::Gauge& queue_capacity_;

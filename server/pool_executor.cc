@@ -91,6 +91,25 @@ void PoolQueryExecutor::ReportDepth() {
   if (options_.on_queue_depth) options_.on_queue_depth(queue_.size());
 }
 
+namespace {
+
+// Failures of the engine itself (device out of memory, CUDA errors), as opposed to answers about the
+// query (invalid, deadline, cancelled) or damage the CPU would hit too (DATA_LOSS).
+bool IsEngineFault(const absl::Status& status) {
+  switch (status.code()) {
+    case absl::StatusCode::kResourceExhausted:
+    case absl::StatusCode::kInternal:
+    case absl::StatusCode::kUnavailable:
+    case absl::StatusCode::kUnknown:
+    case absl::StatusCode::kAborted:
+      return true;
+    default:
+      return false;
+  }
+}
+
+}  // namespace
+
 void PoolQueryExecutor::RunTask(const PendingJob& pending, size_t task) {
   const QueryJob& job = pending.job;
   const QueryTask& query_task = job.tasks[task];
@@ -117,6 +136,13 @@ void PoolQueryExecutor::RunTask(const PendingJob& pending, size_t task) {
     if (options_.debug_query_delay > absl::ZeroDuration()) delayed = DebugDelay(context);
     outcome.result = delayed.ok() ? engine->Search(query_task.query, context)
                                   : absl::StatusOr<index::SearchResult>(delayed);
+    // A GPU fault is the engine's problem, not the query's: answer it on the CPU instead, while
+    // the call still has time.
+    if (engine == gpu_ && IsEngineFault(outcome.result.status()) && context.Check().ok()) {
+      outcome.gpu_fallback = true;
+      outcome.engine = std::string(cpu_->name());
+      outcome.result = cpu_->Search(query_task.query, context);
+    }
   }
   outcome.executed = absl::Now() - start;
   job.on_done(task, std::move(outcome));

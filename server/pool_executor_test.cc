@@ -138,6 +138,54 @@ TEST(PoolQueryExecutorTest, RunsQueriesOnTheCpuEngine) {
   EXPECT_EQ(executor->engines(), std::vector<std::string>{"cpu"});
 }
 
+// A GPU engine that always fails the way a device out of memory does.
+class FailingEngine final : public index::Engine {
+ public:
+  explicit FailingEngine(absl::Status status) : status_(std::move(status)) {}
+  absl::string_view name() const override { return "gpu"; }
+  absl::StatusOr<index::SearchResult> Search(const index::Query&,
+                                             const index::SearchContext&) const override {
+    return status_;
+  }
+
+ private:
+  absl::Status status_;
+};
+
+TEST(PoolQueryExecutorTest, GpuFaultsAreAnsweredOnTheCpu) {
+  GateEngine cpu("cpu");
+  cpu.Open();
+  FailingEngine gpu(absl::ResourceExhaustedError("device out of memory"));
+  auto executor = MakeExecutor(&cpu, &gpu, {.threads = 1, .queue_capacity = 4});
+  Outcomes outcomes;
+  QueryJob job = Job(outcomes.For(0), {5});
+  job.tasks[0].engine = EnginePreference::kGpu;
+  ASSERT_TRUE(executor->Submit(std::move(job)).ok());
+  ASSERT_TRUE(outcomes.WaitFor(1));
+  QueryOutcome o = outcomes.Get(0);
+  ASSERT_TRUE(o.result.ok()) << o.result.status();
+  EXPECT_EQ(o.result->hits.at(0).docid, 5u);
+  EXPECT_EQ(o.engine, "cpu");
+  EXPECT_TRUE(o.gpu_fallback);
+}
+
+TEST(PoolQueryExecutorTest, QueryErrorsFromTheGpuAreNotRetried) {
+  GateEngine cpu("cpu");
+  cpu.Open();
+  FailingEngine gpu(absl::InvalidArgumentError("k must be between 1 and 10000"));
+  auto executor = MakeExecutor(&cpu, &gpu, {.threads = 1, .queue_capacity = 4});
+  Outcomes outcomes;
+  QueryJob job = Job(outcomes.For(0), {5});
+  job.tasks[0].engine = EnginePreference::kGpu;
+  ASSERT_TRUE(executor->Submit(std::move(job)).ok());
+  ASSERT_TRUE(outcomes.WaitFor(1));
+  QueryOutcome o = outcomes.Get(0);
+  EXPECT_EQ(o.result.status().code(), absl::StatusCode::kInvalidArgument);
+  EXPECT_EQ(o.engine, "gpu");
+  EXPECT_FALSE(o.gpu_fallback);
+  EXPECT_EQ(cpu.started(), 0);
+}
+
 TEST(PoolQueryExecutorTest, FullQueueRefusesAtOnce) {
   GateEngine cpu("cpu");
   std::vector<size_t> depths;

@@ -125,7 +125,8 @@ void QueryDispatcher::Complete(JobState& job, size_t task, QueryOutcome outcome)
                      .started = outcome.started,
                      .queued = outcome.queued,
                      .executed = outcome.executed,
-                     .total = total};
+                     .total = total,
+                     .gpu_fallback = outcome.gpu_fallback};
   absl::StatusOr<SearchResponse> response;
   if (outcome.result.ok()) {
     const index::SearchResult& result = *outcome.result;

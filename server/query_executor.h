@@ -46,6 +46,9 @@ struct QueryOutcome {
   std::string engine = {};
   // Whether the engine began the query; false when it expired or was cancelled while queued.
   bool started = false;
+  // The GPU engine failed (out of memory, CUDA fault) and the CPU engine answered instead; `engine`
+  // then names the CPU engine (issue 5: "an out-of-memory or failed query is re-run on the CPU").
+  bool gpu_fallback = false;
   absl::Duration queued = absl::ZeroDuration();    // from Submit until a worker took the query
   absl::Duration executed = absl::ZeroDuration();  // on the engine
 };

@@ -35,6 +35,7 @@
 #include "absl/time/clock.h"
 #include "absl/time/time.h"
 #include "bench/load_runner.h"
+#include "index/command_line.h"
 #include "index/query_file.h"
 #include "index/status_macros.h"
 #include "tandem/v1/search.grpc.pb.h"
@@ -250,22 +251,6 @@ std::string Hostname() {
   return name;
 }
 
-// absl flags are spelled with '_'; accept "--json-out" for "--json_out" as well.
-std::vector<char*> NormalizeFlagNames(int argc, char** argv, std::vector<std::string>* storage) {
-  storage->assign(argv, argv + argc);
-  for (size_t i = 1; i < storage->size(); ++i) {
-    std::string& arg = (*storage)[i];
-    if (arg == "--") break;
-    if (arg.size() < 3 || arg[0] != '-') continue;
-    const size_t start = arg[1] == '-' ? 2 : 1;
-    const size_t end = std::min(arg.find('='), arg.size());
-    std::replace(arg.begin() + start, arg.begin() + end, '-', '_');
-  }
-  std::vector<char*> out;
-  for (std::string& s : *storage) out.push_back(s.data());
-  return out;
-}
-
 int Main(int argc, char** argv) {
   absl::SetProgramUsageMessage(
       "Load generator for a Tandem query node: closed loop (--concurrency) or open loop (--rate, "
@@ -274,9 +259,8 @@ int Main(int argc, char** argv) {
       "                 [--concurrency 1,4,16 | --rates 100,200,400] [--duration 10 | "
       "--num_queries N]\n"
       "                 [--warmup 2] [--json-out FILE]");
-  std::vector<std::string> storage;
-  std::vector<char*> args = NormalizeFlagNames(argc, argv, &storage);
-  std::vector<char*> rest = absl::ParseCommandLine(static_cast<int>(args.size()), args.data());
+  DashedFlags flags(argc, argv);
+  std::vector<char*> rest = absl::ParseCommandLine(flags.argc(), flags.argv());
   if (rest.size() > 1) {
     std::fprintf(stderr, "tandem-loadgen: unexpected argument \"%s\" (see --help)\n", rest[1]);
     return 2;

@@ -22,6 +22,7 @@
 #include "absl/strings/str_replace.h"
 #include "index/block_codec.h"
 #include "index/bm25.h"
+#include "index/command_line.h"
 #include "index/index.h"
 #include "index_builder/document_reader.h"
 #include "index_builder/inverter.h"
@@ -131,22 +132,6 @@ int Synth() {
   return 0;
 }
 
-// absl flags are spelled with '_'; accept the spelling "--postings-per-doc" as well.
-std::vector<std::string> NormalizeFlagNames(int argc, char** argv) {
-  std::vector<std::string> args(argv, argv + argc);
-  for (size_t i = 1; i < args.size(); ++i) {
-    std::string& a = args[i];
-    if (a == "--") break;
-    if (a.size() < 3 || a[0] != '-') continue;
-    const size_t begin = a[1] == '-' ? 2 : 1;
-    const size_t end = std::min(a.find('='), a.size());
-    for (size_t j = begin; j < end; ++j) {
-      if (a[j] == '-') a[j] = '_';
-    }
-  }
-  return args;
-}
-
 int Inspect(const std::string& dir) {
   absl::StatusOr<std::unique_ptr<index::Index>> opened = index::Index::Open(dir);
   if (!opened.ok()) return Fail(opened.status());
@@ -248,11 +233,8 @@ int main(int argc, char** argv) {
       "  tandem-index inspect DIR\n"
       "  tandem-index lookup DIR TERM");
   using namespace tandem::index_builder;
-  std::vector<std::string> normalized = NormalizeFlagNames(argc, argv);
-  std::vector<char*> normalized_argv;
-  for (std::string& a : normalized) normalized_argv.push_back(a.data());
-  std::vector<char*> args =
-      absl::ParseCommandLine(static_cast<int>(normalized_argv.size()), normalized_argv.data());
+  tandem::DashedFlags flags(argc, argv);
+  std::vector<char*> args = absl::ParseCommandLine(flags.argc(), flags.argv());
   const std::string command = args.size() > 1 ? args[1] : "";
   if (command == "build" && args.size() == 2) return Build();
   if (command == "synth" && args.size() == 2) return Synth();

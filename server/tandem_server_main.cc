@@ -24,6 +24,7 @@
 #include "absl/flags/usage.h"
 #include "absl/strings/str_cat.h"
 #include "absl/time/time.h"
+#include "index/command_line.h"
 #include "index/index.h"
 #include "server/server.h"
 
@@ -65,24 +66,6 @@ namespace {
 int Fail(const std::string& message) {
   std::fprintf(stderr, "tandem-server: %s\n", message.c_str());
   return 1;
-}
-
-// absl flags are C identifiers; accept the documented --dashed-names too (--metrics-listen).
-std::vector<char*> NormalizeFlagNames(int argc, char** argv, std::vector<std::string>& storage) {
-  storage.assign(argv, argv + argc);
-  for (size_t i = 1; i < storage.size(); ++i) {
-    std::string& arg = storage[i];
-    if (arg == "--") break;
-    if (arg.size() < 3 || arg[0] != '-') continue;
-    const size_t start = arg[1] == '-' ? 2 : 1;
-    const size_t end = std::min(arg.find('='), arg.size());
-    for (size_t j = start; j < end; ++j) {
-      if (arg[j] == '-') arg[j] = '_';
-    }
-  }
-  std::vector<char*> args;
-  for (std::string& arg : storage) args.push_back(arg.data());
-  return args;
 }
 
 absl::StatusOr<tandem::server::ServerOptions> OptionsFromFlags() {
@@ -154,10 +137,8 @@ int main(int argc, char** argv) {
       "serves a Tandem index over gRPC.\n"
       "  tandem-server --index DIR [--listen 127.0.0.1:50051] [--metrics-listen 127.0.0.1:9464] "
       "[--threads N]");
-  std::vector<std::string> storage;
-  std::vector<char*> args = NormalizeFlagNames(argc, argv, storage);
-  std::vector<char*> positional =
-      absl::ParseCommandLine(static_cast<int>(args.size()), args.data());
+  tandem::DashedFlags flags(argc, argv);
+  std::vector<char*> positional = absl::ParseCommandLine(flags.argc(), flags.argv());
   if (positional.size() > 1) return Fail(absl::StrCat("unexpected argument '", positional[1], "'"));
   absl::StatusOr<tandem::server::ServerOptions> options = OptionsFromFlags();
   if (!options.ok()) return Fail(std::string(options.status().message()));

@@ -29,6 +29,7 @@
 #include "clients/cli/health_client.h"
 #include "clients/cli/output.h"
 #include "grpcpp/client_context.h"
+#include "index/command_line.h"
 #include "tandem/v1/search.grpc.pb.h"
 
 ABSL_FLAG(std::string, server, "127.0.0.1:50051", "tandem-server address, host:port.");
@@ -63,24 +64,6 @@ int Fail(const absl::Status& status) {
 int Usage(const std::string& message) {
   std::fprintf(stderr, "tandem-cli: %s\n", message.c_str());
   return kExitUsage;
-}
-
-// absl flags are C identifiers; accept the documented --dashed-names too (--tls-ca).
-std::vector<char*> NormalizeFlagNames(int argc, char** argv, std::vector<std::string>& storage) {
-  storage.assign(argv, argv + argc);
-  for (size_t i = 1; i < storage.size(); ++i) {
-    std::string& arg = storage[i];
-    if (arg == "--") break;
-    if (arg.size() < 3 || arg[0] != '-') continue;
-    const size_t start = arg[1] == '-' ? 2 : 1;
-    const size_t end = std::min(arg.find('='), arg.size());
-    for (size_t j = start; j < end; ++j) {
-      if (arg[j] == '-') arg[j] = '_';
-    }
-  }
-  std::vector<char*> args;
-  for (std::string& arg : storage) args.push_back(arg.data());
-  return args;
 }
 
 // The request fields every search and batch query shares, from the flags.
@@ -240,10 +223,8 @@ int Main(int argc, char** argv) {
       "  tandem-cli [--server HOST:PORT] search [--mode and|or|and_or] [--k 10] "
       "[--engine auto|cpu|gpu] [--json] [--timeout 5s] QUERY TEXT...\n"
       "  tandem-cli batch [FILE|-]\n  tandem-cli health [--service NAME]\n  tandem-cli info");
-  std::vector<std::string> storage;
-  std::vector<char*> normalized = NormalizeFlagNames(argc, argv, storage);
-  std::vector<char*> positional =
-      absl::ParseCommandLine(static_cast<int>(normalized.size()), normalized.data());
+  tandem::DashedFlags flags(argc, argv);
+  std::vector<char*> positional = absl::ParseCommandLine(flags.argc(), flags.argv());
   if (positional.size() < 2) return Usage("missing command: search, batch, health or info");
   const std::string command = positional[1];
   const std::vector<std::string> args(positional.begin() + 2, positional.end());

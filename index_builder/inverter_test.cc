@@ -32,22 +32,10 @@ class VectorReader : public DocumentReader {
 };
 
 // Every list, decoded, as term -> (docids, freqs).
-std::map<std::string, std::pair<std::vector<uint32_t>, std::vector<uint32_t>>> Dump(const index::Index& idx) {
-  std::map<std::string, std::pair<std::vector<uint32_t>, std::vector<uint32_t>>> out;
-  uint32_t d[index::kBlockSize], f[index::kBlockSize];
-  for (uint64_t i = 0; i < idx.num_terms(); ++i) {
-    index::TermInfo t = idx.term_at(i);
-    auto list = idx.postings(t);
-    EXPECT_TRUE(list.ok());
-    auto& [docs, freqs] = out[std::string(t.term)];
-    for (uint32_t b = 0; b < list->num_blocks(); ++b) {
-      EXPECT_TRUE(list->DecodeDocids(idx.codec(), b, d).ok());
-      EXPECT_TRUE(list->DecodeFreqs(idx.codec(), b, f).ok());
-      docs.insert(docs.end(), d, d + list->block_postings(b));
-      freqs.insert(freqs.end(), f, f + list->block_postings(b));
-    }
-  }
-  return out;
+testing::DecodedLists Dump(const index::Index& idx) {
+  absl::StatusOr<testing::DecodedLists> lists = testing::DecodeAllLists(idx);
+  EXPECT_TRUE(lists.ok()) << lists.status();
+  return lists.ok() ? *std::move(lists) : testing::DecodedLists();
 }
 
 class InverterTest : public ::testing::TestWithParam<int> {};

@@ -61,4 +61,21 @@ std::vector<std::vector<std::string>> RandomDocuments(const CollectionSpec& spec
   return docs;
 }
 
+absl::StatusOr<DecodedLists> DecodeAllLists(const index::Index& index) {
+  DecodedLists out;
+  uint32_t d[index::kBlockSize], f[index::kBlockSize];
+  for (uint64_t i = 0; i < index.num_terms(); ++i) {
+    const index::TermInfo t = index.term_at(i);
+    TANDEM_ASSIGN_OR_RETURN(index::PostingListView list, index.postings(t));
+    auto& [docs, freqs] = out[std::string(t.term)];
+    for (uint32_t b = 0; b < list.num_blocks(); ++b) {
+      TANDEM_RETURN_IF_ERROR(list.DecodeDocids(index.codec(), b, d));
+      TANDEM_RETURN_IF_ERROR(list.DecodeFreqs(index.codec(), b, f));
+      docs.insert(docs.end(), d, d + list.block_postings(b));
+      freqs.insert(freqs.end(), f, f + list.block_postings(b));
+    }
+  }
+  return out;
+}
+
 }  // namespace tandem::testing

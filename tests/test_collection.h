@@ -6,10 +6,13 @@
 #pragma once
 
 #include <cstdint>
+#include <map>
+#include <utility>
 #include <string>
 #include <vector>
 
 #include "absl/status/statusor.h"
+#include "index/index.h"
 
 namespace tandem::testing {
 
@@ -41,5 +44,10 @@ absl::Status BuildIndex(const std::vector<std::vector<std::string>>& docs, const
                         const std::string& codec);
 
 std::vector<std::vector<std::string>> RandomDocuments(const CollectionSpec& spec);
+
+// Every posting list of an index, decoded: term -> (docIDs, frequencies). Tests compare whole
+// indexes with it.
+using DecodedLists = std::map<std::string, std::pair<std::vector<uint32_t>, std::vector<uint32_t>>>;
+absl::StatusOr<DecodedLists> DecodeAllLists(const index::Index& index);
 
 }  // namespace tandem::testing

@@ -195,14 +195,15 @@ struct Build {
   std::atomic<uint64_t> documents{0};
   std::atomic<uint64_t> text_bytes{0};
 
+  // Set with `status`; read without the lock on every document and batch.
+  std::atomic<bool> has_failed{false};
+
   void Fail(absl::Status s) {
     std::lock_guard<std::mutex> lock(rows_mu);
     if (status.ok()) status = std::move(s);
+    has_failed = true;
   }
-  bool failed() {
-    std::lock_guard<std::mutex> lock(rows_mu);
-    return !status.ok();
-  }
+  bool failed() const { return has_failed.load(std::memory_order_relaxed); }
 
   // Adds a finished batch's rows and writes every batch that is now next in docID order.
   void FinishRows(uint64_t batch_index, std::vector<DocRow> rows) {
@@ -215,6 +216,7 @@ struct Build {
         absl::Status s = writer->AddDocument(r.external_id, r.length, r.fields);
         if (!s.ok()) {
           status = s;
+          has_failed = true;
           break;
         }
       }

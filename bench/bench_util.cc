@@ -19,7 +19,7 @@
 
 namespace tandem::bench {
 
-nlohmann::json MachineInfo() {
+nlohmann::json MachineInfo(const std::string& gpu) {
   char host[256] = {};
   ::gethostname(host, sizeof(host) - 1);
   std::string cpu = "unknown";
@@ -34,7 +34,7 @@ nlohmann::json MachineInfo() {
           {"host", host},
           {"cpu", cpu},
           {"cores", std::thread::hardware_concurrency()},
-          {"gpu", "none (CPU engine)"},
+          {"gpu", gpu},
           {"time", absl::FormatTime("%Y-%m-%dT%H:%M:%SZ", absl::Now(), absl::UTCTimeZone())}};
 }
 

@@ -11,8 +11,8 @@
 
 namespace tandem::bench {
 
-// {"commit", "host", "cpu", "cores", "gpu", "time"}.
-nlohmann::json MachineInfo();
+// {"commit", "host", "cpu", "cores", "gpu", "time"}; `gpu` names the device a GPU benchmark ran on.
+nlohmann::json MachineInfo(const std::string& gpu = "none (CPU engine)");
 
 struct LatencySummary {
   double mean = 0, p50 = 0, p95 = 0, p99 = 0, max = 0;  // seconds

@@ -413,8 +413,7 @@ int main(int argc, char** argv) {
   if (run.failures > 0) std::printf("%d decodes did NOT match the CPU reference\n", run.failures);
 
   if (!absl::GetFlag(FLAGS_json).empty()) {
-    json machine = bench::MachineInfo();
-    machine["gpu"] = device->name;
+    json machine = bench::MachineInfo(device->name);
     json out = {{"benchmark", "gpu_decode"},
                 {"commit", TANDEM_GIT_COMMIT},
                 {"machine", machine},

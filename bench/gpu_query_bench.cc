@@ -129,7 +129,7 @@ int Run() {
   }
 
   nlohmann::json out;
-  out["machine"] = bench::MachineInfo();
+  out["machine"] = bench::MachineInfo((*gpu)->device().name);
   out["gpu_name"] = (*gpu)->device().name;
   out["num_docs"] = index.num_docs();
   out["postings"] = summary->postings;

@@ -27,6 +27,14 @@ class Engine {
   // context says stop, and DATA_LOSS / INTERNAL for damaged lists or engine faults.
   virtual absl::StatusOr<SearchResult> Search(const Query& query,
                                               const SearchContext& context) const = 0;
+
+  // Fraction (0..1) of the bytes of `query`'s posting lists already in this engine's working
+  // memory: the GPU engine's device cache; 1 for engines that read the mapped index directly. A
+  // feature of the scheduler's cost model (a cold list costs a host-to-device copy).
+  virtual double ResidentFraction(const Query& query) const {
+    (void)query;
+    return 1.0;
+  }
 };
 
 }  // namespace tandem::index

@@ -1,9 +1,9 @@
 #include "server/pool_executor.h"
 
-#include <algorithm>
 #include <utility>
 
 #include "absl/strings/str_cat.h"
+#include "server/query_run.h"
 
 namespace tandem::server {
 
@@ -91,70 +91,19 @@ void PoolQueryExecutor::ReportDepth() {
   if (options_.on_queue_depth) options_.on_queue_depth(queue_.size());
 }
 
-namespace {
-
-// Failures of the engine itself (device out of memory, CUDA errors), as opposed to answers about the
-// query (invalid, deadline, cancelled) or damage the CPU would hit too (DATA_LOSS).
-bool IsEngineFault(const absl::Status& status) {
-  switch (status.code()) {
-    case absl::StatusCode::kResourceExhausted:
-    case absl::StatusCode::kInternal:
-    case absl::StatusCode::kUnavailable:
-    case absl::StatusCode::kUnknown:
-    case absl::StatusCode::kAborted:
-      return true;
-    default:
-      return false;
-  }
-}
-
-}  // namespace
-
 void PoolQueryExecutor::RunTask(const PendingJob& pending, size_t task) {
   const QueryJob& job = pending.job;
   const QueryTask& query_task = job.tasks[task];
-  const absl::Time start = absl::Now();
   QueryOutcome outcome;
-  outcome.queued = start - pending.submitted;
-
-  const index::Engine* engine = cpu_;
-  if (query_task.engine == EnginePreference::kGpu) engine = gpu_;
+  outcome.queued = absl::Now() - pending.submitted;
+  const index::Engine* engine = query_task.engine == EnginePreference::kGpu ? gpu_ : cpu_;
   if (engine == nullptr) {
-    outcome.result = absl::FailedPreconditionError(
-        "engine: GPU requested but this node has no GPU engine (see GetIndexInfo.engines)");
-    job.on_done(task, std::move(outcome));
-    return;
-  }
-  outcome.engine = std::string(engine->name());
-
-  const index::SearchContext context{.deadline = job.deadline, .cancelled = job.cancelled.get()};
-  if (absl::Status ready = context.Check(); !ready.ok()) {
-    outcome.result = ready;  // expired or cancelled while queued: never run it
+    outcome.result = NoGpuEngineError();
   } else {
-    outcome.started = true;
-    absl::Status delayed = absl::OkStatus();
-    if (options_.debug_query_delay > absl::ZeroDuration()) delayed = DebugDelay(context);
-    outcome.result = delayed.ok() ? engine->Search(query_task.query, context)
-                                  : absl::StatusOr<index::SearchResult>(delayed);
-    // A GPU fault is the engine's problem, not the query's: answer it on the CPU instead, while
-    // the call still has time.
-    if (engine == gpu_ && IsEngineFault(outcome.result.status()) && context.Check().ok()) {
-      outcome.gpu_fallback = true;
-      outcome.engine = std::string(cpu_->name());
-      outcome.result = cpu_->Search(query_task.query, context);
-    }
+    const index::SearchContext context{.deadline = job.deadline, .cancelled = job.cancelled.get()};
+    RunQuery(query_task.query, *engine, *cpu_, context, options_.debug_query_delay, outcome);
   }
-  outcome.executed = absl::Now() - start;
   job.on_done(task, std::move(outcome));
-}
-
-absl::Status PoolQueryExecutor::DebugDelay(const index::SearchContext& context) const {
-  const absl::Time end = absl::Now() + options_.debug_query_delay;
-  for (absl::Time now = absl::Now(); now < end; now = absl::Now()) {
-    if (absl::Status s = context.Check(); !s.ok()) return s;
-    absl::SleepFor(std::min(absl::Milliseconds(1), end - now));
-  }
-  return context.Check();
 }
 
 }  // namespace tandem::server

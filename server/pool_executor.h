@@ -7,7 +7,7 @@
 // batch's queries in arrival order.
 //
 // Routing: EnginePreference::kGpu runs on the GPU engine (FAILED_PRECONDITION without one); kAuto
-// and kCpu run on the CPU engine. The scheduler's cost model replaces this routing later.
+// and kCpu run on the CPU engine. HybridQueryExecutor (hybrid_executor.h) routes kAuto by cost.
 //
 // Before a query starts its context is checked, so a query whose caller gave up or whose deadline
 // passed while it waited is never run.
@@ -69,7 +69,6 @@ class PoolQueryExecutor final : public QueryExecutor {
   void ReportDepth() ABSL_EXCLUSIVE_LOCKS_REQUIRED(mu_);
   void WorkerLoop();
   void RunTask(const PendingJob& pending, size_t task);
-  absl::Status DebugDelay(const index::SearchContext& context) const;
 
   const index::Engine* const cpu_;
   const index::Engine* const gpu_;

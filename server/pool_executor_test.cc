@@ -8,106 +8,15 @@
 
 #include "absl/synchronization/mutex.h"
 #include "gtest/gtest.h"
+#include "server/executor_test_util.h"
 
 namespace tandem::server {
 namespace {
 
-// Generous bound for anything that should happen "promptly" on a loaded 2-core machine.
-constexpr absl::Duration kPatience = absl::Seconds(30);
-
-// An engine whose queries block until the test opens the gate, polling their context meanwhile as
-// the real engines do. It answers with one hit whose docid is the query's k, to tell queries apart.
-class GateEngine final : public index::Engine {
- public:
-  explicit GateEngine(std::string name) : name_(std::move(name)) {}
-  absl::string_view name() const override { return name_; }
-
-  absl::StatusOr<index::SearchResult> Search(const index::Query& query,
-                                             const index::SearchContext& context) const override {
-    {
-      absl::MutexLock lock(&mu_);
-      ++started_;
-    }
-    while (true) {
-      if (absl::Status s = context.Check(); !s.ok()) return s;
-      {
-        absl::MutexLock lock(&mu_);
-        if (open_) break;
-      }
-      absl::SleepFor(absl::Milliseconds(1));
-    }
-    index::SearchResult result;
-    result.hits.push_back({.docid = query.k, .score = 1.0f});
-    return result;
-  }
-
-  void Open() {
-    absl::MutexLock lock(&mu_);
-    open_ = true;
-  }
-  bool WaitStarted(int n) const {
-    absl::MutexLock lock(&mu_);
-    auto enough = [this, n]() ABSL_EXCLUSIVE_LOCKS_REQUIRED(mu_) { return started_ >= n; };
-    return mu_.AwaitWithTimeout(absl::Condition(&enough), kPatience);
-  }
-  int started() const {
-    absl::MutexLock lock(&mu_);
-    return started_;
-  }
-
- private:
-  const std::string name_;
-  mutable absl::Mutex mu_;
-  mutable int started_ = 0;
-  bool open_ = false;
-};
-
-// Collects outcomes by (job, task).
-class Outcomes {
- public:
-  std::function<void(size_t, QueryOutcome)> For(int job) {
-    return [this, job](size_t task, QueryOutcome outcome) {
-      absl::MutexLock lock(&mu_);
-      outcomes_.emplace(std::pair<int, size_t>(job, task), std::move(outcome));
-    };
-  }
-  bool WaitFor(size_t count) {
-    absl::MutexLock lock(&mu_);
-    auto enough = [this, count]()
-                      ABSL_EXCLUSIVE_LOCKS_REQUIRED(mu_) { return outcomes_.size() >= count; };
-    return mu_.AwaitWithTimeout(absl::Condition(&enough), kPatience);
-  }
-  QueryOutcome Get(int job, size_t task = 0) {
-    absl::MutexLock lock(&mu_);
-    auto it = outcomes_.find({job, task});
-    if (it == outcomes_.end()) {
-      ADD_FAILURE() << "no outcome for job " << job << " task " << task;
-      return QueryOutcome{.result = absl::NotFoundError("missing")};
-    }
-    return it->second;
-  }
-  size_t size() {
-    absl::MutexLock lock(&mu_);
-    return outcomes_.size();
-  }
-
- private:
-  absl::Mutex mu_;
-  std::map<std::pair<int, size_t>, QueryOutcome> outcomes_ ABSL_GUARDED_BY(mu_);
-};
-
-QueryJob Job(std::function<void(size_t, QueryOutcome)> done, std::vector<uint32_t> ks = {1},
-             EnginePreference engine = EnginePreference::kAuto) {
-  QueryJob job;
-  for (uint32_t k : ks) {
-    QueryTask task;
-    task.query.k = k;
-    task.engine = engine;
-    job.tasks.push_back(task);
-  }
-  job.on_done = std::move(done);
-  return job;
-}
+using fakes::FailingEngine;
+using fakes::FakeEngine;
+using fakes::Job;
+using fakes::Outcomes;
 
 std::unique_ptr<PoolQueryExecutor> MakeExecutor(const index::Engine* cpu, const index::Engine* gpu,
                                                 PoolQueryExecutor::Options options) {
@@ -117,14 +26,14 @@ std::unique_ptr<PoolQueryExecutor> MakeExecutor(const index::Engine* cpu, const 
 }
 
 TEST(PoolQueryExecutorTest, RejectsBadOptions) {
-  GateEngine cpu("cpu");
+  FakeEngine cpu("cpu");
   EXPECT_FALSE(PoolQueryExecutor::Create(nullptr, nullptr, {}).ok());
   EXPECT_FALSE(PoolQueryExecutor::Create(&cpu, nullptr, {.threads = 0}).ok());
   EXPECT_FALSE(PoolQueryExecutor::Create(&cpu, nullptr, {.queue_capacity = 0}).ok());
 }
 
 TEST(PoolQueryExecutorTest, RunsQueriesOnTheCpuEngine) {
-  GateEngine cpu("cpu");
+  FakeEngine cpu("cpu");
   cpu.Open();
   auto executor = MakeExecutor(&cpu, nullptr, {.threads = 2, .queue_capacity = 4});
   Outcomes outcomes;
@@ -138,22 +47,8 @@ TEST(PoolQueryExecutorTest, RunsQueriesOnTheCpuEngine) {
   EXPECT_EQ(executor->engines(), std::vector<std::string>{"cpu"});
 }
 
-// A GPU engine that always fails the way a device out of memory does.
-class FailingEngine final : public index::Engine {
- public:
-  explicit FailingEngine(absl::Status status) : status_(std::move(status)) {}
-  absl::string_view name() const override { return "gpu"; }
-  absl::StatusOr<index::SearchResult> Search(const index::Query&,
-                                             const index::SearchContext&) const override {
-    return status_;
-  }
-
- private:
-  absl::Status status_;
-};
-
 TEST(PoolQueryExecutorTest, GpuFaultsAreAnsweredOnTheCpu) {
-  GateEngine cpu("cpu");
+  FakeEngine cpu("cpu");
   cpu.Open();
   FailingEngine gpu(absl::ResourceExhaustedError("device out of memory"));
   auto executor = MakeExecutor(&cpu, &gpu, {.threads = 1, .queue_capacity = 4});
@@ -170,7 +65,7 @@ TEST(PoolQueryExecutorTest, GpuFaultsAreAnsweredOnTheCpu) {
 }
 
 TEST(PoolQueryExecutorTest, QueryErrorsFromTheGpuAreNotRetried) {
-  GateEngine cpu("cpu");
+  FakeEngine cpu("cpu");
   cpu.Open();
   FailingEngine gpu(absl::InvalidArgumentError("k must be between 1 and 10000"));
   auto executor = MakeExecutor(&cpu, &gpu, {.threads = 1, .queue_capacity = 4});
@@ -187,7 +82,7 @@ TEST(PoolQueryExecutorTest, QueryErrorsFromTheGpuAreNotRetried) {
 }
 
 TEST(PoolQueryExecutorTest, FullQueueRefusesAtOnce) {
-  GateEngine cpu("cpu");
+  FakeEngine cpu("cpu");
   std::vector<size_t> depths;
   absl::Mutex depth_mu;
   auto executor = MakeExecutor(&cpu, nullptr,
@@ -215,7 +110,7 @@ TEST(PoolQueryExecutorTest, FullQueueRefusesAtOnce) {
 }
 
 TEST(PoolQueryExecutorTest, QueryExpiredInTheQueueIsNotRun) {
-  GateEngine cpu("cpu");
+  FakeEngine cpu("cpu");
   auto executor = MakeExecutor(&cpu, nullptr, {.threads = 1, .queue_capacity = 4});
   Outcomes outcomes;
   ASSERT_TRUE(executor->Submit(Job(outcomes.For(0))).ok());
@@ -237,7 +132,7 @@ TEST(PoolQueryExecutorTest, QueryExpiredInTheQueueIsNotRun) {
 }
 
 TEST(PoolQueryExecutorTest, DeadlineAndCancellationStopRunningQueries) {
-  GateEngine cpu("cpu");  // never opened: only the context can end these queries
+  FakeEngine cpu("cpu");  // never opened: only the context can end these queries
   auto executor = MakeExecutor(&cpu, nullptr, {.threads = 2, .queue_capacity = 4});
   Outcomes outcomes;
   QueryJob timed = Job(outcomes.For(0));
@@ -256,7 +151,7 @@ TEST(PoolQueryExecutorTest, DeadlineAndCancellationStopRunningQueries) {
 }
 
 TEST(PoolQueryExecutorTest, DebugDelayHonoursTheDeadline) {
-  GateEngine cpu("cpu");
+  FakeEngine cpu("cpu");
   cpu.Open();
   auto executor = MakeExecutor(
       &cpu, nullptr, {.threads = 1, .queue_capacity = 1, .debug_query_delay = absl::Hours(1)});
@@ -271,8 +166,8 @@ TEST(PoolQueryExecutorTest, DebugDelayHonoursTheDeadline) {
 }
 
 TEST(PoolQueryExecutorTest, RoutesByEnginePreference) {
-  GateEngine cpu("cpu");
-  GateEngine gpu("gpu");
+  FakeEngine cpu("cpu");
+  FakeEngine gpu("gpu");
   cpu.Open();
   gpu.Open();
   Outcomes outcomes;
@@ -294,7 +189,7 @@ TEST(PoolQueryExecutorTest, RoutesByEnginePreference) {
 }
 
 TEST(PoolQueryExecutorTest, BatchTakesOneSlotAndSharesTheWorkers) {
-  GateEngine cpu("cpu");
+  FakeEngine cpu("cpu");
   auto executor = MakeExecutor(&cpu, nullptr, {.threads = 3, .queue_capacity = 1});
   Outcomes outcomes;
   ASSERT_TRUE(executor->Submit(Job(outcomes.For(0), {1, 2, 3})).ok());
@@ -310,7 +205,7 @@ TEST(PoolQueryExecutorTest, BatchTakesOneSlotAndSharesTheWorkers) {
 }
 
 TEST(PoolQueryExecutorTest, ShutdownFinishesAdmittedJobsAndRefusesNewOnes) {
-  GateEngine cpu("cpu");
+  FakeEngine cpu("cpu");
   auto executor = MakeExecutor(&cpu, nullptr, {.threads = 1, .queue_capacity = 2});
   Outcomes outcomes;
   ASSERT_TRUE(executor->Submit(Job(outcomes.For(0))).ok());

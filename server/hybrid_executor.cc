@@ -1,0 +1,252 @@
+#include "server/hybrid_executor.h"
+
+#include <algorithm>
+#include <utility>
+
+#include "absl/strings/str_cat.h"
+#include "index/status_macros.h"
+#include "server/query_run.h"
+
+namespace tandem::server {
+
+using scheduler::Dequeued;
+using scheduler::Processor;
+using scheduler::WorkItem;
+using scheduler::WorkQueues;
+
+namespace {
+
+WorkQueues::Capacity CapacityOf(const HybridQueryExecutor::Options& options, bool has_gpu) {
+  return {.cpu = static_cast<double>(options.cpu_threads),
+          .gpu = has_gpu ? static_cast<double>(options.gpu_threads) : 1.0};
+}
+
+}  // namespace
+
+absl::StatusOr<std::unique_ptr<HybridQueryExecutor>> HybridQueryExecutor::Create(
+    const index::Engine* cpu, const index::Engine* gpu, Options options) {
+  if (cpu == nullptr) return absl::InvalidArgumentError("a CPU engine is required");
+  if (options.cpu_threads == 0) return absl::InvalidArgumentError("cpu_threads must be at least 1");
+  if (gpu != nullptr && options.gpu_threads == 0) {
+    return absl::InvalidArgumentError("gpu_threads must be at least 1");
+  }
+  if (options.queue_capacity == 0) {
+    return absl::InvalidArgumentError("queue capacity must be at least 1");
+  }
+  if (options.default_deadline <= absl::ZeroDuration()) {
+    return absl::InvalidArgumentError("default_deadline must be positive");
+  }
+  if (gpu != nullptr && options.predictor == nullptr) {
+    return absl::InvalidArgumentError("routing between CPU and GPU needs a cost predictor");
+  }
+  TANDEM_RETURN_IF_ERROR(WorkQueues::Validate(options.policy, CapacityOf(options, gpu != nullptr)));
+  return std::unique_ptr<HybridQueryExecutor>(
+      new HybridQueryExecutor(cpu, gpu, std::move(options)));
+}
+
+HybridQueryExecutor::HybridQueryExecutor(const index::Engine* cpu, const index::Engine* gpu,
+                                         Options options)
+    : cpu_(cpu),
+      gpu_(gpu),
+      options_(std::move(options)),
+      queues_(options_.policy, CapacityOf(options_, gpu != nullptr)) {
+  const size_t gpu_threads = gpu_ != nullptr ? options_.gpu_threads : 0;
+  workers_.reserve(options_.cpu_threads + gpu_threads);
+  for (size_t i = 0; i < options_.cpu_threads; ++i) {
+    workers_.emplace_back([this] { WorkerLoop(Processor::kCpu); });
+  }
+  for (size_t i = 0; i < gpu_threads; ++i) {
+    workers_.emplace_back([this] { WorkerLoop(Processor::kGpu); });
+  }
+}
+
+HybridQueryExecutor::~HybridQueryExecutor() { Shutdown(); }
+
+absl::Status HybridQueryExecutor::Submit(QueryJob job) {
+  if (job.tasks.empty()) return absl::InvalidArgumentError("a job needs at least one query");
+  auto pending = std::make_shared<PendingJob>();
+  pending->job = std::move(job);
+  pending->submitted = absl::Now();
+  pending->schedule_deadline =
+      std::min(pending->job.deadline, pending->submitted + options_.default_deadline);
+  // Predictions are made before taking the lock: the predictor is thread-safe and may take a few
+  // microseconds per query.
+  std::vector<WorkItem> items;
+  items.reserve(pending->job.tasks.size());
+  for (const QueryTask& task : pending->job.tasks) {
+    WorkItem& item = items.emplace_back();
+    if (options_.predictor != nullptr) item.cost = options_.predictor->Predict(task.query);
+    item.arrival = pending->submitted;
+    item.deadline = pending->schedule_deadline;
+    item.expires = pending->job.deadline;
+    if (gpu_ == nullptr || task.engine == EnginePreference::kCpu) {
+      item.pinned = Processor::kCpu;  // without a GPU, a kGpu request is refused on a CPU worker
+    } else if (task.engine == EnginePreference::kGpu) {
+      item.pinned = Processor::kGpu;
+    }
+  }
+
+  absl::MutexLock lock(&mu_);
+  if (stopping_) return absl::UnavailableError("the server is shutting down");
+  if (waiting_jobs_ >= options_.queue_capacity) {
+    return absl::ResourceExhaustedError(absl::StrCat(
+        "the admission queue is full (", options_.queue_capacity, " waiting); retry later"));
+  }
+  ++waiting_jobs_;
+  pending->unstarted = items.size();
+  for (size_t i = 0; i < items.size(); ++i) {
+    items[i].id = next_id_++;
+    tasks_.emplace(items[i].id, TaskRef{.job = pending, .task = i});
+    queues_.Push(items[i]);
+  }
+  // Any processor may now have something to take: its own query, a shared one, or (the other's
+  // load having grown) one worth stealing. A worker that finds nothing waits again.
+  for (Processor p : {Processor::kCpu, Processor::kGpu}) {
+    if (items.size() == 1) {
+      WorkAvailable(p).Signal();
+    } else {
+      WorkAvailable(p).SignalAll();
+    }
+  }
+  ReportDepths();
+  return absl::OkStatus();
+}
+
+size_t HybridQueryExecutor::queue_depth() const {
+  absl::MutexLock lock(&mu_);
+  return waiting_jobs_;
+}
+
+std::vector<std::string> HybridQueryExecutor::engines() const {
+  std::vector<std::string> names{std::string(cpu_->name())};
+  if (gpu_ != nullptr) names.emplace_back(gpu_->name());
+  return names;
+}
+
+void HybridQueryExecutor::Shutdown() {
+  absl::MutexLock join_lock(&join_mu_);
+  {
+    absl::MutexLock lock(&mu_);
+    stopping_ = true;
+    for (Processor p : {Processor::kCpu, Processor::kGpu}) WorkAvailable(p).SignalAll();
+  }
+  // Workers drain the queues before they exit, so every admitted job gets its callbacks.
+  for (std::thread& worker : workers_) worker.join();
+  workers_.clear();
+}
+
+void HybridQueryExecutor::WorkerLoop(Processor p) {
+  while (true) {
+    Work work = NextWork(p);
+    for (const auto& [ref, expired] : work.expired) AnswerExpired(ref, expired);
+    if (work.ready.has_value()) {
+      Run(p, work.ready->first, work.ready->second);
+    } else if (work.expired.empty()) {
+      return;
+    }
+  }
+}
+
+HybridQueryExecutor::Work HybridQueryExecutor::NextWork(Processor p) {
+  absl::MutexLock lock(&mu_);
+  while (true) {
+    const absl::Time now = absl::Now();
+    Work work;
+    for (Dequeued& expired : queues_.RemoveExpired(now)) {
+      work.expired.emplace_back(Detach(expired.item.id), std::move(expired));
+    }
+    if (std::optional<Dequeued> taken = queues_.Take(p, now)) {
+      work.ready.emplace(Detach(taken->item.id), *std::move(taken));
+      ++busy_[Index(p)];
+      if (options_.hooks.on_busy_workers) options_.hooks.on_busy_workers(p, busy_[Index(p)]);
+    }
+    const bool drained = stopping_ && queues_.empty();
+    // The last queued query is gone: workers waiting for one can exit.
+    if (drained) {
+      for (Processor q : {Processor::kCpu, Processor::kGpu}) WorkAvailable(q).SignalAll();
+    }
+    if (work.ready.has_value() || !work.expired.empty()) {
+      ReportDepths();
+      return work;
+    }
+    if (drained) return work;
+    // Nothing for p now. Pushes signal; a queued query's expiry is the only event in time.
+    WorkAvailable(p).WaitWithDeadline(&mu_, queues_.next_expiry());
+  }
+}
+
+HybridQueryExecutor::TaskRef HybridQueryExecutor::Detach(uint64_t id) {
+  auto node = tasks_.extract(id);
+  TaskRef ref = std::move(node.mapped());
+  if (--ref.job->unstarted == 0) --waiting_jobs_;
+  return ref;
+}
+
+void HybridQueryExecutor::ReportDepths() {
+  if (options_.hooks.on_queue_depth) options_.hooks.on_queue_depth(waiting_jobs_);
+  if (options_.hooks.on_scheduler_queue_depth) {
+    for (scheduler::QueueKind queue : scheduler::kAllQueues) {
+      options_.hooks.on_scheduler_queue_depth(queue, queues_.depth(queue));
+    }
+  }
+}
+
+void HybridQueryExecutor::Run(Processor p, const TaskRef& ref, const Dequeued& taken) {
+  const PendingJob& pending = *ref.job;
+  const QueryTask& task = pending.job.tasks[ref.task];
+  if (options_.hooks.on_decision) {
+    options_.hooks.on_decision({.processor = p,
+                                .queue = taken.queue,
+                                .pinned = taken.item.pinned.has_value(),
+                                .reason = taken.reason});
+  }
+  QueryOutcome outcome;
+  outcome.queued = absl::Now() - pending.submitted;
+  if (task.engine == EnginePreference::kGpu && gpu_ == nullptr) {
+    outcome.result = NoGpuEngineError();
+  } else {
+    const index::Engine& engine = p == Processor::kGpu ? *gpu_ : *cpu_;
+    const index::SearchContext context{.deadline = pending.job.deadline,
+                                       .cancelled = pending.job.cancelled.get()};
+    const std::optional<absl::Duration> measured =
+        RunQuery(task.query, engine, *cpu_, context, options_.debug_query_delay, outcome);
+    if (measured.has_value()) {
+      const double measured_ms = absl::ToDoubleMilliseconds(*measured);
+      if (options_.predictor != nullptr) options_.predictor->Observe(task.query, p, measured_ms);
+      if (options_.hooks.on_measured) {
+        options_.hooks.on_measured(p, taken.predicted_ms, measured_ms);
+      }
+    }
+  }
+  {
+    absl::MutexLock lock(&mu_);
+    queues_.Finished(p, taken.predicted_ms);
+    --busy_[Index(p)];
+    if (options_.hooks.on_busy_workers) options_.hooks.on_busy_workers(p, busy_[Index(p)]);
+  }
+  if (options_.hooks.on_busy_time) options_.hooks.on_busy_time(p, outcome.executed);
+  Finish(ref, std::move(outcome));
+}
+
+void HybridQueryExecutor::AnswerExpired(const TaskRef& ref, const Dequeued& expired) {
+  const PendingJob& pending = *ref.job;
+  QueryOutcome outcome;
+  outcome.queued = absl::Now() - pending.submitted;
+  if (pending.job.tasks[ref.task].engine == EnginePreference::kGpu && gpu_ == nullptr) {
+    outcome.result = NoGpuEngineError();
+  } else {
+    outcome.engine =
+        std::string(expired.processor == Processor::kGpu ? gpu_->name() : cpu_->name());
+    outcome.result = absl::DeadlineExceededError("query deadline exceeded");
+  }
+  Finish(ref, std::move(outcome));
+}
+
+void HybridQueryExecutor::Finish(const TaskRef& ref, QueryOutcome outcome) {
+  if (absl::Now() >= ref.job->schedule_deadline && options_.hooks.on_deadline_miss) {
+    options_.hooks.on_deadline_miss();
+  }
+  ref.job->job.on_done(ref.task, std::move(outcome));
+}
+
+}  // namespace tandem::server

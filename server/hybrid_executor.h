@@ -1,0 +1,152 @@
+// File: hybrid_executor.h
+//
+// The CPU+GPU QueryExecutor of Ding et al. 2009, section 9: every query gets a predicted cost on
+// each processor from a CostPredictor at Submit and waits in one of three queues (much cheaper on
+// the GPU, much cheaper on the CPU, the rest); a pool of CPU workers and GPU workers (several
+// queries in flight on the GPU) take work by the policy of scheduler::WorkQueues: urgent queries
+// first, shortest-predicted-job first within a bounded wait, then the shared queue, then stealing
+// from the other processor. After each run the measured time goes back to the predictor.
+//
+// Admission is PoolQueryExecutor's: at most queue_capacity jobs waiting (a batch counts once),
+// RESOURCE_EXHAUSTED beyond, UNAVAILABLE after Shutdown, each admitted task's on_done called
+// exactly once, a batch's tasks free to run in parallel on either processor.
+//
+// Deadlines. The deadline a query is scheduled by is the earlier of the call's own (gRPC) deadline
+// and arrival + default_deadline (500 ms, the paper's bound for a search engine). Only the call's
+// deadline stops a query (DEADLINE_EXCEEDED): one that expires while queued is answered at once
+// without running; the default deadline orders work (urgency) and counts misses, since the caller
+// is still waiting for the answer.
+//
+// Routing. EnginePreference kCpu / kGpu pin a query to that processor (never stolen); kAuto is
+// routed. Without a GPU engine every query runs on the CPU (kGpu: FAILED_PRECONDITION) and the
+// predictor is optional. A GPU engine fault is answered on the CPU, as PoolQueryExecutor does.
+//
+//   auto executor = HybridQueryExecutor::Create(cpu, gpu, {.cpu_threads = 16, .gpu_threads = 4,
+//                                                          .queue_capacity = 64,
+//                                                          .predictor = cost_model.get()});
+#pragma once
+
+#include <cstddef>
+#include <cstdint>
+#include <functional>
+#include <memory>
+#include <thread>
+#include <unordered_map>
+#include <vector>
+
+#include "absl/base/thread_annotations.h"
+#include "absl/status/statusor.h"
+#include "absl/synchronization/mutex.h"
+#include "absl/time/time.h"
+#include "index/engine.h"
+#include "scheduler/cost_predictor.h"
+#include "scheduler/work_queues.h"
+#include "server/query_executor.h"
+
+namespace tandem::server {
+
+// One scheduling decision: which processor took a query, from which queue and why.
+struct SchedulerDecision {
+  scheduler::Processor processor = scheduler::Processor::kCpu;
+  scheduler::QueueKind queue = scheduler::QueueKind::kShared;
+  bool pinned = false;  // an engine hint chose the processor
+  scheduler::TakeReason reason = scheduler::TakeReason::kShortest;
+};
+
+// What the executor reports for metrics. Every hook may be null. Hooks marked "ordered" run under
+// the executor's lock so their reports arrive in order: they must be cheap and must never call back
+// into the executor. All run on executor threads, or on the submitting thread from Submit.
+struct HybridExecutorHooks {
+  using Processor = scheduler::Processor;
+  // Ordered: jobs admitted and not yet all started (the admission queue's depth).
+  std::function<void(size_t jobs)> on_queue_depth = nullptr;
+  // Ordered: queries waiting in each of the three queues.
+  std::function<void(scheduler::QueueKind queue, size_t queries)> on_scheduler_queue_depth =
+      nullptr;
+  // Ordered: workers of `p` running a query now.
+  std::function<void(Processor p, size_t busy)> on_busy_workers = nullptr;
+  // A worker took a query.
+  std::function<void(const SchedulerDecision& decision)> on_decision = nullptr;
+  // A query answered by the engine it was routed to, with its prediction (for the ratio histogram).
+  std::function<void(Processor p, double predicted_ms, double measured_ms)> on_measured = nullptr;
+  // A worker of `p` spent `busy` on one query (utilization).
+  std::function<void(Processor p, absl::Duration busy)> on_busy_time = nullptr;
+  // A query answered after its scheduling deadline (or dropped in the queue at its call deadline).
+  std::function<void()> on_deadline_miss = nullptr;
+};
+
+class HybridQueryExecutor final : public QueryExecutor {
+ public:
+  struct Options {
+    size_t cpu_threads = 1;
+    // Queries in flight on the GPU at once (one worker thread each); unused without a GPU engine.
+    size_t gpu_threads = 4;
+    // Jobs waiting for a worker (running ones not counted).
+    size_t queue_capacity = 4;
+    // Scheduling deadline of a query whose call deadline is later (see above); may be infinite.
+    absl::Duration default_deadline = absl::Milliseconds(500);
+    scheduler::WorkQueues::Policy policy = {};
+    // Predicts costs and learns from measured ones; required with a GPU engine. Must outlive the
+    // executor.
+    scheduler::CostPredictor* predictor = nullptr;
+    // Testing only: as PoolQueryExecutor::Options::debug_query_delay.
+    absl::Duration debug_query_delay = absl::ZeroDuration();
+    HybridExecutorHooks hooks = {};
+  };
+
+  // `cpu` must be non-null; `gpu` may be null. Engines and predictor must outlive the executor.
+  static absl::StatusOr<std::unique_ptr<HybridQueryExecutor>> Create(const index::Engine* cpu,
+                                                                     const index::Engine* gpu,
+                                                                     Options options);
+  ~HybridQueryExecutor() override;
+
+  absl::Status Submit(QueryJob job) override;
+  size_t queue_depth() const override;
+  std::vector<std::string> engines() const override;
+  void Shutdown() override;
+
+ private:
+  struct PendingJob {
+    QueryJob job;
+    absl::Time submitted;
+    absl::Time schedule_deadline;  // earlier of job.deadline and submitted + default_deadline
+    size_t unstarted = 0;          // guarded by mu_
+  };
+  struct TaskRef {
+    std::shared_ptr<PendingJob> job;
+    size_t task = 0;
+  };
+  // What a worker does next: run `ready` (taken from the queues), answer `expired` without running
+  // them, or, with neither, exit.
+  struct Work {
+    std::vector<std::pair<TaskRef, scheduler::Dequeued>> expired;
+    std::optional<std::pair<TaskRef, scheduler::Dequeued>> ready;
+  };
+
+  HybridQueryExecutor(const index::Engine* cpu, const index::Engine* gpu, Options options);
+  void WorkerLoop(scheduler::Processor p);
+  Work NextWork(scheduler::Processor p);
+  TaskRef Detach(uint64_t id) ABSL_EXCLUSIVE_LOCKS_REQUIRED(mu_);
+  void ReportDepths() ABSL_EXCLUSIVE_LOCKS_REQUIRED(mu_);
+  void Run(scheduler::Processor p, const TaskRef& ref, const scheduler::Dequeued& taken);
+  void AnswerExpired(const TaskRef& ref, const scheduler::Dequeued& expired);
+  void Finish(const TaskRef& ref, QueryOutcome outcome);
+  absl::CondVar& WorkAvailable(scheduler::Processor p) { return work_available_[Index(p)]; }
+  static int Index(scheduler::Processor p) { return p == scheduler::Processor::kCpu ? 0 : 1; }
+
+  const index::Engine* const cpu_;
+  const index::Engine* const gpu_;
+  const Options options_;
+  mutable absl::Mutex mu_;
+  scheduler::WorkQueues queues_ ABSL_GUARDED_BY(mu_);
+  std::unordered_map<uint64_t, TaskRef> tasks_ ABSL_GUARDED_BY(mu_);  // queued, by WorkItem id
+  uint64_t next_id_ ABSL_GUARDED_BY(mu_) = 0;
+  size_t waiting_jobs_ ABSL_GUARDED_BY(mu_) = 0;
+  size_t busy_[2] ABSL_GUARDED_BY(mu_) = {0, 0};
+  bool stopping_ ABSL_GUARDED_BY(mu_) = false;
+  absl::CondVar work_available_[2];  // CPU workers wait on one, GPU workers on the other
+  std::vector<std::thread> workers_;
+  absl::Mutex join_mu_;  // serializes Shutdown callers
+};
+
+}  // namespace tandem::server

@@ -1,0 +1,520 @@
+#include "server/hybrid_executor.h"
+
+#include <algorithm>
+#include <atomic>
+#include <map>
+#include <memory>
+#include <random>
+#include <thread>
+#include <vector>
+
+#include "absl/synchronization/mutex.h"
+#include "gtest/gtest.h"
+#include "server/executor_test_util.h"
+
+namespace tandem::server {
+namespace {
+
+using fakes::FailingEngine;
+using fakes::FakeEngine;
+using fakes::FakePredictor;
+using fakes::Job;
+using fakes::Outcomes;
+using scheduler::CostEstimate;
+using scheduler::Processor;
+using scheduler::QueueKind;
+using scheduler::TakeReason;
+
+// Fixed thresholds (cpu_ms / gpu_ms >= 2: GPU queue, <= 0.5: CPU queue), so routing depends only on
+// the predictions.
+scheduler::WorkQueues::Policy Fixed() { return {.max_shift = 1}; }
+
+// Records what the executor reports through its hooks.
+class Recorder {
+ public:
+  HybridExecutorHooks Hooks() {
+    return {.on_queue_depth =
+                [this](size_t jobs) {
+                  absl::MutexLock lock(&mu_);
+                  depths_.push_back(jobs);
+                },
+            .on_busy_workers =
+                [this](Processor p, size_t busy) {
+                  absl::MutexLock lock(&mu_);
+                  busy_[p] = busy;
+                },
+            .on_decision =
+                [this](const SchedulerDecision& decision) {
+                  absl::MutexLock lock(&mu_);
+                  decisions_.push_back(decision);
+                },
+            .on_measured =
+                [this](Processor p, double predicted_ms, double measured_ms) {
+                  absl::MutexLock lock(&mu_);
+                  ++measured_[p];
+                },
+            .on_busy_time =
+                [this](Processor p, absl::Duration busy) {
+                  absl::MutexLock lock(&mu_);
+                  busy_time_[p] += busy;
+                },
+            .on_deadline_miss =
+                [this] {
+                  absl::MutexLock lock(&mu_);
+                  ++deadline_misses_;
+                }};
+  }
+  std::vector<SchedulerDecision> decisions() {
+    absl::MutexLock lock(&mu_);
+    return decisions_;
+  }
+  int Count(Processor p, QueueKind queue, TakeReason reason) {
+    int n = 0;
+    for (const SchedulerDecision& d : decisions()) {
+      n += d.processor == p && d.queue == queue && d.reason == reason;
+    }
+    return n;
+  }
+  std::vector<size_t> depths() {
+    absl::MutexLock lock(&mu_);
+    return depths_;
+  }
+  size_t busy(Processor p) {
+    absl::MutexLock lock(&mu_);
+    return busy_[p];
+  }
+  absl::Duration busy_time(Processor p) {
+    absl::MutexLock lock(&mu_);
+    return busy_time_[p];
+  }
+  int measured(Processor p) {
+    absl::MutexLock lock(&mu_);
+    return measured_[p];
+  }
+  int deadline_misses() {
+    absl::MutexLock lock(&mu_);
+    return deadline_misses_;
+  }
+
+ private:
+  absl::Mutex mu_;
+  std::vector<SchedulerDecision> decisions_ ABSL_GUARDED_BY(mu_);
+  std::vector<size_t> depths_ ABSL_GUARDED_BY(mu_);
+  std::map<Processor, size_t> busy_ ABSL_GUARDED_BY(mu_);
+  std::map<Processor, absl::Duration> busy_time_ ABSL_GUARDED_BY(mu_);
+  std::map<Processor, int> measured_ ABSL_GUARDED_BY(mu_);
+  int deadline_misses_ ABSL_GUARDED_BY(mu_) = 0;
+};
+
+std::unique_ptr<HybridQueryExecutor> MakeExecutor(const index::Engine* cpu,
+                                                  const index::Engine* gpu,
+                                                  HybridQueryExecutor::Options options) {
+  auto executor = HybridQueryExecutor::Create(cpu, gpu, std::move(options));
+  EXPECT_TRUE(executor.ok()) << executor.status();
+  return executor.ok() ? *std::move(executor) : nullptr;
+}
+
+TEST(HybridQueryExecutorTest, RejectsBadOptions) {
+  FakeEngine cpu("cpu", true);
+  FakeEngine gpu("gpu", true);
+  FakePredictor predictor;
+  EXPECT_FALSE(HybridQueryExecutor::Create(nullptr, nullptr, {}).ok());
+  EXPECT_FALSE(HybridQueryExecutor::Create(&cpu, nullptr, {.cpu_threads = 0}).ok());
+  EXPECT_FALSE(HybridQueryExecutor::Create(&cpu, nullptr, {.queue_capacity = 0}).ok());
+  EXPECT_FALSE(
+      HybridQueryExecutor::Create(&cpu, nullptr, {.default_deadline = absl::ZeroDuration()}).ok());
+  EXPECT_FALSE(HybridQueryExecutor::Create(&cpu, &gpu, {}).ok());  // no predictor
+  EXPECT_FALSE(
+      HybridQueryExecutor::Create(&cpu, &gpu, {.gpu_threads = 0, .predictor = &predictor}).ok());
+  EXPECT_FALSE(HybridQueryExecutor::Create(&cpu, nullptr, {.policy = {.cpu_threshold = 3}}).ok());
+  EXPECT_TRUE(HybridQueryExecutor::Create(&cpu, nullptr, {}).ok());  // no GPU: predictor optional
+}
+
+TEST(HybridQueryExecutorTest, RoutesEachQueryToItsCheaperProcessor) {
+  FakePredictor predictor({{1, {.cpu_ms = 20, .gpu_ms = 1}},     // GPU queue
+                           {2, {.cpu_ms = 1, .gpu_ms = 20}},     // CPU queue
+                           {3, {.cpu_ms = 1.5, .gpu_ms = 1}}});  // shared
+  FakeEngine cpu("cpu", true);
+  FakeEngine gpu("gpu", true);
+  Recorder recorder;
+  auto executor = MakeExecutor(&cpu, &gpu,
+                               {.cpu_threads = 2,
+                                .gpu_threads = 2,
+                                .queue_capacity = 32,
+                                .policy = Fixed(),
+                                .predictor = &predictor,
+                                .hooks = recorder.Hooks()});
+  Outcomes outcomes;
+  for (int job = 0; job < 10; ++job) {
+    ASSERT_TRUE(executor->Submit(Job(outcomes.For(job), {job % 2 == 0 ? 1u : 2u})).ok());
+  }
+  ASSERT_TRUE(executor->Submit(Job(outcomes.For(10), {3})).ok());
+  ASSERT_TRUE(outcomes.WaitFor(11));
+  executor->Shutdown();
+  for (int job = 0; job < 10; ++job) {
+    QueryOutcome o = outcomes.Get(job);
+    ASSERT_TRUE(o.result.ok()) << o.result.status();
+    EXPECT_EQ(o.result->hits.at(0).docid, job % 2 == 0 ? 1u : 2u);
+    EXPECT_EQ(o.engine, job % 2 == 0 ? "gpu" : "cpu") << "job " << job;
+    EXPECT_TRUE(o.started);
+  }
+  EXPECT_EQ(recorder.Count(Processor::kGpu, QueueKind::kGpu, TakeReason::kShortest), 5);
+  EXPECT_EQ(recorder.Count(Processor::kCpu, QueueKind::kCpu, TakeReason::kShortest), 5);
+  int shared = 0;
+  for (const SchedulerDecision& d : recorder.decisions()) {
+    shared += d.queue == QueueKind::kShared;
+    EXPECT_NE(d.reason, TakeReason::kStolen);
+    EXPECT_FALSE(d.pinned);
+  }
+  EXPECT_EQ(shared, 1);
+  // Every answered query went back to the predictor with the processor that ran it.
+  const std::vector<FakePredictor::Observation> observed = predictor.observed();
+  ASSERT_EQ(observed.size(), 11u);
+  for (const FakePredictor::Observation& o : observed) {
+    if (o.k == 1) {
+      EXPECT_EQ(o.processor, Processor::kGpu);
+    } else if (o.k == 2) {
+      EXPECT_EQ(o.processor, Processor::kCpu);
+    }
+    EXPECT_GE(o.ms, 0);
+  }
+  EXPECT_EQ(recorder.measured(Processor::kCpu) + recorder.measured(Processor::kGpu), 11);
+  EXPECT_EQ(recorder.busy(Processor::kCpu), 0u);
+  EXPECT_EQ(recorder.busy(Processor::kGpu), 0u);
+  EXPECT_GT(recorder.busy_time(Processor::kGpu), absl::ZeroDuration());
+  EXPECT_EQ(recorder.depths().back(), 0u);
+}
+
+TEST(HybridQueryExecutorTest, IdleCpuStealsFromABackloggedGpu) {
+  FakePredictor predictor({{1, {.cpu_ms = 40, .gpu_ms = 1}},
+                           {2, {.cpu_ms = 1, .gpu_ms = 1}},
+                           {3, {.cpu_ms = 2, .gpu_ms = 1}},
+                           {4, {.cpu_ms = 50, .gpu_ms = 1}}});
+  FakeEngine cpu("cpu", true);
+  FakeEngine gpu("gpu");  // held: the GPU is busy until the test opens it
+  Recorder recorder;
+  auto executor = MakeExecutor(&cpu, &gpu,
+                               {.cpu_threads = 1,
+                                .gpu_threads = 1,
+                                .queue_capacity = 16,
+                                .policy = Fixed(),
+                                .predictor = &predictor,
+                                .hooks = recorder.Hooks()});
+  Outcomes outcomes;
+  ASSERT_TRUE(executor->Submit(Job(outcomes.For(0), {1})).ok());
+  ASSERT_TRUE(gpu.WaitStarted(1));
+  // Pinned to the GPU: never stolen, though the CPU would run it as fast.
+  ASSERT_TRUE(executor->Submit(Job(outcomes.For(1), {2}, EnginePreference::kGpu)).ok());
+  // Twice as fast on the GPU, but the GPU's backlog makes the CPU sooner: stolen.
+  for (int job = 2; job < 7; ++job) ASSERT_TRUE(executor->Submit(Job(outcomes.For(job), {3})).ok());
+  ASSERT_TRUE(outcomes.WaitFor(5));
+  // 50x cheaper on the GPU: waiting behind 2 ms of GPU work beats 50 ms on the CPU.
+  ASSERT_TRUE(executor->Submit(Job(outcomes.For(7), {4})).ok());
+  for (int job = 2; job < 7; ++job) EXPECT_EQ(outcomes.Get(job).engine, "cpu");
+  EXPECT_EQ(recorder.Count(Processor::kCpu, QueueKind::kGpu, TakeReason::kStolen), 5);
+  EXPECT_EQ(outcomes.size(), 5u);
+  gpu.Open();
+  ASSERT_TRUE(outcomes.WaitFor(8));
+  executor->Shutdown();
+  EXPECT_EQ(outcomes.Get(0).engine, "gpu");
+  EXPECT_EQ(outcomes.Get(1).engine, "gpu");
+  EXPECT_EQ(outcomes.Get(7).engine, "gpu");
+  EXPECT_EQ(recorder.Count(Processor::kCpu, QueueKind::kGpu, TakeReason::kStolen), 5);
+  EXPECT_EQ(cpu.started(), 5);
+}
+
+TEST(HybridQueryExecutorTest, QueryExpiredWhileQueuedIsAnsweredWithoutRunning) {
+  FakePredictor predictor;
+  FakeEngine cpu("cpu");  // held
+  FakeEngine gpu("gpu", true);
+  Recorder recorder;
+  auto executor = MakeExecutor(&cpu, &gpu,
+                               {.cpu_threads = 1,
+                                .gpu_threads = 1,
+                                .queue_capacity = 8,
+                                .default_deadline = absl::Seconds(60),
+                                .predictor = &predictor,
+                                .hooks = recorder.Hooks()});
+  Outcomes outcomes;
+  ASSERT_TRUE(executor->Submit(Job(outcomes.For(0), {1}, EnginePreference::kCpu)).ok());
+  ASSERT_TRUE(cpu.WaitStarted(1));
+  QueryJob expiring = Job(outcomes.For(1), {2}, EnginePreference::kCpu);
+  expiring.deadline = absl::Now() + absl::Milliseconds(50);
+  ASSERT_TRUE(executor->Submit(std::move(expiring)).ok());
+  auto cancelled = std::make_shared<std::atomic<bool>>(true);
+  QueryJob gone = Job(outcomes.For(2), {3}, EnginePreference::kCpu);
+  gone.cancelled = cancelled;
+  ASSERT_TRUE(executor->Submit(std::move(gone)).ok());
+  // Answered at its deadline, while the only CPU worker is still busy with job 0.
+  ASSERT_TRUE(outcomes.WaitFor(1));
+  EXPECT_TRUE(outcomes.Has(1));
+  EXPECT_EQ(outcomes.Get(1).result.status().code(), absl::StatusCode::kDeadlineExceeded);
+  EXPECT_FALSE(outcomes.Get(1).started);
+  EXPECT_EQ(outcomes.Get(1).engine, "cpu");
+  EXPECT_EQ(recorder.deadline_misses(), 1);
+  cpu.Open();
+  ASSERT_TRUE(outcomes.WaitFor(3));
+  executor->Shutdown();
+  EXPECT_TRUE(outcomes.Get(0).result.ok());
+  EXPECT_EQ(outcomes.Get(2).result.status().code(), absl::StatusCode::kCancelled);
+  EXPECT_FALSE(outcomes.Get(2).started);
+  EXPECT_EQ(cpu.started_ks(), std::vector<uint32_t>{1});
+  EXPECT_EQ(recorder.deadline_misses(), 1);
+}
+
+TEST(HybridQueryExecutorTest, DefaultDeadlineOrdersWorkButDoesNotStopQueries) {
+  FakeEngine cpu("cpu", true, [](const index::Query&) { return 40.0; });
+  Recorder recorder;
+  auto executor = MakeExecutor(&cpu, nullptr,
+                               {.cpu_threads = 1,
+                                .queue_capacity = 4,
+                                .default_deadline = absl::Milliseconds(10),
+                                .hooks = recorder.Hooks()});
+  Outcomes outcomes;
+  ASSERT_TRUE(executor->Submit(Job(outcomes.For(0))).ok());
+  ASSERT_TRUE(outcomes.WaitFor(1));
+  executor->Shutdown();
+  EXPECT_TRUE(outcomes.Get(0).result.ok()) << outcomes.Get(0).result.status();
+  EXPECT_EQ(recorder.deadline_misses(), 1);  // answered after 40 ms against a 10 ms target
+}
+
+// Start order of a short query (k=2) and a long one (k=3) queued behind a blocker (k=1), when the
+// long one's call deadline is `long_deadline` from now and the worker frees up after 150 ms.
+std::vector<uint32_t> StartOrder(absl::Duration long_deadline) {
+  FakePredictor predictor({{1, {.cpu_ms = 1}}, {2, {.cpu_ms = 1}}, {3, {.cpu_ms = 50}}});
+  FakeEngine cpu("cpu");
+  auto executor =
+      MakeExecutor(&cpu, nullptr,
+                   {.cpu_threads = 1,
+                    .queue_capacity = 4,
+                    .default_deadline = absl::Seconds(60),
+                    .policy = {.urgent_fraction = 0.1, .max_wait = absl::InfiniteDuration()},
+                    .predictor = &predictor});
+  Outcomes outcomes;
+  EXPECT_TRUE(executor->Submit(Job(outcomes.For(0), {1})).ok());
+  EXPECT_TRUE(cpu.WaitStarted(1));
+  EXPECT_TRUE(executor->Submit(Job(outcomes.For(1), {2})).ok());
+  QueryJob urgent = Job(outcomes.For(2), {3});
+  urgent.deadline = absl::Now() + long_deadline;
+  EXPECT_TRUE(executor->Submit(std::move(urgent)).ok());
+  absl::SleepFor(absl::Milliseconds(150));
+  cpu.Open();
+  EXPECT_TRUE(outcomes.WaitFor(3));
+  executor->Shutdown();
+  for (int job = 0; job < 3; ++job) EXPECT_TRUE(outcomes.Get(job).result.ok());
+  return cpu.started_ks();
+}
+
+TEST(HybridQueryExecutorTest, QueryNearItsDeadlineJumpsTheQueue) {
+  // Urgent from 100 ms (a tenth of its 1 s): it runs before the shorter query.
+  EXPECT_EQ(StartOrder(absl::Seconds(1)), (std::vector<uint32_t>{1, 3, 2}));
+  // Urgent only from 6 s: shortest first.
+  EXPECT_EQ(StartOrder(absl::Seconds(60)), (std::vector<uint32_t>{1, 2, 3}));
+}
+
+// Where a long query (k=9) starts among 100 shorter ones (k=1, 3 ms each) queued after it.
+size_t LongQueryPosition(absl::Duration max_wait) {
+  FakePredictor predictor({{1, {.cpu_ms = 1}}, {9, {.cpu_ms = 100}}});
+  FakeEngine cpu("cpu", false, [](const index::Query& q) { return q.k == 1 ? 3.0 : 0.0; });
+  auto executor = MakeExecutor(&cpu, nullptr,
+                               {.cpu_threads = 1,
+                                .queue_capacity = 128,
+                                .default_deadline = absl::Seconds(60),
+                                .policy = {.max_wait = max_wait},
+                                .predictor = &predictor});
+  Outcomes outcomes;
+  EXPECT_TRUE(executor->Submit(Job(outcomes.For(0), {9})).ok());
+  for (int job = 1; job <= 100; ++job)
+    EXPECT_TRUE(executor->Submit(Job(outcomes.For(job), {1})).ok());
+  cpu.Open();
+  EXPECT_TRUE(outcomes.WaitFor(101));
+  executor->Shutdown();
+  const std::vector<uint32_t> ks = cpu.started_ks();
+  return std::find(ks.begin(), ks.end(), 9u) - ks.begin();
+}
+
+TEST(HybridQueryExecutorTest, BoundedWaitRunsALongQueryDespiteShorterOnes) {
+  // Shorter queries overtake it (shortest first) until it has waited 100 ms, about 33 of them.
+  const size_t bounded = LongQueryPosition(absl::Milliseconds(100));
+  EXPECT_GT(bounded, 0u);
+  EXPECT_LT(bounded, 100u);
+  // Without the bound it runs last.
+  EXPECT_EQ(LongQueryPosition(absl::InfiniteDuration()), 100u);
+}
+
+TEST(HybridQueryExecutorTest, EngineHintsBypassRouting) {
+  FakePredictor predictor({{1, {.cpu_ms = 20, .gpu_ms = 1}}, {2, {.cpu_ms = 1, .gpu_ms = 20}}});
+  FakeEngine cpu("cpu", true);
+  FakeEngine gpu("gpu", true);
+  Recorder recorder;
+  auto executor = MakeExecutor(&cpu, &gpu,
+                               {.cpu_threads = 1,
+                                .gpu_threads = 1,
+                                .queue_capacity = 4,
+                                .policy = Fixed(),
+                                .predictor = &predictor,
+                                .hooks = recorder.Hooks()});
+  Outcomes outcomes;
+  ASSERT_TRUE(executor->Submit(Job(outcomes.For(0), {1}, EnginePreference::kCpu)).ok());
+  ASSERT_TRUE(executor->Submit(Job(outcomes.For(1), {2}, EnginePreference::kGpu)).ok());
+  ASSERT_TRUE(outcomes.WaitFor(2));
+  executor->Shutdown();
+  EXPECT_EQ(outcomes.Get(0).engine, "cpu");
+  EXPECT_EQ(outcomes.Get(1).engine, "gpu");
+  const std::vector<SchedulerDecision> decisions = recorder.decisions();
+  ASSERT_EQ(decisions.size(), 2u);
+  for (const SchedulerDecision& d : decisions) EXPECT_TRUE(d.pinned);
+}
+
+TEST(HybridQueryExecutorTest, GpuFaultsAreAnsweredOnTheCpu) {
+  FakePredictor predictor({{5, {.cpu_ms = 20, .gpu_ms = 1}}});
+  FakeEngine cpu("cpu", true);
+  FailingEngine gpu(absl::ResourceExhaustedError("device out of memory"));
+  auto executor = MakeExecutor(&cpu, &gpu,
+                               {.cpu_threads = 1,
+                                .gpu_threads = 1,
+                                .queue_capacity = 4,
+                                .policy = Fixed(),
+                                .predictor = &predictor});
+  Outcomes outcomes;
+  ASSERT_TRUE(executor->Submit(Job(outcomes.For(0), {5})).ok());
+  ASSERT_TRUE(outcomes.WaitFor(1));
+  executor->Shutdown();
+  QueryOutcome o = outcomes.Get(0);
+  ASSERT_TRUE(o.result.ok()) << o.result.status();
+  EXPECT_EQ(o.result->hits.at(0).docid, 5u);
+  EXPECT_EQ(o.engine, "cpu");
+  EXPECT_TRUE(o.gpu_fallback);
+  EXPECT_TRUE(predictor.observed().empty());  // a fault is no measurement of the GPU's cost
+}
+
+TEST(HybridQueryExecutorTest, WithoutAGpuEngineEverythingRunsOnTheCpu) {
+  FakeEngine cpu("cpu", true);
+  auto executor = MakeExecutor(&cpu, nullptr, {.cpu_threads = 1, .queue_capacity = 4});
+  EXPECT_EQ(executor->engines(), std::vector<std::string>{"cpu"});
+  Outcomes outcomes;
+  ASSERT_TRUE(executor->Submit(Job(outcomes.For(0), {1})).ok());
+  ASSERT_TRUE(executor->Submit(Job(outcomes.For(1), {1}, EnginePreference::kGpu)).ok());
+  ASSERT_TRUE(outcomes.WaitFor(2));
+  EXPECT_EQ(outcomes.Get(0).engine, "cpu");
+  EXPECT_EQ(outcomes.Get(1).result.status().code(), absl::StatusCode::kFailedPrecondition);
+  EXPECT_EQ(outcomes.Get(1).engine, "");
+  EXPECT_EQ(cpu.started(), 1);
+}
+
+TEST(HybridQueryExecutorTest, FullQueueRefusesAtOnce) {
+  FakeEngine cpu("cpu");
+  Recorder recorder;
+  auto executor = MakeExecutor(&cpu, nullptr,
+                               {.cpu_threads = 1, .queue_capacity = 1, .hooks = recorder.Hooks()});
+  Outcomes outcomes;
+  ASSERT_TRUE(executor->Submit(Job(outcomes.For(0))).ok());
+  ASSERT_TRUE(cpu.WaitStarted(1));
+  ASSERT_TRUE(executor->Submit(Job(outcomes.For(1), {1, 2, 3})).ok());  // a batch takes one slot
+  EXPECT_EQ(executor->queue_depth(), 1u);
+  const absl::Time before = absl::Now();
+  EXPECT_EQ(executor->Submit(Job(outcomes.For(2))).code(), absl::StatusCode::kResourceExhausted);
+  EXPECT_LT(absl::Now() - before, absl::Seconds(1));
+  cpu.Open();
+  ASSERT_TRUE(outcomes.WaitFor(4));
+  executor->Shutdown();
+  EXPECT_EQ(outcomes.size(), 4u);  // the refused job's callback never runs
+  EXPECT_FALSE(outcomes.Has(2));
+  // The batch leaves the admission queue when its last query starts.
+  EXPECT_EQ(recorder.depths(), (std::vector<size_t>{1, 0, 1, 1, 1, 0}));
+}
+
+TEST(HybridQueryExecutorTest, ShutdownFinishesQueuedWorkAndRefusesNewWork) {
+  FakePredictor predictor({{1, {.cpu_ms = 20, .gpu_ms = 1}}, {2, {.cpu_ms = 1, .gpu_ms = 20}}});
+  FakeEngine cpu("cpu");
+  FakeEngine gpu("gpu");
+  auto executor = MakeExecutor(&cpu, &gpu,
+                               {.cpu_threads = 1,
+                                .gpu_threads = 1,
+                                .queue_capacity = 8,
+                                .policy = Fixed(),
+                                .predictor = &predictor});
+  Outcomes outcomes;
+  for (int job = 0; job < 4; ++job) {
+    ASSERT_TRUE(executor->Submit(Job(outcomes.For(job), {job % 2 == 0 ? 1u : 2u})).ok());
+  }
+  ASSERT_TRUE(executor->Submit(Job(outcomes.For(4), {1, 2, 3})).ok());
+  ASSERT_TRUE(cpu.WaitStarted(1));
+  ASSERT_TRUE(gpu.WaitStarted(1));
+  std::thread shutdown([&] { executor->Shutdown(); });
+  cpu.Open();
+  gpu.Open();
+  shutdown.join();
+  EXPECT_EQ(executor->Submit(Job(outcomes.For(5))).code(), absl::StatusCode::kUnavailable);
+  EXPECT_EQ(outcomes.size(), 7u);
+  for (int job = 0; job < 4; ++job) EXPECT_TRUE(outcomes.Get(job).result.ok());
+  for (size_t task = 0; task < 3; ++task) EXPECT_TRUE(outcomes.Get(4, task).result.ok());
+  EXPECT_FALSE(outcomes.Has(5));
+  executor->Shutdown();  // idempotent
+}
+
+TEST(HybridQueryExecutorTest, ConcurrentSubmittersGetEveryTaskAnsweredExactlyOnce) {
+  FakePredictor predictor({{1, {.cpu_ms = 20, .gpu_ms = 1}},
+                           {2, {.cpu_ms = 1, .gpu_ms = 20}},
+                           {3, {.cpu_ms = 1.5, .gpu_ms = 1}},
+                           {4, {.cpu_ms = 3, .gpu_ms = 1}},
+                           {5, {.cpu_ms = 0, .gpu_ms = 0}}});
+  FakeEngine cpu("cpu", true);
+  FakeEngine gpu("gpu", true);
+  Recorder recorder;
+  auto executor = MakeExecutor(&cpu, &gpu,
+                               {.cpu_threads = 3,
+                                .gpu_threads = 2,
+                                .queue_capacity = 16,
+                                .policy = {.max_wait = absl::Milliseconds(2)},
+                                .predictor = &predictor,
+                                .hooks = recorder.Hooks()});
+  Outcomes outcomes;
+  constexpr int kThreads = 6;
+  constexpr int kJobsPerThread = 150;
+  std::atomic<int> admitted_tasks{0};
+  std::vector<std::thread> submitters;
+  for (int t = 0; t < kThreads; ++t) {
+    submitters.emplace_back([&, t] {
+      std::mt19937 rng(t);
+      for (int j = 0; j < kJobsPerThread; ++j) {
+        const int id = t * 1000 + j;
+        std::vector<uint32_t> ks;
+        for (int n = 1 + static_cast<int>(rng() % 3); n > 0; --n) ks.push_back(1 + rng() % 5);
+        const EnginePreference engine = rng() % 8 == 0   ? EnginePreference::kCpu
+                                        : rng() % 8 == 0 ? EnginePreference::kGpu
+                                                         : EnginePreference::kAuto;
+        QueryJob job = Job(outcomes.For(id), ks, engine);
+        if (rng() % 10 == 0) job.deadline = absl::Now();  // already expired
+        if (rng() % 10 == 0) job.cancelled = std::make_shared<std::atomic<bool>>(true);
+        // Retry a refusal a few times: the point is many admissions racing with the workers.
+        for (int attempt = 0; attempt < 50; ++attempt) {
+          absl::Status s = executor->Submit(job);
+          if (s.ok()) {
+            admitted_tasks.fetch_add(static_cast<int>(ks.size()));
+            break;
+          }
+          EXPECT_EQ(s.code(), absl::StatusCode::kResourceExhausted);
+          absl::SleepFor(absl::Microseconds(100));
+        }
+      }
+    });
+  }
+  for (std::thread& s : submitters) s.join();
+  executor->Shutdown();  // drains what is queued
+  EXPECT_EQ(static_cast<int>(outcomes.size()), admitted_tasks.load());
+  EXPECT_EQ(outcomes.duplicates(), 0);
+  EXPECT_GT(admitted_tasks.load(), kThreads * kJobsPerThread / 2);
+  EXPECT_EQ(executor->queue_depth(), 0u);
+  EXPECT_EQ(recorder.busy(Processor::kCpu), 0u);
+  EXPECT_EQ(recorder.busy(Processor::kGpu), 0u);
+  for (const auto& [job, task] : outcomes.order()) {
+    const absl::StatusCode code = outcomes.Get(job, task).result.status().code();
+    EXPECT_TRUE(code == absl::StatusCode::kOk || code == absl::StatusCode::kDeadlineExceeded ||
+                code == absl::StatusCode::kCancelled)
+        << code;
+  }
+}
+
+}  // namespace
+}  // namespace tandem::server

@@ -1,29 +1,41 @@
 // tandem-bench-gpu-query: the GPU engine beside the CPU engine on a synthetic web-scale index built
-// inside the run (index_builder/synth.h, as `tandem-index synth`), over a TREC-05-like query log.
-// Every query runs through both engines; results must be equal (same documents and order, scores
-// within 1e-5 relative). Prints per-mode latency and throughput ratios and writes JSON with the
-// machine, the commit and the GPU.
+// inside the run (index_builder/synth.h, as `tandem-index synth`), over the evaluation split of a
+// query log (index/query_split.h: the queries the cost model never trains on). Every GPU answer is
+// compared with the CPU engine's (same documents and order, scores within 1e-5 relative). Reports,
+// for each mode and k (issue 5, the paper's Tables 2 and 3):
+//   - latency (mean, median, p95, p99) one query at a time, CPU vs GPU, and throughput with all
+//     cores calling each engine;
+//   - the GPU top-k by CUB radix sort vs the multi-level max-heap;
+//   - the share of GPU time per stage (cache, decode, intersect, score, top-k);
+//   - AND latency by intersection method (located-block search, merge-find with 0-3 levels);
+//   - the device cache: latency cold (empty cache) and warm, and the hit rate of a cache holding
+//     --cache_fraction of the index.
+// Writes JSON with the machine, the commit and the GPU.
 //
 //   tandem-bench-gpu-query --termstats wikipedia-termstats.tsv.gz --doclengths
-//     wikipedia-doclengths.tsv --queries trec05-efficiency.txt --num_docs 2000000 --json out.json
+//     wikipedia-doclengths.tsv --queries trec05-efficiency.txt --num_docs 25000000 --json out.json
 #include <algorithm>
 #include <atomic>
 #include <chrono>
 #include <cmath>
 #include <cstdio>
 #include <fstream>
+#include <map>
 #include <string>
 #include <thread>
 #include <vector>
 
 #include "absl/flags/flag.h"
 #include "absl/flags/parse.h"
+#include "absl/strings/numbers.h"
 #include "absl/strings/str_split.h"
 #include "bench/bench_util.h"
 #include "cpu/daat_engine.h"
 #include "gpu/gpu_engine.h"
+#include "index/command_line.h"
 #include "index/index.h"
 #include "index/query_file.h"
+#include "index/query_split.h"
 #include "index_builder/synth.h"
 #include "tests/test_collection.h"
 
@@ -33,17 +45,25 @@ ABSL_FLAG(std::string, queries, "", "query log (trec05-efficiency.txt)");
 ABSL_FLAG(uint32_t, num_docs, 2'000'000, "documents of the synthetic index");
 ABSL_FLAG(double, postings_per_doc, 240, "synth calibration P (0: raw ratios)");
 ABSL_FLAG(std::string, codec, "pfor", "index codec");
-ABSL_FLAG(int, max_queries, 2000, "first N queries with at least one index term");
-ABSL_FLAG(std::string, modes, "and,or", "modes to measure");
-ABSL_FLAG(uint32_t, k, 10, "hits per query");
+ABSL_FLAG(std::string, split, "eval", "all (file order), train or eval (index/query_split.h)");
+ABSL_FLAG(uint64_t, seed, tandem::index::kDefaultSplitSeed, "seed of the train/eval split");
+ABSL_FLAG(uint64_t, train, tandem::index::kDefaultTrainQueries, "training queries of the split");
+ABSL_FLAG(uint64_t, eval, tandem::index::kDefaultEvalQueries, "evaluation queries of the split");
+ABSL_FLAG(int, max_queries, 500, "measure the first N chosen queries");
+ABSL_FLAG(std::string, modes, "and,or,and_or", "modes to measure");
+ABSL_FLAG(std::string, k, "10,1000", "hits per query, a list");
 ABSL_FLAG(int, threads, 0, "threads for the throughput runs (0: all cores)");
-ABSL_FLAG(std::string, top_k, "radix", "GPU top-k: radix or heap");
+ABSL_FLAG(std::string, intersect_levels, "-1,0,1,2,3",
+          "AND intersection methods to compare (-1 located block, 0-4 merge-find levels)");
+ABSL_FLAG(double, cache_fraction, 0.2, "capacity of the small-cache run, fraction of the index");
+ABSL_FLAG(size_t, cache_queries, 4000, "the small-cache run's stream: the log's first N queries");
 ABSL_FLAG(std::string, json, "", "write results here");
 
 namespace tandem {
 namespace {
 
 using Clock = std::chrono::steady_clock;
+using nlohmann::json;
 
 double Seconds(Clock::time_point a, Clock::time_point b) {
   return std::chrono::duration<double>(b - a).count();
@@ -60,21 +80,66 @@ bool SameHits(const index::SearchResult& a, const index::SearchResult& b) {
   return true;
 }
 
+json LatencyJson(const bench::LatencySummary& s) {
+  return {{"mean", s.mean * 1e3}, {"median", s.p50 * 1e3}, {"p95", s.p95 * 1e3},
+          {"p99", s.p99 * 1e3},   {"max", s.max * 1e3}};
+}
+
+// One pass of `queries` through `engine`, one at a time; counts answers that differ from
+// `expected` (or fail).
+struct Pass {
+  bench::LatencySummary latency;
+  int mismatches = 0;
+};
+Pass RunPass(const index::Engine& engine, const std::vector<index::Query>& queries,
+             const std::vector<index::SearchResult>& expected) {
+  std::vector<double> seconds;
+  Pass pass;
+  for (size_t i = 0; i < queries.size(); ++i) {
+    const auto t0 = Clock::now();
+    auto r = engine.Search(queries[i], {});
+    seconds.push_back(Seconds(t0, Clock::now()));
+    if (!r.ok() || !SameHits(expected[i], *r)) ++pass.mismatches;
+  }
+  pass.latency = bench::Summarize(seconds);
+  return pass;
+}
+
 // Queries per second of `threads` callers sharing the query list.
 double Throughput(const index::Engine& engine, const std::vector<index::Query>& queries,
-                  int threads, std::atomic<int>* errors) {
+                  int threads, int* errors) {
   std::atomic<size_t> next{0};
+  std::atomic<int> failed{0};
   const auto start = Clock::now();
   std::vector<std::thread> pool;
   for (int t = 0; t < threads; ++t) {
     pool.emplace_back([&] {
       for (size_t i = next++; i < queries.size(); i = next++) {
-        if (!engine.Search(queries[i], {}).ok()) ++*errors;
+        if (!engine.Search(queries[i], {}).ok()) ++failed;
       }
     });
   }
   for (std::thread& th : pool) th.join();
+  *errors += failed;
   return queries.size() / Seconds(start, Clock::now());
+}
+
+std::vector<index::Query> MakeQueries(const std::vector<std::vector<std::string>>& analyzed,
+                                      index::QueryMode mode, uint32_t k) {
+  std::vector<index::Query> queries;
+  for (const auto& terms : analyzed) {
+    index::Query q;
+    q.mode = mode;
+    q.k = k;
+    for (const std::string& t : terms) q.terms.push_back({t, 1.0f});
+    queries.push_back(std::move(q));
+  }
+  return queries;
+}
+
+int Fail(const std::string& what) {
+  std::fprintf(stderr, "tandem-bench-gpu-query: %s\n", what.c_str());
+  return 1;
 }
 
 int Run() {
@@ -87,129 +152,281 @@ int Run() {
   synth.postings_per_doc = absl::GetFlag(FLAGS_postings_per_doc);
   synth.codec = absl::GetFlag(FLAGS_codec);
   auto summary = index_builder::BuildSyntheticIndex(synth, tmp.path() + "/synth");
-  if (!summary.ok()) {
-    std::fprintf(stderr, "synth: %s\n", summary.status().ToString().c_str());
-    return 1;
-  }
+  if (!summary.ok()) return Fail("synth: " + summary.status().ToString());
   auto idx = index::Index::Open(tmp.path() + "/synth");
-  if (!idx.ok()) {
-    std::fprintf(stderr, "open: %s\n", idx.status().ToString().c_str());
-    return 1;
-  }
+  if (!idx.ok()) return Fail("open: " + idx.status().ToString());
   const index::Index& index = **idx;
-  auto cpu = cpu::DaatEngine::Create(index);
-  gpu::GpuEngineOptions gpu_options;
-  gpu_options.preload = true;
-  gpu_options.top_k = absl::GetFlag(FLAGS_top_k) == "heap" ? gpu::TopKMethod::kMultiLevelHeap
-                                                            : gpu::TopKMethod::kRadixSort;
-  const auto gpu_start = Clock::now();
-  auto gpu = gpu::GpuEngine::Create(index, gpu_options);
-  if (!cpu.ok() || !gpu.ok()) {
-    std::fprintf(stderr, "engines: %s\n", gpu.status().ToString().c_str());
-    return 1;
-  }
-  const double gpu_setup_s = Seconds(gpu_start, Clock::now());
-  const int threads = absl::GetFlag(FLAGS_threads) > 0
-                          ? absl::GetFlag(FLAGS_threads)
-                          : static_cast<int>(std::thread::hardware_concurrency());
 
-  auto records = index::LoadQueryFile(absl::GetFlag(FLAGS_queries));
-  if (!records.ok()) {
-    std::fprintf(stderr, "queries: %s\n", records.status().ToString().c_str());
-    return 1;
+  std::vector<uint32_t> ks;
+  for (absl::string_view s : absl::StrSplit(absl::GetFlag(FLAGS_k), ',', absl::SkipEmpty())) {
+    uint32_t k = 0;
+    if (!absl::SimpleAtoi(s, &k) || k == 0 || k > index::kMaxK) return Fail("bad --k");
+    ks.push_back(k);
   }
-  std::vector<std::vector<std::string>> analyzed;
+  std::vector<int> levels;
+  for (absl::string_view s :
+       absl::StrSplit(absl::GetFlag(FLAGS_intersect_levels), ',', absl::SkipEmpty())) {
+    int l = 0;
+    if (!absl::SimpleAtoi(s, &l)) return Fail("bad --intersect_levels");
+    levels.push_back(l);
+  }
+  std::vector<index::QueryMode> modes;
+  for (absl::string_view s : absl::StrSplit(absl::GetFlag(FLAGS_modes), ',', absl::SkipEmpty())) {
+    index::QueryMode mode;
+    if (!index::ParseQueryMode(s, &mode)) return Fail("unknown mode " + std::string(s));
+    modes.push_back(mode);
+  }
+
+  // The pool: queries with at least one index term, in file order; then the chosen split.
+  auto records = index::LoadQueryFile(absl::GetFlag(FLAGS_queries));
+  if (!records.ok()) return Fail("queries: " + records.status().ToString());
+  std::vector<std::vector<std::string>> pool;
   for (const index::QueryRecord& r : *records) {
-    if (static_cast<int>(analyzed.size()) >= absl::GetFlag(FLAGS_max_queries)) break;
     std::vector<std::string> terms;
     index.analyzer().Analyze(r.text, &terms);
     bool any = false;
     for (const std::string& t : terms) any = any || index.Lookup(t).has_value();
-    if (any) analyzed.push_back(std::move(terms));
+    if (any) pool.push_back(std::move(terms));
+  }
+  auto part = index::ParseSplitPart(absl::GetFlag(FLAGS_split));
+  if (!part.ok()) return Fail(std::string(part.status().message()));
+  std::vector<std::vector<std::string>> analyzed;
+  if (*part == index::SplitPart::kAll) {
+    analyzed = pool;
+  } else {
+    auto split = index::SplitQueries(pool.size(), absl::GetFlag(FLAGS_seed),
+                                     absl::GetFlag(FLAGS_train), absl::GetFlag(FLAGS_eval));
+    if (!split.ok()) return Fail(std::string(split.status().message()));
+    for (size_t i : *part == index::SplitPart::kTrain ? split->train : split->eval) {
+      analyzed.push_back(pool[i]);
+    }
+  }
+  if (static_cast<int>(analyzed.size()) > absl::GetFlag(FLAGS_max_queries)) {
+    analyzed.resize(absl::GetFlag(FLAGS_max_queries));
   }
 
-  nlohmann::json out;
-  out["machine"] = bench::MachineInfo((*gpu)->device().name);
-  out["gpu_name"] = (*gpu)->device().name;
+  auto cpu = cpu::DaatEngine::Create(index);
+  if (!cpu.ok()) return Fail("cpu engine: " + cpu.status().ToString());
+  gpu::GpuEngineOptions gpu_options;
+  gpu_options.preload = true;
+  const auto gpu_start = Clock::now();
+  auto created = gpu::GpuEngine::Create(index, gpu_options);
+  if (!created.ok()) return Fail("gpu engine: " + created.status().ToString());
+  std::unique_ptr<gpu::GpuEngine> gpu = *std::move(created);
+  const double gpu_setup_s = Seconds(gpu_start, Clock::now());
+  const uint64_t index_device_bytes = gpu->cache_stats().bytes_resident;
+  const int threads = absl::GetFlag(FLAGS_threads) > 0
+                          ? absl::GetFlag(FLAGS_threads)
+                          : static_cast<int>(std::thread::hardware_concurrency());
+
+  json out;
+  out["machine"] = bench::MachineInfo(gpu->device().name);
+  out["gpu_name"] = gpu->device().name;
   out["num_docs"] = index.num_docs();
   out["postings"] = summary->postings;
   out["codec"] = synth.codec;
+  out["split"] = absl::GetFlag(FLAGS_split);
+  out["seed"] = absl::GetFlag(FLAGS_seed);
   out["queries"] = analyzed.size();
-  out["k"] = absl::GetFlag(FLAGS_k);
-  out["top_k"] = absl::GetFlag(FLAGS_top_k);
   out["threads"] = threads;
   out["gpu_setup_seconds"] = gpu_setup_s;
-  std::printf("index: %u docs, %lu postings (%s); %zu queries; k=%u; GPU %s; setup %.2f s\n",
+  out["index_device_bytes"] = index_device_bytes;
+  std::printf("index: %u docs, %lu postings (%s), %.2f GB on the device; %zu %s queries; GPU %s; "
+              "setup %.1f s\n",
               index.num_docs(), static_cast<unsigned long>(summary->postings),
-              synth.codec.c_str(), analyzed.size(), absl::GetFlag(FLAGS_k),
-              (*gpu)->device().name.c_str(), gpu_setup_s);
-  std::printf("%-7s %10s %10s %10s %10s %8s %11s %11s %8s %9s\n", "mode", "cpu_mean", "gpu_mean",
-              "cpu_p99", "gpu_p99", "speedup", "cpu_qps", "gpu_qps", "qps_x", "mismatch");
+              synth.codec.c_str(), index_device_bytes / 1e9, analyzed.size(),
+              absl::GetFlag(FLAGS_split).c_str(), gpu->device().name.c_str(), gpu_setup_s);
+
+  // ---- Latency and throughput, CPU vs GPU (radix and heap top-k) ----
   int total_mismatches = 0;
-  const std::vector<std::string> mode_names =
-      absl::StrSplit(absl::GetFlag(FLAGS_modes), ',', absl::SkipEmpty());
-  for (const std::string& mode_name : mode_names) {
-    index::QueryMode mode;
-    if (!index::ParseQueryMode(mode_name, &mode)) {
-      std::fprintf(stderr, "unknown mode %s\n", mode_name.c_str());
-      return 1;
-    }
-    std::vector<index::Query> queries;
-    for (const auto& terms : analyzed) {
-      index::Query q;
-      q.mode = mode;
-      q.k = absl::GetFlag(FLAGS_k);
-      for (const std::string& t : terms) q.terms.push_back({t, 1.0f});
-      queries.push_back(std::move(q));
-    }
-    std::vector<double> cpu_s, gpu_s;
-    int mismatches = 0, errors = 0;
-    for (const index::Query& q : queries) (void)(*gpu)->Search(q, {});  // warm-up
-    for (const index::Query& q : queries) {
-      auto t0 = Clock::now();
-      auto c = (*cpu)->Search(q, {});
-      auto t1 = Clock::now();
-      auto g = (*gpu)->Search(q, {});
-      auto t2 = Clock::now();
-      cpu_s.push_back(Seconds(t0, t1));
-      gpu_s.push_back(Seconds(t1, t2));
-      if (!c.ok() || !g.ok()) {
-        ++errors;
-      } else if (!SameHits(*c, *g)) {
-        ++mismatches;
+  std::map<std::pair<int, uint32_t>, std::vector<index::SearchResult>> cpu_results;
+  std::printf("\n%-7s %5s %9s %9s %9s %9s %9s %9s %8s %9s %9s %7s %9s %9s %5s\n", "mode", "k",
+              "cpu_mean", "cpu_p50", "cpu_p99", "gpu_mean", "gpu_p50", "gpu_p99", "speedup",
+              "cpu_qps", "gpu_qps", "qps_x", "heap_p50", "radix_p50", "diff");
+  for (uint32_t k : ks) {
+    for (index::QueryMode mode : modes) {
+      const std::string name(index::QueryModeName(mode));
+      const std::vector<index::Query> queries = MakeQueries(analyzed, mode, k);
+      std::vector<index::SearchResult>& expected = cpu_results[{static_cast<int>(mode), k}];
+      std::vector<double> cpu_s;
+      int errors = 0;
+      for (const index::Query& q : queries) {
+        const auto t0 = Clock::now();
+        auto c = (*cpu)->Search(q, {});
+        cpu_s.push_back(Seconds(t0, Clock::now()));
+        if (!c.ok()) ++errors;
+        expected.push_back(c.ok() ? *std::move(c) : index::SearchResult{});
       }
+      const bench::LatencySummary c = bench::Summarize(cpu_s);
+      // The engine's default top-k (kAuto), then each method alone.
+      (void)gpu->SetTuning({});
+      (void)RunPass(*gpu, queries, expected);  // warm-up
+      const Pass g = RunPass(*gpu, queries, expected);
+      (void)gpu->SetTuning({.top_k = gpu::TopKMethod::kMultiLevelHeap});
+      const Pass heap = RunPass(*gpu, queries, expected);
+      (void)gpu->SetTuning({.top_k = gpu::TopKMethod::kRadixSort});
+      const Pass radix = RunPass(*gpu, queries, expected);
+      (void)gpu->SetTuning({});
+      const double cpu_qps = Throughput(**cpu, queries, threads, &errors);
+      const double gpu_qps = Throughput(*gpu, queries, threads, &errors);
+      const int mismatches = g.mismatches + heap.mismatches + radix.mismatches + errors;
+      total_mismatches += mismatches;
+      std::printf("%-7s %5u %7.3fms %7.3fms %7.3fms %7.3fms %7.3fms %7.3fms %7.1fx %9.1f %9.1f "
+                  "%6.2fx %7.3fms %7.3fms %5d\n",
+                  name.c_str(), k, c.mean * 1e3, c.p50 * 1e3, c.p99 * 1e3,
+                  g.latency.mean * 1e3, g.latency.p50 * 1e3, g.latency.p99 * 1e3,
+                  c.mean / g.latency.mean, cpu_qps, gpu_qps, gpu_qps / cpu_qps,
+                  heap.latency.p50 * 1e3, radix.latency.p50 * 1e3, mismatches);
+      out["latency"][name][std::to_string(k)] = {
+          {"cpu_ms", LatencyJson(c)},
+          {"gpu_ms", LatencyJson(g.latency)},
+          {"gpu_heap_top_k_ms", LatencyJson(heap.latency)},
+          {"gpu_radix_top_k_ms", LatencyJson(radix.latency)},
+          {"mean_speedup", c.mean / g.latency.mean},
+          {"median_speedup", c.p50 / g.latency.p50},
+          {"cpu_qps", cpu_qps},
+          {"gpu_qps", gpu_qps},
+          {"throughput_ratio", gpu_qps / cpu_qps},
+          {"mismatches", mismatches}};
     }
-    std::atomic<int> throughput_errors{0};
-    const double cpu_qps = Throughput(**cpu, queries, threads, &throughput_errors);
-    const double gpu_qps = Throughput(**gpu, queries, threads, &throughput_errors);
-    const bench::LatencySummary c = bench::Summarize(cpu_s);
-    const bench::LatencySummary g = bench::Summarize(gpu_s);
-    total_mismatches += mismatches + errors + throughput_errors;
-    std::printf("%-7s %8.3fms %8.3fms %8.3fms %8.3fms %7.2fx %11.1f %11.1f %7.2fx %4d/%d\n",
-                mode_name.c_str(), c.mean * 1e3, g.mean * 1e3, c.p99 * 1e3, g.p99 * 1e3,
-                c.mean / g.mean, cpu_qps, gpu_qps, gpu_qps / cpu_qps, mismatches + errors,
-                static_cast<int>(queries.size()));
-    out["modes"][mode_name] = {
-        {"cpu_latency_ms", {{"mean", c.mean * 1e3}, {"p50", c.p50 * 1e3}, {"p95", c.p95 * 1e3},
-                            {"p99", c.p99 * 1e3}, {"max", c.max * 1e3}}},
-        {"gpu_latency_ms", {{"mean", g.mean * 1e3}, {"p50", g.p50 * 1e3}, {"p95", g.p95 * 1e3},
-                            {"p99", g.p99 * 1e3}, {"max", g.max * 1e3}}},
-        {"latency_speedup", c.mean / g.mean},
-        {"cpu_qps", cpu_qps},
-        {"gpu_qps", gpu_qps},
-        {"throughput_ratio", gpu_qps / cpu_qps},
-        {"mismatches", mismatches},
-        {"errors", errors + throughput_errors.load()}};
   }
-  const gpu::GpuCacheStats cache = (*gpu)->cache_stats();
-  out["gpu_cache"] = {{"hits", cache.hits},          {"misses", cache.misses},
-                      {"bytes_resident", cache.bytes_resident},
-                      {"bytes_copied", cache.bytes_copied},
-                      {"evictions", cache.evictions}, {"capacity_bytes", cache.capacity_bytes}};
+
+  // ---- Stage shares (Table 3) ----
+  std::printf("\nGPU time by stage (share of the profiled time; mean ms per query)\n%-7s %5s",
+              "mode", "k");
+  for (int s = 0; s < gpu::kNumGpuStages; ++s) {
+    std::printf(" %16s", gpu::GpuStageName(static_cast<gpu::GpuStage>(s)));
+  }
+  std::printf("\n");
+  for (uint32_t k : ks) {
+    for (index::QueryMode mode : modes) {
+      const std::string name(index::QueryModeName(mode));
+      const std::vector<index::Query> queries = MakeQueries(analyzed, mode, k);
+      (void)gpu->SetTuning({.profile_stages = true});
+      gpu->ResetStageTimes();
+      const Pass p = RunPass(*gpu, queries, cpu_results[{static_cast<int>(mode), k}]);
+      total_mismatches += p.mismatches;
+      const gpu::GpuStageTimes times = gpu->stage_times();
+      double total = 0;
+      for (double ms : times.ms) total += ms;
+      std::printf("%-7s %5u", name.c_str(), k);
+      json stages;
+      for (int s = 0; s < gpu::kNumGpuStages; ++s) {
+        const double share = total > 0 ? times.ms[s] / total : 0;
+        const double mean_ms = times.queries > 0 ? times.ms[s] / times.queries : 0;
+        std::printf("   %5.1f%% %6.3fms", share * 100, mean_ms);
+        stages[gpu::GpuStageName(static_cast<gpu::GpuStage>(s))] = {{"share", share},
+                                                                   {"mean_ms", mean_ms}};
+      }
+      std::printf("\n");
+      out["stages"][name][std::to_string(k)] = {{"queries", times.queries},
+                                                {"by_stage", stages},
+                                                {"mismatches", p.mismatches}};
+    }
+  }
+  (void)gpu->SetTuning({});
+
+  // ---- AND intersection: located-block search vs recursive merge-find (section 7) ----
+  if (std::find(modes.begin(), modes.end(), index::QueryMode::kAnd) != modes.end()) {
+    const uint32_t k = ks.front();
+    const std::vector<index::Query> queries = MakeQueries(analyzed, index::QueryMode::kAnd, k);
+    const auto& expected = cpu_results[{static_cast<int>(index::QueryMode::kAnd), k}];
+    std::printf("\nAND top-%u by intersection method\n%-22s %9s %9s %9s %5s\n", k, "method",
+                "mean", "median", "p99", "diff");
+    for (int l : levels) {
+      if (!gpu->SetTuning({.intersect_levels = l}).ok()) return Fail("bad intersect level");
+      (void)RunPass(*gpu, queries, expected);  // warm-up
+      const Pass p = RunPass(*gpu, queries, expected);
+      total_mismatches += p.mismatches;
+      const std::string method =
+          l < 0 ? "located-block search" : "merge-find, " + std::to_string(l) + " levels";
+      std::printf("%-22s %7.3fms %7.3fms %7.3fms %5d\n", method.c_str(), p.latency.mean * 1e3,
+                  p.latency.p50 * 1e3, p.latency.p99 * 1e3, p.mismatches);
+      out["and_intersection"][std::to_string(l)] = {
+          {"method", method}, {"latency_ms", LatencyJson(p.latency)}, {"mismatches", p.mismatches}};
+    }
+    (void)gpu->SetTuning({});
+  }
+  gpu.reset();  // free the device for the cache runs
+
+  // ---- The device cache: cold vs warm, and a small cache's hit rate ----
+  {
+    const index::QueryMode mode = modes.front();
+    const uint32_t k = ks.front();
+    const std::string name(index::QueryModeName(mode));
+    const std::vector<index::Query> queries = MakeQueries(analyzed, mode, k);
+    const auto& expected = cpu_results[{static_cast<int>(mode), k}];
+    // A fresh engine with `capacity` bytes of cache (0: the default, the whole index fits), one
+    // pass after another over `stream`; each pass reports its own hit rate.
+    auto cache_run = [&](const std::string& label, uint64_t capacity,
+                         const std::vector<std::vector<index::Query>>& passes,
+                         const std::vector<std::vector<index::SearchResult>>& expected_by_pass,
+                         const std::vector<std::string>& pass_names) -> absl::Status {
+      gpu::GpuEngineOptions options;
+      options.cache_bytes = capacity;
+      auto engine = gpu::GpuEngine::Create(index, options);
+      if (!engine.ok()) return engine.status();
+      for (size_t p = 0; p < passes.size(); ++p) {
+        const gpu::GpuCacheStats before = (*engine)->cache_stats();
+        const Pass pass = RunPass(**engine, passes[p], expected_by_pass[p]);
+        const gpu::GpuCacheStats after = (*engine)->cache_stats();
+        const uint64_t hits = after.hits - before.hits, misses = after.misses - before.misses;
+        const double hit_rate = hits + misses == 0 ? 0 : double(hits) / double(hits + misses);
+        total_mismatches += pass.mismatches;
+        const std::string run = label + ", " + pass_names[p];
+        std::printf("%-44s %5zu %8.3fms %8.3fms %8.3fms %8.1f%% %9lu %5d\n", run.c_str(),
+                    passes[p].size(), pass.latency.mean * 1e3, pass.latency.p50 * 1e3,
+                    pass.latency.p99 * 1e3, hit_rate * 100,
+                    static_cast<unsigned long>(after.evictions - before.evictions),
+                    pass.mismatches);
+        out["cache"][label][pass_names[p]] = {
+            {"queries", passes[p].size()},
+            {"latency_ms", LatencyJson(pass.latency)},
+            {"hits", hits},
+            {"misses", misses},
+            {"hit_rate", hit_rate},
+            {"bytes_copied", after.bytes_copied - before.bytes_copied},
+            {"evictions", after.evictions - before.evictions},
+            {"mismatches", pass.mismatches}};
+      }
+      out["cache"][label]["capacity_bytes"] = (*engine)->cache_stats().capacity_bytes;
+      return absl::OkStatus();
+    };
+    std::printf("\ndevice cache, %s top-%u\n%-44s %5s %10s %10s %10s %9s %9s %5s\n",
+                name.c_str(), k, "run", "n", "mean", "median", "p99", "hit_rate", "evictions",
+                "diff");
+    absl::Status s = cache_run("full-size cache", 0, {queries, queries}, {expected, expected},
+                               {"cold (first pass)", "warm (second pass)"});
+    // The small cache serves a longer stream, the first --cache_queries queries of the log in
+    // file order (the measured queries alone fit in a fifth of the index), in two halves: the
+    // second shows the steady-state hit rate.
+    const size_t stream_length = std::min<size_t>(pool.size(), absl::GetFlag(FLAGS_cache_queries));
+    std::vector<std::vector<std::string>> stream_terms(pool.begin(), pool.begin() + stream_length);
+    const std::vector<index::Query> stream = MakeQueries(stream_terms, mode, k);
+    std::vector<index::SearchResult> stream_expected;
+    for (const index::Query& q : stream) {
+      auto c = (*cpu)->Search(q, {});
+      stream_expected.push_back(c.ok() ? *std::move(c) : index::SearchResult{});
+    }
+    const size_t half = stream.size() / 2;
+    const double fraction = absl::GetFlag(FLAGS_cache_fraction);
+    const std::string small = std::to_string(static_cast<int>(fraction * 100 + 0.5)) + "% cache";
+    if (s.ok()) {
+      s = cache_run(
+          small, static_cast<uint64_t>(fraction * static_cast<double>(index_device_bytes)),
+          {{stream.begin(), stream.begin() + half}, {stream.begin() + half, stream.end()}},
+          {{stream_expected.begin(), stream_expected.begin() + half},
+           {stream_expected.begin() + half, stream_expected.end()}},
+          {"log stream, first half (from cold)", "log stream, second half"});
+    }
+    if (!s.ok()) return Fail("cache run: " + s.ToString());
+    out["cache"]["mode"] = name;
+    out["cache"]["k"] = k;
+    out["cache"]["index_device_bytes"] = index_device_bytes;
+  }
+
   out["all_equal"] = total_mismatches == 0;
-  std::printf("results equal: %s; cache %lu lists resident, %.1f MB\n",
-              total_mismatches == 0 ? "yes" : "NO", static_cast<unsigned long>(cache.lists_resident),
-              cache.bytes_resident / 1e6);
+  std::printf("\nresults equal to the CPU engine's: %s\n", total_mismatches == 0 ? "yes" : "NO");
   if (!absl::GetFlag(FLAGS_json).empty()) {
     std::ofstream(absl::GetFlag(FLAGS_json)) << out.dump(2) << "\n";
   }
@@ -220,6 +437,7 @@ int Run() {
 }  // namespace tandem
 
 int main(int argc, char** argv) {
-  absl::ParseCommandLine(argc, argv);
+  tandem::DashedFlags dashed(argc, argv);
+  absl::ParseCommandLine(dashed.argc(), dashed.argv());
   return tandem::Run();
 }

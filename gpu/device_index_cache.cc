@@ -189,6 +189,11 @@ absl::StatusOr<uint64_t> DeviceIndexCache::Preload() {
   return counters_.lists_resident;
 }
 
+bool DeviceIndexCache::Resident(uint64_t ordinal) const {
+  std::lock_guard<std::mutex> lock(mu_);
+  return entries_.count(ordinal) != 0;
+}
+
 CacheCounters DeviceIndexCache::counters() const {
   std::lock_guard<std::mutex> lock(mu_);
   return counters_;

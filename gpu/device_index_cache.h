@@ -78,6 +78,9 @@ class DeviceIndexCache {
   // Loads lists in lexicon order while they fit in the capacity; returns how many are resident.
   absl::StatusOr<uint64_t> Preload();
 
+  // Whether the list of the term with this lexicon ordinal is on the device now.
+  bool Resident(uint64_t ordinal) const;
+
   CacheCounters counters() const;
   uint64_t capacity_bytes() const { return capacity_; }
 

@@ -7,6 +7,7 @@
 #include <cuda_runtime_api.h>
 
 #include <algorithm>
+#include <chrono>
 #include <condition_variable>
 #include <mutex>
 #include <numeric>
@@ -19,6 +20,7 @@
 #include "gpu/device_index_cache.h"
 #include "gpu/query_ops.h"
 #include "gpu/scratch_arena.h"
+#include "gpu/stage_timer.h"
 #include "index/bm25.h"
 #include "index/query.h"
 #include "index/status_macros.h"
@@ -41,6 +43,8 @@ struct QueryContext {
   void* arena_memory = nullptr;
   ScratchArena arena;
   uint64_t* host_keys = nullptr;  // pinned, index::kMaxK keys
+  StageTimer timer;
+  GpuQueryTuning tuning;  // the engine's tuning when the query checked the context out
 
   ~QueryContext() {
     if (stream != nullptr) {
@@ -74,9 +78,22 @@ absl::Status DecodeSelectedBlocks(const DeviceList& list, const uint32_t* blocks
 absl::StatusOr<std::vector<DeviceHit>> SelectTopK(TopKMethod method, const float* scores,
                                                   const uint32_t* docs, uint32_t n, uint32_t k,
                                                   QueryContext& qc, uint64_t* num_scored) {
+  if (method == TopKMethod::kAuto) {
+    method = k <= kHeapTopKLimit ? TopKMethod::kMultiLevelHeap : TopKMethod::kRadixSort;
+  }
   return method == TopKMethod::kMultiLevelHeap
              ? TopKHeap(scores, docs, n, k, qc.host_keys, num_scored, qc.arena, qc.stream)
              : TopKRadix(scores, docs, n, k, qc.host_keys, num_scored, qc.arena, qc.stream);
+}
+
+absl::Status CheckTuning(const GpuQueryTuning& tuning) {
+  if (tuning.intersect_levels < kLocatedBlockSearch ||
+      tuning.intersect_levels > kMaxMergeFindLevels) {
+    return absl::InvalidArgumentError(absl::StrCat("intersect_levels must be -1..",
+                                                   kMaxMergeFindLevels, ", got ",
+                                                   tuning.intersect_levels));
+  }
+  return absl::OkStatus();
 }
 
 std::vector<index::Hit> ToHits(const std::vector<DeviceHit>& device_hits) {
@@ -101,6 +118,10 @@ struct GpuEngine::Impl {
   std::condition_variable available;
   std::vector<std::unique_ptr<QueryContext>> contexts;
   std::vector<QueryContext*> idle;
+  GpuQueryTuning tuning;  // guarded by mu
+
+  mutable std::mutex stage_mu;
+  GpuStageTimes stage_totals;  // guarded by stage_mu
 
   explicit Impl(const index::Index& i) : index(i) {}
 
@@ -109,6 +130,7 @@ struct GpuEngine::Impl {
     available.wait(lock, [this] { return !idle.empty(); });
     QueryContext* c = idle.back();
     idle.pop_back();
+    c->tuning = tuning;
     return c;
   }
   void Release(QueryContext* c) {
@@ -142,19 +164,23 @@ absl::StatusOr<std::vector<index::Hit>> GpuEngine::Impl::RunOr(
   TANDEM_ASSIGN_OR_RETURN(uint32_t * docids, qc.arena.Take<uint32_t>(longest));
   TANDEM_ASSIGN_OR_RETURN(uint32_t * tf, qc.arena.Take<uint32_t>(longest));
   TANDEM_CUDA_RETURN_IF_ERROR(cudaMemsetAsync(acc, 0, sizeof(float) * num_docs, qc.stream));
+  qc.timer.Mark(GpuStage::kScore);
   for (const DeviceTerm& t : terms) {
     TANDEM_RETURN_IF_ERROR(ctx.Check());
     const DeviceList& list = *t.list;
     TANDEM_RETURN_IF_ERROR(DecodeWholeList(list, docids, qc.stream));
+    qc.timer.Mark(GpuStage::kDecode);
     TANDEM_RETURN_IF_ERROR(FetchFreqs(list.freqs, iota.data(), list.num_postings, tf, qc.stream));
     TANDEM_RETURN_IF_ERROR(
         AccumulateTerm(docids, tf, list.num_postings, t.weighted_idf, norms, acc, qc.stream));
+    qc.timer.Mark(GpuStage::kScore);
     stats.postings_decoded += list.num_postings;
     stats.blocks_decoded += list.num_blocks;
   }
   uint64_t scored = 0;
   TANDEM_ASSIGN_OR_RETURN(std::vector<DeviceHit> hits,
-                          SelectTopK(options.top_k, acc, nullptr, num_docs, k, qc, &scored));
+                          SelectTopK(qc.tuning.top_k, acc, nullptr, num_docs, k, qc, &scored));
+  qc.timer.Mark(GpuStage::kTopK);
   stats.documents_scored += scored;
   qc.arena.Rollback(mark);
   return ToHits(hits);
@@ -184,8 +210,10 @@ absl::StatusOr<std::vector<index::Hit>> GpuEngine::Impl::RunAnd(
   TANDEM_ASSIGN_OR_RETURN(uint32_t * pos_next,
                           qc.arena.Take<uint32_t>(uint64_t{stride} * num_terms));
   TANDEM_RETURN_IF_ERROR(DecodeWholeList(lead, cand, qc.stream));
+  qc.timer.Mark(GpuStage::kDecode);
   TANDEM_CUDA_RETURN_IF_ERROR(cudaMemcpyAsync(pos, iota.data(), sizeof(uint32_t) * stride,
                                               cudaMemcpyDeviceToDevice, qc.stream));
+  qc.timer.Mark(GpuStage::kIntersect);
   stats.postings_decoded += lead.num_postings;
   stats.blocks_decoded += lead.num_blocks;
   row_of[order[0]] = 0;
@@ -199,15 +227,19 @@ absl::StatusOr<std::vector<index::Hit>> GpuEngine::Impl::RunAnd(
     TANDEM_ASSIGN_OR_RETURN(
         BlockSelection selection,
         SelectBlocks(cand, n, list.bases, list.num_blocks, qc.arena, qc.stream));
+    qc.timer.Mark(GpuStage::kIntersect);
     TANDEM_ASSIGN_OR_RETURN(
         uint32_t * decoded,
         qc.arena.Take<uint32_t>(uint64_t{selection.max_selected} * list.block_size));
     TANDEM_RETURN_IF_ERROR(DecodeSelectedBlocks(list, selection.selected, selection.max_selected,
                                                 decoded, qc.stream));
+    qc.timer.Mark(GpuStage::kDecode);
     TANDEM_ASSIGN_OR_RETURN(
         n, IntersectAndCompact(cand, n, selection, decoded, list.block_size, list.num_blocks,
-                               list.num_postings, pos, pos_next, static_cast<uint32_t>(j + 1),
-                               stride, cand_next, qc.arena, qc.stream));
+                               list.num_postings, qc.tuning.intersect_levels, pos, pos_next,
+                               static_cast<uint32_t>(j + 1), stride, cand_next, qc.arena,
+                               qc.stream));
+    qc.timer.Mark(GpuStage::kIntersect);
     // Upper bound: the launch covers min(candidates, blocks) blocks; unselected slots exit at once.
     stats.blocks_decoded += selection.max_selected;
     stats.postings_decoded += uint64_t{selection.max_selected} * list.block_size;
@@ -226,9 +258,11 @@ absl::StatusOr<std::vector<index::Hit>> GpuEngine::Impl::RunAnd(
       TANDEM_RETURN_IF_ERROR(
           AddScores(cand, tf, n, terms[q].weighted_idf, norms, scores, qc.stream));
     }
+    qc.timer.Mark(GpuStage::kScore);
     uint64_t scored = 0;
     TANDEM_ASSIGN_OR_RETURN(std::vector<DeviceHit> device_hits,
-                            SelectTopK(options.top_k, scores, cand, n, k, qc, &scored));
+                            SelectTopK(qc.tuning.top_k, scores, cand, n, k, qc, &scored));
+    qc.timer.Mark(GpuStage::kTopK);
     stats.documents_scored += n;
     hits = ToHits(device_hits);
   }
@@ -242,8 +276,10 @@ GpuEngine::~GpuEngine() = default;
 absl::StatusOr<std::unique_ptr<GpuEngine>> GpuEngine::Create(const index::Index& index,
                                                              const GpuEngineOptions& options) {
   if (options.num_contexts < 1) return absl::InvalidArgumentError("num_contexts must be >= 1");
+  TANDEM_RETURN_IF_ERROR(CheckTuning(options.tuning));
   auto impl = std::make_unique<Impl>(index);
   impl->options = options;
+  impl->tuning = options.tuning;
   int count = 0;
   TANDEM_CUDA_RETURN_IF_ERROR(cudaGetDeviceCount(&count));
   if (options.device < 0 || options.device >= count) {
@@ -268,6 +304,7 @@ absl::StatusOr<std::unique_ptr<GpuEngine>> GpuEngine::Create(const index::Index&
     qc->arena = ScratchArena(qc->arena_memory, scratch);
     TANDEM_CUDA_RETURN_IF_ERROR(
         cudaMallocHost(reinterpret_cast<void**>(&qc->host_keys), sizeof(uint64_t) * index::kMaxK));
+    TANDEM_RETURN_IF_ERROR(qc->timer.Init());
     impl->idle.push_back(qc.get());
     impl->contexts.push_back(std::move(qc));
   }
@@ -340,10 +377,17 @@ absl::StatusOr<SearchResult> GpuEngine::Search(const Query& query,
     }
   } guard{impl_.get(), qc};
 
+  const auto cache_start = std::chrono::steady_clock::now();
   for (const Resolved& r : present) {
     TANDEM_ASSIGN_OR_RETURN(std::shared_ptr<const DeviceList> list, impl_->cache->Get(r.info));
     terms.push_back({std::move(list), r.weighted_idf});
   }
+  // Profiling starts after the cache: its host time is its stage, and the first device interval
+  // must not include it.
+  qc->timer.Begin(qc->stream, qc->tuning.profile_stages);
+  qc->timer.AddHostMs(GpuStage::kCache, std::chrono::duration<double, std::milli>(
+                                             std::chrono::steady_clock::now() - cache_start)
+                                             .count());
 
   // Norms: the index's table when the query uses its parameters (as the CPU engine), else
   // computed on the device with the same float operations as index::Bm25DocNorm.
@@ -355,6 +399,7 @@ absl::StatusOr<SearchResult> GpuEngine::Search(const Query& query,
                                            query.bm25.k1, query.bm25.b, index.avg_doc_length(),
                                            computed, qc->stream));
     norms = computed;
+    qc->timer.Mark(GpuStage::kScore);
   }
 
   if (run_and) {
@@ -368,7 +413,41 @@ absl::StatusOr<SearchResult> GpuEngine::Search(const Query& query,
                             impl_->RunOr(terms, norms, query.k, context, *qc, result.stats));
     result.stats.executed_mode = QueryMode::kOr;
   }
+  if (qc->tuning.profile_stages) {
+    TANDEM_CUDA_RETURN_IF_ERROR(cudaStreamSynchronize(qc->stream));
+    std::lock_guard<std::mutex> lock(impl_->stage_mu);
+    TANDEM_RETURN_IF_ERROR(qc->timer.Collect(impl_->stage_totals));
+  }
   return result;
+}
+
+double GpuEngine::ResidentFraction(const Query& query) const {
+  const index::Index& index = impl_->index;
+  uint64_t total = 0, resident = 0;
+  for (const index::QueryTerm& t : index::MergeRepeatedTerms(query.terms)) {
+    std::optional<index::TermInfo> info = index.Lookup(t.term);
+    if (!info) continue;
+    total += info->df;
+    if (impl_->cache->Resident(info->ordinal)) resident += info->df;
+  }
+  return total == 0 ? 1.0 : static_cast<double>(resident) / static_cast<double>(total);
+}
+
+absl::Status GpuEngine::SetTuning(const GpuQueryTuning& tuning) {
+  TANDEM_RETURN_IF_ERROR(CheckTuning(tuning));
+  std::lock_guard<std::mutex> lock(impl_->mu);
+  impl_->tuning = tuning;
+  return absl::OkStatus();
+}
+
+GpuStageTimes GpuEngine::stage_times() const {
+  std::lock_guard<std::mutex> lock(impl_->stage_mu);
+  return impl_->stage_totals;
+}
+
+void GpuEngine::ResetStageTimes() {
+  std::lock_guard<std::mutex> lock(impl_->stage_mu);
+  impl_->stage_totals = {};
 }
 
 GpuCacheStats GpuEngine::cache_stats() const {

@@ -4,11 +4,12 @@
 // cpu::DaatEngine and answering exactly as it does. Compilable by plain g++: no CUDA types here.
 //
 //   OR      term at a time into one float accumulator per document (all postings decoded),
-//           then a radix-sort top-k.
+//           then a top-k (CUB radix sort or the multi-level max-heap).
 //   AND     lists shortest first; for each longer list a Parallel Merge Find (section 7) of the
 //           candidates against its blocks' last docIDs picks the only blocks that can intersect,
-//           only those decode, the candidates binary-search them, and the frequencies of the
-//           final survivors alone are fetched (section 8) and scored in query-term order.
+//           only those decode, the candidates are found in them (binary search of the located
+//           block, or the recursive merge-find of section 7), and the frequencies of the final
+//           survivors alone are fetched (section 8) and scored in query-term order.
 //   AND+OR  AND; when it yields fewer than k hits, OR.
 //
 // One GpuEngine owns the device: a DeviceIndexCache of transcoded lists (LRU by bytes), document
@@ -36,6 +37,34 @@ namespace tandem::gpu {
 enum class TopKMethod {
   kRadixSort,       // CUB select + radix sort of (flipped score, docID) keys
   kMultiLevelHeap,  // the paper's 2-3 level max-heap over groups of 512
+  // The heap for k <= kHeapTopKLimit, else the radix sort. Measured on an H100
+  // (bench/results/gpu_kernels_h100.json): over 25M candidates the heap takes 0.31 ms for k = 10
+  // and the sort 1.19 ms, but for k = 1,000 the heap's serial extraction costs 2.5 ms to 1.2 ms.
+  kAuto,
+};
+inline constexpr uint32_t kHeapTopKLimit = 100;
+
+// Per-query choices that may change while the engine runs (GpuEngine::SetTuning).
+struct GpuQueryTuning {
+  TopKMethod top_k = TopKMethod::kAuto;
+  // How the AND finds its candidates in a longer list's decoded blocks (section 7): -1, each
+  // candidate binary-searches the one block its Parallel Merge Find located; 0..4, the recursive
+  // merge-find against all decoded blocks with that many levels of splitters (gpu/query_ops.h).
+  int intersect_levels = -1;
+  // Record each stage's device time with CUDA events (stage_times()); an event per stage boundary.
+  bool profile_stages = false;
+};
+
+// The stages of a query whose time stage_times() reports (the paper's Table 3). kCache is host
+// time in the device cache (transcoding and copying missing lists); the rest is device time
+// between events recorded on the query's stream.
+enum class GpuStage { kCache, kDecode, kIntersect, kScore, kTopK };
+inline constexpr int kNumGpuStages = 5;
+const char* GpuStageName(GpuStage stage);  // "cache", "decode", "intersect", "score", "top_k"
+
+struct GpuStageTimes {
+  double ms[kNumGpuStages] = {};
+  uint64_t queries = 0;  // profiled queries summed into ms
 };
 
 struct GpuEngineOptions {
@@ -49,7 +78,7 @@ struct GpuEngineOptions {
   // Scratch bytes per context; 0 sizes it from the index (enough for an OR over every document and
   // an AND of up to 16 terms whose shortest list spans the whole collection).
   uint64_t scratch_bytes = 0;
-  TopKMethod top_k = TopKMethod::kRadixSort;
+  GpuQueryTuning tuning = {};
 };
 
 // The cache's counters (DeviceIndexCache).
@@ -74,6 +103,16 @@ class GpuEngine : public index::Engine {
   absl::string_view name() const override { return "gpu"; }
   absl::StatusOr<index::SearchResult> Search(const index::Query& query,
                                              const index::SearchContext& context) const override;
+
+  // Fraction of the query's postings whose lists are in the device cache (the cost model's
+  // feature): terms resolved as Search does, weighted by document frequency.
+  double ResidentFraction(const index::Query& query) const override;
+
+  // Applies to queries that start after the call. INVALID_ARGUMENT for levels outside -1..4.
+  absl::Status SetTuning(const GpuQueryTuning& tuning);
+  // Sums over the queries run with profile_stages on since the last reset.
+  GpuStageTimes stage_times() const;
+  void ResetStageTimes();
 
   GpuCacheStats cache_stats() const;
   const DeviceInfo& device() const;

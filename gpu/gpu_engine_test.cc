@@ -132,11 +132,74 @@ TEST_P(GpuEngineTest, MatchesCpuEngine) {
   EXPECT_EQ(stats.evictions, 0u);
 }
 
-TEST_P(GpuEngineTest, MultiLevelHeapTopKMatchesCpuEngine) {
-  std::unique_ptr<GpuEngine> gpu = MakeGpu(
-      {.cache_bytes = 256u << 20, .num_contexts = 1, .top_k = TopKMethod::kMultiLevelHeap});
+// The default (kAuto) picks the heap for small k and the sort for large k; each method alone must
+// also answer every k.
+TEST_P(GpuEngineTest, EachTopKMethodMatchesCpuEngine) {
+  std::unique_ptr<GpuEngine> gpu =
+      MakeGpu({.cache_bytes = 256u << 20,
+               .num_contexts = 1,
+               .tuning = {.top_k = TopKMethod::kMultiLevelHeap}});
   ASSERT_NE(gpu, nullptr);
   CompareAll(*gpu, RandomQueries(vocabulary_, 30, 23), index::Bm25Params{});
+  ASSERT_TRUE(gpu->SetTuning({.top_k = TopKMethod::kRadixSort}).ok());
+  CompareAll(*gpu, RandomQueries(vocabulary_, 30, 29), index::Bm25Params{});
+}
+
+// The recursive merge-find of section 7 with 0 to 4 levels of splitters finds the same survivors
+// as the located-block search (set at run time with SetTuning).
+TEST_P(GpuEngineTest, MergeFindIntersectionAtEveryLevelMatches) {
+  std::unique_ptr<GpuEngine> gpu = MakeGpu({.cache_bytes = 256u << 20, .num_contexts = 1});
+  ASSERT_NE(gpu, nullptr);
+  for (int levels = 0; levels <= 4; ++levels) {
+    ASSERT_TRUE(gpu->SetTuning({.intersect_levels = levels}).ok());
+    CompareAll(*gpu, RandomQueries(vocabulary_, 15, 31 + levels), index::Bm25Params{});
+  }
+  EXPECT_EQ(gpu->SetTuning({.intersect_levels = 5}).code(), absl::StatusCode::kInvalidArgument);
+  EXPECT_EQ(gpu->SetTuning({.intersect_levels = -2}).code(), absl::StatusCode::kInvalidArgument);
+  EXPECT_FALSE(GpuEngine::Create(*index_, {.tuning = {.intersect_levels = 9}}).ok());
+}
+
+// Stage profiling sums device time per stage only while it is on, and does not change answers.
+TEST_P(GpuEngineTest, StageProfileCountsProfiledQueries) {
+  std::unique_ptr<GpuEngine> gpu = MakeGpu({.cache_bytes = 256u << 20, .num_contexts = 1});
+  ASSERT_NE(gpu, nullptr);
+  CompareAll(*gpu, RandomQueries(vocabulary_, 3, 41), index::Bm25Params{});
+  EXPECT_EQ(gpu->stage_times().queries, 0u);
+  ASSERT_TRUE(gpu->SetTuning({.profile_stages = true}).ok());
+  CompareAll(*gpu, RandomQueries(vocabulary_, 4, 43), index::Bm25Params{});
+  const GpuStageTimes times = gpu->stage_times();
+  EXPECT_EQ(times.queries, 4u * 3 * 3);  // queries x modes x k
+  double total = 0;
+  for (double ms : times.ms) {
+    EXPECT_GE(ms, 0.0);
+    total += ms;
+  }
+  EXPECT_GT(total, 0.0);
+  EXPECT_GT(times.ms[static_cast<int>(GpuStage::kDecode)], 0.0);
+  EXPECT_GT(times.ms[static_cast<int>(GpuStage::kTopK)], 0.0);
+  gpu->ResetStageTimes();
+  EXPECT_EQ(gpu->stage_times().queries, 0u);
+  EXPECT_STREQ(GpuStageName(GpuStage::kIntersect), "intersect");
+}
+
+// The cost model's cache feature: 0 before a query's lists are loaded, 1 after.
+TEST_P(GpuEngineTest, ResidentFractionFollowsTheCache) {
+  std::unique_ptr<GpuEngine> gpu = MakeGpu({.cache_bytes = 256u << 20, .num_contexts = 1});
+  ASSERT_NE(gpu, nullptr);
+  Query q;
+  q.terms = {{"t0", 1.0f}, {"t1", 1.0f}, {"absent-term", 1.0f}};
+  EXPECT_EQ(gpu->ResidentFraction(q), 0.0);
+  Query first;
+  first.terms = {{"t0", 1.0f}};
+  ASSERT_TRUE(gpu->Search(first, {}).ok());
+  const double partial = gpu->ResidentFraction(q);
+  EXPECT_GT(partial, 0.0);
+  EXPECT_LT(partial, 1.0);
+  ASSERT_TRUE(gpu->Search(q, {}).ok());
+  EXPECT_EQ(gpu->ResidentFraction(q), 1.0);
+  Query none;
+  none.terms = {{"absent-term", 1.0f}};
+  EXPECT_EQ(gpu->ResidentFraction(none), 1.0);
 }
 
 TEST_P(GpuEngineTest, MatchesCpuEngineWithOtherBm25Parameters) {

@@ -10,8 +10,10 @@
 #include <cstring>
 #include <vector>
 
+#include "absl/strings/str_cat.h"
 #include "gpu/cuda_status.h"
 #include "gpu/kernels/heap_top_k.cuh"
+#include "gpu/kernels/merge_find.cuh"
 #include "gpu/kernels/query_kernels.cuh"
 #include "gpu/query_ops.h"
 #include "index/status_macros.h"
@@ -131,10 +133,44 @@ absl::StatusOr<BlockSelection> SelectBlocks(const uint32_t* cand, uint32_t n,
   return s;
 }
 
+absl::Status MergeFind(const uint32_t* a, uint32_t a_len, const uint32_t* b, uint32_t b_len,
+                       int levels, uint32_t* lower_bound, uint32_t* found, ScratchArena& arena,
+                       cudaStream_t stream) {
+  TANDEM_RETURN_IF_ERROR(CheckStream(stream));
+  if (levels < 0 || levels > kMaxMergeFindLevels) {
+    return absl::InvalidArgumentError(
+        absl::StrCat("merge-find levels must be 0..", kMaxMergeFindLevels, ", got ", levels));
+  }
+  if (a_len == 0) return absl::OkStatus();
+  const size_t mark = arena.mark();
+  const uint32_t* parent = nullptr;
+  uint32_t parent_stride = 0, parent_count = 0;
+  // Splitter levels, sparsest first: strides F^levels, ..., F. A level whose stride exceeds the
+  // list would hold a single splitter at a[0]; it is skipped.
+  for (int level = levels; level >= 1; --level) {
+    uint64_t stride = 1;
+    for (int i = 0; i < level; ++i) stride *= kernels::kMergeFindFanout;
+    if (stride >= a_len) continue;
+    const uint32_t count = static_cast<uint32_t>((a_len + stride - 1) / stride);
+    TANDEM_ASSIGN_OR_RETURN(uint32_t * bounds, arena.Take<uint32_t>(count));
+    kernels::MergeFindLevelKernel<<<Grid(count), kQueryThreads, 0, stream>>>(
+        a, a_len, static_cast<uint32_t>(stride), b, b_len, parent, parent_stride, parent_count,
+        bounds, nullptr);
+    parent = bounds;
+    parent_stride = static_cast<uint32_t>(stride);
+    parent_count = count;
+  }
+  kernels::MergeFindLevelKernel<<<Grid(a_len), kQueryThreads, 0, stream>>>(
+      a, a_len, 1, b, b_len, parent, parent_stride, parent_count, lower_bound, found);
+  TANDEM_CUDA_RETURN_IF_ERROR(cudaGetLastError());
+  arena.Rollback(mark);  // stream order keeps the splitter bounds alive until the last level ran
+  return absl::OkStatus();
+}
+
 absl::StatusOr<uint32_t> IntersectAndCompact(const uint32_t* cand, uint32_t n,
-                                             const BlockSelection& selection,
-                                             const uint32_t* decoded, uint32_t block_size,
-                                             uint32_t num_blocks, uint32_t num_postings,
+                                             const BlockSelection& selection, uint32_t* decoded,
+                                             uint32_t block_size, uint32_t num_blocks,
+                                             uint32_t num_postings, int merge_find_levels,
                                              uint32_t* pos_in, uint32_t* pos_out, uint32_t rows,
                                              uint64_t stride, uint32_t* cand_out,
                                              ScratchArena& arena, cudaStream_t stream) {
@@ -144,9 +180,21 @@ absl::StatusOr<uint32_t> IntersectAndCompact(const uint32_t* cand, uint32_t n,
   TANDEM_ASSIGN_OR_RETURN(uint32_t * found, arena.Take<uint32_t>(n));
   TANDEM_ASSIGN_OR_RETURN(uint32_t * scan, arena.Take<uint32_t>(n));
   TANDEM_ASSIGN_OR_RETURN(uint32_t * total, arena.Take<uint32_t>(1));
-  kernels::IntersectKernel<<<Grid(n), kQueryThreads, 0, stream>>>(
-      cand, n, selection.cand_block, selection.block_slot, decoded, block_size, num_blocks,
-      num_postings, found, pos_in + (rows - 1) * stride);
+  uint32_t* const positions = pos_in + (rows - 1) * stride;
+  if (merge_find_levels == kLocatedBlockSearch) {
+    kernels::IntersectKernel<<<Grid(n), kQueryThreads, 0, stream>>>(
+        cand, n, selection.cand_block, selection.block_slot, decoded, block_size, num_blocks,
+        num_postings, found, positions);
+  } else {
+    const uint64_t entries = uint64_t{selection.max_selected} * block_size;
+    if (entries > UINT32_MAX) return absl::InvalidArgumentError("too many decoded entries");
+    kernels::PadDecodedKernel<<<Grid(entries), kQueryThreads, 0, stream>>>(
+        decoded, selection.selected, selection.max_selected, block_size, num_blocks, num_postings);
+    TANDEM_RETURN_IF_ERROR(MergeFind(cand, n, decoded, static_cast<uint32_t>(entries),
+                                     merge_find_levels, positions, found, arena, stream));
+    kernels::SlotToPositionKernel<<<Grid(n), kQueryThreads, 0, stream>>>(
+        positions, found, n, selection.selected, block_size);
+  }
   TANDEM_CUDA_RETURN_IF_ERROR(cudaGetLastError());
   TANDEM_RETURN_IF_ERROR(ExclusiveSum(found, scan, n, arena, stream));
   kernels::ScanTotalKernel<<<1, 1, 0, stream>>>(found, scan, n, total);

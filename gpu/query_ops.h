@@ -50,14 +50,29 @@ absl::StatusOr<BlockSelection> SelectBlocks(const uint32_t* cand, uint32_t n,
                                             const uint32_t* bases, uint32_t num_blocks,
                                             ScratchArena& arena, cudaStream_t stream);
 
+// The recursive Parallel Merge Find of section 7 (kernels/merge_find.cuh) on two sorted lists:
+// lower_bound[i] = the first j with b[j] >= a[i] (b_len when none) and found[i] = 1 when b[j] ==
+// a[i], for every i < a_len. `levels` levels of splitters, 0 to kMaxMergeFindLevels: 0 is the
+// direct algorithm (every element binary-searches all of b); L >= 1 places splitters every 32^L,
+// ..., 32 elements of a, each level searching between its parent splitters' bounds. Launches only.
+inline constexpr int kMaxMergeFindLevels = 4;
+absl::Status MergeFind(const uint32_t* a, uint32_t a_len, const uint32_t* b, uint32_t b_len,
+                       int levels, uint32_t* lower_bound, uint32_t* found, ScratchArena& arena,
+                       cudaStream_t stream);
+
+// How IntersectAndCompact finds the candidates in the decoded blocks.
+inline constexpr int kLocatedBlockSearch = -1;  // each candidate searches the block PMF found for it
+
 // Finds each candidate in the decoded selected blocks (block s at decoded + s * block_size) and
 // keeps those found: the surviving candidates go to cand_out, compacted in order, with `rows` rows
 // of posting positions (stride `stride`) from pos_in to pos_out; the new row `rows` - 1 is this
-// list's positions. Synchronizes the stream and returns the number of survivors.
+// list's positions. `merge_find_levels`: kLocatedBlockSearch, or 0..kMaxMergeFindLevels for the
+// recursive merge-find of the candidates against all decoded blocks (which pads `decoded`'s unused
+// entries). Synchronizes the stream and returns the number of survivors.
 absl::StatusOr<uint32_t> IntersectAndCompact(const uint32_t* cand, uint32_t n,
-                                             const BlockSelection& selection,
-                                             const uint32_t* decoded, uint32_t block_size,
-                                             uint32_t num_blocks, uint32_t num_postings,
+                                             const BlockSelection& selection, uint32_t* decoded,
+                                             uint32_t block_size, uint32_t num_blocks,
+                                             uint32_t num_postings, int merge_find_levels,
                                              uint32_t* pos_in, uint32_t* pos_out, uint32_t rows,
                                              uint64_t stride, uint32_t* cand_out,
                                              ScratchArena& arena, cudaStream_t stream);

@@ -17,16 +17,18 @@ namespace {
 //              about 25 ns each.
 //   CPU AND    6.5 ms: the shortest list leads and each other list decodes at most one 128-posting
 //              block per candidate, so it touches s + (t-1) min(mean other length, 128 s)
-//              postings (s shortest, t terms), about 4 ns each (decoding, little scoring).
+//              postings (s shortest, t terms), a few ns each (decoding, little scoring): about 4
+//              there, 1.2 on a 300k-document index of the same kind on a 2-core development VM
+//              (21 ns per OR posting there); 1.5 is taken, plus 1 us a query for lookups.
 //   AND+OR     the AND, plus the OR when the AND cannot fill k, which is certain when s < k.
 //   GPU        0.1 ms per query for launches and synchronization; OR 0.69 ms, so (0.69 - 0.1) /
 //              1.78M = 0.33 ns a posting; AND 0.24 ms over the same touched postings, 0.1 ns each;
 //              lists not in the device cache are transcoded on the host and copied first,
 //              about 2 ns a posting.
 // They say which processor is faster by how much, roughly; a trained model replaces them.
-constexpr double kCpuOverheadMs = 0.005;  // lexicon lookups, cursors, top-k set-up
+constexpr double kCpuOverheadMs = 0.001;  // lexicon lookups, cursors, top-k set-up
 constexpr double kCpuOrMsPerPosting = 25e-6;
-constexpr double kCpuAndMsPerPosting = 4e-6;
+constexpr double kCpuAndMsPerPosting = 1.5e-6;
 constexpr double kGpuOverheadMs = 0.1;
 constexpr double kGpuOrMsPerPosting = 0.33e-6;
 constexpr double kGpuAndMsPerPosting = 0.1e-6;

@@ -27,6 +27,7 @@ absl::StatusOr<EngineSet> CreateEngines(const index::Index& index, const EngineO
     if (engine.ok()) {
       set.gpu = *std::move(engine);
       set.summary = absl::StrCat("CPU and GPU engines (", device->name, ")");
+      set.gpu_name = device->name;
       return set;
     }
     why = engine.status();

@@ -32,6 +32,8 @@ struct EngineSet {
   std::unique_ptr<index::Engine> gpu;  // null when the GPU is off or unavailable
   // One line on what was chosen and why ("GPU engine off: no CUDA device").
   std::string summary;
+  // The GPU's name ("NVIDIA H100 80GB HBM3") when `gpu` is set, for benchmark and model metadata.
+  std::string gpu_name;
 };
 
 // Whether this binary was built with the CUDA engine.

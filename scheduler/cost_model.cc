@@ -194,7 +194,7 @@ bool CostModel::has_model(Processor processor) const { return rules(processor) !
 
 double CostModel::mean_relative_error(Processor processor) const {
   const double e = file_.engine(processor).mean_relative_error;
-  return e < 0 ? std::numeric_limits<double>::quiet_NaN() : e;
+  return e >= 0 ? e : std::numeric_limits<double>::quiet_NaN();
 }
 
 double CostModel::live_relative_error(Processor processor) const {

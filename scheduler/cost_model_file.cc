@@ -1,5 +1,6 @@
 #include "scheduler/cost_model_file.h"
 
+#include <cmath>
 #include <cstdio>
 #include <filesystem>
 #include <fstream>
@@ -12,7 +13,10 @@
 namespace tandem::scheduler {
 namespace {
 
-std::string FormatError(double mre) { return mre < 0 ? "-" : FormatDouble(mre); }
+// "-" for "not evaluated": negative or NaN (no sample with a measurable time).
+std::string FormatError(double mre) {
+  return mre >= 0 && std::isfinite(mre) ? FormatDouble(mre) : "-";
+}
 
 bool ParseError(absl::string_view text, double* mre) {
   if (text == "-") {

@@ -48,8 +48,8 @@ struct EngineCostRecord {
   std::shared_ptr<const M5Rules> rules;  // null: no model for this engine (the heuristic)
   size_t trained_samples = 0;
   size_t evaluated_samples = 0;
-  double mean_relative_error = -1;       // on the evaluation samples; < 0: not evaluated
-  double heuristic_relative_error = -1;  // the heuristic's, on the same samples; < 0: not evaluated
+  double mean_relative_error = -1;       // on the evaluation samples; < 0 or NaN: not evaluated
+  double heuristic_relative_error = -1;  // the heuristic's, on the same samples; likewise
   std::vector<CostSample> samples;       // for refinement; at most kMaxFileSamples
 };
 

@@ -120,6 +120,11 @@ TEST(CostModelFileTest, MalformedFilesNameTheLine) {
   }
   // Metadata must stay one line, keyed by one word.
   CostModelFile file;
+  // An evaluation without a measurable sample (NaN) is written as not evaluated.
+  file.gpu.mean_relative_error = NAN;
+  auto nan_back = CostModelFile::Parse(file.Save().value());
+  ASSERT_TRUE(nan_back.ok()) << nan_back.status();
+  EXPECT_LT(nan_back->gpu.mean_relative_error, 0);
   file.metadata = {{"two words", "x"}};
   EXPECT_EQ(file.Save().status().code(), absl::StatusCode::kInvalidArgument);
   file.metadata = {{"key", "line\nbreak"}};

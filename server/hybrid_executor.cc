@@ -197,7 +197,7 @@ void HybridQueryExecutor::Run(Processor p, const TaskRef& ref, const Dequeued& t
   if (options_.hooks.on_decision) {
     options_.hooks.on_decision({.processor = p,
                                 .queue = taken.queue,
-                                .pinned = taken.item.pinned.has_value(),
+                                .pinned = task.engine != EnginePreference::kAuto,
                                 .reason = taken.reason});
   }
   QueryOutcome outcome;

@@ -49,7 +49,9 @@ namespace tandem::server {
 struct SchedulerDecision {
   scheduler::Processor processor = scheduler::Processor::kCpu;
   scheduler::QueueKind queue = scheduler::QueueKind::kShared;
-  bool pinned = false;  // an engine hint chose the processor
+  // An engine hint chose the processor. (Without a GPU engine every query waits pinned to the CPU
+  // queue; only hinted ones count as pinned here.)
+  bool pinned = false;
   scheduler::TakeReason reason = scheduler::TakeReason::kShortest;
 };
 

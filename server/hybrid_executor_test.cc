@@ -397,7 +397,9 @@ TEST(HybridQueryExecutorTest, GpuFaultsAreAnsweredOnTheCpu) {
 
 TEST(HybridQueryExecutorTest, WithoutAGpuEngineEverythingRunsOnTheCpu) {
   FakeEngine cpu("cpu", true);
-  auto executor = MakeExecutor(&cpu, nullptr, {.cpu_threads = 1, .queue_capacity = 4});
+  Recorder recorder;
+  auto executor = MakeExecutor(&cpu, nullptr,
+                               {.cpu_threads = 1, .queue_capacity = 4, .hooks = recorder.Hooks()});
   EXPECT_EQ(executor->engines(), std::vector<std::string>{"cpu"});
   Outcomes outcomes;
   ASSERT_TRUE(executor->Submit(Job(outcomes.For(0), {1})).ok());
@@ -407,6 +409,15 @@ TEST(HybridQueryExecutorTest, WithoutAGpuEngineEverythingRunsOnTheCpu) {
   EXPECT_EQ(outcomes.Get(1).result.status().code(), absl::StatusCode::kFailedPrecondition);
   EXPECT_EQ(outcomes.Get(1).engine, "");
   EXPECT_EQ(cpu.started(), 1);
+  executor->Shutdown();
+  // Both waited in the CPU queue; only the hinted one counts as pinned.
+  const std::vector<SchedulerDecision> decisions = recorder.decisions();
+  ASSERT_EQ(decisions.size(), 2u);
+  for (const SchedulerDecision& d : decisions) {
+    EXPECT_EQ(d.queue, QueueKind::kCpu);
+    EXPECT_EQ(d.processor, Processor::kCpu);
+  }
+  EXPECT_EQ(decisions[0].pinned + decisions[1].pinned, 1);
 }
 
 TEST(HybridQueryExecutorTest, FullQueueRefusesAtOnce) {

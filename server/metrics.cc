@@ -21,6 +21,13 @@ const prometheus::Histogram::BucketBoundaries& LatencyBuckets() {
   return *buckets;
 }
 
+// Measured / predicted time: a factor of 8 either way, finer near 1.
+const prometheus::Histogram::BucketBoundaries& RatioBuckets() {
+  static const auto* buckets = new prometheus::Histogram::BucketBoundaries{
+      0.125, 0.25, 0.5, 0.67, 0.8, 0.9, 1.0, 1.11, 1.25, 1.5, 2.0, 4.0, 8.0};
+  return *buckets;
+}
+
 std::string Str(absl::string_view s) { return std::string(s.data(), s.size()); }
 
 }  // namespace
@@ -51,12 +58,13 @@ ServerMetrics::ServerMetrics(const BuildInfo& build, const std::vector<std::stri
                     .Name("tandem_rejected_queries_total")
                     .Help("Queries not run, by reason.")
                     .Register(*registry_)),
-      gpu_fallbacks_(BuildCounter()
-                         .Name("tandem_gpu_fallbacks_total")
-                         .Help("Queries the GPU engine failed (out of memory, CUDA fault) and the CPU "
-                               "engine answered instead.")
-                         .Register(*registry_)
-                         .Add({})),
+      gpu_fallbacks_(
+          BuildCounter()
+              .Name("tandem_gpu_fallbacks_total")
+              .Help("Queries the GPU engine failed (out of memory, CUDA fault) and the CPU "
+                    "engine answered instead.")
+              .Register(*registry_)
+              .Add({})),
       in_flight_(BuildGauge()
                      .Name("tandem_queries_in_flight")
                      .Help("Queries admitted and not yet answered.")
@@ -91,7 +99,53 @@ ServerMetrics::ServerMetrics(const BuildInfo& build, const std::vector<std::stri
                        .Name("tandem_index_size_bytes")
                        .Help("Bytes of the served index's files.")
                        .Register(*registry_)
-                       .Add({})) {
+                       .Add({})),
+      decisions_(BuildCounter()
+                     .Name("tandem_scheduler_decisions_total")
+                     .Help("Queries the hybrid scheduler handed to a processor, by the queue they "
+                           "waited in (cpu, gpu, shared; pinned: an engine hint) and processor.")
+                     .Register(*registry_)),
+      steals_(BuildCounter()
+                  .Name("tandem_scheduler_steals_total")
+                  .Help("Queries a processor took from the other processor's queue.")
+                  .Register(*registry_)),
+      urgent_(BuildCounter()
+                  .Name("tandem_scheduler_urgent_total")
+                  .Help("Queries run ahead of their queue because their deadline was near.")
+                  .Register(*registry_)),
+      cost_ratio_(BuildHistogram()
+                      .Name("tandem_scheduler_cost_ratio")
+                      .Help("Measured over predicted execution time of queries, by engine.")
+                      .Register(*registry_)),
+      deadline_misses_(BuildCounter()
+                           .Name("tandem_scheduler_deadline_misses_total")
+                           .Help("Queries answered after their scheduling deadline (the call's, "
+                                 "or arrival + --default-deadline when earlier).")
+                           .Register(*registry_)
+                           .Add({})),
+      scheduler_queue_depth_(BuildGauge()
+                                 .Name("tandem_scheduler_queue_depth")
+                                 .Help("Queries waiting in each of the scheduler's queues.")
+                                 .Register(*registry_)),
+      workers_(BuildGauge()
+                   .Name("tandem_processor_workers")
+                   .Help("Worker threads per processor (GPU: queries in flight at once).")
+                   .Register(*registry_)),
+      busy_workers_(BuildGauge()
+                        .Name("tandem_processor_busy_workers")
+                        .Help("Workers of each processor running a query now.")
+                        .Register(*registry_)),
+      busy_seconds_(BuildCounter()
+                        .Name("tandem_processor_busy_seconds_total")
+                        .Help("Worker time spent running queries, per processor; divided by the "
+                              "workers, its rate is the processor's utilization.")
+                        .Register(*registry_)),
+      cost_model_error_(BuildGauge()
+                            .Name("tandem_cost_model_mean_relative_error")
+                            .Help("Mean relative error of the cost model's predictions, by engine; "
+                                  "source: training (the model file's evaluation queries) or "
+                                  "live (recent queries).")
+                            .Register(*registry_)) {
   BuildGauge()
       .Name("tandem_build_info")
       .Help("Build of this server; the value is always 1.")
@@ -114,6 +168,54 @@ ServerMetrics::ServerMetrics(const BuildInfo& build, const std::vector<std::stri
       duration_.Add({{"mode", mode}, {"engine", engine}}, LatencyBuckets());
     }
   }
+}
+
+void ServerMetrics::SetWorkers(absl::string_view processor, size_t workers) {
+  const prometheus::Labels labels{{"processor", Str(processor)}};
+  workers_.Add(labels).Set(static_cast<double>(workers));
+  busy_workers_.Add(labels);
+  busy_seconds_.Add(labels);
+  steals_.Add(labels);
+  urgent_.Add(labels);
+  for (const char* queue : {"cpu", "gpu", "shared", "pinned"}) {
+    decisions_.Add({{"queue", queue}, {"processor", Str(processor)}});
+  }
+  cost_ratio_.Add({{"engine", Str(processor)}}, RatioBuckets());
+  scheduler_queue_depth_.Add({{"queue", Str(processor)}});
+  scheduler_queue_depth_.Add({{"queue", "shared"}});
+}
+
+void ServerMetrics::RecordDecision(absl::string_view queue, absl::string_view processor,
+                                   bool stolen, bool urgent) {
+  decisions_.Add({{"queue", Str(queue)}, {"processor", Str(processor)}}).Increment();
+  if (stolen) steals_.Add({{"processor", Str(processor)}}).Increment();
+  if (urgent) urgent_.Add({{"processor", Str(processor)}}).Increment();
+}
+
+void ServerMetrics::RecordCostRatio(absl::string_view engine, double predicted_ms,
+                                    double measured_ms) {
+  if (!(predicted_ms > 0)) return;  // no prediction to compare with
+  cost_ratio_.Add({{"engine", Str(engine)}}, RatioBuckets()).Observe(measured_ms / predicted_ms);
+}
+
+void ServerMetrics::RecordDeadlineMiss() { deadline_misses_.Increment(); }
+
+void ServerMetrics::SetSchedulerQueueDepth(absl::string_view queue, size_t depth) {
+  scheduler_queue_depth_.Add({{"queue", Str(queue)}}).Set(static_cast<double>(depth));
+}
+
+void ServerMetrics::SetBusyWorkers(absl::string_view processor, size_t busy) {
+  busy_workers_.Add({{"processor", Str(processor)}}).Set(static_cast<double>(busy));
+}
+
+void ServerMetrics::AddBusyTime(absl::string_view processor, absl::Duration busy) {
+  busy_seconds_.Add({{"processor", Str(processor)}}).Increment(absl::ToDoubleSeconds(busy));
+}
+
+void ServerMetrics::SetCostModelError(absl::string_view engine, absl::string_view source,
+                                      double mean_relative_error) {
+  cost_model_error_.Add({{"engine", Str(engine)}, {"source", Str(source)}})
+      .Set(mean_relative_error);
 }
 
 void ServerMetrics::SetIndex(const index::Index& index) {

@@ -15,6 +15,22 @@
 //   tandem_index_documents / _terms / _postings / _size_bytes
 //   tandem_build_info{version,commit,gpu} 1            gpu: "true" when a GPU engine serves queries
 //
+// The hybrid CPU+GPU scheduler (HybridQueryExecutor; `processor` is "cpu" or "gpu"):
+//   tandem_scheduler_decisions_total{queue,processor}  queries taken, by queue (cpu, gpu, shared;
+//                                                      pinned: an engine hint) and processor
+//   tandem_scheduler_steals_total{processor}           taken from the other processor's queue
+//   tandem_scheduler_urgent_total{processor}           run ahead of their queue, deadline near
+//   tandem_scheduler_cost_ratio{engine}                measured / predicted execution time
+//   tandem_scheduler_deadline_misses_total             answered after the scheduling deadline
+//   tandem_scheduler_queue_depth{queue}                queries waiting: cpu, gpu, shared queue
+//   tandem_processor_workers{processor}                workers (GPU: queries in flight at once)
+//   tandem_processor_busy_workers{processor}           workers running a query now
+//   tandem_processor_busy_seconds_total{processor}     worker time on queries; utilization is
+//                                                      rate(busy_seconds) / workers
+//   tandem_cost_model_mean_relative_error{engine,source}
+//                                                      the cost model's error on its evaluation
+//                                                      queries ("training") or recent ones ("live")
+//
 // `mode` is "and", "or", "and_or" ("invalid" for an unknown value); `engine` is the engine that ran
 // the query, "none" when it never reached one. The histograms cover queries that reached an
 // engine's queue; rejected ones are counted only.
@@ -82,6 +98,20 @@ class ServerMetrics {
   void RecordQuery(const QueryRecord& record);
   void RecordRejection(absl::string_view reason, uint64_t queries = 1);
 
+  // The hybrid scheduler's series; `processor` and `engine` are "cpu" or "gpu", `queue` "cpu",
+  // "gpu", "shared" or (decisions only) "pinned".
+  void SetWorkers(absl::string_view processor, size_t workers);
+  void RecordDecision(absl::string_view queue, absl::string_view processor, bool stolen,
+                      bool urgent);
+  void RecordCostRatio(absl::string_view engine, double predicted_ms, double measured_ms);
+  void RecordDeadlineMiss();
+  void SetSchedulerQueueDepth(absl::string_view queue, size_t depth);
+  void SetBusyWorkers(absl::string_view processor, size_t busy);
+  void AddBusyTime(absl::string_view processor, absl::Duration busy);
+  // `source`: "training" (the model file's evaluation queries) or "live" (recent queries).
+  void SetCostModelError(absl::string_view engine, absl::string_view source,
+                         double mean_relative_error);
+
  private:
   std::shared_ptr<prometheus::Registry> registry_;
   prometheus::Family<prometheus::Counter>& queries_;
@@ -98,6 +128,16 @@ class ServerMetrics {
   prometheus::Gauge& index_terms_;
   prometheus::Gauge& index_postings_;
   prometheus::Gauge& index_bytes_;
+  prometheus::Family<prometheus::Counter>& decisions_;
+  prometheus::Family<prometheus::Counter>& steals_;
+  prometheus::Family<prometheus::Counter>& urgent_;
+  prometheus::Family<prometheus::Histogram>& cost_ratio_;
+  prometheus::Counter& deadline_misses_;
+  prometheus::Family<prometheus::Gauge>& scheduler_queue_depth_;
+  prometheus::Family<prometheus::Gauge>& workers_;
+  prometheus::Family<prometheus::Gauge>& busy_workers_;
+  prometheus::Family<prometheus::Counter>& busy_seconds_;
+  prometheus::Family<prometheus::Gauge>& cost_model_error_;
 };
 
 }  // namespace tandem::server

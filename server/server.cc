@@ -15,9 +15,9 @@
 #include "index/index.h"
 #include "index/status_macros.h"
 #include "prometheus/exposer.h"
+#include "server/executor_factory.h"
 #include "server/grpc_log.h"
 #include "server/metrics.h"
-#include "server/pool_executor.h"
 #include "server/query_dispatcher.h"
 #include "server/search_service.h"
 
@@ -118,15 +118,11 @@ absl::Status Server::Start(const ServerOptions& options) {
       engine_names);
   metrics_->SetIndex(*index_);
   metrics_->SetQueueCapacity(options.queue_capacity);
-  ServerMetrics* metrics = metrics_.get();
-  TANDEM_ASSIGN_OR_RETURN(executor_,
-                          PoolQueryExecutor::Create(engines_.cpu.get(), engines_.gpu.get(),
-                                                    {.threads = options.threads,
-                                                     .queue_capacity = options.queue_capacity,
-                                                     .debug_query_delay = options.debug_query_delay,
-                                                     .on_queue_depth = [metrics](size_t depth) {
-                                                       metrics->SetQueueDepth(depth);
-                                                     }}));
+  TANDEM_ASSIGN_OR_RETURN(ExecutorSet executors,
+                          CreateExecutor(options, *index_, engines_, *metrics_));
+  cost_model_ = std::move(executors.cost_model);
+  executor_ = std::move(executors.executor);
+  scheduler_summary_ = std::move(executors.summary);
   dispatcher_ = std::make_unique<QueryDispatcher>(*index_, *executor_, *metrics_, options.limits);
   service_ = std::make_unique<SearchService>(*index_, *dispatcher_, executor_->engines());
 

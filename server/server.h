@@ -31,11 +31,14 @@ class Exposer;
 namespace tandem::index {
 class Index;
 }  // namespace tandem::index
+namespace tandem::scheduler {
+class CostModel;
+}  // namespace tandem::scheduler
 
 namespace tandem::server {
 
-class PoolQueryExecutor;
 class QueryDispatcher;
+class QueryExecutor;
 class SearchService;
 class ServerMetrics;
 
@@ -46,12 +49,23 @@ struct TlsOptions {
       client_ca_file;  // PEM CA bundle; when set, clients must present a certificate it signed
 };
 
+// Which QueryExecutor serves queries (executor_factory.h).
+enum class SchedulerKind {
+  kAuto,    // hybrid when a GPU engine serves queries, pool otherwise
+  kPool,    // PoolQueryExecutor: one FIFO; CPU unless a request asks for the GPU
+  kHybrid,  // HybridQueryExecutor: three queues, cost-model routing, work stealing
+};
+
 struct ServerOptions {
   std::string index_dir;
   std::string listen = "127.0.0.1:50051";         // host:port; port 0 picks a free one
   std::string metrics_listen = "127.0.0.1:9464";  // empty disables the metrics endpoint
-  size_t threads = 1;
+  size_t threads = 1;                             // CPU query workers
   size_t queue_capacity = 4;
+  SchedulerKind scheduler = SchedulerKind::kAuto;
+  size_t gpu_threads = 4;       // hybrid: queries in flight on the GPU
+  std::string cost_model_file;  // hybrid: a trained model (tandem-train-cost); empty: heuristic
+  absl::Duration default_deadline = absl::Milliseconds(500);  // hybrid: scheduling deadline
   RequestLimits limits;
   scheduler::GpuMode gpu = scheduler::GpuMode::kAuto;
   TlsOptions tls;
@@ -75,6 +89,9 @@ class Server {
   const std::string& metrics_address() const { return metrics_address_; }
   // What engines serve queries and why ("CPU engine only (GPU turned off)").
   const std::string& engine_summary() const { return engine_summary_; }
+  // Which scheduler dispatches them, and its cost model ("hybrid scheduler (...); cost model:
+  // ...").
+  const std::string& scheduler_summary() const { return scheduler_summary_; }
   const index::Index& index() const { return *index_; }
 
   // Health goes NOT_SERVING and new queries get UNAVAILABLE; in-flight queries run to completion
@@ -90,7 +107,9 @@ class Server {
   scheduler::EngineSet engines_;
   std::string engine_summary_;
   std::unique_ptr<ServerMetrics> metrics_;
-  std::unique_ptr<PoolQueryExecutor> executor_;
+  std::unique_ptr<scheduler::CostModel> cost_model_;  // outlives the executor that uses it
+  std::unique_ptr<QueryExecutor> executor_;
+  std::string scheduler_summary_;
   std::unique_ptr<QueryDispatcher> dispatcher_;
   std::unique_ptr<SearchService> service_;
   std::unique_ptr<grpc::Server> grpc_server_;

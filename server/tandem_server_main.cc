@@ -3,6 +3,7 @@
 //
 //   tandem-server --index /srv/tandem/scifact [--listen 127.0.0.1:50051]
 //                 [--metrics-listen 127.0.0.1:9464] [--threads N] [--tls-cert C --tls-key K]
+//                 [--scheduler auto|pool|hybrid] [--gpu-threads 4] [--cost-model FILE]
 //
 // On startup it prints one line to stdout, "tandem-server listening on HOST:PORT (metrics on
 // HOST:PORT)", with the real ports when 0 was asked for. SIGTERM or SIGINT drains: health goes
@@ -33,7 +34,20 @@ ABSL_FLAG(std::string, listen, "127.0.0.1:50051",
           "gRPC address, host:port. Loopback unless told otherwise; port 0 picks a free port.");
 ABSL_FLAG(std::string, metrics_listen, "127.0.0.1:9464",
           "Prometheus /metrics address, host:port; port 0 picks a free port; empty disables it.");
-ABSL_FLAG(int32_t, threads, 0, "Query worker threads; 0 means one per CPU core.");
+ABSL_FLAG(int32_t, threads, 0, "CPU query worker threads; 0 means one per CPU core.");
+ABSL_FLAG(std::string, scheduler, "auto",
+          "pool: one FIFO queue, queries on the CPU unless a request asks for the GPU; hybrid: "
+          "the CPU+GPU scheduler (three queues by predicted cost ratio, work stealing, deadlines); "
+          "auto: hybrid when a GPU engine serves queries, pool otherwise.");
+ABSL_FLAG(int32_t, gpu_threads, 4,
+          "Hybrid scheduler: queries in flight on the GPU at once (one worker thread each).");
+ABSL_FLAG(std::string, cost_model, "",
+          "Hybrid scheduler: cost model file written by tandem-train-cost on this machine; "
+          "without it a heuristic predicts costs until live timings train a model.");
+ABSL_FLAG(absl::Duration, default_deadline, absl::Milliseconds(500),
+          "Hybrid scheduler: the deadline a query is scheduled by when its call has none or a "
+          "later one (urgency, tandem_scheduler_deadline_misses_total). Only a call's own "
+          "deadline stops a query.");
 ABSL_FLAG(int32_t, queue_capacity, 0,
           "Queries (a batch counts as one) that may wait for a worker before new ones are refused "
           "with RESOURCE_EXHAUSTED; 0 means 4 x threads, which bounds the wait to about four "
@@ -80,6 +94,26 @@ absl::StatusOr<tandem::server::ServerOptions> OptionsFromFlags() {
   const int32_t capacity = absl::GetFlag(FLAGS_queue_capacity);
   if (capacity < 0) return absl::InvalidArgumentError("--queue-capacity must be >= 0");
   options.queue_capacity = capacity > 0 ? capacity : 4 * options.threads;
+  const std::string scheduler = absl::GetFlag(FLAGS_scheduler);
+  if (scheduler == "auto") {
+    options.scheduler = tandem::server::SchedulerKind::kAuto;
+  } else if (scheduler == "pool") {
+    options.scheduler = tandem::server::SchedulerKind::kPool;
+  } else if (scheduler == "hybrid") {
+    options.scheduler = tandem::server::SchedulerKind::kHybrid;
+  } else {
+    return absl::InvalidArgumentError(
+        absl::StrCat("--scheduler must be auto, pool or hybrid, got '", scheduler, "'"));
+  }
+  if (absl::GetFlag(FLAGS_gpu_threads) < 1) {
+    return absl::InvalidArgumentError("--gpu-threads must be >= 1");
+  }
+  options.gpu_threads = absl::GetFlag(FLAGS_gpu_threads);
+  options.cost_model_file = absl::GetFlag(FLAGS_cost_model);
+  options.default_deadline = absl::GetFlag(FLAGS_default_deadline);
+  if (options.default_deadline <= absl::ZeroDuration()) {
+    return absl::InvalidArgumentError("--default-deadline must be > 0");
+  }
   for (auto [flag, name] :
        {std::pair{absl::GetFlag(FLAGS_max_query_terms), "--max-query-terms"},
         std::pair{absl::GetFlag(FLAGS_max_query_bytes), "--max-query-bytes"},
@@ -147,9 +181,10 @@ int main(int argc, char** argv) {
       tandem::server::Server::Create(*options);
   if (!server.ok()) return Fail(std::string(server.status().message()));
   const tandem::index::Index& index = (*server)->index();
-  std::fprintf(stderr, "tandem-server: serving %s (%u documents, %s); %s; %zu threads, queue %zu\n",
+  std::fprintf(stderr, "tandem-server: serving %s (%u documents, %s); %s; queue %zu\n",
                index.directory().c_str(), index.num_docs(), index.manifest().codec.c_str(),
-               (*server)->engine_summary().c_str(), options->threads, options->queue_capacity);
+               (*server)->engine_summary().c_str(), options->queue_capacity);
+  std::fprintf(stderr, "tandem-server: %s\n", (*server)->scheduler_summary().c_str());
   const std::string metrics = (*server)->metrics_address().empty()
                                   ? "metrics off"
                                   : "metrics on " + (*server)->metrics_address();

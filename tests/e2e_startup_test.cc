@@ -85,6 +85,11 @@ TEST_F(StartupE2eTest, StartupFailuresExitNonZeroWithOneLine) {
   ExpectStartupFailure({"--listen", "127.0.0.1:0"}, "--index is required");
   ExpectStartupFailure({"--index", index_->dir(), "--gpu", "maybe"},
                        "--gpu must be auto, off or required");
+  ExpectStartupFailure({"--index", index_->dir(), "--scheduler", "fifo"},
+                       "--scheduler must be auto, pool or hybrid");
+  ExpectStartupFailure({"--index", index_->dir(), "--scheduler", "hybrid", "--cost-model",
+                        "/nonexistent/cost-model.txt", "--listen", "127.0.0.1:0"},
+                       "cannot load cost model: ");
   ExpectStartupFailure({"--index", index_->dir(), "--tls-cert", "/nonexistent.pem", "--tls-key",
                         "/nonexistent.key", "--listen", "127.0.0.1:0"},
                        "cannot read TLS certificate '/nonexistent.pem'");

@@ -99,6 +99,55 @@ TEST_F(ServerE2eTest, SearchEqualsTheEngineInEveryMode) {
   }
 }
 
+// The hybrid CPU+GPU scheduler (--scheduler hybrid; on this CPU-only build every query runs on the
+// CPU, ordered by the heuristic cost model) answers exactly as the engine does and exports its
+// metrics; a GPU hint is still refused.
+TEST_F(ServerE2eTest, HybridSchedulerAnswersLikeTheEngineAndExportsItsMetrics) {
+  auto server = ServerProcess::Start({"--index", index_->dir(), "--threads", "2", "--scheduler",
+                                      "hybrid", "--default-deadline", "2s"});
+  ASSERT_TRUE(server.ok()) << server.status();
+  auto stub = NewStub((*server)->address());
+  int queries = 0;
+  for (const std::string& text : Queries()) {
+    for (auto mode : {tandem::v1::QUERY_MODE_AND, tandem::v1::QUERY_MODE_OR}) {
+      SCOPED_TRACE(absl::StrCat("'", text, "' mode ", mode));
+      const SearchRequest request = TextRequest(text, mode, 10);
+      SearchResponse response;
+      grpc::ClientContext context;
+      SetTimeout(context, kE2eTimeout);
+      grpc::Status status = stub->Search(&context, request, &response);
+      ASSERT_TRUE(status.ok()) << status.error_message();
+      index_->ExpectSameHits(response, index_->Expected(request));
+      EXPECT_EQ(response.stats().engine(), "cpu");
+      ++queries;
+    }
+  }
+  SearchRequest gpu = TextRequest("t1");
+  gpu.set_engine(tandem::v1::ENGINE_HINT_GPU);
+  SearchResponse response;
+  grpc::ClientContext context;
+  SetTimeout(context, kE2eTimeout);
+  EXPECT_EQ(stub->Search(&context, gpu, &response).error_code(),
+            grpc::StatusCode::FAILED_PRECONDITION);
+
+  absl::StatusOr<std::string> scrape = HttpGet((*server)->metrics_address(), "/metrics");
+  ASSERT_TRUE(scrape.ok()) << scrape.status();
+  EXPECT_EQ(MetricSum(*scrape, "tandem_processor_workers", {{"processor", "cpu"}}), 2.0);
+  EXPECT_EQ(MetricSum(*scrape, "tandem_scheduler_decisions_total",
+                      {{"queue", "cpu"}, {"processor", "cpu"}}),
+            queries);
+  EXPECT_EQ(MetricSum(*scrape, "tandem_scheduler_decisions_total", {{"queue", "pinned"}}), 1.0);
+  EXPECT_EQ(MetricSum(*scrape, "tandem_scheduler_steals_total"), 0.0);
+  EXPECT_EQ(MetricSum(*scrape, "tandem_scheduler_cost_ratio_count", {{"engine", "cpu"}}), queries);
+  EXPECT_GT(MetricSum(*scrape, "tandem_processor_busy_seconds_total", {{"processor", "cpu"}}), 0.0);
+  EXPECT_EQ(MetricSum(*scrape, "tandem_processor_busy_workers"), 0.0);
+  EXPECT_EQ(MetricSum(*scrape, "tandem_scheduler_queue_depth"), 0.0);
+  // The heuristic has no evaluation queries; the live error is set from the first measurement.
+  EXPECT_EQ(MetricSum(*scrape, "tandem_cost_model_mean_relative_error", {{"source", "training"}}),
+            0.0);
+  EXPECT_GT(MetricSum(*scrape, "tandem_cost_model_mean_relative_error", {{"source", "live"}}), 0.0);
+}
+
 TEST_F(ServerE2eTest, ReportsTheAnalyzedTerms) {
   SearchResponse response;
   ASSERT_TRUE(Search(TextRequest("The T3 of t3 and t17"), &response).ok());

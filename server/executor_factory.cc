@@ -1,0 +1,135 @@
+#include "server/executor_factory.h"
+
+#include <atomic>
+#include <cmath>
+#include <utility>
+
+#include "absl/strings/str_cat.h"
+#include "index/status_macros.h"
+#include "scheduler/cost_features.h"
+#include "server/hybrid_executor.h"
+#include "server/pool_executor.h"
+
+namespace tandem::server {
+namespace {
+
+using scheduler::Processor;
+using scheduler::ProcessorName;
+
+// The live error is recomputed over the model's ring of recent samples; every this many
+// measurements per processor is often enough for a gauge scraped every few seconds.
+constexpr uint64_t kLiveErrorEvery = 256;
+
+bool UseHybrid(const ServerOptions& options, const scheduler::EngineSet& engines) {
+  switch (options.scheduler) {
+    case SchedulerKind::kPool:
+      return false;
+    case SchedulerKind::kHybrid:
+      return true;
+    case SchedulerKind::kAuto:
+      break;
+  }
+  return engines.gpu != nullptr;
+}
+
+// The trained model of --cost-model, or the heuristic; either refines itself from live timings.
+absl::StatusOr<std::unique_ptr<scheduler::CostModel>> LoadCostModel(
+    const ServerOptions& options, const index::Index& index, const scheduler::EngineSet& engines) {
+  scheduler::CostModelOptions model_options;
+  model_options.index = &index;
+  model_options.resident_fraction = scheduler::ResidentFractionOf(engines.gpu.get());
+  if (options.cost_model_file.empty()) {
+    return scheduler::CostModel::Heuristic(std::move(model_options));
+  }
+  absl::StatusOr<std::unique_ptr<scheduler::CostModel>> model =
+      scheduler::CostModel::Load(options.cost_model_file, std::move(model_options));
+  if (!model.ok()) {
+    return absl::Status(model.status().code(),
+                        absl::StrCat("cannot load cost model: ", model.status().message()));
+  }
+  return model;
+}
+
+HybridExecutorHooks MetricsHooks(ServerMetrics& metrics, scheduler::CostModel& model) {
+  struct Counts {
+    std::atomic<uint64_t> measured[2] = {0, 0};  // by processor
+  };
+  auto counts = std::make_shared<Counts>();
+  ServerMetrics* m = &metrics;
+  scheduler::CostModel* cost_model = &model;
+  return {
+      .on_queue_depth = [m](size_t jobs) { m->SetQueueDepth(jobs); },
+      .on_scheduler_queue_depth =
+          [m](scheduler::QueueKind queue, size_t queries) {
+            m->SetSchedulerQueueDepth(scheduler::QueueName(queue), queries);
+          },
+      .on_busy_workers = [m](Processor p,
+                             size_t busy) { m->SetBusyWorkers(ProcessorName(p), busy); },
+      .on_decision =
+          [m](const SchedulerDecision& d) {
+            m->RecordDecision(d.pinned ? "pinned" : scheduler::QueueName(d.queue),
+                              ProcessorName(d.processor),
+                              d.reason == scheduler::TakeReason::kStolen,
+                              d.reason == scheduler::TakeReason::kUrgent);
+          },
+      .on_measured =
+          [m, cost_model, counts](Processor p, double predicted_ms, double measured_ms) {
+            m->RecordCostRatio(ProcessorName(p), predicted_ms, measured_ms);
+            const int i = p == Processor::kCpu ? 0 : 1;
+            if (counts->measured[i].fetch_add(1, std::memory_order_relaxed) % kLiveErrorEvery ==
+                0) {
+              const double error = cost_model->live_relative_error(p);
+              if (std::isfinite(error)) m->SetCostModelError(ProcessorName(p), "live", error);
+            }
+          },
+      .on_busy_time = [m](Processor p,
+                          absl::Duration busy) { m->AddBusyTime(ProcessorName(p), busy); },
+      .on_deadline_miss = [m] { m->RecordDeadlineMiss(); },
+  };
+}
+
+}  // namespace
+
+absl::StatusOr<ExecutorSet> CreateExecutor(const ServerOptions& options, const index::Index& index,
+                                           const scheduler::EngineSet& engines,
+                                           ServerMetrics& metrics) {
+  ExecutorSet set;
+  ServerMetrics* m = &metrics;
+  if (!UseHybrid(options, engines)) {
+    TANDEM_ASSIGN_OR_RETURN(
+        set.executor, PoolQueryExecutor::Create(
+                          engines.cpu.get(), engines.gpu.get(),
+                          {.threads = options.threads,
+                           .queue_capacity = options.queue_capacity,
+                           .debug_query_delay = options.debug_query_delay,
+                           .on_queue_depth = [m](size_t depth) { m->SetQueueDepth(depth); }}));
+    set.summary = absl::StrCat("pool scheduler (", options.threads, " workers, FIFO)");
+    if (!options.cost_model_file.empty()) absl::StrAppend(&set.summary, "; --cost-model unused");
+    return set;
+  }
+
+  TANDEM_ASSIGN_OR_RETURN(set.cost_model, LoadCostModel(options, index, engines));
+  const size_t gpu_threads = engines.gpu != nullptr ? options.gpu_threads : 0;
+  metrics.SetWorkers(ProcessorName(Processor::kCpu), options.threads);
+  if (gpu_threads > 0) metrics.SetWorkers(ProcessorName(Processor::kGpu), gpu_threads);
+  for (Processor p : {Processor::kCpu, Processor::kGpu}) {
+    const double error = set.cost_model->mean_relative_error(p);
+    if (std::isfinite(error)) metrics.SetCostModelError(ProcessorName(p), "training", error);
+  }
+  TANDEM_ASSIGN_OR_RETURN(
+      set.executor, HybridQueryExecutor::Create(engines.cpu.get(), engines.gpu.get(),
+                                                {.cpu_threads = options.threads,
+                                                 .gpu_threads = options.gpu_threads,
+                                                 .queue_capacity = options.queue_capacity,
+                                                 .default_deadline = options.default_deadline,
+                                                 .predictor = set.cost_model.get(),
+                                                 .debug_query_delay = options.debug_query_delay,
+                                                 .hooks = MetricsHooks(metrics, *set.cost_model)}));
+  set.summary = absl::StrCat("hybrid scheduler (", options.threads, " CPU workers, ", gpu_threads,
+                             " GPU queries in flight, default deadline ",
+                             absl::FormatDuration(options.default_deadline), "); ",
+                             set.cost_model->description());
+  return set;
+}
+
+}  // namespace tandem::server

@@ -49,6 +49,12 @@ ABSL_FLAG(uint64_t, gpu_cache_bytes, 0, "GPU device cache size (0: the engine's 
 ABSL_FLAG(int, repeat, 3, "timed runs per query and configuration (the median is kept)");
 ABSL_FLAG(std::string, space, "log", "feature space of the rules: log or linear");
 ABSL_FLAG(bool, smooth, true, "smooth the rules' models along their tree paths (Quinlan's k = 15)");
+ABSL_FLAG(uint64_t, train_limit, 0,
+          "time only the first N training queries of the split, in file order (0: all)");
+ABSL_FLAG(uint64_t, eval_limit, 0,
+          "evaluate on the first N evaluation queries of the split, in file order (0: all)");
+ABSL_FLAG(std::string, eval_queries_out, "",
+          "write the whole evaluation split here as id:query lines (for tandem-loadgen)");
 ABSL_FLAG(std::string, out, "", "write the model file here");
 ABSL_FLAG(std::string, json, "", "write the results here");
 
@@ -168,6 +174,21 @@ int Run() {
   absl::StatusOr<index::QuerySplit> split =
       index::SplitQueries(pool.size(), absl::GetFlag(FLAGS_seed), train_n, chosen - train_n);
   if (!split.ok()) return Fail(split.status().message());
+  if (const std::string path = absl::GetFlag(FLAGS_eval_queries_out); !path.empty()) {
+    std::ofstream eval_file(path);
+    for (size_t i : split->eval) {
+      eval_file << pool[i]->id << ":" << pool[i]->text << "\n";
+    }
+    eval_file.close();
+    if (!eval_file) return Fail(absl::StrCat("cannot write ", path));
+  }
+  // The limits keep the split itself (and so the evaluation queries other tools draw with the
+  // same seed and sizes) unchanged; they only time fewer of its queries.
+  auto limit = [](std::vector<size_t>& positions, uint64_t n) {
+    if (n != 0 && positions.size() > n) positions.resize(n);
+  };
+  limit(split->train, absl::GetFlag(FLAGS_train_limit));
+  limit(split->eval, absl::GetFlag(FLAGS_eval_limit));
 
   absl::StatusOr<EngineSet> engines = CreateEngines(idx, engine_options);
   if (!engines.ok()) return Fail(engines.status().message());

@@ -162,8 +162,10 @@ TEST_F(LifecycleE2eTest, ClientCancellationStopsTheQuery) {
   EXPECT_TRUE(WaitForMetric(*server, "tandem_queries_in_flight", {}, Equals(0)));
 }
 
+// These two need exactly one worker: no GPU, whose workers would run queries beside it (the hybrid
+// scheduler's --gpu-threads).
 TEST_F(LifecycleE2eTest, QueryThatExpiredInTheQueueIsNeverRun) {
-  auto server = Start({"--threads", "1", "--debug-query-delay", "120s"});
+  auto server = Start({"--threads", "1", "--gpu", "off", "--debug-query-delay", "120s"});
   ASSERT_NE(server, nullptr);
   auto stub = NewStub(server->address());
   AsyncSearch running(*stub, TextRequest("t1"));
@@ -187,7 +189,8 @@ TEST_F(LifecycleE2eTest, QueryThatExpiredInTheQueueIsNeverRun) {
 }
 
 TEST_F(LifecycleE2eTest, FullQueueAnswersResourceExhaustedAtOnce) {
-  auto server = Start({"--threads", "1", "--queue-capacity", "1", "--debug-query-delay", "5s"});
+  auto server = Start(
+      {"--threads", "1", "--gpu", "off", "--queue-capacity", "1", "--debug-query-delay", "5s"});
   ASSERT_NE(server, nullptr);
   auto stub = NewStub(server->address());
   AsyncSearch running(*stub, TextRequest("t1"));

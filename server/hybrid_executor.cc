@@ -185,8 +185,12 @@ HybridQueryExecutor::TaskRef HybridQueryExecutor::Detach(uint64_t id) {
 void HybridQueryExecutor::ReportDepths() {
   if (options_.hooks.on_queue_depth) options_.hooks.on_queue_depth(waiting_jobs_);
   if (options_.hooks.on_scheduler_queue_depth) {
+    // Only the queues that changed: this runs under the lock on every take.
     for (scheduler::QueueKind queue : scheduler::kAllQueues) {
-      options_.hooks.on_scheduler_queue_depth(queue, queues_.depth(queue));
+      const size_t depth = queues_.depth(queue);
+      size_t& reported = reported_depth_[static_cast<int>(queue)];
+      if (depth != reported) options_.hooks.on_scheduler_queue_depth(queue, depth);
+      reported = depth;
     }
   }
 }
@@ -243,7 +247,9 @@ void HybridQueryExecutor::AnswerExpired(const TaskRef& ref, const Dequeued& expi
 }
 
 void HybridQueryExecutor::Finish(const TaskRef& ref, QueryOutcome outcome) {
-  if (absl::Now() >= ref.job->schedule_deadline && options_.hooks.on_deadline_miss) {
+  // A query its caller cancelled is answered to no one: no miss.
+  const bool cancelled = outcome.result.status().code() == absl::StatusCode::kCancelled;
+  if (!cancelled && absl::Now() >= ref.job->schedule_deadline && options_.hooks.on_deadline_miss) {
     options_.hooks.on_deadline_miss();
   }
   ref.job->job.on_done(ref.task, std::move(outcome));

@@ -73,7 +73,8 @@ struct HybridExecutorHooks {
   std::function<void(Processor p, double predicted_ms, double measured_ms)> on_measured = nullptr;
   // A worker of `p` spent `busy` on one query (utilization).
   std::function<void(Processor p, absl::Duration busy)> on_busy_time = nullptr;
-  // A query answered after its scheduling deadline (or dropped in the queue at its call deadline).
+  // A query answered after its scheduling deadline, or dropped in the queue at its call deadline
+  // (cancelled ones excepted).
   std::function<void()> on_deadline_miss = nullptr;
 };
 
@@ -145,6 +146,7 @@ class HybridQueryExecutor final : public QueryExecutor {
   uint64_t next_id_ ABSL_GUARDED_BY(mu_) = 0;
   size_t waiting_jobs_ ABSL_GUARDED_BY(mu_) = 0;
   size_t busy_[2] ABSL_GUARDED_BY(mu_) = {0, 0};
+  size_t reported_depth_[3] ABSL_GUARDED_BY(mu_) = {0, 0, 0};  // by QueueKind
   bool stopping_ ABSL_GUARDED_BY(mu_) = false;
   absl::CondVar work_available_[2];  // CPU workers wait on one, GPU workers on the other
   std::vector<std::thread> workers_;

@@ -275,9 +275,14 @@ TEST(HybridQueryExecutorTest, DefaultDeadlineOrdersWorkButDoesNotStopQueries) {
                                 .hooks = recorder.Hooks()});
   Outcomes outcomes;
   ASSERT_TRUE(executor->Submit(Job(outcomes.For(0))).ok());
-  ASSERT_TRUE(outcomes.WaitFor(1));
+  // Behind it, a query its caller gave up on: answered CANCELLED after the target, not a miss.
+  QueryJob gone = Job(outcomes.For(1));
+  gone.cancelled = std::make_shared<std::atomic<bool>>(true);
+  ASSERT_TRUE(executor->Submit(std::move(gone)).ok());
+  ASSERT_TRUE(outcomes.WaitFor(2));
   executor->Shutdown();
   EXPECT_TRUE(outcomes.Get(0).result.ok()) << outcomes.Get(0).result.status();
+  EXPECT_EQ(outcomes.Get(1).result.status().code(), absl::StatusCode::kCancelled);
   EXPECT_EQ(recorder.deadline_misses(), 1);  // answered after 40 ms against a 10 ms target
 }
 

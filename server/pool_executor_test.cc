@@ -136,7 +136,7 @@ TEST(PoolQueryExecutorTest, DeadlineAndCancellationStopRunningQueries) {
   auto executor = MakeExecutor(&cpu, nullptr, {.threads = 2, .queue_capacity = 4});
   Outcomes outcomes;
   QueryJob timed = Job(outcomes.For(0));
-  timed.deadline = absl::Now() + absl::Milliseconds(50);
+  timed.deadline = absl::Now() + absl::Milliseconds(500);  // ample for a worker to start it
   ASSERT_TRUE(executor->Submit(std::move(timed)).ok());
   auto cancelled = std::make_shared<std::atomic<bool>>(false);
   QueryJob cancellable = Job(outcomes.For(1));
@@ -157,7 +157,7 @@ TEST(PoolQueryExecutorTest, DebugDelayHonoursTheDeadline) {
       &cpu, nullptr, {.threads = 1, .queue_capacity = 1, .debug_query_delay = absl::Hours(1)});
   Outcomes outcomes;
   QueryJob job = Job(outcomes.For(0));
-  job.deadline = absl::Now() + absl::Milliseconds(50);
+  job.deadline = absl::Now() + absl::Milliseconds(500);  // ample for a worker to start it
   ASSERT_TRUE(executor->Submit(std::move(job)).ok());
   ASSERT_TRUE(outcomes.WaitFor(1));
   EXPECT_EQ(outcomes.Get(0).result.status().code(), absl::StatusCode::kDeadlineExceeded);

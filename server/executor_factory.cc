@@ -25,6 +25,7 @@ bool UseHybrid(const ServerOptions& options, const scheduler::EngineSet& engines
     case SchedulerKind::kPool:
       return false;
     case SchedulerKind::kHybrid:
+    case SchedulerKind::kSerial:
       return true;
     case SchedulerKind::kAuto:
       break;
@@ -110,21 +111,37 @@ absl::StatusOr<ExecutorSet> CreateExecutor(const ServerOptions& options, const i
 
   TANDEM_ASSIGN_OR_RETURN(set.cost_model, LoadCostModel(options, index, engines));
   const size_t gpu_threads = engines.gpu != nullptr ? options.gpu_threads : 0;
-  metrics.SetWorkers(ProcessorName(Processor::kCpu), options.threads);
-  if (gpu_threads > 0) metrics.SetWorkers(ProcessorName(Processor::kGpu), gpu_threads);
   for (Processor p : {Processor::kCpu, Processor::kGpu}) {
     const double error = set.cost_model->mean_relative_error(p);
     if (std::isfinite(error)) metrics.SetCostModelError(ProcessorName(p), "training", error);
   }
-  TANDEM_ASSIGN_OR_RETURN(
-      set.executor, HybridQueryExecutor::Create(engines.cpu.get(), engines.gpu.get(),
-                                                {.cpu_threads = options.threads,
-                                                 .gpu_threads = options.gpu_threads,
-                                                 .queue_capacity = options.queue_capacity,
-                                                 .default_deadline = options.default_deadline,
-                                                 .predictor = set.cost_model.get(),
-                                                 .debug_query_delay = options.debug_query_delay,
-                                                 .hooks = MetricsHooks(metrics, *set.cost_model)}));
+  HybridQueryExecutor::Options hybrid{.cpu_threads = options.threads,
+                                      .gpu_threads = options.gpu_threads,
+                                      .queue_capacity = options.queue_capacity,
+                                      .default_deadline = options.default_deadline,
+                                      .predictor = set.cost_model.get(),
+                                      .debug_query_delay = options.debug_query_delay,
+                                      .hooks = MetricsHooks(metrics, *set.cost_model)};
+  if (options.scheduler == SchedulerKind::kSerial) {
+    // One query at a time, on the processor with the lower prediction (both thresholds at 1, no
+    // load shift; a steal never pays with the other processor idle), oldest first (max_wait 0).
+    hybrid.cpu_threads = 1;
+    hybrid.gpu_threads = 1;
+    hybrid.max_running = 1;
+    hybrid.policy.cpu_threshold = 1.0;
+    hybrid.policy.gpu_threshold = 1.0;
+    hybrid.policy.max_shift = 1.0;
+    hybrid.policy.max_wait = absl::ZeroDuration();
+  }
+  metrics.SetWorkers(ProcessorName(Processor::kCpu), hybrid.cpu_threads);
+  if (gpu_threads > 0) metrics.SetWorkers(ProcessorName(Processor::kGpu), hybrid.gpu_threads);
+  TANDEM_ASSIGN_OR_RETURN(set.executor, HybridQueryExecutor::Create(engines.cpu.get(),
+                                                                   engines.gpu.get(), hybrid));
+  if (options.scheduler == SchedulerKind::kSerial) {
+    set.summary = absl::StrCat("serial scheduler (one query at a time on the cheaper processor); ",
+                               set.cost_model->description());
+    return set;
+  }
   set.summary = absl::StrCat("hybrid scheduler (", options.threads, " CPU workers, ", gpu_threads,
                              " GPU queries in flight, default deadline ",
                              absl::FormatDuration(options.default_deadline), "); ",

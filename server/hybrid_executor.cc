@@ -155,7 +155,11 @@ HybridQueryExecutor::Work HybridQueryExecutor::NextWork(Processor p) {
     for (Dequeued& expired : queues_.RemoveExpired(now)) {
       work.expired.emplace_back(Detach(expired.item.id), std::move(expired));
     }
-    if (std::optional<Dequeued> taken = queues_.Take(p, now)) {
+    const bool slot_free =
+        options_.max_running == 0 || busy_[0] + busy_[1] < options_.max_running;
+    if (!slot_free) {
+      // Nothing may start; expired queries are still answered.
+    } else if (std::optional<Dequeued> taken = queues_.Take(p, now)) {
       work.ready.emplace(Detach(taken->item.id), *std::move(taken));
       ++busy_[Index(p)];
       if (options_.hooks.on_busy_workers) options_.hooks.on_busy_workers(p, busy_[Index(p)]);
@@ -227,6 +231,11 @@ void HybridQueryExecutor::Run(Processor p, const TaskRef& ref, const Dequeued& t
     queues_.Finished(p, taken.predicted_ms);
     --busy_[Index(p)];
     if (options_.hooks.on_busy_workers) options_.hooks.on_busy_workers(p, busy_[Index(p)]);
+    // With a limit on running queries, the freed slot may belong to the other processor's next
+    // query.
+    if (options_.max_running > 0) {
+      for (Processor q : {Processor::kCpu, Processor::kGpu}) WorkAvailable(q).SignalAll();
+    }
   }
   if (options_.hooks.on_busy_time) options_.hooks.on_busy_time(p, outcome.executed);
   Finish(ref, std::move(outcome));

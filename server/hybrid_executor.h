@@ -84,6 +84,10 @@ class HybridQueryExecutor final : public QueryExecutor {
     size_t cpu_threads = 1;
     // Queries in flight on the GPU at once (one worker thread each); unused without a GPU engine.
     size_t gpu_threads = 4;
+    // Queries running at once on both processors together; 0: no limit beyond the workers. 1 is
+    // the paper's "CPU+GPU serialized" configuration (one query at a time, on the processor the
+    // policy picks), the baseline the parallel hybrid is measured against.
+    size_t max_running = 0;
     // Jobs waiting for a worker (running ones not counted).
     size_t queue_capacity = 4;
     // Scheduling deadline of a query whose call deadline is later (see above); may be infinite.

@@ -539,5 +539,78 @@ TEST(HybridQueryExecutorTest, ConcurrentSubmittersGetEveryTaskAnsweredExactlyOnc
   }
 }
 
+
+// Sleeps a few milliseconds per query and records how many queries of both engines (sharing one
+// counter) ran at once.
+class ConcurrencyProbe final : public index::Engine {
+ public:
+  ConcurrencyProbe(std::string name, std::atomic<int>* running, std::atomic<int>* peak)
+      : name_(std::move(name)), running_(running), peak_(peak) {}
+  absl::string_view name() const override { return name_; }
+  absl::StatusOr<index::SearchResult> Search(const index::Query& query,
+                                             const index::SearchContext&) const override {
+    const int now = ++*running_;
+    int seen = peak_->load();
+    while (now > seen && !peak_->compare_exchange_weak(seen, now)) {
+    }
+    absl::SleepFor(absl::Milliseconds(3));
+    --*running_;
+    index::SearchResult result;
+    result.hits.push_back({.docid = query.k, .score = 1.0f});
+    return result;
+  }
+
+ private:
+  std::string name_;
+  std::atomic<int>* running_;
+  std::atomic<int>* peak_;
+};
+
+// max_running = 1 (the serialized baseline of Figure 7): never two queries at once, each on the
+// processor its prediction favours, even with several workers per processor.
+TEST(HybridQueryExecutorTest, MaxRunningOneRunsOneQueryAtATime) {
+  std::atomic<int> running{0}, peak{0};
+  ConcurrencyProbe cpu("cpu", &running, &peak);
+  ConcurrencyProbe gpu("gpu", &running, &peak);
+  FakePredictor predictor({{1, {.cpu_ms = 20, .gpu_ms = 1}}, {2, {.cpu_ms = 1, .gpu_ms = 20}}});
+  auto executor = MakeExecutor(&cpu, &gpu,
+                               {.cpu_threads = 3,
+                                .gpu_threads = 3,
+                                .max_running = 1,
+                                .queue_capacity = 64,
+                                .policy = {.gpu_threshold = 1, .cpu_threshold = 1, .max_shift = 1},
+                                .predictor = &predictor});
+  Outcomes outcomes;
+  for (int job = 0; job < 24; ++job) {
+    ASSERT_TRUE(executor->Submit(Job(outcomes.For(job), {job % 2 == 0 ? 1u : 2u})).ok());
+  }
+  ASSERT_TRUE(outcomes.WaitFor(24));
+  executor->Shutdown();
+  EXPECT_EQ(peak.load(), 1);
+  for (int job = 0; job < 24; ++job) {
+    const QueryOutcome o = outcomes.Get(job);
+    ASSERT_TRUE(o.result.ok()) << o.result.status();
+    EXPECT_EQ(o.engine, job % 2 == 0 ? "gpu" : "cpu") << "job " << job;
+  }
+}
+
+// Without the limit the same load runs in parallel on both processors.
+TEST(HybridQueryExecutorTest, WithoutMaxRunningQueriesOverlap) {
+  std::atomic<int> running{0}, peak{0};
+  ConcurrencyProbe cpu("cpu", &running, &peak);
+  ConcurrencyProbe gpu("gpu", &running, &peak);
+  FakePredictor predictor({{1, {.cpu_ms = 20, .gpu_ms = 1}}, {2, {.cpu_ms = 1, .gpu_ms = 20}}});
+  auto executor = MakeExecutor(
+      &cpu, &gpu,
+      {.cpu_threads = 3, .gpu_threads = 3, .queue_capacity = 64, .predictor = &predictor});
+  Outcomes outcomes;
+  for (int job = 0; job < 24; ++job) {
+    ASSERT_TRUE(executor->Submit(Job(outcomes.For(job), {job % 2 == 0 ? 1u : 2u})).ok());
+  }
+  ASSERT_TRUE(outcomes.WaitFor(24));
+  executor->Shutdown();
+  EXPECT_GT(peak.load(), 1);
+}
+
 }  // namespace
 }  // namespace tandem::server

@@ -54,6 +54,9 @@ enum class SchedulerKind {
   kAuto,    // hybrid when a GPU engine serves queries, pool otherwise
   kPool,    // PoolQueryExecutor: one FIFO; CPU unless a request asks for the GPU
   kHybrid,  // HybridQueryExecutor: three queues, cost-model routing, work stealing
+  // HybridQueryExecutor running one query at a time on the processor the cost model says is
+  // cheaper, first come first served (the paper's "CPU+GPU serialized" baseline, Figure 7)
+  kSerial,
 };
 
 struct ServerOptions {

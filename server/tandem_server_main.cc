@@ -3,7 +3,7 @@
 //
 //   tandem-server --index /srv/tandem/scifact [--listen 127.0.0.1:50051]
 //                 [--metrics-listen 127.0.0.1:9464] [--threads N] [--tls-cert C --tls-key K]
-//                 [--scheduler auto|pool|hybrid] [--gpu-threads 4] [--cost-model FILE]
+//                 [--scheduler auto|pool|hybrid|serial] [--gpu-threads 4] [--cost-model FILE]
 //
 // On startup it prints one line to stdout, "tandem-server listening on HOST:PORT (metrics on
 // HOST:PORT)", with the real ports when 0 was asked for. SIGTERM or SIGINT drains: health goes
@@ -38,7 +38,9 @@ ABSL_FLAG(int32_t, threads, 0, "CPU query worker threads; 0 means one per CPU co
 ABSL_FLAG(std::string, scheduler, "auto",
           "pool: one FIFO queue, queries on the CPU unless a request asks for the GPU; hybrid: "
           "the CPU+GPU scheduler (three queues by predicted cost ratio, work stealing, deadlines); "
-          "auto: hybrid when a GPU engine serves queries, pool otherwise.");
+          "serial: one query at a time on the processor the cost model says is cheaper (the "
+          "baseline of the paper's Figure 7); auto: hybrid when a GPU engine serves queries, pool "
+          "otherwise.");
 ABSL_FLAG(int32_t, gpu_threads, 4,
           "Hybrid scheduler: queries in flight on the GPU at once (one worker thread each).");
 ABSL_FLAG(std::string, cost_model, "",
@@ -101,9 +103,11 @@ absl::StatusOr<tandem::server::ServerOptions> OptionsFromFlags() {
     options.scheduler = tandem::server::SchedulerKind::kPool;
   } else if (scheduler == "hybrid") {
     options.scheduler = tandem::server::SchedulerKind::kHybrid;
+  } else if (scheduler == "serial") {
+    options.scheduler = tandem::server::SchedulerKind::kSerial;
   } else {
     return absl::InvalidArgumentError(
-        absl::StrCat("--scheduler must be auto, pool or hybrid, got '", scheduler, "'"));
+        absl::StrCat("--scheduler must be auto, pool, hybrid or serial, got '", scheduler, "'"));
   }
   if (absl::GetFlag(FLAGS_gpu_threads) < 1) {
     return absl::InvalidArgumentError("--gpu-threads must be >= 1");

@@ -2,8 +2,8 @@
 """Figure 7 of Ding et al. 2009 from tandem-loadgen sweeps: latency against Poisson arrival rate for
 CPU only, GPU only, CPU+GPU one query at a time, and the hybrid scheduler.
 
-Reads DIR/{mode}_{config}.json (tandem-loadgen --json-out, open-loop --rates sweeps; written by
-bench/figure7.sh on the GPU machine) and writes one JSON with every row and, per mode and
+Reads DIR/{mode}_{config}_{rate}.json (tandem-loadgen --json-out, one open-loop row each, written
+by bench/figure7.sh on the GPU machine) or DIR/{mode}_{config}.json (a whole --rates sweep) and writes one JSON with every row and, per mode and
 configuration, the highest arrival rate sustained with no query over the deadline (every query
 answered OK within it, the achieved rate within 5% of the offered one), and a PNG of mean and p99
 latency against arrival rate. Needs Debian's python3-matplotlib for the PNG (run with
@@ -13,6 +13,7 @@ latency against arrival rate. Needs Debian's python3-matplotlib for the PNG (run
       --png bench/results/figure7_h100.png
 """
 import argparse
+import glob
 import json
 import os
 import sys
@@ -48,19 +49,33 @@ def main():
     args = parser.parse_args()
 
     result = {"deadline_ms": args.deadline_ms, "modes": {}}
+    model_path = os.path.join(args.indir, "cost_model.json")
+    if os.path.exists(model_path):  # tandem-train-cost's output: machine, GPU, prediction errors
+        with open(model_path) as f:
+            model = json.load(f)
+        result["machine"] = model.get("machine")
+        result["cost_model"] = {
+            engine: {key: figures.get(key) for key in
+                     ("train_samples", "eval_samples", "rules", "mean_relative_error",
+                      "heuristic_mean_relative_error", "by_mode")}
+            for engine, figures in model.get("engines", {}).items()}
     for mode in MODES:
         per_mode = {}
         for config, label in CONFIGS:
-            path = os.path.join(args.indir, f"{mode}_{config}.json")
-            if not os.path.exists(path):
+            # One file per rate (bench/figure7.sh) or one sweep file.
+            paths = sorted(glob.glob(os.path.join(args.indir, f"{mode}_{config}_*.json")) +
+                           glob.glob(os.path.join(args.indir, f"{mode}_{config}.json")))
+            if not paths:
                 continue
-            with open(path) as f:
-                run = json.load(f)
-            rows = run["rows"]
+            rows = []
+            for path in paths:
+                with open(path) as f:
+                    run = json.load(f)
+                rows.extend(run["rows"])
+            rows.sort(key=lambda r: r["rate"])
             per_mode[config] = {
                 "label": label,
                 "sustained_qps": sustained(rows, args.deadline_ms),
-                "machine": run.get("machine", run.get("host")),
                 "rows": [{
                     "rate": r["rate"],
                     "achieved_qps": r["achieved_qps"],
@@ -95,6 +110,9 @@ def main():
               file=sys.stderr)
         return 1
     modes = list(result["modes"])
+    if not modes:
+        print(f"figure7.py: no sweeps under {args.indir}", file=sys.stderr)
+        return 1
     fig, axes = plt.subplots(len(modes), 2, figsize=(12, 4.5 * len(modes)), squeeze=False)
     for i, mode in enumerate(modes):
         per_mode = result["modes"][mode]

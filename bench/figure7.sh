@@ -1,0 +1,130 @@
+#!/usr/bin/env bash
+# Figure 7 of Ding et al. 2009 on the GPU machine: open-loop Poisson arrivals at increasing rates
+# against the real tandem-server over the 25M-document GOV2-like index, TREC 2005 efficiency
+# evaluation queries, for four configurations:
+#   cpu     CPU only: the hybrid server, every query pinned to the CPU (--engine cpu), 16 workers
+#   gpu     GPU only: every query pinned to the GPU (--engine gpu), 4 queries in flight
+#   serial  one query at a time on the processor the cost model picks (--scheduler serial)
+#   hybrid  the three-queue work-stealing scheduler (--engine auto)
+# Steps (each skipped when its output exists, so a second call can resume):
+#   1. tandem-index synth: the GOV2-like index (bench/WORKLOADS.md) in $INDEX;
+#   2. tandem-train-cost on the first $TRAIN training queries of the seeded split (seed 1, 3,000
+#      training / 1,000 evaluation queries, as tandem-bench-gpu-query uses), error measured on
+#      $EVAL evaluation queries; writes the model and the evaluation queries for the load;
+#   3. for each mode in $MODES and configuration in $CONFIGS, one tandem-loadgen row per rate, in
+#      increasing order, stopping after two rows in a row fail (a query over the 500 ms deadline,
+#      an error, or the achieved rate 5% short of the offered one).
+# Then, on the build machine: /usr/bin/python3 bench/figure7.py --in OUT ... (PNG and JSON).
+#
+# Usage: bench/figure7.sh BIN_DIR DATA_DIR OUT_DIR
+#   BIN_DIR: tandem-index, tandem-server, tandem-loadgen, tandem-train-cost
+#   DATA_DIR: wikipedia-termstats.tsv.gz, wikipedia-doclengths.tsv, trec05-efficiency.txt
+set -euo pipefail
+BIN=$1
+DATA=$2
+OUT=$3
+INDEX=${INDEX:-/tmp/gov2like}
+DOCS=${DOCS:-25000000}
+TRAIN=${TRAIN:-600}
+EVAL=${EVAL:-200}
+MODES=${MODES:-"and or"}
+CONFIGS=${CONFIGS:-"gpu hybrid cpu serial"}
+DURATION=${DURATION:-4}
+WARMUP=${WARMUP:-1}
+RATES_and=${RATES_and:-"500 1000 2000 3000 4000 6000 8000 10000 12000 14000 16000 18000 20000 22000 24000 28000 32000"}
+RATES_or=${RATES_or:-"100 200 300 400 600 800 1000 1500 2000 2500 3000 3500 4000 4500 5000 6000"}
+GPU=${GPU:-required}  # "off" only to smoke-test the script on a machine without a GPU
+PORT=50071
+METRICS_PORT=9471
+mkdir -p "$OUT"
+
+if [[ ! -f "$INDEX/manifest.bin" ]]; then
+  "$BIN/tandem-index" synth --docs "$DOCS" --termstats "$DATA/wikipedia-termstats.tsv.gz" \
+    --doclengths "$DATA/wikipedia-doclengths.tsv" --queries "$DATA/trec05-efficiency.txt" \
+    --vocabulary query-terms --postings-per-doc 240 --seed 1 --output "$INDEX" > "$OUT/synth.txt"
+fi
+if [[ ! -f "$OUT/cost_model.txt" ]]; then
+  "$BIN/tandem-train-cost" --index "$INDEX" --queries "$DATA/trec05-efficiency.txt" \
+    --gpu "$GPU" --modes and,or --k 10 --max-queries 4000 --train-fraction 0.75 \
+    --train-limit "$TRAIN" --eval-limit "$EVAL" --repeat 2 \
+    --eval-queries-out "$OUT/eval-queries.txt" --out "$OUT/cost_model.txt" \
+    --json "$OUT/cost_model.json" | tee "$OUT/cost_model_stdout.txt"
+fi
+
+SERVER_PID=
+trap '[[ -z $SERVER_PID ]] || kill -TERM "$SERVER_PID" 2>/dev/null || true' EXIT
+start_server() {  # $1: scheduler
+  "$BIN/tandem-server" --index "$INDEX" --listen "127.0.0.1:$PORT" --metrics-listen "127.0.0.1:$METRICS_PORT" \
+    --threads 16 --gpu "$GPU" --scheduler "$1" --cost-model "$OUT/cost_model.txt" \
+    --queue-capacity 100000 > "$OUT/server_$1.log" 2>&1 &
+  SERVER_PID=$!
+  for _ in $(seq 600); do
+    grep -q "listening on" "$OUT/server_$1.log" && break
+    kill -0 "$SERVER_PID" 2>/dev/null || { cat "$OUT/server_$1.log"; exit 1; }
+    sleep 0.5
+  done
+  # Warm the device cache: every evaluation query once on the GPU.
+  [[ $GPU == off ]] || "$BIN/tandem-loadgen" --server "127.0.0.1:$PORT" \
+    --queries "$OUT/eval-queries.txt" --query-format colon --mode and --engine gpu \
+    --concurrency 4 --num-queries 1000 --warmup 0 > /dev/null
+}
+scrape_metrics() {  # the scheduler's counters so far (decisions, steals, cost ratios, ...)
+  python3 -c "import urllib.request; print(urllib.request.urlopen('http://127.0.0.1:$METRICS_PORT/metrics').read().decode())" |
+    grep -E '^tandem_(scheduler|processor|cost_model|gpu_fallbacks)' || true
+}
+stop_server() {
+  kill -TERM "$SERVER_PID"
+  wait "$SERVER_PID" || true
+  SERVER_PID=
+}
+
+# Whether a loadgen JSON's row sustained its rate: all OK, max latency <= 500 ms, achieved >= 95%.
+sustained() {
+  python3 - "$1" <<'EOF'
+import json, sys
+row = json.load(open(sys.argv[1]))["rows"][0]
+errors = sum(n for s, n in row["status_counts"].items() if s != "OK")
+ok = (errors == 0 and row["latency_ms"]["max"] <= 500 and
+      row["achieved_qps"] >= 0.95 * row["offered_qps"])
+sys.exit(0 if ok else 1)
+EOF
+}
+
+sweep() {  # $1 mode, $2 config, $3 engine hint
+  local mode=$1 config=$2 engine=$3 rates_var="RATES_$1" failures=0
+  for rate in ${!rates_var}; do
+    local json="$OUT/${mode}_${config}_${rate}.json"
+    "$BIN/tandem-loadgen" --server "127.0.0.1:$PORT" --queries "$OUT/eval-queries.txt" \
+      --query-format colon --mode "$mode" --k 10 --engine "$engine" --rates "$rate" \
+      --duration "$DURATION" --warmup "$WARMUP" --timeout 2 --channels 4 --cq-threads 4 \
+      --shuffle --label "$config" --json-out "$json" | grep -E "^rate" | sed "s/^/$mode $config /"
+    if sustained "$json"; then failures=0; else failures=$((failures + 1)); fi
+    if [[ $failures -ge 2 ]]; then break; fi
+  done
+  return 0
+}
+
+# One server for the pinned and hybrid configurations, another for the serialized one.
+for server in hybrid serial; do
+  todo=()
+  for mode in $MODES; do
+    for config in $CONFIGS; do
+      if [[ $server == serial ]]; then [[ $config == serial ]] || continue
+      else [[ $config != serial ]] || continue; fi
+      ls "$OUT/${mode}_${config}_"*.json > /dev/null 2>&1 || todo+=("$mode:$config")
+    done
+  done
+  [[ ${#todo[@]} -eq 0 ]] && continue
+  start_server "$server"
+  for item in "${todo[@]}"; do
+    mode=${item%%:*}
+    config=${item#*:}
+    case $config in
+      cpu) sweep "$mode" cpu cpu ;;
+      gpu) sweep "$mode" gpu gpu ;;
+      *) sweep "$mode" "$config" auto ;;
+    esac
+    scrape_metrics > "$OUT/metrics_${mode}_${config}.txt"
+  done
+  stop_server
+done

@@ -5,7 +5,8 @@
 #   cpu     CPU only: the hybrid server, every query pinned to the CPU (--engine cpu), 16 workers
 #   gpu     GPU only: every query pinned to the GPU (--engine gpu), 4 queries in flight
 #   serial  one query at a time on the processor the cost model picks (--scheduler serial)
-#   hybrid  the three-queue work-stealing scheduler (--engine auto)
+#   hybrid  the three-queue work-stealing scheduler (--engine auto), $HYBRID_THREADS CPU workers
+#           ("hybridN": N CPU workers)
 # Steps (each skipped when its output exists, so a second call can resume):
 #   1. tandem-index synth: the GOV2-like index (bench/WORKLOADS.md) in $INDEX;
 #   2. tandem-train-cost on the first $TRAIN training queries of the seeded split (seed 1, 3,000
@@ -29,6 +30,7 @@ TRAIN=${TRAIN:-600}
 EVAL=${EVAL:-200}
 MODES=${MODES:-"and or"}
 CONFIGS=${CONFIGS:-"gpu hybrid cpu serial"}
+HYBRID_THREADS=${HYBRID_THREADS:-12}
 DURATION=${DURATION:-4}
 WARMUP=${WARMUP:-1}
 RATES_and=${RATES_and:-"500 1000 2000 3000 4000 6000 8000 10000 12000 14000 16000 18000 20000 22000 24000 28000 32000"}
@@ -53,14 +55,14 @@ fi
 
 SERVER_PID=
 trap '[[ -z $SERVER_PID ]] || kill -TERM "$SERVER_PID" 2>/dev/null || true' EXIT
-start_server() {  # $1: scheduler
-  "$BIN/tandem-server" --index "$INDEX" --listen "127.0.0.1:$PORT" --metrics-listen "127.0.0.1:$METRICS_PORT" \
-    --threads 16 --gpu "$GPU" --scheduler "$1" --cost-model "$OUT/cost_model.txt" \
-    --queue-capacity 100000 > "$OUT/server_$1.log" 2>&1 &
+start_server() {  # $1: scheduler, $2: CPU workers
+  "$BIN/tandem-server" --index "$INDEX" --listen "127.0.0.1:$PORT" \
+    --metrics-listen "127.0.0.1:$METRICS_PORT" --threads "$2" --gpu "$GPU" --scheduler "$1" \
+    --cost-model "$OUT/cost_model.txt" --queue-capacity 100000 > "$OUT/server_$1_$2.log" 2>&1 &
   SERVER_PID=$!
   for _ in $(seq 600); do
-    grep -q "listening on" "$OUT/server_$1.log" && break
-    kill -0 "$SERVER_PID" 2>/dev/null || { cat "$OUT/server_$1.log"; exit 1; }
+    grep -q "listening on" "$OUT/server_$1_$2.log" && break
+    kill -0 "$SERVER_PID" 2>/dev/null || { cat "$OUT/server_$1_$2.log"; exit 1; }
     sleep 0.5
   done
   # Warm the device cache: every evaluation query once on the GPU.
@@ -104,18 +106,28 @@ sweep() {  # $1 mode, $2 config, $3 engine hint
   return 0
 }
 
-# One server for the pinned and hybrid configurations, another for the serialized one.
-for server in hybrid serial; do
+# The server each configuration runs against: scheduler and CPU workers. CPU only and GPU only pin
+# every query (--engine cpu / gpu) on a hybrid server with 16 CPU workers; "hybridN" runs the
+# hybrid scheduler with N CPU workers (default $HYBRID_THREADS), leaving the other cores to the GPU
+# workers' host code, gRPC and the load generator.
+server_of() {
+  case $1 in
+    cpu | gpu) echo "hybrid:16" ;;
+    serial) echo "serial:1" ;;
+    hybrid) echo "hybrid:$HYBRID_THREADS" ;;
+    hybrid*) echo "hybrid:${1#hybrid}" ;;
+  esac
+}
+for key in $(for c in $CONFIGS; do server_of "$c"; done | sort -u); do
   todo=()
   for mode in $MODES; do
     for config in $CONFIGS; do
-      if [[ $server == serial ]]; then [[ $config == serial ]] || continue
-      else [[ $config != serial ]] || continue; fi
+      [[ $(server_of "$config") == "$key" ]] || continue
       ls "$OUT/${mode}_${config}_"*.json > /dev/null 2>&1 || todo+=("$mode:$config")
     done
   done
   [[ ${#todo[@]} -eq 0 ]] && continue
-  start_server "$server"
+  start_server "${key%%:*}" "${key#*:}"
   for item in "${todo[@]}"; do
     mode=${item%%:*}
     config=${item#*:}

@@ -103,7 +103,10 @@ QueueKind WorkQueues::Push(const WorkItem& item) {
     entry.preferred = *item.pinned;
     entry.queue = QueueOf(*item.pinned);
   } else {
-    const double ratio = CostRatio(item.cost);
+    double ratio = CostRatio(item.cost);
+    if (policy_.normalize_by_capacity) {
+      ratio *= CapacityOf(Processor::kGpu) / CapacityOf(Processor::kCpu);
+    }
     const Thresholds t = thresholds();
     if (ratio >= t.gpu) {
       entry.queue = QueueKind::kGpu;

@@ -4,9 +4,17 @@
 // threads or clocks: the caller passes the time in, so every decision can be replayed in a test.
 //
 // Three queues, as in the paper: queries much cheaper on the GPU, much cheaper on the CPU, and the
-// rest (shared). A query goes by its predicted cost ratio r = cpu_ms / gpu_ms:
+// rest (shared). A query goes by its predicted cost ratio, by default per unit of capacity:
 //
+//   r = (cpu_ms / capacity_cpu) / (gpu_ms / capacity_gpu)
 //   r >= gpu_threshold -> GPU queue;   r <= cpu_threshold -> CPU queue;   else -> shared queue.
+//
+// Normalizing by capacity (normalize_by_capacity; off gives the paper's plain cpu_ms / gpu_ms)
+// compares the share of each processor's throughput a query would use, which is what decides how
+// many queries per second the pair sustains when the processors run different numbers of queries
+// at once. With 10 CPU workers and 4 GPU queries in flight, a query of 0.6 ms on a core and 0.16 ms
+// on the GPU uses 0.06 ms of the CPU pool's time and 0.04 ms of the GPU's: r = 1.5 (shared),
+// where the plain ratio, 3.75, would send it to the GPU queue however busy the GPU is.
 //
 // The thresholds adapt to load. Each processor's load is the predicted time to drain what is
 // committed to it: (predicted ms of its waiting queries + predicted ms of its running ones) /
@@ -99,6 +107,7 @@ class WorkQueues {
         0.5;  // of the time from arrival to deadline; 0 = earliest deadline first
     absl::Duration max_wait = absl::Milliseconds(100);
     bool steal_only_if_sooner = true;
+    bool normalize_by_capacity = true;  // see above
   };
   // Queries each processor runs at once (worker threads, GPU query contexts).
   struct Capacity {

@@ -68,8 +68,8 @@ TEST(WorkQueuesTest, RoutesByCostRatio) {
 }
 
 TEST(WorkQueuesTest, ThresholdsShiftTowardTheLessLoadedProcessor) {
-  // Default policy: thresholds 0.5 / 2, shift bounded by 4, load floor 1 ms.
-  WorkQueues queues({}, {.cpu = 2, .gpu = 1});
+  // Default policy: thresholds 0.5 / 2, shift bounded by 4, load floor 1 ms; plain ratios.
+  WorkQueues queues({.normalize_by_capacity = false}, {.cpu = 2, .gpu = 1});
   EXPECT_DOUBLE_EQ(queues.thresholds().cpu, 0.5);
   EXPECT_DOUBLE_EQ(queues.thresholds().gpu, 2.0);
 
@@ -98,6 +98,20 @@ TEST(WorkQueuesTest, ThresholdsShiftTowardTheLessLoadedProcessor) {
   WorkQueues fixed({.max_shift = 1}, {});
   fixed.Push(Pinned(1, kCpu, 100, 1));
   EXPECT_DOUBLE_EQ(fixed.thresholds().gpu, 2.0);
+}
+
+// By default the ratio is per unit of capacity: (cpu_ms / cpu slots) / (gpu_ms / gpu slots).
+TEST(WorkQueuesTest, RatioIsNormalizedByCapacity) {
+  WorkQueues normalized({.max_shift = 1}, {.cpu = 10, .gpu = 4});
+  WorkQueues plain({.max_shift = 1, .normalize_by_capacity = false}, {.cpu = 10, .gpu = 4});
+  // 0.6 ms on a core, 0.16 ms on the GPU: plain ratio 3.75 (GPU), per capacity 1.5 (shared).
+  EXPECT_EQ(plain.Push(Item(1, 0.6, 0.16)), QueueKind::kGpu);
+  EXPECT_EQ(normalized.Push(Item(1, 0.6, 0.16)), QueueKind::kShared);
+  // 0.2 ms on a core: per capacity 0.5, the CPU queue; plain 1.25, shared.
+  EXPECT_EQ(plain.Push(Item(2, 0.2, 0.16)), QueueKind::kShared);
+  EXPECT_EQ(normalized.Push(Item(2, 0.2, 0.16)), QueueKind::kCpu);
+  // 2 ms on a core: per capacity 5, the GPU queue in both.
+  EXPECT_EQ(normalized.Push(Item(3, 2, 0.16)), QueueKind::kGpu);
 }
 
 TEST(WorkQueuesTest, RunningQueriesCountAsLoadUntilFinished) {

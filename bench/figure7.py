@@ -40,6 +40,12 @@ def sustained(rows, deadline_ms):
     return best
 
 
+def Sustained(qps, deadline_ms):
+    if qps <= 0:
+        return f"a query over {deadline_ms:.0f} ms at every rate"
+    return f"≤{deadline_ms:.0f} ms up to {qps:.0f} q/s"
+
+
 def main():
     parser = argparse.ArgumentParser(description=__doc__.split("\n")[0])
     parser.add_argument("--in", dest="indir", required=True)
@@ -124,8 +130,7 @@ def main():
                 rows = [r for r in per_mode[config]["rows"] if r["status_counts"].get("OK", 0) > 0]
                 ax.plot([r["rate"] for r in rows], [r["latency_ms"][stat] for r in rows],
                         marker="o", markersize=3,
-                        label=f"{label} (≤{args.deadline_ms:.0f} ms up to "
-                              f"{per_mode[config]['sustained_qps']:.0f} q/s)")
+                        label=f"{label} ({Sustained(per_mode[config]['sustained_qps'], args.deadline_ms)})")
             ax.axhline(args.deadline_ms, color="grey", linestyle=":", linewidth=1)
             ax.set_xscale("log")
             ax.set_yscale("log")

@@ -86,7 +86,7 @@ TEST_F(StartupE2eTest, StartupFailuresExitNonZeroWithOneLine) {
   ExpectStartupFailure({"--index", index_->dir(), "--gpu", "maybe"},
                        "--gpu must be auto, off or required");
   ExpectStartupFailure({"--index", index_->dir(), "--scheduler", "fifo"},
-                       "--scheduler must be auto, pool or hybrid");
+                       "--scheduler must be auto, pool, hybrid or serial");
   ExpectStartupFailure({"--index", index_->dir(), "--scheduler", "hybrid", "--cost-model",
                         "/nonexistent/cost-model.txt", "--listen", "127.0.0.1:0"},
                        "cannot load cost model: ");

@@ -3,8 +3,9 @@
 CPU only, GPU only, CPU+GPU one query at a time, and the hybrid scheduler.
 
 Reads DIR/{mode}_{config}_{rate}.json (tandem-loadgen --json-out, one open-loop row each, written
-by bench/figure7.sh on the GPU machine) or DIR/{mode}_{config}.json (a whole --rates sweep) and writes one JSON with every row and, per mode and
-configuration, the highest arrival rate sustained with no query over the deadline (every query
+by bench/figure7.sh on the GPU machine) or DIR/{mode}_{config}.json (a whole --rates sweep), for
+every configuration found (cpu, gpu, serial, hybrid and their variants, e.g. hybrid8-g8-blocking),
+and writes one JSON with every row and, per mode and configuration, the highest arrival rate sustained with no query over the deadline (every query
 answered OK within it, the achieved rate within 5% of the offered one), and a PNG of mean and p99
 latency against arrival rate. Needs Debian's python3-matplotlib for the PNG (run with
 /usr/bin/python3).
@@ -16,15 +17,49 @@ import argparse
 import glob
 import json
 import os
+import re
 import sys
 
-CONFIGS = [
-    ("cpu", "CPU only (16 cores)"),
-    ("gpu", "GPU only"),
-    ("serial", "CPU+GPU, one query at a time"),
-    ("hybrid", "CPU+GPU hybrid scheduler"),
-]
+BASES = {
+    "cpu": "CPU only",
+    "gpu": "GPU only",
+    "serial": "CPU+GPU, one query at a time",
+    "hybrid": "CPU+GPU hybrid scheduler",
+}
+# NAME[N][-gM][-WAIT] as bench/figure7.sh names its configurations (hybrid8-g8-blocking).
+CONFIG_RE = re.compile(r"^(cpu|gpu|serial|hybrid)(\d*)(?:-g(\d+))?(?:-(auto|spin|yield|blocking))?$")
+FILE_RE = re.compile(r"^(and|or)_(.+?)(?:_\d+(?:\.\d+)?)?\.json$")
 MODES = ["and", "or"]
+
+
+def config_key(config):
+    m = CONFIG_RE.match(config)
+    return (list(BASES).index(m.group(1)), int(m.group(2) or 0), int(m.group(3) or 0),
+            m.group(4) or "")
+
+
+def config_label(config):
+    base, n, g, wait = CONFIG_RE.match(config).groups()
+    details = []
+    if base == "cpu":
+        details.append(f"{n or 16} cores")
+    elif base == "hybrid" and n:
+        details.append(f"{n} CPU workers")
+    if g:
+        details.append(f"{g} on the GPU")
+    if wait:
+        details.append(f"{wait} wait")
+    return BASES[base] + (f" ({', '.join(details)})" if details else "")
+
+
+def discover(indir):
+    """The configurations with sweep files under indir, per mode, in a stable order."""
+    found = {mode: set() for mode in MODES}
+    for path in glob.glob(os.path.join(indir, "*.json")):
+        m = FILE_RE.match(os.path.basename(path))
+        if m and CONFIG_RE.match(m.group(2)):
+            found[m.group(1)].add(m.group(2))
+    return {mode: sorted(configs, key=config_key) for mode, configs in found.items()}
 
 
 def sustained(rows, deadline_ms):
@@ -65,9 +100,11 @@ def main():
                      ("train_samples", "eval_samples", "rules", "mean_relative_error",
                       "heuristic_mean_relative_error", "by_mode")}
             for engine, figures in model.get("engines", {}).items()}
+    configs = discover(args.indir)
     for mode in MODES:
         per_mode = {}
-        for config, label in CONFIGS:
+        for config in configs[mode]:
+            label = config_label(config)
             # One file per rate (bench/figure7.sh) or one sweep file.
             paths = sorted(glob.glob(os.path.join(args.indir, f"{mode}_{config}_*.json")) +
                            glob.glob(os.path.join(args.indir, f"{mode}_{config}.json")))
@@ -91,21 +128,30 @@ def main():
             }
         if not per_mode:
             continue
-        singles = [per_mode[c]["sustained_qps"] for c in ("cpu", "gpu") if c in per_mode]
-        best_single = max(singles) if singles else 0.0
-        if "hybrid" in per_mode and best_single > 0:
-            per_mode["hybrid_over_best_single"] = per_mode["hybrid"]["sustained_qps"] / best_single
+        # The best single processor over every CPU-only and GPU-only variant, against the best
+        # hybrid variant.
+        def best(prefix):
+            named = [(v["sustained_qps"], c) for c, v in per_mode.items()
+                     if CONFIG_RE.match(c).group(1) == prefix]
+            return max(named) if named else (0.0, None)
+        single = max(best("cpu"), best("gpu"))
+        hybrid = best("hybrid")
+        if hybrid[1] is not None and single[0] > 0:
+            per_mode["best_single"] = {"config": single[1], "sustained_qps": single[0]}
+            per_mode["best_hybrid"] = {"config": hybrid[1], "sustained_qps": hybrid[0]}
+            per_mode["hybrid_over_best_single"] = hybrid[0] / single[0]
         result["modes"][mode] = per_mode
 
     with open(args.json, "w") as f:
         json.dump(result, f, indent=2)
         f.write("\n")
     for mode, per_mode in result["modes"].items():
-        for config, _ in CONFIGS:
-            if config in per_mode:
-                print(f"{mode:4} {config:7} sustained {per_mode[config]['sustained_qps']:9.0f} q/s")
+        for config in configs[mode]:
+            print(f"{mode:4} {config:20} sustained {per_mode[config]['sustained_qps']:9.0f} q/s")
         if "hybrid_over_best_single" in per_mode:
-            print(f"{mode:4} hybrid / best single processor: {per_mode['hybrid_over_best_single']:.2f}x")
+            print(f"{mode:4} best hybrid ({per_mode['best_hybrid']['config']}) / best single "
+                  f"processor ({per_mode['best_single']['config']}): "
+                  f"{per_mode['hybrid_over_best_single']:.2f}x")
 
     try:
         import matplotlib
@@ -124,9 +170,8 @@ def main():
         per_mode = result["modes"][mode]
         for j, (stat, title) in enumerate([("mean", "average"), ("p99", "99th percentile")]):
             ax = axes[i][j]
-            for config, label in CONFIGS:
-                if config not in per_mode:
-                    continue
+            for config in configs[mode]:
+                label = per_mode[config]["label"]
                 rows = [r for r in per_mode[config]["rows"] if r["status_counts"].get("OK", 0) > 0]
                 ax.plot([r["rate"] for r in rows], [r["latency_ms"][stat] for r in rows],
                         marker="o", markersize=3,

@@ -6,7 +6,9 @@
 #   gpu     GPU only: every query pinned to the GPU (--engine gpu), 4 queries in flight
 #   serial  one query at a time on the processor the cost model picks (--scheduler serial)
 #   hybrid  the three-queue work-stealing scheduler (--engine auto), $HYBRID_THREADS CPU workers
-#           ("hybridN": N CPU workers)
+# A configuration name may carry variants: NAME[N][-gM][-WAIT], e.g. hybrid8-g8-blocking: N CPU
+# workers (hybrid, cpu), M queries in flight on the GPU (--gpu-threads, default $GPU_THREADS) and
+# how GPU workers wait for the device (--gpu-wait spin|yield|blocking, default $GPU_WAIT).
 # Steps (each skipped when its output exists, so a second call can resume):
 #   1. tandem-index synth: the GOV2-like index (bench/WORKLOADS.md) in $INDEX;
 #   2. tandem-train-cost on the first $TRAIN training queries of the seeded split (seed 1, 3,000
@@ -31,6 +33,8 @@ EVAL=${EVAL:-200}
 MODES=${MODES:-"and or"}
 CONFIGS=${CONFIGS:-"gpu hybrid cpu serial"}
 HYBRID_THREADS=${HYBRID_THREADS:-12}
+GPU_THREADS=${GPU_THREADS:-4}
+GPU_WAIT=${GPU_WAIT:-auto}
 DURATION=${DURATION:-4}
 WARMUP=${WARMUP:-1}
 RATES_and=${RATES_and:-"500 1000 2000 3000 4000 6000 8000 10000 12000 14000 16000 18000 20000 22000 24000 28000 32000"}
@@ -40,12 +44,15 @@ PORT=50071
 METRICS_PORT=9471
 mkdir -p "$OUT"
 
+log() { echo "figure7 $(date +%T): $*"; }
 if [[ ! -f "$INDEX/manifest.bin" ]]; then
+  log "synthesizing $DOCS documents into $INDEX"
   "$BIN/tandem-index" synth --docs "$DOCS" --termstats "$DATA/wikipedia-termstats.tsv.gz" \
     --doclengths "$DATA/wikipedia-doclengths.tsv" --queries "$DATA/trec05-efficiency.txt" \
     --vocabulary query-terms --postings-per-doc 240 --seed 1 --output "$INDEX" > "$OUT/synth.txt"
 fi
 if [[ ! -f "$OUT/cost_model.txt" ]]; then
+  log "training the cost model"
   "$BIN/tandem-train-cost" --index "$INDEX" --queries "$DATA/trec05-efficiency.txt" \
     --gpu "$GPU" --modes and,or --k 10 --max-queries 4000 --train-fraction 0.75 \
     --train-limit "$TRAIN" --eval-limit "$EVAL" --repeat 2 \
@@ -55,14 +62,16 @@ fi
 
 SERVER_PID=
 trap '[[ -z $SERVER_PID ]] || kill -TERM "$SERVER_PID" 2>/dev/null || true' EXIT
-start_server() {  # $1: scheduler, $2: CPU workers
+start_server() {  # $1: scheduler, $2: CPU workers, $3: GPU queries in flight, $4: GPU wait
+  local log="$OUT/server_$1_$2_g$3_$4.log"
   "$BIN/tandem-server" --index "$INDEX" --listen "127.0.0.1:$PORT" \
     --metrics-listen "127.0.0.1:$METRICS_PORT" --threads "$2" --gpu "$GPU" --scheduler "$1" \
-    --cost-model "$OUT/cost_model.txt" --queue-capacity 100000 > "$OUT/server_$1_$2.log" 2>&1 &
+    --gpu-threads "$3" --gpu-wait "$4" --cost-model "$OUT/cost_model.txt" \
+    --queue-capacity 100000 > "$log" 2>&1 &
   SERVER_PID=$!
   for _ in $(seq 600); do
-    grep -q "listening on" "$OUT/server_$1_$2.log" && break
-    kill -0 "$SERVER_PID" 2>/dev/null || { cat "$OUT/server_$1_$2.log"; exit 1; }
+    grep -q "listening on" "$log" && break
+    kill -0 "$SERVER_PID" 2>/dev/null || { cat "$log"; exit 1; }
     sleep 0.5
   done
   # Warm the device cache: every evaluation query once on the GPU.
@@ -106,19 +115,24 @@ sweep() {  # $1 mode, $2 config, $3 engine hint
   return 0
 }
 
-# The server each configuration runs against: scheduler and CPU workers. CPU only and GPU only pin
-# every query (--engine cpu / gpu) on a hybrid server with 16 CPU workers; "hybridN" runs the
-# hybrid scheduler with N CPU workers (default $HYBRID_THREADS), leaving the other cores to the GPU
-# workers' host code, gRPC and the load generator.
+# The server each configuration runs against: scheduler, CPU workers, GPU queries in flight and GPU
+# wait. CPU only and GPU only pin every query (--engine cpu / gpu) on a hybrid server with 16 CPU
+# workers; "hybridN" runs the hybrid scheduler with N CPU workers (default $HYBRID_THREADS), leaving
+# the other cores to the GPU workers' host code, gRPC and the load generator.
+CONFIG_RE='^(cpu|gpu|serial|hybrid)([0-9]*)(-g([0-9]+))?(-(auto|spin|yield|blocking))?$'
 server_of() {
-  case $1 in
-    cpu | gpu) echo "hybrid:16" ;;
-    serial) echo "serial:1" ;;
-    hybrid) echo "hybrid:$HYBRID_THREADS" ;;
-    hybrid*) echo "hybrid:${1#hybrid}" ;;
+  [[ $1 =~ $CONFIG_RE ]] || { echo "bad configuration '$1'" >&2; exit 2; }
+  local base=${BASH_REMATCH[1]} n=${BASH_REMATCH[2]} g=${BASH_REMATCH[4]:-$GPU_THREADS}
+  local wait=${BASH_REMATCH[6]:-$GPU_WAIT}
+  case $base in
+    cpu) echo "hybrid:${n:-16}:$g:$wait" ;;
+    gpu) echo "hybrid:16:$g:$wait" ;;
+    serial) echo "serial:1:$g:$wait" ;;
+    hybrid) echo "hybrid:${n:-$HYBRID_THREADS}:$g:$wait" ;;
   esac
 }
-for key in $(for c in $CONFIGS; do server_of "$c"; done | sort -u); do
+for c in $CONFIGS; do server_of "$c" > /dev/null; done
+for key in $(for c in $CONFIGS; do server_of "$c"; done | awk '!seen[$0]++'); do  # in $CONFIGS order
   todo=()
   for mode in $MODES; do
     for config in $CONFIGS; do
@@ -127,16 +141,19 @@ for key in $(for c in $CONFIGS; do server_of "$c"; done | sort -u); do
     done
   done
   [[ ${#todo[@]} -eq 0 ]] && continue
-  start_server "${key%%:*}" "${key#*:}"
+  IFS=: read -r scheduler threads gpu_threads gpu_wait <<< "$key"
+  log "server $key for ${todo[*]}"
+  start_server "$scheduler" "$threads" "$gpu_threads" "$gpu_wait"
   for item in "${todo[@]}"; do
     mode=${item%%:*}
     config=${item#*:}
     case $config in
-      cpu) sweep "$mode" cpu cpu ;;
-      gpu) sweep "$mode" gpu gpu ;;
+      cpu*) sweep "$mode" "$config" cpu ;;
+      gpu*) sweep "$mode" "$config" gpu ;;
       *) sweep "$mode" "$config" auto ;;
     esac
     scrape_metrics > "$OUT/metrics_${mode}_${config}.txt"
   done
   stop_server
 done
+log done

@@ -286,6 +286,13 @@ absl::StatusOr<std::unique_ptr<GpuEngine>> GpuEngine::Create(const index::Index&
     return absl::UnavailableError(absl::StrCat("no CUDA device ", options.device));
   }
   TANDEM_CUDA_RETURN_IF_ERROR(cudaSetDevice(options.device));
+  if (options.host_wait != GpuHostWait::kAuto) {
+    // Since CUDA 12 the flags of an initialized primary context are overwritten, not refused.
+    unsigned flags = cudaDeviceScheduleSpin;
+    if (options.host_wait == GpuHostWait::kYield) flags = cudaDeviceScheduleYield;
+    if (options.host_wait == GpuHostWait::kBlockingSync) flags = cudaDeviceScheduleBlockingSync;
+    TANDEM_CUDA_RETURN_IF_ERROR(cudaSetDeviceFlags(flags));
+  }
   cudaDeviceProp prop;
   TANDEM_CUDA_RETURN_IF_ERROR(cudaGetDeviceProperties(&prop, options.device));
   impl->info.device = options.device;

@@ -67,6 +67,13 @@ struct GpuStageTimes {
   uint64_t queries = 0;  // profiled queries summed into ms
 };
 
+// How a host thread waits for its query's stream (cudaSetDeviceFlags; the setting is the device's,
+// so it applies to every engine of the process on that device). kAuto is CUDA's default: spin while
+// the process has no more CUDA contexts than logical processors, which is always here. Spinning
+// answers a synchronization soonest but holds a core per waiting query; kYield and kBlockingSync
+// give it to the CPU engine's workers and the RPC threads.
+enum class GpuHostWait { kAuto, kSpin, kYield, kBlockingSync };
+
 struct GpuEngineOptions {
   int device = 0;
   // Device index cache capacity; 0 means 60% of the device memory free after the contexts.
@@ -78,6 +85,7 @@ struct GpuEngineOptions {
   // Scratch bytes per context; 0 sizes it from the index (enough for an OR over every document and
   // an AND of up to 16 terms whose shortest list spans the whole collection).
   uint64_t scratch_bytes = 0;
+  GpuHostWait host_wait = GpuHostWait::kAuto;
   GpuQueryTuning tuning = {};
 };
 

@@ -11,8 +11,36 @@ namespace tandem::scheduler {
 
 bool BuiltWithGpu() { return TANDEM_HAVE_GPU != 0; }
 
+absl::StatusOr<GpuWait> ParseGpuWait(absl::string_view name) {
+  if (name == "auto") return GpuWait::kAuto;
+  if (name == "spin") return GpuWait::kSpin;
+  if (name == "yield") return GpuWait::kYield;
+  if (name == "blocking") return GpuWait::kBlocking;
+  return absl::InvalidArgumentError(
+      absl::StrCat("must be auto, spin, yield or blocking, got '", name, "'"));
+}
+
+#if TANDEM_HAVE_GPU
+namespace {
+gpu::GpuHostWait ToHostWait(GpuWait wait) {
+  switch (wait) {
+    case GpuWait::kSpin:
+      return gpu::GpuHostWait::kSpin;
+    case GpuWait::kYield:
+      return gpu::GpuHostWait::kYield;
+    case GpuWait::kBlocking:
+      return gpu::GpuHostWait::kBlockingSync;
+    case GpuWait::kAuto:
+      break;
+  }
+  return gpu::GpuHostWait::kAuto;
+}
+}  // namespace
+#endif
+
 absl::StatusOr<EngineSet> CreateEngines(const index::Index& index, const EngineOptions& options) {
   EngineSet set;
+  if (options.gpu_contexts < 1) return absl::InvalidArgumentError("gpu_contexts must be >= 1");
   TANDEM_ASSIGN_OR_RETURN(set.cpu, cpu::DaatEngine::Create(index));
   if (options.gpu == GpuMode::kOff) {
     set.summary = "CPU engine only (GPU turned off)";
@@ -23,7 +51,10 @@ absl::StatusOr<EngineSet> CreateEngines(const index::Index& index, const EngineO
   absl::StatusOr<gpu::DeviceInfo> device = gpu::ProbeDevice();
   if (device.ok()) {
     absl::StatusOr<std::unique_ptr<index::Engine>> engine =
-        gpu::CreateGpuEngine(index, {.device = device->device, .cache_bytes = options.gpu_cache_bytes});
+        gpu::CreateGpuEngine(index, {.device = device->device,
+                                     .cache_bytes = options.gpu_cache_bytes,
+                                     .num_contexts = options.gpu_contexts,
+                                     .host_wait = ToHostWait(options.gpu_wait)});
     if (engine.ok()) {
       set.gpu = *std::move(engine);
       set.summary = absl::StrCat("CPU and GPU engines (", device->name, ")");

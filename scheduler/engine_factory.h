@@ -11,6 +11,7 @@
 #include <string>
 
 #include "absl/status/statusor.h"
+#include "absl/strings/string_view.h"
 #include "index/engine.h"
 #include "index/index.h"
 
@@ -22,10 +23,19 @@ enum class GpuMode {
   kRequired,  // fail when no GPU engine can be created
 };
 
+// How a thread waiting for the GPU holds its core (gpu::GpuHostWait; this header stays CUDA-free).
+enum class GpuWait { kAuto, kSpin, kYield, kBlocking };
+
 struct EngineOptions {
   GpuMode gpu = GpuMode::kAuto;
   uint64_t gpu_cache_bytes = 0;
+  int gpu_contexts = 4;  // queries in flight on the GPU at once
+  GpuWait gpu_wait = GpuWait::kAuto;
 };
+
+// "auto", "spin", "yield" or "blocking" (the server's --gpu-wait); otherwise INVALID_ARGUMENT,
+// "must be auto, spin, yield or blocking, got 'NAME'".
+absl::StatusOr<GpuWait> ParseGpuWait(absl::string_view name);
 
 struct EngineSet {
   std::unique_ptr<index::Engine> cpu;  // always present

@@ -26,5 +26,35 @@ TEST(EngineFactoryTest, CpuAlwaysPresentAndGpuOptional) {
   }
 }
 
+TEST(EngineFactoryTest, GpuWaitNamesAndContexts) {
+  EXPECT_EQ(*ParseGpuWait("auto"), GpuWait::kAuto);
+  EXPECT_EQ(*ParseGpuWait("spin"), GpuWait::kSpin);
+  EXPECT_EQ(*ParseGpuWait("yield"), GpuWait::kYield);
+  EXPECT_EQ(*ParseGpuWait("blocking"), GpuWait::kBlocking);
+  const absl::StatusOr<GpuWait> bad = ParseGpuWait("sleep");
+  EXPECT_EQ(bad.status().code(), absl::StatusCode::kInvalidArgument);
+  EXPECT_NE(bad.status().message().find("'sleep'"), std::string::npos);
+
+  testing::TempDir dir;
+  ASSERT_TRUE(testing::BuildIndex({{"a", "b"}, {"b"}}, dir.path() + "/i", "pfor").ok());
+  auto index = index::Index::Open(dir.path() + "/i");
+  ASSERT_TRUE(index.ok()) << index.status();
+  EXPECT_EQ(CreateEngines(**index, {.gpu = GpuMode::kAuto, .gpu_contexts = 0}).status().code(),
+            absl::StatusCode::kInvalidArgument);
+  // Blocking waits and eight contexts: a GPU engine, when there is one, still answers.
+  auto engines = CreateEngines(
+      **index, {.gpu = GpuMode::kAuto, .gpu_contexts = 8, .gpu_wait = GpuWait::kBlocking});
+  ASSERT_TRUE(engines.ok()) << engines.status();
+  if (engines->gpu != nullptr) {
+    index::Query query;
+    query.terms = {{.term = "b"}};
+    query.mode = index::QueryMode::kOr;
+    query.k = 10;
+    auto result = engines->gpu->Search(query, {});
+    ASSERT_TRUE(result.ok()) << result.status();
+    EXPECT_EQ(result->hits.size(), 2u);
+  }
+}
+
 }  // namespace
 }  // namespace tandem::scheduler

@@ -101,7 +101,9 @@ absl::Status Server::Start(const ServerOptions& options) {
   }
   index_ = *std::move(index);
   absl::StatusOr<scheduler::EngineSet> engines =
-      scheduler::CreateEngines(*index_, {.gpu = options.gpu});
+      scheduler::CreateEngines(*index_, {.gpu = options.gpu,
+                                         .gpu_contexts = static_cast<int>(options.gpu_threads),
+                                         .gpu_wait = options.gpu_wait});
   if (!engines.ok()) {
     return absl::Status(engines.status().code(),
                         absl::StrCat("cannot create engines: ", engines.status().message()));

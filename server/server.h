@@ -66,11 +66,12 @@ struct ServerOptions {
   size_t threads = 1;                             // CPU query workers
   size_t queue_capacity = 4;
   SchedulerKind scheduler = SchedulerKind::kAuto;
-  size_t gpu_threads = 4;       // hybrid: queries in flight on the GPU
+  size_t gpu_threads = 4;       // queries in flight on the GPU (contexts; hybrid: GPU workers)
   std::string cost_model_file;  // hybrid: a trained model (tandem-train-cost); empty: heuristic
   absl::Duration default_deadline = absl::Milliseconds(500);  // hybrid: scheduling deadline
   RequestLimits limits;
   scheduler::GpuMode gpu = scheduler::GpuMode::kAuto;
+  scheduler::GpuWait gpu_wait = scheduler::GpuWait::kAuto;  // how GPU workers wait for the device
   TlsOptions tls;
   int max_receive_message_bytes = 16 << 20;
   int max_send_message_bytes = 256 << 20;

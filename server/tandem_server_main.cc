@@ -3,7 +3,8 @@
 //
 //   tandem-server --index /srv/tandem/scifact [--listen 127.0.0.1:50051]
 //                 [--metrics-listen 127.0.0.1:9464] [--threads N] [--tls-cert C --tls-key K]
-//                 [--scheduler auto|pool|hybrid|serial] [--gpu-threads 4] [--cost-model FILE]
+//                 [--scheduler auto|pool|hybrid|serial] [--gpu-threads 4] [--gpu-wait auto|spin|yield|blocking]
+//                 [--cost-model FILE]
 //
 // On startup it prints one line to stdout, "tandem-server listening on HOST:PORT (metrics on
 // HOST:PORT)", with the real ports when 0 was asked for. SIGTERM or SIGINT drains: health goes
@@ -42,7 +43,12 @@ ABSL_FLAG(std::string, scheduler, "auto",
           "baseline of the paper's Figure 7); auto: hybrid when a GPU engine serves queries, pool "
           "otherwise.");
 ABSL_FLAG(int32_t, gpu_threads, 4,
-          "Hybrid scheduler: queries in flight on the GPU at once (one worker thread each).");
+          "Queries in flight on the GPU at once (a stream and scratch arena each; in the hybrid "
+          "scheduler, one GPU worker thread each).");
+ABSL_FLAG(std::string, gpu_wait, "auto",
+          "How a thread waiting for the GPU holds its core: spin (lowest latency, a core per "
+          "waiting query), yield, blocking (sleeps until the device signals), auto (CUDA's "
+          "default: spin).");
 ABSL_FLAG(std::string, cost_model, "",
           "Hybrid scheduler: cost model file written by tandem-train-cost on this machine; "
           "without it a heuristic predicts costs until live timings train a model.");
@@ -113,6 +119,10 @@ absl::StatusOr<tandem::server::ServerOptions> OptionsFromFlags() {
     return absl::InvalidArgumentError("--gpu-threads must be >= 1");
   }
   options.gpu_threads = absl::GetFlag(FLAGS_gpu_threads);
+  absl::StatusOr<tandem::scheduler::GpuWait> gpu_wait =
+      tandem::scheduler::ParseGpuWait(absl::GetFlag(FLAGS_gpu_wait));
+  if (!gpu_wait.ok()) return absl::InvalidArgumentError(absl::StrCat("--gpu-wait ", gpu_wait.status().message()));
+  options.gpu_wait = *gpu_wait;
   options.cost_model_file = absl::GetFlag(FLAGS_cost_model);
   options.default_deadline = absl::GetFlag(FLAGS_default_deadline);
   if (options.default_deadline <= absl::ZeroDuration()) {

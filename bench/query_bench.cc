@@ -28,6 +28,8 @@ ABSL_FLAG(int, max_queries, 10000, "use the first N queries that have at least o
 ABSL_FLAG(std::string, modes, "and,or,and_or", "modes to measure");
 ABSL_FLAG(std::string, ks, "10,1000", "k values to measure");
 ABSL_FLAG(int, threads, 0, "threads for the throughput run (0: all cores)");
+ABSL_FLAG(std::string, or_algorithms, "maxscore,exhaustive",
+          "CPU OR algorithms to measure side by side (OR and AND+OR rows; AND rows use the first)");
 ABSL_FLAG(int, verify, 50, "queries per configuration checked against the reference scorer");
 ABSL_FLAG(std::string, json, "", "write results here");
 
@@ -47,7 +49,13 @@ int main(int argc, char** argv) {
   if (!idx.ok()) return Fail(idx.status().message());
   auto records = index::LoadQueryFile(absl::GetFlag(FLAGS_queries));
   if (!records.ok()) return Fail(records.status().message());
-  auto engine = *cpu::DaatEngine::Create(**idx);
+  std::vector<std::pair<std::string, std::unique_ptr<cpu::DaatEngine>>> engines;
+  for (absl::string_view name : absl::StrSplit(absl::GetFlag(FLAGS_or_algorithms), ',')) {
+    absl::StatusOr<cpu::OrAlgorithm> algorithm = cpu::ParseOrAlgorithm(name);
+    if (!algorithm.ok()) return Fail(algorithm.status().message());
+    engines.emplace_back(std::string(name), *cpu::DaatEngine::Create(**idx, {.or_algorithm = *algorithm}));
+  }
+  if (engines.empty()) return Fail("--or-algorithms is empty");
   testing::ReferenceEngine reference(**idx);
 
   // Analyze once; keep queries with at least one index term.
@@ -74,8 +82,9 @@ int main(int argc, char** argv) {
                         {"results", nlohmann::json::array()}};
   cpu::ThreadPool pool(absl::GetFlag(FLAGS_threads));
   std::printf("%zu queries, %zu threads for throughput\n", queries.size(), pool.size());
-  std::printf("%-7s %5s | %9s %9s %9s %9s | %9s %9s | %12s | %s\n", "mode", "k", "mean ms", "p50 ms",
-              "p95 ms", "p99 ms", "QPS 1thr", "QPS all", "postings/q", "verified");
+  std::printf("%-7s %5s %-10s | %9s %9s %9s %9s | %9s %9s | %12s %12s | %s\n", "mode", "k", "or-alg",
+              "mean ms", "p50 ms", "p95 ms", "p99 ms", "QPS 1thr", "QPS all", "postings/q",
+              "scored/q", "verified");
   for (absl::string_view mode_name : absl::StrSplit(absl::GetFlag(FLAGS_modes), ',')) {
     index::QueryMode mode;
     if (!index::ParseQueryMode(mode_name, &mode)) return Fail("bad --modes");
@@ -89,6 +98,9 @@ int main(int argc, char** argv) {
         for (const auto& t : terms) q.terms.push_back({t, 1.0f});
         return q;
       };
+     for (size_t e = 0; e < (mode == index::QueryMode::kAnd ? 1 : engines.size()); ++e) {
+      const std::string& algorithm = engines[e].first;
+      const cpu::DaatEngine* engine = engines[e].second.get();
       // Correctness first, in the same run.
       int verified = 0;
       for (int i = 0; i < absl::GetFlag(FLAGS_verify) && i < static_cast<int>(queries.size()); ++i) {
@@ -101,7 +113,7 @@ int main(int argc, char** argv) {
       }
       // One thread: per-query latency.
       std::vector<double> latency;
-      uint64_t postings = 0;
+      uint64_t postings = 0, scored = 0;
       const auto t0 = Clock::now();
       for (const auto& terms : queries) {
         const auto s = Clock::now();
@@ -109,6 +121,7 @@ int main(int argc, char** argv) {
         latency.push_back(std::chrono::duration<double>(Clock::now() - s).count());
         if (!r.ok()) return Fail(r.status().message());
         postings += r->stats.postings_decoded;
+        scored += r->stats.documents_scored;
       }
       const double one = std::chrono::duration<double>(Clock::now() - t0).count();
       // All threads: throughput.
@@ -124,11 +137,15 @@ int main(int argc, char** argv) {
       if (errors > 0) return Fail("queries failed in the throughput run");
       bench::LatencySummary l = bench::Summarize(latency);
       const double n = static_cast<double>(queries.size());
-      std::printf("%-7s %5u | %9.3f %9.3f %9.3f %9.3f | %9.0f %9.0f | %12.0f | %d\n",
-                  std::string(mode_name).c_str(), k, l.mean * 1e3, l.p50 * 1e3, l.p95 * 1e3,
-                  l.p99 * 1e3, n / one, n / all, postings / n, verified);
+      std::printf("%-7s %5u %-10s | %9.3f %9.3f %9.3f %9.3f | %9.0f %9.0f | %12.0f %12.0f | %d\n",
+                  std::string(mode_name).c_str(), k,
+                  mode == index::QueryMode::kAnd ? "-" : algorithm.c_str(), l.mean * 1e3,
+                  l.p50 * 1e3, l.p95 * 1e3, l.p99 * 1e3, n / one, n / all, postings / n,
+                  scored / n, verified);
       out["results"].push_back({{"mode", std::string(mode_name)},
                                 {"k", k},
+                                {"or_algorithm", mode == index::QueryMode::kAnd ? "" : algorithm},
+                                {"documents_scored_per_query", scored / n},
                                 {"latency_seconds", {{"mean", l.mean}, {"p50", l.p50}, {"p95", l.p95},
                                                      {"p99", l.p99}, {"max", l.max}}},
                                 {"qps_one_thread", n / one},
@@ -136,6 +153,7 @@ int main(int argc, char** argv) {
                                 {"threads", pool.size()},
                                 {"postings_decoded_per_query", postings / n},
                                 {"verified_against_reference", verified}});
+     }
     }
   }
   if (!absl::GetFlag(FLAGS_json).empty()) {

@@ -4,6 +4,7 @@
 #include <numeric>
 #include <vector>
 
+#include "absl/strings/str_cat.h"
 #include "cpu/cursor.h"
 #include "index/bm25.h"
 #include "index/status_macros.h"
@@ -23,10 +24,11 @@ using index::TopK;
 // How many candidate documents pass between deadline/cancellation checks.
 constexpr uint32_t kCheckInterval = 4096;
 
-// One query term with its cursor and weighted idf.
+// One query term with its cursor, weighted idf and an upper bound of its score contribution.
 struct TermScorer {
   Cursor cursor;
   float weighted_idf;
+  float max_score;
 };
 
 // Document length norms: the index's precomputed table for its default parameters, else computed
@@ -123,10 +125,97 @@ absl::Status RunOr(std::vector<TermScorer>& terms, const DocNorms& norm, const S
   return absl::OkStatus();
 }
 
+// Pruning compares float sums taken in another order than the final score's and bounds computed
+// from the index's stored maxima; inflating the bound side by this relative margin (far above the
+// few ulps those roundings can differ by) keeps every pruning decision safe.
+constexpr float kBoundMargin = 1.0f + 1e-4f;
+
+// Ranked OR by MaxScore. Terms are ordered by increasing bound; bound_sum[i] is the sum of the
+// bounds of the i + 1 lowest. The lowest terms whose bound_sum stays at or below the k-th score
+// are non-essential: a document in none of the other lists cannot enter the top k (a document
+// scoring exactly the k-th score loses the docID tie, as it comes later). Every document that
+// is kept is scored in query-term order, so its float score equals RunOr's.
+absl::Status RunMaxScore(std::vector<TermScorer>& terms, const DocNorms& norm,
+                         const SearchContext& ctx, TopK& top, QueryStats& stats) {
+  const size_t n = terms.size();
+  std::vector<size_t> order(n);
+  std::iota(order.begin(), order.end(), 0);
+  std::stable_sort(order.begin(), order.end(), [&](size_t a, size_t b) {
+    return terms[a].max_score < terms[b].max_score;
+  });
+  std::vector<float> bound_sum(n);
+  float sum = 0.0f;
+  for (size_t i = 0; i < n; ++i) {
+    sum += terms[order[i]].max_score;
+    bound_sum[i] = sum * kBoundMargin;
+  }
+  std::vector<float> contribution(n, 0.0f);  // by query-term position
+  size_t first_essential = 0;
+  float threshold = top.threshold();
+  uint32_t since_check = 0;
+  while (true) {
+    while (first_essential < n && bound_sum[first_essential] <= threshold) ++first_essential;
+    if (first_essential == n) break;  // no document left can enter the top k
+    uint32_t doc = Cursor::kEnd;
+    for (size_t i = first_essential; i < n; ++i) doc = std::min(doc, terms[order[i]].cursor.docid());
+    if (doc == Cursor::kEnd) break;
+    if (++since_check == kCheckInterval) {
+      since_check = 0;
+      TANDEM_RETURN_IF_ERROR(ctx.Check());
+    }
+    const float dn = norm(doc);
+    float partial = 0.0f;
+    for (size_t i = first_essential; i < n; ++i) {
+      TermScorer& t = terms[order[i]];
+      float c = 0.0f;
+      if (t.cursor.docid() == doc) {
+        c = index::Bm25Score(t.weighted_idf, t.cursor.freq(), dn);
+        t.cursor.next();
+      }
+      contribution[order[i]] = c;
+      partial += c;
+    }
+    // Non-essential terms from the highest bound down, while the document can still enter.
+    bool pruned = false;
+    for (size_t i = first_essential; i-- > 0;) {
+      if ((partial + bound_sum[i]) * kBoundMargin <= threshold) {
+        pruned = true;
+        break;
+      }
+      TermScorer& t = terms[order[i]];
+      t.cursor.next_geq(doc);
+      float c = 0.0f;
+      if (t.cursor.docid() == doc) c = index::Bm25Score(t.weighted_idf, t.cursor.freq(), dn);
+      contribution[order[i]] = c;
+      partial += c;
+    }
+    if (pruned) continue;
+    // Adding a 0 for an absent term leaves a float sum unchanged, so this is RunOr's sum.
+    float score = 0.0f;
+    for (size_t q = 0; q < n; ++q) score += contribution[q];
+    ++stats.documents_scored;
+    top.Push(doc, score);
+    threshold = top.threshold();
+  }
+  return absl::OkStatus();
+}
+
 }  // namespace
 
-absl::StatusOr<std::unique_ptr<DaatEngine>> DaatEngine::Create(const index::Index& index) {
-  return std::unique_ptr<DaatEngine>(new DaatEngine(index));
+absl::string_view OrAlgorithmName(OrAlgorithm algorithm) {
+  return algorithm == OrAlgorithm::kMaxScore ? "maxscore" : "exhaustive";
+}
+
+absl::StatusOr<OrAlgorithm> ParseOrAlgorithm(absl::string_view name) {
+  if (name == "maxscore") return OrAlgorithm::kMaxScore;
+  if (name == "exhaustive") return OrAlgorithm::kExhaustive;
+  return absl::InvalidArgumentError(
+      absl::StrCat("OR algorithm must be maxscore or exhaustive, got '", name, "'"));
+}
+
+absl::StatusOr<std::unique_ptr<DaatEngine>> DaatEngine::Create(const index::Index& index,
+                                                               const DaatEngineOptions& options) {
+  return std::unique_ptr<DaatEngine>(new DaatEngine(index, options));
 }
 
 absl::StatusOr<SearchResult> DaatEngine::Search(const Query& query,
@@ -140,7 +229,13 @@ absl::StatusOr<SearchResult> DaatEngine::Search(const Query& query,
   struct Resolved {
     index::PostingListView list;
     float weighted_idf;
+    float max_score;
   };
+  // Score bounds for MaxScore. The index stores each list's largest contribution for its default
+  // BM25 parameters and weight 1; with other parameters the bound is weighted_idf itself, since
+  // tf / (tf + norm) <= 1.
+  const bool stored_bounds = query.bm25.k1 == index_.manifest().bm25.k1 &&
+                             query.bm25.b == index_.manifest().bm25.b;
   std::vector<Resolved> present;
   bool any_absent = false;
   for (const index::QueryTerm& t : index::MergeRepeatedTerms(query.terms)) {
@@ -150,7 +245,14 @@ absl::StatusOr<SearchResult> DaatEngine::Search(const Query& query,
       continue;
     }
     TANDEM_ASSIGN_OR_RETURN(index::PostingListView list, index_.postings(*info));
-    present.push_back({list, t.weight * index::Bm25Idf(index_.num_docs(), info->df)});
+    const float idf = index::Bm25Idf(index_.num_docs(), info->df);
+    const float weighted_idf = t.weight * idf;
+    // The stored maximum is idf * max(tf / (tf + norm)); scale it to this term's weight, and
+    // never above weighted_idf (a stored value from other statistics cannot widen it).
+    const float max_ratio = stored_bounds && idf > 0.0f
+                                ? std::clamp(info->max_score / idf, 0.0f, 1.0f) * kBoundMargin
+                                : 1.0f;
+    present.push_back({list, weighted_idf, std::min(weighted_idf, weighted_idf * max_ratio)});
   }
   if (present.empty()) return result;
 
@@ -159,7 +261,7 @@ absl::StatusOr<SearchResult> DaatEngine::Search(const Query& query,
     std::vector<TermScorer> terms;
     terms.reserve(present.size());
     for (const Resolved& r : present) {
-      terms.push_back({Cursor(r.list, index_.codec(), &result.stats), r.weighted_idf});
+      terms.push_back({Cursor(r.list, index_.codec(), &result.stats), r.weighted_idf, r.max_score});
     }
     return terms;
   };
@@ -180,7 +282,9 @@ absl::StatusOr<SearchResult> DaatEngine::Search(const Query& query,
       (query.mode == QueryMode::kAndOr && result.hits.size() < query.k)) {
     std::vector<TermScorer> terms = make_scorers();
     TopK top(query.k);
-    TANDEM_RETURN_IF_ERROR(RunOr(terms, norm, context, top, result.stats));
+    TANDEM_RETURN_IF_ERROR(options_.or_algorithm == OrAlgorithm::kMaxScore
+                               ? RunMaxScore(terms, norm, context, top, result.stats)
+                               : RunOr(terms, norm, context, top, result.stats));
     TANDEM_RETURN_IF_ERROR(check_cursors(terms));
     result.hits = std::move(top).Finish();
     result.stats.executed_mode = QueryMode::kOr;

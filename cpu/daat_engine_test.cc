@@ -218,6 +218,84 @@ TEST_P(DaatEngineTest, CursorNextGeqVisitsEveryPosting) {
   }
 }
 
+// MaxScore against the exhaustive union: identical hits and bit-identical scores, for weighted,
+// repeated and absent terms, other BM25 parameters, every k, OR and AND+OR; and it must prune.
+TEST_P(DaatEngineTest, MaxScoreEqualsExhaustiveOr) {
+  auto exhaustive = *DaatEngine::Create(*index_, {.or_algorithm = OrAlgorithm::kExhaustive});
+  std::mt19937_64 rng(11);
+  std::uniform_int_distribution<int> nterms(1, 7);
+  std::uniform_int_distribution<int> term(0, 130);
+  std::uniform_real_distribution<float> weight(0.2f, 4.0f);
+  uint64_t scored_maxscore = 0, scored_exhaustive = 0;
+  for (int i = 0; i < 80; ++i) {
+    Query q;
+    const int n = nterms(rng);
+    for (int j = 0; j < n; ++j) {
+      q.terms.push_back({absl::StrCat("t", term(rng) * term(rng) / 60),
+                         i % 3 == 0 ? weight(rng) : 1.0f});
+    }
+    if (i % 4 == 1) q.terms.push_back(q.terms[0]);  // a repeated term
+    if (i % 5 == 2) q.terms.push_back({"zz-absent", 1.0f});
+    if (i % 7 == 3) q.bm25 = {.k1 = 1.2f, .b = 0.75f};  // not the index's: bounds from idf alone
+    for (uint32_t k : {1u, 10u, 100u, 1000u}) {
+      for (QueryMode mode : {QueryMode::kOr, QueryMode::kAndOr}) {
+        q.k = k;
+        q.mode = mode;
+        const std::string what = absl::StrCat("query ", i, " k=", k, " ", index::QueryModeName(mode));
+        auto got = engine_->Search(q, {});
+        auto want = exhaustive->Search(q, {});
+        ASSERT_TRUE(got.ok()) << got.status();
+        ASSERT_TRUE(want.ok()) << want.status();
+        EXPECT_EQ(got->hits, want->hits) << what;
+        EXPECT_EQ(got->stats.executed_mode, want->stats.executed_mode) << what;
+        if (mode == QueryMode::kOr) {
+          scored_maxscore += got->stats.documents_scored;
+          scored_exhaustive += want->stats.documents_scored;
+        }
+      }
+    }
+  }
+  EXPECT_LT(scored_maxscore, scored_exhaustive / 2) << "MaxScore should skip most documents";
+}
+
+// Many documents with equal scores: the k-th score is tied, and the lower docIDs must win exactly
+// as in the exhaustive union.
+TEST_P(DaatEngineTest, MaxScoreKeepsDocIdTieOrder) {
+  std::vector<std::vector<std::string>> docs;
+  for (int d = 0; d < 3000; ++d) {
+    switch (d % 3) {
+      case 0: docs.push_back({"a", "x"}); break;
+      case 1: docs.push_back({"b", "x"}); break;
+      default: docs.push_back({"a", "b"}); break;
+    }
+  }
+  testing::TempDir dir;
+  ASSERT_TRUE(testing::BuildIndex(docs, dir.path() + "/i", GetParam()).ok());
+  auto index = index::Index::Open(dir.path() + "/i");
+  ASSERT_TRUE(index.ok());
+  auto maxscore = *DaatEngine::Create(**index);
+  auto exhaustive = *DaatEngine::Create(**index, {.or_algorithm = OrAlgorithm::kExhaustive});
+  for (uint32_t k : {1u, 7u, 999u, 1000u, 1001u, 2500u}) {
+    for (const auto& terms : std::vector<std::vector<std::string>>{{"a", "b"}, {"x", "a"}, {"a"}}) {
+      Query q = MakeQuery(terms, QueryMode::kOr, k);
+      auto got = maxscore->Search(q, {});
+      auto want = exhaustive->Search(q, {});
+      ASSERT_TRUE(got.ok() && want.ok());
+      EXPECT_EQ(got->hits, want->hits) << "k=" << k << " " << terms[0];
+    }
+  }
+}
+
+TEST(OrAlgorithmTest, Names) {
+  EXPECT_EQ(*ParseOrAlgorithm("maxscore"), OrAlgorithm::kMaxScore);
+  EXPECT_EQ(*ParseOrAlgorithm("exhaustive"), OrAlgorithm::kExhaustive);
+  EXPECT_EQ(OrAlgorithmName(OrAlgorithm::kMaxScore), "maxscore");
+  EXPECT_EQ(OrAlgorithmName(OrAlgorithm::kExhaustive), "exhaustive");
+  const auto bad = ParseOrAlgorithm("wand");
+  EXPECT_EQ(bad.status().code(), absl::StatusCode::kInvalidArgument);
+  EXPECT_THAT(std::string(bad.status().message()), ::testing::HasSubstr("'wand'"));
+}
+
 INSTANTIATE_TEST_SUITE_P(Codecs, DaatEngineTest, ::testing::Values("pfor", "rice"));
 
 }  // namespace

@@ -12,6 +12,7 @@
 
 #include "absl/status/statusor.h"
 #include "absl/strings/string_view.h"
+#include "cpu/daat_engine.h"
 #include "index/engine.h"
 #include "index/index.h"
 
@@ -28,6 +29,7 @@ enum class GpuWait { kAuto, kSpin, kYield, kBlocking };
 
 struct EngineOptions {
   GpuMode gpu = GpuMode::kAuto;
+  cpu::OrAlgorithm cpu_or = cpu::OrAlgorithm::kMaxScore;  // the CPU engine's OR
   uint64_t gpu_cache_bytes = 0;
   int gpu_contexts = 4;  // queries in flight on the GPU at once
   GpuWait gpu_wait = GpuWait::kAuto;

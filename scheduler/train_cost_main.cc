@@ -46,6 +46,8 @@ ABSL_FLAG(std::string, modes, "and,or", "query modes to time (and, or, and_or)")
 ABSL_FLAG(std::string, k, "10,1000", "values of k to time");
 ABSL_FLAG(std::string, gpu, "auto", "GPU engine: auto, off or required");
 ABSL_FLAG(uint64_t, gpu_cache_bytes, 0, "GPU device cache size (0: the engine's default)");
+ABSL_FLAG(std::string, cpu_or, "maxscore",
+          "the CPU engine's OR (maxscore or exhaustive): train with the server's --cpu-or");
 ABSL_FLAG(int, repeat, 3, "timed runs per query and configuration (the median is kept)");
 ABSL_FLAG(std::string, space, "log", "feature space of the rules: log or linear");
 ABSL_FLAG(bool, smooth, true, "smooth the rules' models along their tree paths (Quinlan's k = 15)");
@@ -150,6 +152,9 @@ int Run() {
     return Fail("--gpu must be auto, off or required");
   }
   engine_options.gpu_cache_bytes = absl::GetFlag(FLAGS_gpu_cache_bytes);
+  absl::StatusOr<cpu::OrAlgorithm> cpu_or = cpu::ParseOrAlgorithm(absl::GetFlag(FLAGS_cpu_or));
+  if (!cpu_or.ok()) return Fail(absl::StrCat("--cpu-or: ", cpu_or.status().message()));
+  engine_options.cpu_or = *cpu_or;
 
   absl::StatusOr<std::unique_ptr<index::Index>> opened =
       index::Index::Open(absl::GetFlag(FLAGS_index));
@@ -236,9 +241,11 @@ int Run() {
                    {"seed", absl::StrCat(absl::GetFlag(FLAGS_seed))},
                    {"modes", absl::GetFlag(FLAGS_modes)},
                    {"k", absl::GetFlag(FLAGS_k)},
+                   {"cpu_or", absl::GetFlag(FLAGS_cpu_or)},
                    {"repeat", absl::StrCat(repeat)}};
   nlohmann::json out = {{"benchmark", "cost_model"},
                         {"machine", machine},
+                        {"cpu_or", absl::GetFlag(FLAGS_cpu_or)},
                         {"index",
                          {{"path", idx.directory()},
                           {"documents", idx.num_docs()},

@@ -102,6 +102,7 @@ absl::Status Server::Start(const ServerOptions& options) {
   index_ = *std::move(index);
   absl::StatusOr<scheduler::EngineSet> engines =
       scheduler::CreateEngines(*index_, {.gpu = options.gpu,
+                                         .cpu_or = options.cpu_or,
                                          .gpu_contexts = static_cast<int>(options.gpu_threads),
                                          .gpu_wait = options.gpu_wait});
   if (!engines.ok()) {

@@ -4,7 +4,7 @@
 //   tandem-server --index /srv/tandem/scifact [--listen 127.0.0.1:50051]
 //                 [--metrics-listen 127.0.0.1:9464] [--threads N] [--tls-cert C --tls-key K]
 //                 [--scheduler auto|pool|hybrid|serial] [--gpu-threads 4] [--gpu-wait auto|spin|yield|blocking]
-//                 [--cost-model FILE]
+//                 [--cpu-or maxscore|exhaustive] [--cost-model FILE]
 //
 // On startup it prints one line to stdout, "tandem-server listening on HOST:PORT (metrics on
 // HOST:PORT)", with the real ports when 0 was asked for. SIGTERM or SIGINT drains: health goes
@@ -49,6 +49,9 @@ ABSL_FLAG(std::string, gpu_wait, "auto",
           "How a thread waiting for the GPU holds its core: spin (lowest latency, a core per "
           "waiting query), yield, blocking (sleeps until the device signals), auto (CUDA's "
           "default: spin).");
+ABSL_FLAG(std::string, cpu_or, "maxscore",
+          "The CPU engine's OR: maxscore (dynamic pruning, the same hits and scores) or "
+          "exhaustive (every posting scored).");
 ABSL_FLAG(std::string, cost_model, "",
           "Hybrid scheduler: cost model file written by tandem-train-cost on this machine; "
           "without it a heuristic predicts costs until live timings train a model.");
@@ -123,6 +126,10 @@ absl::StatusOr<tandem::server::ServerOptions> OptionsFromFlags() {
       tandem::scheduler::ParseGpuWait(absl::GetFlag(FLAGS_gpu_wait));
   if (!gpu_wait.ok()) return absl::InvalidArgumentError(absl::StrCat("--gpu-wait ", gpu_wait.status().message()));
   options.gpu_wait = *gpu_wait;
+  absl::StatusOr<tandem::cpu::OrAlgorithm> cpu_or =
+      tandem::cpu::ParseOrAlgorithm(absl::GetFlag(FLAGS_cpu_or));
+  if (!cpu_or.ok()) return absl::InvalidArgumentError(absl::StrCat("--cpu-or: ", cpu_or.status().message()));
+  options.cpu_or = *cpu_or;
   options.cost_model_file = absl::GetFlag(FLAGS_cost_model);
   options.default_deadline = absl::GetFlag(FLAGS_default_deadline);
   if (options.default_deadline <= absl::ZeroDuration()) {

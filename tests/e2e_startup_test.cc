@@ -89,6 +89,8 @@ TEST_F(StartupE2eTest, StartupFailuresExitNonZeroWithOneLine) {
                        "--scheduler must be auto, pool, hybrid or serial");
   ExpectStartupFailure({"--index", index_->dir(), "--gpu-wait", "sleep"},
                        "--gpu-wait must be auto, spin, yield or blocking, got 'sleep'");
+  ExpectStartupFailure({"--index", index_->dir(), "--cpu-or", "wand"},
+                       "--cpu-or: OR algorithm must be maxscore or exhaustive, got 'wand'");
   ExpectStartupFailure({"--index", index_->dir(), "--scheduler", "hybrid", "--cost-model",
                         "/nonexistent/cost-model.txt", "--listen", "127.0.0.1:0"},
                        "cannot load cost model: ");

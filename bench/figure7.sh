@@ -35,6 +35,7 @@ CONFIGS=${CONFIGS:-"gpu hybrid cpu serial"}
 HYBRID_THREADS=${HYBRID_THREADS:-12}
 GPU_THREADS=${GPU_THREADS:-4}
 GPU_WAIT=${GPU_WAIT:-auto}
+MAX_WAIT=${MAX_WAIT:-100ms}  # the hybrid scheduler's --max-wait (shortest-first bound)
 DURATION=${DURATION:-4}
 WARMUP=${WARMUP:-1}
 RATES_and=${RATES_and:-"500 1000 2000 3000 4000 6000 8000 10000 12000 14000 16000 18000 20000 22000 24000 28000 32000"}
@@ -66,7 +67,7 @@ start_server() {  # $1: scheduler, $2: CPU workers, $3: GPU queries in flight, $
   local log="$OUT/server_$1_$2_g$3_$4.log"
   "$BIN/tandem-server" --index "$INDEX" --listen "127.0.0.1:$PORT" \
     --metrics-listen "127.0.0.1:$METRICS_PORT" --threads "$2" --gpu "$GPU" --scheduler "$1" \
-    --gpu-threads "$3" --gpu-wait "$4" --cost-model "$OUT/cost_model.txt" \
+    --gpu-threads "$3" --gpu-wait "$4" --max-wait "$MAX_WAIT" --cost-model "$OUT/cost_model.txt" \
     --queue-capacity 100000 > "$log" 2>&1 &
   SERVER_PID=$!
   for _ in $(seq 600); do

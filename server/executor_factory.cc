@@ -122,6 +122,7 @@ absl::StatusOr<ExecutorSet> CreateExecutor(const ServerOptions& options, const i
                                       .predictor = set.cost_model.get(),
                                       .debug_query_delay = options.debug_query_delay,
                                       .hooks = MetricsHooks(metrics, *set.cost_model)};
+  hybrid.policy.max_wait = options.max_wait;
   if (options.scheduler == SchedulerKind::kSerial) {
     // One query at a time, on the processor with the lower prediction (both thresholds at 1, no
     // load shift; a steal never pays with the other processor idle), oldest first (max_wait 0).
@@ -144,7 +145,8 @@ absl::StatusOr<ExecutorSet> CreateExecutor(const ServerOptions& options, const i
   }
   set.summary = absl::StrCat("hybrid scheduler (", options.threads, " CPU workers, ", gpu_threads,
                              " GPU queries in flight, default deadline ",
-                             absl::FormatDuration(options.default_deadline), "); ",
+                             absl::FormatDuration(options.default_deadline), ", max wait ",
+                             absl::FormatDuration(options.max_wait), "); ",
                              set.cost_model->description());
   return set;
 }

@@ -59,6 +59,10 @@ ABSL_FLAG(absl::Duration, default_deadline, absl::Milliseconds(500),
           "Hybrid scheduler: the deadline a query is scheduled by when its call has none or a "
           "later one (urgency, tandem_scheduler_deadline_misses_total). Only a call's own "
           "deadline stops a query.");
+ABSL_FLAG(absl::Duration, max_wait, absl::Milliseconds(100),
+          "Hybrid scheduler: each processor runs its queue shortest predicted time first, but a "
+          "query that has waited this long goes first (bounds the tail that ordering adds; 0 "
+          "means oldest first).");
 ABSL_FLAG(int32_t, queue_capacity, 0,
           "Queries (a batch counts as one) that may wait for a worker before new ones are refused "
           "with RESOURCE_EXHAUSTED; 0 means 4 x threads, which bounds the wait to about four "
@@ -132,6 +136,10 @@ absl::StatusOr<tandem::server::ServerOptions> OptionsFromFlags() {
   options.cpu_or = *cpu_or;
   options.cost_model_file = absl::GetFlag(FLAGS_cost_model);
   options.default_deadline = absl::GetFlag(FLAGS_default_deadline);
+  options.max_wait = absl::GetFlag(FLAGS_max_wait);
+  if (options.max_wait < absl::ZeroDuration()) {
+    return absl::InvalidArgumentError("--max-wait must be >= 0");
+  }
   if (options.default_deadline <= absl::ZeroDuration()) {
     return absl::InvalidArgumentError("--default-deadline must be > 0");
   }

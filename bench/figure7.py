@@ -183,7 +183,7 @@ def main():
     if not modes:
         print(f"figure7.py: no sweeps under {args.indir}", file=sys.stderr)
         return 1
-    fig, axes = plt.subplots(len(modes), 2, figsize=(12, 4.5 * len(modes)), squeeze=False)
+    fig, axes = plt.subplots(len(modes), 2, figsize=(13, 6.2 * len(modes)), squeeze=False)
     for i, mode in enumerate(modes):
         per_mode = result["modes"][mode]
         for j, (stat, title) in enumerate([("mean", "average"), ("p99", "99th percentile")]):
@@ -195,13 +195,16 @@ def main():
                         marker="o", markersize=3,
                         label=f"{label} ({Sustained(per_mode[config]['sustained_qps'], args.deadline_ms)})")
             ax.axhline(args.deadline_ms, color="grey", linestyle=":", linewidth=1)
+            if stat == "p99":
+                ax.axhline(args.p99_ms, color="grey", linestyle="--", linewidth=1)
             ax.set_xscale("log")
             ax.set_yscale("log")
             ax.set_xlabel("arrival rate (queries/s, Poisson)")
             ax.set_ylabel(f"{title} latency (ms)")
             ax.set_title(f"{mode.upper()} top-10, {title} latency")
             ax.grid(True, which="both", alpha=0.3)
-            ax.legend(fontsize=7, loc="upper left")
+            ax.legend(fontsize=7, loc="upper center", bbox_to_anchor=(0.5, -0.14), ncol=1,
+                      frameon=False)
     fig.suptitle("Tandem on the 25M-document GOV2-like index, TREC 2005 evaluation queries "
                  "(after Ding et al. 2009, Figure 7)")
     fig.tight_layout()

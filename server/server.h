@@ -70,7 +70,7 @@ struct ServerOptions {
   std::string cost_model_file;  // hybrid: a trained model (tandem-train-cost); empty: heuristic
   absl::Duration default_deadline = absl::Milliseconds(500);  // hybrid: scheduling deadline
   // hybrid: shortest-predicted-first within this bound; a query waiting longer goes first
-  absl::Duration max_wait = absl::Milliseconds(100);
+  absl::Duration max_wait = absl::Milliseconds(20);
   RequestLimits limits;
   scheduler::GpuMode gpu = scheduler::GpuMode::kAuto;
   scheduler::GpuWait gpu_wait = scheduler::GpuWait::kAuto;  // how GPU workers wait for the device

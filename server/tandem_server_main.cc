@@ -59,7 +59,7 @@ ABSL_FLAG(absl::Duration, default_deadline, absl::Milliseconds(500),
           "Hybrid scheduler: the deadline a query is scheduled by when its call has none or a "
           "later one (urgency, tandem_scheduler_deadline_misses_total). Only a call's own "
           "deadline stops a query.");
-ABSL_FLAG(absl::Duration, max_wait, absl::Milliseconds(100),
+ABSL_FLAG(absl::Duration, max_wait, absl::Milliseconds(20),
           "Hybrid scheduler: each processor runs its queue shortest predicted time first, but a "
           "query that has waited this long goes first (bounds the tail that ordering adds; 0 "
           "means oldest first).");

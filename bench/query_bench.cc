@@ -53,7 +53,8 @@ int main(int argc, char** argv) {
   for (absl::string_view name : absl::StrSplit(absl::GetFlag(FLAGS_or_algorithms), ',')) {
     absl::StatusOr<cpu::OrAlgorithm> algorithm = cpu::ParseOrAlgorithm(name);
     if (!algorithm.ok()) return Fail(algorithm.status().message());
-    engines.emplace_back(std::string(name), *cpu::DaatEngine::Create(**idx, {.or_algorithm = *algorithm}));
+    engines.emplace_back(std::string(name),
+                         *cpu::DaatEngine::Create(**idx, {.or_algorithm = *algorithm}));
   }
   if (engines.empty()) return Fail("--or-algorithms is empty");
   testing::ReferenceEngine reference(**idx);
@@ -82,9 +83,9 @@ int main(int argc, char** argv) {
                         {"results", nlohmann::json::array()}};
   cpu::ThreadPool pool(absl::GetFlag(FLAGS_threads));
   std::printf("%zu queries, %zu threads for throughput\n", queries.size(), pool.size());
-  std::printf("%-7s %5s %-10s | %9s %9s %9s %9s | %9s %9s | %12s %12s | %s\n", "mode", "k", "or-alg",
-              "mean ms", "p50 ms", "p95 ms", "p99 ms", "QPS 1thr", "QPS all", "postings/q",
-              "scored/q", "verified");
+  std::printf("%-7s %5s %-10s | %9s %9s %9s %9s | %9s %9s | %12s %12s | %s\n", "mode", "k",
+              "or-alg", "mean ms", "p50 ms", "p95 ms", "p99 ms", "QPS 1thr", "QPS all",
+              "postings/q", "scored/q", "verified");
   for (absl::string_view mode_name : absl::StrSplit(absl::GetFlag(FLAGS_modes), ',')) {
     index::QueryMode mode;
     if (!index::ParseQueryMode(mode_name, &mode)) return Fail("bad --modes");
@@ -98,62 +99,65 @@ int main(int argc, char** argv) {
         for (const auto& t : terms) q.terms.push_back({t, 1.0f});
         return q;
       };
-     for (size_t e = 0; e < (mode == index::QueryMode::kAnd ? 1 : engines.size()); ++e) {
-      const std::string& algorithm = engines[e].first;
-      const cpu::DaatEngine* engine = engines[e].second.get();
-      // Correctness first, in the same run.
-      int verified = 0;
-      for (int i = 0; i < absl::GetFlag(FLAGS_verify) && i < static_cast<int>(queries.size()); ++i) {
-        auto got = engine->Search(make(queries[i]), {});
-        auto want = reference.Search(make(queries[i]), {});
-        if (!got.ok() || !want.ok() || got->hits != want->hits) {
-          return Fail("CPU engine disagrees with the reference scorer; not timing a wrong engine");
+      for (size_t e = 0; e < (mode == index::QueryMode::kAnd ? 1 : engines.size()); ++e) {
+        const std::string& algorithm = engines[e].first;
+        const cpu::DaatEngine* engine = engines[e].second.get();
+        // Correctness first, in the same run.
+        int verified = 0;
+        for (int i = 0; i < absl::GetFlag(FLAGS_verify) && i < static_cast<int>(queries.size());
+             ++i) {
+          auto got = engine->Search(make(queries[i]), {});
+          auto want = reference.Search(make(queries[i]), {});
+          if (!got.ok() || !want.ok() || got->hits != want->hits) {
+            return Fail(
+                "CPU engine disagrees with the reference scorer; not timing a wrong engine");
+          }
+          ++verified;
         }
-        ++verified;
+        // One thread: per-query latency.
+        std::vector<double> latency;
+        uint64_t postings = 0, scored = 0;
+        const auto t0 = Clock::now();
+        for (const auto& terms : queries) {
+          const auto s = Clock::now();
+          auto r = engine->Search(make(terms), {});
+          latency.push_back(std::chrono::duration<double>(Clock::now() - s).count());
+          if (!r.ok()) return Fail(r.status().message());
+          postings += r->stats.postings_decoded;
+          scored += r->stats.documents_scored;
+        }
+        const double one = std::chrono::duration<double>(Clock::now() - t0).count();
+        // All threads: throughput.
+        std::atomic<int> errors{0};
+        const auto t1 = Clock::now();
+        for (const auto& terms : queries) {
+          pool.Schedule([&, q = make(terms)] {
+            if (!engine->Search(q, {}).ok()) ++errors;
+          });
+        }
+        pool.Wait();
+        const double all = std::chrono::duration<double>(Clock::now() - t1).count();
+        if (errors > 0) return Fail("queries failed in the throughput run");
+        bench::LatencySummary l = bench::Summarize(latency);
+        const double n = static_cast<double>(queries.size());
+        std::printf("%-7s %5u %-10s | %9.3f %9.3f %9.3f %9.3f | %9.0f %9.0f | %12.0f %12.0f | %d\n",
+                    std::string(mode_name).c_str(), k,
+                    mode == index::QueryMode::kAnd ? "-" : algorithm.c_str(), l.mean * 1e3,
+                    l.p50 * 1e3, l.p95 * 1e3, l.p99 * 1e3, n / one, n / all, postings / n,
+                    scored / n, verified);
+        out["results"].push_back(
+            {{"mode", std::string(mode_name)},
+             {"k", k},
+             {"or_algorithm", mode == index::QueryMode::kAnd ? "" : algorithm},
+             {"documents_scored_per_query", scored / n},
+             {"latency_seconds",
+              {{"mean", l.mean}, {"p50", l.p50}, {"p95", l.p95}, {"p99", l.p99}, {"max", l.max}}},
+             {"qps_one_thread", n / one},
+             {"qps_all_threads", n / all},
+             {"threads", pool.size()},
+             {"postings_decoded_per_query", postings / n},
+             {"verified_against_reference", verified}});
       }
-      // One thread: per-query latency.
-      std::vector<double> latency;
-      uint64_t postings = 0, scored = 0;
-      const auto t0 = Clock::now();
-      for (const auto& terms : queries) {
-        const auto s = Clock::now();
-        auto r = engine->Search(make(terms), {});
-        latency.push_back(std::chrono::duration<double>(Clock::now() - s).count());
-        if (!r.ok()) return Fail(r.status().message());
-        postings += r->stats.postings_decoded;
-        scored += r->stats.documents_scored;
-      }
-      const double one = std::chrono::duration<double>(Clock::now() - t0).count();
-      // All threads: throughput.
-      std::atomic<int> errors{0};
-      const auto t1 = Clock::now();
-      for (const auto& terms : queries) {
-        pool.Schedule([&, q = make(terms)] {
-          if (!engine->Search(q, {}).ok()) ++errors;
-        });
-      }
-      pool.Wait();
-      const double all = std::chrono::duration<double>(Clock::now() - t1).count();
-      if (errors > 0) return Fail("queries failed in the throughput run");
-      bench::LatencySummary l = bench::Summarize(latency);
-      const double n = static_cast<double>(queries.size());
-      std::printf("%-7s %5u %-10s | %9.3f %9.3f %9.3f %9.3f | %9.0f %9.0f | %12.0f %12.0f | %d\n",
-                  std::string(mode_name).c_str(), k,
-                  mode == index::QueryMode::kAnd ? "-" : algorithm.c_str(), l.mean * 1e3,
-                  l.p50 * 1e3, l.p95 * 1e3, l.p99 * 1e3, n / one, n / all, postings / n,
-                  scored / n, verified);
-      out["results"].push_back({{"mode", std::string(mode_name)},
-                                {"k", k},
-                                {"or_algorithm", mode == index::QueryMode::kAnd ? "" : algorithm},
-                                {"documents_scored_per_query", scored / n},
-                                {"latency_seconds", {{"mean", l.mean}, {"p50", l.p50}, {"p95", l.p95},
-                                                     {"p99", l.p99}, {"max", l.max}}},
-                                {"qps_one_thread", n / one},
-                                {"qps_all_threads", n / all},
-                                {"threads", pool.size()},
-                                {"postings_decoded_per_query", postings / n},
-                                {"verified_against_reference", verified}});
-     }
     }
   }
   if (!absl::GetFlag(FLAGS_json).empty()) {

@@ -140,9 +140,8 @@ absl::Status RunMaxScore(std::vector<TermScorer>& terms, const DocNorms& norm,
   const size_t n = terms.size();
   std::vector<size_t> order(n);
   std::iota(order.begin(), order.end(), 0);
-  std::stable_sort(order.begin(), order.end(), [&](size_t a, size_t b) {
-    return terms[a].max_score < terms[b].max_score;
-  });
+  std::stable_sort(order.begin(), order.end(),
+                   [&](size_t a, size_t b) { return terms[a].max_score < terms[b].max_score; });
   std::vector<float> bound_sum(n);
   float sum = 0.0f;
   for (size_t i = 0; i < n; ++i) {
@@ -157,7 +156,8 @@ absl::Status RunMaxScore(std::vector<TermScorer>& terms, const DocNorms& norm,
     while (first_essential < n && bound_sum[first_essential] <= threshold) ++first_essential;
     if (first_essential == n) break;  // no document left can enter the top k
     uint32_t doc = Cursor::kEnd;
-    for (size_t i = first_essential; i < n; ++i) doc = std::min(doc, terms[order[i]].cursor.docid());
+    for (size_t i = first_essential; i < n; ++i)
+      doc = std::min(doc, terms[order[i]].cursor.docid());
     if (doc == Cursor::kEnd) break;
     if (++since_check == kCheckInterval) {
       since_check = 0;
@@ -234,8 +234,8 @@ absl::StatusOr<SearchResult> DaatEngine::Search(const Query& query,
   // Score bounds for MaxScore. The index stores each list's largest contribution for its default
   // BM25 parameters and weight 1; with other parameters the bound is weighted_idf itself, since
   // tf / (tf + norm) <= 1.
-  const bool stored_bounds = query.bm25.k1 == index_.manifest().bm25.k1 &&
-                             query.bm25.b == index_.manifest().bm25.b;
+  const bool stored_bounds =
+      query.bm25.k1 == index_.manifest().bm25.k1 && query.bm25.b == index_.manifest().bm25.b;
   std::vector<Resolved> present;
   bool any_absent = false;
   for (const index::QueryTerm& t : index::MergeRepeatedTerms(query.terms)) {

@@ -1,8 +1,8 @@
 // File: daat_engine.h
 //
 // The CPU engine: document-at-a-time query processing over compressed lists (Ding et al. 2009,
-// section 2, "List Intersection and DAAT Query Processing"). All query-term cursors advance together in
-// docID order; only the blocks a cursor lands in are decoded.
+// section 2, "List Intersection and DAAT Query Processing"). All query-term cursors advance
+// together in docID order; only the blocks a cursor lands in are decoded.
 //   AND     intersection led by the shortest list, next_geq on the others.
 //   OR      MaxScore (Turtle and Flood 1995, as in PISA's maxscore_query): the terms whose summed
 //           score bounds cannot lift a document above the current k-th score are non-essential;
@@ -11,8 +11,8 @@
 //           the same hits and the same float scores as the exhaustive union (kExhaustive, every
 //           posting scored), which the GPU engine computes.
 //   AND+OR  AND; when it yields fewer than k hits, OR.
-// BM25 as in index/bm25.h; per-document length norms precomputed for the index's default parameters.
-// Top-k through index::TopK (ties: lower docID first). Search is const and thread-safe.
+// BM25 as in index/bm25.h; per-document length norms precomputed for the index's default
+// parameters. Top-k through index::TopK (ties: lower docID first). Search is const and thread-safe.
 //
 //   TANDEM_ASSIGN_OR_RETURN(auto engine, DaatEngine::Create(*index));
 //   TANDEM_ASSIGN_OR_RETURN(SearchResult r, engine->Search(query, SearchContext{}));

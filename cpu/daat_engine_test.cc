@@ -231,8 +231,8 @@ TEST_P(DaatEngineTest, MaxScoreEqualsExhaustiveOr) {
     Query q;
     const int n = nterms(rng);
     for (int j = 0; j < n; ++j) {
-      q.terms.push_back({absl::StrCat("t", term(rng) * term(rng) / 60),
-                         i % 3 == 0 ? weight(rng) : 1.0f});
+      q.terms.push_back(
+          {absl::StrCat("t", term(rng) * term(rng) / 60), i % 3 == 0 ? weight(rng) : 1.0f});
     }
     if (i % 4 == 1) q.terms.push_back(q.terms[0]);  // a repeated term
     if (i % 5 == 2) q.terms.push_back({"zz-absent", 1.0f});
@@ -241,7 +241,8 @@ TEST_P(DaatEngineTest, MaxScoreEqualsExhaustiveOr) {
       for (QueryMode mode : {QueryMode::kOr, QueryMode::kAndOr}) {
         q.k = k;
         q.mode = mode;
-        const std::string what = absl::StrCat("query ", i, " k=", k, " ", index::QueryModeName(mode));
+        const std::string what =
+            absl::StrCat("query ", i, " k=", k, " ", index::QueryModeName(mode));
         auto got = engine_->Search(q, {});
         auto want = exhaustive->Search(q, {});
         ASSERT_TRUE(got.ok()) << got.status();
@@ -264,9 +265,15 @@ TEST_P(DaatEngineTest, MaxScoreKeepsDocIdTieOrder) {
   std::vector<std::vector<std::string>> docs;
   for (int d = 0; d < 3000; ++d) {
     switch (d % 3) {
-      case 0: docs.push_back({"a", "x"}); break;
-      case 1: docs.push_back({"b", "x"}); break;
-      default: docs.push_back({"a", "b"}); break;
+      case 0:
+        docs.push_back({"a", "x"});
+        break;
+      case 1:
+        docs.push_back({"b", "x"});
+        break;
+      default:
+        docs.push_back({"a", "b"});
+        break;
     }
   }
   testing::TempDir dir;

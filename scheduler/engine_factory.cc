@@ -41,7 +41,8 @@ gpu::GpuHostWait ToHostWait(GpuWait wait) {
 absl::StatusOr<EngineSet> CreateEngines(const index::Index& index, const EngineOptions& options) {
   EngineSet set;
   if (options.gpu_contexts < 1) return absl::InvalidArgumentError("gpu_contexts must be >= 1");
-  TANDEM_ASSIGN_OR_RETURN(set.cpu, cpu::DaatEngine::Create(index, {.or_algorithm = options.cpu_or}));
+  TANDEM_ASSIGN_OR_RETURN(set.cpu,
+                          cpu::DaatEngine::Create(index, {.or_algorithm = options.cpu_or}));
   if (options.gpu == GpuMode::kOff) {
     set.summary = "CPU engine only (GPU turned off)";
     return set;

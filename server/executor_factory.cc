@@ -143,11 +143,10 @@ absl::StatusOr<ExecutorSet> CreateExecutor(const ServerOptions& options, const i
                                set.cost_model->description());
     return set;
   }
-  set.summary = absl::StrCat("hybrid scheduler (", options.threads, " CPU workers, ", gpu_threads,
-                             " GPU queries in flight, default deadline ",
-                             absl::FormatDuration(options.default_deadline), ", max wait ",
-                             absl::FormatDuration(options.max_wait), "); ",
-                             set.cost_model->description());
+  set.summary = absl::StrCat(
+      "hybrid scheduler (", options.threads, " CPU workers, ", gpu_threads,
+      " GPU queries in flight, default deadline ", absl::FormatDuration(options.default_deadline),
+      ", max wait ", absl::FormatDuration(options.max_wait), "); ", set.cost_model->description());
   return set;
 }
 

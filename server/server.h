@@ -74,7 +74,7 @@ struct ServerOptions {
   RequestLimits limits;
   scheduler::GpuMode gpu = scheduler::GpuMode::kAuto;
   scheduler::GpuWait gpu_wait = scheduler::GpuWait::kAuto;  // how GPU workers wait for the device
-  cpu::OrAlgorithm cpu_or = cpu::OrAlgorithm::kMaxScore;     // the CPU engine's OR
+  cpu::OrAlgorithm cpu_or = cpu::OrAlgorithm::kMaxScore;    // the CPU engine's OR
   TlsOptions tls;
   int max_receive_message_bytes = 16 << 20;
   int max_send_message_bytes = 256 << 20;

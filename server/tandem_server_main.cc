@@ -26,6 +26,7 @@
 #include "absl/flags/parse.h"
 #include "absl/flags/usage.h"
 #include "absl/strings/str_cat.h"
+#include "absl/synchronization/mutex.h"
 #include "absl/time/time.h"
 #include "index/command_line.h"
 #include "index/index.h"
@@ -198,6 +199,10 @@ int main(int argc, char** argv) {
   sigaddset(&stop_signals, SIGTERM);
   sigaddset(&stop_signals, SIGINT);
   pthread_sigmask(SIG_BLOCK, &stop_signals, nullptr);
+  // Debian's abseil is built without NDEBUG, so every absl::Mutex keeps a lock-order graph for
+  // deadlock detection (GraphCycles: 3.4% of the server's CPU samples in perf under a closed-loop
+  // load of 20k queries/s, none with it off). The tests keep it; the server turns it off.
+  absl::SetMutexDeadlockDetectionMode(absl::OnDeadlockCycle::kIgnore);
 
   absl::SetProgramUsageMessage(
       "serves a Tandem index over gRPC.\n"

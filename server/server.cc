@@ -93,7 +93,8 @@ absl::StatusOr<std::unique_ptr<Server>> Server::Create(const ServerOptions& opti
   return server;
 }
 
-absl::Status Server::Start(const ServerOptions& options) {
+absl::Status Server::Start(const ServerOptions& requested) {
+  ServerOptions options = requested;
   absl::StatusOr<std::unique_ptr<index::Index>> index = index::Index::Open(options.index_dir);
   if (!index.ok()) {
     return absl::Status(index.status().code(),
@@ -120,6 +121,10 @@ absl::Status Server::Start(const ServerOptions& options) {
       BuildInfo{.version = TANDEM_VERSION, .commit = TANDEM_COMMIT, .gpu = engines_.gpu != nullptr},
       engine_names);
   metrics_->SetIndex(*index_);
+  if (options.queue_capacity == 0) {
+    options.queue_capacity = 4 * (options.threads + (engines_.gpu != nullptr ? options.gpu_threads : 0));
+  }
+  queue_capacity_ = options.queue_capacity;
   metrics_->SetQueueCapacity(options.queue_capacity);
   TANDEM_ASSIGN_OR_RETURN(ExecutorSet executors,
                           CreateExecutor(options, *index_, engines_, *metrics_));

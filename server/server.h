@@ -64,7 +64,9 @@ struct ServerOptions {
   std::string listen = "127.0.0.1:50051";         // host:port; port 0 picks a free one
   std::string metrics_listen = "127.0.0.1:9464";  // empty disables the metrics endpoint
   size_t threads = 1;                             // CPU query workers
-  size_t queue_capacity = 4;
+  // Queries (a batch counts as one) that may wait for a worker; 0: 4 x (CPU workers + GPU queries
+  // in flight when a GPU engine serves), about four query times of waiting.
+  size_t queue_capacity = 0;
   SchedulerKind scheduler = SchedulerKind::kAuto;
   size_t gpu_threads = 4;       // queries in flight on the GPU (contexts; hybrid: GPU workers)
   std::string cost_model_file;  // hybrid: a trained model (tandem-train-cost); empty: heuristic
@@ -100,6 +102,8 @@ class Server {
   // ...").
   const std::string& scheduler_summary() const { return scheduler_summary_; }
   const index::Index& index() const { return *index_; }
+  // The admission queue's capacity (ServerOptions::queue_capacity, resolved when it was 0).
+  size_t queue_capacity() const { return queue_capacity_; }
 
   // Health goes NOT_SERVING and new queries get UNAVAILABLE; in-flight queries run to completion
   // for at most `timeout`, then the rest are cancelled and the server stops. Returns whether every
@@ -123,6 +127,7 @@ class Server {
   std::unique_ptr<prometheus::Exposer> exposer_;
   std::string address_;
   std::string metrics_address_;
+  size_t queue_capacity_ = 0;
   bool stopped_ = false;
 };
 

@@ -67,8 +67,8 @@ ABSL_FLAG(absl::Duration, max_wait, absl::Milliseconds(20),
           "means oldest first).");
 ABSL_FLAG(int32_t, queue_capacity, 0,
           "Queries (a batch counts as one) that may wait for a worker before new ones are refused "
-          "with RESOURCE_EXHAUSTED; 0 means 4 x threads, which bounds the wait to about four "
-          "query times.");
+          "with RESOURCE_EXHAUSTED; 0 means 4 x (threads + GPU queries in flight when a GPU engine "
+          "serves), which bounds the wait to about four query times.");
 ABSL_FLAG(int32_t, max_query_terms, 64, "Most terms in one query (after analysis, for text).");
 ABSL_FLAG(int32_t, max_query_bytes, 4096, "Most bytes of query text (or of all terms together).");
 ABSL_FLAG(int32_t, max_batch, 1024, "Most queries in one SearchBatch call.");
@@ -110,7 +110,7 @@ absl::StatusOr<tandem::server::ServerOptions> OptionsFromFlags() {
   options.threads = threads > 0 ? threads : std::max(1u, std::thread::hardware_concurrency());
   const int32_t capacity = absl::GetFlag(FLAGS_queue_capacity);
   if (capacity < 0) return absl::InvalidArgumentError("--queue-capacity must be >= 0");
-  options.queue_capacity = capacity > 0 ? capacity : 4 * options.threads;
+  options.queue_capacity = capacity;  // 0: the server sizes it from its workers
   const std::string scheduler = absl::GetFlag(FLAGS_scheduler);
   if (scheduler == "auto") {
     options.scheduler = tandem::server::SchedulerKind::kAuto;
@@ -220,7 +220,7 @@ int main(int argc, char** argv) {
   const tandem::index::Index& index = (*server)->index();
   std::fprintf(stderr, "tandem-server: serving %s (%u documents, %s); %s; queue %zu\n",
                index.directory().c_str(), index.num_docs(), index.manifest().codec.c_str(),
-               (*server)->engine_summary().c_str(), options->queue_capacity);
+               (*server)->engine_summary().c_str(), (*server)->queue_capacity());
   std::fprintf(stderr, "tandem-server: %s\n", (*server)->scheduler_summary().c_str());
   const std::string metrics = (*server)->metrics_address().empty()
                                   ? "metrics off"

@@ -122,7 +122,8 @@ absl::Status Server::Start(const ServerOptions& requested) {
       engine_names);
   metrics_->SetIndex(*index_);
   if (options.queue_capacity == 0) {
-    options.queue_capacity = 4 * (options.threads + (engines_.gpu != nullptr ? options.gpu_threads : 0));
+    options.queue_capacity =
+        4 * (options.threads + (engines_.gpu != nullptr ? options.gpu_threads : 0));
   }
   queue_capacity_ = options.queue_capacity;
   metrics_->SetQueueCapacity(options.queue_capacity);

@@ -39,6 +39,7 @@ absl::StatusOr<std::unique_ptr<scheduler::CostModel>> LoadCostModel(
   scheduler::CostModelOptions model_options;
   model_options.index = &index;
   model_options.resident_fraction = scheduler::ResidentFractionOf(engines.gpu.get());
+  model_options.refine_every = options.cost_model_refine_every;
   if (options.cost_model_file.empty()) {
     return scheduler::CostModel::Heuristic(std::move(model_options));
   }

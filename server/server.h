@@ -73,6 +73,8 @@ struct ServerOptions {
   absl::Duration default_deadline = absl::Milliseconds(500);  // hybrid: scheduling deadline
   // hybrid: shortest-predicted-first within this bound; a query waiting longer goes first
   absl::Duration max_wait = absl::Milliseconds(20);
+  // hybrid: retrain the cost model from live timings after this many queries; 0: never
+  size_t cost_model_refine_every = 1024;
   RequestLimits limits;
   scheduler::GpuMode gpu = scheduler::GpuMode::kAuto;
   scheduler::GpuWait gpu_wait = scheduler::GpuWait::kAuto;  // how GPU workers wait for the device

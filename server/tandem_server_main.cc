@@ -65,6 +65,9 @@ ABSL_FLAG(absl::Duration, max_wait, absl::Milliseconds(20),
           "Hybrid scheduler: each processor runs its queue shortest predicted time first, but a "
           "query that has waited this long goes first (bounds the tail that ordering adds; 0 "
           "means oldest first).");
+ABSL_FLAG(int32_t, cost_model_refine_every, 1024,
+          "Hybrid scheduler: retrain the cost model from live timings (in a background thread) "
+          "after this many measured queries; 0 turns live refinement off.");
 ABSL_FLAG(int32_t, queue_capacity, 0,
           "Queries (a batch counts as one) that may wait for a worker before new ones are refused "
           "with RESOURCE_EXHAUSTED; 0 means 4 x (threads + GPU queries in flight when a GPU engine "
@@ -140,6 +143,10 @@ absl::StatusOr<tandem::server::ServerOptions> OptionsFromFlags() {
   options.cpu_or = *cpu_or;
   options.cost_model_file = absl::GetFlag(FLAGS_cost_model);
   options.default_deadline = absl::GetFlag(FLAGS_default_deadline);
+  if (absl::GetFlag(FLAGS_cost_model_refine_every) < 0) {
+    return absl::InvalidArgumentError("--cost-model-refine-every must be >= 0");
+  }
+  options.cost_model_refine_every = absl::GetFlag(FLAGS_cost_model_refine_every);
   options.max_wait = absl::GetFlag(FLAGS_max_wait);
   if (options.max_wait < absl::ZeroDuration()) {
     return absl::InvalidArgumentError("--max-wait must be >= 0");

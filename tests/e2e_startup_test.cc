@@ -90,6 +90,8 @@ TEST_F(StartupE2eTest, StartupFailuresExitNonZeroWithOneLine) {
   ExpectStartupFailure({"--index", index_->dir(), "--gpu-wait", "sleep"},
                        "--gpu-wait must be auto, spin, yield or blocking, got 'sleep'");
   ExpectStartupFailure({"--index", index_->dir(), "--max-wait", "-5ms"}, "--max-wait must be >= 0");
+  ExpectStartupFailure({"--index", index_->dir(), "--cost-model-refine-every", "-1"},
+                       "--cost-model-refine-every must be >= 0");
   ExpectStartupFailure({"--index", index_->dir(), "--cpu-or", "wand"},
                        "--cpu-or: OR algorithm must be maxscore or exhaustive, got 'wand'");
   ExpectStartupFailure({"--index", index_->dir(), "--scheduler", "hybrid", "--cost-model",

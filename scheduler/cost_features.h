@@ -64,8 +64,10 @@ double ModelTarget(double ms, FeatureSpace space);
 double MsFromModel(double y, FeatureSpace space);
 
 // The heuristic, in milliseconds (documented with its constants in cost_features.cc).
-double HeuristicMs(const QueryFeatures& f, Processor processor);
+// `cpu_or_maxscore`: the CPU engine's OR prunes by MaxScore (cpu::OrAlgorithm::kMaxScore, its
+// default) rather than scoring every posting.
+double HeuristicMs(const QueryFeatures& f, Processor processor, bool cpu_or_maxscore = true);
 // One line saying what it assumes, for CostModel::description().
-std::string HeuristicDescription();
+std::string HeuristicDescription(bool cpu_or_maxscore = true);
 
 }  // namespace tandem::scheduler

@@ -111,7 +111,8 @@ CostEstimate CostModel::PredictFeatures(const QueryFeatures& f) const {
     gpu = rules_[1];
   }
   CostEstimate e;
-  e.cpu_ms = cpu ? PredictMs(*cpu, file_.space, f) : HeuristicMs(f, Processor::kCpu);
+  e.cpu_ms = cpu ? PredictMs(*cpu, file_.space, f)
+                 : HeuristicMs(f, Processor::kCpu, options_.cpu_or_maxscore);
   e.gpu_ms = gpu ? PredictMs(*gpu, file_.space, f) : HeuristicMs(f, Processor::kGpu);
   return e;
 }
@@ -240,7 +241,7 @@ std::string CostModel::description() const {
   absl::StrAppend(&out, absl::StrJoin(engines, ", "));
   const size_t refined = refinements();
   if (refined > 0) absl::StrAppend(&out, "; refined ", refined, " times from live timings");
-  if (any_heuristic) absl::StrAppend(&out, "; ", HeuristicDescription());
+  if (any_heuristic) absl::StrAppend(&out, "; ", HeuristicDescription(options_.cpu_or_maxscore));
   return out;
 }
 

@@ -45,6 +45,7 @@ struct CostModelOptions {
   size_t live_samples = 4096;            // recent samples kept per engine
   size_t refine_every = 1024;            // retrain after this many observations; 0: never
   size_t min_train_samples = 50;         // fewer samples than this: an engine keeps what it has
+  bool cpu_or_maxscore = true;           // the heuristic's CPU OR: MaxScore (else exhaustive)
   M5Options m5;
 };
 

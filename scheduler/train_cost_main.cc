@@ -291,7 +291,10 @@ int Run() {
     record.trained_samples = train->size();
     record.evaluated_samples = eval->size();
     auto model_ms = [&](const QueryFeatures& f) { return PredictMs(*record.rules, *space, f); };
-    auto heuristic_ms = [p](const QueryFeatures& f) { return HeuristicMs(f, p); };
+    const bool maxscore = engine_options.cpu_or == cpu::OrAlgorithm::kMaxScore;
+    auto heuristic_ms = [p, maxscore](const QueryFeatures& f) {
+      return HeuristicMs(f, p, maxscore);
+    };
     record.mean_relative_error = MeanRelativeError(model_ms, *eval);
     record.heuristic_relative_error = MeanRelativeError(heuristic_ms, *eval);
     record.samples = ThinSamples(*train, kMaxFileSamples);

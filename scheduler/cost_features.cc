@@ -143,10 +143,10 @@ std::string HeuristicDescription(bool cpu_or_maxscore) {
       cpu_or_maxscore ? absl::StrCat(" (x", kMaxScoreShareK10, " at k 10 to x", kMaxScoreShareK1000,
                                      " at k 1000 for MaxScore)")
                       : std::string(),
-      ", ",
-      kCpuAndMsPerPosting * 1e6, " ns per AND posting touched; GPU ", kGpuOverheadMs, " ms + ",
-      kGpuOrMsPerPosting * 1e6, " / ", kGpuAndMsPerPosting * 1e6, " ns per OR / AND posting + ",
-      kGpuColdMsPerPosting * 1e6, " ns per posting not in the device cache");
+      ", ", kCpuAndMsPerPosting * 1e6, " ns per AND posting touched; GPU ", kGpuOverheadMs,
+      " ms + ", kGpuOrMsPerPosting * 1e6, " / ", kGpuAndMsPerPosting * 1e6,
+      " ns per OR / AND posting + ", kGpuColdMsPerPosting * 1e6,
+      " ns per posting not in the device cache");
 }
 
 }  // namespace tandem::scheduler

@@ -146,7 +146,8 @@ TEST_F(CostModelTest, HeuristicWithoutAModelAndSaysSo) {
   EXPECT_NEAR(HeuristicMs(big_k1000, Processor::kCpu) /
                   HeuristicMs(big_k1000, Processor::kCpu, /*cpu_or_maxscore=*/false),
               0.47, 0.01);
-  EXPECT_EQ(HeuristicMs(and_query, Processor::kCpu, false), HeuristicMs(and_query, Processor::kCpu));
+  EXPECT_EQ(HeuristicMs(and_query, Processor::kCpu, false),
+            HeuristicMs(and_query, Processor::kCpu));
   EXPECT_EQ(HeuristicMs(big, Processor::kGpu, false), HeuristicMs(big, Processor::kGpu));
   CostModelOptions exhaustive_options = OptionsFor(index_.get());
   exhaustive_options.cpu_or_maxscore = false;

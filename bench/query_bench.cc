@@ -53,7 +53,7 @@ int main(int argc, char** argv) {
   for (absl::string_view name : absl::StrSplit(absl::GetFlag(FLAGS_or_algorithms), ',')) {
     absl::StatusOr<cpu::OrAlgorithm> algorithm = cpu::ParseOrAlgorithm(name);
     if (!algorithm.ok()) return Fail(algorithm.status().message());
-    engines.emplace_back(std::string(name),
+    engines.emplace_back(std::string(cpu::OrAlgorithmName(*algorithm)),
                          *cpu::DaatEngine::Create(**idx, {.or_algorithm = *algorithm}));
   }
   if (engines.empty()) return Fail("--or-algorithms is empty");

@@ -3,9 +3,9 @@
 //
 //   tandem-server --index /srv/tandem/scifact [--listen 127.0.0.1:50051]
 //                 [--metrics-listen 127.0.0.1:9464] [--threads N] [--tls-cert C --tls-key K]
-//                 [--scheduler auto|pool|hybrid|serial] [--gpu-threads 4] [--gpu-wait
-//                 auto|spin|yield|blocking]
-//                 [--cpu-or maxscore|exhaustive] [--cost-model FILE]
+//                 [--scheduler auto|pool|hybrid|serial] [--gpu-threads 4]
+//                 [--gpu-wait auto|spin|yield|blocking] [--cpu-or maxscore|exhaustive]
+//                 [--cost-model FILE]
 //
 // On startup it prints one line to stdout, "tandem-server listening on HOST:PORT (metrics on
 // HOST:PORT)", with the real ports when 0 was asked for. SIGTERM or SIGINT drains: health goes
@@ -133,13 +133,15 @@ absl::StatusOr<tandem::server::ServerOptions> OptionsFromFlags() {
   options.gpu_threads = absl::GetFlag(FLAGS_gpu_threads);
   absl::StatusOr<tandem::scheduler::GpuWait> gpu_wait =
       tandem::scheduler::ParseGpuWait(absl::GetFlag(FLAGS_gpu_wait));
-  if (!gpu_wait.ok())
+  if (!gpu_wait.ok()) {
     return absl::InvalidArgumentError(absl::StrCat("--gpu-wait ", gpu_wait.status().message()));
+  }
   options.gpu_wait = *gpu_wait;
   absl::StatusOr<tandem::cpu::OrAlgorithm> cpu_or =
       tandem::cpu::ParseOrAlgorithm(absl::GetFlag(FLAGS_cpu_or));
-  if (!cpu_or.ok())
+  if (!cpu_or.ok()) {
     return absl::InvalidArgumentError(absl::StrCat("--cpu-or: ", cpu_or.status().message()));
+  }
   options.cpu_or = *cpu_or;
   options.cost_model_file = absl::GetFlag(FLAGS_cost_model);
   options.default_deadline = absl::GetFlag(FLAGS_default_deadline);

@@ -87,6 +87,10 @@ HybridExecutorHooks MetricsHooks(ServerMetrics& metrics, scheduler::CostModel& m
           },
       .on_busy_time = [m](Processor p,
                           absl::Duration busy) { m->AddBusyTime(ProcessorName(p), busy); },
+      .on_worker_time =
+          [m](Processor p, const WorkerTime& t) {
+            m->AddWorkerTime(ProcessorName(p), t.engine, t.answer, t.scheduling, t.idle);
+          },
       .on_deadline_miss = [m] { m->RecordDeadlineMiss(); },
   };
 }
@@ -138,8 +142,8 @@ absl::StatusOr<ExecutorSet> CreateExecutor(const ServerOptions& options, const i
   }
   metrics.SetWorkers(ProcessorName(Processor::kCpu), hybrid.cpu_threads);
   if (gpu_threads > 0) metrics.SetWorkers(ProcessorName(Processor::kGpu), hybrid.gpu_threads);
-  TANDEM_ASSIGN_OR_RETURN(set.executor, HybridQueryExecutor::Create(engines.cpu.get(),
-                                                                   engines.gpu.get(), hybrid));
+  TANDEM_ASSIGN_OR_RETURN(
+      set.executor, HybridQueryExecutor::Create(engines.cpu.get(), engines.gpu.get(), hybrid));
   if (options.scheduler == SchedulerKind::kSerial) {
     set.summary = absl::StrCat("serial scheduler (one query at a time on the cheaper processor); ",
                                set.cost_model->description());

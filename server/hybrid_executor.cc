@@ -94,14 +94,32 @@ absl::Status HybridQueryExecutor::Submit(QueryJob job) {
   }
   ++waiting_jobs_;
   pending->unstarted = items.size();
+  bool wake[2] = {false, false};  // by processor
+  // Waiting workers sleep until the earliest expiry they knew of; an earlier one needs a wake-up
+  // (any processor's worker answers expired queries).
+  const absl::Time expiry_before = queues_.next_expiry();
   for (size_t i = 0; i < items.size(); ++i) {
     items[i].id = next_id_++;
     tasks_.emplace(items[i].id, TaskRef{.job = pending, .task = i});
-    queues_.Push(items[i]);
+    const scheduler::QueueKind queue = queues_.Push(items[i]);
+    // Wake the processor whose queue the query joined (both for the shared queue), and the other
+    // one only when the owner's waiting workers cannot take all of its queue at once: then a steal
+    // may pay. (Waking both for every query made an idle worker of the other processor take the
+    // lock once per query only to find nothing worth stealing.)
+    if (queue == scheduler::QueueKind::kShared) {
+      wake[0] = wake[1] = true;
+      continue;
+    }
+    const Processor owner = queue == scheduler::QueueKind::kCpu ? Processor::kCpu : Processor::kGpu;
+    const Processor other = owner == Processor::kCpu ? Processor::kGpu : Processor::kCpu;
+    wake[Index(owner)] = true;
+    if (!items[i].pinned.has_value() && queues_.depth(queue) > waiting_[Index(owner)]) {
+      wake[Index(other)] = true;
+    }
   }
-  // Any processor may now have something to take: its own query, a shared one, or (the other's
-  // load having grown) one worth stealing. A worker that finds nothing waits again.
+  if (queues_.next_expiry() < expiry_before) wake[0] = wake[1] = true;
   for (Processor p : {Processor::kCpu, Processor::kGpu}) {
+    if (!wake[Index(p)]) continue;
     if (items.size() == 1) {
       WorkAvailable(p).Signal();
     } else {
@@ -136,18 +154,24 @@ void HybridQueryExecutor::Shutdown() {
 }
 
 void HybridQueryExecutor::WorkerLoop(Processor p) {
+  NameWorkerThread(p == Processor::kCpu ? "tandem-cpu" : "tandem-gpu");
+  absl::Time mark = absl::Now();
   while (true) {
-    Work work = NextWork(p);
-    for (const auto& [ref, expired] : work.expired) AnswerExpired(ref, expired);
-    if (work.ready.has_value()) {
-      Run(p, work.ready->first, work.ready->second);
-    } else if (work.expired.empty()) {
-      return;
-    }
+    WorkerTime time;
+    Work work = NextWork(p, time.idle);
+    for (const auto& [ref, expired] : work.expired) AnswerExpired(ref, expired, time);
+    const bool exit = !work.ready.has_value() && work.expired.empty();
+    if (work.ready.has_value()) Run(p, work.ready->first, work.ready->second, time);
+    const absl::Time now = absl::Now();
+    time.scheduling =
+        std::max(absl::ZeroDuration(), (now - mark) - time.idle - time.engine - time.answer);
+    mark = now;
+    if (options_.hooks.on_worker_time) options_.hooks.on_worker_time(p, time);
+    if (exit) return;
   }
 }
 
-HybridQueryExecutor::Work HybridQueryExecutor::NextWork(Processor p) {
+HybridQueryExecutor::Work HybridQueryExecutor::NextWork(Processor p, absl::Duration& idle) {
   absl::MutexLock lock(&mu_);
   while (true) {
     const absl::Time now = absl::Now();
@@ -155,8 +179,7 @@ HybridQueryExecutor::Work HybridQueryExecutor::NextWork(Processor p) {
     for (Dequeued& expired : queues_.RemoveExpired(now)) {
       work.expired.emplace_back(Detach(expired.item.id), std::move(expired));
     }
-    const bool slot_free =
-        options_.max_running == 0 || busy_[0] + busy_[1] < options_.max_running;
+    const bool slot_free = options_.max_running == 0 || busy_[0] + busy_[1] < options_.max_running;
     if (!slot_free) {
       // Nothing may start; expired queries are still answered.
     } else if (std::optional<Dequeued> taken = queues_.Take(p, now)) {
@@ -175,7 +198,10 @@ HybridQueryExecutor::Work HybridQueryExecutor::NextWork(Processor p) {
     }
     if (drained) return work;
     // Nothing for p now. Pushes signal; a queued query's expiry is the only event in time.
+    ++waiting_[Index(p)];
     WorkAvailable(p).WaitWithDeadline(&mu_, queues_.next_expiry());
+    --waiting_[Index(p)];
+    idle += absl::Now() - now;
   }
 }
 
@@ -199,7 +225,8 @@ void HybridQueryExecutor::ReportDepths() {
   }
 }
 
-void HybridQueryExecutor::Run(Processor p, const TaskRef& ref, const Dequeued& taken) {
+void HybridQueryExecutor::Run(Processor p, const TaskRef& ref, const Dequeued& taken,
+                              WorkerTime& time) {
   const PendingJob& pending = *ref.job;
   const QueryTask& task = pending.job.tasks[ref.task];
   if (options_.hooks.on_decision) {
@@ -238,10 +265,15 @@ void HybridQueryExecutor::Run(Processor p, const TaskRef& ref, const Dequeued& t
     }
   }
   if (options_.hooks.on_busy_time) options_.hooks.on_busy_time(p, outcome.executed);
+  time.engine += outcome.executed;
+  const absl::Time answer_start = absl::Now();
   Finish(ref, std::move(outcome));
+  time.answer += absl::Now() - answer_start;
 }
 
-void HybridQueryExecutor::AnswerExpired(const TaskRef& ref, const Dequeued& expired) {
+void HybridQueryExecutor::AnswerExpired(const TaskRef& ref, const Dequeued& expired,
+                                        WorkerTime& time) {
+  const absl::Time answer_start = absl::Now();
   const PendingJob& pending = *ref.job;
   QueryOutcome outcome;
   outcome.queued = absl::Now() - pending.submitted;
@@ -253,6 +285,7 @@ void HybridQueryExecutor::AnswerExpired(const TaskRef& ref, const Dequeued& expi
     outcome.result = absl::DeadlineExceededError("query deadline exceeded");
   }
   Finish(ref, std::move(outcome));
+  time.answer += absl::Now() - answer_start;
 }
 
 void HybridQueryExecutor::Finish(const TaskRef& ref, QueryOutcome outcome) {

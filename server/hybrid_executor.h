@@ -55,6 +55,17 @@ struct SchedulerDecision {
   scheduler::TakeReason reason = scheduler::TakeReason::kShortest;
 };
 
+// Where one worker's time went between two reports (one report per query or batch of expired
+// queries): running the engine, answering (building the response and completing the call through
+// on_done), scheduling (the executor's lock, the queues, cost-model updates, hooks) and idle
+// (waiting for work). They add up to the worker's wall time.
+struct WorkerTime {
+  absl::Duration engine = absl::ZeroDuration();
+  absl::Duration answer = absl::ZeroDuration();
+  absl::Duration scheduling = absl::ZeroDuration();
+  absl::Duration idle = absl::ZeroDuration();
+};
+
 // What the executor reports for metrics. Every hook may be null. Hooks marked "ordered" run under
 // the executor's lock so their reports arrive in order: they must be cheap and must never call back
 // into the executor. All run on executor threads, or on the submitting thread from Submit.
@@ -73,6 +84,8 @@ struct HybridExecutorHooks {
   std::function<void(Processor p, double predicted_ms, double measured_ms)> on_measured = nullptr;
   // A worker of `p` spent `busy` on one query (utilization).
   std::function<void(Processor p, absl::Duration busy)> on_busy_time = nullptr;
+  // A worker of `p` reports where its time went since its last report.
+  std::function<void(Processor p, const WorkerTime& time)> on_worker_time = nullptr;
   // A query answered after its scheduling deadline, or dropped in the queue at its call deadline
   // (cancelled ones excepted).
   std::function<void()> on_deadline_miss = nullptr;
@@ -132,11 +145,14 @@ class HybridQueryExecutor final : public QueryExecutor {
 
   HybridQueryExecutor(const index::Engine* cpu, const index::Engine* gpu, Options options);
   void WorkerLoop(scheduler::Processor p);
-  Work NextWork(scheduler::Processor p);
+  // Adds the time spent waiting for work to `idle`.
+  Work NextWork(scheduler::Processor p, absl::Duration& idle);
   TaskRef Detach(uint64_t id) ABSL_EXCLUSIVE_LOCKS_REQUIRED(mu_);
   void ReportDepths() ABSL_EXCLUSIVE_LOCKS_REQUIRED(mu_);
-  void Run(scheduler::Processor p, const TaskRef& ref, const scheduler::Dequeued& taken);
-  void AnswerExpired(const TaskRef& ref, const scheduler::Dequeued& expired);
+  // Both add their engine and answer times to `time`.
+  void Run(scheduler::Processor p, const TaskRef& ref, const scheduler::Dequeued& taken,
+           WorkerTime& time);
+  void AnswerExpired(const TaskRef& ref, const scheduler::Dequeued& expired, WorkerTime& time);
   void Finish(const TaskRef& ref, QueryOutcome outcome);
   absl::CondVar& WorkAvailable(scheduler::Processor p) { return work_available_[Index(p)]; }
   static int Index(scheduler::Processor p) { return p == scheduler::Processor::kCpu ? 0 : 1; }
@@ -150,6 +166,7 @@ class HybridQueryExecutor final : public QueryExecutor {
   uint64_t next_id_ ABSL_GUARDED_BY(mu_) = 0;
   size_t waiting_jobs_ ABSL_GUARDED_BY(mu_) = 0;
   size_t busy_[2] ABSL_GUARDED_BY(mu_) = {0, 0};
+  size_t waiting_[2] ABSL_GUARDED_BY(mu_) = {0, 0};  // workers waiting for work, by processor
   size_t reported_depth_[3] ABSL_GUARDED_BY(mu_) = {0, 0, 0};  // by QueueKind
   bool stopping_ ABSL_GUARDED_BY(mu_) = false;
   absl::CondVar work_available_[2];  // CPU workers wait on one, GPU workers on the other

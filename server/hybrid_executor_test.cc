@@ -539,7 +539,6 @@ TEST(HybridQueryExecutorTest, ConcurrentSubmittersGetEveryTaskAnsweredExactlyOnc
   }
 }
 
-
 // Sleeps a few milliseconds per query and records how many queries of both engines (sharing one
 // counter) ran at once.
 class ConcurrencyProbe final : public index::Engine {
@@ -610,6 +609,57 @@ TEST(HybridQueryExecutorTest, WithoutMaxRunningQueriesOverlap) {
   ASSERT_TRUE(outcomes.WaitFor(24));
   executor->Shutdown();
   EXPECT_GT(peak.load(), 1);
+}
+
+// Each worker's time splits into engine, answer, scheduling and idle, adding up to its wall time:
+// one CPU worker, three queries of 30 ms each (debug delay, engine time) with an answer callback
+// that takes 10 ms, and idle time between them.
+TEST(HybridQueryExecutorTest, WorkerTimeAddsUpByActivity) {
+  absl::Mutex mu;
+  WorkerTime total;
+  int reports = 0;
+  FakeEngine cpu("cpu", true);
+  const absl::Time created = absl::Now();
+  auto executor = MakeExecutor(&cpu, nullptr,
+                               {.cpu_threads = 1,
+                                .queue_capacity = 8,
+                                .debug_query_delay = absl::Milliseconds(30),
+                                .hooks = {.on_worker_time = [&](Processor p, const WorkerTime& t) {
+                                  absl::MutexLock lock(&mu);
+                                  EXPECT_EQ(p, Processor::kCpu);
+                                  EXPECT_GE(t.engine, absl::ZeroDuration());
+                                  EXPECT_GE(t.scheduling, absl::ZeroDuration());
+                                  total.engine += t.engine;
+                                  total.answer += t.answer;
+                                  total.scheduling += t.scheduling;
+                                  total.idle += t.idle;
+                                  ++reports;
+                                }}});
+  Outcomes outcomes;
+  for (int job = 0; job < 3; ++job) {
+    absl::SleepFor(absl::Milliseconds(20));  // idle before each query
+    ASSERT_TRUE(executor
+                    ->Submit(Job(
+                        [&outcomes, job](size_t task, QueryOutcome o) {
+                          absl::SleepFor(absl::Milliseconds(10));  // a slow answer
+                          outcomes.For(job)(task, std::move(o));
+                        },
+                        {1}))
+                    .ok());
+    ASSERT_TRUE(outcomes.WaitFor(job + 1));
+  }
+  executor->Shutdown();
+  const absl::Duration wall = absl::Now() - created;
+  absl::MutexLock lock(&mu);
+  EXPECT_EQ(reports, 4);  // three queries and the exit
+  EXPECT_GE(total.engine, absl::Milliseconds(90));
+  EXPECT_GE(total.answer, absl::Milliseconds(30));
+  EXPECT_GE(total.idle, absl::Milliseconds(60));
+  const absl::Duration sum = total.engine + total.answer + total.scheduling + total.idle;
+  EXPECT_LE(sum, wall);
+  // The worker started after `created` and reported its exit before Shutdown returned.
+  EXPECT_GE(sum, wall - absl::Milliseconds(50));
+  EXPECT_LT(total.scheduling, absl::Milliseconds(50));
 }
 
 }  // namespace

@@ -1,6 +1,7 @@
 #include "server/metrics.h"
 
 #include <string>
+#include <utility>
 
 #include "absl/time/time.h"
 #include "server/status_mapping.h"
@@ -29,6 +30,39 @@ const prometheus::Histogram::BucketBoundaries& RatioBuckets() {
 }
 
 std::string Str(absl::string_view s) { return std::string(s.data(), s.size()); }
+
+constexpr const char* kModeNames[] = {"and", "or", "and_or"};
+constexpr const char* kDecisionQueueNames[] = {"cpu", "gpu", "shared", "pinned"};
+constexpr const char* kActivityNames[] = {"engine", "answer", "scheduling", "idle"};
+constexpr const char* kSchedulerQueueNames[] = {"cpu", "gpu", "shared"};
+
+int ModeSlot(absl::string_view mode) {
+  for (int i = 0; i < 3; ++i) {
+    if (mode == kModeNames[i]) return i;
+  }
+  return -1;
+}
+
+template <size_t N>
+int NameSlot(const char* const (&names)[N], absl::string_view name) {
+  for (size_t i = 0; i < N; ++i) {
+    if (name == names[i]) return static_cast<int>(i);
+  }
+  return -1;
+}
+
+// The series in `slot`, from `family` (labels built only on the first use) when not cached yet.
+// Two threads may both miss: Family::Add hands both the same series, so either store is right.
+template <typename T, typename MakeLabels, typename... Args>
+T& Cached(std::atomic<T*>& slot, prometheus::Family<T>& family, MakeLabels make_labels,
+          Args&&... args) {
+  T* series = slot.load(std::memory_order_acquire);
+  if (series == nullptr) {
+    series = &family.Add(make_labels(), std::forward<Args>(args)...);
+    slot.store(series, std::memory_order_release);
+  }
+  return *series;
+}
 
 }  // namespace
 
@@ -145,7 +179,14 @@ ServerMetrics::ServerMetrics(const BuildInfo& build, const std::vector<std::stri
                             .Help("Mean relative error of the cost model's predictions, by engine; "
                                   "source: training (the model file's evaluation queries) or "
                                   "live (recent queries).")
-                            .Register(*registry_)) {
+                            .Register(*registry_)),
+      worker_seconds_(BuildCounter()
+                          .Name("tandem_processor_worker_seconds_total")
+                          .Help("Worker time per processor by activity: engine (running queries), "
+                                "answer (building responses, completing RPCs), scheduling (the "
+                                "scheduler's lock and queues, cost-model updates), idle (waiting "
+                                "for work).")
+                          .Register(*registry_)) {
   BuildGauge()
       .Name("tandem_build_info")
       .Help("Build of this server; the value is always 1.")
@@ -157,59 +198,155 @@ ServerMetrics::ServerMetrics(const BuildInfo& build, const std::vector<std::stri
   for (absl::string_view reason :
        {reject_reason::kInvalidArgument, reject_reason::kQueueFull, reject_reason::kDraining,
         reject_reason::kExpiredInQueue, reject_reason::kNoGpu}) {
-    rejected_.Add({{"reason", Str(reason)}});
+    rejected_series_.emplace_back(reason, &rejected_.Add({{"reason", Str(reason)}}));
   }
-  for (const std::string& engine : engines) {
-    postings_.Add({{"engine", engine}});
-    for (const char* mode : {"and", "or", "and_or"}) {
-      queries_.Add({{"mode", mode}, {"engine", engine}, {"code", "OK"}});
-      queue_wait_.Add({{"mode", mode}, {"engine", engine}}, LatencyBuckets());
-      execution_.Add({{"mode", mode}, {"engine", engine}}, LatencyBuckets());
-      duration_.Add({{"mode", mode}, {"engine", engine}}, LatencyBuckets());
+  engine_names_ = engines;
+  engine_names_.push_back("none");
+  query_series_ = std::make_unique<std::array<QuerySeries, kModes>[]>(engine_names_.size());
+  for (size_t e = 0; e < engine_names_.size(); ++e) {
+    const std::string& engine = engine_names_[e];
+    const bool real = e < engines.size();  // "none" has no histograms nor postings
+    postings_series_.push_back(real ? &postings_.Add({{"engine", engine}}) : nullptr);
+    for (int m = 0; m < kModes; ++m) {
+      QuerySeries& series = query_series_[e][m];
+      const prometheus::Labels labels{{"mode", kModeNames[m]}, {"engine", engine}};
+      if (real) {
+        series.queries[0] =
+            &queries_.Add({{"mode", kModeNames[m]}, {"engine", engine}, {"code", "OK"}});
+        series.queue_wait = &queue_wait_.Add(labels, LatencyBuckets());
+        series.execution = &execution_.Add(labels, LatencyBuckets());
+        series.duration = &duration_.Add(labels, LatencyBuckets());
+      }
     }
   }
+}
+
+int ServerMetrics::EngineSlot(absl::string_view engine) const {
+  for (size_t i = 0; i < engine_names_.size(); ++i) {
+    if (engine == engine_names_[i]) return static_cast<int>(i);
+  }
+  return -1;
+}
+
+int ServerMetrics::ProcessorSlot(absl::string_view processor) {
+  if (processor == "cpu") return 0;
+  if (processor == "gpu") return 1;
+  return -1;
+}
+
+prometheus::Counter& ServerMetrics::QueryCounter(absl::string_view mode, absl::string_view engine,
+                                                 grpc::StatusCode code) {
+  auto labels = [&]() -> prometheus::Labels {
+    return {{"mode", Str(mode)}, {"engine", Str(engine)}, {"code", Str(GrpcCodeName(code))}};
+  };
+  const int e = EngineSlot(engine), m = ModeSlot(mode), c = static_cast<int>(code);
+  if (e < 0 || m < 0 || c < 0 || c >= kCodes) return queries_.Add(labels());
+  return Cached(query_series_[e][m].queries[c], queries_, labels);
 }
 
 void ServerMetrics::SetWorkers(absl::string_view processor, size_t workers) {
   const prometheus::Labels labels{{"processor", Str(processor)}};
   workers_.Add(labels).Set(static_cast<double>(workers));
-  busy_workers_.Add(labels);
-  busy_seconds_.Add(labels);
-  steals_.Add(labels);
-  urgent_.Add(labels);
-  for (const char* queue : {"cpu", "gpu", "shared", "pinned"}) {
-    decisions_.Add({{"queue", queue}, {"processor", Str(processor)}});
+  const int p = ProcessorSlot(processor);
+  auto resolve = [&](auto& slot, auto& family) {
+    auto& series = family.Add(labels);
+    if (p >= 0) slot.store(&series, std::memory_order_release);
+  };
+  ProcessorSeries scratch;
+  ProcessorSeries& cached = p >= 0 ? processor_series_[p] : scratch;
+  resolve(cached.busy_workers, busy_workers_);
+  resolve(cached.busy_seconds, busy_seconds_);
+  resolve(cached.steals, steals_);
+  resolve(cached.urgent, urgent_);
+  for (int q = 0; q < kDecisionQueues; ++q) {
+    auto& series =
+        decisions_.Add({{"queue", kDecisionQueueNames[q]}, {"processor", Str(processor)}});
+    cached.decisions[q].store(&series, std::memory_order_release);
   }
-  cost_ratio_.Add({{"engine", Str(processor)}}, RatioBuckets());
-  scheduler_queue_depth_.Add({{"queue", Str(processor)}});
-  scheduler_queue_depth_.Add({{"queue", "shared"}});
+  for (int a = 0; a < kActivities; ++a) {
+    auto& series =
+        worker_seconds_.Add({{"processor", Str(processor)}, {"activity", kActivityNames[a]}});
+    cached.worker_seconds[a].store(&series, std::memory_order_release);
+  }
+  cached.cost_ratio.store(&cost_ratio_.Add({{"engine", Str(processor)}}, RatioBuckets()),
+                          std::memory_order_release);
+  SetSchedulerQueueDepth(processor, 0);
+  SetSchedulerQueueDepth("shared", 0);
 }
 
 void ServerMetrics::RecordDecision(absl::string_view queue, absl::string_view processor,
                                    bool stolen, bool urgent) {
-  decisions_.Add({{"queue", Str(queue)}, {"processor", Str(processor)}}).Increment();
-  if (stolen) steals_.Add({{"processor", Str(processor)}}).Increment();
-  if (urgent) urgent_.Add({{"processor", Str(processor)}}).Increment();
+  const int p = ProcessorSlot(processor), q = NameSlot(kDecisionQueueNames, queue);
+  auto labels = [&] { return prometheus::Labels{{"processor", Str(processor)}}; };
+  if (p < 0 || q < 0) {
+    decisions_.Add({{"queue", Str(queue)}, {"processor", Str(processor)}}).Increment();
+    if (stolen) steals_.Add(labels()).Increment();
+    if (urgent) urgent_.Add(labels()).Increment();
+    return;
+  }
+  ProcessorSeries& series = processor_series_[p];
+  Cached(series.decisions[q], decisions_, [&] {
+    return prometheus::Labels{{"queue", Str(queue)}, {"processor", Str(processor)}};
+  }).Increment();
+  if (stolen) Cached(series.steals, steals_, labels).Increment();
+  if (urgent) Cached(series.urgent, urgent_, labels).Increment();
 }
 
 void ServerMetrics::RecordCostRatio(absl::string_view engine, double predicted_ms,
                                     double measured_ms) {
   if (!(predicted_ms > 0)) return;  // no prediction to compare with
-  cost_ratio_.Add({{"engine", Str(engine)}}, RatioBuckets()).Observe(measured_ms / predicted_ms);
+  const int p = ProcessorSlot(engine);
+  auto labels = [&] { return prometheus::Labels{{"engine", Str(engine)}}; };
+  prometheus::Histogram& histogram =
+      p < 0 ? cost_ratio_.Add(labels(), RatioBuckets())
+            : Cached(processor_series_[p].cost_ratio, cost_ratio_, labels, RatioBuckets());
+  histogram.Observe(measured_ms / predicted_ms);
 }
 
 void ServerMetrics::RecordDeadlineMiss() { deadline_misses_.Increment(); }
 
 void ServerMetrics::SetSchedulerQueueDepth(absl::string_view queue, size_t depth) {
-  scheduler_queue_depth_.Add({{"queue", Str(queue)}}).Set(static_cast<double>(depth));
+  auto labels = [&] { return prometheus::Labels{{"queue", Str(queue)}}; };
+  const int q = NameSlot(kSchedulerQueueNames, queue);
+  prometheus::Gauge& gauge =
+      q < 0 ? scheduler_queue_depth_.Add(labels())
+            : Cached(scheduler_depth_series_[q], scheduler_queue_depth_, labels);
+  gauge.Set(static_cast<double>(depth));
 }
 
 void ServerMetrics::SetBusyWorkers(absl::string_view processor, size_t busy) {
-  busy_workers_.Add({{"processor", Str(processor)}}).Set(static_cast<double>(busy));
+  auto labels = [&] { return prometheus::Labels{{"processor", Str(processor)}}; };
+  const int p = ProcessorSlot(processor);
+  prometheus::Gauge& gauge = p < 0
+                                 ? busy_workers_.Add(labels())
+                                 : Cached(processor_series_[p].busy_workers, busy_workers_, labels);
+  gauge.Set(static_cast<double>(busy));
 }
 
 void ServerMetrics::AddBusyTime(absl::string_view processor, absl::Duration busy) {
-  busy_seconds_.Add({{"processor", Str(processor)}}).Increment(absl::ToDoubleSeconds(busy));
+  auto labels = [&] { return prometheus::Labels{{"processor", Str(processor)}}; };
+  const int p = ProcessorSlot(processor);
+  prometheus::Counter& counter =
+      p < 0 ? busy_seconds_.Add(labels())
+            : Cached(processor_series_[p].busy_seconds, busy_seconds_, labels);
+  counter.Increment(absl::ToDoubleSeconds(busy));
+}
+
+void ServerMetrics::AddWorkerTime(absl::string_view processor, absl::Duration engine,
+                                  absl::Duration answer, absl::Duration scheduling,
+                                  absl::Duration idle) {
+  const absl::Duration by_activity[kActivities] = {engine, answer, scheduling, idle};
+  const int p = ProcessorSlot(processor);
+  for (int a = 0; a < kActivities; ++a) {
+    if (by_activity[a] <= absl::ZeroDuration()) continue;
+    auto labels = [&] {
+      return prometheus::Labels{{"processor", Str(processor)}, {"activity", kActivityNames[a]}};
+    };
+    prometheus::Counter& counter =
+        p < 0 ? worker_seconds_.Add(labels())
+              : Cached(processor_series_[p].worker_seconds[a], worker_seconds_, labels);
+    counter.Increment(absl::ToDoubleSeconds(by_activity[a]));
+  }
 }
 
 void ServerMetrics::SetCostModelError(absl::string_view engine, absl::string_view source,
@@ -234,24 +371,39 @@ void ServerMetrics::SetQueueDepth(size_t depth) { queue_depth_.Set(static_cast<d
 void ServerMetrics::SetInFlight(int64_t queries) { in_flight_.Set(static_cast<double>(queries)); }
 
 void ServerMetrics::RecordQuery(const QueryRecord& record) {
-  const std::string mode = Str(record.mode);
-  const std::string engine = Str(record.engine);
-  queries_.Add({{"mode", mode}, {"engine", engine}, {"code", Str(GrpcCodeName(record.code))}})
-      .Increment();
+  QueryCounter(record.mode, record.engine, record.code).Increment();
   if (record.gpu_fallback) gpu_fallbacks_.Increment();
   if (!record.reached_engine) return;
-  const prometheus::Labels labels{{"mode", mode}, {"engine", engine}};
-  queue_wait_.Add(labels, LatencyBuckets()).Observe(absl::ToDoubleSeconds(record.queued));
+  const int e = EngineSlot(record.engine), m = ModeSlot(record.mode);
+  const bool cached = e >= 0 && m >= 0 && query_series_[e][m].duration != nullptr;
+  const prometheus::Labels labels =
+      cached ? prometheus::Labels{}
+             : prometheus::Labels{{"mode", Str(record.mode)}, {"engine", Str(record.engine)}};
+  auto histogram =
+      [&](prometheus::Histogram* QuerySeries::*member,
+          prometheus::Family<prometheus::Histogram>& family) -> prometheus::Histogram& {
+    return cached ? *(query_series_[e][m].*member) : family.Add(labels, LatencyBuckets());
+  };
+  histogram(&QuerySeries::queue_wait, queue_wait_).Observe(absl::ToDoubleSeconds(record.queued));
   if (record.started) {
-    execution_.Add(labels, LatencyBuckets()).Observe(absl::ToDoubleSeconds(record.executed));
+    histogram(&QuerySeries::execution, execution_).Observe(absl::ToDoubleSeconds(record.executed));
   }
-  duration_.Add(labels, LatencyBuckets()).Observe(absl::ToDoubleSeconds(record.total));
+  histogram(&QuerySeries::duration, duration_).Observe(absl::ToDoubleSeconds(record.total));
   if (record.postings_decoded > 0) {
-    postings_.Add({{"engine", engine}}).Increment(static_cast<double>(record.postings_decoded));
+    prometheus::Counter& postings = e >= 0 && postings_series_[e] != nullptr
+                                        ? *postings_series_[e]
+                                        : postings_.Add({{"engine", Str(record.engine)}});
+    postings.Increment(static_cast<double>(record.postings_decoded));
   }
 }
 
 void ServerMetrics::RecordRejection(absl::string_view reason, uint64_t queries) {
+  for (const auto& [name, counter] : rejected_series_) {
+    if (name == reason) {
+      counter->Increment(static_cast<double>(queries));
+      return;
+    }
+  }
   rejected_.Add({{"reason", Str(reason)}}).Increment(static_cast<double>(queries));
 }
 

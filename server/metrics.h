@@ -27,6 +27,14 @@
 //   tandem_processor_busy_workers{processor}           workers running a query now
 //   tandem_processor_busy_seconds_total{processor}     worker time on queries; utilization is
 //                                                      rate(busy_seconds) / workers
+//   tandem_processor_worker_seconds_total{processor,activity}
+//                                                      all worker time by activity: engine (as
+//                                                      busy_seconds), answer (building the
+//                                                      response and completing the RPC),
+//                                                      scheduling (the scheduler's lock and
+//                                                      queues, cost-model updates), idle (waiting
+//                                                      for work); the four add up to the workers'
+//                                                      wall time
 //   tandem_cost_model_mean_relative_error{engine,source}
 //                                                      the cost model's error on its evaluation
 //                                                      queries ("training") or recent ones ("live")
@@ -34,8 +42,16 @@
 // `mode` is "and", "or", "and_or" ("invalid" for an unknown value); `engine` is the engine that ran
 // the query, "none" when it never reached one. The histograms cover queries that reached an
 // engine's queue; rejected ones are counted only.
+//
+// The per-query series are resolved once, not looked up per event: prometheus-cpp's Family::Add
+// copies and hashes the label set under the family's mutex (and, for a histogram, first builds a
+// throwaway histogram), and the hybrid scheduler reports some series under its own lock. Series of
+// label values known up front (engines, modes, processors, queues, codes) are cached; others go
+// through Family::Add.
 #pragma once
 
+#include <array>
+#include <atomic>
 #include <cstdint>
 #include <memory>
 #include <string>
@@ -108,11 +124,44 @@ class ServerMetrics {
   void SetSchedulerQueueDepth(absl::string_view queue, size_t depth);
   void SetBusyWorkers(absl::string_view processor, size_t busy);
   void AddBusyTime(absl::string_view processor, absl::Duration busy);
+  // One worker's time since its last report, by activity (see tandem_processor_worker_seconds).
+  void AddWorkerTime(absl::string_view processor, absl::Duration engine, absl::Duration answer,
+                     absl::Duration scheduling, absl::Duration idle);
   // `source`: "training" (the model file's evaluation queries) or "live" (recent queries).
   void SetCostModelError(absl::string_view engine, absl::string_view source,
                          double mean_relative_error);
 
  private:
+  static constexpr int kModes = 3;           // and, or, and_or
+  static constexpr int kCodes = 17;          // grpc::StatusCode 0..16
+  static constexpr int kProcessors = 2;      // cpu, gpu
+  static constexpr int kDecisionQueues = 4;  // cpu, gpu, shared, pinned
+  static constexpr int kActivities = 4;      // engine, answer, scheduling, idle
+  // The series of one engine (or "none", the last slot) and mode.
+  struct QuerySeries {
+    prometheus::Histogram* queue_wait = nullptr;
+    prometheus::Histogram* execution = nullptr;
+    prometheus::Histogram* duration = nullptr;
+    // By code, created at first use (only OK is exported up front).
+    std::array<std::atomic<prometheus::Counter*>, kCodes> queries{};
+  };
+  // The series of one processor, resolved by SetWorkers (null before: Family::Add then).
+  struct ProcessorSeries {
+    std::atomic<prometheus::Gauge*> busy_workers{nullptr};
+    std::atomic<prometheus::Counter*> busy_seconds{nullptr};
+    std::atomic<prometheus::Counter*> steals{nullptr};
+    std::atomic<prometheus::Counter*> urgent{nullptr};
+    std::atomic<prometheus::Histogram*> cost_ratio{nullptr};
+    std::array<std::atomic<prometheus::Counter*>, kDecisionQueues> decisions{};
+    std::array<std::atomic<prometheus::Counter*>, kActivities> worker_seconds{};
+  };
+
+  // -1 for a label value without a cached slot.
+  int EngineSlot(absl::string_view engine) const;
+  static int ProcessorSlot(absl::string_view processor);
+  prometheus::Counter& QueryCounter(absl::string_view mode, absl::string_view engine,
+                                    grpc::StatusCode code);
+
   std::shared_ptr<prometheus::Registry> registry_;
   prometheus::Family<prometheus::Counter>& queries_;
   prometheus::Family<prometheus::Histogram>& queue_wait_;
@@ -138,6 +187,15 @@ class ServerMetrics {
   prometheus::Family<prometheus::Gauge>& busy_workers_;
   prometheus::Family<prometheus::Counter>& busy_seconds_;
   prometheus::Family<prometheus::Gauge>& cost_model_error_;
+  prometheus::Family<prometheus::Counter>& worker_seconds_;
+
+  std::vector<std::string> engine_names_;  // the engines, then "none"
+  // [engine slot][mode]; engines are known at construction.
+  std::unique_ptr<std::array<QuerySeries, kModes>[]> query_series_;
+  std::vector<prometheus::Counter*> postings_series_;  // by engine slot ("none" unused)
+  std::array<ProcessorSeries, kProcessors> processor_series_{};
+  std::array<std::atomic<prometheus::Gauge*>, 3> scheduler_depth_series_{};  // cpu, gpu, shared
+  std::vector<std::pair<absl::string_view, prometheus::Counter*>> rejected_series_;
 };
 
 }  // namespace tandem::server

@@ -65,6 +65,7 @@ void PoolQueryExecutor::Shutdown() {
 }
 
 void PoolQueryExecutor::WorkerLoop() {
+  NameWorkerThread("tandem-worker");
   while (true) {
     std::shared_ptr<PendingJob> pending;
     size_t task;

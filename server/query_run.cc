@@ -1,5 +1,7 @@
 #include "server/query_run.h"
 
+#include <pthread.h>
+
 #include <algorithm>
 #include <string>
 
@@ -66,5 +68,7 @@ std::optional<absl::Duration> RunQuery(const index::Query& query, const index::E
   outcome.executed = absl::Now() - start;
   return measured;
 }
+
+void NameWorkerThread(const char* name) { pthread_setname_np(pthread_self(), name); }
 
 }  // namespace tandem::server

@@ -42,4 +42,8 @@ std::optional<absl::Duration> RunQuery(const index::Query& query, const index::E
                                        const index::SearchContext& context,
                                        absl::Duration debug_query_delay, QueryOutcome& outcome);
 
+// Names the calling thread (at most 15 characters), so `top -H` and /proc/PID/task/*/comm tell
+// the executors' workers from gRPC's threads.
+void NameWorkerThread(const char* name);
+
 }  // namespace tandem::server

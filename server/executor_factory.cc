@@ -123,6 +123,7 @@ absl::StatusOr<ExecutorSet> CreateExecutor(const ServerOptions& options, const i
   }
   HybridQueryExecutor::Options hybrid{.cpu_threads = options.threads,
                                       .gpu_threads = options.gpu_threads,
+                                      .answer_threads = options.answer_threads,
                                       .queue_capacity = options.queue_capacity,
                                       .default_deadline = options.default_deadline,
                                       .predictor = set.cost_model.get(),
@@ -151,7 +152,8 @@ absl::StatusOr<ExecutorSet> CreateExecutor(const ServerOptions& options, const i
   }
   set.summary = absl::StrCat(
       "hybrid scheduler (", options.threads, " CPU workers, ", gpu_threads,
-      " GPU queries in flight, default deadline ", absl::FormatDuration(options.default_deadline),
+      " GPU queries in flight, ", gpu_threads > 0 ? options.answer_threads : 0,
+      " answer threads, default deadline ", absl::FormatDuration(options.default_deadline),
       ", max wait ", absl::FormatDuration(options.max_wait), "); ", set.cost_model->description());
   return set;
 }

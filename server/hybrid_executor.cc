@@ -51,6 +51,12 @@ HybridQueryExecutor::HybridQueryExecutor(const index::Engine* cpu, const index::
       options_(std::move(options)),
       queues_(options_.policy, CapacityOf(options_, gpu != nullptr)) {
   const size_t gpu_threads = gpu_ != nullptr ? options_.gpu_threads : 0;
+  // The answer threads first: workers read answerers_ (its size no longer changes once they run).
+  if (gpu_threads > 0) {
+    for (size_t i = 0; i < options_.answer_threads; ++i) {
+      answerers_.emplace_back([this] { AnswerLoop(); });
+    }
+  }
   workers_.reserve(options_.cpu_threads + gpu_threads);
   for (size_t i = 0; i < options_.cpu_threads; ++i) {
     workers_.emplace_back([this] { WorkerLoop(Processor::kCpu); });
@@ -148,9 +154,35 @@ void HybridQueryExecutor::Shutdown() {
     stopping_ = true;
     for (Processor p : {Processor::kCpu, Processor::kGpu}) WorkAvailable(p).SignalAll();
   }
-  // Workers drain the queues before they exit, so every admitted job gets its callbacks.
+  // Workers drain the queues before they exit, so every admitted job gets its callbacks; then the
+  // answer threads answer what the GPU workers handed them.
   for (std::thread& worker : workers_) worker.join();
   workers_.clear();
+  {
+    absl::MutexLock lock(&answer_mu_);
+    answers_closed_ = true;
+  }
+  for (std::thread& answerer : answerers_) answerer.join();
+  answerers_.clear();
+}
+
+void HybridQueryExecutor::AnswerLoop() {
+  NameWorkerThread("tandem-answer");
+  while (true) {
+    std::optional<std::pair<TaskRef, QueryOutcome>> answer;
+    {
+      absl::MutexLock lock(&answer_mu_);
+      answer_mu_.Await(absl::Condition(
+          +[](HybridQueryExecutor* self) ABSL_EXCLUSIVE_LOCKS_REQUIRED(self->answer_mu_) {
+            return self->answers_closed_ || !self->answers_.empty();
+          },
+          this));
+      if (answers_.empty()) return;  // closed and drained
+      answer.emplace(std::move(answers_.front()));
+      answers_.pop_front();
+    }
+    Finish(answer->first, std::move(answer->second));
+  }
 }
 
 void HybridQueryExecutor::WorkerLoop(Processor p) {
@@ -267,7 +299,12 @@ void HybridQueryExecutor::Run(Processor p, const TaskRef& ref, const Dequeued& t
   if (options_.hooks.on_busy_time) options_.hooks.on_busy_time(p, outcome.executed);
   time.engine += outcome.executed;
   const absl::Time answer_start = absl::Now();
-  Finish(ref, std::move(outcome));
+  if (p == Processor::kGpu && !answerers_.empty()) {
+    absl::MutexLock lock(&answer_mu_);
+    answers_.emplace_back(ref, std::move(outcome));
+  } else {
+    Finish(ref, std::move(outcome));
+  }
   time.answer += absl::Now() - answer_start;
 }
 

@@ -28,6 +28,7 @@
 
 #include <cstddef>
 #include <cstdint>
+#include <deque>
 #include <functional>
 #include <memory>
 #include <thread>
@@ -97,6 +98,11 @@ class HybridQueryExecutor final : public QueryExecutor {
     size_t cpu_threads = 1;
     // Queries in flight on the GPU at once (one worker thread each); unused without a GPU engine.
     size_t gpu_threads = 4;
+    // Threads that answer the queries the GPU workers ran (build the response and complete the
+    // call through on_done), so that a GPU worker goes back to the device at once instead of
+    // writing the response to the network itself; 0: GPU workers answer their own queries. CPU
+    // workers always answer their own: the answer costs the same CPU time on either thread.
+    size_t answer_threads = 0;
     // Queries running at once on both processors together; 0: no limit beyond the workers. 1 is
     // the paper's "CPU+GPU serialized" configuration (one query at a time, on the processor the
     // policy picks), the baseline the parallel hybrid is measured against.
@@ -154,6 +160,7 @@ class HybridQueryExecutor final : public QueryExecutor {
            WorkerTime& time);
   void AnswerExpired(const TaskRef& ref, const scheduler::Dequeued& expired, WorkerTime& time);
   void Finish(const TaskRef& ref, QueryOutcome outcome);
+  void AnswerLoop();
   absl::CondVar& WorkAvailable(scheduler::Processor p) { return work_available_[Index(p)]; }
   static int Index(scheduler::Processor p) { return p == scheduler::Processor::kCpu ? 0 : 1; }
 
@@ -171,6 +178,11 @@ class HybridQueryExecutor final : public QueryExecutor {
   bool stopping_ ABSL_GUARDED_BY(mu_) = false;
   absl::CondVar work_available_[2];  // CPU workers wait on one, GPU workers on the other
   std::vector<std::thread> workers_;
+  // Answers handed from GPU workers to the answer threads (Options::answer_threads).
+  absl::Mutex answer_mu_ ABSL_ACQUIRED_AFTER(mu_);
+  std::deque<std::pair<TaskRef, QueryOutcome>> answers_ ABSL_GUARDED_BY(answer_mu_);
+  bool answers_closed_ ABSL_GUARDED_BY(answer_mu_) = false;  // no more answers will come
+  std::vector<std::thread> answerers_;
   absl::Mutex join_mu_;  // serializes Shutdown callers
 };
 

@@ -1,5 +1,7 @@
 #include "server/hybrid_executor.h"
 
+#include <pthread.h>
+
 #include <algorithm>
 #include <atomic>
 #include <map>
@@ -476,7 +478,9 @@ TEST(HybridQueryExecutorTest, ShutdownFinishesQueuedWorkAndRefusesNewWork) {
   executor->Shutdown();  // idempotent
 }
 
-TEST(HybridQueryExecutorTest, ConcurrentSubmittersGetEveryTaskAnsweredExactlyOnce) {
+// Many submitters racing with the workers (and, with answer_threads, the answer threads): every
+// admitted task answered exactly once, also through Shutdown.
+void ExpectEveryTaskAnsweredExactlyOnce(size_t answer_threads) {
   FakePredictor predictor({{1, {.cpu_ms = 20, .gpu_ms = 1}},
                            {2, {.cpu_ms = 1, .gpu_ms = 20}},
                            {3, {.cpu_ms = 1.5, .gpu_ms = 1}},
@@ -488,6 +492,7 @@ TEST(HybridQueryExecutorTest, ConcurrentSubmittersGetEveryTaskAnsweredExactlyOnc
   auto executor = MakeExecutor(&cpu, &gpu,
                                {.cpu_threads = 3,
                                 .gpu_threads = 2,
+                                .answer_threads = answer_threads,
                                 .queue_capacity = 16,
                                 .policy = {.max_wait = absl::Milliseconds(2)},
                                 .predictor = &predictor,
@@ -536,6 +541,50 @@ TEST(HybridQueryExecutorTest, ConcurrentSubmittersGetEveryTaskAnsweredExactlyOnc
     EXPECT_TRUE(code == absl::StatusCode::kOk || code == absl::StatusCode::kDeadlineExceeded ||
                 code == absl::StatusCode::kCancelled)
         << code;
+  }
+}
+
+TEST(HybridQueryExecutorTest, ConcurrentSubmittersGetEveryTaskAnsweredExactlyOnce) {
+  ExpectEveryTaskAnsweredExactlyOnce(0);
+}
+
+TEST(HybridQueryExecutorTest, WithAnswerThreadsEveryTaskIsAnsweredExactlyOnce) {
+  ExpectEveryTaskAnsweredExactlyOnce(2);
+}
+
+// With answer threads, the GPU's queries are answered there and the CPU's by their workers.
+TEST(HybridQueryExecutorTest, AnswerThreadsAnswerTheGpuWorkersQueries) {
+  FakePredictor predictor({{1, {.cpu_ms = 20, .gpu_ms = 1}}, {2, {.cpu_ms = 1, .gpu_ms = 20}}});
+  FakeEngine cpu("cpu", true);
+  FakeEngine gpu("gpu", true);
+  auto executor = MakeExecutor(&cpu, &gpu,
+                               {.cpu_threads = 1,
+                                .gpu_threads = 1,
+                                .answer_threads = 1,
+                                .queue_capacity = 32,
+                                .policy = Fixed(),
+                                .predictor = &predictor});
+  absl::Mutex mu;
+  std::map<int, std::string> answered_on;  // by job
+  Outcomes outcomes;
+  for (int job = 0; job < 8; ++job) {
+    auto done = [&, job, record = outcomes.For(job)](size_t task, QueryOutcome o) {
+      char name[16] = {};
+      pthread_getname_np(pthread_self(), name, sizeof(name));
+      {
+        absl::MutexLock lock(&mu);
+        answered_on[job] = name;
+      }
+      record(task, std::move(o));
+    };
+    ASSERT_TRUE(executor->Submit(Job(done, {job % 2 == 0 ? 1u : 2u})).ok());
+  }
+  ASSERT_TRUE(outcomes.WaitFor(8));
+  executor->Shutdown();
+  absl::MutexLock lock(&mu);
+  for (int job = 0; job < 8; ++job) {
+    EXPECT_EQ(outcomes.Get(job).engine, job % 2 == 0 ? "gpu" : "cpu");
+    EXPECT_EQ(answered_on[job], job % 2 == 0 ? "tandem-answer" : "tandem-cpu") << "job " << job;
   }
 }
 

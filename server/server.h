@@ -68,7 +68,9 @@ struct ServerOptions {
   // in flight when a GPU engine serves), about four query times of waiting.
   size_t queue_capacity = 0;
   SchedulerKind scheduler = SchedulerKind::kAuto;
-  size_t gpu_threads = 4;       // queries in flight on the GPU (contexts; hybrid: GPU workers)
+  size_t gpu_threads = 4;  // queries in flight on the GPU (contexts; hybrid: GPU workers)
+  // hybrid: threads that answer the GPU workers' queries (HybridQueryExecutor::Options)
+  size_t answer_threads = 0;
   std::string cost_model_file;  // hybrid: a trained model (tandem-train-cost); empty: heuristic
   absl::Duration default_deadline = absl::Milliseconds(500);  // hybrid: scheduling deadline
   // hybrid: shortest-predicted-first within this bound; a query waiting longer goes first

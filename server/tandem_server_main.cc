@@ -3,7 +3,7 @@
 //
 //   tandem-server --index /srv/tandem/scifact [--listen 127.0.0.1:50051]
 //                 [--metrics-listen 127.0.0.1:9464] [--threads N] [--tls-cert C --tls-key K]
-//                 [--scheduler auto|pool|hybrid|serial] [--gpu-threads 4]
+//                 [--scheduler auto|pool|hybrid|serial] [--gpu-threads 4] [--answer-threads N]
 //                 [--gpu-wait auto|spin|yield|blocking] [--cpu-or maxscore|exhaustive]
 //                 [--cost-model FILE]
 //
@@ -47,6 +47,10 @@ ABSL_FLAG(std::string, scheduler, "auto",
 ABSL_FLAG(int32_t, gpu_threads, 4,
           "Queries in flight on the GPU at once (a stream and scratch arena each; in the hybrid "
           "scheduler, one GPU worker thread each).");
+ABSL_FLAG(int32_t, answer_threads, 0,
+          "Hybrid scheduler: threads that answer the queries the GPU ran (build the response, "
+          "complete the RPC), so GPU workers go back to the device at once; 0: GPU workers answer "
+          "their own queries.");
 ABSL_FLAG(std::string, gpu_wait, "auto",
           "How a thread waiting for the GPU holds its core: spin (lowest latency, a core per "
           "waiting query), yield, blocking (sleeps until the device signals), auto (CUDA's "
@@ -131,6 +135,10 @@ absl::StatusOr<tandem::server::ServerOptions> OptionsFromFlags() {
     return absl::InvalidArgumentError("--gpu-threads must be >= 1");
   }
   options.gpu_threads = absl::GetFlag(FLAGS_gpu_threads);
+  if (absl::GetFlag(FLAGS_answer_threads) < 0) {
+    return absl::InvalidArgumentError("--answer-threads must be >= 0");
+  }
+  options.answer_threads = absl::GetFlag(FLAGS_answer_threads);
   absl::StatusOr<tandem::scheduler::GpuWait> gpu_wait =
       tandem::scheduler::ParseGpuWait(absl::GetFlag(FLAGS_gpu_wait));
   if (!gpu_wait.ok()) {

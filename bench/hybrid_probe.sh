@@ -1,43 +1,82 @@
 #!/usr/bin/env bash
-# Where the backlog forms near the hybrid scheduler's limit: open-loop AND load against
-# tandem-server on the 25M-document GOV2-like index while bench/metrics_sample.py prints, once a
-# second, the busy workers and busy seconds per processor, the three queues' depths, the queries in
-# flight and the queries each processor took. Routed (auto) at several rates, then pinned to the GPU
-# and to the CPU for comparison. Run on the GPU machine:
+# Where the hybrid scheduler's limit comes from: open-loop load against tandem-server on the
+# 25M-document GOV2-like index while, once a second, bench/metrics_sample.py prints the scheduler's
+# metrics (busy workers, queue depths, queries taken, worker time by activity) and
+# bench/thread_cpu_sample.py the cores each group of threads used (server and load generator) and
+# the machine's busy cores. Several server variants one after the other, each under the same loads.
+# Run on the GPU machine:
 #
-#   bench/hybrid_probe.sh BIN_DIR DATA_DIR MODEL_DIR
-#   BIN_DIR: tandem-index, tandem-server, tandem-loadgen; DATA_DIR: as for bench/figure7.sh;
-#   MODEL_DIR: cost_model.txt and eval-queries.txt from a bench/figure7.sh run on that machine.
+#   bench/hybrid_probe.sh BIN_DIR DATA_DIR MODEL_DIR OUT_DIR
+#   BIN_DIR: tandem-index, tandem-loadgen and the server binaries the variants name;
+#   DATA_DIR: as for bench/figure7.sh; MODEL_DIR: cost_model.txt and eval-queries.txt from a
+#   bench/figure7.sh run on that machine.
+#   VARIANTS: "LABEL=BINARY[:FLAG,FLAG...] ..." (commas become spaces), default
+#     "hybrid=tandem-server"; LOADS: "MODE:ENGINE@RATE ...", default AND routed at 13,000, 16,000
+#     and 19,500 q/s, then pinned to the GPU at 13,000 and 16,000; THREADS: CPU workers (12).
+# Writes OUT_DIR/probe.txt (everything printed) and one loadgen JSON per variant and load.
 set -euo pipefail
 BIN=$1
 DATA=$2
 MODEL=$3
+OUT=$4
 INDEX=${INDEX:-/tmp/gov2like}
+VARIANTS=${VARIANTS:-"hybrid=tandem-server"}
+LOADS=${LOADS:-"and:auto@13000 and:auto@16000 and:auto@19500 and:gpu@13000 and:gpu@16000"}
+THREADS=${THREADS:-12}
+DURATION=${DURATION:-5}
 HERE=$(cd "$(dirname "$0")" && pwd)
+mkdir -p "$OUT"
 if [[ ! -f "$INDEX/manifest.bin" ]]; then
   "$BIN/tandem-index" synth --docs 25000000 --termstats "$DATA/wikipedia-termstats.tsv.gz" \
     --doclengths "$DATA/wikipedia-doclengths.tsv" --queries "$DATA/trec05-efficiency.txt" \
     --vocabulary query-terms --postings-per-doc 240 --seed 1 --output "$INDEX" > /dev/null
 fi
-LOG=$(mktemp -d)
-"$BIN/tandem-server" --index "$INDEX" --listen 127.0.0.1:50073 --metrics-listen 127.0.0.1:9473 \
-  --threads 12 --gpu required --cost-model "$MODEL/cost_model.txt" --queue-capacity 100000 \
-  > "$LOG/server.log" 2>&1 &
-SERVER_PID=$!
-trap 'kill -TERM "$SERVER_PID" 2>/dev/null || true' EXIT
-for _ in $(seq 300); do grep -q "listening on" "$LOG/server.log" && break; sleep 0.5; done
-"$BIN/tandem-loadgen" --server 127.0.0.1:50073 --queries "$MODEL/eval-queries.txt" \
-  --query-format colon --mode and --engine gpu --concurrency 4 --num-queries 1000 --warmup 0 \
-  > /dev/null  # warm the device cache
-load() {  # $1 engine hint, $2 rate
+SERVER_PID=
+trap '[[ -z $SERVER_PID ]] || kill -TERM "$SERVER_PID" 2>/dev/null || true' EXIT
+for variant in $VARIANTS; do
+  label=${variant%%=*}
+  spec=${variant#*=}
+  binary=${spec%%:*}
+  flags=""
+  [[ $spec == *:* ]] && flags=${spec#*:}
+  log="$OUT/server_$label.log"
+  # shellcheck disable=SC2086  # the variant's flags are separate words
+  "$BIN/$binary" --index "$INDEX" --listen 127.0.0.1:50073 --metrics-listen 127.0.0.1:9473 \
+    --threads "$THREADS" --gpu required --cost-model "$MODEL/cost_model.txt" \
+    --queue-capacity 100000 ${flags//,/ } > "$log" 2>&1 &
+  SERVER_PID=$!
+  for _ in $(seq 600); do
+    grep -q "listening on" "$log" && break
+    kill -0 "$SERVER_PID" 2>/dev/null || { cat "$log"; exit 1; }
+    sleep 0.5
+  done
+  echo "== $label: $binary ${flags//,/ }"
+  grep -E "scheduler|listening" "$log" | head -3
   "$BIN/tandem-loadgen" --server 127.0.0.1:50073 --queries "$MODEL/eval-queries.txt" \
-    --query-format colon --mode and --k 10 --engine "$1" --rates "$2" --duration 6 --warmup 1 \
-    --timeout 2 --channels 4 --cq-threads 4 --shuffle > "$LOG/load.txt" 2>&1 &
-  local loadgen=$!
-  python3 "$HERE/metrics_sample.py" http://127.0.0.1:9473/metrics 7 "$1@$2"
-  wait "$loadgen"
-  grep -E "^rate" "$LOG/load.txt" | sed "s/^/$1 /"
-}
-for rate in 12000 14000 16000; do load auto "$rate"; done
-for rate in 13000 15000; do load gpu "$rate"; done
-load cpu 3000
+    --query-format colon --mode and --engine gpu --concurrency 4 --num-queries 1000 --warmup 0 \
+    > /dev/null  # warm the device cache
+  for load in $LOADS; do
+    mode=${load%%:*}
+    rest=${load#*:}
+    engine=${rest%%@*}
+    rate=${rest#*@}
+    json="$OUT/${label}_${mode}_${engine}_${rate}.json"
+    "$BIN/tandem-loadgen" --server 127.0.0.1:50073 --queries "$MODEL/eval-queries.txt" \
+      --query-format colon --mode "$mode" --k 10 --engine "$engine" --rates "$rate" \
+      --duration "$DURATION" --warmup 1 --timeout 2 --channels 4 --cq-threads 4 --shuffle \
+      --label "$label" --json-out "$json" > "$OUT/load.txt" 2>&1 &
+    loadgen=$!
+    sleep 0.3
+    python3 "$HERE/metrics_sample.py" http://127.0.0.1:9473/metrics $((DURATION + 1)) \
+      "$label $mode:$engine@$rate" &
+    sampler=$!
+    python3 "$HERE/thread_cpu_sample.py" $((DURATION + 1)) "$label $mode:$engine@$rate" \
+      "server=$SERVER_PID" "loadgen=$loadgen"
+    wait "$sampler" || true
+    wait "$loadgen" || true
+    grep -E "^rate" "$OUT/load.txt" | sed "s/^/$label $mode:$engine /"
+  done
+  kill -TERM "$SERVER_PID"
+  wait "$SERVER_PID" || true
+  SERVER_PID=
+done

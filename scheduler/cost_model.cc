@@ -1,5 +1,7 @@
 #include "scheduler/cost_model.h"
 
+#include <pthread.h>
+
 #include <array>
 #include <cmath>
 #include <functional>
@@ -147,6 +149,9 @@ void CostModel::ObserveFeatures(const QueryFeatures& f, Processor processor, dou
   ring.next = (ring.next + 1) % options_.live_samples;
   ring.fresh = true;
   if (options_.refine_every > 0 && ++since_refine_ >= options_.refine_every && !refine_requested_) {
+    const absl::Time now = absl::Now();
+    if (now - last_refine_ < options_.refine_min_interval) return;
+    last_refine_ = now;
     refine_requested_ = true;
     since_refine_ = 0;
     refine_cv_.notify_one();
@@ -154,6 +159,7 @@ void CostModel::ObserveFeatures(const QueryFeatures& f, Processor processor, dou
 }
 
 void CostModel::RefineLoop() {
+  pthread_setname_np(pthread_self(), "tandem-refine");
   std::unique_lock<std::mutex> lock(samples_mu_);
   while (true) {
     refine_cv_.wait(lock, [this] { return stopping_ || refine_requested_; });

@@ -272,6 +272,23 @@ TEST_F(CostModelTest, LiveSamplesAreBounded) {
   for (const CostSample& s : snapshot.cpu.samples) EXPECT_GT(s.ms, 1000 - 64);  // the latest
 }
 
+// refine_min_interval spaces retrainings in time whatever the query rate.
+TEST_F(CostModelTest, RefinementsAreAtLeastTheMinimumIntervalApart) {
+  CostModelOptions options = OptionsFor(index_.get());
+  options.refine_every = 100;
+  options.min_train_samples = 50;
+  options.refine_min_interval = absl::Hours(1);
+  auto model = CostModel::Heuristic(options);
+  ASSERT_TRUE(model.ok());
+  const std::vector<QueryFeatures> seen = RandomFeatures(1000, 7);
+  for (const QueryFeatures& f : seen) {
+    (*model)->ObserveFeatures(f, Processor::kCpu, SyntheticCpuMs(f));
+    (*model)->WaitForRefinement();
+  }
+  EXPECT_EQ((*model)->refinements(), 1u);  // the first after 100 observations, no other within 1 h
+  EXPECT_TRUE((*model)->has_model(Processor::kCpu));
+}
+
 TEST_F(CostModelTest, ConcurrentPredictAndObserveWhileRefining) {
   CostModelOptions options = OptionsFor(index_.get());
   options.refine_every = 100;

@@ -40,6 +40,7 @@ absl::StatusOr<std::unique_ptr<scheduler::CostModel>> LoadCostModel(
   model_options.index = &index;
   model_options.resident_fraction = scheduler::ResidentFractionOf(engines.gpu.get());
   model_options.refine_every = options.cost_model_refine_every;
+  model_options.refine_min_interval = options.cost_model_refine_interval;
   model_options.cpu_or_maxscore = options.cpu_or == cpu::OrAlgorithm::kMaxScore;
   if (options.cost_model_file.empty()) {
     return scheduler::CostModel::Heuristic(std::move(model_options));

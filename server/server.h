@@ -77,6 +77,8 @@ struct ServerOptions {
   absl::Duration max_wait = absl::Milliseconds(20);
   // hybrid: retrain the cost model from live timings after this many queries; 0: never
   size_t cost_model_refine_every = 1024;
+  // hybrid: ... and at most once per this interval
+  absl::Duration cost_model_refine_interval = absl::Seconds(10);
   RequestLimits limits;
   scheduler::GpuMode gpu = scheduler::GpuMode::kAuto;
   scheduler::GpuWait gpu_wait = scheduler::GpuWait::kAuto;  // how GPU workers wait for the device

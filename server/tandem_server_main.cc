@@ -72,6 +72,9 @@ ABSL_FLAG(absl::Duration, max_wait, absl::Milliseconds(20),
 ABSL_FLAG(int32_t, cost_model_refine_every, 1024,
           "Hybrid scheduler: retrain the cost model from live timings (in a background thread) "
           "after this many measured queries; 0 turns live refinement off.");
+ABSL_FLAG(absl::Duration, cost_model_refine_interval, absl::Seconds(10),
+          "Hybrid scheduler: retrain the cost model at most once per this interval (a retraining "
+          "keeps a core busy for tens of milliseconds).");
 ABSL_FLAG(int32_t, queue_capacity, 0,
           "Queries (a batch counts as one) that may wait for a worker before new ones are refused "
           "with RESOURCE_EXHAUSTED; 0 means 4 x (threads + GPU queries in flight when a GPU engine "
@@ -157,6 +160,10 @@ absl::StatusOr<tandem::server::ServerOptions> OptionsFromFlags() {
     return absl::InvalidArgumentError("--cost-model-refine-every must be >= 0");
   }
   options.cost_model_refine_every = absl::GetFlag(FLAGS_cost_model_refine_every);
+  options.cost_model_refine_interval = absl::GetFlag(FLAGS_cost_model_refine_interval);
+  if (options.cost_model_refine_interval < absl::ZeroDuration()) {
+    return absl::InvalidArgumentError("--cost-model-refine-interval must be >= 0");
+  }
   options.max_wait = absl::GetFlag(FLAGS_max_wait);
   if (options.max_wait < absl::ZeroDuration()) {
     return absl::InvalidArgumentError("--max-wait must be >= 0");

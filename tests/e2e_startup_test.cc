@@ -90,6 +90,8 @@ TEST_F(StartupE2eTest, StartupFailuresExitNonZeroWithOneLine) {
   ExpectStartupFailure({"--index", index_->dir(), "--gpu-wait", "sleep"},
                        "--gpu-wait must be auto, spin, yield or blocking, got 'sleep'");
   ExpectStartupFailure({"--index", index_->dir(), "--max-wait", "-5ms"}, "--max-wait must be >= 0");
+  ExpectStartupFailure({"--index", index_->dir(), "--cost-model-refine-interval", "-1s"},
+                       "--cost-model-refine-interval must be >= 0");
   ExpectStartupFailure({"--index", index_->dir(), "--answer-threads", "-1"},
                        "--answer-threads must be >= 0");
   ExpectStartupFailure({"--index", index_->dir(), "--cost-model-refine-every", "-1"},

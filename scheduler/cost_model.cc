@@ -21,7 +21,8 @@ int Slot(Processor p) { return p == Processor::kCpu ? 0 : 1; }
 }  // namespace
 
 // The features Predict computed, by query, for Observe: a direct-mapped table (a later query with
-// the same slot replaces an earlier one; a miss only means recomputing the features).
+// the same slot replaces an earlier one; a miss only means recomputing the features). Every
+// submitted query puts and every answered one gets, from many threads: one mutex per 16 slots.
 class CostModel::FeatureMemo {
  public:
   static uint64_t Key(const index::Query& query) {
@@ -32,12 +33,14 @@ class CostModel::FeatureMemo {
     return h | 1;  // 0 marks an empty slot
   }
   void Put(uint64_t key, const QueryFeatures& f) {
-    std::lock_guard<std::mutex> lock(mu_);
-    slots_[key % kSlots] = {key, f};
+    const size_t slot = key % kSlots;
+    std::lock_guard<std::mutex> lock(mu_[slot / kSlotsPerLock]);
+    slots_[slot] = {key, f};
   }
   bool Get(uint64_t key, QueryFeatures* f) const {
-    std::lock_guard<std::mutex> lock(mu_);
-    const Entry& e = slots_[key % kSlots];
+    const size_t slot = key % kSlots;
+    std::lock_guard<std::mutex> lock(mu_[slot / kSlotsPerLock]);
+    const Entry& e = slots_[slot];
     if (e.key != key) return false;
     *f = e.features;
     return true;
@@ -45,11 +48,12 @@ class CostModel::FeatureMemo {
 
  private:
   static constexpr size_t kSlots = 1024;
+  static constexpr size_t kSlotsPerLock = 16;
   struct Entry {
     uint64_t key = 0;
     QueryFeatures features;
   };
-  mutable std::mutex mu_;
+  mutable std::mutex mu_[kSlots / kSlotsPerLock];
   std::array<Entry, kSlots> slots_;
 };
 

@@ -67,10 +67,12 @@ absl::StatusOr<EngineSet> CreateEngines(const index::Index& index, const EngineO
     why = device.status();
   }
 #else
-  absl::Status why = absl::UnimplementedError("this build has no CUDA support (TANDEM_ENABLE_GPU=OFF)");
+  absl::Status why =
+      absl::UnimplementedError("this build has no CUDA support (TANDEM_ENABLE_GPU=OFF)");
 #endif
   if (options.gpu == GpuMode::kRequired) {
-    return absl::FailedPreconditionError(absl::StrCat("GPU engine required but unavailable: ", why.message()));
+    return absl::FailedPreconditionError(
+        absl::StrCat("GPU engine required but unavailable: ", why.message()));
   }
   set.summary = absl::StrCat("CPU engine only; GPU engine unavailable: ", why.message());
   return set;

@@ -1,7 +1,7 @@
 // File: engine_factory.h
 //
-// Chooses and creates the engines a server runs. The only file that knows whether the build has a GPU
-// engine (the #ifdef lives here, as Faiss keeps FAISS_ENABLE_GPU out of its CPU code).
+// Chooses and creates the engines a server runs. The only file that knows whether the build has a
+// GPU engine (the #ifdef lives here, as Faiss keeps FAISS_ENABLE_GPU out of its CPU code).
 //
 //   EngineSet engines = *CreateEngines(*index, {.gpu = GpuMode::kAuto});
 //   engines.cpu->Search(...);  if (engines.gpu) engines.gpu->Search(...);

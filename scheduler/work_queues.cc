@@ -149,8 +149,8 @@ std::optional<uint64_t> WorkQueues::Choose(Processor p, absl::Time now, TakeReas
     *reason = TakeReason::kUrgent;
     return urgent_[own].begin()->second;
   }
-  const std::set<TimeKey>& own_queue = arrival_order_[Index(QueueOf(p))];
-  const std::set<TimeKey>& shared = arrival_order_[Index(QueueKind::kShared)];
+  const absl::btree_set<TimeKey>& own_queue = arrival_order_[Index(QueueOf(p))];
+  const absl::btree_set<TimeKey>& shared = arrival_order_[Index(QueueKind::kShared)];
   const TimeKey* oldest = nullptr;
   if (!own_queue.empty()) oldest = &*own_queue.begin();
   if (!shared.empty() && (oldest == nullptr || *shared.begin() < *oldest))

@@ -92,53 +92,90 @@ absl::Status HybridQueryExecutor::Submit(QueryJob job) {
     }
   }
 
-  absl::MutexLock lock(&mu_);
-  if (stopping_) return absl::UnavailableError("the server is shutting down");
-  if (waiting_jobs_ >= options_.queue_capacity) {
-    return absl::ResourceExhaustedError(absl::StrCat(
-        "the admission queue is full (", options_.queue_capacity, " waiting); retry later"));
-  }
-  ++waiting_jobs_;
-  pending->unstarted = items.size();
-  bool wake[2] = {false, false};  // by processor
-  // Waiting workers sleep until the earliest expiry they knew of; an earlier one needs a wake-up
-  // (any processor's worker answers expired queries).
-  const absl::Time expiry_before = queues_.next_expiry();
-  for (size_t i = 0; i < items.size(); ++i) {
-    items[i].id = next_id_++;
-    tasks_.emplace(items[i].id, TaskRef{.job = pending, .task = i});
-    const scheduler::QueueKind queue = queues_.Push(items[i]);
-    // Wake the processor whose queue the query joined (both for the shared queue), and the other
-    // one only when the owner's waiting workers cannot take all of its queue at once: then a steal
-    // may pay. (Waking both for every query made an idle worker of the other processor take the
-    // lock once per query only to find nothing worth stealing.)
-    if (queue == scheduler::QueueKind::kShared) {
-      wake[0] = wake[1] = true;
-      continue;
+  // Admission without the scheduler's lock: the job is counted, then staged in the inbox, which
+  // the workers move into the queues when they next take work. Under load no worker waits, and a
+  // gRPC thread submitting a query never touches the lock that the workers take for every query.
+  size_t jobs = waiting_jobs_.load(std::memory_order_relaxed);
+  do {
+    if (jobs >= options_.queue_capacity) {
+      return absl::ResourceExhaustedError(absl::StrCat(
+          "the admission queue is full (", options_.queue_capacity, " waiting); retry later"));
     }
-    const Processor owner = queue == scheduler::QueueKind::kCpu ? Processor::kCpu : Processor::kGpu;
-    const Processor other = owner == Processor::kCpu ? Processor::kGpu : Processor::kCpu;
-    wake[Index(owner)] = true;
-    if (!items[i].pinned.has_value() && queues_.depth(queue) > waiting_[Index(owner)]) {
-      wake[Index(other)] = true;
+  } while (!waiting_jobs_.compare_exchange_weak(jobs, jobs + 1, std::memory_order_relaxed));
+  {
+    absl::MutexLock lock(&inbox_mu_);
+    if (inbox_closed_) {
+      waiting_jobs_.fetch_sub(1, std::memory_order_relaxed);
+      return absl::UnavailableError("the server is shutting down");
     }
+    inbox_.push_back({.job = std::move(pending), .items = std::move(items)});
   }
-  if (queues_.next_expiry() < expiry_before) wake[0] = wake[1] = true;
-  for (Processor p : {Processor::kCpu, Processor::kGpu}) {
-    if (!wake[Index(p)]) continue;
-    if (items.size() == 1) {
-      WorkAvailable(p).Signal();
-    } else {
-      WorkAvailable(p).SignalAll();
-    }
+  // A waiting worker would not see the inbox until something wakes it: route the job now and wake
+  // whom it concerns. (A worker counts itself as waiting before its last look at the inbox, so
+  // either it sees this job there or this sees it waiting.)
+  if (waiting_workers_.load() > 0) {
+    absl::MutexLock lock(&mu_);
+    Signal(DrainInbox());
+    ReportDepths();
   }
-  ReportDepths();
   return absl::OkStatus();
 }
 
+HybridQueryExecutor::Wakeups HybridQueryExecutor::DrainInbox() {
+  std::vector<Staged> staged;
+  {
+    absl::MutexLock lock(&inbox_mu_);
+    staged.swap(inbox_);
+  }
+  Wakeups wake;
+  if (staged.empty()) return wake;
+  // Waiting workers sleep until the earliest expiry they knew of; an earlier one needs a wake-up
+  // (any processor's worker answers expired queries).
+  const absl::Time expiry_before = queues_.next_expiry();
+  for (Staged& s : staged) {
+    s.job->unstarted = s.items.size();
+    for (size_t i = 0; i < s.items.size(); ++i) {
+      WorkItem& item = s.items[i];
+      item.id = next_id_++;
+      tasks_.emplace(item.id, TaskRef{.job = s.job, .task = i});
+      const scheduler::QueueKind queue = queues_.Push(item);
+      wake.any = true;
+      // Wake the processor whose queue the query joined (both for the shared queue), and the
+      // other one only when the owner's waiting workers cannot take all of its queue at once: then
+      // a steal may pay. (Waking both for every query made an idle worker of the other processor
+      // take the lock once per query only to find nothing worth stealing.)
+      if (queue == scheduler::QueueKind::kShared) {
+        wake.processor[0] = wake.processor[1] = true;
+        continue;
+      }
+      const Processor owner =
+          queue == scheduler::QueueKind::kCpu ? Processor::kCpu : Processor::kGpu;
+      const Processor other = owner == Processor::kCpu ? Processor::kGpu : Processor::kCpu;
+      wake.processor[Index(owner)] = true;
+      if (!item.pinned.has_value() && queues_.depth(queue) > waiting_[Index(owner)]) {
+        wake.processor[Index(other)] = true;
+      }
+    }
+    wake.many = wake.many || s.items.size() > 1;
+  }
+  wake.many = wake.many || staged.size() > 1;
+  if (queues_.next_expiry() < expiry_before) wake.processor[0] = wake.processor[1] = true;
+  return wake;
+}
+
+void HybridQueryExecutor::Signal(const Wakeups& wake) {
+  for (Processor p : {Processor::kCpu, Processor::kGpu}) {
+    if (!wake.processor[Index(p)] || waiting_[Index(p)] == 0) continue;
+    if (wake.many) {
+      WorkAvailable(p).SignalAll();
+    } else {
+      WorkAvailable(p).Signal();
+    }
+  }
+}
+
 size_t HybridQueryExecutor::queue_depth() const {
-  absl::MutexLock lock(&mu_);
-  return waiting_jobs_;
+  return waiting_jobs_.load(std::memory_order_relaxed);
 }
 
 std::vector<std::string> HybridQueryExecutor::engines() const {
@@ -149,6 +186,10 @@ std::vector<std::string> HybridQueryExecutor::engines() const {
 
 void HybridQueryExecutor::Shutdown() {
   absl::MutexLock join_lock(&join_mu_);
+  {
+    absl::MutexLock lock(&inbox_mu_);
+    inbox_closed_ = true;  // no job is staged after this; workers drain the inbox before exiting
+  }
   {
     absl::MutexLock lock(&mu_);
     stopping_ = true;
@@ -188,12 +229,16 @@ void HybridQueryExecutor::AnswerLoop() {
 void HybridQueryExecutor::WorkerLoop(Processor p) {
   NameWorkerThread(p == Processor::kCpu ? "tandem-cpu" : "tandem-gpu");
   absl::Time mark = absl::Now();
+  std::optional<double> finished;  // the predicted ms of the query this worker ran last
   while (true) {
     WorkerTime time;
-    Work work = NextWork(p, time.idle);
+    Work work = NextWork(p, std::exchange(finished, std::nullopt), time.idle);
     for (const auto& [ref, expired] : work.expired) AnswerExpired(ref, expired, time);
     const bool exit = !work.ready.has_value() && work.expired.empty();
-    if (work.ready.has_value()) Run(p, work.ready->first, work.ready->second, time);
+    if (work.ready.has_value()) {
+      Run(p, work.ready->first, work.ready->second, time);
+      finished = work.ready->second.predicted_ms;
+    }
     const absl::Time now = absl::Now();
     time.scheduling =
         std::max(absl::ZeroDuration(), (now - mark) - time.idle - time.engine - time.answer);
@@ -203,11 +248,25 @@ void HybridQueryExecutor::WorkerLoop(Processor p) {
   }
 }
 
-HybridQueryExecutor::Work HybridQueryExecutor::NextWork(Processor p, absl::Duration& idle) {
+HybridQueryExecutor::Work HybridQueryExecutor::NextWork(Processor p, std::optional<double> finished,
+                                                        absl::Duration& idle) {
   absl::MutexLock lock(&mu_);
+  // The query this worker ran last is accounted for here rather than under a lock of its own: one
+  // acquisition per query and worker.
+  if (finished.has_value()) {
+    queues_.Finished(p, *finished);
+    --busy_[Index(p)];
+    if (options_.hooks.on_busy_workers) options_.hooks.on_busy_workers(p, busy_[Index(p)]);
+    // With a limit on running queries, the freed slot may belong to the other processor's next
+    // query.
+    if (options_.max_running > 0) {
+      for (Processor q : {Processor::kCpu, Processor::kGpu}) WorkAvailable(q).SignalAll();
+    }
+  }
   while (true) {
     const absl::Time now = absl::Now();
     Work work;
+    const Wakeups staged = DrainInbox();
     for (Dequeued& expired : queues_.RemoveExpired(now)) {
       work.expired.emplace_back(Detach(expired.item.id), std::move(expired));
     }
@@ -219,20 +278,31 @@ HybridQueryExecutor::Work HybridQueryExecutor::NextWork(Processor p, absl::Durat
       ++busy_[Index(p)];
       if (options_.hooks.on_busy_workers) options_.hooks.on_busy_workers(p, busy_[Index(p)]);
     }
+    // Other workers may be needed for what this worker just moved from the inbox.
+    if (staged.any) Signal(staged);
+    // Shutdown closed the inbox before it set stopping_, and the inbox was drained above.
     const bool drained = stopping_ && queues_.empty();
     // The last queued query is gone: workers waiting for one can exit.
     if (drained) {
       for (Processor q : {Processor::kCpu, Processor::kGpu}) WorkAvailable(q).SignalAll();
     }
-    if (work.ready.has_value() || !work.expired.empty()) {
-      ReportDepths();
-      return work;
-    }
+    if (work.ready.has_value() || !work.expired.empty() || staged.any) ReportDepths();
+    if (work.ready.has_value() || !work.expired.empty()) return work;
     if (drained) return work;
-    // Nothing for p now. Pushes signal; a queued query's expiry is the only event in time.
+    // Nothing for p now: count this worker as waiting, then look at the inbox once more (Submit
+    // stages a job, then looks at the count), and sleep until a Submit or Shutdown signals or a
+    // queued query expires, the only event in time.
+    waiting_workers_.fetch_add(1);
+    const Wakeups late = DrainInbox();
+    if (late.any) {
+      waiting_workers_.fetch_sub(1);
+      Signal(late);
+      continue;
+    }
     ++waiting_[Index(p)];
     WorkAvailable(p).WaitWithDeadline(&mu_, queues_.next_expiry());
     --waiting_[Index(p)];
+    waiting_workers_.fetch_sub(1);
     idle += absl::Now() - now;
   }
 }
@@ -240,12 +310,14 @@ HybridQueryExecutor::Work HybridQueryExecutor::NextWork(Processor p, absl::Durat
 HybridQueryExecutor::TaskRef HybridQueryExecutor::Detach(uint64_t id) {
   auto node = tasks_.extract(id);
   TaskRef ref = std::move(node.mapped());
-  if (--ref.job->unstarted == 0) --waiting_jobs_;
+  if (--ref.job->unstarted == 0) waiting_jobs_.fetch_sub(1, std::memory_order_relaxed);
   return ref;
 }
 
 void HybridQueryExecutor::ReportDepths() {
-  if (options_.hooks.on_queue_depth) options_.hooks.on_queue_depth(waiting_jobs_);
+  if (options_.hooks.on_queue_depth) {
+    options_.hooks.on_queue_depth(waiting_jobs_.load(std::memory_order_relaxed));
+  }
   if (options_.hooks.on_scheduler_queue_depth) {
     // Only the queues that changed: this runs under the lock on every take.
     for (scheduler::QueueKind queue : scheduler::kAllQueues) {
@@ -283,17 +355,6 @@ void HybridQueryExecutor::Run(Processor p, const TaskRef& ref, const Dequeued& t
       if (options_.hooks.on_measured) {
         options_.hooks.on_measured(p, taken.predicted_ms, measured_ms);
       }
-    }
-  }
-  {
-    absl::MutexLock lock(&mu_);
-    queues_.Finished(p, taken.predicted_ms);
-    --busy_[Index(p)];
-    if (options_.hooks.on_busy_workers) options_.hooks.on_busy_workers(p, busy_[Index(p)]);
-    // With a limit on running queries, the freed slot may belong to the other processor's next
-    // query.
-    if (options_.max_running > 0) {
-      for (Processor q : {Processor::kCpu, Processor::kGpu}) WorkAvailable(q).SignalAll();
     }
   }
   if (options_.hooks.on_busy_time) options_.hooks.on_busy_time(p, outcome.executed);

@@ -26,16 +26,18 @@
 //                                                          .predictor = cost_model.get()});
 #pragma once
 
+#include <atomic>
 #include <cstddef>
 #include <cstdint>
 #include <deque>
 #include <functional>
 #include <memory>
+#include <optional>
 #include <thread>
-#include <unordered_map>
 #include <vector>
 
 #include "absl/base/thread_annotations.h"
+#include "absl/container/flat_hash_map.h"
 #include "absl/status/statusor.h"
 #include "absl/synchronization/mutex.h"
 #include "absl/time/time.h"
@@ -72,7 +74,9 @@ struct WorkerTime {
 // into the executor. All run on executor threads, or on the submitting thread from Submit.
 struct HybridExecutorHooks {
   using Processor = scheduler::Processor;
-  // Ordered: jobs admitted and not yet all started (the admission queue's depth).
+  // Ordered: jobs admitted and not yet all started (the admission queue's depth), reported when
+  // the scheduler routes or takes work (a job admitted while every worker is busy waits in an
+  // inbox until a worker comes back for more, and is counted from then).
   std::function<void(size_t jobs)> on_queue_depth = nullptr;
   // Ordered: queries waiting in each of the three queues.
   std::function<void(scheduler::QueueKind queue, size_t queries)> on_scheduler_queue_depth =
@@ -136,7 +140,7 @@ class HybridQueryExecutor final : public QueryExecutor {
     QueryJob job;
     absl::Time submitted;
     absl::Time schedule_deadline;  // earlier of job.deadline and submitted + default_deadline
-    size_t unstarted = 0;          // guarded by mu_
+    size_t unstarted = 0;          // guarded by mu_ (set when it leaves the inbox)
   };
   struct TaskRef {
     std::shared_ptr<PendingJob> job;
@@ -151,8 +155,23 @@ class HybridQueryExecutor final : public QueryExecutor {
 
   HybridQueryExecutor(const index::Engine* cpu, const index::Engine* gpu, Options options);
   void WorkerLoop(scheduler::Processor p);
-  // Adds the time spent waiting for work to `idle`.
-  Work NextWork(scheduler::Processor p, absl::Duration& idle);
+  // A job admitted by Submit and not yet in the queues.
+  struct Staged {
+    std::shared_ptr<PendingJob> job;
+    std::vector<scheduler::WorkItem> items;  // ids not yet assigned
+  };
+  // Which processors' waiting workers to wake, and whether more than one query arrived.
+  struct Wakeups {
+    bool processor[2] = {false, false};
+    bool many = false;
+    bool any = false;  // something was moved into the queues
+  };
+  // First accounts for the query this worker finished (`finished`: its predicted ms), then waits
+  // for work; adds the time spent waiting to `idle`.
+  Work NextWork(scheduler::Processor p, std::optional<double> finished, absl::Duration& idle);
+  // Moves the staged jobs into the queues.
+  Wakeups DrainInbox() ABSL_EXCLUSIVE_LOCKS_REQUIRED(mu_);
+  void Signal(const Wakeups& wake) ABSL_EXCLUSIVE_LOCKS_REQUIRED(mu_);
   TaskRef Detach(uint64_t id) ABSL_EXCLUSIVE_LOCKS_REQUIRED(mu_);
   void ReportDepths() ABSL_EXCLUSIVE_LOCKS_REQUIRED(mu_);
   // Both add their engine and answer times to `time`.
@@ -169,14 +188,21 @@ class HybridQueryExecutor final : public QueryExecutor {
   const Options options_;
   mutable absl::Mutex mu_;
   scheduler::WorkQueues queues_ ABSL_GUARDED_BY(mu_);
-  std::unordered_map<uint64_t, TaskRef> tasks_ ABSL_GUARDED_BY(mu_);  // queued, by WorkItem id
+  absl::flat_hash_map<uint64_t, TaskRef> tasks_ ABSL_GUARDED_BY(mu_);  // queued, by WorkItem id
   uint64_t next_id_ ABSL_GUARDED_BY(mu_) = 0;
-  size_t waiting_jobs_ ABSL_GUARDED_BY(mu_) = 0;
+  // Jobs admitted and not yet all started (the admission queue's depth).
+  std::atomic<size_t> waiting_jobs_{0};
+  // Workers about to wait or waiting, both processors; Submit takes mu_ only when some are.
+  std::atomic<size_t> waiting_workers_{0};
   size_t busy_[2] ABSL_GUARDED_BY(mu_) = {0, 0};
   size_t waiting_[2] ABSL_GUARDED_BY(mu_) = {0, 0};  // workers waiting for work, by processor
   size_t reported_depth_[3] ABSL_GUARDED_BY(mu_) = {0, 0, 0};  // by QueueKind
   bool stopping_ ABSL_GUARDED_BY(mu_) = false;
   absl::CondVar work_available_[2];  // CPU workers wait on one, GPU workers on the other
+  // Jobs admitted by Submit, moved into queues_ by the next worker that takes work.
+  absl::Mutex inbox_mu_ ABSL_ACQUIRED_AFTER(mu_);
+  std::vector<Staged> inbox_ ABSL_GUARDED_BY(inbox_mu_);
+  bool inbox_closed_ ABSL_GUARDED_BY(inbox_mu_) = false;  // Shutdown: no more jobs
   std::vector<std::thread> workers_;
   // Answers handed from GPU workers to the answer threads (Options::answer_threads).
   absl::Mutex answer_mu_ ABSL_ACQUIRED_AFTER(mu_);

@@ -36,9 +36,10 @@ HYBRID_THREADS=${HYBRID_THREADS:-12}
 GPU_THREADS=${GPU_THREADS:-4}
 GPU_WAIT=${GPU_WAIT:-auto}
 MAX_WAIT=${MAX_WAIT:-20ms}  # the hybrid scheduler's --max-wait (shortest-first bound)
+ANSWER_THREADS=${ANSWER_THREADS:-}  # the servers' --answer-threads; empty: the server's default
 DURATION=${DURATION:-4}
 WARMUP=${WARMUP:-1}
-RATES_and=${RATES_and:-"500 1000 2000 3000 4000 6000 8000 10000 12000 14000 16000 18000 20000 22000 24000 28000 32000"}
+RATES_and=${RATES_and:-"500 1000 2000 3000 4000 6000 8000 10000 12000 13000 14000 16000 18000 19500 21000 24000 28000"}
 RATES_or=${RATES_or:-"100 200 300 400 600 800 1000 1500 2000 2500 3000 3500 4000 4500 5000 6000"}
 GPU=${GPU:-required}  # "off" only to smoke-test the script on a machine without a GPU
 PORT=50071
@@ -68,7 +69,7 @@ start_server() {  # $1: scheduler, $2: CPU workers, $3: GPU queries in flight, $
   "$BIN/tandem-server" --index "$INDEX" --listen "127.0.0.1:$PORT" \
     --metrics-listen "127.0.0.1:$METRICS_PORT" --threads "$2" --gpu "$GPU" --scheduler "$1" \
     --gpu-threads "$3" --gpu-wait "$4" --max-wait "$MAX_WAIT" --cost-model "$OUT/cost_model.txt" \
-    --queue-capacity 100000 > "$log" 2>&1 &
+    --queue-capacity 100000 ${ANSWER_THREADS:+--answer-threads "$ANSWER_THREADS"} > "$log" 2>&1 &
   SERVER_PID=$!
   for _ in $(seq 600); do
     grep -q "listening on" "$log" && break

@@ -69,7 +69,8 @@ struct ServerOptions {
   size_t queue_capacity = 0;
   SchedulerKind scheduler = SchedulerKind::kAuto;
   size_t gpu_threads = 4;  // queries in flight on the GPU (contexts; hybrid: GPU workers)
-  // hybrid: threads that answer the GPU workers' queries (HybridQueryExecutor::Options)
+  // hybrid: threads that answer the GPU workers' queries (HybridQueryExecutor::Options);
+  // tandem-server's default (--answer-threads auto) is gpu_threads
   size_t answer_threads = 0;
   std::string cost_model_file;  // hybrid: a trained model (tandem-train-cost); empty: heuristic
   absl::Duration default_deadline = absl::Milliseconds(500);  // hybrid: scheduling deadline

@@ -25,6 +25,7 @@
 #include "absl/flags/flag.h"
 #include "absl/flags/parse.h"
 #include "absl/flags/usage.h"
+#include "absl/strings/numbers.h"
 #include "absl/strings/str_cat.h"
 #include "absl/synchronization/mutex.h"
 #include "absl/time/time.h"
@@ -47,10 +48,10 @@ ABSL_FLAG(std::string, scheduler, "auto",
 ABSL_FLAG(int32_t, gpu_threads, 4,
           "Queries in flight on the GPU at once (a stream and scratch arena each; in the hybrid "
           "scheduler, one GPU worker thread each).");
-ABSL_FLAG(int32_t, answer_threads, 0,
+ABSL_FLAG(std::string, answer_threads, "auto",
           "Hybrid scheduler: threads that answer the queries the GPU ran (build the response, "
-          "complete the RPC), so GPU workers go back to the device at once; 0: GPU workers answer "
-          "their own queries.");
+          "complete the RPC), so GPU workers go back to the device at once; auto: one per GPU "
+          "query in flight (--gpu-threads); 0: GPU workers answer their own queries.");
 ABSL_FLAG(std::string, gpu_wait, "auto",
           "How a thread waiting for the GPU holds its core: spin (lowest latency, a core per "
           "waiting query), yield, blocking (sleeps until the device signals), auto (CUDA's "
@@ -138,10 +139,15 @@ absl::StatusOr<tandem::server::ServerOptions> OptionsFromFlags() {
     return absl::InvalidArgumentError("--gpu-threads must be >= 1");
   }
   options.gpu_threads = absl::GetFlag(FLAGS_gpu_threads);
-  if (absl::GetFlag(FLAGS_answer_threads) < 0) {
-    return absl::InvalidArgumentError("--answer-threads must be >= 0");
+  const std::string answer_threads = absl::GetFlag(FLAGS_answer_threads);
+  if (answer_threads == "auto") {
+    options.answer_threads = options.gpu_threads;
+  } else if (int32_t n; absl::SimpleAtoi(answer_threads, &n) && n >= 0) {
+    options.answer_threads = static_cast<size_t>(n);
+  } else {
+    return absl::InvalidArgumentError(
+        absl::StrCat("--answer-threads must be auto or a number >= 0, got '", answer_threads, "'"));
   }
-  options.answer_threads = absl::GetFlag(FLAGS_answer_threads);
   absl::StatusOr<tandem::scheduler::GpuWait> gpu_wait =
       tandem::scheduler::ParseGpuWait(absl::GetFlag(FLAGS_gpu_wait));
   if (!gpu_wait.ok()) {

@@ -93,7 +93,9 @@ TEST_F(StartupE2eTest, StartupFailuresExitNonZeroWithOneLine) {
   ExpectStartupFailure({"--index", index_->dir(), "--cost-model-refine-interval", "-1s"},
                        "--cost-model-refine-interval must be >= 0");
   ExpectStartupFailure({"--index", index_->dir(), "--answer-threads", "-1"},
-                       "--answer-threads must be >= 0");
+                       "--answer-threads must be auto or a number >= 0, got '-1'");
+  ExpectStartupFailure({"--index", index_->dir(), "--answer-threads", "many"},
+                       "--answer-threads must be auto or a number >= 0, got 'many'");
   ExpectStartupFailure({"--index", index_->dir(), "--cost-model-refine-every", "-1"},
                        "--cost-model-refine-every must be >= 0");
   ExpectStartupFailure({"--index", index_->dir(), "--cpu-or", "wand"},

@@ -16,6 +16,7 @@ namespace tandem::scheduler {
 namespace {
 
 constexpr Processor kProcessors[] = {Processor::kCpu, Processor::kGpu};
+constexpr size_t kHoldOut = 5;  // one sample in five validates a refinement
 int Slot(Processor p) { return p == Processor::kCpu ? 0 : 1; }
 
 }  // namespace
@@ -182,8 +183,30 @@ void CostModel::RefineLoop() {
       std::vector<CostSample> samples = file_.engine(p).samples;  // read-only after construction
       samples.insert(samples.end(), live[Slot(p)].begin(), live[Slot(p)].end());
       if (samples.size() < options_.min_train_samples) continue;
-      absl::StatusOr<M5Rules> rules = TrainCostRules(samples, file_.space, options_.m5);
+      // Every kHoldOut-th sample is held out: the new rules, trained on the others, replace the
+      // ones in use only when they predict the held-out samples at least as well. Live timings
+      // come only from the queries the scheduler sent to this processor, and under load; a model
+      // refitted to them alone routed worse on the H100 machine (bench/results/README.md).
+      std::vector<CostSample> train, held_out;
+      for (size_t i = 0; i < samples.size(); ++i) {
+        (i % kHoldOut == kHoldOut - 1 ? held_out : train).push_back(samples[i]);
+      }
+      absl::StatusOr<M5Rules> rules = TrainCostRules(train, file_.space, options_.m5);
       if (!rules.ok()) continue;  // the samples were checked on the way in; keep the old rules
+      const std::shared_ptr<const M5Rules> current = this->rules(p);
+      const double new_error = MeanRelativeError(*rules, file_.space, held_out);
+      const double current_error = current
+                                       ? MeanRelativeError(*current, file_.space, held_out)
+                                       : MeanRelativeError(
+                                             [&](const QueryFeatures& f) {
+                                               return HeuristicMs(f, p, options_.cpu_or_maxscore);
+                                             },
+                                             held_out);
+      if (new_error > current_error) {
+        std::lock_guard<std::mutex> samples_lock(samples_mu_);
+        ++rejected_refinements_;
+        continue;
+      }
       auto fresh = std::make_shared<const M5Rules>(*std::move(rules));
       std::lock_guard<std::mutex> models_lock(models_mu_);
       rules_[Slot(p)] = std::move(fresh);
@@ -220,6 +243,11 @@ size_t CostModel::refinements() const {
   return refinements_;
 }
 
+size_t CostModel::rejected_refinements() const {
+  std::lock_guard<std::mutex> lock(samples_mu_);
+  return rejected_refinements_;
+}
+
 std::string CostModel::description() const {
   std::vector<std::string> engines;
   bool any_model = false, any_heuristic = false;
@@ -251,6 +279,9 @@ std::string CostModel::description() const {
   absl::StrAppend(&out, absl::StrJoin(engines, ", "));
   const size_t refined = refinements();
   if (refined > 0) absl::StrAppend(&out, "; refined ", refined, " times from live timings");
+  if (const size_t rejected = rejected_refinements(); rejected > 0) {
+    absl::StrAppend(&out, "; ", rejected, " refinements rejected (worse on held-out samples)");
+  }
   if (any_heuristic) absl::StrAppend(&out, "; ", HeuristicDescription(options_.cpu_or_maxscore));
   return out;
 }

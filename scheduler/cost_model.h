@@ -10,10 +10,11 @@
 //   - Observe appends (features, measured ms) to a bounded ring of recent samples per engine. The
 //     features are those Predict computed for the same query (remembered in a small table), so the
 //     GPU cache fraction is the one the query ran under, not the one after it.
-//   - Every `refine_every` observations a background thread retrains the engines that have new
-//     samples on the file's training samples plus the live ones, then swaps the new rules in under
-//     a mutex held only for the pointer copy. One retraining at a time; Predict and Observe never
-//     wait for one.
+//   - Every `refine_every` observations (and no sooner than `refine_min_interval` after the last) a
+//     background thread retrains the engines that have new samples on the file's training samples
+//     plus the live ones, one in five held out; when the new rules predict the held-out samples at
+//     least as well as those in use (or the heuristic), it swaps them in under a mutex held only
+//     for the pointer copy. One retraining at a time; Predict and Observe never wait for one.
 //
 //   TANDEM_ASSIGN_OR_RETURN(std::unique_ptr<CostModel> model,
 //       CostModel::Load("/srv/tandem/cost-model.txt",
@@ -84,6 +85,9 @@ class CostModel : public CostPredictor {
   // measured; NaN before any observation.
   double live_relative_error(Processor processor) const;
   size_t refinements() const;
+  // Retrainings whose rules predicted held-out samples worse than the rules in use (not swapped
+  // in).
+  size_t rejected_refinements() const;
 
   // Blocks until no retraining is pending or running (tests, tools).
   void WaitForRefinement() const;
@@ -120,6 +124,7 @@ class CostModel : public CostPredictor {
   bool refine_requested_ = false;
   bool stopping_ = false;
   size_t refinements_ = 0;
+  size_t rejected_refinements_ = 0;
   std::thread refiner_;
 };
 

@@ -272,6 +272,33 @@ TEST_F(CostModelTest, LiveSamplesAreBounded) {
   for (const CostSample& s : snapshot.cpu.samples) EXPECT_GT(s.ms, 1000 - 64);  // the latest
 }
 
+// A retraining whose rules predict held-out samples worse than the rules in use is not swapped in:
+// a trained model, then live timings 1000 times what the model (rightly) predicts for the same
+// kind of queries, as a processor slowed down for a moment would measure.
+TEST_F(CostModelTest, RefinementWorseOnHeldOutSamplesIsRejected) {
+  const std::vector<QueryFeatures> trained = RandomFeatures(500, 11);
+  CostModelFile file;
+  file.cpu.samples = Samples(trained, SyntheticCpuMs);
+  auto rules = TrainCostRules(file.cpu.samples, file.space);
+  ASSERT_TRUE(rules.ok()) << rules.status();
+  file.cpu.rules = std::make_shared<const M5Rules>(*std::move(rules));
+  CostModelOptions options = OptionsFor(index_.get());
+  options.refine_every = 200;
+  options.min_train_samples = 50;
+  auto model = CostModel::FromFile(std::move(file), options, "test");
+  ASSERT_TRUE(model.ok()) << model.status();
+  const QueryFeatures probe = RandomFeatures(1, 12)[0];
+  const double before = (*model)->PredictFeatures(probe).cpu_ms;
+  for (const QueryFeatures& f : RandomFeatures(200, 13)) {
+    (*model)->ObserveFeatures(f, Processor::kCpu, 1000 * SyntheticCpuMs(f));
+  }
+  (*model)->WaitForRefinement();
+  EXPECT_EQ((*model)->refinements(), 0u);
+  EXPECT_EQ((*model)->rejected_refinements(), 1u);
+  EXPECT_EQ((*model)->PredictFeatures(probe).cpu_ms, before);  // the file's rules stay
+  EXPECT_THAT((*model)->description(), HasSubstr("1 refinements rejected"));
+}
+
 // refine_min_interval spaces retrainings in time whatever the query rate.
 TEST_F(CostModelTest, RefinementsAreAtLeastTheMinimumIntervalApart) {
   CostModelOptions options = OptionsFor(index_.get());

@@ -84,6 +84,8 @@ HybridExecutorHooks MetricsHooks(ServerMetrics& metrics, scheduler::CostModel& m
                 0) {
               const double error = cost_model->live_relative_error(p);
               if (std::isfinite(error)) m->SetCostModelError(ProcessorName(p), "live", error);
+              m->SetCostModelRefinements(cost_model->refinements(),
+                                         cost_model->rejected_refinements());
             }
           },
       .on_busy_time = [m](Processor p,

@@ -186,7 +186,12 @@ ServerMetrics::ServerMetrics(const BuildInfo& build, const std::vector<std::stri
                                 "answer (building responses, completing RPCs), scheduling (the "
                                 "scheduler's lock and queues, cost-model updates), idle (waiting "
                                 "for work).")
-                          .Register(*registry_)) {
+                          .Register(*registry_)),
+      refinements_(BuildGauge()
+                       .Name("tandem_cost_model_refinements")
+                       .Help("Live retrainings of the cost model so far: swapped in, or rejected "
+                             "for predicting held-out samples worse than the rules in use.")
+                       .Register(*registry_)) {
   BuildGauge()
       .Name("tandem_build_info")
       .Help("Build of this server; the value is always 1.")
@@ -353,6 +358,12 @@ void ServerMetrics::SetCostModelError(absl::string_view engine, absl::string_vie
                                       double mean_relative_error) {
   cost_model_error_.Add({{"engine", Str(engine)}, {"source", Str(source)}})
       .Set(mean_relative_error);
+}
+
+void ServerMetrics::SetCostModelRefinements(size_t swapped, size_t rejected) {
+  // Every few hundred queries: Family::Add is cheap enough here.
+  refinements_.Add({{"result", "swapped"}}).Set(static_cast<double>(swapped));
+  refinements_.Add({{"result", "rejected"}}).Set(static_cast<double>(rejected));
 }
 
 void ServerMetrics::SetIndex(const index::Index& index) {

@@ -35,6 +35,9 @@
 //                                                      queues, cost-model updates), idle (waiting
 //                                                      for work); the four add up to the workers'
 //                                                      wall time
+//   tandem_cost_model_refinements{result}              live retrainings of the cost model so far:
+//                                                      swapped (in use) or rejected (worse on
+//                                                      held-out samples than the rules in use)
 //   tandem_cost_model_mean_relative_error{engine,source}
 //                                                      the cost model's error on its evaluation
 //                                                      queries ("training") or recent ones ("live")
@@ -124,6 +127,8 @@ class ServerMetrics {
   void SetSchedulerQueueDepth(absl::string_view queue, size_t depth);
   void SetBusyWorkers(absl::string_view processor, size_t busy);
   void AddBusyTime(absl::string_view processor, absl::Duration busy);
+  // The cost model's live retrainings so far: swapped in, and rejected (worse on held-out samples).
+  void SetCostModelRefinements(size_t swapped, size_t rejected);
   // One worker's time since its last report, by activity (see tandem_processor_worker_seconds).
   void AddWorkerTime(absl::string_view processor, absl::Duration engine, absl::Duration answer,
                      absl::Duration scheduling, absl::Duration idle);
@@ -188,6 +193,7 @@ class ServerMetrics {
   prometheus::Family<prometheus::Counter>& busy_seconds_;
   prometheus::Family<prometheus::Gauge>& cost_model_error_;
   prometheus::Family<prometheus::Counter>& worker_seconds_;
+  prometheus::Family<prometheus::Gauge>& refinements_;
 
   std::vector<std::string> engine_names_;  // the engines, then "none"
   // [engine slot][mode]; engines are known at construction.

@@ -44,6 +44,8 @@ RATES_or=${RATES_or:-"100 200 300 400 600 800 1000 1500 2000 2500 3000 3500 4000
 GPU=${GPU:-required}  # "off" only to smoke-test the script on a machine without a GPU
 PORT=50071
 METRICS_PORT=9471
+# shellcheck source=bench/server_common.sh
+source "$(dirname "$0")/server_common.sh"
 mkdir -p "$OUT"
 
 log() { echo "figure7 $(date +%T): $*"; }
@@ -71,15 +73,8 @@ start_server() {  # $1: scheduler, $2: CPU workers, $3: GPU queries in flight, $
     --gpu-threads "$3" --gpu-wait "$4" --max-wait "$MAX_WAIT" --cost-model "$OUT/cost_model.txt" \
     --queue-capacity 100000 ${ANSWER_THREADS:+--answer-threads "$ANSWER_THREADS"} > "$log" 2>&1 &
   SERVER_PID=$!
-  for _ in $(seq 600); do
-    grep -q "listening on" "$log" && break
-    kill -0 "$SERVER_PID" 2>/dev/null || { cat "$log"; exit 1; }
-    sleep 0.5
-  done
-  # Warm the device cache: every evaluation query once on the GPU.
-  [[ $GPU == off ]] || "$BIN/tandem-loadgen" --server "127.0.0.1:$PORT" \
-    --queries "$OUT/eval-queries.txt" --query-format colon --mode and --engine gpu \
-    --concurrency 4 --num-queries 1000 --warmup 0 > /dev/null
+  wait_listening "$log" "$SERVER_PID"
+  [[ $GPU == off ]] || warm_device_cache "$BIN" "127.0.0.1:$PORT" "$OUT/eval-queries.txt"
 }
 scrape_metrics() {  # the scheduler's counters so far (decisions, steals, cost ratios, ...)
   python3 -c "import urllib.request; print(urllib.request.urlopen('http://127.0.0.1:$METRICS_PORT/metrics').read().decode())" |

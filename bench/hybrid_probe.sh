@@ -25,6 +25,8 @@ LOADS=${LOADS:-"and:auto@13000 and:auto@16000 and:auto@19500 and:gpu@13000 and:g
 THREADS=${THREADS:-12}
 DURATION=${DURATION:-5}
 HERE=$(cd "$(dirname "$0")" && pwd)
+# shellcheck source=bench/server_common.sh
+source "$HERE/server_common.sh"
 mkdir -p "$OUT"
 if [[ ! -f "$INDEX/manifest.bin" ]]; then
   "$BIN/tandem-index" synth --docs 25000000 --termstats "$DATA/wikipedia-termstats.tsv.gz" \
@@ -45,16 +47,10 @@ for variant in $VARIANTS; do
     --threads "$THREADS" --gpu required --cost-model "$MODEL/cost_model.txt" \
     --queue-capacity 100000 ${flags//,/ } > "$log" 2>&1 &
   SERVER_PID=$!
-  for _ in $(seq 600); do
-    grep -q "listening on" "$log" && break
-    kill -0 "$SERVER_PID" 2>/dev/null || { cat "$log"; exit 1; }
-    sleep 0.5
-  done
+  wait_listening "$log" "$SERVER_PID"
   echo "== $label: $binary ${flags//,/ }"
   grep -E "scheduler|listening" "$log" | head -3
-  "$BIN/tandem-loadgen" --server 127.0.0.1:50073 --queries "$MODEL/eval-queries.txt" \
-    --query-format colon --mode and --engine gpu --concurrency 4 --num-queries 1000 --warmup 0 \
-    > /dev/null  # warm the device cache
+  warm_device_cache "$BIN" 127.0.0.1:50073 "$MODEL/eval-queries.txt"
   for load in $LOADS; do
     mode=${load%%:*}
     rest=${load#*:}

@@ -21,6 +21,15 @@
 // routed. Without a GPU engine every query runs on the CPU (kGpu: FAILED_PRECONDITION) and the
 // predictor is optional. A GPU engine fault is answered on the CPU, as PoolQueryExecutor does.
 //
+// Threads and the lock. The queues sit behind one mutex, kept off the paths that need not take
+// it: Submit counts the job with an atomic and stages it in an inbox, and takes the mutex only when
+// a worker is waiting (to route the job and wake whom it concerns); otherwise the next worker that
+// comes for work moves the inbox into the queues. A worker takes the mutex once per query: to
+// account for the query it finished and take the next. With answer_threads, GPU workers hand the
+// answer (on_done: building the response, completing the call) to answer threads and go back to
+// the device. On the H100 machine the one lock, taken three times per query by every worker and
+// gRPC thread, had been the limit of the hybrid scheduler (bench/results/hybrid_probe_h100.txt).
+//
 //   auto executor = HybridQueryExecutor::Create(cpu, gpu, {.cpu_threads = 16, .gpu_threads = 4,
 //                                                          .queue_capacity = 64,
 //                                                          .predictor = cost_model.get()});

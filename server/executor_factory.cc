@@ -67,6 +67,7 @@ HybridExecutorHooks MetricsHooks(ServerMetrics& metrics, scheduler::CostModel& m
           [m](scheduler::QueueKind queue, size_t queries) {
             m->SetSchedulerQueueDepth(scheduler::QueueName(queue), queries);
           },
+      .on_thresholds = [m](double cpu, double gpu) { m->SetRatioThresholds(cpu, gpu); },
       .on_busy_workers = [m](Processor p,
                              size_t busy) { m->SetBusyWorkers(ProcessorName(p), busy); },
       .on_decision =

@@ -318,6 +318,13 @@ void HybridQueryExecutor::ReportDepths() {
   if (options_.hooks.on_queue_depth) {
     options_.hooks.on_queue_depth(waiting_jobs_.load(std::memory_order_relaxed));
   }
+  if (options_.hooks.on_thresholds) {
+    const scheduler::WorkQueues::Thresholds t = queues_.thresholds();
+    if (t.cpu != reported_thresholds_.cpu || t.gpu != reported_thresholds_.gpu) {
+      options_.hooks.on_thresholds(t.cpu, t.gpu);
+      reported_thresholds_ = t;
+    }
+  }
   if (options_.hooks.on_scheduler_queue_depth) {
     // Only the queues that changed: this runs under the lock on every take.
     for (scheduler::QueueKind queue : scheduler::kAllQueues) {

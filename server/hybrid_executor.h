@@ -90,6 +90,9 @@ struct HybridExecutorHooks {
   // Ordered: queries waiting in each of the three queues.
   std::function<void(scheduler::QueueKind queue, size_t queries)> on_scheduler_queue_depth =
       nullptr;
+  // Ordered: the cost-ratio thresholds after the load shift (scheduler::WorkQueues::thresholds):
+  // a query whose ratio is at or below `cpu` joins the CPU queue, at or above `gpu` the GPU queue.
+  std::function<void(double cpu, double gpu)> on_thresholds = nullptr;
   // Ordered: workers of `p` running a query now.
   std::function<void(Processor p, size_t busy)> on_busy_workers = nullptr;
   // A worker took a query.
@@ -206,6 +209,7 @@ class HybridQueryExecutor final : public QueryExecutor {
   size_t busy_[2] ABSL_GUARDED_BY(mu_) = {0, 0};
   size_t waiting_[2] ABSL_GUARDED_BY(mu_) = {0, 0};  // workers waiting for work, by processor
   size_t reported_depth_[3] ABSL_GUARDED_BY(mu_) = {0, 0, 0};  // by QueueKind
+  scheduler::WorkQueues::Thresholds reported_thresholds_ ABSL_GUARDED_BY(mu_);
   bool stopping_ ABSL_GUARDED_BY(mu_) = false;
   absl::CondVar work_available_[2];  // CPU workers wait on one, GPU workers on the other
   // Jobs admitted by Submit, moved into queues_ by the next worker that takes work.

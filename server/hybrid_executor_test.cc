@@ -666,6 +666,40 @@ TEST(HybridQueryExecutorTest, WithoutMaxRunningQueriesOverlap) {
   EXPECT_GT(peak.load(), 1);
 }
 
+// The thresholds follow the load: with the GPU held and its queue growing, a query needs a larger
+// cost advantage on the GPU to be sent there (the load shift), and the reports say so.
+TEST(HybridQueryExecutorTest, ThresholdsShiftWithTheGpuBacklogAndAreReported) {
+  FakePredictor predictor({{1, {.cpu_ms = 40, .gpu_ms = 2}}});
+  FakeEngine cpu("cpu", true);
+  FakeEngine gpu("gpu");  // held
+  absl::Mutex mu;
+  std::vector<std::pair<double, double>> reported;
+  auto executor = MakeExecutor(&cpu, &gpu,
+                               {.cpu_threads = 1,
+                                .gpu_threads = 1,
+                                .queue_capacity = 16,
+                                .predictor = &predictor,
+                                .hooks = {.on_thresholds = [&](double c, double g) {
+                                  absl::MutexLock lock(&mu);
+                                  reported.emplace_back(c, g);
+                                }}});
+  Outcomes outcomes;
+  for (int job = 0; job < 6; ++job) ASSERT_TRUE(executor->Submit(Job(outcomes.For(job))).ok());
+  ASSERT_TRUE(gpu.WaitStarted(1));
+  gpu.Open();
+  ASSERT_TRUE(outcomes.WaitFor(6));
+  executor->Shutdown();
+  absl::MutexLock lock(&mu);
+  ASSERT_FALSE(reported.empty());
+  double highest_gpu = 0;
+  for (const auto& [c, g] : reported) {
+    EXPECT_NEAR(g / c, 4.0, 1e-9);  // the band shifts, it does not widen (default 0.5 and 2)
+    highest_gpu = std::max(highest_gpu, g);
+  }
+  EXPECT_GT(highest_gpu, 2.0);  // the GPU's backlog raised the bar
+  for (size_t i = 1; i < reported.size(); ++i) EXPECT_NE(reported[i], reported[i - 1]);
+}
+
 // Each worker's time splits into engine, answer, scheduling and idle, adding up to its wall time:
 // one CPU worker, three queries of 30 ms each (debug delay, engine time) with an answer callback
 // that takes 10 ms, and idle time between them.

@@ -161,6 +161,13 @@ ServerMetrics::ServerMetrics(const BuildInfo& build, const std::vector<std::stri
                                  .Name("tandem_scheduler_queue_depth")
                                  .Help("Queries waiting in each of the scheduler's queues.")
                                  .Register(*registry_)),
+      ratio_threshold_(BuildGauge()
+                           .Name("tandem_scheduler_ratio_threshold")
+                           .Help("The hybrid scheduler's cost-ratio thresholds after the load "
+                                 "shift: a query whose predicted CPU/GPU cost ratio (per unit of "
+                                 "capacity) is at or below queue=\"cpu\" joins the CPU queue, at "
+                                 "or above queue=\"gpu\" the GPU queue, else the shared one.")
+                           .Register(*registry_)),
       workers_(BuildGauge()
                    .Name("tandem_processor_workers")
                    .Help("Worker threads per processor (GPU: queries in flight at once).")
@@ -205,6 +212,8 @@ ServerMetrics::ServerMetrics(const BuildInfo& build, const std::vector<std::stri
         reject_reason::kExpiredInQueue, reject_reason::kNoGpu}) {
     rejected_series_.emplace_back(reason, &rejected_.Add({{"reason", Str(reason)}}));
   }
+  cpu_threshold_ = &ratio_threshold_.Add({{"queue", "cpu"}});
+  gpu_threshold_ = &ratio_threshold_.Add({{"queue", "gpu"}});
   engine_names_ = engines;
   engine_names_.push_back("none");
   query_series_ = std::make_unique<std::array<QuerySeries, kModes>[]>(engine_names_.size());
@@ -317,6 +326,11 @@ void ServerMetrics::SetSchedulerQueueDepth(absl::string_view queue, size_t depth
       q < 0 ? scheduler_queue_depth_.Add(labels())
             : Cached(scheduler_depth_series_[q], scheduler_queue_depth_, labels);
   gauge.Set(static_cast<double>(depth));
+}
+
+void ServerMetrics::SetRatioThresholds(double cpu, double gpu) {
+  cpu_threshold_->Set(cpu);
+  gpu_threshold_->Set(gpu);
 }
 
 void ServerMetrics::SetBusyWorkers(absl::string_view processor, size_t busy) {

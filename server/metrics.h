@@ -23,6 +23,11 @@
 //   tandem_scheduler_cost_ratio{engine}                measured / predicted execution time
 //   tandem_scheduler_deadline_misses_total             answered after the scheduling deadline
 //   tandem_scheduler_queue_depth{queue}                queries waiting: cpu, gpu, shared queue
+//   tandem_scheduler_ratio_threshold{queue}            the cost-ratio thresholds after the load
+//                                                      shift: a query whose predicted cpu/gpu cost
+//                                                      ratio (per unit of capacity) is at or below
+//                                                      queue="cpu" joins the CPU queue, at or above
+//                                                      queue="gpu" the GPU queue
 //   tandem_processor_workers{processor}                workers (GPU: queries in flight at once)
 //   tandem_processor_busy_workers{processor}           workers running a query now
 //   tandem_processor_busy_seconds_total{processor}     worker time on queries; utilization is
@@ -125,6 +130,7 @@ class ServerMetrics {
   void RecordCostRatio(absl::string_view engine, double predicted_ms, double measured_ms);
   void RecordDeadlineMiss();
   void SetSchedulerQueueDepth(absl::string_view queue, size_t depth);
+  void SetRatioThresholds(double cpu, double gpu);
   void SetBusyWorkers(absl::string_view processor, size_t busy);
   void AddBusyTime(absl::string_view processor, absl::Duration busy);
   // The cost model's live retrainings so far: swapped in, and rejected (worse on held-out samples).
@@ -188,6 +194,7 @@ class ServerMetrics {
   prometheus::Family<prometheus::Histogram>& cost_ratio_;
   prometheus::Counter& deadline_misses_;
   prometheus::Family<prometheus::Gauge>& scheduler_queue_depth_;
+  prometheus::Family<prometheus::Gauge>& ratio_threshold_;
   prometheus::Family<prometheus::Gauge>& workers_;
   prometheus::Family<prometheus::Gauge>& busy_workers_;
   prometheus::Family<prometheus::Counter>& busy_seconds_;
@@ -202,6 +209,8 @@ class ServerMetrics {
   std::array<ProcessorSeries, kProcessors> processor_series_{};
   std::array<std::atomic<prometheus::Gauge*>, 3> scheduler_depth_series_{};  // cpu, gpu, shared
   std::vector<std::pair<absl::string_view, prometheus::Counter*>> rejected_series_;
+  prometheus::Gauge* cpu_threshold_ = nullptr;  // tandem_scheduler_ratio_threshold{queue="cpu"}
+  prometheus::Gauge* gpu_threshold_ = nullptr;
 };
 
 }  // namespace tandem::server

@@ -142,6 +142,12 @@ TEST_F(ServerE2eTest, HybridSchedulerAnswersLikeTheEngineAndExportsItsMetrics) {
   EXPECT_GT(MetricSum(*scrape, "tandem_processor_busy_seconds_total", {{"processor", "cpu"}}), 0.0);
   EXPECT_EQ(MetricSum(*scrape, "tandem_processor_busy_workers"), 0.0);
   EXPECT_EQ(MetricSum(*scrape, "tandem_scheduler_queue_depth"), 0.0);
+  EXPECT_GT(MetricSum(*scrape, "tandem_processor_worker_seconds_total",
+                      {{"processor", "cpu"}, {"activity", "engine"}}),
+            0.0);
+  EXPECT_GT(MetricSum(*scrape, "tandem_scheduler_ratio_threshold", {{"queue", "gpu"}}),
+            MetricSum(*scrape, "tandem_scheduler_ratio_threshold", {{"queue", "cpu"}}));
+  EXPECT_GT(MetricSum(*scrape, "tandem_scheduler_ratio_threshold", {{"queue", "cpu"}}), 0.0);
   // The heuristic has no evaluation queries; the live error is set from the first measurement.
   EXPECT_EQ(MetricSum(*scrape, "tandem_cost_model_mean_relative_error", {{"source", "training"}}),
             0.0);

@@ -36,13 +36,6 @@ constexpr const char* kDecisionQueueNames[] = {"cpu", "gpu", "shared", "pinned"}
 constexpr const char* kActivityNames[] = {"engine", "answer", "scheduling", "idle"};
 constexpr const char* kSchedulerQueueNames[] = {"cpu", "gpu", "shared"};
 
-int ModeSlot(absl::string_view mode) {
-  for (int i = 0; i < 3; ++i) {
-    if (mode == kModeNames[i]) return i;
-  }
-  return -1;
-}
-
 template <size_t N>
 int NameSlot(const char* const (&names)[N], absl::string_view name) {
   for (size_t i = 0; i < N; ++i) {
@@ -51,15 +44,17 @@ int NameSlot(const char* const (&names)[N], absl::string_view name) {
   return -1;
 }
 
-// The series in `slot`, from `family` (labels built only on the first use) when not cached yet.
-// Two threads may both miss: Family::Add hands both the same series, so either store is right.
+// The series of `family` labelled make_labels(): cached in `slot` (filled at first use), or, for
+// label values without a slot (null), looked up each time. Two threads may both miss: Family::Add
+// hands both the same series, so either store is right.
 template <typename T, typename MakeLabels, typename... Args>
-T& Cached(std::atomic<T*>& slot, prometheus::Family<T>& family, MakeLabels make_labels,
+T& Series(std::atomic<T*>* slot, prometheus::Family<T>& family, MakeLabels make_labels,
           Args&&... args) {
-  T* series = slot.load(std::memory_order_acquire);
+  if (slot == nullptr) return family.Add(make_labels(), std::forward<Args>(args)...);
+  T* series = slot->load(std::memory_order_acquire);
   if (series == nullptr) {
     series = &family.Add(make_labels(), std::forward<Args>(args)...);
-    slot.store(series, std::memory_order_release);
+    slot->store(series, std::memory_order_release);
   }
   return *series;
 }
@@ -242,10 +237,10 @@ int ServerMetrics::EngineSlot(absl::string_view engine) const {
   return -1;
 }
 
-int ServerMetrics::ProcessorSlot(absl::string_view processor) {
-  if (processor == "cpu") return 0;
-  if (processor == "gpu") return 1;
-  return -1;
+ServerMetrics::ProcessorSeries* ServerMetrics::ForProcessor(absl::string_view processor) {
+  if (processor == "cpu") return &processor_series_[0];
+  if (processor == "gpu") return &processor_series_[1];
+  return nullptr;
 }
 
 prometheus::Counter& ServerMetrics::QueryCounter(absl::string_view mode, absl::string_view engine,
@@ -253,68 +248,60 @@ prometheus::Counter& ServerMetrics::QueryCounter(absl::string_view mode, absl::s
   auto labels = [&]() -> prometheus::Labels {
     return {{"mode", Str(mode)}, {"engine", Str(engine)}, {"code", Str(GrpcCodeName(code))}};
   };
-  const int e = EngineSlot(engine), m = ModeSlot(mode), c = static_cast<int>(code);
-  if (e < 0 || m < 0 || c < 0 || c >= kCodes) return queries_.Add(labels());
-  return Cached(query_series_[e][m].queries[c], queries_, labels);
+  const int e = EngineSlot(engine), m = NameSlot(kModeNames, mode), c = static_cast<int>(code);
+  const bool cached = e >= 0 && m >= 0 && c >= 0 && c < kCodes;
+  return Series(cached ? &query_series_[e][m].queries[c] : nullptr, queries_, labels);
 }
 
 void ServerMetrics::SetWorkers(absl::string_view processor, size_t workers) {
   const prometheus::Labels labels{{"processor", Str(processor)}};
   workers_.Add(labels).Set(static_cast<double>(workers));
-  const int p = ProcessorSlot(processor);
-  auto resolve = [&](auto& slot, auto& family) {
-    auto& series = family.Add(labels);
-    if (p >= 0) slot.store(&series, std::memory_order_release);
-  };
-  ProcessorSeries scratch;
-  ProcessorSeries& cached = p >= 0 ? processor_series_[p] : scratch;
-  resolve(cached.busy_workers, busy_workers_);
-  resolve(cached.busy_seconds, busy_seconds_);
-  resolve(cached.steals, steals_);
-  resolve(cached.urgent, urgent_);
+  // Create (and, for "cpu" and "gpu", cache) the processor's series, so dashboards see zeros.
+  ProcessorSeries* cached = ForProcessor(processor);
+  auto by_processor = [&] { return labels; };
+  Series(cached ? &cached->busy_workers : nullptr, busy_workers_, by_processor);
+  Series(cached ? &cached->busy_seconds : nullptr, busy_seconds_, by_processor);
+  Series(cached ? &cached->steals : nullptr, steals_, by_processor);
+  Series(cached ? &cached->urgent : nullptr, urgent_, by_processor);
   for (int q = 0; q < kDecisionQueues; ++q) {
-    auto& series =
-        decisions_.Add({{"queue", kDecisionQueueNames[q]}, {"processor", Str(processor)}});
-    cached.decisions[q].store(&series, std::memory_order_release);
+    Series(cached ? &cached->decisions[q] : nullptr, decisions_, [&] {
+      return prometheus::Labels{{"queue", kDecisionQueueNames[q]}, {"processor", Str(processor)}};
+    });
   }
   for (int a = 0; a < kActivities; ++a) {
-    auto& series =
-        worker_seconds_.Add({{"processor", Str(processor)}, {"activity", kActivityNames[a]}});
-    cached.worker_seconds[a].store(&series, std::memory_order_release);
+    Series(cached ? &cached->worker_seconds[a] : nullptr, worker_seconds_, [&] {
+      return prometheus::Labels{{"processor", Str(processor)}, {"activity", kActivityNames[a]}};
+    });
   }
-  cached.cost_ratio.store(&cost_ratio_.Add({{"engine", Str(processor)}}, RatioBuckets()),
-                          std::memory_order_release);
+  Series(
+      cached ? &cached->cost_ratio : nullptr, cost_ratio_,
+      [&] {
+        return prometheus::Labels{{"engine", Str(processor)}};
+      },
+      RatioBuckets());
   SetSchedulerQueueDepth(processor, 0);
   SetSchedulerQueueDepth("shared", 0);
 }
 
 void ServerMetrics::RecordDecision(absl::string_view queue, absl::string_view processor,
                                    bool stolen, bool urgent) {
-  const int p = ProcessorSlot(processor), q = NameSlot(kDecisionQueueNames, queue);
+  ProcessorSeries* cached = ForProcessor(processor);
+  const int q = NameSlot(kDecisionQueueNames, queue);
   auto labels = [&] { return prometheus::Labels{{"processor", Str(processor)}}; };
-  if (p < 0 || q < 0) {
-    decisions_.Add({{"queue", Str(queue)}, {"processor", Str(processor)}}).Increment();
-    if (stolen) steals_.Add(labels()).Increment();
-    if (urgent) urgent_.Add(labels()).Increment();
-    return;
-  }
-  ProcessorSeries& series = processor_series_[p];
-  Cached(series.decisions[q], decisions_, [&] {
+  Series(cached && q >= 0 ? &cached->decisions[q] : nullptr, decisions_, [&] {
     return prometheus::Labels{{"queue", Str(queue)}, {"processor", Str(processor)}};
   }).Increment();
-  if (stolen) Cached(series.steals, steals_, labels).Increment();
-  if (urgent) Cached(series.urgent, urgent_, labels).Increment();
+  if (stolen) Series(cached ? &cached->steals : nullptr, steals_, labels).Increment();
+  if (urgent) Series(cached ? &cached->urgent : nullptr, urgent_, labels).Increment();
 }
 
 void ServerMetrics::RecordCostRatio(absl::string_view engine, double predicted_ms,
                                     double measured_ms) {
   if (!(predicted_ms > 0)) return;  // no prediction to compare with
-  const int p = ProcessorSlot(engine);
+  ProcessorSeries* cached = ForProcessor(engine);
   auto labels = [&] { return prometheus::Labels{{"engine", Str(engine)}}; };
-  prometheus::Histogram& histogram =
-      p < 0 ? cost_ratio_.Add(labels(), RatioBuckets())
-            : Cached(processor_series_[p].cost_ratio, cost_ratio_, labels, RatioBuckets());
-  histogram.Observe(measured_ms / predicted_ms);
+  Series(cached ? &cached->cost_ratio : nullptr, cost_ratio_, labels, RatioBuckets())
+      .Observe(measured_ms / predicted_ms);
 }
 
 void ServerMetrics::RecordDeadlineMiss() { deadline_misses_.Increment(); }
@@ -322,10 +309,8 @@ void ServerMetrics::RecordDeadlineMiss() { deadline_misses_.Increment(); }
 void ServerMetrics::SetSchedulerQueueDepth(absl::string_view queue, size_t depth) {
   auto labels = [&] { return prometheus::Labels{{"queue", Str(queue)}}; };
   const int q = NameSlot(kSchedulerQueueNames, queue);
-  prometheus::Gauge& gauge =
-      q < 0 ? scheduler_queue_depth_.Add(labels())
-            : Cached(scheduler_depth_series_[q], scheduler_queue_depth_, labels);
-  gauge.Set(static_cast<double>(depth));
+  Series(q >= 0 ? &scheduler_depth_series_[q] : nullptr, scheduler_queue_depth_, labels)
+      .Set(static_cast<double>(depth));
 }
 
 void ServerMetrics::SetRatioThresholds(double cpu, double gpu) {
@@ -335,36 +320,30 @@ void ServerMetrics::SetRatioThresholds(double cpu, double gpu) {
 
 void ServerMetrics::SetBusyWorkers(absl::string_view processor, size_t busy) {
   auto labels = [&] { return prometheus::Labels{{"processor", Str(processor)}}; };
-  const int p = ProcessorSlot(processor);
-  prometheus::Gauge& gauge = p < 0
-                                 ? busy_workers_.Add(labels())
-                                 : Cached(processor_series_[p].busy_workers, busy_workers_, labels);
-  gauge.Set(static_cast<double>(busy));
+  ProcessorSeries* cached = ForProcessor(processor);
+  Series(cached ? &cached->busy_workers : nullptr, busy_workers_, labels)
+      .Set(static_cast<double>(busy));
 }
 
 void ServerMetrics::AddBusyTime(absl::string_view processor, absl::Duration busy) {
   auto labels = [&] { return prometheus::Labels{{"processor", Str(processor)}}; };
-  const int p = ProcessorSlot(processor);
-  prometheus::Counter& counter =
-      p < 0 ? busy_seconds_.Add(labels())
-            : Cached(processor_series_[p].busy_seconds, busy_seconds_, labels);
-  counter.Increment(absl::ToDoubleSeconds(busy));
+  ProcessorSeries* cached = ForProcessor(processor);
+  Series(cached ? &cached->busy_seconds : nullptr, busy_seconds_, labels)
+      .Increment(absl::ToDoubleSeconds(busy));
 }
 
 void ServerMetrics::AddWorkerTime(absl::string_view processor, absl::Duration engine,
                                   absl::Duration answer, absl::Duration scheduling,
                                   absl::Duration idle) {
   const absl::Duration by_activity[kActivities] = {engine, answer, scheduling, idle};
-  const int p = ProcessorSlot(processor);
+  ProcessorSeries* cached = ForProcessor(processor);
   for (int a = 0; a < kActivities; ++a) {
     if (by_activity[a] <= absl::ZeroDuration()) continue;
     auto labels = [&] {
       return prometheus::Labels{{"processor", Str(processor)}, {"activity", kActivityNames[a]}};
     };
-    prometheus::Counter& counter =
-        p < 0 ? worker_seconds_.Add(labels())
-              : Cached(processor_series_[p].worker_seconds[a], worker_seconds_, labels);
-    counter.Increment(absl::ToDoubleSeconds(by_activity[a]));
+    Series(cached ? &cached->worker_seconds[a] : nullptr, worker_seconds_, labels)
+        .Increment(absl::ToDoubleSeconds(by_activity[a]));
   }
 }
 
@@ -399,7 +378,7 @@ void ServerMetrics::RecordQuery(const QueryRecord& record) {
   QueryCounter(record.mode, record.engine, record.code).Increment();
   if (record.gpu_fallback) gpu_fallbacks_.Increment();
   if (!record.reached_engine) return;
-  const int e = EngineSlot(record.engine), m = ModeSlot(record.mode);
+  const int e = EngineSlot(record.engine), m = NameSlot(kModeNames, record.mode);
   const bool cached = e >= 0 && m >= 0 && query_series_[e][m].duration != nullptr;
   const prometheus::Labels labels =
       cached ? prometheus::Labels{}

@@ -169,7 +169,7 @@ class ServerMetrics {
 
   // -1 for a label value without a cached slot.
   int EngineSlot(absl::string_view engine) const;
-  static int ProcessorSlot(absl::string_view processor);
+  ProcessorSeries* ForProcessor(absl::string_view processor);  // null but for "cpu" and "gpu"
   prometheus::Counter& QueryCounter(absl::string_view mode, absl::string_view engine,
                                     grpc::StatusCode code);
 

@@ -10,6 +10,7 @@
 #include "absl/strings/str_cat.h"
 #include "absl/strings/str_format.h"
 #include "absl/strings/str_join.h"
+#include "cpu/thread_priority.h"
 #include "scheduler/cost_training.h"
 
 namespace tandem::scheduler {
@@ -165,6 +166,10 @@ void CostModel::ObserveFeatures(const QueryFeatures& f, Processor processor, dou
 
 void CostModel::RefineLoop() {
   pthread_setname_np(pthread_self(), "tandem-refine");
+  // A retraining takes a core for a second or more and can wait: below the query threads (the
+  // hybrid scheduler's CPU workers run at +5 by default). Where the system refuses, it runs at the
+  // server's priority, as before.
+  (void)cpu::LowerThreadPriority(10);
   std::unique_lock<std::mutex> lock(samples_mu_);
   while (true) {
     refine_cv_.wait(lock, [this] { return stopping_ || refine_requested_; });

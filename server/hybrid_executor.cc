@@ -1,9 +1,13 @@
 #include "server/hybrid_executor.h"
 
 #include <algorithm>
+#include <cstdio>
+#include <mutex>
+#include <string>
 #include <utility>
 
 #include "absl/strings/str_cat.h"
+#include "cpu/thread_priority.h"
 #include "index/status_macros.h"
 #include "server/query_run.h"
 
@@ -32,6 +36,10 @@ absl::StatusOr<std::unique_ptr<HybridQueryExecutor>> HybridQueryExecutor::Create
   }
   if (options.queue_capacity == 0) {
     return absl::InvalidArgumentError("queue capacity must be at least 1");
+  }
+  if (options.cpu_worker_nice < 0 || options.cpu_worker_nice > 19) {
+    return absl::InvalidArgumentError(absl::StrCat("cpu_worker_nice must be 0 to 19, got ",
+                                                   options.cpu_worker_nice));
   }
   if (options.default_deadline <= absl::ZeroDuration()) {
     return absl::InvalidArgumentError("default_deadline must be positive");
@@ -228,6 +236,17 @@ void HybridQueryExecutor::AnswerLoop() {
 
 void HybridQueryExecutor::WorkerLoop(Processor p) {
   NameWorkerThread(p == Processor::kCpu ? "tandem-cpu" : "tandem-gpu");
+  if (p == Processor::kCpu && options_.cpu_worker_nice > 0) {
+    // A thread starts at its creator's nice value, so this is relative to the server's.
+    const absl::Status lowered = cpu::LowerThreadPriority(options_.cpu_worker_nice);
+    static std::once_flag reported;
+    if (!lowered.ok()) {
+      std::call_once(reported, [&] {
+        std::fprintf(stderr, "tandem-server: CPU workers keep the server's priority: %s\n",
+                     std::string(lowered.message()).c_str());
+      });
+    }
+  }
   absl::Time mark = absl::Now();
   std::optional<double> finished;  // the predicted ms of the query this worker ran last
   while (true) {

@@ -119,6 +119,12 @@ class HybridQueryExecutor final : public QueryExecutor {
     // writing the response to the network itself; 0: GPU workers answer their own queries. CPU
     // workers always answer their own: the answer costs the same CPU time on either thread.
     size_t answer_threads = 0;
+    // The CPU workers run this many nice levels below the thread that creates the executor
+    // (0..19), so that on a saturated machine the threads that keep the GPU fed and the calls
+    // moving (GPU workers, answer threads, gRPC's threads) win the cores. On the H100 machine,
+    // 12 CPU workers at the server's priority had taken the cores from the GPU workers under a
+    // backlog, slowing the GPU by half (bench/results/hybrid_probe_h100.txt).
+    int cpu_worker_nice = 0;
     // Queries running at once on both processors together; 0: no limit beyond the workers. 1 is
     // the paper's "CPU+GPU serialized" configuration (one query at a time, on the processor the
     // policy picks), the baseline the parallel hybrid is measured against.

@@ -1,0 +1,47 @@
+#include "cpu/thread_priority.h"
+
+#include <sys/resource.h>
+#include <sys/syscall.h>
+#include <unistd.h>
+
+#include <algorithm>
+#include <cerrno>
+#include <cstring>
+
+#include "absl/status/statusor.h"
+#include "absl/strings/str_cat.h"
+
+namespace tandem::cpu {
+namespace {
+
+// The thread id setpriority(2) takes for one thread (PRIO_PROCESS with a TID: Linux only).
+id_t ThreadId() { return static_cast<id_t>(syscall(SYS_gettid)); }
+
+}  // namespace
+
+absl::StatusOr<int> ThreadNice() {
+  errno = 0;  // -1 is a valid nice value: errno tells an error apart
+  const int nice = getpriority(PRIO_PROCESS, ThreadId());
+  if (nice == -1 && errno != 0) {
+    return absl::InternalError(absl::StrCat("getpriority: ", std::strerror(errno)));
+  }
+  return nice;
+}
+
+absl::Status LowerThreadPriority(int levels) {
+  if (levels < 0 || levels > 39) {
+    return absl::InvalidArgumentError(
+        absl::StrCat("a thread's priority is lowered by 0 to 39 nice levels, got ", levels));
+  }
+  if (levels == 0) return absl::OkStatus();
+  absl::StatusOr<int> nice = ThreadNice();
+  if (!nice.ok()) return nice.status();
+  const int target = std::min(19, *nice + levels);
+  if (setpriority(PRIO_PROCESS, ThreadId(), target) != 0) {
+    return absl::InternalError(
+        absl::StrCat("setpriority(nice ", target, "): ", std::strerror(errno)));
+  }
+  return absl::OkStatus();
+}
+
+}  // namespace tandem::cpu

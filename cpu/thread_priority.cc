@@ -1,5 +1,7 @@
 #include "cpu/thread_priority.h"
 
+#include <pthread.h>
+#include <sched.h>
 #include <sys/resource.h>
 #include <sys/syscall.h>
 #include <unistd.h>
@@ -9,6 +11,7 @@
 #include <cstring>
 
 #include "absl/status/statusor.h"
+#include "absl/strings/numbers.h"
 #include "absl/strings/str_cat.h"
 
 namespace tandem::cpu {
@@ -40,6 +43,39 @@ absl::Status LowerThreadPriority(int levels) {
   if (setpriority(PRIO_PROCESS, ThreadId(), target) != 0) {
     return absl::InternalError(
         absl::StrCat("setpriority(nice ", target, "): ", std::strerror(errno)));
+  }
+  return absl::OkStatus();
+}
+
+absl::StatusOr<ThreadPriority> ParseThreadPriority(absl::string_view text) {
+  if (text == "idle") return ThreadPriority{.idle = true};
+  int nice = 0;
+  if (absl::SimpleAtoi(text, &nice) && nice >= 0 && nice <= 19) return ThreadPriority{.nice = nice};
+  return absl::InvalidArgumentError(absl::StrCat(
+      "a thread priority is idle or a number of nice levels 0 to 19, got '", text, "'"));
+}
+
+std::string ThreadPriorityName(const ThreadPriority& priority) {
+  return priority.idle ? "idle" : absl::StrCat("nice +", priority.nice);
+}
+
+bool ThreadIsIdle() {
+  int policy = 0;
+  sched_param param{};
+  return pthread_getschedparam(pthread_self(), &policy, &param) == 0 && policy == SCHED_IDLE;
+}
+
+absl::Status LowerThreadPriority(const ThreadPriority& priority) {
+  if (!priority.idle) {
+    if (priority.nice > 19) {
+      return absl::InvalidArgumentError(
+          absl::StrCat("nice levels are 0 to 19, got ", priority.nice));
+    }
+    return LowerThreadPriority(priority.nice);
+  }
+  const sched_param param{.sched_priority = 0};
+  if (const int error = pthread_setschedparam(pthread_self(), SCHED_IDLE, &param); error != 0) {
+    return absl::InternalError(absl::StrCat("SCHED_IDLE: ", std::strerror(error)));
   }
   return absl::OkStatus();
 }

@@ -60,5 +60,45 @@ TEST(ThreadPriorityTest, RejectsLevelsOutOfRange) {
   });
 }
 
+TEST(ThreadPriorityTest, ParsesIdleAndNiceLevels) {
+  absl::StatusOr<ThreadPriority> idle = ParseThreadPriority("idle");
+  ASSERT_TRUE(idle.ok());
+  EXPECT_TRUE(idle->idle);
+  EXPECT_EQ(ThreadPriorityName(*idle), "idle");
+  absl::StatusOr<ThreadPriority> five = ParseThreadPriority("5");
+  ASSERT_TRUE(five.ok());
+  EXPECT_FALSE(five->idle);
+  EXPECT_EQ(five->nice, 5);
+  EXPECT_EQ(ThreadPriorityName(*five), "nice +5");
+  EXPECT_TRUE(ParseThreadPriority("0").ok());
+  EXPECT_TRUE(ParseThreadPriority("19").ok());
+  for (const char* bad : {"20", "-1", "", "low", "5x"}) {
+    absl::StatusOr<ThreadPriority> p = ParseThreadPriority(bad);
+    EXPECT_EQ(p.status().code(), absl::StatusCode::kInvalidArgument) << bad;
+    EXPECT_THAT(p.status().message(), HasSubstr("idle or a number of nice levels 0 to 19"));
+  }
+}
+
+TEST(ThreadPriorityTest, IdleSchedulesTheCallingThreadOnlyUnderSchedIdle) {
+  ASSERT_FALSE(ThreadIsIdle());
+  InThread([] {
+    ASSERT_TRUE(LowerThreadPriority(ThreadPriority{.idle = true}).ok());
+    EXPECT_TRUE(ThreadIsIdle());
+  });
+  EXPECT_FALSE(ThreadIsIdle());
+}
+
+TEST(ThreadPriorityTest, NicePriorityLowersByItsLevels) {
+  InThread([] {
+    const int before = *ThreadNice();
+    if (before > 16) GTEST_SKIP() << "the test runs at nice " << before;
+    ASSERT_TRUE(LowerThreadPriority(ThreadPriority{.nice = 2}).ok());
+    EXPECT_EQ(*ThreadNice(), before + 2);
+    EXPECT_FALSE(ThreadIsIdle());
+    EXPECT_EQ(LowerThreadPriority(ThreadPriority{.nice = 25}).code(),
+              absl::StatusCode::kInvalidArgument);
+  });
+}
+
 }  // namespace
 }  // namespace tandem::cpu

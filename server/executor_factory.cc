@@ -128,7 +128,7 @@ absl::StatusOr<ExecutorSet> CreateExecutor(const ServerOptions& options, const i
   HybridQueryExecutor::Options hybrid{.cpu_threads = options.threads,
                                       .gpu_threads = options.gpu_threads,
                                       .answer_threads = options.answer_threads,
-                                      .cpu_worker_nice = options.cpu_worker_nice,
+                                      .cpu_worker_priority = options.cpu_worker_priority,
                                       .queue_capacity = options.queue_capacity,
                                       .default_deadline = options.default_deadline,
                                       .predictor = set.cost_model.get(),
@@ -156,8 +156,8 @@ absl::StatusOr<ExecutorSet> CreateExecutor(const ServerOptions& options, const i
     return set;
   }
   set.summary = absl::StrCat(
-      "hybrid scheduler (", options.threads, " CPU workers at nice +", options.cpu_worker_nice,
-      ", ", gpu_threads,
+      "hybrid scheduler (", options.threads, " CPU workers at priority ",
+      cpu::ThreadPriorityName(options.cpu_worker_priority), ", ", gpu_threads,
       " GPU queries in flight, ", gpu_threads > 0 ? options.answer_threads : 0,
       " answer threads, default deadline ", absl::FormatDuration(options.default_deadline),
       ", max wait ", absl::FormatDuration(options.max_wait), "); ", set.cost_model->description());

@@ -37,9 +37,9 @@ absl::StatusOr<std::unique_ptr<HybridQueryExecutor>> HybridQueryExecutor::Create
   if (options.queue_capacity == 0) {
     return absl::InvalidArgumentError("queue capacity must be at least 1");
   }
-  if (options.cpu_worker_nice < 0 || options.cpu_worker_nice > 19) {
-    return absl::InvalidArgumentError(absl::StrCat("cpu_worker_nice must be 0 to 19, got ",
-                                                   options.cpu_worker_nice));
+  if (options.cpu_worker_priority.nice < 0 || options.cpu_worker_priority.nice > 19) {
+    return absl::InvalidArgumentError(absl::StrCat(
+        "cpu_worker_priority.nice must be 0 to 19, got ", options.cpu_worker_priority.nice));
   }
   if (options.default_deadline <= absl::ZeroDuration()) {
     return absl::InvalidArgumentError("default_deadline must be positive");
@@ -236,9 +236,9 @@ void HybridQueryExecutor::AnswerLoop() {
 
 void HybridQueryExecutor::WorkerLoop(Processor p) {
   NameWorkerThread(p == Processor::kCpu ? "tandem-cpu" : "tandem-gpu");
-  if (p == Processor::kCpu && options_.cpu_worker_nice > 0) {
-    // A thread starts at its creator's nice value, so this is relative to the server's.
-    const absl::Status lowered = cpu::LowerThreadPriority(options_.cpu_worker_nice);
+  if (p == Processor::kCpu) {
+    // A thread starts at its creator's priority, so this is relative to the server's.
+    const absl::Status lowered = cpu::LowerThreadPriority(options_.cpu_worker_priority);
     static std::once_flag reported;
     if (!lowered.ok()) {
       std::call_once(reported, [&] {

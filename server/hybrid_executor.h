@@ -50,6 +50,7 @@
 #include "absl/status/statusor.h"
 #include "absl/synchronization/mutex.h"
 #include "absl/time/time.h"
+#include "cpu/thread_priority.h"
 #include "index/engine.h"
 #include "scheduler/cost_predictor.h"
 #include "scheduler/work_queues.h"
@@ -119,12 +120,12 @@ class HybridQueryExecutor final : public QueryExecutor {
     // writing the response to the network itself; 0: GPU workers answer their own queries. CPU
     // workers always answer their own: the answer costs the same CPU time on either thread.
     size_t answer_threads = 0;
-    // The CPU workers run this many nice levels below the thread that creates the executor
-    // (0..19), so that on a saturated machine the threads that keep the GPU fed and the calls
-    // moving (GPU workers, answer threads, gRPC's threads) win the cores. On the H100 machine,
-    // 12 CPU workers at the server's priority had taken the cores from the GPU workers under a
-    // backlog, slowing the GPU by half (bench/results/hybrid_probe_h100.txt).
-    int cpu_worker_nice = 0;
+    // The CPU workers' priority below the thread that creates the executor (cpu/thread_priority.h:
+    // nice levels, or SCHED_IDLE), so that on a busy machine the threads that keep the GPU fed
+    // and the calls moving (GPU workers, answer threads, gRPC's threads) get the cores first. On
+    // the H100 machine, CPU workers at the server's priority had slowed the GPU workers, which
+    // wait for the CUDA driver's launch lock, by half (bench/results/hybrid_probe_h100.txt).
+    cpu::ThreadPriority cpu_worker_priority = {};
     // Queries running at once on both processors together; 0: no limit beyond the workers. 1 is
     // the paper's "CPU+GPU serialized" configuration (one query at a time, on the processor the
     // policy picks), the baseline the parallel hybrid is measured against.

@@ -133,8 +133,10 @@ TEST(HybridQueryExecutorTest, RejectsBadOptions) {
   EXPECT_FALSE(
       HybridQueryExecutor::Create(&cpu, &gpu, {.gpu_threads = 0, .predictor = &predictor}).ok());
   EXPECT_FALSE(HybridQueryExecutor::Create(&cpu, nullptr, {.policy = {.cpu_threshold = 3}}).ok());
-  EXPECT_FALSE(HybridQueryExecutor::Create(&cpu, nullptr, {.cpu_worker_nice = -1}).ok());
-  EXPECT_FALSE(HybridQueryExecutor::Create(&cpu, nullptr, {.cpu_worker_nice = 20}).ok());
+  EXPECT_FALSE(
+      HybridQueryExecutor::Create(&cpu, nullptr, {.cpu_worker_priority = {.nice = -1}}).ok());
+  EXPECT_FALSE(
+      HybridQueryExecutor::Create(&cpu, nullptr, {.cpu_worker_priority = {.nice = 20}}).ok());
   EXPECT_TRUE(HybridQueryExecutor::Create(&cpu, nullptr, {}).ok());  // no GPU: predictor optional
 }
 
@@ -598,12 +600,14 @@ TEST(HybridQueryExecutorTest, AnswerThreadsAnswerTheGpuWorkersQueries) {
   }
 }
 
-// cpu_worker_nice lowers the CPU workers' priority only: GPU workers and answer threads keep the
+// cpu_worker_priority lowers the CPU workers' priority only: GPU workers and answer threads keep the
 // priority of the thread that created the executor.
-TEST(HybridQueryExecutorTest, CpuWorkersRunAtTheirNiceLevel) {
-  const absl::StatusOr<int> base = cpu::ThreadNice();
-  ASSERT_TRUE(base.ok()) << base.status();
-  if (*base > 16) GTEST_SKIP() << "the test runs at nice " << *base;
+struct AnsweredOn {
+  std::string thread;
+  int nice = 0;
+  bool idle = false;
+};
+std::map<int, AnsweredOn> RunCpuAndGpuQueries(cpu::ThreadPriority priority) {
   FakePredictor predictor({{1, {.cpu_ms = 20, .gpu_ms = 1}}, {2, {.cpu_ms = 1, .gpu_ms = 20}}});
   FakeEngine cpu("cpu", true);
   FakeEngine gpu("gpu", true);
@@ -611,35 +615,56 @@ TEST(HybridQueryExecutorTest, CpuWorkersRunAtTheirNiceLevel) {
                                {.cpu_threads = 2,
                                 .gpu_threads = 1,
                                 .answer_threads = 1,
-                                .cpu_worker_nice = 3,
+                                .cpu_worker_priority = priority,
                                 .queue_capacity = 32,
                                 .policy = Fixed(),
                                 .predictor = &predictor});
   absl::Mutex mu;
-  std::map<int, std::pair<std::string, int>> answered_on;  // by job: thread name and nice
+  std::map<int, AnsweredOn> answered_on;  // by job
   Outcomes outcomes;
   for (int job = 0; job < 8; ++job) {
     auto done = [&, job, record = outcomes.For(job)](size_t task, QueryOutcome o) {
       char name[16] = {};
       pthread_getname_np(pthread_self(), name, sizeof(name));
-      const int nice = cpu::ThreadNice().value_or(-100);
+      AnsweredOn on{.thread = name,
+                    .nice = cpu::ThreadNice().value_or(-100),
+                    .idle = cpu::ThreadIsIdle()};
       {
         absl::MutexLock lock(&mu);
-        answered_on[job] = {name, nice};
+        answered_on[job] = on;
       }
       record(task, std::move(o));
     };
-    ASSERT_TRUE(executor->Submit(Job(done, {job % 2 == 0 ? 1u : 2u})).ok());
+    EXPECT_TRUE(executor->Submit(Job(done, {job % 2 == 0 ? 1u : 2u})).ok());
   }
-  ASSERT_TRUE(outcomes.WaitFor(8));
+  EXPECT_TRUE(outcomes.WaitFor(8));
   executor->Shutdown();
   absl::MutexLock lock(&mu);
+  return answered_on;
+}
+
+TEST(HybridQueryExecutorTest, CpuWorkersRunAtTheirNiceLevel) {
+  const absl::StatusOr<int> base = cpu::ThreadNice();
+  ASSERT_TRUE(base.ok()) << base.status();
+  if (*base > 16) GTEST_SKIP() << "the test runs at nice " << *base;
+  std::map<int, AnsweredOn> answered_on = RunCpuAndGpuQueries({.nice = 3});
   for (int job = 0; job < 8; ++job) {
     const bool on_gpu = job % 2 == 0;
-    EXPECT_EQ(answered_on[job].first, on_gpu ? "tandem-answer" : "tandem-cpu") << "job " << job;
-    EXPECT_EQ(answered_on[job].second, on_gpu ? *base : *base + 3) << "job " << job;
+    EXPECT_EQ(answered_on[job].thread, on_gpu ? "tandem-answer" : "tandem-cpu") << "job " << job;
+    EXPECT_EQ(answered_on[job].nice, on_gpu ? *base : *base + 3) << "job " << job;
+    EXPECT_FALSE(answered_on[job].idle);
   }
   EXPECT_EQ(*cpu::ThreadNice(), *base);  // the creating thread is left as it was
+}
+
+TEST(HybridQueryExecutorTest, IdleCpuWorkersRunUnderSchedIdle) {
+  std::map<int, AnsweredOn> answered_on = RunCpuAndGpuQueries({.idle = true});
+  for (int job = 0; job < 8; ++job) {
+    const bool on_gpu = job % 2 == 0;
+    EXPECT_EQ(answered_on[job].thread, on_gpu ? "tandem-answer" : "tandem-cpu") << "job " << job;
+    EXPECT_EQ(answered_on[job].idle, !on_gpu) << "job " << job;
+  }
+  EXPECT_FALSE(cpu::ThreadIsIdle());
 }
 
 // Sleeps a few milliseconds per query and records how many queries of both engines (sharing one

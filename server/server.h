@@ -18,6 +18,7 @@
 
 #include "absl/status/statusor.h"
 #include "absl/time/time.h"
+#include "cpu/thread_priority.h"
 #include "scheduler/engine_factory.h"
 #include "server/request_validation.h"
 
@@ -72,9 +73,9 @@ struct ServerOptions {
   // hybrid: threads that answer the GPU workers' queries (HybridQueryExecutor::Options);
   // tandem-server's default (--answer-threads auto) is gpu_threads
   size_t answer_threads = 0;
-  // hybrid: the CPU workers' nice levels below the server (HybridQueryExecutor::Options);
-  // tandem-server's default (--cpu-worker-nice) is 5
-  int cpu_worker_nice = 0;
+  // hybrid: the CPU workers' priority below the server's (HybridQueryExecutor::Options);
+  // tandem-server's default (--cpu-worker-priority) is idle
+  cpu::ThreadPriority cpu_worker_priority = {};
   std::string cost_model_file;  // hybrid: a trained model (tandem-train-cost); empty: heuristic
   absl::Duration default_deadline = absl::Milliseconds(500);  // hybrid: scheduling deadline
   // hybrid: shortest-predicted-first within this bound; a query waiting longer goes first

@@ -29,6 +29,7 @@
 #include "absl/strings/str_cat.h"
 #include "absl/synchronization/mutex.h"
 #include "absl/time/time.h"
+#include "cpu/thread_priority.h"
 #include "index/command_line.h"
 #include "index/index.h"
 #include "server/server.h"
@@ -52,10 +53,11 @@ ABSL_FLAG(std::string, answer_threads, "auto",
           "Hybrid scheduler: threads that answer the queries the GPU ran (build the response, "
           "complete the RPC), so GPU workers go back to the device at once; auto: one per GPU "
           "query in flight (--gpu-threads); 0: GPU workers answer their own queries.");
-ABSL_FLAG(int32_t, cpu_worker_nice, 5,
-          "Hybrid scheduler: the CPU query workers run this many nice levels (0..19) below the "
-          "server's other threads, so that on a saturated machine the threads that feed the GPU "
-          "and complete the RPCs get the cores first; 0: the same priority.");
+ABSL_FLAG(std::string, cpu_worker_priority, "idle",
+          "Hybrid scheduler: the CPU query workers' priority below the server's other threads, so "
+          "that the threads that feed the GPU and complete the RPCs get the cores first: idle "
+          "(SCHED_IDLE: they run on the cores nothing else wants) or N nice levels (0..19; 0: "
+          "the same priority).");
 ABSL_FLAG(std::string, gpu_wait, "auto",
           "How a thread waiting for the GPU holds its core: spin (lowest latency, a core per "
           "waiting query), yield, blocking (sleeps until the device signals), auto (CUDA's "
@@ -152,12 +154,13 @@ absl::StatusOr<tandem::server::ServerOptions> OptionsFromFlags() {
     return absl::InvalidArgumentError(
         absl::StrCat("--answer-threads must be auto or a number >= 0, got '", answer_threads, "'"));
   }
-  const int32_t cpu_worker_nice = absl::GetFlag(FLAGS_cpu_worker_nice);
-  if (cpu_worker_nice < 0 || cpu_worker_nice > 19) {
+  absl::StatusOr<tandem::cpu::ThreadPriority> cpu_worker_priority =
+      tandem::cpu::ParseThreadPriority(absl::GetFlag(FLAGS_cpu_worker_priority));
+  if (!cpu_worker_priority.ok()) {
     return absl::InvalidArgumentError(
-        absl::StrCat("--cpu-worker-nice must be 0 to 19, got ", cpu_worker_nice));
+        absl::StrCat("--cpu-worker-priority: ", cpu_worker_priority.status().message()));
   }
-  options.cpu_worker_nice = cpu_worker_nice;
+  options.cpu_worker_priority = *cpu_worker_priority;
   absl::StatusOr<tandem::scheduler::GpuWait> gpu_wait =
       tandem::scheduler::ParseGpuWait(absl::GetFlag(FLAGS_gpu_wait));
   if (!gpu_wait.ok()) {

@@ -96,10 +96,12 @@ TEST_F(StartupE2eTest, StartupFailuresExitNonZeroWithOneLine) {
                        "--answer-threads must be auto or a number >= 0, got '-1'");
   ExpectStartupFailure({"--index", index_->dir(), "--answer-threads", "many"},
                        "--answer-threads must be auto or a number >= 0, got 'many'");
-  ExpectStartupFailure({"--index", index_->dir(), "--cpu-worker-nice", "20"},
-                       "--cpu-worker-nice must be 0 to 19, got 20");
-  ExpectStartupFailure({"--index", index_->dir(), "--cpu-worker-nice", "-3"},
-                       "--cpu-worker-nice must be 0 to 19, got -3");
+  ExpectStartupFailure({"--index", index_->dir(), "--cpu-worker-priority", "20"},
+                       "--cpu-worker-priority: a thread priority is idle or a number of nice "
+                       "levels 0 to 19, got '20'");
+  ExpectStartupFailure({"--index", index_->dir(), "--cpu-worker-priority", "low"},
+                       "--cpu-worker-priority: a thread priority is idle or a number of nice "
+                       "levels 0 to 19, got 'low'");
   ExpectStartupFailure({"--index", index_->dir(), "--cost-model-refine-every", "-1"},
                        "--cost-model-refine-every must be >= 0");
   ExpectStartupFailure({"--index", index_->dir(), "--cpu-or", "wand"},

@@ -3,7 +3,7 @@
 # against the real tandem-server over the 25M-document GOV2-like index, TREC 2005 efficiency
 # evaluation queries, for four configurations:
 #   cpu     CPU only: the hybrid server, every query pinned to the CPU (--engine cpu), 16 workers
-#   gpu     GPU only: every query pinned to the GPU (--engine gpu), 4 queries in flight
+#   gpu     GPU only: every query pinned to the GPU (--engine gpu), $GPU_THREADS (8) queries in flight
 #   serial  one query at a time on the processor the cost model picks (--scheduler serial)
 #   hybrid  the three-queue work-stealing scheduler (--engine auto), $HYBRID_THREADS CPU workers
 # A configuration name may carry variants: NAME[N][-gM][-WAIT], e.g. hybrid8-g8-blocking: N CPU
@@ -33,13 +33,13 @@ EVAL=${EVAL:-200}
 MODES=${MODES:-"and or"}
 CONFIGS=${CONFIGS-"gpu hybrid cpu serial"}  # empty: only the index and the cost model
 HYBRID_THREADS=${HYBRID_THREADS:-12}
-GPU_THREADS=${GPU_THREADS:-4}
+GPU_THREADS=${GPU_THREADS:-8}  # 8: both GPU only and hybrid sustain more than with 4 (hybrid_probe_h100.txt)
 GPU_WAIT=${GPU_WAIT:-auto}
 MAX_WAIT=${MAX_WAIT:-20ms}  # the hybrid scheduler's --max-wait (shortest-first bound)
 ANSWER_THREADS=${ANSWER_THREADS:-}  # the servers' --answer-threads; empty: the server's default
 DURATION=${DURATION:-4}
 WARMUP=${WARMUP:-1}
-RATES_and=${RATES_and:-"500 1000 2000 3000 4000 6000 8000 10000 12000 13000 14000 16000 18000 19500 21000 24000 28000"}
+RATES_and=${RATES_and:-"500 1000 2000 3000 4000 6000 8000 10000 12000 14000 16000 18000 19500 21000 22500 24000 26000 28000"}
 RATES_or=${RATES_or:-"100 200 300 400 600 800 1000 1500 2000 2500 3000 3500 4000 4500 5000 6000"}
 GPU=${GPU:-required}  # "off" only to smoke-test the script on a machine without a GPU
 PORT=50071

@@ -74,7 +74,7 @@ struct ServerOptions {
   // tandem-server's default (--answer-threads auto) is gpu_threads
   size_t answer_threads = 0;
   // hybrid: the CPU workers' priority below the server's (HybridQueryExecutor::Options);
-  // tandem-server's default (--cpu-worker-priority) is idle
+  // tandem-server's default (--cpu-worker-priority) is nice +10
   cpu::ThreadPriority cpu_worker_priority = {};
   std::string cost_model_file;  // hybrid: a trained model (tandem-train-cost); empty: heuristic
   absl::Duration default_deadline = absl::Milliseconds(500);  // hybrid: scheduling deadline

@@ -53,11 +53,11 @@ ABSL_FLAG(std::string, answer_threads, "auto",
           "Hybrid scheduler: threads that answer the queries the GPU ran (build the response, "
           "complete the RPC), so GPU workers go back to the device at once; auto: one per GPU "
           "query in flight (--gpu-threads); 0: GPU workers answer their own queries.");
-ABSL_FLAG(std::string, cpu_worker_priority, "idle",
+ABSL_FLAG(std::string, cpu_worker_priority, "10",
           "Hybrid scheduler: the CPU query workers' priority below the server's other threads, so "
-          "that the threads that feed the GPU and complete the RPCs get the cores first: idle "
-          "(SCHED_IDLE: they run on the cores nothing else wants) or N nice levels (0..19; 0: "
-          "the same priority).");
+          "that the threads that feed the GPU and complete the RPCs get the cores first: N nice "
+          "levels (0..19; 0: the same priority) or idle (SCHED_IDLE: only the cores nothing else "
+          "wants).");
 ABSL_FLAG(std::string, gpu_wait, "auto",
           "How a thread waiting for the GPU holds its core: spin (lowest latency, a core per "
           "waiting query), yield, blocking (sleeps until the device signals), auto (CUDA's "

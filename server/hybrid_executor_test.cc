@@ -564,45 +564,10 @@ TEST(HybridQueryExecutorTest, WithAnswerThreadsEveryTaskIsAnsweredExactlyOnce) {
   ExpectEveryTaskAnsweredExactlyOnce(2);
 }
 
-// With answer threads, the GPU's queries are answered there and the CPU's by their workers.
-TEST(HybridQueryExecutorTest, AnswerThreadsAnswerTheGpuWorkersQueries) {
-  FakePredictor predictor({{1, {.cpu_ms = 20, .gpu_ms = 1}}, {2, {.cpu_ms = 1, .gpu_ms = 20}}});
-  FakeEngine cpu("cpu", true);
-  FakeEngine gpu("gpu", true);
-  auto executor = MakeExecutor(&cpu, &gpu,
-                               {.cpu_threads = 1,
-                                .gpu_threads = 1,
-                                .answer_threads = 1,
-                                .queue_capacity = 32,
-                                .policy = Fixed(),
-                                .predictor = &predictor});
-  absl::Mutex mu;
-  std::map<int, std::string> answered_on;  // by job
-  Outcomes outcomes;
-  for (int job = 0; job < 8; ++job) {
-    auto done = [&, job, record = outcomes.For(job)](size_t task, QueryOutcome o) {
-      char name[16] = {};
-      pthread_getname_np(pthread_self(), name, sizeof(name));
-      {
-        absl::MutexLock lock(&mu);
-        answered_on[job] = name;
-      }
-      record(task, std::move(o));
-    };
-    ASSERT_TRUE(executor->Submit(Job(done, {job % 2 == 0 ? 1u : 2u})).ok());
-  }
-  ASSERT_TRUE(outcomes.WaitFor(8));
-  executor->Shutdown();
-  absl::MutexLock lock(&mu);
-  for (int job = 0; job < 8; ++job) {
-    EXPECT_EQ(outcomes.Get(job).engine, job % 2 == 0 ? "gpu" : "cpu");
-    EXPECT_EQ(answered_on[job], job % 2 == 0 ? "tandem-answer" : "tandem-cpu") << "job " << job;
-  }
-}
-
-// cpu_worker_priority lowers the CPU workers' priority only: GPU workers and answer threads keep the
-// priority of the thread that created the executor.
+// Eight queries, the even ones cheaper on the GPU and the odd ones on the CPU, with one answer
+// thread: where each was answered (thread name, nice value, SCHED_IDLE) and by which engine.
 struct AnsweredOn {
+  std::string engine;
   std::string thread;
   int nice = 0;
   bool idle = false;
@@ -626,7 +591,8 @@ std::map<int, AnsweredOn> RunCpuAndGpuQueries(cpu::ThreadPriority priority) {
     auto done = [&, job, record = outcomes.For(job)](size_t task, QueryOutcome o) {
       char name[16] = {};
       pthread_getname_np(pthread_self(), name, sizeof(name));
-      AnsweredOn on{.thread = name,
+      AnsweredOn on{.engine = o.engine,
+                    .thread = name,
                     .nice = cpu::ThreadNice().value_or(-100),
                     .idle = cpu::ThreadIsIdle()};
       {
@@ -643,6 +609,18 @@ std::map<int, AnsweredOn> RunCpuAndGpuQueries(cpu::ThreadPriority priority) {
   return answered_on;
 }
 
+// With answer threads, the GPU's queries are answered there and the CPU's by their workers.
+TEST(HybridQueryExecutorTest, AnswerThreadsAnswerTheGpuWorkersQueries) {
+  std::map<int, AnsweredOn> answered_on = RunCpuAndGpuQueries({});
+  for (int job = 0; job < 8; ++job) {
+    EXPECT_EQ(answered_on[job].engine, job % 2 == 0 ? "gpu" : "cpu");
+    EXPECT_EQ(answered_on[job].thread, job % 2 == 0 ? "tandem-answer" : "tandem-cpu")
+        << "job " << job;
+  }
+}
+
+// cpu_worker_priority lowers the CPU workers' priority only: GPU workers and answer threads keep
+// the priority of the thread that created the executor.
 TEST(HybridQueryExecutorTest, CpuWorkersRunAtTheirNiceLevel) {
   const absl::StatusOr<int> base = cpu::ThreadNice();
   ASSERT_TRUE(base.ok()) << base.status();

@@ -47,6 +47,13 @@ absl::Status LowerThreadPriority(int levels) {
   return absl::OkStatus();
 }
 
+absl::Status CheckThreadPriority(const ThreadPriority& priority) {
+  if (!priority.idle && (priority.nice < 0 || priority.nice > 19)) {
+    return absl::InvalidArgumentError(absl::StrCat("nice levels are 0 to 19, got ", priority.nice));
+  }
+  return absl::OkStatus();
+}
+
 absl::StatusOr<ThreadPriority> ParseThreadPriority(absl::string_view text) {
   if (text == "idle") return ThreadPriority{.idle = true};
   int nice = 0;
@@ -66,13 +73,8 @@ bool ThreadIsIdle() {
 }
 
 absl::Status LowerThreadPriority(const ThreadPriority& priority) {
-  if (!priority.idle) {
-    if (priority.nice > 19) {
-      return absl::InvalidArgumentError(
-          absl::StrCat("nice levels are 0 to 19, got ", priority.nice));
-    }
-    return LowerThreadPriority(priority.nice);
-  }
+  if (absl::Status valid = CheckThreadPriority(priority); !valid.ok()) return valid;
+  if (!priority.idle) return LowerThreadPriority(priority.nice);
   const sched_param param{.sched_priority = 0};
   if (const int error = pthread_setschedparam(pthread_self(), SCHED_IDLE, &param); error != 0) {
     return absl::InternalError(absl::StrCat("SCHED_IDLE: ", std::strerror(error)));

@@ -31,6 +31,8 @@ struct ThreadPriority {
   int nice = 0;       // nice levels below the thread's current priority, 0..19
 };
 
+// INVALID_ARGUMENT unless `priority` is idle or 0..19 nice levels.
+absl::Status CheckThreadPriority(const ThreadPriority& priority);
 // "idle", or a number of nice levels 0..19; INVALID_ARGUMENT otherwise.
 absl::StatusOr<ThreadPriority> ParseThreadPriority(absl::string_view text);
 // "idle" or "nice +N", for logs and summaries.

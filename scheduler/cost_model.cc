@@ -166,9 +166,9 @@ void CostModel::ObserveFeatures(const QueryFeatures& f, Processor processor, dou
 
 void CostModel::RefineLoop() {
   pthread_setname_np(pthread_self(), "tandem-refine");
-  // A retraining takes a core for a second or more and can wait: below the query threads (the
-  // hybrid scheduler's CPU workers run at +5 by default). Where the system refuses, it runs at the
-  // server's priority, as before.
+  // A retraining takes a core for a second or more and can wait: below the threads that feed the
+  // GPU and answer calls, level with the hybrid scheduler's CPU workers (+10 by default). Where the
+  // system refuses, it runs at the server's priority.
   (void)cpu::LowerThreadPriority(10);
   std::unique_lock<std::mutex> lock(samples_mu_);
   while (true) {

@@ -37,9 +37,8 @@ absl::StatusOr<std::unique_ptr<HybridQueryExecutor>> HybridQueryExecutor::Create
   if (options.queue_capacity == 0) {
     return absl::InvalidArgumentError("queue capacity must be at least 1");
   }
-  if (options.cpu_worker_priority.nice < 0 || options.cpu_worker_priority.nice > 19) {
-    return absl::InvalidArgumentError(absl::StrCat(
-        "cpu_worker_priority.nice must be 0 to 19, got ", options.cpu_worker_priority.nice));
+  if (absl::Status valid = cpu::CheckThreadPriority(options.cpu_worker_priority); !valid.ok()) {
+    return absl::InvalidArgumentError(absl::StrCat("cpu_worker_priority: ", valid.message()));
   }
   if (options.default_deadline <= absl::ZeroDuration()) {
     return absl::InvalidArgumentError("default_deadline must be positive");

@@ -4,11 +4,16 @@
 
 #include <cstdlib>
 
+#include "absl/strings/match.h"
+#include "absl/strings/str_cat.h"
 #include "absl/strings/str_split.h"
+#include "absl/time/clock.h"
 #include "cpu/daat_engine.h"
 #include "grpcpp/create_channel.h"
 #include "grpcpp/security/credentials.h"
 #include "gtest/gtest.h"
+#include "tests/e2e_clients.h"
+#include "tests/e2e_process.h"
 
 namespace tandem::testing {
 
@@ -100,6 +105,40 @@ std::string FindInPath(const std::string& name) {
     if (::access(candidate.c_str(), X_OK) == 0) return candidate;
   }
   return "";
+}
+
+bool WaitForScrape(const std::string& metrics_address, const std::string& what,
+                   const std::function<bool(const std::string&)>& done) {
+  const absl::Time deadline = absl::Now() + kE2eTimeout;
+  std::string last;
+  while (absl::Now() < deadline) {
+    absl::StatusOr<std::string> scrape = HttpGet(metrics_address, "/metrics");
+    if (scrape.ok()) {
+      last = *scrape;
+      if (done(last)) return true;
+    }
+    absl::SleepFor(absl::Milliseconds(20));
+  }
+  std::string non_zero;
+  for (absl::string_view line : absl::StrSplit(last, '\n')) {
+    if (absl::StartsWith(line, "tandem_") && !absl::EndsWith(line, " 0")) {
+      absl::StrAppend(&non_zero, line, "\n");
+    }
+  }
+  ADD_FAILURE() << what << " never held; non-zero samples of the last scrape:\n" << non_zero;
+  return false;
+}
+
+bool WaitForMetric(const std::string& metrics_address, const std::string& name,
+                   const std::map<std::string, std::string>& labels,
+                   const std::function<bool(double)>& done) {
+  return WaitForScrape(metrics_address, name, [&](const std::string& scrape) {
+    return done(MetricSum(scrape, name, labels));
+  });
+}
+
+std::function<bool(double)> Equals(double v) {
+  return [v](double x) { return x == v; };
 }
 
 }  // namespace tandem::testing

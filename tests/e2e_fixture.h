@@ -11,6 +11,8 @@
 //   EXPECT_SAME_HITS(response, index->Expected(request));
 #pragma once
 
+#include <functional>
+#include <map>
 #include <memory>
 #include <string>
 
@@ -57,6 +59,21 @@ void SetTimeout(grpc::ClientContext& context, absl::Duration timeout);
 tandem::v1::SearchRequest TextRequest(const std::string& text,
                                       tandem::v1::QueryMode mode = tandem::v1::QUERY_MODE_OR,
                                       uint32_t k = 10);
+
+// Polls http://`metrics_address`/metrics until `done` holds for a scrape, up to kE2eTimeout. On
+// timeout it fails the current test, naming `what` and listing the last scrape's non-zero tandem_
+// samples, and returns false. Gauges a worker sets after it answered (busy workers, queue depths)
+// are read this way: the answer can reach the client first.
+bool WaitForScrape(const std::string& metrics_address, const std::string& what,
+                   const std::function<bool(const std::string&)>& done);
+
+// Polls until `done` holds for the sum of `name`{labels} (see MetricSum).
+bool WaitForMetric(const std::string& metrics_address, const std::string& name,
+                   const std::map<std::string, std::string>& labels,
+                   const std::function<bool(double)>& done);
+
+// A predicate for WaitForMetric: the value equals `v`.
+std::function<bool(double)> Equals(double v);
 
 // Full path of `name` in PATH, or "" when it is not installed.
 std::string FindInPath(const std::string& name);

@@ -66,41 +66,6 @@ class LifecycleE2eTest : public ::testing::Test {
     return server.ok() ? *std::move(server) : nullptr;
   }
 
-  // Polls the server's metrics until `done` holds for a scrape.
-  static bool WaitForScrape(const ServerProcess& server, const std::string& what,
-                            const std::function<bool(const std::string&)>& done) {
-    const absl::Time deadline = absl::Now() + kE2eTimeout;
-    std::string last;
-    while (absl::Now() < deadline) {
-      absl::StatusOr<std::string> scrape = HttpGet(server.metrics_address(), "/metrics");
-      if (scrape.ok()) {
-        last = *scrape;
-        if (done(last)) return true;
-      }
-      absl::SleepFor(absl::Milliseconds(20));
-    }
-    std::string non_zero;
-    for (absl::string_view line : absl::StrSplit(last, '\n')) {
-      if (absl::StartsWith(line, "tandem_") && !absl::EndsWith(line, " 0")) {
-        absl::StrAppend(&non_zero, line, "\n");
-      }
-    }
-    ADD_FAILURE() << what << " never held; non-zero samples of the last scrape:\n" << non_zero;
-    return false;
-  }
-
-  // Polls until `done` holds for the sum of `name`{labels}.
-  static bool WaitForMetric(const ServerProcess& server, const std::string& name,
-                            const std::map<std::string, std::string>& labels,
-                            const std::function<bool(double)>& done) {
-    return WaitForScrape(server, name, [&](const std::string& scrape) {
-      return done(MetricSum(scrape, name, labels));
-    });
-  }
-  static std::function<bool(double)> Equals(double v) {
-    return [v](double x) { return x == v; };
-  }
-
   // Polls health until it reads `want`.
   static bool WaitForHealth(const std::string& address, cli::ServingStatus want) {
     auto channel = NewChannel(address);
@@ -141,12 +106,12 @@ TEST_F(LifecycleE2eTest, DeadlineExceededStopsTheQueryPromptly) {
   }
   // The server counts it DEADLINE_EXCEEDED, or CANCELLED when the client's reset of the expired
   // call overtook the server's own deadline timer by more than the server's clock slack.
-  ASSERT_TRUE(WaitForScrape(*server, "a stopped query", [](const std::string& scrape) {
+  ASSERT_TRUE(WaitForScrape(server->metrics_address(), "a stopped query", [](const std::string& scrape) {
     return MetricSum(scrape, "tandem_queries_total", {{"code", "DEADLINE_EXCEEDED"}}) +
                MetricSum(scrape, "tandem_queries_total", {{"code", "CANCELLED"}}) >=
            1;
   }));
-  ASSERT_TRUE(WaitForMetric(*server, "tandem_queries_in_flight", {}, Equals(0)));
+  ASSERT_TRUE(WaitForMetric(server->metrics_address(), "tandem_queries_in_flight", {}, Equals(0)));
   EXPECT_LT(absl::Now() - start, absl::Seconds(100));
 }
 
@@ -155,11 +120,11 @@ TEST_F(LifecycleE2eTest, ClientCancellationStopsTheQuery) {
   ASSERT_NE(server, nullptr);
   auto stub = NewStub(server->address());
   AsyncSearch search(*stub, TextRequest("t1"));
-  ASSERT_TRUE(WaitForMetric(*server, "tandem_queries_in_flight", {}, Equals(1)));
+  ASSERT_TRUE(WaitForMetric(server->metrics_address(), "tandem_queries_in_flight", {}, Equals(1)));
   search.Cancel();
   EXPECT_EQ(search.Join().error_code(), grpc::StatusCode::CANCELLED);
-  ASSERT_TRUE(WaitForMetric(*server, "tandem_queries_total", {{"code", "CANCELLED"}}, Equals(1)));
-  EXPECT_TRUE(WaitForMetric(*server, "tandem_queries_in_flight", {}, Equals(0)));
+  ASSERT_TRUE(WaitForMetric(server->metrics_address(), "tandem_queries_total", {{"code", "CANCELLED"}}, Equals(1)));
+  EXPECT_TRUE(WaitForMetric(server->metrics_address(), "tandem_queries_in_flight", {}, Equals(0)));
 }
 
 // These two need exactly one worker: no GPU, whose workers would run queries beside it (the hybrid
@@ -169,7 +134,7 @@ TEST_F(LifecycleE2eTest, QueryThatExpiredInTheQueueIsNeverRun) {
   ASSERT_NE(server, nullptr);
   auto stub = NewStub(server->address());
   AsyncSearch running(*stub, TextRequest("t1"));
-  ASSERT_TRUE(WaitForMetric(*server, "tandem_queries_in_flight", {}, Equals(1)));
+  ASSERT_TRUE(WaitForMetric(server->metrics_address(), "tandem_queries_in_flight", {}, Equals(1)));
   const absl::Time sent = absl::Now();
   {
     AsyncSearch waiting(*stub, TextRequest("t2"), absl::Seconds(1));
@@ -181,11 +146,11 @@ TEST_F(LifecycleE2eTest, QueryThatExpiredInTheQueueIsNeverRun) {
   absl::SleepFor(sent + absl::Seconds(3) - absl::Now());
   running.Cancel();
   running.Join();
-  ASSERT_TRUE(WaitForMetric(*server, "tandem_rejected_queries_total",
+  ASSERT_TRUE(WaitForMetric(server->metrics_address(), "tandem_rejected_queries_total",
                             {{"reason", "expired_in_queue"}}, Equals(1)));
-  EXPECT_TRUE(WaitForMetric(*server, "tandem_queries_in_flight", {}, Equals(0)));
+  EXPECT_TRUE(WaitForMetric(server->metrics_address(), "tandem_queries_in_flight", {}, Equals(0)));
   // Only the first query ever began executing.
-  EXPECT_TRUE(WaitForMetric(*server, "tandem_query_execution_seconds_count", {}, Equals(1)));
+  EXPECT_TRUE(WaitForMetric(server->metrics_address(), "tandem_query_execution_seconds_count", {}, Equals(1)));
 }
 
 TEST_F(LifecycleE2eTest, FullQueueAnswersResourceExhaustedAtOnce) {
@@ -194,10 +159,10 @@ TEST_F(LifecycleE2eTest, FullQueueAnswersResourceExhaustedAtOnce) {
   ASSERT_NE(server, nullptr);
   auto stub = NewStub(server->address());
   AsyncSearch running(*stub, TextRequest("t1"));
-  ASSERT_TRUE(WaitForMetric(*server, "tandem_queries_in_flight", {}, Equals(1)));
-  ASSERT_TRUE(WaitForMetric(*server, "tandem_admission_queue_depth", {}, Equals(0)));
+  ASSERT_TRUE(WaitForMetric(server->metrics_address(), "tandem_queries_in_flight", {}, Equals(1)));
+  ASSERT_TRUE(WaitForMetric(server->metrics_address(), "tandem_admission_queue_depth", {}, Equals(0)));
   AsyncSearch queued(*stub, TextRequest("t2"));
-  ASSERT_TRUE(WaitForMetric(*server, "tandem_admission_queue_depth", {}, Equals(1)));
+  ASSERT_TRUE(WaitForMetric(server->metrics_address(), "tandem_admission_queue_depth", {}, Equals(1)));
 
   const absl::Time start = absl::Now();
   SearchResponse response;
@@ -233,7 +198,7 @@ TEST_F(LifecycleE2eTest, FullQueueAnswersResourceExhaustedAtOnce) {
   EXPECT_TRUE(running.Join().ok()) << running.Join().error_message();
   EXPECT_TRUE(queued.Join().ok()) << queued.Join().error_message();
   index_->ExpectSameHits(queued.response(), index_->Expected(TextRequest("t2")));
-  EXPECT_TRUE(WaitForMetric(*server, "tandem_rejected_queries_total", {{"reason", "queue_full"}},
+  EXPECT_TRUE(WaitForMetric(server->metrics_address(), "tandem_rejected_queries_total", {{"reason", "queue_full"}},
                             Equals(4)));  // one Search, two batch queries, one stream message
 }
 
@@ -243,7 +208,7 @@ TEST_F(LifecycleE2eTest, SigtermDrainsInFlightQueriesThenExitsZero) {
   auto stub = NewStub(server->address());
   const SearchRequest request = TextRequest("t1 t2", tandem::v1::QUERY_MODE_AND, 20);
   AsyncSearch in_flight(*stub, request);
-  ASSERT_TRUE(WaitForMetric(*server, "tandem_queries_in_flight", {}, Equals(1)));
+  ASSERT_TRUE(WaitForMetric(server->metrics_address(), "tandem_queries_in_flight", {}, Equals(1)));
 
   server->Signal(SIGTERM);
   ASSERT_TRUE(WaitForHealth(server->address(), cli::ServingStatus::kNotServing));
@@ -274,7 +239,7 @@ TEST_F(LifecycleE2eTest, DrainTimeoutBoundsTheDrain) {
   ASSERT_NE(server, nullptr);
   auto stub = NewStub(server->address());
   AsyncSearch in_flight(*stub, TextRequest("t1"));
-  ASSERT_TRUE(WaitForMetric(*server, "tandem_queries_in_flight", {}, Equals(1)));
+  ASSERT_TRUE(WaitForMetric(server->metrics_address(), "tandem_queries_in_flight", {}, Equals(1)));
   const absl::Time start = absl::Now();
   server->Signal(SIGINT);
   EXPECT_EQ(server->WaitForExit(), 0) << server->Stderr();

@@ -116,6 +116,9 @@ absl::StatusOr<ExecutorSet> CreateExecutor(const ServerOptions& options, const i
                            .on_queue_depth = [m](size_t depth) { m->SetQueueDepth(depth); }}));
     set.summary = absl::StrCat("pool scheduler (", options.threads, " workers, FIFO)");
     if (!options.cost_model_file.empty()) absl::StrAppend(&set.summary, "; --cost-model unused");
+    if (!options.cpu_worker_cpus.empty() || !options.gpu_worker_cpus.empty()) {
+      absl::StrAppend(&set.summary, "; --cpu-worker-cpus and --gpu-worker-cpus unused");
+    }
     return set;
   }
 
@@ -129,6 +132,8 @@ absl::StatusOr<ExecutorSet> CreateExecutor(const ServerOptions& options, const i
                                       .gpu_threads = options.gpu_threads,
                                       .answer_threads = options.answer_threads,
                                       .cpu_worker_priority = options.cpu_worker_priority,
+                                      .cpu_worker_cpus = options.cpu_worker_cpus,
+                                      .gpu_worker_cpus = options.gpu_worker_cpus,
                                       .queue_capacity = options.queue_capacity,
                                       .default_deadline = options.default_deadline,
                                       .predictor = set.cost_model.get(),
@@ -157,8 +162,15 @@ absl::StatusOr<ExecutorSet> CreateExecutor(const ServerOptions& options, const i
   }
   set.summary = absl::StrCat(
       "hybrid scheduler (", options.threads, " CPU workers at priority ",
-      cpu::ThreadPriorityName(options.cpu_worker_priority), ", ", gpu_threads,
-      " GPU queries in flight, ", gpu_threads > 0 ? options.answer_threads : 0,
+      cpu::ThreadPriorityName(options.cpu_worker_priority),
+      options.cpu_worker_cpus.empty()
+          ? ""
+          : absl::StrCat(" on CPUs ", cpu::FormatCpuList(options.cpu_worker_cpus)),
+      ", ", gpu_threads, " GPU queries in flight",
+      options.gpu_worker_cpus.empty() || gpu_threads == 0
+          ? ""
+          : absl::StrCat(" (workers on CPUs ", cpu::FormatCpuList(options.gpu_worker_cpus), ")"),
+      ", ", gpu_threads > 0 ? options.answer_threads : 0,
       " answer threads, default deadline ", absl::FormatDuration(options.default_deadline),
       ", max wait ", absl::FormatDuration(options.max_wait), "); ", set.cost_model->description());
   return set;

@@ -40,6 +40,13 @@ absl::StatusOr<std::unique_ptr<HybridQueryExecutor>> HybridQueryExecutor::Create
   if (absl::Status valid = cpu::CheckThreadPriority(options.cpu_worker_priority); !valid.ok()) {
     return absl::InvalidArgumentError(absl::StrCat("cpu_worker_priority: ", valid.message()));
   }
+  for (const auto& [name, cpus] : {std::pair{"cpu_worker_cpus", &options.cpu_worker_cpus},
+                                   std::pair{"gpu_worker_cpus", &options.gpu_worker_cpus}}) {
+    if (cpus->empty()) continue;
+    if (absl::Status allowed = cpu::CheckCpusAllowed(*cpus); !allowed.ok()) {
+      return absl::InvalidArgumentError(absl::StrCat(name, ": ", allowed.message()));
+    }
+  }
   if (options.default_deadline <= absl::ZeroDuration()) {
     return absl::InvalidArgumentError("default_deadline must be positive");
   }
@@ -235,6 +242,19 @@ void HybridQueryExecutor::AnswerLoop() {
 
 void HybridQueryExecutor::WorkerLoop(Processor p) {
   NameWorkerThread(p == Processor::kCpu ? "tandem-cpu" : "tandem-gpu");
+  const std::vector<int>& cpus =
+      p == Processor::kCpu ? options_.cpu_worker_cpus : options_.gpu_worker_cpus;
+  if (!cpus.empty()) {
+    // Checked against the process's CPUs in Create; a cpuset changed since is reported once.
+    const absl::Status pinned = cpu::PinThreadToCpus(cpus);
+    static std::once_flag reported;
+    if (!pinned.ok()) {
+      std::call_once(reported, [&] {
+        std::fprintf(stderr, "tandem-server: workers run on any CPU: %s\n",
+                     std::string(pinned.message()).c_str());
+      });
+    }
+  }
   if (p == Processor::kCpu) {
     // A thread starts at its creator's priority, so this is relative to the server's.
     const absl::Status lowered = cpu::LowerThreadPriority(options_.cpu_worker_priority);

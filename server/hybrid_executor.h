@@ -50,6 +50,7 @@
 #include "absl/status/statusor.h"
 #include "absl/synchronization/mutex.h"
 #include "absl/time/time.h"
+#include "cpu/thread_affinity.h"
 #include "cpu/thread_priority.h"
 #include "index/engine.h"
 #include "scheduler/cost_predictor.h"
@@ -126,6 +127,11 @@ class HybridQueryExecutor final : public QueryExecutor {
     // the H100 machine, CPU workers at the server's priority had slowed the GPU workers, which
     // wait for the CUDA driver's launch lock, by half (bench/results/hybrid_probe_h100.txt).
     cpu::ThreadPriority cpu_worker_priority = {};
+    // The CPUs each kind of worker may run on (cpu/thread_affinity.h); empty: wherever the process
+    // may. Disjoint sets keep CPU query workers off the cores of the GPU workers, which hold the
+    // CUDA driver's launch lock while they launch: a GPU worker preempted there stalls the others.
+    std::vector<int> cpu_worker_cpus = {};
+    std::vector<int> gpu_worker_cpus = {};
     // Queries running at once on both processors together; 0: no limit beyond the workers. 1 is
     // the paper's "CPU+GPU serialized" configuration (one query at a time, on the processor the
     // policy picks), the baseline the parallel hybrid is measured against.

@@ -1,6 +1,7 @@
 #include "server/hybrid_executor.h"
 
 #include <pthread.h>
+#include <sched.h>
 
 #include <algorithm>
 #include <atomic>
@@ -13,7 +14,9 @@
 #include <vector>
 
 #include "absl/synchronization/mutex.h"
+#include "cpu/thread_affinity.h"
 #include "cpu/thread_priority.h"
+#include "gmock/gmock.h"
 #include "gtest/gtest.h"
 #include "server/executor_test_util.h"
 
@@ -137,6 +140,13 @@ TEST(HybridQueryExecutorTest, RejectsBadOptions) {
       HybridQueryExecutor::Create(&cpu, nullptr, {.cpu_worker_priority = {.nice = -1}}).ok());
   EXPECT_FALSE(
       HybridQueryExecutor::Create(&cpu, nullptr, {.cpu_worker_priority = {.nice = 20}}).ok());
+  for (const HybridQueryExecutor::Options& bad :
+       {HybridQueryExecutor::Options{.cpu_worker_cpus = {CPU_SETSIZE - 1}},
+        HybridQueryExecutor::Options{.gpu_worker_cpus = {CPU_SETSIZE - 1}}}) {
+    const absl::Status status = HybridQueryExecutor::Create(&cpu, nullptr, bad).status();
+    EXPECT_EQ(status.code(), absl::StatusCode::kInvalidArgument);
+    EXPECT_THAT(status.message(), ::testing::HasSubstr("_worker_cpus: CPU 1023 is not one"));
+  }
   EXPECT_TRUE(HybridQueryExecutor::Create(&cpu, nullptr, {}).ok());  // no GPU: predictor optional
 }
 
@@ -564,26 +574,26 @@ TEST(HybridQueryExecutorTest, WithAnswerThreadsEveryTaskIsAnsweredExactlyOnce) {
   ExpectEveryTaskAnsweredExactlyOnce(2);
 }
 
-// Eight queries, the even ones cheaper on the GPU and the odd ones on the CPU, with one answer
-// thread: where each was answered (thread name, nice value, SCHED_IDLE) and by which engine.
+// Eight queries, the even ones cheaper on the GPU and the odd ones on the CPU, by default with one
+// answer thread: where each was answered (thread name, nice value, SCHED_IDLE, allowed CPUs) and by
+// which engine. `options` sets the workers' priority, CPUs and answer threads.
 struct AnsweredOn {
   std::string engine;
   std::string thread;
   int nice = 0;
   bool idle = false;
+  std::vector<int> cpus;
 };
-std::map<int, AnsweredOn> RunCpuAndGpuQueries(cpu::ThreadPriority priority) {
+std::map<int, AnsweredOn> RunCpuAndGpuQueries(HybridQueryExecutor::Options options) {
   FakePredictor predictor({{1, {.cpu_ms = 20, .gpu_ms = 1}}, {2, {.cpu_ms = 1, .gpu_ms = 20}}});
   FakeEngine cpu("cpu", true);
   FakeEngine gpu("gpu", true);
-  auto executor = MakeExecutor(&cpu, &gpu,
-                               {.cpu_threads = 2,
-                                .gpu_threads = 1,
-                                .answer_threads = 1,
-                                .cpu_worker_priority = priority,
-                                .queue_capacity = 32,
-                                .policy = Fixed(),
-                                .predictor = &predictor});
+  options.cpu_threads = 2;
+  options.gpu_threads = 1;
+  options.queue_capacity = 32;
+  options.policy = Fixed();
+  options.predictor = &predictor;
+  auto executor = MakeExecutor(&cpu, &gpu, std::move(options));
   absl::Mutex mu;
   std::map<int, AnsweredOn> answered_on;  // by job
   Outcomes outcomes;
@@ -594,7 +604,8 @@ std::map<int, AnsweredOn> RunCpuAndGpuQueries(cpu::ThreadPriority priority) {
       AnsweredOn on{.engine = o.engine,
                     .thread = name,
                     .nice = cpu::ThreadNice().value_or(-100),
-                    .idle = cpu::ThreadIsIdle()};
+                    .idle = cpu::ThreadIsIdle(),
+                    .cpus = cpu::ThreadCpus().value_or(std::vector<int>())};
       {
         absl::MutexLock lock(&mu);
         answered_on[job] = on;
@@ -611,7 +622,7 @@ std::map<int, AnsweredOn> RunCpuAndGpuQueries(cpu::ThreadPriority priority) {
 
 // With answer threads, the GPU's queries are answered there and the CPU's by their workers.
 TEST(HybridQueryExecutorTest, AnswerThreadsAnswerTheGpuWorkersQueries) {
-  std::map<int, AnsweredOn> answered_on = RunCpuAndGpuQueries({});
+  std::map<int, AnsweredOn> answered_on = RunCpuAndGpuQueries({.answer_threads = 1});
   for (int job = 0; job < 8; ++job) {
     EXPECT_EQ(answered_on[job].engine, job % 2 == 0 ? "gpu" : "cpu");
     EXPECT_EQ(answered_on[job].thread, job % 2 == 0 ? "tandem-answer" : "tandem-cpu")
@@ -625,7 +636,7 @@ TEST(HybridQueryExecutorTest, CpuWorkersRunAtTheirNiceLevel) {
   const absl::StatusOr<int> base = cpu::ThreadNice();
   ASSERT_TRUE(base.ok()) << base.status();
   if (*base > 16) GTEST_SKIP() << "the test runs at nice " << *base;
-  std::map<int, AnsweredOn> answered_on = RunCpuAndGpuQueries({.nice = 3});
+  std::map<int, AnsweredOn> answered_on = RunCpuAndGpuQueries({.answer_threads = 1, .cpu_worker_priority = {.nice = 3}});
   for (int job = 0; job < 8; ++job) {
     const bool on_gpu = job % 2 == 0;
     EXPECT_EQ(answered_on[job].thread, on_gpu ? "tandem-answer" : "tandem-cpu") << "job " << job;
@@ -636,13 +647,30 @@ TEST(HybridQueryExecutorTest, CpuWorkersRunAtTheirNiceLevel) {
 }
 
 TEST(HybridQueryExecutorTest, IdleCpuWorkersRunUnderSchedIdle) {
-  std::map<int, AnsweredOn> answered_on = RunCpuAndGpuQueries({.idle = true});
+  std::map<int, AnsweredOn> answered_on = RunCpuAndGpuQueries({.answer_threads = 1, .cpu_worker_priority = {.idle = true}});
   for (int job = 0; job < 8; ++job) {
     const bool on_gpu = job % 2 == 0;
     EXPECT_EQ(answered_on[job].thread, on_gpu ? "tandem-answer" : "tandem-cpu") << "job " << job;
     EXPECT_EQ(answered_on[job].idle, !on_gpu) << "job " << job;
   }
   EXPECT_FALSE(cpu::ThreadIsIdle());
+}
+
+// cpu_worker_cpus and gpu_worker_cpus confine each kind of worker to its CPUs (no answer threads
+// here, so the GPU worker answers its own queries); the creating thread is left as it was.
+TEST(HybridQueryExecutorTest, WorkersRunOnTheirCpus) {
+  const absl::StatusOr<std::vector<int>> allowed = cpu::ThreadCpus();
+  ASSERT_TRUE(allowed.ok()) << allowed.status();
+  const std::vector<int> cpu_cpus = {allowed->front()};
+  const std::vector<int> gpu_cpus = {allowed->back()};  // the same CPU on a one-CPU machine
+  std::map<int, AnsweredOn> answered_on = RunCpuAndGpuQueries(
+      {.answer_threads = 0, .cpu_worker_cpus = cpu_cpus, .gpu_worker_cpus = gpu_cpus});
+  for (int job = 0; job < 8; ++job) {
+    const bool on_gpu = job % 2 == 0;
+    EXPECT_EQ(answered_on[job].thread, on_gpu ? "tandem-gpu" : "tandem-cpu") << "job " << job;
+    EXPECT_EQ(answered_on[job].cpus, on_gpu ? gpu_cpus : cpu_cpus) << "job " << job;
+  }
+  EXPECT_EQ(*cpu::ThreadCpus(), *allowed);
 }
 
 // Sleeps a few milliseconds per query and records how many queries of both engines (sharing one

@@ -15,6 +15,7 @@
 #include <cstdint>
 #include <memory>
 #include <string>
+#include <vector>
 
 #include "absl/status/statusor.h"
 #include "absl/time/time.h"
@@ -76,6 +77,9 @@ struct ServerOptions {
   // hybrid: the CPU workers' priority below the server's (HybridQueryExecutor::Options);
   // tandem-server's default (--cpu-worker-priority) is nice +10
   cpu::ThreadPriority cpu_worker_priority = {};
+  // hybrid: the CPUs the CPU and the GPU workers may run on; empty: any (HybridQueryExecutor)
+  std::vector<int> cpu_worker_cpus = {};
+  std::vector<int> gpu_worker_cpus = {};
   std::string cost_model_file;  // hybrid: a trained model (tandem-train-cost); empty: heuristic
   absl::Duration default_deadline = absl::Milliseconds(500);  // hybrid: scheduling deadline
   // hybrid: shortest-predicted-first within this bound; a query waiting longer goes first

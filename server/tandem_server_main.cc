@@ -20,6 +20,7 @@
 #include <cstring>
 #include <string>
 #include <thread>
+#include <tuple>
 #include <vector>
 
 #include "absl/flags/flag.h"
@@ -29,6 +30,7 @@
 #include "absl/strings/str_cat.h"
 #include "absl/synchronization/mutex.h"
 #include "absl/time/time.h"
+#include "cpu/thread_affinity.h"
 #include "cpu/thread_priority.h"
 #include "index/command_line.h"
 #include "index/index.h"
@@ -58,6 +60,13 @@ ABSL_FLAG(std::string, cpu_worker_priority, "10",
           "that the threads that feed the GPU and complete the RPCs get the cores first: N nice "
           "levels (0..19; 0: the same priority) or idle (SCHED_IDLE: only the cores nothing else "
           "wants).");
+ABSL_FLAG(std::string, cpu_worker_cpus, "",
+          "Hybrid scheduler: the CPUs the CPU query workers may run on, as for taskset -c "
+          "(0-3,8,10-11); empty: any. With --gpu-worker-cpus on other CPUs, a CPU query never "
+          "takes the core of a GPU worker that is launching kernels.");
+ABSL_FLAG(std::string, gpu_worker_cpus, "",
+          "Hybrid scheduler: the CPUs the GPU workers may run on, as for --cpu-worker-cpus; "
+          "empty: any.");
 ABSL_FLAG(std::string, gpu_wait, "auto",
           "How a thread waiting for the GPU holds its core: spin (lowest latency, a core per "
           "waiting query), yield, blocking (sleeps until the device signals), auto (CUDA's "
@@ -161,6 +170,23 @@ absl::StatusOr<tandem::server::ServerOptions> OptionsFromFlags() {
         absl::StrCat("--cpu-worker-priority: ", cpu_worker_priority.status().message()));
   }
   options.cpu_worker_priority = *cpu_worker_priority;
+  for (const auto& [flag, value, field] :
+       {std::tuple{"--cpu-worker-cpus", absl::GetFlag(FLAGS_cpu_worker_cpus),
+                   &options.cpu_worker_cpus},
+        std::tuple{"--gpu-worker-cpus", absl::GetFlag(FLAGS_gpu_worker_cpus),
+                   &options.gpu_worker_cpus}}) {
+    if (value.empty()) continue;
+    absl::StatusOr<std::vector<int>> cpus = tandem::cpu::ParseCpuList(value);
+    if (cpus.ok()) {
+      if (absl::Status allowed = tandem::cpu::CheckCpusAllowed(*cpus); !allowed.ok()) {
+        cpus = allowed;
+      }
+    }
+    if (!cpus.ok()) {
+      return absl::InvalidArgumentError(absl::StrCat(flag, ": ", cpus.status().message()));
+    }
+    *field = *std::move(cpus);
+  }
   absl::StatusOr<tandem::scheduler::GpuWait> gpu_wait =
       tandem::scheduler::ParseGpuWait(absl::GetFlag(FLAGS_gpu_wait));
   if (!gpu_wait.ok()) {

@@ -102,6 +102,12 @@ TEST_F(StartupE2eTest, StartupFailuresExitNonZeroWithOneLine) {
   ExpectStartupFailure({"--index", index_->dir(), "--cpu-worker-priority", "low"},
                        "--cpu-worker-priority: a thread priority is idle or a number of nice "
                        "levels 0 to 19, got 'low'");
+  ExpectStartupFailure({"--index", index_->dir(), "--cpu-worker-cpus", "3-1"},
+                       "--cpu-worker-cpus: '3-1' in a CPU list runs backwards");
+  ExpectStartupFailure({"--index", index_->dir(), "--gpu-worker-cpus", "0,,1"},
+                       "--gpu-worker-cpus: empty item in the CPU list '0,,1'");
+  ExpectStartupFailure({"--index", index_->dir(), "--cpu-worker-cpus", "1023"},
+                       "--cpu-worker-cpus: CPU 1023 is not one this process may run on");
   ExpectStartupFailure({"--index", index_->dir(), "--cost-model-refine-every", "-1"},
                        "--cost-model-refine-every must be >= 0");
   ExpectStartupFailure({"--index", index_->dir(), "--cpu-or", "wand"},

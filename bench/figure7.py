@@ -26,8 +26,10 @@ BASES = {
     "serial": "CPU+GPU, one query at a time",
     "hybrid": "CPU+GPU hybrid scheduler",
 }
-# NAME[N][-gM][-WAIT] as bench/figure7.sh names its configurations (hybrid8-g8-blocking).
-CONFIG_RE = re.compile(r"^(cpu|gpu|serial|hybrid)(\d*)(?:-g(\d+))?(?:-(auto|spin|yield|blocking))?$")
+# NAME[N][-gM][-pP][-WAIT] as bench/figure7.sh names its configurations (hybrid8-g8-blocking,
+# hybrid-p4: GPU workers on CPUs 0-3, CPU workers on the others).
+CONFIG_RE = re.compile(
+    r"^(cpu|gpu|serial|hybrid)(\d*)(?:-g(\d+))?(?:-p(\d+))?(?:-(auto|spin|yield|blocking))?$")
 FILE_RE = re.compile(r"^(and|or)_(.+?)(?:_\d+(?:\.\d+)?)?\.json$")
 MODES = ["and", "or"]
 
@@ -35,11 +37,11 @@ MODES = ["and", "or"]
 def config_key(config):
     m = CONFIG_RE.match(config)
     return (list(BASES).index(m.group(1)), int(m.group(2) or 0), int(m.group(3) or 0),
-            m.group(4) or "")
+            int(m.group(4) or 0), m.group(5) or "")
 
 
 def config_label(config):
-    base, n, g, wait = CONFIG_RE.match(config).groups()
+    base, n, g, p, wait = CONFIG_RE.match(config).groups()
     details = []
     if base == "cpu":
         details.append(f"{n or 16} cores")
@@ -47,6 +49,8 @@ def config_label(config):
         details.append(f"{n} CPU workers")
     if g:
         details.append(f"{g} on the GPU")
+    if p:
+        details.append(f"GPU workers on {p} CPUs, CPU workers on the rest")
     if wait:
         details.append(f"{wait} wait")
     return BASES[base] + (f" ({', '.join(details)})" if details else "")

@@ -6,9 +6,11 @@
 #   gpu     GPU only: every query pinned to the GPU (--engine gpu), $GPU_THREADS (8) queries in flight
 #   serial  one query at a time on the processor the cost model picks (--scheduler serial)
 #   hybrid  the three-queue work-stealing scheduler (--engine auto), $HYBRID_THREADS CPU workers
-# A configuration name may carry variants: NAME[N][-gM][-WAIT], e.g. hybrid8-g8-blocking: N CPU
-# workers (hybrid, cpu), M queries in flight on the GPU (--gpu-threads, default $GPU_THREADS) and
-# how GPU workers wait for the device (--gpu-wait spin|yield|blocking, default $GPU_WAIT).
+# A configuration name may carry variants: NAME[N][-gM][-pP][-WAIT], e.g. hybrid8-g8-blocking: N
+# CPU workers (hybrid, cpu), M queries in flight on the GPU (--gpu-threads, default $GPU_THREADS),
+# the GPU workers on CPUs 0..P-1 and the CPU workers on the others (--gpu-worker-cpus,
+# --cpu-worker-cpus; default: both anywhere) and how GPU workers wait for the device (--gpu-wait
+# spin|yield|blocking, default $GPU_WAIT).
 # Steps (each skipped when its output exists, so a second call can resume):
 #   1. tandem-index synth: the GOV2-like index (bench/WORKLOADS.md) in $INDEX;
 #   2. tandem-train-cost on the first $TRAIN training queries of the seeded split (seed 1, 3,000
@@ -66,12 +68,15 @@ fi
 
 SERVER_PID=
 trap '[[ -z $SERVER_PID ]] || kill -TERM "$SERVER_PID" 2>/dev/null || true' EXIT
-start_server() {  # $1: scheduler, $2: CPU workers, $3: GPU queries in flight, $4: GPU wait
-  local log="$OUT/server_$1_$2_g$3_$4.log"
+start_server() {  # $1: scheduler, $2: CPU workers, $3: GPU queries in flight, $4: GPU wait,
+                 # $5: CPUs 0..$5-1 for the GPU workers, the rest for the CPU workers (empty: any)
+  local log="$OUT/server_$1_$2_g$3_$4${5:+_p$5}.log" cpus=()
+  [[ -z $5 ]] || cpus=(--gpu-worker-cpus "0-$(($5 - 1))" --cpu-worker-cpus "$5-$(($(nproc) - 1))")
   "$BIN/tandem-server" --index "$INDEX" --listen "127.0.0.1:$PORT" \
     --metrics-listen "127.0.0.1:$METRICS_PORT" --threads "$2" --gpu "$GPU" --scheduler "$1" \
     --gpu-threads "$3" --gpu-wait "$4" --max-wait "$MAX_WAIT" --cost-model "$OUT/cost_model.txt" \
-    --queue-capacity 100000 ${ANSWER_THREADS:+--answer-threads "$ANSWER_THREADS"} > "$log" 2>&1 &
+    --queue-capacity 100000 ${ANSWER_THREADS:+--answer-threads "$ANSWER_THREADS"} "${cpus[@]}" \
+    > "$log" 2>&1 &
   SERVER_PID=$!
   wait_listening "$log" "$SERVER_PID"
   [[ $GPU == off ]] || warm_device_cache "$BIN" "127.0.0.1:$PORT" "$OUT/eval-queries.txt"
@@ -116,16 +121,20 @@ sweep() {  # $1 mode, $2 config, $3 engine hint
 # wait. CPU only and GPU only pin every query (--engine cpu / gpu) on a hybrid server with 16 CPU
 # workers; "hybridN" runs the hybrid scheduler with N CPU workers (default $HYBRID_THREADS), leaving
 # the other cores to the GPU workers' host code, gRPC and the load generator.
-CONFIG_RE='^(cpu|gpu|serial|hybrid)([0-9]*)(-g([0-9]+))?(-(auto|spin|yield|blocking))?$'
+CONFIG_RE='^(cpu|gpu|serial|hybrid)([0-9]*)(-g([0-9]+))?(-p([0-9]+))?(-(auto|spin|yield|blocking))?$'
 server_of() {
   [[ $1 =~ $CONFIG_RE ]] || { echo "bad configuration '$1'" >&2; exit 2; }
   local base=${BASH_REMATCH[1]} n=${BASH_REMATCH[2]} g=${BASH_REMATCH[4]:-$GPU_THREADS}
-  local wait=${BASH_REMATCH[6]:-$GPU_WAIT}
+  local p=${BASH_REMATCH[6]} wait=${BASH_REMATCH[8]:-$GPU_WAIT}
+  if [[ -n $p ]] && ((p < 1 || p >= $(nproc))); then
+    echo "configuration '$1': -p needs 1 to $(($(nproc) - 1)) CPUs for the GPU workers" >&2
+    exit 2
+  fi
   case $base in
-    cpu) echo "hybrid:${n:-16}:$g:$wait" ;;
-    gpu) echo "hybrid:16:$g:$wait" ;;
-    serial) echo "serial:1:$g:$wait" ;;
-    hybrid) echo "hybrid:${n:-$HYBRID_THREADS}:$g:$wait" ;;
+    cpu) echo "hybrid:${n:-16}:$g:$wait:$p" ;;
+    gpu) echo "hybrid:16:$g:$wait:$p" ;;
+    serial) echo "serial:1:$g:$wait:$p" ;;
+    hybrid) echo "hybrid:${n:-$HYBRID_THREADS}:$g:$wait:$p" ;;
   esac
 }
 for c in $CONFIGS; do server_of "$c" > /dev/null; done
@@ -138,9 +147,9 @@ for key in $(for c in $CONFIGS; do server_of "$c"; done | awk '!seen[$0]++'); do
     done
   done
   [[ ${#todo[@]} -eq 0 ]] && continue
-  IFS=: read -r scheduler threads gpu_threads gpu_wait <<< "$key"
+  IFS=: read -r scheduler threads gpu_threads gpu_wait partition <<< "$key"
   log "server $key for ${todo[*]}"
-  start_server "$scheduler" "$threads" "$gpu_threads" "$gpu_wait"
+  start_server "$scheduler" "$threads" "$gpu_threads" "$gpu_wait" "$partition"
   for item in "${todo[@]}"; do
     mode=${item%%:*}
     config=${item#*:}

@@ -21,6 +21,7 @@
 #include "gpu/query_ops.h"
 #include "gpu/scratch_arena.h"
 #include "gpu/stage_timer.h"
+#include "gpu/stream_wait.h"
 #include "index/bm25.h"
 #include "index/query.h"
 #include "index/status_macros.h"
@@ -45,6 +46,7 @@ struct QueryContext {
   uint64_t* host_keys = nullptr;  // pinned, index::kMaxK keys
   StageTimer timer;
   GpuQueryTuning tuning;  // the engine's tuning when the query checked the context out
+  StreamWait wait;        // how the query's thread waits for the stream
 
   ~QueryContext() {
     if (stream != nullptr) {
@@ -82,8 +84,9 @@ absl::StatusOr<std::vector<DeviceHit>> SelectTopK(TopKMethod method, const float
     method = k <= kHeapTopKLimit ? TopKMethod::kMultiLevelHeap : TopKMethod::kRadixSort;
   }
   return method == TopKMethod::kMultiLevelHeap
-             ? TopKHeap(scores, docs, n, k, qc.host_keys, num_scored, qc.arena, qc.stream)
-             : TopKRadix(scores, docs, n, k, qc.host_keys, num_scored, qc.arena, qc.stream);
+             ? TopKHeap(scores, docs, n, k, qc.host_keys, num_scored, qc.arena, qc.stream, qc.wait)
+             : TopKRadix(scores, docs, n, k, qc.host_keys, num_scored, qc.arena, qc.stream,
+                         qc.wait);
 }
 
 absl::Status CheckTuning(const GpuQueryTuning& tuning) {
@@ -238,7 +241,7 @@ absl::StatusOr<std::vector<index::Hit>> GpuEngine::Impl::RunAnd(
         n, IntersectAndCompact(cand, n, selection, decoded, list.block_size, list.num_blocks,
                                list.num_postings, qc.tuning.intersect_levels, pos, pos_next,
                                static_cast<uint32_t>(j + 1), stride, cand_next, qc.arena,
-                               qc.stream));
+                               qc.stream, qc.wait));
     qc.timer.Mark(GpuStage::kIntersect);
     // Upper bound: the launch covers min(candidates, blocks) blocks; unselected slots exit at once.
     stats.blocks_decoded += selection.max_selected;
@@ -276,6 +279,11 @@ GpuEngine::~GpuEngine() = default;
 absl::StatusOr<std::unique_ptr<GpuEngine>> GpuEngine::Create(const index::Index& index,
                                                              const GpuEngineOptions& options) {
   if (options.num_contexts < 1) return absl::InvalidArgumentError("num_contexts must be >= 1");
+  if (options.spin_before_block < std::chrono::microseconds::zero() ||
+      options.spin_before_block > std::chrono::seconds(1)) {
+    return absl::InvalidArgumentError(absl::StrCat("spin_before_block must be 0 to 1 s, got ",
+                                                   options.spin_before_block.count(), " us"));
+  }
   TANDEM_RETURN_IF_ERROR(CheckTuning(options.tuning));
   auto impl = std::make_unique<Impl>(index);
   impl->options = options;
@@ -290,7 +298,10 @@ absl::StatusOr<std::unique_ptr<GpuEngine>> GpuEngine::Create(const index::Index&
     // Since CUDA 12 the flags of an initialized primary context are overwritten, not refused.
     unsigned flags = cudaDeviceScheduleSpin;
     if (options.host_wait == GpuHostWait::kYield) flags = cudaDeviceScheduleYield;
-    if (options.host_wait == GpuHostWait::kBlockingSync) flags = cudaDeviceScheduleBlockingSync;
+    if (options.host_wait == GpuHostWait::kBlockingSync ||
+        options.host_wait == GpuHostWait::kSpinThenBlock) {
+      flags = cudaDeviceScheduleBlockingSync;  // the spin is ours (SynchronizeStream)
+    }
     TANDEM_CUDA_RETURN_IF_ERROR(cudaSetDeviceFlags(flags));
   }
   cudaDeviceProp prop;
@@ -312,6 +323,7 @@ absl::StatusOr<std::unique_ptr<GpuEngine>> GpuEngine::Create(const index::Index&
     TANDEM_CUDA_RETURN_IF_ERROR(
         cudaMallocHost(reinterpret_cast<void**>(&qc->host_keys), sizeof(uint64_t) * index::kMaxK));
     TANDEM_RETURN_IF_ERROR(qc->timer.Init());
+    if (options.host_wait == GpuHostWait::kSpinThenBlock) qc->wait.spin = options.spin_before_block;
     impl->idle.push_back(qc.get());
     impl->contexts.push_back(std::move(qc));
   }

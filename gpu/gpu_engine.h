@@ -22,6 +22,7 @@
 //   TANDEM_ASSIGN_OR_RETURN(index::SearchResult r, engine->Search(query, {}));
 #pragma once
 
+#include <chrono>
 #include <cstdint>
 #include <memory>
 #include <string>
@@ -71,8 +72,10 @@ struct GpuStageTimes {
 // so it applies to every engine of the process on that device). kAuto is CUDA's default: spin while
 // the process has no more CUDA contexts than logical processors, which is always here. Spinning
 // answers a synchronization soonest but holds a core per waiting query; kYield and kBlockingSync
-// give it to the CPU engine's workers and the RPC threads.
-enum class GpuHostWait { kAuto, kSpin, kYield, kBlockingSync };
+// give it to the CPU engine's workers and the RPC threads. kSpinThenBlock polls the stream for
+// GpuEngineOptions::spin_before_block, then sleeps (blocking sync; gpu/stream_wait.h): short waits
+// as with kSpin, long ones without holding a core.
+enum class GpuHostWait { kAuto, kSpin, kYield, kBlockingSync, kSpinThenBlock };
 
 struct GpuEngineOptions {
   int device = 0;
@@ -86,6 +89,8 @@ struct GpuEngineOptions {
   // an AND of up to 16 terms whose shortest list spans the whole collection).
   uint64_t scratch_bytes = 0;
   GpuHostWait host_wait = GpuHostWait::kAuto;
+  // kSpinThenBlock: how long a query's thread polls its stream before it sleeps (0..1 s).
+  std::chrono::microseconds spin_before_block{200};
   GpuQueryTuning tuning = {};
 };
 

@@ -250,6 +250,45 @@ TEST_P(GpuEngineTest, ConcurrentQueriesMatch) {
   for (int t = 0; t < 6; ++t) EXPECT_EQ(failures[t], 0) << "thread " << t;
 }
 
+// Spin-then-block waits (the device switches to blocking sync): with no spin every wait sleeps,
+// with 50 us short waits are answered while spinning; the answers are the CPU engine's either way,
+// also with queries from several threads at once.
+TEST_P(GpuEngineTest, SpinThenBlockWaitsMatch) {
+  for (int spin_us : {0, 50}) {
+    SCOPED_TRACE(spin_us);
+    std::unique_ptr<GpuEngine> gpu =
+        MakeGpu({.cache_bytes = 256u << 20,
+                 .num_contexts = 2,
+                 .host_wait = GpuHostWait::kSpinThenBlock,
+                 .spin_before_block = std::chrono::microseconds(spin_us)});
+    ASSERT_NE(gpu, nullptr);
+    CompareAll(*gpu, RandomQueries(vocabulary_, 10, 23), index::Bm25Params{});
+    const std::vector<Query> queries = RandomQueries(vocabulary_, 24, 29);
+    std::vector<std::thread> threads;
+    std::vector<int> failures(3, 0);
+    for (int t = 0; t < 3; ++t) {
+      threads.emplace_back([&, t] {
+        for (size_t i = t; i < queries.size(); i += 3) {
+          Query q = queries[i];
+          q.mode = kModes[i % 3];
+          q.k = 10;
+          auto c = cpu_->Search(q, {});
+          auto g = gpu->Search(q, {});
+          if (!c.ok() || !g.ok() || c->hits != g->hits) ++failures[t];
+        }
+      });
+    }
+    for (std::thread& th : threads) th.join();
+    for (int t = 0; t < 3; ++t) EXPECT_EQ(failures[t], 0) << "thread " << t;
+  }
+  for (int bad_us : {-1, 2'000'000}) {
+    const absl::StatusOr<std::unique_ptr<GpuEngine>> bad =
+        GpuEngine::Create(*index_, {.host_wait = GpuHostWait::kSpinThenBlock,
+                                    .spin_before_block = std::chrono::microseconds(bad_us)});
+    EXPECT_EQ(bad.status().code(), absl::StatusCode::kInvalidArgument) << bad_us;
+  }
+}
+
 TEST_P(GpuEngineTest, ErrorsAreStatuses) {
   std::unique_ptr<GpuEngine> gpu =
       MakeGpu({.cache_bytes = 256u << 20, .num_contexts = 1, .scratch_bytes = 4096});

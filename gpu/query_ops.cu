@@ -173,7 +173,8 @@ absl::StatusOr<uint32_t> IntersectAndCompact(const uint32_t* cand, uint32_t n,
                                              uint32_t num_postings, int merge_find_levels,
                                              uint32_t* pos_in, uint32_t* pos_out, uint32_t rows,
                                              uint64_t stride, uint32_t* cand_out,
-                                             ScratchArena& arena, cudaStream_t stream) {
+                                             ScratchArena& arena, cudaStream_t stream,
+                                             const StreamWait& wait) {
   TANDEM_RETURN_IF_ERROR(CheckStream(stream));
   if (n == 0 || rows == 0) return absl::InvalidArgumentError("empty intersection");
   const size_t mark = arena.mark();
@@ -204,7 +205,7 @@ absl::StatusOr<uint32_t> IntersectAndCompact(const uint32_t* cand, uint32_t n,
   uint32_t survivors = 0;
   TANDEM_CUDA_RETURN_IF_ERROR(
       cudaMemcpyAsync(&survivors, total, sizeof(uint32_t), cudaMemcpyDeviceToHost, stream));
-  TANDEM_CUDA_RETURN_IF_ERROR(cudaStreamSynchronize(stream));
+  TANDEM_RETURN_IF_ERROR(SynchronizeStream(stream, wait));
   arena.Rollback(mark);
   return survivors;
 }
@@ -212,7 +213,7 @@ absl::StatusOr<uint32_t> IntersectAndCompact(const uint32_t* cand, uint32_t n,
 absl::StatusOr<std::vector<DeviceHit>> TopKRadix(const float* scores, const uint32_t* docs,
                                                  uint32_t n, uint32_t k, uint64_t* host_keys,
                                                  uint64_t* num_scored, ScratchArena& arena,
-                                                 cudaStream_t stream) {
+                                                 cudaStream_t stream, const StreamWait& wait) {
   TANDEM_RETURN_IF_ERROR(CheckStream(stream));
   std::vector<DeviceHit> hits;
   *num_scored = 0;
@@ -234,7 +235,7 @@ absl::StatusOr<std::vector<DeviceHit>> TopKRadix(const float* scores, const uint
   uint32_t count = 0;
   TANDEM_CUDA_RETURN_IF_ERROR(
       cudaMemcpyAsync(&count, d_count, sizeof(uint32_t), cudaMemcpyDeviceToHost, stream));
-  TANDEM_CUDA_RETURN_IF_ERROR(cudaStreamSynchronize(stream));
+  TANDEM_RETURN_IF_ERROR(SynchronizeStream(stream, wait));
   *num_scored = count;
   if (count == 0) {
     arena.Rollback(mark);
@@ -251,7 +252,7 @@ absl::StatusOr<std::vector<DeviceHit>> TopKRadix(const float* scores, const uint
   const uint32_t take = std::min(count, k);
   TANDEM_CUDA_RETURN_IF_ERROR(cudaMemcpyAsync(host_keys, keys, sizeof(uint64_t) * take,
                                               cudaMemcpyDeviceToHost, stream));
-  TANDEM_CUDA_RETURN_IF_ERROR(cudaStreamSynchronize(stream));
+  TANDEM_RETURN_IF_ERROR(SynchronizeStream(stream, wait));
   arena.Rollback(mark);
   return KeysToHits(host_keys, take);
 }
@@ -259,7 +260,7 @@ absl::StatusOr<std::vector<DeviceHit>> TopKRadix(const float* scores, const uint
 absl::StatusOr<std::vector<DeviceHit>> TopKHeap(const float* scores, const uint32_t* docs,
                                                 uint32_t n, uint32_t k, uint64_t* host_keys,
                                                 uint64_t* num_scored, ScratchArena& arena,
-                                                cudaStream_t stream) {
+                                                cudaStream_t stream, const StreamWait& wait) {
   using kernels::kHeapGroup;
   TANDEM_RETURN_IF_ERROR(CheckStream(stream));
   *num_scored = 0;
@@ -291,12 +292,12 @@ absl::StatusOr<std::vector<DeviceHit>> TopKHeap(const float* scores, const uint3
   uint32_t host_counters[2] = {0, 0};
   TANDEM_CUDA_RETURN_IF_ERROR(cudaMemcpyAsync(host_counters, counters, sizeof(host_counters),
                                               cudaMemcpyDeviceToHost, stream));
-  TANDEM_CUDA_RETURN_IF_ERROR(cudaStreamSynchronize(stream));
+  TANDEM_RETURN_IF_ERROR(SynchronizeStream(stream, wait));
   const uint32_t take = host_counters[1];
   *num_scored = host_counters[0];
   TANDEM_CUDA_RETURN_IF_ERROR(cudaMemcpyAsync(host_keys, out, sizeof(uint64_t) * take,
                                               cudaMemcpyDeviceToHost, stream));
-  TANDEM_CUDA_RETURN_IF_ERROR(cudaStreamSynchronize(stream));
+  TANDEM_RETURN_IF_ERROR(SynchronizeStream(stream, wait));
   arena.Rollback(mark);
   return KeysToHits(host_keys, take);
 }

@@ -15,6 +15,7 @@
 #include "absl/status/status.h"
 #include "absl/status/statusor.h"
 #include "gpu/scratch_arena.h"
+#include "gpu/stream_wait.h"
 
 namespace tandem::gpu {
 
@@ -68,14 +69,15 @@ inline constexpr int kLocatedBlockSearch = -1;  // each candidate searches the b
 // of posting positions (stride `stride`) from pos_in to pos_out; the new row `rows` - 1 is this
 // list's positions. `merge_find_levels`: kLocatedBlockSearch, or 0..kMaxMergeFindLevels for the
 // recursive merge-find of the candidates against all decoded blocks (which pads `decoded`'s unused
-// entries). Synchronizes the stream and returns the number of survivors.
+// entries). Synchronizes the stream (waiting as `wait` says) and returns the number of survivors.
 absl::StatusOr<uint32_t> IntersectAndCompact(const uint32_t* cand, uint32_t n,
                                              const BlockSelection& selection, uint32_t* decoded,
                                              uint32_t block_size, uint32_t num_blocks,
                                              uint32_t num_postings, int merge_find_levels,
                                              uint32_t* pos_in, uint32_t* pos_out, uint32_t rows,
                                              uint64_t stride, uint32_t* cand_out,
-                                             ScratchArena& arena, cudaStream_t stream);
+                                             ScratchArena& arena, cudaStream_t stream,
+                                             const StreamWait& wait = {});
 
 // A top-k hit as the device hands it back.
 struct DeviceHit {
@@ -85,18 +87,21 @@ struct DeviceHit {
 
 // The k best (score > 0) of scores[0..n) for documents docs[i] (docs == nullptr: document i), in
 // rank order (score descending, docID ascending), by a CUB radix sort of 64-bit keys (flipped
-// score bits, docID). `host_keys` is pinned host memory for k keys. Synchronizes the stream.
-// *num_scored receives how many entries had a score.
+// score bits, docID). `host_keys` is pinned host memory for k keys. Synchronizes the stream (as
+// `wait` says). *num_scored receives how many entries had a score.
 absl::StatusOr<std::vector<DeviceHit>> TopKRadix(const float* scores, const uint32_t* docs,
                                                  uint32_t n, uint32_t k, uint64_t* host_keys,
                                                  uint64_t* num_scored, ScratchArena& arena,
-                                                 cudaStream_t stream);
+                                                 cudaStream_t stream,
+                                                 const StreamWait& wait = {});
 
 // The same k hits by the multi-level max-heap of section 8 (groups of 512, as many levels as the
-// count needs: 2 up to 262,144 entries, 3 up to 134 million) instead of a sort. Synchronizes.
+// count needs: 2 up to 262,144 entries, 3 up to 134 million) instead of a sort. Synchronizes (as
+// `wait` says).
 absl::StatusOr<std::vector<DeviceHit>> TopKHeap(const float* scores, const uint32_t* docs,
                                                 uint32_t n, uint32_t k, uint64_t* host_keys,
                                                 uint64_t* num_scored, ScratchArena& arena,
-                                                cudaStream_t stream);
+                                                cudaStream_t stream,
+                                                const StreamWait& wait = {});
 
 }  // namespace tandem::gpu

@@ -16,8 +16,9 @@ absl::StatusOr<GpuWait> ParseGpuWait(absl::string_view name) {
   if (name == "spin") return GpuWait::kSpin;
   if (name == "yield") return GpuWait::kYield;
   if (name == "blocking") return GpuWait::kBlocking;
+  if (name == "spin-then-block") return GpuWait::kSpinThenBlock;
   return absl::InvalidArgumentError(
-      absl::StrCat("must be auto, spin, yield or blocking, got '", name, "'"));
+      absl::StrCat("must be auto, spin, yield, blocking or spin-then-block, got '", name, "'"));
 }
 
 #if TANDEM_HAVE_GPU
@@ -30,6 +31,8 @@ gpu::GpuHostWait ToHostWait(GpuWait wait) {
       return gpu::GpuHostWait::kYield;
     case GpuWait::kBlocking:
       return gpu::GpuHostWait::kBlockingSync;
+    case GpuWait::kSpinThenBlock:
+      return gpu::GpuHostWait::kSpinThenBlock;
     case GpuWait::kAuto:
       break;
   }
@@ -41,6 +44,10 @@ gpu::GpuHostWait ToHostWait(GpuWait wait) {
 absl::StatusOr<EngineSet> CreateEngines(const index::Index& index, const EngineOptions& options) {
   EngineSet set;
   if (options.gpu_contexts < 1) return absl::InvalidArgumentError("gpu_contexts must be >= 1");
+  if (options.gpu_spin < absl::ZeroDuration() || options.gpu_spin > absl::Seconds(1)) {
+    return absl::InvalidArgumentError(
+        absl::StrCat("gpu_spin must be 0 to 1s, got ", absl::FormatDuration(options.gpu_spin)));
+  }
   TANDEM_ASSIGN_OR_RETURN(set.cpu,
                           cpu::DaatEngine::Create(index, {.or_algorithm = options.cpu_or}));
   if (options.gpu == GpuMode::kOff) {
@@ -55,7 +62,9 @@ absl::StatusOr<EngineSet> CreateEngines(const index::Index& index, const EngineO
         gpu::CreateGpuEngine(index, {.device = device->device,
                                      .cache_bytes = options.gpu_cache_bytes,
                                      .num_contexts = options.gpu_contexts,
-                                     .host_wait = ToHostWait(options.gpu_wait)});
+                                     .host_wait = ToHostWait(options.gpu_wait),
+                                     .spin_before_block = absl::ToChronoMicroseconds(
+                                         options.gpu_spin)});
     if (engine.ok()) {
       set.gpu = *std::move(engine);
       set.summary = absl::StrCat("CPU and GPU engines (", device->name, ")");

@@ -12,6 +12,7 @@
 
 #include "absl/status/statusor.h"
 #include "absl/strings/string_view.h"
+#include "absl/time/time.h"
 #include "cpu/daat_engine.h"
 #include "index/engine.h"
 #include "index/index.h"
@@ -25,7 +26,8 @@ enum class GpuMode {
 };
 
 // How a thread waiting for the GPU holds its core (gpu::GpuHostWait; this header stays CUDA-free).
-enum class GpuWait { kAuto, kSpin, kYield, kBlocking };
+// kSpinThenBlock spins for EngineOptions::gpu_spin, then sleeps.
+enum class GpuWait { kAuto, kSpin, kYield, kBlocking, kSpinThenBlock };
 
 struct EngineOptions {
   GpuMode gpu = GpuMode::kAuto;
@@ -33,10 +35,11 @@ struct EngineOptions {
   uint64_t gpu_cache_bytes = 0;
   int gpu_contexts = 4;  // queries in flight on the GPU at once
   GpuWait gpu_wait = GpuWait::kAuto;
+  absl::Duration gpu_spin = absl::Microseconds(200);  // kSpinThenBlock: 0 to 1 s
 };
 
-// "auto", "spin", "yield" or "blocking" (the server's --gpu-wait); otherwise INVALID_ARGUMENT,
-// "must be auto, spin, yield or blocking, got 'NAME'".
+// "auto", "spin", "yield", "blocking" or "spin-then-block" (the server's --gpu-wait); otherwise
+// INVALID_ARGUMENT, "must be auto, spin, yield, blocking or spin-then-block, got 'NAME'".
 absl::StatusOr<GpuWait> ParseGpuWait(absl::string_view name);
 
 struct EngineSet {

@@ -31,6 +31,7 @@ TEST(EngineFactoryTest, GpuWaitNamesAndContexts) {
   EXPECT_EQ(*ParseGpuWait("spin"), GpuWait::kSpin);
   EXPECT_EQ(*ParseGpuWait("yield"), GpuWait::kYield);
   EXPECT_EQ(*ParseGpuWait("blocking"), GpuWait::kBlocking);
+  EXPECT_EQ(*ParseGpuWait("spin-then-block"), GpuWait::kSpinThenBlock);
   const absl::StatusOr<GpuWait> bad = ParseGpuWait("sleep");
   EXPECT_EQ(bad.status().code(), absl::StatusCode::kInvalidArgument);
   EXPECT_NE(bad.status().message().find("'sleep'"), std::string::npos);
@@ -41,6 +42,12 @@ TEST(EngineFactoryTest, GpuWaitNamesAndContexts) {
   ASSERT_TRUE(index.ok()) << index.status();
   EXPECT_EQ(CreateEngines(**index, {.gpu = GpuMode::kAuto, .gpu_contexts = 0}).status().code(),
             absl::StatusCode::kInvalidArgument);
+  for (absl::Duration spin : {absl::Microseconds(-1), absl::Seconds(2)}) {
+    const absl::Status status =
+        CreateEngines(**index, {.gpu = GpuMode::kAuto, .gpu_spin = spin}).status();
+    EXPECT_EQ(status.code(), absl::StatusCode::kInvalidArgument);
+    EXPECT_NE(status.message().find("gpu_spin must be 0 to 1s"), std::string::npos);
+  }
   // Blocking waits and eight contexts: a GPU engine, when there is one, still answers.
   auto engines = CreateEngines(
       **index, {.gpu = GpuMode::kAuto, .gpu_contexts = 8, .gpu_wait = GpuWait::kBlocking});

@@ -105,7 +105,8 @@ absl::Status Server::Start(const ServerOptions& requested) {
       scheduler::CreateEngines(*index_, {.gpu = options.gpu,
                                          .cpu_or = options.cpu_or,
                                          .gpu_contexts = static_cast<int>(options.gpu_threads),
-                                         .gpu_wait = options.gpu_wait});
+                                         .gpu_wait = options.gpu_wait,
+                                         .gpu_spin = options.gpu_spin});
   if (!engines.ok()) {
     return absl::Status(engines.status().code(),
                         absl::StrCat("cannot create engines: ", engines.status().message()));

@@ -69,8 +69,11 @@ ABSL_FLAG(std::string, gpu_worker_cpus, "",
           "empty: any.");
 ABSL_FLAG(std::string, gpu_wait, "auto",
           "How a thread waiting for the GPU holds its core: spin (lowest latency, a core per "
-          "waiting query), yield, blocking (sleeps until the device signals), auto (CUDA's "
-          "default: spin).");
+          "waiting query), yield, blocking (sleeps until the device signals), spin-then-block "
+          "(spins for --gpu-spin, then sleeps: short waits answered at once, long ones without "
+          "holding a core), auto (CUDA's default: spin).");
+ABSL_FLAG(absl::Duration, gpu_spin, absl::Microseconds(200),
+          "With --gpu-wait spin-then-block: how long a thread spins before it sleeps (0 to 1s).");
 ABSL_FLAG(std::string, cpu_or, "maxscore",
           "The CPU engine's OR: maxscore (dynamic pruning, the same hits and scores) or "
           "exhaustive (every posting scored).");
@@ -193,6 +196,10 @@ absl::StatusOr<tandem::server::ServerOptions> OptionsFromFlags() {
     return absl::InvalidArgumentError(absl::StrCat("--gpu-wait ", gpu_wait.status().message()));
   }
   options.gpu_wait = *gpu_wait;
+  options.gpu_spin = absl::GetFlag(FLAGS_gpu_spin);
+  if (options.gpu_spin < absl::ZeroDuration() || options.gpu_spin > absl::Seconds(1)) {
+    return absl::InvalidArgumentError("--gpu-spin must be 0 to 1s");
+  }
   absl::StatusOr<tandem::cpu::OrAlgorithm> cpu_or =
       tandem::cpu::ParseOrAlgorithm(absl::GetFlag(FLAGS_cpu_or));
   if (!cpu_or.ok()) {

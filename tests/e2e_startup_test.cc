@@ -88,7 +88,12 @@ TEST_F(StartupE2eTest, StartupFailuresExitNonZeroWithOneLine) {
   ExpectStartupFailure({"--index", index_->dir(), "--scheduler", "fifo"},
                        "--scheduler must be auto, pool, hybrid or serial");
   ExpectStartupFailure({"--index", index_->dir(), "--gpu-wait", "sleep"},
-                       "--gpu-wait must be auto, spin, yield or blocking, got 'sleep'");
+                       "--gpu-wait must be auto, spin, yield, blocking or spin-then-block, got "
+                       "'sleep'");
+  ExpectStartupFailure({"--index", index_->dir(), "--gpu-spin", "-1us"},
+                       "--gpu-spin must be 0 to 1s");
+  ExpectStartupFailure({"--index", index_->dir(), "--gpu-spin", "2s"},
+                       "--gpu-spin must be 0 to 1s");
   ExpectStartupFailure({"--index", index_->dir(), "--max-wait", "-5ms"}, "--max-wait must be >= 0");
   ExpectStartupFailure({"--index", index_->dir(), "--cost-model-refine-interval", "-1s"},
                        "--cost-model-refine-interval must be >= 0");

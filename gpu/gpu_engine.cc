@@ -46,9 +46,7 @@ struct QueryContext {
   uint64_t* host_keys = nullptr;  // pinned, index::kMaxK keys
   StageTimer timer;
   GpuQueryTuning tuning;  // the engine's tuning when the query checked the context out
-  // How the query's thread waits for the stream in an AND (short waits) and in an OR (long ones).
-  StreamWait and_wait;
-  StreamWait or_wait;
+  StreamWait wait;        // how the query's thread waits for the stream
 
   ~QueryContext() {
     if (stream != nullptr) {
@@ -81,14 +79,14 @@ absl::Status DecodeSelectedBlocks(const DeviceList& list, const uint32_t* blocks
 // The top-k stage the options pick; both give identical hits.
 absl::StatusOr<std::vector<DeviceHit>> SelectTopK(TopKMethod method, const float* scores,
                                                   const uint32_t* docs, uint32_t n, uint32_t k,
-                                                  const StreamWait& wait, QueryContext& qc,
-                                                  uint64_t* num_scored) {
+                                                  QueryContext& qc, uint64_t* num_scored) {
   if (method == TopKMethod::kAuto) {
     method = k <= kHeapTopKLimit ? TopKMethod::kMultiLevelHeap : TopKMethod::kRadixSort;
   }
   return method == TopKMethod::kMultiLevelHeap
-             ? TopKHeap(scores, docs, n, k, qc.host_keys, num_scored, qc.arena, qc.stream, wait)
-             : TopKRadix(scores, docs, n, k, qc.host_keys, num_scored, qc.arena, qc.stream, wait);
+             ? TopKHeap(scores, docs, n, k, qc.host_keys, num_scored, qc.arena, qc.stream, qc.wait)
+             : TopKRadix(scores, docs, n, k, qc.host_keys, num_scored, qc.arena, qc.stream,
+                         qc.wait);
 }
 
 absl::Status CheckTuning(const GpuQueryTuning& tuning) {
@@ -184,8 +182,7 @@ absl::StatusOr<std::vector<index::Hit>> GpuEngine::Impl::RunOr(
   }
   uint64_t scored = 0;
   TANDEM_ASSIGN_OR_RETURN(std::vector<DeviceHit> hits,
-                          SelectTopK(qc.tuning.top_k, acc, nullptr, num_docs, k, qc.or_wait, qc,
-                                     &scored));
+                          SelectTopK(qc.tuning.top_k, acc, nullptr, num_docs, k, qc, &scored));
   qc.timer.Mark(GpuStage::kTopK);
   stats.documents_scored += scored;
   qc.arena.Rollback(mark);
@@ -244,7 +241,7 @@ absl::StatusOr<std::vector<index::Hit>> GpuEngine::Impl::RunAnd(
         n, IntersectAndCompact(cand, n, selection, decoded, list.block_size, list.num_blocks,
                                list.num_postings, qc.tuning.intersect_levels, pos, pos_next,
                                static_cast<uint32_t>(j + 1), stride, cand_next, qc.arena,
-                               qc.stream, qc.and_wait));
+                               qc.stream, qc.wait));
     qc.timer.Mark(GpuStage::kIntersect);
     // Upper bound: the launch covers min(candidates, blocks) blocks; unselected slots exit at once.
     stats.blocks_decoded += selection.max_selected;
@@ -267,8 +264,7 @@ absl::StatusOr<std::vector<index::Hit>> GpuEngine::Impl::RunAnd(
     qc.timer.Mark(GpuStage::kScore);
     uint64_t scored = 0;
     TANDEM_ASSIGN_OR_RETURN(std::vector<DeviceHit> device_hits,
-                            SelectTopK(qc.tuning.top_k, scores, cand, n, k, qc.and_wait, qc,
-                                       &scored));
+                            SelectTopK(qc.tuning.top_k, scores, cand, n, k, qc, &scored));
     qc.timer.Mark(GpuStage::kTopK);
     stats.documents_scored += n;
     hits = ToHits(device_hits);
@@ -327,10 +323,7 @@ absl::StatusOr<std::unique_ptr<GpuEngine>> GpuEngine::Create(const index::Index&
     TANDEM_CUDA_RETURN_IF_ERROR(
         cudaMallocHost(reinterpret_cast<void**>(&qc->host_keys), sizeof(uint64_t) * index::kMaxK));
     TANDEM_RETURN_IF_ERROR(qc->timer.Init());
-    if (options.host_wait == GpuHostWait::kSpinThenBlock) {
-      qc->and_wait.spin = kSpinUntilDone;
-      qc->or_wait.spin = options.spin_before_block;
-    }
+    if (options.host_wait == GpuHostWait::kSpinThenBlock) qc->wait.spin = options.spin_before_block;
     impl->idle.push_back(qc.get());
     impl->contexts.push_back(std::move(qc));
   }

@@ -72,11 +72,9 @@ struct GpuStageTimes {
 // so it applies to every engine of the process on that device). kAuto is CUDA's default: spin while
 // the process has no more CUDA contexts than logical processors, which is always here. Spinning
 // answers a synchronization soonest but holds a core per waiting query; kYield and kBlockingSync
-// give it to the CPU engine's workers and the RPC threads. kSpinThenBlock spins through the waits
-// of a ranked AND (a fraction of a millisecond each, launch-bound: a sleep there cost AND 15% of
-// its rate on the H100 machine) and, in an OR (milliseconds of device work), polls the stream for
-// GpuEngineOptions::spin_before_block and then sleeps (blocking sync; gpu/stream_wait.h), freeing
-// the core for the CPU engine's workers.
+// give it to the CPU engine's workers and the RPC threads. kSpinThenBlock polls the stream for
+// GpuEngineOptions::spin_before_block, then sleeps (blocking sync; gpu/stream_wait.h): short waits
+// as with kSpin, long ones without holding a core.
 enum class GpuHostWait { kAuto, kSpin, kYield, kBlockingSync, kSpinThenBlock };
 
 struct GpuEngineOptions {
@@ -91,7 +89,7 @@ struct GpuEngineOptions {
   // an AND of up to 16 terms whose shortest list spans the whole collection).
   uint64_t scratch_bytes = 0;
   GpuHostWait host_wait = GpuHostWait::kAuto;
-  // kSpinThenBlock: how long an OR's thread polls its stream before it sleeps (0..1 s).
+  // kSpinThenBlock: how long a query's thread polls its stream before it sleeps (0..1 s).
   std::chrono::microseconds spin_before_block{200};
   GpuQueryTuning tuning = {};
 };

@@ -8,8 +8,7 @@
 // to every wait, which halved the AND rate, whose waits are a fraction of a millisecond. Spin then
 // block, as adaptive mutexes do, keeps short waits spinning and puts long ones to sleep. The sleep
 // is cudaStreamSynchronize, which sleeps only when the device runs with
-// cudaDeviceScheduleBlockingSync (GpuHostWait::kSpinThenBlock sets it, and gives AND's waits
-// kSpinUntilDone: even a 50 us spin before sleeping cost AND ~15% of its rate there).
+// cudaDeviceScheduleBlockingSync (GpuHostWait::kSpinThenBlock sets it).
 //
 //   const StreamWait wait{.spin = std::chrono::microseconds(200)};
 //   TANDEM_RETURN_IF_ERROR(SynchronizeStream(stream, wait));
@@ -30,9 +29,6 @@ struct StreamWait {
   // once, which spins, yields or sleeps as the device flags say.
   std::chrono::microseconds spin{0};
 };
-
-// A spin no query's wait reaches: poll until the stream is done, whatever the device flags say.
-inline constexpr std::chrono::microseconds kSpinUntilDone = std::chrono::hours(24);
 
 // Returns once every operation queued on `stream` has completed, or the first error the stream
 // reports (as CudaErrorToStatus maps it). `stream` must not be the legacy default stream

@@ -91,7 +91,7 @@ struct ServerOptions {
   RequestLimits limits;
   scheduler::GpuMode gpu = scheduler::GpuMode::kAuto;
   scheduler::GpuWait gpu_wait = scheduler::GpuWait::kAuto;  // how GPU workers wait for the device
-  absl::Duration gpu_spin = absl::Microseconds(200);        // spin-then-block: an OR spins this long
+  absl::Duration gpu_spin = absl::Microseconds(200);        // spin-then-block: spin this long
   cpu::OrAlgorithm cpu_or = cpu::OrAlgorithm::kMaxScore;    // the CPU engine's OR
   TlsOptions tls;
   int max_receive_message_bytes = 16 << 20;

@@ -70,11 +70,10 @@ ABSL_FLAG(std::string, gpu_worker_cpus, "",
 ABSL_FLAG(std::string, gpu_wait, "auto",
           "How a thread waiting for the GPU holds its core: spin (lowest latency, a core per "
           "waiting query), yield, blocking (sleeps until the device signals), spin-then-block "
-          "(AND's short waits spin; an OR's wait spins for --gpu-spin, then sleeps without "
+          "(spins for --gpu-spin, then sleeps: short waits answered at once, long ones without "
           "holding a core), auto (CUDA's default: spin).");
 ABSL_FLAG(absl::Duration, gpu_spin, absl::Microseconds(200),
-          "With --gpu-wait spin-then-block: how long an OR's thread spins before it sleeps (0 to "
-          "1s).");
+          "With --gpu-wait spin-then-block: how long a thread spins before it sleeps (0 to 1s).");
 ABSL_FLAG(std::string, cpu_or, "maxscore",
           "The CPU engine's OR: maxscore (dynamic pruning, the same hits and scores) or "
           "exhaustive (every posting scored).");

@@ -10,7 +10,7 @@
 # CPU workers (hybrid, cpu), M queries in flight on the GPU (--gpu-threads, default $GPU_THREADS),
 # the GPU workers on CPUs 0..P-1 and the CPU workers on the others (--gpu-worker-cpus,
 # --cpu-worker-cpus; default: both anywhere) and how GPU workers wait for the device (--gpu-wait
-# spin|yield|blocking, default $GPU_WAIT).
+# spin|yield|blocking|spin-then-block, default $GPU_WAIT).
 # Steps (each skipped when its output exists, so a second call can resume):
 #   1. tandem-index synth: the GOV2-like index (bench/WORKLOADS.md) in $INDEX;
 #   2. tandem-train-cost on the first $TRAIN training queries of the seeded split (seed 1, 3,000
@@ -121,7 +121,7 @@ sweep() {  # $1 mode, $2 config, $3 engine hint
 # wait. CPU only and GPU only pin every query (--engine cpu / gpu) on a hybrid server with 16 CPU
 # workers; "hybridN" runs the hybrid scheduler with N CPU workers (default $HYBRID_THREADS), leaving
 # the other cores to the GPU workers' host code, gRPC and the load generator.
-CONFIG_RE='^(cpu|gpu|serial|hybrid)([0-9]*)(-g([0-9]+))?(-p([0-9]+))?(-(auto|spin|yield|blocking))?$'
+CONFIG_RE='^(cpu|gpu|serial|hybrid)([0-9]*)(-g([0-9]+))?(-p([0-9]+))?(-(auto|spin|yield|blocking|spin-then-block))?$'
 server_of() {
   [[ $1 =~ $CONFIG_RE ]] || { echo "bad configuration '$1'" >&2; exit 2; }
   local base=${BASH_REMATCH[1]} n=${BASH_REMATCH[2]} g=${BASH_REMATCH[4]:-$GPU_THREADS}

@@ -8,7 +8,10 @@
 // to every wait, which halved the AND rate, whose waits are a fraction of a millisecond. Spin then
 // block, as adaptive mutexes do, keeps short waits spinning and puts long ones to sleep. The sleep
 // is cudaStreamSynchronize, which sleeps only when the device runs with
-// cudaDeviceScheduleBlockingSync (GpuHostWait::kSpinThenBlock sets it).
+// cudaDeviceScheduleBlockingSync (GpuHostWait::kSpinThenBlock sets it). The polling is a driver
+// call: on the H100 machine, AND waits that polled until done (no sleep) lost 41% of AND's rate to
+// CUDA's own spin (bench/results/hybrid_probe_h100_session13.txt, call 6), and a 50-200 us spin
+// before the sleep 12-16%; OR, whose waits are long, gained (4,470 against 3,980 q/s offered 4,500).
 //
 //   const StreamWait wait{.spin = std::chrono::microseconds(200)};
 //   TANDEM_RETURN_IF_ERROR(SynchronizeStream(stream, wait));

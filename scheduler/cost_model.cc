@@ -16,6 +16,12 @@
 namespace tandem::scheduler {
 namespace {
 
+// CostModel::id_: tells the models apart in the threads' rules caches (an address may be reused).
+uint64_t NextModelId() {
+  static std::atomic<uint64_t> next{1};
+  return next.fetch_add(1, std::memory_order_relaxed);
+}
+
 constexpr Processor kProcessors[] = {Processor::kCpu, Processor::kGpu};
 constexpr size_t kHoldOut = 5;  // one sample in five validates a refinement
 int Slot(Processor p) { return p == Processor::kCpu ? 0 : 1; }
@@ -82,7 +88,8 @@ CostModel::CostModel(CostModelFile file, CostModelOptions options, std::string o
     : options_(std::move(options)),
       origin_(std::move(origin)),
       file_(std::move(file)),
-      memo_(std::make_unique<FeatureMemo>()) {
+      memo_(std::make_unique<FeatureMemo>()),
+      id_(NextModelId()) {
   for (Processor p : kProcessors) {
     rules_[Slot(p)] = std::move(file_.engine(p).rules);
     live_[Slot(p)].samples.reserve(options_.live_samples);
@@ -112,12 +119,22 @@ QueryFeatures CostModel::Features(const index::Query& query) const {
 }
 
 CostEstimate CostModel::PredictFeatures(const QueryFeatures& f) const {
-  std::shared_ptr<const M5Rules> cpu, gpu;
-  {
+  // This thread's copy of the rules (see rules_generation_); refreshed after a retraining.
+  struct RulesCache {
+    uint64_t model = 0;
+    uint64_t generation = 0;
+    std::shared_ptr<const M5Rules> rules[2];
+  };
+  thread_local RulesCache cache;
+  if (cache.model != id_ || cache.generation != rules_generation_.load(std::memory_order_acquire)) {
     std::lock_guard<std::mutex> lock(models_mu_);
-    cpu = rules_[0];
-    gpu = rules_[1];
+    cache.model = id_;
+    cache.generation = rules_generation_.load(std::memory_order_relaxed);
+    cache.rules[0] = rules_[0];
+    cache.rules[1] = rules_[1];
   }
+  const M5Rules* cpu = cache.rules[0].get();
+  const M5Rules* gpu = cache.rules[1].get();
   CostEstimate e;
   e.cpu_ms = cpu ? PredictMs(*cpu, file_.space, f)
                  : HeuristicMs(f, Processor::kCpu, options_.cpu_or_maxscore);
@@ -215,6 +232,7 @@ void CostModel::RefineLoop() {
       auto fresh = std::make_shared<const M5Rules>(*std::move(rules));
       std::lock_guard<std::mutex> models_lock(models_mu_);
       rules_[Slot(p)] = std::move(fresh);
+      rules_generation_.fetch_add(1, std::memory_order_release);
       retrained = true;
     }
     lock.lock();

@@ -24,6 +24,7 @@
 //   model->Observe(query, Processor::kGpu, measured_ms);
 #pragma once
 
+#include <atomic>
 #include <condition_variable>
 #include <memory>
 #include <mutex>
@@ -115,6 +116,12 @@ class CostModel : public CostPredictor {
 
   mutable std::mutex models_mu_;
   std::shared_ptr<const M5Rules> rules_[2];  // by Processor; null: heuristic
+  // Bumped under models_mu_ whenever rules_ change. Predict runs per query on every worker and
+  // submitting thread: each thread keeps the rules it last read (thread_local, keyed by id_) and
+  // takes models_mu_ only when the generation moved, so predictions neither lock nor touch the
+  // shared reference counts.
+  std::atomic<uint64_t> rules_generation_{1};
+  const uint64_t id_;  // unique per CostModel in the process
 
   mutable std::mutex samples_mu_;
   mutable std::condition_variable refine_cv_, idle_cv_;

@@ -299,6 +299,38 @@ TEST_F(CostModelTest, RefinementWorseOnHeldOutSamplesIsRejected) {
   EXPECT_THAT((*model)->description(), HasSubstr("1 refinements rejected"));
 }
 
+// Each thread keeps the rules it last read per model: two models predicted in turn on one thread
+// (and a model created after another was destroyed) each answer with their own rules.
+TEST_F(CostModelTest, ModelsPredictedInTurnOnOneThreadKeepTheirOwnRules) {
+  const std::vector<QueryFeatures> trained = RandomFeatures(500, 21);
+  auto model_for = [&](double scale) {
+    CostModelFile file;
+    std::vector<CostSample> samples = Samples(trained, SyntheticCpuMs);
+    for (CostSample& sample : samples) sample.ms *= scale;
+    auto rules = TrainCostRules(samples, file.space);
+    EXPECT_TRUE(rules.ok()) << rules.status();
+    file.cpu.rules = std::make_shared<const M5Rules>(*std::move(rules));
+    CostModelOptions options = OptionsFor(index_.get());
+    options.refine_every = 0;
+    auto model = CostModel::FromFile(std::move(file), options, "test");
+    EXPECT_TRUE(model.ok()) << model.status();
+    return *std::move(model);
+  };
+  const QueryFeatures probe = RandomFeatures(1, 22)[0];
+  std::unique_ptr<CostModel> slow = model_for(10.0), fast = model_for(1.0);
+  const double slow_ms = slow->PredictFeatures(probe).cpu_ms;
+  const double fast_ms = fast->PredictFeatures(probe).cpu_ms;
+  EXPECT_NEAR(slow_ms, 10 * fast_ms, 0.5 * fast_ms);
+  for (int i = 0; i < 3; ++i) {
+    EXPECT_EQ(slow->PredictFeatures(probe).cpu_ms, slow_ms);
+    EXPECT_EQ(fast->PredictFeatures(probe).cpu_ms, fast_ms);
+  }
+  slow.reset();
+  std::unique_ptr<CostModel> heuristic = CostModel::Heuristic(OptionsFor(index_.get())).value();
+  EXPECT_EQ(heuristic->PredictFeatures(probe).cpu_ms, HeuristicMs(probe, Processor::kCpu));
+  EXPECT_EQ(fast->PredictFeatures(probe).cpu_ms, fast_ms);
+}
+
 // refine_min_interval spaces retrainings in time whatever the query rate.
 TEST_F(CostModelTest, RefinementsAreAtLeastTheMinimumIntervalApart) {
   CostModelOptions options = OptionsFor(index_.get());

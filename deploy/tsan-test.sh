@@ -1,7 +1,7 @@
 #!/usr/bin/env bash
-# Runs the scheduler and executor tests under ThreadSanitizer, in build-tsan/ (GPU off).
+# Runs the scheduler, cost model and executor tests under ThreadSanitizer, in build-tsan/ (GPU off).
 #
-#   ./deploy/tsan-test.sh [ctest regex]     # default: the work-queue and executor tests
+#   ./deploy/tsan-test.sh [ctest regex]     # default: the work-queue, cost-model and executor tests
 #
 # TSan sees synchronization only in instrumented code, and Debian's abseil is not instrumented: with
 # it every absl::Mutex hand-off would be reported as a race. So the script first builds Debian's own
@@ -11,8 +11,8 @@ set -euo pipefail
 
 ROOT="$(cd "$(dirname "$0")/.." && pwd)"
 BUILD="$ROOT/build-tsan"
-TESTS="${1:-WorkQueuesTest|PoolQueryExecutorTest|HybridQueryExecutorTest}"
-TARGETS=(work_queues_test pool_executor_test hybrid_executor_test)
+TESTS="${1:-WorkQueuesTest|CostModelTest|PoolQueryExecutorTest|HybridQueryExecutorTest}"
+TARGETS=(work_queues_test cost_model_test pool_executor_test hybrid_executor_test)
 JOBS="${JOBS:-2}"
 
 mkdir -p "$BUILD"

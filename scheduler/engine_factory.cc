@@ -21,6 +21,22 @@ absl::StatusOr<GpuWait> ParseGpuWait(absl::string_view name) {
       absl::StrCat("must be auto, spin, yield, blocking or spin-then-block, got '", name, "'"));
 }
 
+absl::string_view GpuWaitName(GpuWait wait) {
+  switch (wait) {
+    case GpuWait::kSpin:
+      return "spin";
+    case GpuWait::kYield:
+      return "yield";
+    case GpuWait::kBlocking:
+      return "blocking";
+    case GpuWait::kSpinThenBlock:
+      return "spin-then-block";
+    case GpuWait::kAuto:
+      break;
+  }
+  return "auto";
+}
+
 #if TANDEM_HAVE_GPU
 namespace {
 gpu::GpuHostWait ToHostWait(GpuWait wait) {
@@ -67,7 +83,12 @@ absl::StatusOr<EngineSet> CreateEngines(const index::Index& index, const EngineO
                                          options.gpu_spin)});
     if (engine.ok()) {
       set.gpu = *std::move(engine);
-      set.summary = absl::StrCat("CPU and GPU engines (", device->name, ")");
+      set.summary = absl::StrCat(
+          "CPU and GPU engines (", device->name, "; GPU waits: ", GpuWaitName(options.gpu_wait),
+          options.gpu_wait == GpuWait::kSpinThenBlock
+              ? absl::StrCat(", spinning ", absl::FormatDuration(options.gpu_spin), " first")
+              : "",
+          ")");
       set.gpu_name = device->name;
       return set;
     }

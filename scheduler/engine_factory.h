@@ -41,6 +41,8 @@ struct EngineOptions {
 // "auto", "spin", "yield", "blocking" or "spin-then-block" (the server's --gpu-wait); otherwise
 // INVALID_ARGUMENT, "must be auto, spin, yield, blocking or spin-then-block, got 'NAME'".
 absl::StatusOr<GpuWait> ParseGpuWait(absl::string_view name);
+// The name ParseGpuWait takes ("spin-then-block"), for logs and summaries.
+absl::string_view GpuWaitName(GpuWait wait);
 
 struct EngineSet {
   std::unique_ptr<index::Engine> cpu;  // always present

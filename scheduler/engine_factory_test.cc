@@ -32,6 +32,10 @@ TEST(EngineFactoryTest, GpuWaitNamesAndContexts) {
   EXPECT_EQ(*ParseGpuWait("yield"), GpuWait::kYield);
   EXPECT_EQ(*ParseGpuWait("blocking"), GpuWait::kBlocking);
   EXPECT_EQ(*ParseGpuWait("spin-then-block"), GpuWait::kSpinThenBlock);
+  for (GpuWait wait : {GpuWait::kAuto, GpuWait::kSpin, GpuWait::kYield, GpuWait::kBlocking,
+                       GpuWait::kSpinThenBlock}) {
+    EXPECT_EQ(*ParseGpuWait(GpuWaitName(wait)), wait);
+  }
   const absl::StatusOr<GpuWait> bad = ParseGpuWait("sleep");
   EXPECT_EQ(bad.status().code(), absl::StatusCode::kInvalidArgument);
   EXPECT_NE(bad.status().message().find("'sleep'"), std::string::npos);

@@ -1,5 +1,7 @@
 #include "scheduler/engine_factory.h"
 
+#include <utility>
+
 #include "absl/strings/str_cat.h"
 #include "cpu/daat_engine.h"
 #include "index/status_macros.h"
@@ -11,28 +13,28 @@ namespace tandem::scheduler {
 
 bool BuiltWithGpu() { return TANDEM_HAVE_GPU != 0; }
 
+namespace {
+// Each wait and the name --gpu-wait gives it.
+constexpr std::pair<GpuWait, absl::string_view> kGpuWaitNames[] = {
+    {GpuWait::kAuto, "auto"},
+    {GpuWait::kSpin, "spin"},
+    {GpuWait::kYield, "yield"},
+    {GpuWait::kBlocking, "blocking"},
+    {GpuWait::kSpinThenBlock, "spin-then-block"},
+};
+}  // namespace
+
 absl::StatusOr<GpuWait> ParseGpuWait(absl::string_view name) {
-  if (name == "auto") return GpuWait::kAuto;
-  if (name == "spin") return GpuWait::kSpin;
-  if (name == "yield") return GpuWait::kYield;
-  if (name == "blocking") return GpuWait::kBlocking;
-  if (name == "spin-then-block") return GpuWait::kSpinThenBlock;
+  for (const auto& [wait, wait_name] : kGpuWaitNames) {
+    if (name == wait_name) return wait;
+  }
   return absl::InvalidArgumentError(
       absl::StrCat("must be auto, spin, yield, blocking or spin-then-block, got '", name, "'"));
 }
 
 absl::string_view GpuWaitName(GpuWait wait) {
-  switch (wait) {
-    case GpuWait::kSpin:
-      return "spin";
-    case GpuWait::kYield:
-      return "yield";
-    case GpuWait::kBlocking:
-      return "blocking";
-    case GpuWait::kSpinThenBlock:
-      return "spin-then-block";
-    case GpuWait::kAuto:
-      break;
+  for (const auto& [known, name] : kGpuWaitNames) {
+    if (known == wait) return name;
   }
   return "auto";
 }

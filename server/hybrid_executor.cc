@@ -25,6 +25,17 @@ WorkQueues::Capacity CapacityOf(const HybridQueryExecutor::Options& options, boo
           .gpu = has_gpu ? static_cast<double>(options.gpu_threads) : 1.0};
 }
 
+// A worker setting the system refused (a CPU set, a priority) is said once per process, and the
+// workers run on without it.
+void ReportRefusedOnce(std::once_flag& reported, const char* consequence,
+                       const absl::Status& status) {
+  if (status.ok()) return;
+  std::call_once(reported, [&] {
+    std::fprintf(stderr, "tandem-server: %s: %s\n", consequence,
+                 std::string(status.message()).c_str());
+  });
+}
+
 }  // namespace
 
 absl::StatusOr<std::unique_ptr<HybridQueryExecutor>> HybridQueryExecutor::Create(
@@ -246,25 +257,14 @@ void HybridQueryExecutor::WorkerLoop(Processor p) {
       p == Processor::kCpu ? options_.cpu_worker_cpus : options_.gpu_worker_cpus;
   if (!cpus.empty()) {
     // Checked against the process's CPUs in Create; a cpuset changed since is reported once.
-    const absl::Status pinned = cpu::PinThreadToCpus(cpus);
     static std::once_flag reported;
-    if (!pinned.ok()) {
-      std::call_once(reported, [&] {
-        std::fprintf(stderr, "tandem-server: workers run on any CPU: %s\n",
-                     std::string(pinned.message()).c_str());
-      });
-    }
+    ReportRefusedOnce(reported, "workers run on any CPU", cpu::PinThreadToCpus(cpus));
   }
   if (p == Processor::kCpu) {
     // A thread starts at its creator's priority, so this is relative to the server's.
-    const absl::Status lowered = cpu::LowerThreadPriority(options_.cpu_worker_priority);
     static std::once_flag reported;
-    if (!lowered.ok()) {
-      std::call_once(reported, [&] {
-        std::fprintf(stderr, "tandem-server: CPU workers keep the server's priority: %s\n",
-                     std::string(lowered.message()).c_str());
-      });
-    }
+    ReportRefusedOnce(reported, "CPU workers keep the server's priority",
+                      cpu::LowerThreadPriority(options_.cpu_worker_priority));
   }
   absl::Time mark = absl::Now();
   std::optional<double> finished;  // the predicted ms of the query this worker ran last

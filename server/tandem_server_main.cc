@@ -4,8 +4,9 @@
 //   tandem-server --index /srv/tandem/scifact [--listen 127.0.0.1:50051]
 //                 [--metrics-listen 127.0.0.1:9464] [--threads N] [--tls-cert C --tls-key K]
 //                 [--scheduler auto|pool|hybrid|serial] [--gpu-threads 4] [--answer-threads N]
-//                 [--gpu-wait auto|spin|yield|blocking] [--cpu-or maxscore|exhaustive]
-//                 [--cost-model FILE]
+//                 [--gpu-wait auto|spin|yield|blocking|spin-then-block] [--gpu-spin 200us]
+//                 [--cpu-worker-priority 10|idle] [--cpu-worker-cpus LIST]
+//                 [--gpu-worker-cpus LIST] [--cpu-or maxscore|exhaustive] [--cost-model FILE]
 //
 // On startup it prints one line to stdout, "tandem-server listening on HOST:PORT (metrics on
 // HOST:PORT)", with the real ports when 0 was asked for. SIGTERM or SIGINT drains: health goes

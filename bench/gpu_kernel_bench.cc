@@ -65,7 +65,7 @@ class Bench {
     TANDEM_CUDA_RETURN_IF_ERROR(cudaEventCreate(&start_));
     TANDEM_CUDA_RETURN_IF_ERROR(cudaEventCreate(&stop_));
     TANDEM_CUDA_RETURN_IF_ERROR(cudaMallocHost(reinterpret_cast<void**>(&host_keys_),
-                                               sizeof(uint64_t) * 10000));
+                                               sizeof(uint64_t) * gpu::TopKHostWords(10000)));
     return absl::OkStatus();
   }
 

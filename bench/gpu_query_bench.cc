@@ -45,6 +45,9 @@ ABSL_FLAG(std::string, queries, "", "query log (trec05-efficiency.txt)");
 ABSL_FLAG(uint32_t, num_docs, 2'000'000, "documents of the synthetic index");
 ABSL_FLAG(double, postings_per_doc, 240, "synth calibration P (0: raw ratios)");
 ABSL_FLAG(std::string, codec, "pfor", "index codec");
+ABSL_FLAG(std::string, index, "",
+          "an index built before (e.g. by tandem-index synth with the same settings) instead of "
+          "synthesizing one in the run");
 ABSL_FLAG(std::string, split, "eval", "all (file order), train or eval (index/query_split.h)");
 ABSL_FLAG(uint64_t, seed, tandem::index::kDefaultSplitSeed, "seed of the train/eval split");
 ABSL_FLAG(uint64_t, train, tandem::index::kDefaultTrainQueries, "training queries of the split");
@@ -144,18 +147,24 @@ int Fail(const std::string& what) {
 
 int Run() {
   testing::TempDir tmp;
-  index_builder::SynthOptions synth;
-  synth.num_docs = absl::GetFlag(FLAGS_num_docs);
-  synth.termstats_path = absl::GetFlag(FLAGS_termstats);
-  synth.doclengths_path = absl::GetFlag(FLAGS_doclengths);
-  synth.query_files = {absl::GetFlag(FLAGS_queries)};
-  synth.postings_per_doc = absl::GetFlag(FLAGS_postings_per_doc);
-  synth.codec = absl::GetFlag(FLAGS_codec);
-  auto summary = index_builder::BuildSyntheticIndex(synth, tmp.path() + "/synth");
-  if (!summary.ok()) return Fail("synth: " + summary.status().ToString());
-  auto idx = index::Index::Open(tmp.path() + "/synth");
-  if (!idx.ok()) return Fail("open: " + idx.status().ToString());
+  std::string index_dir = absl::GetFlag(FLAGS_index);
+  if (index_dir.empty()) {
+    index_builder::SynthOptions synth;
+    synth.num_docs = absl::GetFlag(FLAGS_num_docs);
+    synth.termstats_path = absl::GetFlag(FLAGS_termstats);
+    synth.doclengths_path = absl::GetFlag(FLAGS_doclengths);
+    synth.query_files = {absl::GetFlag(FLAGS_queries)};
+    synth.postings_per_doc = absl::GetFlag(FLAGS_postings_per_doc);
+    synth.codec = absl::GetFlag(FLAGS_codec);
+    index_dir = tmp.path() + "/synth";
+    auto summary = index_builder::BuildSyntheticIndex(synth, index_dir);
+    if (!summary.ok()) return Fail("synth: " + summary.status().ToString());
+  }
+  auto idx = index::Index::Open(index_dir);
+  if (!idx.ok()) return Fail("open " + index_dir + ": " + idx.status().ToString());
   const index::Index& index = **idx;
+  const uint64_t num_postings = index.manifest().stats.num_postings;
+  const std::string& codec = index.manifest().codec;
 
   std::vector<uint32_t> ks;
   for (absl::string_view s : absl::StrSplit(absl::GetFlag(FLAGS_k), ',', absl::SkipEmpty())) {
@@ -223,8 +232,9 @@ int Run() {
   out["machine"] = bench::MachineInfo(gpu->device().name);
   out["gpu_name"] = gpu->device().name;
   out["num_docs"] = index.num_docs();
-  out["postings"] = summary->postings;
-  out["codec"] = synth.codec;
+  out["index"] = absl::GetFlag(FLAGS_index).empty() ? "synthesized in the run" : index_dir;
+  out["postings"] = num_postings;
+  out["codec"] = codec;
   out["split"] = absl::GetFlag(FLAGS_split);
   out["seed"] = absl::GetFlag(FLAGS_seed);
   out["queries"] = analyzed.size();
@@ -233,8 +243,7 @@ int Run() {
   out["index_device_bytes"] = index_device_bytes;
   std::printf("index: %u docs, %lu postings (%s), %.2f GB on the device; %zu %s queries; GPU %s; "
               "setup %.1f s\n",
-              index.num_docs(), static_cast<unsigned long>(summary->postings),
-              synth.codec.c_str(), index_device_bytes / 1e9, analyzed.size(),
+              index.num_docs(), static_cast<unsigned long>(num_postings), codec.c_str(), index_device_bytes / 1e9, analyzed.size(),
               absl::GetFlag(FLAGS_split).c_str(), gpu->device().name.c_str(), gpu_setup_s);
 
   // ---- Latency and throughput, CPU vs GPU (radix and heap top-k) ----

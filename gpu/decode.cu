@@ -1,5 +1,6 @@
 // Host orchestration of the decoders in gpu/kernels/: checks the arguments, picks the kernel
 // instantiation and launches it on the caller's stream. One launch per call.
+#include <algorithm>
 #include <cstdint>
 
 #include "absl/strings/str_cat.h"
@@ -82,7 +83,68 @@ absl::Status LaunchRice(const DeviceRiceList& list, const uint32_t* blocks, uint
   return absl::OkStatus();
 }
 
+dim3 InPlaceGrid(uint32_t max_entries) {
+  return DecodeGrid(std::min(max_entries, kMaxInPlaceWarps));
+}
+
+absl::Status CheckEntries(const uint32_t* entries, uint32_t max_entries) {
+  if (entries == nullptr && max_entries > 0) {
+    return absl::InvalidArgumentError("no block entries given");
+  }
+  return absl::OkStatus();
+}
+
 }  // namespace
+
+absl::Status DecodePForBlocksInPlace(const DevicePForList& list, const uint32_t* entries,
+                                     uint32_t max_entries, const uint32_t* device_count,
+                                     DecodeOutput output, uint32_t* out, cudaStream_t stream) {
+  if (absl::Status s = CheckCall(list.desc, list.image, out, stream); !s.ok()) return s;
+  if (absl::Status s = CheckEntries(entries, max_entries); !s.ok()) return s;
+  if (max_entries == 0) return absl::OkStatus();
+  const dim3 grid = InPlaceGrid(max_entries);
+  const dim3 threads(kernels::kDecodeThreads);
+  const bool docids = output == DecodeOutput::kDocids;
+  const PForDesc& d = list.desc;
+  if (d.block_size == 128) {
+    if (docids) {
+      kernels::PForDecodeInPlaceKernel<128, true>
+          <<<grid, threads, 0, stream>>>(d, list.image, entries, max_entries, device_count, out);
+    } else {
+      kernels::PForDecodeInPlaceKernel<128, false>
+          <<<grid, threads, 0, stream>>>(d, list.image, entries, max_entries, device_count, out);
+    }
+  } else {
+    if (docids) {
+      kernels::PForDecodeInPlaceKernel<512, true>
+          <<<grid, threads, 0, stream>>>(d, list.image, entries, max_entries, device_count, out);
+    } else {
+      kernels::PForDecodeInPlaceKernel<512, false>
+          <<<grid, threads, 0, stream>>>(d, list.image, entries, max_entries, device_count, out);
+    }
+  }
+  TANDEM_CUDA_RETURN_IF_ERROR(cudaGetLastError());
+  return absl::OkStatus();
+}
+
+absl::Status DecodeRiceBlocksInPlace(const DeviceRiceList& list, const uint32_t* entries,
+                                     uint32_t max_entries, const uint32_t* device_count,
+                                     DecodeOutput output, uint32_t* out, cudaStream_t stream) {
+  if (absl::Status s = CheckCall(list.desc, list.image, out, stream); !s.ok()) return s;
+  if (absl::Status s = CheckEntries(entries, max_entries); !s.ok()) return s;
+  if (max_entries == 0) return absl::OkStatus();
+  const dim3 grid = InPlaceGrid(max_entries);
+  const dim3 threads(kernels::kDecodeThreads);
+  if (output == DecodeOutput::kDocids) {
+    kernels::RiceDecodeInPlaceKernel<true><<<grid, threads, 0, stream>>>(
+        list.desc, list.image, entries, max_entries, device_count, out);
+  } else {
+    kernels::RiceDecodeInPlaceKernel<false><<<grid, threads, 0, stream>>>(
+        list.desc, list.image, entries, max_entries, device_count, out);
+  }
+  TANDEM_CUDA_RETURN_IF_ERROR(cudaGetLastError());
+  return absl::OkStatus();
+}
 
 absl::Status DecodePForList(const DevicePForList& list, DecodeOutput output, uint32_t* out,
                             cudaStream_t stream) {

@@ -6,7 +6,8 @@
 //
 // Each call is one kernel launch on the caller's stream, whatever the list's length: a warp decodes
 // one block (128 or 512 postings) from its uncompressed base docID, so the whole list or any subset
-// of its blocks (the blocks a Parallel Merge Find selected, section 8) decodes in the same pass.
+// of its blocks (the blocks a Parallel Merge Find selected, section 8) decodes in the same pass,
+// into a compact slot per selected block or in place.
 //
 //   DevicePForList list{image.desc, device_words};  // device_words: image.words on the GPU
 //   TANDEM_RETURN_IF_ERROR(DecodePForList(list, DecodeOutput::kDocids, d_docids, stream));
@@ -60,6 +61,21 @@ absl::Status DecodePForBlocks(const DevicePForList& list, const uint32_t* blocks
 absl::Status DecodeRiceBlocks(const DeviceRiceList& list, const uint32_t* blocks,
                               uint32_t num_selected, DecodeOutput output, uint32_t* out,
                               cudaStream_t stream);
+
+// Decodes the blocks named by entries[0..count) in place: block k into out[k * block_size ...), where
+// the whole-list decode puts it. count = max_entries or, with device_count (a device word read when
+// the launch runs, so an earlier launch on the stream may set it), min(max_entries, *device_count).
+// Entries >= num_blocks are skipped: the AND names a block only at the first candidate that falls in
+// it (section 7) and needs neither a scan nor a compacted block list. One launch of at most
+// kMaxInPlaceWarps warps. `out` holds num_blocks * block_size values; unnamed blocks' places are
+// left as they were.
+inline constexpr uint32_t kMaxInPlaceWarps = 8192;
+absl::Status DecodePForBlocksInPlace(const DevicePForList& list, const uint32_t* entries,
+                                     uint32_t max_entries, const uint32_t* device_count,
+                                     DecodeOutput output, uint32_t* out, cudaStream_t stream);
+absl::Status DecodeRiceBlocksInPlace(const DeviceRiceList& list, const uint32_t* entries,
+                                     uint32_t max_entries, const uint32_t* device_count,
+                                     DecodeOutput output, uint32_t* out, cudaStream_t stream);
 
 // Fetches the frequencies (>= 1) of postings positions[0..count) (device array of positions in the
 // list, any order, repeats allowed) into out[0..count), without decoding their blocks (section 8).

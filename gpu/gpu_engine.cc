@@ -43,7 +43,7 @@ struct QueryContext {
   cudaStream_t stream = nullptr;
   void* arena_memory = nullptr;
   ScratchArena arena;
-  uint64_t* host_keys = nullptr;  // pinned, index::kMaxK keys
+  uint64_t* host_keys = nullptr;  // pinned, TopKHostWords(index::kMaxK); also the count reads
   StageTimer timer;
   GpuQueryTuning tuning;  // the engine's tuning when the query checked the context out
   StreamWait wait;        // how the query's thread waits for the stream
@@ -69,6 +69,16 @@ absl::Status DecodeWholeList(const DeviceList& list, uint32_t* out, cudaStream_t
                                        : DecodeRiceList(list.rice, DecodeOutput::kDocids, out, stream);
 }
 
+absl::Status DecodeBlocksInPlace(const DeviceList& list, const uint32_t* entries,
+                                 uint32_t max_entries, const uint32_t* device_count, uint32_t* out,
+                                 cudaStream_t stream) {
+  return list.codec == GpuCodec::kPFor
+             ? DecodePForBlocksInPlace(list.pfor, entries, max_entries, device_count,
+                                       DecodeOutput::kDocids, out, stream)
+             : DecodeRiceBlocksInPlace(list.rice, entries, max_entries, device_count,
+                                       DecodeOutput::kDocids, out, stream);
+}
+
 absl::Status DecodeSelectedBlocks(const DeviceList& list, const uint32_t* blocks, uint32_t count,
                                   uint32_t* out, cudaStream_t stream) {
   return list.codec == GpuCodec::kPFor
@@ -77,16 +87,24 @@ absl::Status DecodeSelectedBlocks(const DeviceList& list, const uint32_t* blocks
 }
 
 // The top-k stage the options pick; both give identical hits.
+bool UseHeap(TopKMethod method, uint32_t k) {
+  return method == TopKMethod::kMultiLevelHeap ||
+         (method == TopKMethod::kAuto && k <= kHeapTopKLimit);
+}
 absl::StatusOr<std::vector<DeviceHit>> SelectTopK(TopKMethod method, const float* scores,
                                                   const uint32_t* docs, uint32_t n, uint32_t k,
                                                   QueryContext& qc, uint64_t* num_scored) {
-  if (method == TopKMethod::kAuto) {
-    method = k <= kHeapTopKLimit ? TopKMethod::kMultiLevelHeap : TopKMethod::kRadixSort;
-  }
-  return method == TopKMethod::kMultiLevelHeap
+  return UseHeap(method, k)
              ? TopKHeap(scores, docs, n, k, qc.host_keys, num_scored, qc.arena, qc.stream, qc.wait)
              : TopKRadix(scores, docs, n, k, qc.host_keys, num_scored, qc.arena, qc.stream,
                          qc.wait);
+}
+absl::StatusOr<std::vector<DeviceHit>> SelectTopKOfKeys(TopKMethod method, uint64_t* keys,
+                                                        uint32_t n, uint32_t k, QueryContext& qc,
+                                                        uint64_t* num_scored) {
+  return UseHeap(method, k)
+             ? TopKHeapKeys(keys, n, k, qc.host_keys, num_scored, qc.arena, qc.stream, qc.wait)
+             : TopKRadixKeys(keys, n, k, qc.host_keys, num_scored, qc.arena, qc.stream, qc.wait);
 }
 
 absl::Status CheckTuning(const GpuQueryTuning& tuning) {
@@ -193,6 +211,15 @@ absl::StatusOr<std::vector<index::Hit>> GpuEngine::Impl::RunOr(
 // candidates it holds, decoding only the blocks its Parallel Merge Find selects. Posting positions
 // ride along with the survivors, so frequencies are fetched for the final survivors only, and
 // scores are summed in query-term order as on the CPU.
+//
+// With the located-block search (the default) the candidate count stays on the device between
+// lists: each list is six launches (locate, decode in place, search, scan, compact) sized for an
+// upper bound of the count, and the host reads the survivors' count once, before scoring. The
+// merge-find search needs the exact count on the host for its launch shapes and synchronizes per
+// list. A query's launches are what bounds the GPU's AND throughput (the CUDA driver serializes
+// launches from all threads), so they are kept few: 13 launches and copies and 2 synchronizations
+// for two terms, 19 and 2 for three (SelectBlocks + IntersectAndCompact per list: 26 and 3, 41 and
+// 4).
 absl::StatusOr<std::vector<index::Hit>> GpuEngine::Impl::RunAnd(
     const std::vector<DeviceTerm>& terms, const float* norms, uint32_t k,
     const SearchContext& ctx, QueryContext& qc, QueryStats& stats) const {
@@ -212,59 +239,94 @@ absl::StatusOr<std::vector<index::Hit>> GpuEngine::Impl::RunAnd(
   TANDEM_ASSIGN_OR_RETURN(uint32_t * pos, qc.arena.Take<uint32_t>(uint64_t{stride} * num_terms));
   TANDEM_ASSIGN_OR_RETURN(uint32_t * pos_next,
                           qc.arena.Take<uint32_t>(uint64_t{stride} * num_terms));
+  TANDEM_ASSIGN_OR_RETURN(uint32_t * device_n, qc.arena.Take<uint32_t>(1));
+  uint32_t* const pinned_count = reinterpret_cast<uint32_t*>(qc.host_keys);
   TANDEM_RETURN_IF_ERROR(DecodeWholeList(lead, cand, qc.stream));
   qc.timer.Mark(GpuStage::kDecode);
-  TANDEM_CUDA_RETURN_IF_ERROR(cudaMemcpyAsync(pos, iota.data(), sizeof(uint32_t) * stride,
-                                              cudaMemcpyDeviceToDevice, qc.stream));
-  qc.timer.Mark(GpuStage::kIntersect);
   stats.postings_decoded += lead.num_postings;
   stats.blocks_decoded += lead.num_blocks;
   row_of[order[0]] = 0;
-  uint32_t n = stride;
+  uint32_t n = stride;        // the candidate count; an upper bound while n_on_device
+  bool n_on_device = false;   // *device_n holds the exact count
+  bool row0_implicit = true;  // the lead's positions are the candidates' indices, not yet in pos
 
+  const bool located = qc.tuning.intersect_levels == kLocatedBlockSearch;
   for (size_t j = 1; j < num_terms && n > 0; ++j) {
     TANDEM_RETURN_IF_ERROR(ctx.Check());
     const DeviceList& list = *terms[order[j]].list;
     row_of[order[j]] = static_cast<uint32_t>(j);
     const size_t step_mark = qc.arena.mark();
-    TANDEM_ASSIGN_OR_RETURN(
-        BlockSelection selection,
-        SelectBlocks(cand, n, list.bases, list.num_blocks, qc.arena, qc.stream));
-    qc.timer.Mark(GpuStage::kIntersect);
-    TANDEM_ASSIGN_OR_RETURN(
-        uint32_t * decoded,
-        qc.arena.Take<uint32_t>(uint64_t{selection.max_selected} * list.block_size));
-    TANDEM_RETURN_IF_ERROR(DecodeSelectedBlocks(list, selection.selected, selection.max_selected,
-                                                decoded, qc.stream));
-    qc.timer.Mark(GpuStage::kDecode);
-    TANDEM_ASSIGN_OR_RETURN(
-        n, IntersectAndCompact(cand, n, selection, decoded, list.block_size, list.num_blocks,
-                               list.num_postings, qc.tuning.intersect_levels, pos, pos_next,
-                               static_cast<uint32_t>(j + 1), stride, cand_next, qc.arena,
-                               qc.stream, qc.wait));
-    qc.timer.Mark(GpuStage::kIntersect);
-    // Upper bound: the launch covers min(candidates, blocks) blocks; unselected slots exit at once.
-    stats.blocks_decoded += selection.max_selected;
-    stats.postings_decoded += uint64_t{selection.max_selected} * list.block_size;
+    const uint32_t rows = static_cast<uint32_t>(j + 1);
+    // Upper bound: the decode covers at most min(candidates, blocks) blocks.
+    const uint32_t most_blocks = std::min(n, list.num_blocks);
+    if (located) {
+      const uint32_t* count_in = n_on_device ? device_n : nullptr;
+      TANDEM_ASSIGN_OR_RETURN(uint32_t * cand_block, qc.arena.Take<uint32_t>(n));
+      TANDEM_ASSIGN_OR_RETURN(uint32_t * entries, qc.arena.Take<uint32_t>(n));
+      TANDEM_ASSIGN_OR_RETURN(
+          uint32_t * decoded, qc.arena.Take<uint32_t>(uint64_t{list.num_blocks} * list.block_size));
+      TANDEM_RETURN_IF_ERROR(LocateCandidateBlocks(cand, n, count_in, list.bases, list.num_blocks,
+                                                   cand_block, entries, qc.stream));
+      qc.timer.Mark(GpuStage::kIntersect);
+      TANDEM_RETURN_IF_ERROR(DecodeBlocksInPlace(list, entries, n, count_in, decoded, qc.stream));
+      qc.timer.Mark(GpuStage::kDecode);
+      TANDEM_RETURN_IF_ERROR(SearchInPlaceAndCompact(
+          cand, n, count_in, cand_block, decoded, list.block_size, list.num_blocks,
+          list.num_postings, pos, pos_next, rows, stride, row0_implicit, cand_next, device_n,
+          qc.arena, qc.stream));
+      qc.timer.Mark(GpuStage::kIntersect);
+      n = std::min(n, list.num_postings);
+      n_on_device = true;
+    } else {
+      if (n_on_device) {
+        TANDEM_ASSIGN_OR_RETURN(n, ReadDeviceCount(device_n, pinned_count, qc.stream, qc.wait));
+        n_on_device = false;
+        if (n == 0) break;
+      }
+      if (row0_implicit) {
+        TANDEM_CUDA_RETURN_IF_ERROR(cudaMemcpyAsync(pos, iota.data(), sizeof(uint32_t) * stride,
+                                                    cudaMemcpyDeviceToDevice, qc.stream));
+      }
+      TANDEM_ASSIGN_OR_RETURN(
+          BlockSelection selection,
+          SelectBlocks(cand, n, list.bases, list.num_blocks, qc.arena, qc.stream));
+      qc.timer.Mark(GpuStage::kIntersect);
+      TANDEM_ASSIGN_OR_RETURN(
+          uint32_t * decoded,
+          qc.arena.Take<uint32_t>(uint64_t{selection.max_selected} * list.block_size));
+      TANDEM_RETURN_IF_ERROR(DecodeSelectedBlocks(list, selection.selected,
+                                                  selection.max_selected, decoded, qc.stream));
+      qc.timer.Mark(GpuStage::kDecode);
+      TANDEM_ASSIGN_OR_RETURN(
+          n, IntersectAndCompact(cand, n, selection, decoded, list.block_size, list.num_blocks,
+                                 list.num_postings, qc.tuning.intersect_levels, pos, pos_next,
+                                 rows, stride, cand_next, qc.arena, qc.stream, qc.wait));
+      qc.timer.Mark(GpuStage::kIntersect);
+    }
+    row0_implicit = false;
+    stats.blocks_decoded += most_blocks;
+    stats.postings_decoded += uint64_t{most_blocks} * list.block_size;
     std::swap(cand, cand_next);
     std::swap(pos, pos_next);
     qc.arena.Rollback(step_mark);
   }
+  if (n_on_device) {
+    TANDEM_ASSIGN_OR_RETURN(n, ReadDeviceCount(device_n, pinned_count, qc.stream, qc.wait));
+  }
   std::vector<index::Hit> hits;
   if (n > 0) {
-    TANDEM_ASSIGN_OR_RETURN(float* scores, qc.arena.Take<float>(n));
-    TANDEM_ASSIGN_OR_RETURN(uint32_t * tf, qc.arena.Take<uint32_t>(n));
-    TANDEM_CUDA_RETURN_IF_ERROR(cudaMemsetAsync(scores, 0, sizeof(float) * n, qc.stream));
+    std::vector<AndScoreTerm> score_terms(num_terms);
     for (size_t q = 0; q < num_terms; ++q) {
-      const uint32_t* positions = pos + uint64_t{row_of[q]} * stride;
-      TANDEM_RETURN_IF_ERROR(FetchFreqs(terms[q].list->freqs, positions, n, tf, qc.stream));
-      TANDEM_RETURN_IF_ERROR(
-          AddScores(cand, tf, n, terms[q].weighted_idf, norms, scores, qc.stream));
+      score_terms[q].freqs = terms[q].list->freqs;
+      score_terms[q].positions = row0_implicit ? nullptr : pos + uint64_t{row_of[q]} * stride;
+      score_terms[q].weighted_idf = terms[q].weighted_idf;
     }
+    TANDEM_ASSIGN_OR_RETURN(uint64_t * keys, qc.arena.Take<uint64_t>(n));
+    TANDEM_RETURN_IF_ERROR(ScoreIntoKeys(cand, n, score_terms, norms, keys, qc.arena, qc.stream));
     qc.timer.Mark(GpuStage::kScore);
     uint64_t scored = 0;
     TANDEM_ASSIGN_OR_RETURN(std::vector<DeviceHit> device_hits,
-                            SelectTopK(qc.tuning.top_k, scores, cand, n, k, qc, &scored));
+                            SelectTopKOfKeys(qc.tuning.top_k, keys, n, k, qc, &scored));
     qc.timer.Mark(GpuStage::kTopK);
     stats.documents_scored += n;
     hits = ToHits(device_hits);
@@ -321,7 +383,8 @@ absl::StatusOr<std::unique_ptr<GpuEngine>> GpuEngine::Create(const index::Index&
     TANDEM_CUDA_RETURN_IF_ERROR(cudaMalloc(&qc->arena_memory, scratch));
     qc->arena = ScratchArena(qc->arena_memory, scratch);
     TANDEM_CUDA_RETURN_IF_ERROR(
-        cudaMallocHost(reinterpret_cast<void**>(&qc->host_keys), sizeof(uint64_t) * index::kMaxK));
+        cudaMallocHost(reinterpret_cast<void**>(&qc->host_keys),
+                       sizeof(uint64_t) * TopKHostWords(index::kMaxK)));
     TANDEM_RETURN_IF_ERROR(qc->timer.Init());
     if (options.host_wait == GpuHostWait::kSpinThenBlock) qc->wait.spin = options.spin_before_block;
     impl->idle.push_back(qc.get());

@@ -184,8 +184,8 @@ absl::StatusOr<uint32_t> IntersectAndCompact(const uint32_t* cand, uint32_t n,
   uint32_t* const positions = pos_in + (rows - 1) * stride;
   if (merge_find_levels == kLocatedBlockSearch) {
     kernels::IntersectKernel<<<Grid(n), kQueryThreads, 0, stream>>>(
-        cand, n, selection.cand_block, selection.block_slot, decoded, block_size, num_blocks,
-        num_postings, found, positions);
+        cand, n, nullptr, selection.cand_block, selection.block_slot, decoded, block_size,
+        num_blocks, num_postings, found, positions);
   } else {
     const uint64_t entries = uint64_t{selection.max_selected} * block_size;
     if (entries > UINT32_MAX) return absl::InvalidArgumentError("too many decoded entries");
@@ -199,8 +199,8 @@ absl::StatusOr<uint32_t> IntersectAndCompact(const uint32_t* cand, uint32_t n,
   TANDEM_CUDA_RETURN_IF_ERROR(cudaGetLastError());
   TANDEM_RETURN_IF_ERROR(ExclusiveSum(found, scan, n, arena, stream));
   kernels::ScanTotalKernel<<<1, 1, 0, stream>>>(found, scan, n, total);
-  kernels::CompactKernel<<<Grid(n), kQueryThreads, 0, stream>>>(found, scan, n, cand, cand_out,
-                                                                pos_in, pos_out, rows, stride);
+  kernels::CompactKernel<<<Grid(n), kQueryThreads, 0, stream>>>(
+      found, scan, n, cand, cand_out, pos_in, pos_out, rows, stride, false, nullptr);
   TANDEM_CUDA_RETURN_IF_ERROR(cudaGetLastError());
   uint32_t survivors = 0;
   TANDEM_CUDA_RETURN_IF_ERROR(
@@ -210,20 +210,117 @@ absl::StatusOr<uint32_t> IntersectAndCompact(const uint32_t* cand, uint32_t n,
   return survivors;
 }
 
+absl::Status LocateCandidateBlocks(const uint32_t* cand, uint32_t max_n, const uint32_t* device_n,
+                                   const uint32_t* bases, uint32_t num_blocks,
+                                   uint32_t* cand_block, uint32_t* entries, cudaStream_t stream) {
+  TANDEM_RETURN_IF_ERROR(CheckStream(stream));
+  if (num_blocks == 0) return absl::InvalidArgumentError("a list without blocks");
+  if (max_n == 0) return absl::OkStatus();
+  kernels::LocateEntriesKernel<<<Grid(max_n), kQueryThreads, 0, stream>>>(
+      cand, max_n, device_n, bases, num_blocks, cand_block, entries);
+  TANDEM_CUDA_RETURN_IF_ERROR(cudaGetLastError());
+  return absl::OkStatus();
+}
+
+absl::Status SearchInPlaceAndCompact(const uint32_t* cand, uint32_t max_n, const uint32_t* device_n,
+                                     const uint32_t* cand_block, const uint32_t* decoded,
+                                     uint32_t block_size, uint32_t num_blocks,
+                                     uint32_t num_postings, uint32_t* pos_in, uint32_t* pos_out,
+                                     uint32_t rows, uint64_t stride, bool implicit_row0,
+                                     uint32_t* cand_out, uint32_t* count_out, ScratchArena& arena,
+                                     cudaStream_t stream) {
+  TANDEM_RETURN_IF_ERROR(CheckStream(stream));
+  if (rows < (implicit_row0 ? 2u : 1u)) {
+    return absl::InvalidArgumentError("too few rows of posting positions");
+  }
+  if (count_out == nullptr) return absl::InvalidArgumentError("no device word for the count");
+  if (max_n == 0) {
+    TANDEM_CUDA_RETURN_IF_ERROR(cudaMemsetAsync(count_out, 0, sizeof(uint32_t), stream));
+    return absl::OkStatus();
+  }
+  const size_t mark = arena.mark();
+  TANDEM_ASSIGN_OR_RETURN(uint32_t * found, arena.Take<uint32_t>(max_n));
+  TANDEM_ASSIGN_OR_RETURN(uint32_t * scan, arena.Take<uint32_t>(max_n));
+  kernels::IntersectKernel<<<Grid(max_n), kQueryThreads, 0, stream>>>(
+      cand, max_n, device_n, cand_block, nullptr, decoded, block_size, num_blocks, num_postings,
+      found, pos_in + (rows - 1) * stride);
+  TANDEM_CUDA_RETURN_IF_ERROR(cudaGetLastError());
+  TANDEM_RETURN_IF_ERROR(ExclusiveSum(found, scan, max_n, arena, stream));
+  kernels::CompactKernel<<<Grid(max_n), kQueryThreads, 0, stream>>>(
+      found, scan, max_n, cand, cand_out, pos_in, pos_out, rows, stride, implicit_row0, count_out);
+  TANDEM_CUDA_RETURN_IF_ERROR(cudaGetLastError());
+  arena.Rollback(mark);  // stream order keeps the flags alive until the compaction has run
+  return absl::OkStatus();
+}
+
+absl::StatusOr<uint32_t> ReadDeviceCount(const uint32_t* device_count, uint32_t* pinned,
+                                         cudaStream_t stream, const StreamWait& wait) {
+  TANDEM_RETURN_IF_ERROR(CheckStream(stream));
+  TANDEM_CUDA_RETURN_IF_ERROR(
+      cudaMemcpyAsync(pinned, device_count, sizeof(uint32_t), cudaMemcpyDeviceToHost, stream));
+  TANDEM_RETURN_IF_ERROR(SynchronizeStream(stream, wait));
+  return *pinned;
+}
+
+absl::Status ScoreIntoKeys(const uint32_t* docs, uint32_t n, const std::vector<AndScoreTerm>& terms,
+                           const float* norms, uint64_t* keys, ScratchArena& arena,
+                           cudaStream_t stream) {
+  TANDEM_RETURN_IF_ERROR(CheckStream(stream));
+  if (terms.empty()) return absl::InvalidArgumentError("no terms to score");
+  if (n == 0) return absl::OkStatus();
+  const size_t mark = arena.mark();
+  float* partial = nullptr;  // running sums between launches, for more than one batch of terms
+  if (terms.size() > kernels::kScoreTermsPerLaunch) {
+    TANDEM_ASSIGN_OR_RETURN(partial, arena.Take<float>(n));
+  }
+  for (size_t first = 0; first < terms.size(); first += kernels::kScoreTermsPerLaunch) {
+    kernels::ScoreTermBatch batch{};
+    batch.count = static_cast<uint32_t>(
+        std::min<size_t>(kernels::kScoreTermsPerLaunch, terms.size() - first));
+    for (uint32_t t = 0; t < batch.count; ++t) {
+      const AndScoreTerm& term = terms[first + t];
+      if (term.freqs.image == nullptr) {
+        return absl::InvalidArgumentError("an AND term without its frequencies on the device");
+      }
+      batch.term[t] = {term.freqs.desc, term.freqs.image, term.positions, term.weighted_idf};
+    }
+    const bool last = first + batch.count == terms.size();
+    kernels::ScoreKeysKernel<<<Grid(n), kQueryThreads, 0, stream>>>(
+        docs, n, batch, norms, partial, first == 0, last ? keys : nullptr);
+    TANDEM_CUDA_RETURN_IF_ERROR(cudaGetLastError());
+  }
+  arena.Rollback(mark);  // stream order keeps the partial sums alive until the last launch ran
+  return absl::OkStatus();
+}
+
 absl::StatusOr<std::vector<DeviceHit>> TopKRadix(const float* scores, const uint32_t* docs,
                                                  uint32_t n, uint32_t k, uint64_t* host_keys,
                                                  uint64_t* num_scored, ScratchArena& arena,
                                                  cudaStream_t stream, const StreamWait& wait) {
   TANDEM_RETURN_IF_ERROR(CheckStream(stream));
+  *num_scored = 0;
+  if (n == 0 || k == 0) return std::vector<DeviceHit>();
+  const size_t mark = arena.mark();
+  TANDEM_ASSIGN_OR_RETURN(uint64_t * keys, arena.Take<uint64_t>(n));
+  kernels::BuildKeysKernel<<<Grid(n), kQueryThreads, 0, stream>>>(scores, docs, n, keys);
+  TANDEM_CUDA_RETURN_IF_ERROR(cudaGetLastError());
+  absl::StatusOr<std::vector<DeviceHit>> hits =
+      TopKRadixKeys(keys, n, k, host_keys, num_scored, arena, stream, wait);
+  arena.Rollback(mark);
+  return hits;
+}
+
+absl::StatusOr<std::vector<DeviceHit>> TopKRadixKeys(uint64_t* keys, uint32_t n, uint32_t k,
+                                                     uint64_t* host_keys, uint64_t* num_scored,
+                                                     ScratchArena& arena, cudaStream_t stream,
+                                                     const StreamWait& wait) {
+  TANDEM_RETURN_IF_ERROR(CheckStream(stream));
   std::vector<DeviceHit> hits;
   *num_scored = 0;
   if (n == 0 || k == 0) return hits;
   const size_t mark = arena.mark();
-  TANDEM_ASSIGN_OR_RETURN(uint64_t * keys, arena.Take<uint64_t>(n));
   TANDEM_ASSIGN_OR_RETURN(uint64_t * kept, arena.Take<uint64_t>(n));
   TANDEM_ASSIGN_OR_RETURN(uint32_t * d_count, arena.Take<uint32_t>(1));
-  kernels::BuildKeysKernel<<<Grid(n), kQueryThreads, 0, stream>>>(scores, docs, n, keys);
-  TANDEM_CUDA_RETURN_IF_ERROR(cudaGetLastError());
 
   // Keep the scored entries (cub::DeviceSelect), then sort only those.
   size_t select_bytes = 0;
@@ -232,10 +329,9 @@ absl::StatusOr<std::vector<DeviceHit>> TopKRadix(const float* scores, const uint
   TANDEM_ASSIGN_OR_RETURN(char* select_temp, arena.Take<char>(select_bytes));
   TANDEM_CUDA_RETURN_IF_ERROR(cub::DeviceSelect::If(select_temp, select_bytes, keys, kept, d_count,
                                                     static_cast<int>(n), NotAllOnes(), stream));
-  uint32_t count = 0;
-  TANDEM_CUDA_RETURN_IF_ERROR(
-      cudaMemcpyAsync(&count, d_count, sizeof(uint32_t), cudaMemcpyDeviceToHost, stream));
-  TANDEM_RETURN_IF_ERROR(SynchronizeStream(stream, wait));
+  TANDEM_ASSIGN_OR_RETURN(
+      const uint32_t count,
+      ReadDeviceCount(d_count, reinterpret_cast<uint32_t*>(host_keys), stream, wait));
   *num_scored = count;
   if (count == 0) {
     arena.Rollback(mark);
@@ -261,17 +357,37 @@ absl::StatusOr<std::vector<DeviceHit>> TopKHeap(const float* scores, const uint3
                                                 uint32_t n, uint32_t k, uint64_t* host_keys,
                                                 uint64_t* num_scored, ScratchArena& arena,
                                                 cudaStream_t stream, const StreamWait& wait) {
+  TANDEM_RETURN_IF_ERROR(CheckStream(stream));
+  *num_scored = 0;
+  if (n == 0 || k == 0) return std::vector<DeviceHit>();
+  const size_t mark = arena.mark();
+  TANDEM_ASSIGN_OR_RETURN(uint64_t * keys, arena.Take<uint64_t>(n));
+  kernels::BuildKeysKernel<<<Grid(n), kQueryThreads, 0, stream>>>(scores, docs, n, keys);
+  TANDEM_CUDA_RETURN_IF_ERROR(cudaGetLastError());
+  absl::StatusOr<std::vector<DeviceHit>> hits =
+      TopKHeapKeys(keys, n, k, host_keys, num_scored, arena, stream, wait);
+  arena.Rollback(mark);
+  return hits;
+}
+
+absl::StatusOr<std::vector<DeviceHit>> TopKHeapKeys(uint64_t* keys, uint32_t n, uint32_t k,
+                                                    uint64_t* host_keys, uint64_t* num_scored,
+                                                    ScratchArena& arena, cudaStream_t stream,
+                                                    const StreamWait& wait) {
   using kernels::kHeapGroup;
   TANDEM_RETURN_IF_ERROR(CheckStream(stream));
   *num_scored = 0;
   if (n == 0 || k == 0) return std::vector<DeviceHit>();
   const size_t mark = arena.mark();
   kernels::HeapLevels h;
-  TANDEM_ASSIGN_OR_RETURN(h.level[0], arena.Take<uint64_t>(n));
+  h.level[0] = keys;
   h.size[0] = n;
-  TANDEM_ASSIGN_OR_RETURN(uint32_t * counters, arena.Take<uint32_t>(2));  // scored, extracted
+  // One word of counters (scored, extracted) followed by the extracted keys, so that a single
+  // copy brings both back.
+  const uint32_t most = std::min(n, k);
+  TANDEM_ASSIGN_OR_RETURN(uint64_t * result, arena.Take<uint64_t>(uint64_t{most} + 1));
+  uint32_t* counters = reinterpret_cast<uint32_t*>(result);
   TANDEM_CUDA_RETURN_IF_ERROR(cudaMemsetAsync(counters, 0, 2 * sizeof(uint32_t), stream));
-  kernels::BuildKeysKernel<<<Grid(n), kQueryThreads, 0, stream>>>(scores, docs, n, h.level[0]);
   while (h.size[h.top] > kHeapGroup) {
     if (h.top == kernels::kHeapMaxLevels) return absl::InternalError("heap deeper than expected");
     const uint32_t groups = (h.size[h.top] + kHeapGroup - 1) / kHeapGroup;
@@ -286,20 +402,17 @@ absl::StatusOr<std::vector<DeviceHit>> TopKHeap(const float* scores, const uint3
     kernels::HeapBuildLevelKernel<<<1, kHeapGroup, 0, stream>>>(h.level[0], n, scratch_min,
                                                                 counters);
   }
-  TANDEM_ASSIGN_OR_RETURN(uint64_t * out, arena.Take<uint64_t>(std::min(n, k)));
-  kernels::HeapExtractKernel<<<1, kHeapGroup, 0, stream>>>(h, std::min(n, k), out, counters + 1);
+  kernels::HeapExtractKernel<<<1, kHeapGroup, 0, stream>>>(h, most, result + 1, counters + 1);
   TANDEM_CUDA_RETURN_IF_ERROR(cudaGetLastError());
-  uint32_t host_counters[2] = {0, 0};
-  TANDEM_CUDA_RETURN_IF_ERROR(cudaMemcpyAsync(host_counters, counters, sizeof(host_counters),
-                                              cudaMemcpyDeviceToHost, stream));
-  TANDEM_RETURN_IF_ERROR(SynchronizeStream(stream, wait));
-  const uint32_t take = host_counters[1];
-  *num_scored = host_counters[0];
-  TANDEM_CUDA_RETURN_IF_ERROR(cudaMemcpyAsync(host_keys, out, sizeof(uint64_t) * take,
+  TANDEM_CUDA_RETURN_IF_ERROR(cudaMemcpyAsync(host_keys, result,
+                                              sizeof(uint64_t) * (uint64_t{most} + 1),
                                               cudaMemcpyDeviceToHost, stream));
   TANDEM_RETURN_IF_ERROR(SynchronizeStream(stream, wait));
   arena.Rollback(mark);
-  return KeysToHits(host_keys, take);
+  uint32_t host_counters[2];
+  std::memcpy(host_counters, host_keys, sizeof(host_counters));
+  *num_scored = host_counters[0];
+  return KeysToHits(host_keys + 1, std::min(host_counters[1], most));
 }
 
 }  // namespace tandem::gpu

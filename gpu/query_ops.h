@@ -14,6 +14,7 @@
 
 #include "absl/status/status.h"
 #include "absl/status/statusor.h"
+#include "gpu/decode.h"
 #include "gpu/scratch_arena.h"
 #include "gpu/stream_wait.h"
 
@@ -79,6 +80,61 @@ absl::StatusOr<uint32_t> IntersectAndCompact(const uint32_t* cand, uint32_t n,
                                              ScratchArena& arena, cudaStream_t stream,
                                              const StreamWait& wait = {});
 
+// The AND's step over one longer list without a host round trip (sections 7 and 8), in three calls
+// around an in-place decode:
+//
+//   LocateCandidateBlocks(cand, max_n, device_n, list.bases, nb, cand_block, entries, stream);
+//   DecodePForBlocksInPlace(list, entries, max_n, device_n, kDocids, decoded, stream);
+//   SearchInPlaceAndCompact(cand, max_n, device_n, cand_block, decoded, ..., device_n, ...);
+//
+// The candidate count stays on the device: the calls take an upper bound max_n (the launch size)
+// and device_n (a device word, or null when max_n is exact), and the compaction writes the
+// survivors' count back to a device word. Six launches a list and no synchronization, where
+// SelectBlocks + IntersectAndCompact take eleven and a stream synchronization.
+
+// Parallel Merge Find of the sorted candidates against the list's block boundaries:
+// cand_block[i] = the block that can hold candidate i (num_blocks when none); entries[i] = that
+// block at the first candidate in it, num_blocks for the rest (the entries DecodePForBlocksInPlace
+// and DecodeRiceBlocksInPlace take). One launch.
+absl::Status LocateCandidateBlocks(const uint32_t* cand, uint32_t max_n, const uint32_t* device_n,
+                                   const uint32_t* bases, uint32_t num_blocks,
+                                   uint32_t* cand_block, uint32_t* entries, cudaStream_t stream);
+
+// Each candidate binary-searches its block where the in-place decode put it (decoded +
+// k * block_size), and the survivors are compacted in order to cand_out with `rows` rows of posting
+// positions, as IntersectAndCompact does (row rows - 1, this list's, is written into pos_in first).
+// implicit_row0: pos_in's row 0 is not read; the lead list's positions are the candidates' indices
+// (the first step after decoding the lead). The survivors' count goes to *count_out (which may be
+// device_n). Four launches; never synchronizes.
+absl::Status SearchInPlaceAndCompact(const uint32_t* cand, uint32_t max_n, const uint32_t* device_n,
+                                     const uint32_t* cand_block, const uint32_t* decoded,
+                                     uint32_t block_size, uint32_t num_blocks,
+                                     uint32_t num_postings, uint32_t* pos_in, uint32_t* pos_out,
+                                     uint32_t rows, uint64_t stride, bool implicit_row0,
+                                     uint32_t* cand_out, uint32_t* count_out, ScratchArena& arena,
+                                     cudaStream_t stream);
+
+// Copies a device count to the host through `pinned` (pinned host memory for one word) and waits
+// for the stream (as `wait` says).
+absl::StatusOr<uint32_t> ReadDeviceCount(const uint32_t* device_count, uint32_t* pinned,
+                                         cudaStream_t stream, const StreamWait& wait = {});
+
+// One AND term's scoring input: its frequencies and the survivors' posting positions in its list
+// (null: survivor i is posting i, a query whose lead list is the only list).
+struct AndScoreTerm {
+  DeviceFreqList freqs;
+  const uint32_t* positions = nullptr;
+  float weighted_idf = 0.0f;
+};
+
+// BM25 of the n survivors docs[i] over `terms` summed in the given order (query-term order, the
+// same floats in the same order as AddScores term by term), fetching each frequency from the
+// compressed image (section 8), written straight as top-k keys (TopKHeapKeys, TopKRadixKeys). One
+// launch per 16 terms.
+absl::Status ScoreIntoKeys(const uint32_t* docs, uint32_t n, const std::vector<AndScoreTerm>& terms,
+                           const float* norms, uint64_t* keys, ScratchArena& arena,
+                           cudaStream_t stream);
+
 // A top-k hit as the device hands it back.
 struct DeviceHit {
   uint32_t docid;
@@ -87,8 +143,9 @@ struct DeviceHit {
 
 // The k best (score > 0) of scores[0..n) for documents docs[i] (docs == nullptr: document i), in
 // rank order (score descending, docID ascending), by a CUB radix sort of 64-bit keys (flipped
-// score bits, docID). `host_keys` is pinned host memory for k keys. Synchronizes the stream (as
-// `wait` says). *num_scored receives how many entries had a score.
+// score bits, docID). `host_keys` is pinned host memory for k + 1 words (TopKHostWords).
+// Synchronizes the stream (as `wait` says). *num_scored receives how many entries had a score.
+inline constexpr uint64_t TopKHostWords(uint32_t k) { return uint64_t{k} + 1; }
 absl::StatusOr<std::vector<DeviceHit>> TopKRadix(const float* scores, const uint32_t* docs,
                                                  uint32_t n, uint32_t k, uint64_t* host_keys,
                                                  uint64_t* num_scored, ScratchArena& arena,
@@ -96,12 +153,22 @@ absl::StatusOr<std::vector<DeviceHit>> TopKRadix(const float* scores, const uint
                                                  const StreamWait& wait = {});
 
 // The same k hits by the multi-level max-heap of section 8 (groups of 512, as many levels as the
-// count needs: 2 up to 262,144 entries, 3 up to 134 million) instead of a sort. Synchronizes (as
-// `wait` says).
+// count needs: 2 up to 262,144 entries, 3 up to 134 million) instead of a sort. Synchronizes once
+// (as `wait` says).
 absl::StatusOr<std::vector<DeviceHit>> TopKHeap(const float* scores, const uint32_t* docs,
                                                 uint32_t n, uint32_t k, uint64_t* host_keys,
                                                 uint64_t* num_scored, ScratchArena& arena,
                                                 cudaStream_t stream,
                                                 const StreamWait& wait = {});
+
+// The same two on keys already built (ScoreIntoKeys); keys[0..n) are used as scratch.
+absl::StatusOr<std::vector<DeviceHit>> TopKRadixKeys(uint64_t* keys, uint32_t n, uint32_t k,
+                                                     uint64_t* host_keys, uint64_t* num_scored,
+                                                     ScratchArena& arena, cudaStream_t stream,
+                                                     const StreamWait& wait = {});
+absl::StatusOr<std::vector<DeviceHit>> TopKHeapKeys(uint64_t* keys, uint32_t n, uint32_t k,
+                                                    uint64_t* host_keys, uint64_t* num_scored,
+                                                    ScratchArena& arena, cudaStream_t stream,
+                                                    const StreamWait& wait = {});
 
 }  // namespace tandem::gpu

@@ -27,7 +27,7 @@ TEST(TopKTest, RadixAndHeapMatchHostSort) {
   auto arena_memory = DeviceBuffer<char>::Allocate(arena_bytes);
   ASSERT_TRUE(arena_memory.ok());
   uint64_t* host_keys = nullptr;
-  ASSERT_EQ(cudaMallocHost(reinterpret_cast<void**>(&host_keys), 10000 * sizeof(uint64_t)),
+  ASSERT_EQ(cudaMallocHost(reinterpret_cast<void**>(&host_keys), TopKHostWords(10000) * sizeof(uint64_t)),
             cudaSuccess);
   std::mt19937 rng(5);
   for (uint32_t n : {1u, 7u, 511u, 512u, 513u, 5000u, 262144u, 262145u, 300000u}) {

@@ -10,7 +10,7 @@
 
 #include <cstdint>
 
-#include "gpu/kernels/bits.cuh"
+#include "gpu/kernels/freq_value.cuh"
 #include "gpu/list_format.h"
 
 namespace tandem::gpu::kernels {
@@ -24,33 +24,8 @@ __global__ void __launch_bounds__(kFetchThreads)
   const uint32_t t = blockIdx.x * kFetchThreads + threadIdx.x;
   if (t >= count) return;
   const uint32_t i = __ldg(positions + t);
-  if (i >= d.num_postings) {
-    out[t] = 0;  // never a frequency: the caller's position was out of range
-    return;
-  }
-  uint32_t value = LoadPacked(image + d.slots, i, d.bit_width);
-  const uint32_t block = i / kFreqBlock;
-  uint32_t lo = __ldg(image + d.exc_begin + block);
-  const uint32_t hi = __ldg(image + d.exc_begin + block + 1);
-  if (lo < hi) {
-    // The first exception at or after in-block position `target`.
-    const uint8_t* in_block = reinterpret_cast<const uint8_t*>(image + d.exc_pos);
-    const uint32_t target = i % kFreqBlock;
-    uint32_t len = hi - lo;
-    while (len > 0) {
-      const uint32_t half = len / 2;
-      if (__ldg(in_block + lo + half) < target) {
-        lo += half + 1;
-        len -= half + 1;
-      } else {
-        len = half;
-      }
-    }
-    if (lo < hi && __ldg(in_block + lo) == target) {
-      value |= ShiftLeft(LoadPacked(image + d.exc_highs, lo, d.high_bits) + 1, d.bit_width);
-    }
-  }
-  out[t] = value + 1;  // stored as tf - 1
+  // A position out of range is never a frequency: 0.
+  out[t] = i < d.num_postings ? FetchFreq(d, image, i) : 0;
 }
 
 }  // namespace tandem::gpu::kernels

@@ -46,30 +46,19 @@ struct PForWarpStorage {
   }
 };
 
-// Block `selected` of the launch decodes list block blocks[selected] (or `selected` when blocks is
-// null) into out + selected * kBlock (or out + first posting for a whole-list launch).
+// The whole warp decodes list block k (< d.num_blocks) into dst[0..count). Returns with the warp
+// converged (__syncwarp), so the caller may reuse `s` for another block.
 template <uint32_t kBlock, bool kDocids>
-__global__ void __launch_bounds__(kDecodeThreads)
-    PForDecodeKernel(const PForDesc d, const uint32_t* __restrict__ image,
-                     const uint32_t* __restrict__ blocks, uint32_t num_selected,
-                     uint32_t* __restrict__ out) {
+__device__ __forceinline__ void PForDecodeBlock(const PForDesc& d,
+                                                const uint32_t* __restrict__ image, uint32_t k,
+                                                uint32_t* __restrict__ dst,
+                                                PForWarpStorage<kBlock>& s,
+                                                cub::WarpScan<uint32_t>& scan, uint32_t lane) {
   static_assert(kBlock == 128 || kBlock == 512, "GPU PForDelta blocks hold 128 or 512 postings");
   using Storage = PForWarpStorage<kBlock>;
   constexpr uint32_t kPerLane = Storage::kPerLane;  // 4 or 16 values per lane
   constexpr uint32_t kVecsPerLane = kPerLane / 4;
   constexpr uint32_t kRowVecs = Storage::kRow / 4;
-  using WarpScan = cub::WarpScan<uint32_t>;
-  __shared__ Storage storage[kDecodeWarpsPerCta];
-  __shared__ typename WarpScan::TempStorage scan_storage[kDecodeWarpsPerCta];
-
-  const uint32_t warp = threadIdx.x / 32;
-  const uint32_t lane = threadIdx.x % 32;
-  const uint32_t selected = blockIdx.x * kDecodeWarpsPerCta + warp;
-  if (selected >= num_selected) return;  // warp-uniform from here on
-  const uint32_t k = blocks == nullptr ? selected : __ldg(blocks + selected);
-  if (k >= d.num_blocks) return;
-  Storage& s = storage[warp];
-  WarpScan scan(scan_storage[warp]);
 
   const uint32_t first = k * kBlock;
   const uint32_t count = min(kBlock, d.num_postings - first);
@@ -176,9 +165,8 @@ __global__ void __launch_bounds__(kDecodeThreads)
     for (uint32_t r = 0; r < kPerLane; ++r) v[r] = running += v[r];
   }
 
-  // 4. Store. Whole-list launches write at the block's first posting, subset launches at the
-  // selection's slot; both are multiples of 4 values, so 16-byte stores stay aligned.
-  uint32_t* dst = out + (blocks == nullptr ? uint64_t{first} : uint64_t{selected} * kBlock);
+  // 4. Store. dst is a multiple of 4 values from a 16-byte aligned output (the block's first
+  // posting, or a selection slot), so 16-byte stores stay aligned.
   if constexpr (kVecsPerLane == 1) {
     const uint32_t i = 4 * lane;
     if (i + 4 <= count) {
@@ -213,6 +201,77 @@ __global__ void __launch_bounds__(kDecodeThreads)
       }
     }
   }
+  __syncwarp();
+}
+
+// Warp `selected` of the launch decodes list block blocks[selected] (or `selected` when blocks is
+// null) into out + selected * kBlock (or out + first posting for a whole-list launch).
+template <uint32_t kBlock, bool kDocids>
+__global__ void __launch_bounds__(kDecodeThreads)
+    PForDecodeKernel(const PForDesc d, const uint32_t* __restrict__ image,
+                     const uint32_t* __restrict__ blocks, uint32_t num_selected,
+                     uint32_t* __restrict__ out) {
+  using WarpScan = cub::WarpScan<uint32_t>;
+  __shared__ PForWarpStorage<kBlock> storage[kDecodeWarpsPerCta];
+  __shared__ typename WarpScan::TempStorage scan_storage[kDecodeWarpsPerCta];
+  const uint32_t warp = threadIdx.x / 32;
+  const uint32_t lane = threadIdx.x % 32;
+  const uint32_t selected = blockIdx.x * kDecodeWarpsPerCta + warp;
+  if (selected >= num_selected) return;  // warp-uniform from here on
+  const uint32_t k = blocks == nullptr ? selected : __ldg(blocks + selected);
+  if (k >= d.num_blocks) return;
+  WarpScan scan(scan_storage[warp]);
+  uint32_t* dst = out + (blocks == nullptr ? uint64_t{k} * kBlock : uint64_t{selected} * kBlock);
+  PForDecodeBlock<kBlock, kDocids>(d, image, k, dst, storage[warp], scan, lane);
+}
+
+// Calls decode(k, warp storage, scan, lane) for every list block k < num_blocks named by
+// entries[0..count), count = max_entries or, with device_count, min(max_entries, *device_count).
+// Warp w of W looks at entries w, w + W, w + 2W, ... 32 at a time (lane l at w + l * W, one
+// ballot), so a launch of min(count, W) warps keeps one block per warp while the entries are few
+// and spreads the blocks evenly when most entries are skipped (the AND's candidates that are not
+// the first of their block, section 7).
+template <typename Storage, typename Decode>
+__device__ __forceinline__ void ForEachEntryBlock(const uint32_t* __restrict__ entries,
+                                                  uint32_t max_entries,
+                                                  const uint32_t* __restrict__ device_count,
+                                                  uint32_t num_blocks, Storage* storage,
+                                                  cub::WarpScan<uint32_t>::TempStorage* scan_storage,
+                                                  Decode decode) {
+  const uint32_t warp = threadIdx.x / 32;
+  const uint32_t lane = threadIdx.x % 32;
+  const uint64_t warps = uint64_t{gridDim.x} * kDecodeWarpsPerCta;
+  const uint32_t count =
+      device_count == nullptr ? max_entries : min(max_entries, *device_count);
+  cub::WarpScan<uint32_t> scan(scan_storage[warp]);
+  for (uint64_t base = uint64_t{blockIdx.x} * kDecodeWarpsPerCta + warp; base < count;
+       base += 32 * warps) {
+    const uint64_t at = base + lane * warps;
+    const uint32_t k = at < count ? __ldg(entries + at) : num_blocks;
+    for (uint32_t pending = __ballot_sync(~0u, k < num_blocks); pending != 0;
+         pending &= pending - 1) {
+      decode(__shfl_sync(~0u, k, __ffs(pending) - 1), storage[warp], scan, lane);
+    }
+  }
+}
+
+// Decodes every list block named by entries (ForEachEntryBlock) in place: block k to
+// out + k * kBlock, where a whole-list decode puts it. A block named twice is written twice with the
+// same values.
+template <uint32_t kBlock, bool kDocids>
+__global__ void __launch_bounds__(kDecodeThreads)
+    PForDecodeInPlaceKernel(const PForDesc d, const uint32_t* __restrict__ image,
+                            const uint32_t* __restrict__ entries, uint32_t max_entries,
+                            const uint32_t* __restrict__ device_count,
+                            uint32_t* __restrict__ out) {
+  __shared__ PForWarpStorage<kBlock> storage[kDecodeWarpsPerCta];
+  __shared__ cub::WarpScan<uint32_t>::TempStorage scan_storage[kDecodeWarpsPerCta];
+  ForEachEntryBlock(entries, max_entries, device_count, d.num_blocks, storage, scan_storage,
+                    [&](uint32_t k, PForWarpStorage<kBlock>& s, cub::WarpScan<uint32_t>& scan,
+                        uint32_t lane) {
+                      PForDecodeBlock<kBlock, kDocids>(d, image, k, out + uint64_t{k} * kBlock, s,
+                                                       scan, lane);
+                    });
 }
 
 }  // namespace tandem::gpu::kernels

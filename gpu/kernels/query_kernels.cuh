@@ -12,9 +12,19 @@
 
 #include <cstdint>
 
+#include "gpu/kernels/freq_value.cuh"
+#include "gpu/list_format.h"
+
 namespace tandem::gpu::kernels {
 
 inline constexpr int kQueryThreads = 256;
+
+// How many candidates a launch sized for max_n works on: *device_n when the count stays on the
+// device (set by an earlier launch on the stream), else max_n.
+__device__ __forceinline__ uint32_t CandidateCount(uint32_t max_n,
+                                                   const uint32_t* __restrict__ device_n) {
+  return device_n == nullptr ? max_n : min(max_n, *device_n);
+}
 
 // index::Bm25DocNorm: k1 * ((1 - b) + (b * len) / avgdl).
 __device__ __forceinline__ float DocNorm(uint32_t len, float k1, float b, float avgdl) {
@@ -55,27 +65,52 @@ __global__ void AddScoresKernel(const uint32_t* __restrict__ docs, const uint32_
   }
 }
 
+// The one block of a list that can hold docID d. Block k holds docIDs in (bases[k], bases[k+1]], so
+// it is the first k with bases[k + 1] >= d; num_blocks when d is past the list's last docID.
+__device__ __forceinline__ uint32_t LocateBlock(const uint32_t* __restrict__ bases,
+                                                uint32_t num_blocks, uint32_t d) {
+  uint32_t lo = 0, hi = num_blocks;
+  while (lo < hi) {
+    const uint32_t mid = (lo + hi) / 2;
+    if (bases[mid + 1] >= d) {
+      hi = mid;
+    } else {
+      lo = mid + 1;
+    }
+  }
+  return lo;
+}
+
 // Parallel Merge Find (section 7): each candidate finds, by binary search over the list's block
-// boundaries, the one block that can hold it. Block k holds docIDs in (bases[k], bases[k+1]], so
-// the block is the first k with bases[k + 1] >= d; candidates past the list's last docID get
-// num_blocks (no block). Marks the blocks to decode in block_flag (zeroed by the caller).
+// boundaries, the one block that can hold it. Marks the blocks to decode in block_flag (zeroed by
+// the caller).
 __global__ void LocateBlocksKernel(const uint32_t* __restrict__ cand, uint32_t n,
                                    const uint32_t* __restrict__ bases, uint32_t num_blocks,
                                    uint32_t* __restrict__ cand_block,
                                    uint32_t* __restrict__ block_flag) {
   for (uint32_t i = blockIdx.x * blockDim.x + threadIdx.x; i < n; i += gridDim.x * blockDim.x) {
-    const uint32_t d = cand[i];
-    uint32_t lo = 0, hi = num_blocks;  // first k in [0, nb) with bases[k+1] >= d, else nb
-    while (lo < hi) {
-      const uint32_t mid = (lo + hi) / 2;
-      if (bases[mid + 1] >= d) {
-        hi = mid;
-      } else {
-        lo = mid + 1;
-      }
-    }
+    const uint32_t lo = LocateBlock(bases, num_blocks, cand[i]);
     cand_block[i] = lo;
     if (lo < num_blocks) block_flag[lo] = 1;
+  }
+}
+
+// The same location for sorted candidates, naming each block for an in-place decode at its first
+// candidate only: entries[i] = cand_block[i] when candidate i - 1 lies in an earlier block (or i is
+// 0), else num_blocks. Candidate i - 1 < cand[i] lies in the same block k exactly when it is above
+// bases[k] (block 0 takes every docID up to bases[1]), so no flags, scan or compaction are needed.
+__global__ void LocateEntriesKernel(const uint32_t* __restrict__ cand, uint32_t max_n,
+                                    const uint32_t* __restrict__ device_n,
+                                    const uint32_t* __restrict__ bases, uint32_t num_blocks,
+                                    uint32_t* __restrict__ cand_block,
+                                    uint32_t* __restrict__ entries) {
+  const uint32_t n = CandidateCount(max_n, device_n);
+  for (uint32_t i = blockIdx.x * blockDim.x + threadIdx.x; i < n; i += gridDim.x * blockDim.x) {
+    const uint32_t k = LocateBlock(bases, num_blocks, cand[i]);
+    cand_block[i] = k;
+    const bool first_in_block =
+        k < num_blocks && (i == 0 || (k > 0 && cand[i - 1] <= bases[k]));
+    entries[i] = first_in_block ? k : num_blocks;
   }
 }
 
@@ -102,21 +137,27 @@ __global__ void IotaKernel(uint32_t* __restrict__ out, uint32_t n) {
   }
 }
 
-// Each candidate binary-searches the decoded block the PMF gave it. found[i] = 1 and pos[i] = its
-// posting position in the list when present.
-__global__ void IntersectKernel(const uint32_t* __restrict__ cand, uint32_t n,
+// Each candidate binary-searches the decoded block the PMF gave it: at block_slot[k] * block_size
+// of `decoded` (compact slots), or at k * block_size when block_slot is null (decoded in place).
+// found[i] = 1 and pos[i] = its posting position in the list when present. found[i] is written for
+// every i < max_n, 0 past the candidate count, so a scan sized for max_n sees only the candidates.
+__global__ void IntersectKernel(const uint32_t* __restrict__ cand, uint32_t max_n,
+                                const uint32_t* __restrict__ device_n,
                                 const uint32_t* __restrict__ cand_block,
                                 const uint32_t* __restrict__ block_slot,
                                 const uint32_t* __restrict__ decoded, uint32_t block_size,
                                 uint32_t num_blocks, uint32_t num_postings,
                                 uint32_t* __restrict__ found, uint32_t* __restrict__ pos) {
-  for (uint32_t i = blockIdx.x * blockDim.x + threadIdx.x; i < n; i += gridDim.x * blockDim.x) {
-    const uint32_t k = cand_block[i];
+  const uint32_t n = CandidateCount(max_n, device_n);
+  for (uint32_t i = blockIdx.x * blockDim.x + threadIdx.x; i < max_n;
+       i += gridDim.x * blockDim.x) {
+    const uint32_t k = i < n ? cand_block[i] : num_blocks;
     uint32_t hit = 0;
     if (k < num_blocks) {
       const uint32_t first = k * block_size;
       const uint32_t len = min(block_size, num_postings - first);
-      const uint32_t* block = decoded + static_cast<uint64_t>(block_slot[k]) * block_size;
+      const uint32_t slot = block_slot == nullptr ? k : block_slot[k];
+      const uint32_t* block = decoded + static_cast<uint64_t>(slot) * block_size;
       const uint32_t d = cand[i];
       uint32_t lo = 0, hi = len;  // first j with block[j] >= d
       while (lo < hi) {
@@ -144,16 +185,25 @@ __global__ void ScanTotalKernel(const uint32_t* __restrict__ flags,
 }
 
 // Stable compaction of the surviving candidates and of `rows` rows of their posting positions
-// (row r at pos_in + r * stride).
+// (row r at pos_in + r * stride). With implicit_row0, row 0 is not read: it is the candidate's own
+// index (the lead list's posting position, before any compaction). With count_out, the thread of
+// the last entry writes the survivor count there.
 __global__ void CompactKernel(const uint32_t* __restrict__ flags, const uint32_t* __restrict__ scan,
                               uint32_t n, const uint32_t* __restrict__ cand_in,
                               uint32_t* __restrict__ cand_out, const uint32_t* __restrict__ pos_in,
-                              uint32_t* __restrict__ pos_out, uint32_t rows, uint64_t stride) {
+                              uint32_t* __restrict__ pos_out, uint32_t rows, uint64_t stride,
+                              bool implicit_row0, uint32_t* __restrict__ count_out) {
   for (uint32_t i = blockIdx.x * blockDim.x + threadIdx.x; i < n; i += gridDim.x * blockDim.x) {
+    if (count_out != nullptr && i == n - 1) *count_out = scan[i] + flags[i];
     if (flags[i] == 0) continue;
     const uint32_t j = scan[i];
     cand_out[j] = cand_in[i];
-    for (uint32_t r = 0; r < rows; ++r) pos_out[r * stride + j] = pos_in[r * stride + i];
+    uint32_t r = 0;
+    if (implicit_row0) {
+      pos_out[j] = i;
+      r = 1;
+    }
+    for (; r < rows; ++r) pos_out[r * stride + j] = pos_in[r * stride + i];
   }
 }
 
@@ -170,6 +220,44 @@ __global__ void BuildKeysKernel(const float* __restrict__ scores, const uint32_t
                                 uint32_t n, uint64_t* __restrict__ keys) {
   for (uint32_t i = blockIdx.x * blockDim.x + threadIdx.x; i < n; i += gridDim.x * blockDim.x) {
     keys[i] = TopKKey(scores[i], docs == nullptr ? i : docs[i]);
+  }
+}
+
+// AND scoring straight from the compressed frequencies (section 8): one launch sums up to
+// kScoreTermsPerLaunch terms for each survivor, in the batch's order (query-term order), fetching
+// each frequency where the survivor's posting position says.
+inline constexpr uint32_t kScoreTermsPerLaunch = 16;
+struct ScoreTerm {
+  FreqDesc freqs;
+  const uint32_t* image;      // the frequency image in device memory
+  const uint32_t* positions;  // survivor i's posting position in the list; null: i itself
+  float weighted_idf;
+};
+struct ScoreTermBatch {
+  ScoreTerm term[kScoreTermsPerLaunch];
+  uint32_t count;
+};
+
+// s = (first ? 0 : partial[i]) + the batch's scores, added one term at a time with __fadd_rn as
+// AddScoresKernel does; the last batch writes keys[i] = TopKKey(s, docs[i]), the others partial[i].
+__global__ void ScoreKeysKernel(const uint32_t* __restrict__ docs, uint32_t n,
+                                const ScoreTermBatch batch, const float* __restrict__ norms,
+                                float* __restrict__ partial, bool first,
+                                uint64_t* __restrict__ keys) {
+  for (uint32_t i = blockIdx.x * blockDim.x + threadIdx.x; i < n; i += gridDim.x * blockDim.x) {
+    const uint32_t d = docs[i];
+    const float norm = norms[d];
+    float s = first ? 0.0f : partial[i];
+    for (uint32_t t = 0; t < batch.count; ++t) {
+      const ScoreTerm& term = batch.term[t];
+      const uint32_t p = term.positions == nullptr ? i : term.positions[i];
+      s = __fadd_rn(s, Bm25(term.weighted_idf, FetchFreq(term.freqs, term.image, p), norm));
+    }
+    if (keys != nullptr) {
+      keys[i] = TopKKey(s, d);
+    } else {
+      partial[i] = s;
+    }
   }
 }
 

@@ -33,25 +33,15 @@ struct RiceWarpStorage {
   alignas(16) uint32_t q_sums[kRiceBlock];     // q_0 + ... + q_e of posting e, local to the block
 };
 
+// The whole warp decodes list block k (< d.num_blocks) into dst[0..count). Returns with the warp
+// converged (__syncwarp), so the caller may reuse `s` for another block.
 template <bool kDocids>
-__global__ void __launch_bounds__(kDecodeThreads)
-    RiceDecodeKernel(const RiceDesc d, const uint32_t* __restrict__ image,
-                     const uint32_t* __restrict__ blocks, uint32_t num_selected,
-                     uint32_t* __restrict__ out) {
+__device__ __forceinline__ void RiceDecodeBlock(const RiceDesc& d,
+                                                const uint32_t* __restrict__ image, uint32_t k,
+                                                uint32_t* __restrict__ dst, RiceWarpStorage& s,
+                                                cub::WarpScan<uint32_t>& scan, uint32_t lane) {
   constexpr uint32_t kPerLane = kRiceBlock / 32;
   static_assert(kPerLane == 4, "one 16-byte vector per lane");
-  using WarpScan = cub::WarpScan<uint32_t>;
-  __shared__ RiceWarpStorage storage[kDecodeWarpsPerCta];
-  __shared__ typename WarpScan::TempStorage scan_storage[kDecodeWarpsPerCta];
-
-  const uint32_t warp = threadIdx.x / 32;
-  const uint32_t lane = threadIdx.x % 32;
-  const uint32_t selected = blockIdx.x * kDecodeWarpsPerCta + warp;
-  if (selected >= num_selected) return;  // warp-uniform from here on
-  const uint32_t k = blocks == nullptr ? selected : __ldg(blocks + selected);
-  if (k >= d.num_blocks) return;
-  RiceWarpStorage& s = storage[warp];
-  WarpScan scan(scan_storage[warp]);
 
   const uint32_t first = k * kRiceBlock;
   const uint32_t count = min(kRiceBlock, d.num_postings - first);
@@ -141,7 +131,6 @@ __global__ void __launch_bounds__(kDecodeThreads)
     }
   }
 
-  uint32_t* dst = out + (blocks == nullptr ? uint64_t{first} : uint64_t{selected} * kRiceBlock);
   const uint32_t i = kPerLane * lane;
   if (i + kPerLane <= count) {
     reinterpret_cast<uint4*>(dst)[lane] = make_uint4(v[0], v[1], v[2], v[3]);
@@ -151,6 +140,46 @@ __global__ void __launch_bounds__(kDecodeThreads)
       if (i + t < count) dst[i + t] = v[t];
     }
   }
+  __syncwarp();
+}
+
+// Warp `selected` of the launch decodes list block blocks[selected] (or `selected` when blocks is
+// null) into out + selected * kRiceBlock (or out + first posting for a whole-list launch).
+template <bool kDocids>
+__global__ void __launch_bounds__(kDecodeThreads)
+    RiceDecodeKernel(const RiceDesc d, const uint32_t* __restrict__ image,
+                     const uint32_t* __restrict__ blocks, uint32_t num_selected,
+                     uint32_t* __restrict__ out) {
+  using WarpScan = cub::WarpScan<uint32_t>;
+  __shared__ RiceWarpStorage storage[kDecodeWarpsPerCta];
+  __shared__ typename WarpScan::TempStorage scan_storage[kDecodeWarpsPerCta];
+  const uint32_t warp = threadIdx.x / 32;
+  const uint32_t lane = threadIdx.x % 32;
+  const uint32_t selected = blockIdx.x * kDecodeWarpsPerCta + warp;
+  if (selected >= num_selected) return;  // warp-uniform from here on
+  const uint32_t k = blocks == nullptr ? selected : __ldg(blocks + selected);
+  if (k >= d.num_blocks) return;
+  WarpScan scan(scan_storage[warp]);
+  uint32_t* dst = out + uint64_t{blocks == nullptr ? k : selected} * kRiceBlock;
+  RiceDecodeBlock<kDocids>(d, image, k, dst, storage[warp], scan, lane);
+}
+
+// Decodes every list block named by entries (ForEachEntryBlock, pfor_decode.cuh) in place: block k
+// to out + k * kRiceBlock, where a whole-list decode puts it.
+template <bool kDocids>
+__global__ void __launch_bounds__(kDecodeThreads)
+    RiceDecodeInPlaceKernel(const RiceDesc d, const uint32_t* __restrict__ image,
+                            const uint32_t* __restrict__ entries, uint32_t max_entries,
+                            const uint32_t* __restrict__ device_count,
+                            uint32_t* __restrict__ out) {
+  __shared__ RiceWarpStorage storage[kDecodeWarpsPerCta];
+  __shared__ cub::WarpScan<uint32_t>::TempStorage scan_storage[kDecodeWarpsPerCta];
+  ForEachEntryBlock(entries, max_entries, device_count, d.num_blocks, storage, scan_storage,
+                    [&](uint32_t k, RiceWarpStorage& s, cub::WarpScan<uint32_t>& scan,
+                        uint32_t lane) {
+                      RiceDecodeBlock<kDocids>(d, image, k, out + uint64_t{k} * kRiceBlock, s,
+                                               scan, lane);
+                    });
 }
 
 }  // namespace tandem::gpu::kernels

@@ -67,6 +67,29 @@ std::vector<DeviceHit> KeysToHits(const uint64_t* keys, uint32_t count) {
   return hits;
 }
 
+// Builds the top-k keys of scores[0..n) (docs == nullptr: document i) and hands them to
+// TopKRadixKeys or TopKHeapKeys.
+using TopKOfKeys = absl::StatusOr<std::vector<DeviceHit>> (*)(uint64_t*, uint32_t, uint32_t,
+                                                               uint64_t*, uint64_t*, ScratchArena&,
+                                                               cudaStream_t, const StreamWait&);
+absl::StatusOr<std::vector<DeviceHit>> TopKOfScores(TopKOfKeys top_k, const float* scores,
+                                                    const uint32_t* docs, uint32_t n, uint32_t k,
+                                                    uint64_t* host_keys, uint64_t* num_scored,
+                                                    ScratchArena& arena, cudaStream_t stream,
+                                                    const StreamWait& wait) {
+  TANDEM_RETURN_IF_ERROR(CheckStream(stream));
+  *num_scored = 0;
+  if (n == 0 || k == 0) return std::vector<DeviceHit>();
+  const size_t mark = arena.mark();
+  TANDEM_ASSIGN_OR_RETURN(uint64_t * keys, arena.Take<uint64_t>(n));
+  kernels::BuildKeysKernel<<<Grid(n), kQueryThreads, 0, stream>>>(scores, docs, n, keys);
+  TANDEM_CUDA_RETURN_IF_ERROR(cudaGetLastError());
+  absl::StatusOr<std::vector<DeviceHit>> hits =
+      top_k(keys, n, k, host_keys, num_scored, arena, stream, wait);
+  arena.Rollback(mark);
+  return hits;
+}
+
 }  // namespace
 
 absl::Status ComputeDocNorms(const uint32_t* lengths, uint32_t num_docs, float k1, float b,
@@ -297,17 +320,8 @@ absl::StatusOr<std::vector<DeviceHit>> TopKRadix(const float* scores, const uint
                                                  uint32_t n, uint32_t k, uint64_t* host_keys,
                                                  uint64_t* num_scored, ScratchArena& arena,
                                                  cudaStream_t stream, const StreamWait& wait) {
-  TANDEM_RETURN_IF_ERROR(CheckStream(stream));
-  *num_scored = 0;
-  if (n == 0 || k == 0) return std::vector<DeviceHit>();
-  const size_t mark = arena.mark();
-  TANDEM_ASSIGN_OR_RETURN(uint64_t * keys, arena.Take<uint64_t>(n));
-  kernels::BuildKeysKernel<<<Grid(n), kQueryThreads, 0, stream>>>(scores, docs, n, keys);
-  TANDEM_CUDA_RETURN_IF_ERROR(cudaGetLastError());
-  absl::StatusOr<std::vector<DeviceHit>> hits =
-      TopKRadixKeys(keys, n, k, host_keys, num_scored, arena, stream, wait);
-  arena.Rollback(mark);
-  return hits;
+  return TopKOfScores(TopKRadixKeys, scores, docs, n, k, host_keys, num_scored, arena, stream,
+                      wait);
 }
 
 absl::StatusOr<std::vector<DeviceHit>> TopKRadixKeys(uint64_t* keys, uint32_t n, uint32_t k,
@@ -357,17 +371,8 @@ absl::StatusOr<std::vector<DeviceHit>> TopKHeap(const float* scores, const uint3
                                                 uint32_t n, uint32_t k, uint64_t* host_keys,
                                                 uint64_t* num_scored, ScratchArena& arena,
                                                 cudaStream_t stream, const StreamWait& wait) {
-  TANDEM_RETURN_IF_ERROR(CheckStream(stream));
-  *num_scored = 0;
-  if (n == 0 || k == 0) return std::vector<DeviceHit>();
-  const size_t mark = arena.mark();
-  TANDEM_ASSIGN_OR_RETURN(uint64_t * keys, arena.Take<uint64_t>(n));
-  kernels::BuildKeysKernel<<<Grid(n), kQueryThreads, 0, stream>>>(scores, docs, n, keys);
-  TANDEM_CUDA_RETURN_IF_ERROR(cudaGetLastError());
-  absl::StatusOr<std::vector<DeviceHit>> hits =
-      TopKHeapKeys(keys, n, k, host_keys, num_scored, arena, stream, wait);
-  arena.Rollback(mark);
-  return hits;
+  return TopKOfScores(TopKHeapKeys, scores, docs, n, k, host_keys, num_scored, arena, stream,
+                      wait);
 }
 
 absl::StatusOr<std::vector<DeviceHit>> TopKHeapKeys(uint64_t* keys, uint32_t n, uint32_t k,

@@ -2,6 +2,7 @@
 // instantiation and launches it on the caller's stream. One launch per call.
 #include <algorithm>
 #include <cstdint>
+#include <type_traits>
 
 #include "absl/strings/str_cat.h"
 #include "gpu/cuda_status.h"
@@ -38,30 +39,32 @@ dim3 DecodeGrid(uint32_t warps) {
   return dim3((warps + kernels::kDecodeWarpsPerCta - 1) / kernels::kDecodeWarpsPerCta);
 }
 
+// Calls launch(block, docids) with the PForDelta kernels' template arguments as
+// std::integral_constant values: the block size (128 or 512) and whether docIDs or gaps come out.
+template <typename Launch>
+void WithPForInstance(uint32_t block_size, DecodeOutput output, Launch launch) {
+  using Docids = std::true_type;
+  using Gaps = std::false_type;
+  using B128 = std::integral_constant<uint32_t, 128>;
+  using B512 = std::integral_constant<uint32_t, 512>;
+  const bool docids = output == DecodeOutput::kDocids;
+  if (block_size == 128) {
+    docids ? launch(B128{}, Docids{}) : launch(B128{}, Gaps{});
+  } else {
+    docids ? launch(B512{}, Docids{}) : launch(B512{}, Gaps{});
+  }
+}
+
 absl::Status LaunchPFor(const DevicePForList& list, const uint32_t* blocks, uint32_t num_selected,
                         DecodeOutput output, uint32_t* out, cudaStream_t stream) {
   if (absl::Status s = CheckCall(list.desc, list.image, out, stream); !s.ok()) return s;
   if (num_selected == 0) return absl::OkStatus();
   const dim3 grid = DecodeGrid(num_selected);
-  const dim3 threads(kernels::kDecodeThreads);
-  const bool docids = output == DecodeOutput::kDocids;
-  if (list.desc.block_size == 128) {
-    if (docids) {
-      kernels::PForDecodeKernel<128, true>
-          <<<grid, threads, 0, stream>>>(list.desc, list.image, blocks, num_selected, out);
-    } else {
-      kernels::PForDecodeKernel<128, false>
-          <<<grid, threads, 0, stream>>>(list.desc, list.image, blocks, num_selected, out);
-    }
-  } else {
-    if (docids) {
-      kernels::PForDecodeKernel<512, true>
-          <<<grid, threads, 0, stream>>>(list.desc, list.image, blocks, num_selected, out);
-    } else {
-      kernels::PForDecodeKernel<512, false>
-          <<<grid, threads, 0, stream>>>(list.desc, list.image, blocks, num_selected, out);
-    }
-  }
+  WithPForInstance(list.desc.block_size, output, [&](auto block, auto docids) {
+    kernels::PForDecodeKernel<decltype(block)::value, decltype(docids)::value>
+        <<<grid, kernels::kDecodeThreads, 0, stream>>>(list.desc, list.image, blocks,
+                                                       num_selected, out);
+  });
   TANDEM_CUDA_RETURN_IF_ERROR(cudaGetLastError());
   return absl::OkStatus();
 }
@@ -103,26 +106,11 @@ absl::Status DecodePForBlocksInPlace(const DevicePForList& list, const uint32_t*
   if (absl::Status s = CheckEntries(entries, max_entries); !s.ok()) return s;
   if (max_entries == 0) return absl::OkStatus();
   const dim3 grid = InPlaceGrid(max_entries);
-  const dim3 threads(kernels::kDecodeThreads);
-  const bool docids = output == DecodeOutput::kDocids;
-  const PForDesc& d = list.desc;
-  if (d.block_size == 128) {
-    if (docids) {
-      kernels::PForDecodeInPlaceKernel<128, true>
-          <<<grid, threads, 0, stream>>>(d, list.image, entries, max_entries, device_count, out);
-    } else {
-      kernels::PForDecodeInPlaceKernel<128, false>
-          <<<grid, threads, 0, stream>>>(d, list.image, entries, max_entries, device_count, out);
-    }
-  } else {
-    if (docids) {
-      kernels::PForDecodeInPlaceKernel<512, true>
-          <<<grid, threads, 0, stream>>>(d, list.image, entries, max_entries, device_count, out);
-    } else {
-      kernels::PForDecodeInPlaceKernel<512, false>
-          <<<grid, threads, 0, stream>>>(d, list.image, entries, max_entries, device_count, out);
-    }
-  }
+  WithPForInstance(list.desc.block_size, output, [&](auto block, auto docids) {
+    kernels::PForDecodeInPlaceKernel<decltype(block)::value, decltype(docids)::value>
+        <<<grid, kernels::kDecodeThreads, 0, stream>>>(list.desc, list.image, entries,
+                                                       max_entries, device_count, out);
+  });
   TANDEM_CUDA_RETURN_IF_ERROR(cudaGetLastError());
   return absl::OkStatus();
 }

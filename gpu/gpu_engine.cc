@@ -218,8 +218,8 @@ absl::StatusOr<std::vector<index::Hit>> GpuEngine::Impl::RunOr(
 // merge-find search needs the exact count on the host for its launch shapes and synchronizes per
 // list. A query's launches are what bounds the GPU's AND throughput (the CUDA driver serializes
 // launches from all threads), so they are kept few: 13 launches and copies and 2 synchronizations
-// for two terms, 19 and 2 for three (SelectBlocks + IntersectAndCompact per list: 26 and 3, 41 and
-// 4).
+// for two terms, 19 and 2 for three (with compacted block selections and a count read back per
+// list: 26 and 3, 41 and 4).
 absl::StatusOr<std::vector<index::Hit>> GpuEngine::Impl::RunAnd(
     const std::vector<DeviceTerm>& terms, const float* norms, uint32_t k,
     const SearchContext& ctx, QueryContext& qc, QueryStats& stats) const {

@@ -200,30 +200,29 @@ absl::StatusOr<uint32_t> IntersectAndCompact(const uint32_t* cand, uint32_t n,
                                              const StreamWait& wait) {
   TANDEM_RETURN_IF_ERROR(CheckStream(stream));
   if (n == 0 || rows == 0) return absl::InvalidArgumentError("empty intersection");
+  if (merge_find_levels < 0 || merge_find_levels > kMaxMergeFindLevels) {
+    return absl::InvalidArgumentError(absl::StrCat(
+        "IntersectAndCompact runs the merge-find with 0..", kMaxMergeFindLevels,
+        " levels, got ", merge_find_levels,
+        " (the located-block search is SearchInPlaceAndCompact)"));
+  }
   const size_t mark = arena.mark();
   TANDEM_ASSIGN_OR_RETURN(uint32_t * found, arena.Take<uint32_t>(n));
   TANDEM_ASSIGN_OR_RETURN(uint32_t * scan, arena.Take<uint32_t>(n));
   TANDEM_ASSIGN_OR_RETURN(uint32_t * total, arena.Take<uint32_t>(1));
   uint32_t* const positions = pos_in + (rows - 1) * stride;
-  if (merge_find_levels == kLocatedBlockSearch) {
-    kernels::IntersectKernel<<<Grid(n), kQueryThreads, 0, stream>>>(
-        cand, n, nullptr, selection.cand_block, selection.block_slot, decoded, block_size,
-        num_blocks, num_postings, found, positions);
-  } else {
-    const uint64_t entries = uint64_t{selection.max_selected} * block_size;
-    if (entries > UINT32_MAX) return absl::InvalidArgumentError("too many decoded entries");
-    kernels::PadDecodedKernel<<<Grid(entries), kQueryThreads, 0, stream>>>(
-        decoded, selection.selected, selection.max_selected, block_size, num_blocks, num_postings);
-    TANDEM_RETURN_IF_ERROR(MergeFind(cand, n, decoded, static_cast<uint32_t>(entries),
-                                     merge_find_levels, positions, found, arena, stream));
-    kernels::SlotToPositionKernel<<<Grid(n), kQueryThreads, 0, stream>>>(
-        positions, found, n, selection.selected, block_size);
-  }
+  const uint64_t entries = uint64_t{selection.max_selected} * block_size;
+  if (entries > UINT32_MAX) return absl::InvalidArgumentError("too many decoded entries");
+  kernels::PadDecodedKernel<<<Grid(entries), kQueryThreads, 0, stream>>>(
+      decoded, selection.selected, selection.max_selected, block_size, num_blocks, num_postings);
+  TANDEM_RETURN_IF_ERROR(MergeFind(cand, n, decoded, static_cast<uint32_t>(entries),
+                                   merge_find_levels, positions, found, arena, stream));
+  kernels::SlotToPositionKernel<<<Grid(n), kQueryThreads, 0, stream>>>(
+      positions, found, n, selection.selected, block_size);
   TANDEM_CUDA_RETURN_IF_ERROR(cudaGetLastError());
   TANDEM_RETURN_IF_ERROR(ExclusiveSum(found, scan, n, arena, stream));
-  kernels::ScanTotalKernel<<<1, 1, 0, stream>>>(found, scan, n, total);
   kernels::CompactKernel<<<Grid(n), kQueryThreads, 0, stream>>>(
-      found, scan, n, cand, cand_out, pos_in, pos_out, rows, stride, false, nullptr);
+      found, scan, n, cand, cand_out, pos_in, pos_out, rows, stride, false, total);
   TANDEM_CUDA_RETURN_IF_ERROR(cudaGetLastError());
   uint32_t survivors = 0;
   TANDEM_CUDA_RETURN_IF_ERROR(
@@ -265,7 +264,7 @@ absl::Status SearchInPlaceAndCompact(const uint32_t* cand, uint32_t max_n, const
   TANDEM_ASSIGN_OR_RETURN(uint32_t * found, arena.Take<uint32_t>(max_n));
   TANDEM_ASSIGN_OR_RETURN(uint32_t * scan, arena.Take<uint32_t>(max_n));
   kernels::IntersectKernel<<<Grid(max_n), kQueryThreads, 0, stream>>>(
-      cand, max_n, device_n, cand_block, nullptr, decoded, block_size, num_blocks, num_postings,
+      cand, max_n, device_n, cand_block, decoded, block_size, num_blocks, num_postings,
       found, pos_in + (rows - 1) * stride);
   TANDEM_CUDA_RETURN_IF_ERROR(cudaGetLastError());
   TANDEM_RETURN_IF_ERROR(ExclusiveSum(found, scan, max_n, arena, stream));

@@ -62,15 +62,17 @@ absl::Status MergeFind(const uint32_t* a, uint32_t a_len, const uint32_t* b, uin
                        int levels, uint32_t* lower_bound, uint32_t* found, ScratchArena& arena,
                        cudaStream_t stream);
 
-// How IntersectAndCompact finds the candidates in the decoded blocks.
-inline constexpr int kLocatedBlockSearch = -1;  // each candidate searches the block PMF found for it
+// How the AND finds its candidates in a longer list's decoded blocks: the located-block search
+// (each candidate searches the block PMF found for it: SearchInPlaceAndCompact, below), or the
+// recursive merge-find with 0..kMaxMergeFindLevels levels (IntersectAndCompact).
+inline constexpr int kLocatedBlockSearch = -1;
 
-// Finds each candidate in the decoded selected blocks (block s at decoded + s * block_size) and
-// keeps those found: the surviving candidates go to cand_out, compacted in order, with `rows` rows
-// of posting positions (stride `stride`) from pos_in to pos_out; the new row `rows` - 1 is this
-// list's positions. `merge_find_levels`: kLocatedBlockSearch, or 0..kMaxMergeFindLevels for the
-// recursive merge-find of the candidates against all decoded blocks (which pads `decoded`'s unused
-// entries). Synchronizes the stream (waiting as `wait` says) and returns the number of survivors.
+// Finds each candidate in the decoded selected blocks (block s at decoded + s * block_size) by the
+// recursive merge-find with merge_find_levels (0..kMaxMergeFindLevels) levels against all decoded
+// blocks (which pads `decoded`'s unused entries), and keeps those found: the surviving candidates
+// go to cand_out, compacted in order, with `rows` rows of posting positions (stride `stride`) from
+// pos_in to pos_out; the new row `rows` - 1 is this list's positions. Synchronizes the stream
+// (waiting as `wait` says) and returns the number of survivors.
 absl::StatusOr<uint32_t> IntersectAndCompact(const uint32_t* cand, uint32_t n,
                                              const BlockSelection& selection, uint32_t* decoded,
                                              uint32_t block_size, uint32_t num_blocks,
@@ -89,8 +91,8 @@ absl::StatusOr<uint32_t> IntersectAndCompact(const uint32_t* cand, uint32_t n,
 //
 // The candidate count stays on the device: the calls take an upper bound max_n (the launch size)
 // and device_n (a device word, or null when max_n is exact), and the compaction writes the
-// survivors' count back to a device word. Six launches a list and no synchronization, where
-// SelectBlocks + IntersectAndCompact take eleven and a stream synchronization.
+// survivors' count back to a device word. Six launches a list and no synchronization (compacting
+// the selected blocks and reading the count back took eleven and a synchronization).
 
 // Parallel Merge Find of the sorted candidates against the list's block boundaries:
 // cand_block[i] = the block that can hold candidate i (num_blocks when none); entries[i] = that

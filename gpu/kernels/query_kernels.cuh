@@ -137,14 +137,13 @@ __global__ void IotaKernel(uint32_t* __restrict__ out, uint32_t n) {
   }
 }
 
-// Each candidate binary-searches the decoded block the PMF gave it: at block_slot[k] * block_size
-// of `decoded` (compact slots), or at k * block_size when block_slot is null (decoded in place).
+// Each candidate binary-searches the decoded block the PMF gave it, at k * block_size of `decoded`
+// (decoded in place).
 // found[i] = 1 and pos[i] = its posting position in the list when present. found[i] is written for
 // every i < max_n, 0 past the candidate count, so a scan sized for max_n sees only the candidates.
 __global__ void IntersectKernel(const uint32_t* __restrict__ cand, uint32_t max_n,
                                 const uint32_t* __restrict__ device_n,
                                 const uint32_t* __restrict__ cand_block,
-                                const uint32_t* __restrict__ block_slot,
                                 const uint32_t* __restrict__ decoded, uint32_t block_size,
                                 uint32_t num_blocks, uint32_t num_postings,
                                 uint32_t* __restrict__ found, uint32_t* __restrict__ pos) {
@@ -156,8 +155,7 @@ __global__ void IntersectKernel(const uint32_t* __restrict__ cand, uint32_t max_
     if (k < num_blocks) {
       const uint32_t first = k * block_size;
       const uint32_t len = min(block_size, num_postings - first);
-      const uint32_t slot = block_slot == nullptr ? k : block_slot[k];
-      const uint32_t* block = decoded + static_cast<uint64_t>(slot) * block_size;
+      const uint32_t* block = decoded + static_cast<uint64_t>(k) * block_size;
       const uint32_t d = cand[i];
       uint32_t lo = 0, hi = len;  // first j with block[j] >= d
       while (lo < hi) {
@@ -175,13 +173,6 @@ __global__ void IntersectKernel(const uint32_t* __restrict__ cand, uint32_t max_
     }
     found[i] = hit;
   }
-}
-
-// out = in[n - 1] + flags[n - 1]: the total of an exclusive scan.
-__global__ void ScanTotalKernel(const uint32_t* __restrict__ flags,
-                                const uint32_t* __restrict__ scan, uint32_t n,
-                                uint32_t* __restrict__ out) {
-  *out = n == 0 ? 0 : scan[n - 1] + flags[n - 1];
 }
 
 // Stable compaction of the surviving candidates and of `rows` rows of their posting positions

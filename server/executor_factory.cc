@@ -93,7 +93,7 @@ HybridExecutorHooks MetricsHooks(ServerMetrics& metrics, scheduler::CostModel& m
                           absl::Duration busy) { m->AddBusyTime(ProcessorName(p), busy); },
       .on_worker_time =
           [m](Processor p, const WorkerTime& t) {
-            m->AddWorkerTime(ProcessorName(p), t.engine, t.answer, t.scheduling, t.idle);
+            m->AddWorkerTime(ProcessorName(p), t.engine, t.answer, t.lock, t.scheduling, t.idle);
           },
       .on_deadline_miss = [m] { m->RecordDeadlineMiss(); },
   };
@@ -131,6 +131,7 @@ absl::StatusOr<ExecutorSet> CreateExecutor(const ServerOptions& options, const i
   HybridQueryExecutor::Options hybrid{.cpu_threads = options.threads,
                                       .gpu_threads = options.gpu_threads,
                                       .answer_threads = options.answer_threads,
+                                      .answer_cpu_queries = options.answer_cpu_queries,
                                       .cpu_worker_priority = options.cpu_worker_priority,
                                       .cpu_worker_cpus = options.cpu_worker_cpus,
                                       .gpu_worker_cpus = options.gpu_worker_cpus,
@@ -170,8 +171,11 @@ absl::StatusOr<ExecutorSet> CreateExecutor(const ServerOptions& options, const i
       options.gpu_worker_cpus.empty() || gpu_threads == 0
           ? ""
           : absl::StrCat(" (workers on CPUs ", cpu::FormatCpuList(options.gpu_worker_cpus), ")"),
-      ", ", gpu_threads > 0 ? options.answer_threads : 0,
-      " answer threads, default deadline ", absl::FormatDuration(options.default_deadline),
+      ", ", gpu_threads > 0 ? options.answer_threads : 0, " answer threads",
+      gpu_threads > 0 && options.answer_threads > 0 && options.answer_cpu_queries
+          ? " (CPU queries too)"
+          : "",
+      ", default deadline ", absl::FormatDuration(options.default_deadline),
       ", max wait ", absl::FormatDuration(options.max_wait), "); ", set.cost_model->description());
   return set;
 }

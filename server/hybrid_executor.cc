@@ -270,7 +270,7 @@ void HybridQueryExecutor::WorkerLoop(Processor p) {
   std::optional<double> finished;  // the predicted ms of the query this worker ran last
   while (true) {
     WorkerTime time;
-    Work work = NextWork(p, std::exchange(finished, std::nullopt), time.idle);
+    Work work = NextWork(p, std::exchange(finished, std::nullopt), time.idle, time.lock);
     for (const auto& [ref, expired] : work.expired) AnswerExpired(ref, expired, time);
     const bool exit = !work.ready.has_value() && work.expired.empty();
     if (work.ready.has_value()) {
@@ -278,8 +278,8 @@ void HybridQueryExecutor::WorkerLoop(Processor p) {
       finished = work.ready->second.predicted_ms;
     }
     const absl::Time now = absl::Now();
-    time.scheduling =
-        std::max(absl::ZeroDuration(), (now - mark) - time.idle - time.engine - time.answer);
+    time.scheduling = std::max(absl::ZeroDuration(),
+                               (now - mark) - time.idle - time.engine - time.answer - time.lock);
     mark = now;
     if (options_.hooks.on_worker_time) options_.hooks.on_worker_time(p, time);
     if (exit) return;
@@ -287,8 +287,11 @@ void HybridQueryExecutor::WorkerLoop(Processor p) {
 }
 
 HybridQueryExecutor::Work HybridQueryExecutor::NextWork(Processor p, std::optional<double> finished,
-                                                        absl::Duration& idle) {
+                                                        absl::Duration& idle,
+                                                        absl::Duration& lock_wait) {
+  const absl::Time before_lock = absl::Now();
   absl::MutexLock lock(&mu_);
+  lock_wait += absl::Now() - before_lock;
   // The query this worker ran last is accounted for here rather than under a lock of its own: one
   // acquisition per query and worker.
   if (finished.has_value()) {
@@ -405,7 +408,7 @@ void HybridQueryExecutor::Run(Processor p, const TaskRef& ref, const Dequeued& t
   if (options_.hooks.on_busy_time) options_.hooks.on_busy_time(p, outcome.executed);
   time.engine += outcome.executed;
   const absl::Time answer_start = absl::Now();
-  if (p == Processor::kGpu && !answerers_.empty()) {
+  if (!answerers_.empty() && (p == Processor::kGpu || options_.answer_cpu_queries)) {
     absl::MutexLock lock(&answer_mu_);
     answers_.emplace_back(ref, std::move(outcome));
   } else {

@@ -71,11 +71,13 @@ struct SchedulerDecision {
 
 // Where one worker's time went between two reports (one report per query or batch of expired
 // queries): running the engine, answering (building the response and completing the call through
-// on_done), scheduling (the executor's lock, the queues, cost-model updates, hooks) and idle
-// (waiting for work). They add up to the worker's wall time.
+// on_done), waiting to acquire the executor's lock (lock), scheduling (the rest: the queues,
+// cost-model updates, hooks, under the lock) and idle (waiting for work). They add up to the
+// worker's wall time.
 struct WorkerTime {
   absl::Duration engine = absl::ZeroDuration();
   absl::Duration answer = absl::ZeroDuration();
+  absl::Duration lock = absl::ZeroDuration();
   absl::Duration scheduling = absl::ZeroDuration();
   absl::Duration idle = absl::ZeroDuration();
 };
@@ -118,9 +120,13 @@ class HybridQueryExecutor final : public QueryExecutor {
     size_t gpu_threads = 4;
     // Threads that answer the queries the GPU workers ran (build the response and complete the
     // call through on_done), so that a GPU worker goes back to the device at once instead of
-    // writing the response to the network itself; 0: GPU workers answer their own queries. CPU
-    // workers always answer their own: the answer costs the same CPU time on either thread.
+    // writing the response to the network itself; 0: GPU workers answer their own queries.
     size_t answer_threads = 0;
+    // CPU workers hand their answers to the answer threads too (when there are any). The answer
+    // costs the same CPU time on either thread, but completing a call takes gRPC's locks on the
+    // connection (shared with every other call on it), and a CPU worker running at a lowered
+    // priority (cpu_worker_priority) can be preempted while it holds them.
+    bool answer_cpu_queries = false;
     // The CPU workers' priority below the thread that creates the executor (cpu/thread_priority.h:
     // nice levels, or SCHED_IDLE), so that on a busy machine the threads that keep the GPU fed
     // and the calls moving (GPU workers, answer threads, gRPC's threads) get the cores first. On
@@ -192,8 +198,9 @@ class HybridQueryExecutor final : public QueryExecutor {
     bool any = false;  // something was moved into the queues
   };
   // First accounts for the query this worker finished (`finished`: its predicted ms), then waits
-  // for work; adds the time spent waiting to `idle`.
-  Work NextWork(scheduler::Processor p, std::optional<double> finished, absl::Duration& idle);
+  // for work; adds the time spent waiting for work to `idle` and for the lock to `lock_wait`.
+  Work NextWork(scheduler::Processor p, std::optional<double> finished, absl::Duration& idle,
+                absl::Duration& lock_wait);
   // Moves the staged jobs into the queues.
   Wakeups DrainInbox() ABSL_EXCLUSIVE_LOCKS_REQUIRED(mu_);
   void Signal(const Wakeups& wake) ABSL_EXCLUSIVE_LOCKS_REQUIRED(mu_);

@@ -502,7 +502,7 @@ TEST(HybridQueryExecutorTest, ShutdownFinishesQueuedWorkAndRefusesNewWork) {
 
 // Many submitters racing with the workers (and, with answer_threads, the answer threads): every
 // admitted task answered exactly once, also through Shutdown.
-void ExpectEveryTaskAnsweredExactlyOnce(size_t answer_threads) {
+void ExpectEveryTaskAnsweredExactlyOnce(size_t answer_threads, bool answer_cpu_queries = false) {
   FakePredictor predictor({{1, {.cpu_ms = 20, .gpu_ms = 1}},
                            {2, {.cpu_ms = 1, .gpu_ms = 20}},
                            {3, {.cpu_ms = 1.5, .gpu_ms = 1}},
@@ -515,6 +515,7 @@ void ExpectEveryTaskAnsweredExactlyOnce(size_t answer_threads) {
                                {.cpu_threads = 3,
                                 .gpu_threads = 2,
                                 .answer_threads = answer_threads,
+                                .answer_cpu_queries = answer_cpu_queries,
                                 .queue_capacity = 16,
                                 .policy = {.max_wait = absl::Milliseconds(2)},
                                 .predictor = &predictor,
@@ -574,6 +575,10 @@ TEST(HybridQueryExecutorTest, WithAnswerThreadsEveryTaskIsAnsweredExactlyOnce) {
   ExpectEveryTaskAnsweredExactlyOnce(2);
 }
 
+TEST(HybridQueryExecutorTest, AnsweringCpuQueriesOnAnswerThreadsEveryTaskIsAnsweredExactlyOnce) {
+  ExpectEveryTaskAnsweredExactlyOnce(2, /*answer_cpu_queries=*/true);
+}
+
 // Eight queries, the even ones cheaper on the GPU and the odd ones on the CPU, by default with one
 // answer thread: where each was answered (thread name, nice value, SCHED_IDLE, allowed CPUs) and by
 // which engine. `options` sets the workers' priority, CPUs and answer threads.
@@ -627,6 +632,19 @@ TEST(HybridQueryExecutorTest, AnswerThreadsAnswerTheGpuWorkersQueries) {
     EXPECT_EQ(answered_on[job].engine, job % 2 == 0 ? "gpu" : "cpu");
     EXPECT_EQ(answered_on[job].thread, job % 2 == 0 ? "tandem-answer" : "tandem-cpu")
         << "job " << job;
+  }
+}
+
+// With answer_cpu_queries, the answer threads answer the CPU's queries too, at the server's
+// priority, not the CPU workers' lowered one.
+TEST(HybridQueryExecutorTest, AnswerThreadsAnswerTheCpuWorkersQueriesWhenAsked) {
+  std::map<int, AnsweredOn> answered_on = RunCpuAndGpuQueries(
+      {.answer_threads = 1, .answer_cpu_queries = true, .cpu_worker_priority = {.nice = 3}});
+  const int base_nice = cpu::ThreadNice().value_or(-100);
+  for (int job = 0; job < 8; ++job) {
+    EXPECT_EQ(answered_on[job].engine, job % 2 == 0 ? "gpu" : "cpu");
+    EXPECT_EQ(answered_on[job].thread, "tandem-answer") << "job " << job;
+    EXPECT_EQ(answered_on[job].nice, base_nice) << "job " << job;
   }
 }
 
@@ -779,7 +797,8 @@ TEST(HybridQueryExecutorTest, ThresholdsShiftWithTheGpuBacklogAndAreReported) {
   for (size_t i = 1; i < reported.size(); ++i) EXPECT_NE(reported[i], reported[i - 1]);
 }
 
-// Each worker's time splits into engine, answer, scheduling and idle, adding up to its wall time:
+// Each worker's time splits into engine, answer, lock, scheduling and idle, adding up to its wall
+// time:
 // one CPU worker, three queries of 30 ms each (debug delay, engine time) with an answer callback
 // that takes 10 ms, and idle time between them.
 TEST(HybridQueryExecutorTest, WorkerTimeAddsUpByActivity) {
@@ -797,8 +816,10 @@ TEST(HybridQueryExecutorTest, WorkerTimeAddsUpByActivity) {
                                   EXPECT_EQ(p, Processor::kCpu);
                                   EXPECT_GE(t.engine, absl::ZeroDuration());
                                   EXPECT_GE(t.scheduling, absl::ZeroDuration());
+                                  EXPECT_GE(t.lock, absl::ZeroDuration());
                                   total.engine += t.engine;
                                   total.answer += t.answer;
+                                  total.lock += t.lock;
                                   total.scheduling += t.scheduling;
                                   total.idle += t.idle;
                                   ++reports;
@@ -823,11 +844,12 @@ TEST(HybridQueryExecutorTest, WorkerTimeAddsUpByActivity) {
   EXPECT_GE(total.engine, absl::Milliseconds(90));
   EXPECT_GE(total.answer, absl::Milliseconds(30));
   EXPECT_GE(total.idle, absl::Milliseconds(60));
-  const absl::Duration sum = total.engine + total.answer + total.scheduling + total.idle;
+  const absl::Duration sum =
+      total.engine + total.answer + total.lock + total.scheduling + total.idle;
   EXPECT_LE(sum, wall);
   // The worker started after `created` and reported its exit before Shutdown returned.
   EXPECT_GE(sum, wall - absl::Milliseconds(50));
-  EXPECT_LT(total.scheduling, absl::Milliseconds(50));
+  EXPECT_LT(total.scheduling + total.lock, absl::Milliseconds(50));
 }
 
 }  // namespace

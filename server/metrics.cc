@@ -33,7 +33,7 @@ std::string Str(absl::string_view s) { return std::string(s.data(), s.size()); }
 
 constexpr const char* kModeNames[] = {"and", "or", "and_or"};
 constexpr const char* kDecisionQueueNames[] = {"cpu", "gpu", "shared", "pinned"};
-constexpr const char* kActivityNames[] = {"engine", "answer", "scheduling", "idle"};
+constexpr const char* kActivityNames[] = {"engine", "answer", "lock", "scheduling", "idle"};
 constexpr const char* kSchedulerQueueNames[] = {"cpu", "gpu", "shared"};
 
 template <size_t N>
@@ -185,9 +185,9 @@ ServerMetrics::ServerMetrics(const BuildInfo& build, const std::vector<std::stri
       worker_seconds_(BuildCounter()
                           .Name("tandem_processor_worker_seconds_total")
                           .Help("Worker time per processor by activity: engine (running queries), "
-                                "answer (building responses, completing RPCs), scheduling (the "
-                                "scheduler's lock and queues, cost-model updates), idle (waiting "
-                                "for work).")
+                                "answer (building responses, completing RPCs), lock (waiting to "
+                                "acquire the scheduler's lock), scheduling (the scheduler's queues "
+                                "and cost-model updates under it), idle (waiting for work).")
                           .Register(*registry_)),
       refinements_(BuildGauge()
                        .Name("tandem_cost_model_refinements")
@@ -333,9 +333,9 @@ void ServerMetrics::AddBusyTime(absl::string_view processor, absl::Duration busy
 }
 
 void ServerMetrics::AddWorkerTime(absl::string_view processor, absl::Duration engine,
-                                  absl::Duration answer, absl::Duration scheduling,
-                                  absl::Duration idle) {
-  const absl::Duration by_activity[kActivities] = {engine, answer, scheduling, idle};
+                                  absl::Duration answer, absl::Duration lock,
+                                  absl::Duration scheduling, absl::Duration idle) {
+  const absl::Duration by_activity[kActivities] = {engine, answer, lock, scheduling, idle};
   ProcessorSeries* cached = ForProcessor(processor);
   for (int a = 0; a < kActivities; ++a) {
     if (by_activity[a] <= absl::ZeroDuration()) continue;

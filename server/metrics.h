@@ -137,7 +137,7 @@ class ServerMetrics {
   void SetCostModelRefinements(size_t swapped, size_t rejected);
   // One worker's time since its last report, by activity (see tandem_processor_worker_seconds).
   void AddWorkerTime(absl::string_view processor, absl::Duration engine, absl::Duration answer,
-                     absl::Duration scheduling, absl::Duration idle);
+                     absl::Duration lock, absl::Duration scheduling, absl::Duration idle);
   // `source`: "training" (the model file's evaluation queries) or "live" (recent queries).
   void SetCostModelError(absl::string_view engine, absl::string_view source,
                          double mean_relative_error);
@@ -147,7 +147,7 @@ class ServerMetrics {
   static constexpr int kCodes = 17;          // grpc::StatusCode 0..16
   static constexpr int kProcessors = 2;      // cpu, gpu
   static constexpr int kDecisionQueues = 4;  // cpu, gpu, shared, pinned
-  static constexpr int kActivities = 4;      // engine, answer, scheduling, idle
+  static constexpr int kActivities = 5;      // engine, answer, lock, scheduling, idle
   // The series of one engine (or "none", the last slot) and mode.
   struct QuerySeries {
     prometheus::Histogram* queue_wait = nullptr;

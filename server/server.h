@@ -74,6 +74,8 @@ struct ServerOptions {
   // hybrid: threads that answer the GPU workers' queries (HybridQueryExecutor::Options);
   // tandem-server's default (--answer-threads auto) is gpu_threads
   size_t answer_threads = 0;
+  // hybrid: CPU workers hand their answers to the answer threads too (HybridQueryExecutor)
+  bool answer_cpu_queries = false;
   // hybrid: the CPU workers' priority below the server's (HybridQueryExecutor::Options);
   // tandem-server's default (--cpu-worker-priority) is nice +10
   cpu::ThreadPriority cpu_worker_priority = {};

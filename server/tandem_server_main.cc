@@ -56,6 +56,9 @@ ABSL_FLAG(std::string, answer_threads, "auto",
           "Hybrid scheduler: threads that answer the queries the GPU ran (build the response, "
           "complete the RPC), so GPU workers go back to the device at once; auto: one per GPU "
           "query in flight (--gpu-threads); 0: GPU workers answer their own queries.");
+ABSL_FLAG(bool, answer_cpu_queries, false,
+          "Hybrid scheduler: the answer threads answer the CPU workers' queries too, so that CPU "
+          "workers at a lowered priority never hold gRPC's locks on a connection.");
 ABSL_FLAG(std::string, cpu_worker_priority, "10",
           "Hybrid scheduler: the CPU query workers' priority below the server's other threads, so "
           "that the threads that feed the GPU and complete the RPCs get the cores first: N nice "
@@ -167,6 +170,7 @@ absl::StatusOr<tandem::server::ServerOptions> OptionsFromFlags() {
     return absl::InvalidArgumentError(
         absl::StrCat("--answer-threads must be auto or a number >= 0, got '", answer_threads, "'"));
   }
+  options.answer_cpu_queries = absl::GetFlag(FLAGS_answer_cpu_queries);
   absl::StatusOr<tandem::cpu::ThreadPriority> cpu_worker_priority =
       tandem::cpu::ParseThreadPriority(absl::GetFlag(FLAGS_cpu_worker_priority));
   if (!cpu_worker_priority.ok()) {

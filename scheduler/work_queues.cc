@@ -96,25 +96,23 @@ absl::Time WorkQueues::next_expiry() const {
   return expiry_.empty() ? absl::InfiniteFuture() : expiry_.begin()->first;
 }
 
+QueueKind WorkQueues::Route(const WorkItem& item, const Thresholds& t, const Policy& policy,
+                             const Capacity& capacity) {
+  if (item.pinned.has_value()) return QueueOf(*item.pinned);
+  double ratio = CostRatio(item.cost);
+  if (policy.normalize_by_capacity) ratio *= capacity.gpu / capacity.cpu;
+  if (ratio >= t.gpu) return QueueKind::kGpu;
+  if (ratio <= t.cpu) return QueueKind::kCpu;
+  return QueueKind::kShared;
+}
+
 QueueKind WorkQueues::Push(const WorkItem& item) {
   const uint64_t seq = next_seq_++;
-  Entry entry{.item = item, .queue = QueueKind::kShared, .preferred = Cheaper(item.cost)};
-  if (item.pinned.has_value()) {
-    entry.preferred = *item.pinned;
-    entry.queue = QueueOf(*item.pinned);
-  } else {
-    double ratio = CostRatio(item.cost);
-    if (policy_.normalize_by_capacity) {
-      ratio *= CapacityOf(Processor::kGpu) / CapacityOf(Processor::kCpu);
-    }
-    const Thresholds t = thresholds();
-    if (ratio >= t.gpu) {
-      entry.queue = QueueKind::kGpu;
-      entry.preferred = Processor::kGpu;
-    } else if (ratio <= t.cpu) {
-      entry.queue = QueueKind::kCpu;
-      entry.preferred = Processor::kCpu;
-    }
+  Entry entry{.item = item,
+              .queue = Route(item, thresholds(), policy_, capacity_),
+              .preferred = Cheaper(item.cost)};
+  if (entry.queue != QueueKind::kShared) {
+    entry.preferred = entry.queue == QueueKind::kCpu ? Processor::kCpu : Processor::kGpu;
   }
   entry.urgent_at = UrgentAt(item, policy_.urgent_fraction);
 
@@ -167,17 +165,26 @@ std::optional<uint64_t> WorkQueues::Choose(Processor p, absl::Time now, TakeReas
     *reason = TakeReason::kShared;
     return shared.begin()->second;
   }
-  if (stealable_[other].empty()) return std::nullopt;
-  const auto [cost_here, seq] = *stealable_[other].begin();
+  const std::optional<uint64_t> stolen = Stealable(p);
+  if (!stolen.has_value()) return std::nullopt;
+  *reason = TakeReason::kStolen;
+  return stolen;
+}
+
+std::optional<uint64_t> WorkQueues::Stealable(Processor thief) const {
+  const absl::btree_set<CostKey>& candidates = stealable_[Index(Other(thief))];
+  if (candidates.empty()) return std::nullopt;
+  const auto [cost_here, seq] = *candidates.begin();
   if (policy_.steal_only_if_sooner) {
-    const Processor owner = Other(p);
+    const Processor owner = Other(thief);
     const double cost_there = entries_.at(seq).item.cost.ms(owner);
     const double wait_there = load_ms(owner) - cost_there / CapacityOf(owner);
     if (!(cost_here < cost_there + wait_there)) return std::nullopt;
   }
-  *reason = TakeReason::kStolen;
   return seq;
 }
+
+bool WorkQueues::StealWouldPay(Processor thief) const { return Stealable(thief).has_value(); }
 
 std::optional<Dequeued> WorkQueues::Take(Processor p, absl::Time now) {
   PromoteUrgent(now);

@@ -130,6 +130,17 @@ class WorkQueues {
   // Queues `item` (its id must not be queued already) and returns the queue it joined.
   QueueKind Push(const WorkItem& item);
 
+  // The queue `item` would join under thresholds `t` with `policy` and `capacity` (Push uses its
+  // own and thresholds()). Static, so that a scheduler can guess a query's queue from thresholds
+  // read earlier without its lock.
+  static QueueKind Route(const WorkItem& item, const Thresholds& t, const Policy& policy,
+                         const Capacity& capacity);
+
+  // Whether Take(thief, ...) would steal now, were thief's own queue and the shared queue empty:
+  // the other processor's queue holds an unpinned query that thief is predicted to finish sooner
+  // (step (e) above). A scheduler wakes an idle thief only then.
+  bool StealWouldPay(Processor thief) const;
+
   // The next query for processor `p` at time `now`, or nothing when p has nothing to do. Items
   // are never handed out twice. Every taken item must be reported to Finished once it has run.
   std::optional<Dequeued> Take(Processor p, absl::Time now);
@@ -170,6 +181,8 @@ class WorkQueues {
   }
   void PromoteUrgent(absl::Time now);
   std::optional<uint64_t> Choose(Processor p, absl::Time now, TakeReason* reason) const;
+  // Step (e) of Take: the query `thief` would steal, if any.
+  std::optional<uint64_t> Stealable(Processor thief) const;
   Dequeued Remove(uint64_t seq, Processor processor, TakeReason reason);
 
   const Policy policy_;

@@ -175,6 +175,43 @@ TEST(WorkQueuesTest, StealsFromABackloggedProcessorOnlyWhenSooner) {
   EXPECT_EQ(queues.depth(QueueKind::kGpu), 4u);
 }
 
+// StealWouldPay says beforehand what step (e) of Take decides, without taking anything.
+TEST(WorkQueuesTest, StealWouldPayAgreesWithTake) {
+  WorkQueues queues(Static(), {.cpu = 1, .gpu = 1});
+  EXPECT_FALSE(queues.StealWouldPay(kCpu));  // nothing queued
+  for (uint64_t id = 1; id <= 3; ++id) queues.Push(Item(id, 4, 1));
+  // 4 ms on the CPU against 1 + (3 - 1) = 3 ms on the GPU.
+  EXPECT_FALSE(queues.StealWouldPay(kCpu));
+  EXPECT_FALSE(queues.StealWouldPay(kGpu));  // the CPU queue is empty
+  queues.Push(Item(4, 4, 1));
+  queues.Push(Pinned(5, kGpu, 0.1, 1));  // pinned: counts as GPU load, never a candidate
+  // 4 ms against 1 + (5 - 1) = 5 ms.
+  EXPECT_TRUE(queues.StealWouldPay(kCpu));
+  EXPECT_EQ(queues.size(), 5u);  // nothing taken
+  TakeReason reason;
+  EXPECT_EQ(TakeId(queues, kCpu, kT0, &reason), 1u);
+  EXPECT_EQ(reason, TakeReason::kStolen);
+}
+
+// Route is Push's choice of queue, for any thresholds, without a WorkQueues.
+TEST(WorkQueuesTest, RouteIsPushsChoiceForGivenThresholds) {
+  const WorkQueues::Policy policy = Static();
+  const WorkQueues::Capacity capacity{.cpu = 4, .gpu = 1};
+  WorkQueues queues(policy, capacity);
+  // Normalized by capacity: 8 / 1 x 1 / 4 = 2 (GPU), 6 / 1 / 4 = 1.5 (shared), 1 / 1 / 4 (CPU).
+  for (const WorkItem& item : {Item(1, 8, 1), Item(2, 6, 1), Item(3, 1, 1), Pinned(4, kCpu, 8, 1)}) {
+    EXPECT_EQ(WorkQueues::Route(item, queues.thresholds(), policy, capacity), queues.Push(item))
+        << item.id;
+  }
+  // Wider thresholds (as a scheduler guessing with a margin): the 2 is shared now.
+  EXPECT_EQ(WorkQueues::Route(Item(5, 8, 1), {.cpu = 0.25, .gpu = 4}, policy, capacity),
+            QueueKind::kShared);
+  EXPECT_EQ(WorkQueues::Route(Item(6, 0.5, 1), {.cpu = 0.25, .gpu = 4}, policy, capacity),
+            QueueKind::kCpu);
+  EXPECT_EQ(WorkQueues::Route(Pinned(7, kGpu, 0.5, 1), {.cpu = 0.25, .gpu = 4}, policy, capacity),
+            QueueKind::kGpu);
+}
+
 TEST(WorkQueuesTest, StealsTheQueryCheapestForTheThief) {
   WorkQueues queues({.max_shift = 1, .steal_only_if_sooner = false}, {});
   queues.Push(Item(1, 8, 2));

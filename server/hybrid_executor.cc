@@ -1,5 +1,4 @@
 #include "server/hybrid_executor.h"
-
 #include <algorithm>
 #include <cstdio>
 #include <mutex>
@@ -75,6 +74,12 @@ HybridQueryExecutor::HybridQueryExecutor(const index::Engine* cpu, const index::
       gpu_(gpu),
       options_(std::move(options)),
       queues_(options_.policy, CapacityOf(options_, gpu != nullptr)) {
+  {
+    absl::MutexLock lock(&mu_);
+    const scheduler::WorkQueues::Thresholds t = queues_.thresholds();
+    routed_cpu_threshold_.store(t.cpu, std::memory_order_relaxed);
+    routed_gpu_threshold_.store(t.gpu, std::memory_order_relaxed);
+  }
   const size_t gpu_threads = gpu_ != nullptr ? options_.gpu_threads : 0;
   // The answer threads first: workers read answerers_ (its size no longer changes once they run).
   if (gpu_threads > 0) {
@@ -120,6 +125,9 @@ absl::Status HybridQueryExecutor::Submit(QueryJob job) {
   // Admission without the scheduler's lock: the job is counted, then staged in the inbox, which
   // the workers move into the queues when they next take work. Under load no worker waits, and a
   // gRPC thread submitting a query never touches the lock that the workers take for every query.
+  const std::array<bool, 2> may_take = MayTake(items);
+  absl::Time expires = absl::InfiniteFuture();
+  for (const WorkItem& item : items) expires = std::min(expires, item.expires);
   size_t jobs = waiting_jobs_.load(std::memory_order_relaxed);
   do {
     if (jobs >= options_.queue_capacity) {
@@ -137,13 +145,41 @@ absl::Status HybridQueryExecutor::Submit(QueryJob job) {
   }
   // A waiting worker would not see the inbox until something wakes it: route the job now and wake
   // whom it concerns. (A worker counts itself as waiting before its last look at the inbox, so
-  // either it sees this job there or this sees it waiting.)
-  if (waiting_workers_.load() > 0) {
+  // either it sees this job there or this sees it waiting.) Only a worker that may take the job
+  // is worth it: at tens of thousands of queries a second, with the GPU's workers busy and idle
+  // CPU workers waiting, taking the lock for every job had the GPU workers waiting for it a third
+  // of their time (bench/results/hybrid_probe_h100_session15.txt). A job left in the inbox is
+  // routed by the next worker that comes back for work, unless it expires before then: when it
+  // expires before every waiting worker wakes by itself, one of them is woken now (any worker
+  // answers expired queries).
+  const bool cpu_waiting = waiting_workers_[0].load() > 0;
+  const bool gpu_waiting = waiting_workers_[1].load() > 0;
+  const bool expires_first = (cpu_waiting || gpu_waiting) &&
+                             expires != absl::InfiniteFuture() &&
+                             absl::ToUnixNanos(expires) < earliest_self_wakeup_ns_.load();
+  if ((may_take[0] && cpu_waiting) || (may_take[1] && gpu_waiting) || expires_first) {
     absl::MutexLock lock(&mu_);
     Signal(DrainInbox());
     ReportDepths();
   }
   return absl::OkStatus();
+}
+
+std::array<bool, 2> HybridQueryExecutor::MayTake(const std::vector<WorkItem>& items) const {
+  // The thresholds move with the load between this read and the routing: within this factor of
+  // them a job may land on either side.
+  constexpr double kMargin = 2;
+  const scheduler::WorkQueues::Thresholds widened{
+      .cpu = routed_cpu_threshold_.load(std::memory_order_relaxed) / kMargin,
+      .gpu = routed_gpu_threshold_.load(std::memory_order_relaxed) * kMargin};
+  std::array<bool, 2> may_take = {false, false};
+  for (const WorkItem& item : items) {
+    const scheduler::QueueKind queue = scheduler::WorkQueues::Route(
+        item, widened, options_.policy, CapacityOf(options_, gpu_ != nullptr));
+    if (queue != scheduler::QueueKind::kGpu) may_take[Index(Processor::kCpu)] = true;
+    if (queue != scheduler::QueueKind::kCpu) may_take[Index(Processor::kGpu)] = true;
+  }
+  return may_take;
 }
 
 HybridQueryExecutor::Wakeups HybridQueryExecutor::DrainInbox() {
@@ -166,9 +202,9 @@ HybridQueryExecutor::Wakeups HybridQueryExecutor::DrainInbox() {
       const scheduler::QueueKind queue = queues_.Push(item);
       wake.any = true;
       // Wake the processor whose queue the query joined (both for the shared queue), and the
-      // other one only when the owner's waiting workers cannot take all of its queue at once: then
-      // a steal may pay. (Waking both for every query made an idle worker of the other processor
-      // take the lock once per query only to find nothing worth stealing.)
+      // other one only when the owner's waiting workers cannot take all of its queue at once and
+      // a steal pays. (Waking the other for every query made its idle workers take the lock once
+      // per query only to find nothing worth stealing.)
       if (queue == scheduler::QueueKind::kShared) {
         wake.processor[0] = wake.processor[1] = true;
         continue;
@@ -177,7 +213,8 @@ HybridQueryExecutor::Wakeups HybridQueryExecutor::DrainInbox() {
           queue == scheduler::QueueKind::kCpu ? Processor::kCpu : Processor::kGpu;
       const Processor other = owner == Processor::kCpu ? Processor::kGpu : Processor::kCpu;
       wake.processor[Index(owner)] = true;
-      if (!item.pinned.has_value() && queues_.depth(queue) > waiting_[Index(owner)]) {
+      if (!item.pinned.has_value() && queues_.depth(queue) > waiting_[Index(owner)] &&
+          queues_.StealWouldPay(other)) {
         wake.processor[Index(other)] = true;
       }
     }
@@ -333,19 +370,32 @@ HybridQueryExecutor::Work HybridQueryExecutor::NextWork(Processor p, std::option
     // Nothing for p now: count this worker as waiting, then look at the inbox once more (Submit
     // stages a job, then looks at the count), and sleep until a Submit or Shutdown signals or a
     // queued query expires, the only event in time.
-    waiting_workers_.fetch_add(1);
+    waiting_workers_[Index(p)].fetch_add(1);
     const Wakeups late = DrainInbox();
     if (late.any) {
-      waiting_workers_.fetch_sub(1);
+      waiting_workers_[Index(p)].fetch_sub(1);
       Signal(late);
       continue;
     }
     ++waiting_[Index(p)];
-    WorkAvailable(p).WaitWithDeadline(&mu_, queues_.next_expiry());
+    const absl::Time wake_by = queues_.next_expiry();
+    sleep_deadlines_.insert(wake_by);
+    PublishEarliestSelfWakeup();
+    WorkAvailable(p).WaitWithDeadline(&mu_, wake_by);
+    // By value: other workers' inserts and erases move a B-tree's elements.
+    sleep_deadlines_.erase(sleep_deadlines_.find(wake_by));
+    PublishEarliestSelfWakeup();
     --waiting_[Index(p)];
-    waiting_workers_.fetch_sub(1);
+    waiting_workers_[Index(p)].fetch_sub(1);
     idle += absl::Now() - now;
   }
+}
+
+void HybridQueryExecutor::PublishEarliestSelfWakeup() {
+  const absl::Time earliest =
+      sleep_deadlines_.empty() ? absl::InfiniteFuture() : *sleep_deadlines_.begin();
+  earliest_self_wakeup_ns_.store(earliest == absl::InfiniteFuture() ? INT64_MAX
+                                                                     : absl::ToUnixNanos(earliest));
 }
 
 HybridQueryExecutor::TaskRef HybridQueryExecutor::Detach(uint64_t id) {
@@ -359,8 +409,10 @@ void HybridQueryExecutor::ReportDepths() {
   if (options_.hooks.on_queue_depth) {
     options_.hooks.on_queue_depth(waiting_jobs_.load(std::memory_order_relaxed));
   }
+  const scheduler::WorkQueues::Thresholds t = queues_.thresholds();
+  routed_cpu_threshold_.store(t.cpu, std::memory_order_relaxed);
+  routed_gpu_threshold_.store(t.gpu, std::memory_order_relaxed);
   if (options_.hooks.on_thresholds) {
-    const scheduler::WorkQueues::Thresholds t = queues_.thresholds();
     if (t.cpu != reported_thresholds_.cpu || t.gpu != reported_thresholds_.gpu) {
       options_.hooks.on_thresholds(t.cpu, t.gpu);
       reported_thresholds_ = t;

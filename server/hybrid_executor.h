@@ -35,6 +35,7 @@
 //                                                          .predictor = cost_model.get()});
 #pragma once
 
+#include <array>
 #include <atomic>
 #include <cstddef>
 #include <cstdint>
@@ -46,6 +47,7 @@
 #include <vector>
 
 #include "absl/base/thread_annotations.h"
+#include "absl/container/btree_set.h"
 #include "absl/container/flat_hash_map.h"
 #include "absl/status/statusor.h"
 #include "absl/synchronization/mutex.h"
@@ -201,6 +203,12 @@ class HybridQueryExecutor final : public QueryExecutor {
   // for work; adds the time spent waiting for work to `idle` and for the lock to `lock_wait`.
   Work NextWork(scheduler::Processor p, std::optional<double> finished, absl::Duration& idle,
                 absl::Duration& lock_wait);
+  // Which processors (by Index) might take one of `items` (Submit, without mu_): the one whose
+  // queue each would join by the last thresholds, both within a factor of them or for the shared
+  // queue.
+  std::array<bool, 2> MayTake(const std::vector<scheduler::WorkItem>& items) const;
+  // Stores the earliest of sleep_deadlines_ in earliest_self_wakeup_ns_.
+  void PublishEarliestSelfWakeup() ABSL_EXCLUSIVE_LOCKS_REQUIRED(mu_);
   // Moves the staged jobs into the queues.
   Wakeups DrainInbox() ABSL_EXCLUSIVE_LOCKS_REQUIRED(mu_);
   void Signal(const Wakeups& wake) ABSL_EXCLUSIVE_LOCKS_REQUIRED(mu_);
@@ -224,8 +232,17 @@ class HybridQueryExecutor final : public QueryExecutor {
   uint64_t next_id_ ABSL_GUARDED_BY(mu_) = 0;
   // Jobs admitted and not yet all started (the admission queue's depth).
   std::atomic<size_t> waiting_jobs_{0};
-  // Workers about to wait or waiting, both processors; Submit takes mu_ only when some are.
-  std::atomic<size_t> waiting_workers_{0};
+  // Workers about to wait or waiting, by processor. Submit takes mu_ only when one of a processor
+  // that may take the job is (MayTake).
+  std::atomic<size_t> waiting_workers_[2] = {0, 0};
+  // When the waiting workers wake by themselves (each sleeps until the earliest expiry it knew
+  // of), and the earliest of them as Unix nanoseconds (INT64_MAX: none) for Submit: a job that
+  // expires sooner needs a waiting worker woken to answer it at its deadline.
+  absl::btree_multiset<absl::Time> sleep_deadlines_ ABSL_GUARDED_BY(mu_);
+  std::atomic<int64_t> earliest_self_wakeup_ns_{INT64_MAX};
+  // queues_.thresholds() as of the last routing or take, for Submit's guess of where a job goes.
+  std::atomic<double> routed_cpu_threshold_{0};
+  std::atomic<double> routed_gpu_threshold_{0};
   size_t busy_[2] ABSL_GUARDED_BY(mu_) = {0, 0};
   size_t waiting_[2] ABSL_GUARDED_BY(mu_) = {0, 0};  // workers waiting for work, by processor
   size_t reported_depth_[3] ABSL_GUARDED_BY(mu_) = {0, 0, 0};  // by QueueKind

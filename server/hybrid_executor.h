@@ -23,8 +23,11 @@
 //
 // Threads and the lock. The queues sit behind one mutex, kept off the paths that need not take
 // it: Submit counts the job with an atomic and stages it in an inbox, and takes the mutex only when
-// a worker is waiting (to route the job and wake whom it concerns); otherwise the next worker that
-// comes for work moves the inbox into the queues. A worker takes the mutex once per query: to
+// a waiting worker may take the job (by where the last thresholds would route it) or the job
+// expires before every waiting worker wakes by itself (then it routes the job and wakes whom it
+// concerns); otherwise the next worker that comes for work moves the inbox into the queues. A
+// worker of the other processor is woken for a queued query only when a steal pays. A worker
+// takes the mutex once per query: to
 // account for the query it finished and take the next. With answer_threads, GPU workers hand the
 // answer (on_done: building the response, completing the call) to answer threads and go back to
 // the device. On the H100 machine the one lock, taken three times per query by every worker and

@@ -843,7 +843,9 @@ TEST(HybridQueryExecutorTest, WorkerTimeAddsUpByActivity) {
   EXPECT_EQ(reports, 4);  // three queries and the exit
   EXPECT_GE(total.engine, absl::Milliseconds(90));
   EXPECT_GE(total.answer, absl::Milliseconds(30));
-  EXPECT_GE(total.idle, absl::Milliseconds(60));
+  // Three 20 ms sleeps of the submitter, each less the moments between its wake-up and the
+  // worker's wait (more on a loaded machine).
+  EXPECT_GE(total.idle, absl::Milliseconds(50));
   const absl::Duration sum =
       total.engine + total.answer + total.lock + total.scheduling + total.idle;
   EXPECT_LE(sum, wall);

@@ -327,21 +327,7 @@ HybridQueryExecutor::Work HybridQueryExecutor::NextWork(Processor p, std::option
                                                         absl::Duration& idle,
                                                         absl::Duration& lock_wait) {
   const absl::Time before_lock = absl::Now();
-  if (p == Processor::kCpu) {
-    // GPU workers first: while one waits for the lock a CPU worker stays out of the queue for it
-    // (for at most kGiveWay, so that it cannot starve). With 12 CPU workers and 8 GPU workers
-    // taking the lock tens of thousands of times a second, its hand-offs had the GPU workers
-    // waiting a third to half of their time (bench/results/hybrid_probe_h100_session15.txt).
-    constexpr absl::Duration kGiveWay = absl::Microseconds(200);
-    while (gpu_workers_at_lock_.load(std::memory_order_relaxed) > 0 &&
-           absl::Now() - before_lock < kGiveWay) {
-      std::this_thread::yield();
-    }
-  } else {
-    gpu_workers_at_lock_.fetch_add(1, std::memory_order_relaxed);
-  }
   absl::MutexLock lock(&mu_);
-  if (p == Processor::kGpu) gpu_workers_at_lock_.fetch_sub(1, std::memory_order_relaxed);
   lock_wait += absl::Now() - before_lock;
   // The query this worker ran last is accounted for here rather than under a lock of its own: one
   // acquisition per query and worker.

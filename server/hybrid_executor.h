@@ -238,8 +238,6 @@ class HybridQueryExecutor final : public QueryExecutor {
   // Workers about to wait or waiting, by processor. Submit takes mu_ only when one of a processor
   // that may take the job is (MayTake).
   std::atomic<size_t> waiting_workers_[2] = {0, 0};
-  // GPU workers waiting to acquire mu_ in NextWork; CPU workers give way to them.
-  std::atomic<int> gpu_workers_at_lock_{0};
   // When the waiting workers wake by themselves (each sleeps until the earliest expiry it knew
   // of), and the earliest of them as Unix nanoseconds (INT64_MAX: none) for Submit: a job that
   // expires sooner needs a waiting worker woken to answer it at its deadline.

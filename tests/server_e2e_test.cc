@@ -412,6 +412,9 @@ TEST_F(ServerE2eTest, MetricsCountQueriesAndPassPromtool) {
   EXPECT_EQ(Search(TextRequest("t1", tandem::v1::QUERY_MODE_OR, 20000), &response).error_code(),
             grpc::StatusCode::INVALID_ARGUMENT);
 
+  // A query leaves the in-flight count just after its answer is sent: wait for the last one.
+  ASSERT_TRUE(
+      WaitForMetric(server_->metrics_address(), "tandem_queries_in_flight", {}, Equals(0)));
   const std::string after = Scrape();
   auto delta = [&](const std::string& name, const std::map<std::string, std::string>& labels) {
     return MetricSum(after, name, labels) - MetricSum(before, name, labels);

@@ -1,4 +1,5 @@
 #include "server/hybrid_executor.h"
+
 #include <algorithm>
 #include <cstdio>
 #include <mutex>

@@ -184,8 +184,6 @@ std::optional<uint64_t> WorkQueues::Stealable(Processor thief) const {
   return seq;
 }
 
-bool WorkQueues::StealWouldPay(Processor thief) const { return Stealable(thief).has_value(); }
-
 std::optional<Dequeued> WorkQueues::Take(Processor p, absl::Time now) {
   PromoteUrgent(now);
   TakeReason reason;

@@ -136,11 +136,6 @@ class WorkQueues {
   static QueueKind Route(const WorkItem& item, const Thresholds& t, const Policy& policy,
                          const Capacity& capacity);
 
-  // Whether Take(thief, ...) would steal now, were thief's own queue and the shared queue empty:
-  // the other processor's queue holds an unpinned query that thief is predicted to finish sooner
-  // (step (e) above). A scheduler wakes an idle thief only then.
-  bool StealWouldPay(Processor thief) const;
-
   // The next query for processor `p` at time `now`, or nothing when p has nothing to do. Items
   // are never handed out twice. Every taken item must be reported to Finished once it has run.
   std::optional<Dequeued> Take(Processor p, absl::Time now);

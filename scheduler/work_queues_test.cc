@@ -175,24 +175,6 @@ TEST(WorkQueuesTest, StealsFromABackloggedProcessorOnlyWhenSooner) {
   EXPECT_EQ(queues.depth(QueueKind::kGpu), 4u);
 }
 
-// StealWouldPay says beforehand what step (e) of Take decides, without taking anything.
-TEST(WorkQueuesTest, StealWouldPayAgreesWithTake) {
-  WorkQueues queues(Static(), {.cpu = 1, .gpu = 1});
-  EXPECT_FALSE(queues.StealWouldPay(kCpu));  // nothing queued
-  for (uint64_t id = 1; id <= 3; ++id) queues.Push(Item(id, 4, 1));
-  // 4 ms on the CPU against 1 + (3 - 1) = 3 ms on the GPU.
-  EXPECT_FALSE(queues.StealWouldPay(kCpu));
-  EXPECT_FALSE(queues.StealWouldPay(kGpu));  // the CPU queue is empty
-  queues.Push(Item(4, 4, 1));
-  queues.Push(Pinned(5, kGpu, 0.1, 1));  // pinned: counts as GPU load, never a candidate
-  // 4 ms against 1 + (5 - 1) = 5 ms.
-  EXPECT_TRUE(queues.StealWouldPay(kCpu));
-  EXPECT_EQ(queues.size(), 5u);  // nothing taken
-  TakeReason reason;
-  EXPECT_EQ(TakeId(queues, kCpu, kT0, &reason), 1u);
-  EXPECT_EQ(reason, TakeReason::kStolen);
-}
-
 // Route is Push's choice of queue, for any thresholds, without a WorkQueues.
 TEST(WorkQueuesTest, RouteIsPushsChoiceForGivenThresholds) {
   const WorkQueues::Policy policy = Static();

@@ -1,11 +1,13 @@
 #include "server/hybrid_executor.h"
 
 #include <algorithm>
+#include <cassert>
 #include <cstdio>
 #include <mutex>
 #include <string>
 #include <utility>
 
+#include "absl/container/inlined_vector.h"
 #include "absl/strings/str_cat.h"
 #include "cpu/thread_priority.h"
 #include "index/status_macros.h"
@@ -35,6 +37,24 @@ void ReportRefusedOnce(std::once_flag& reported, const char* consequence,
                  std::string(status.message()).c_str());
   });
 }
+
+// One pause of a spin-wait: lets the core's other hardware thread run and saves power.
+inline void CpuRelax() {
+#if defined(__x86_64__) || defined(__i386__)
+  __builtin_ia32_pause();
+#elif defined(__aarch64__)
+  asm volatile("yield");
+#endif
+}
+
+// Rounds a thread runs in a row before it asks a waiting worker to run the next (CombinePending).
+constexpr int kMaxRounds = 4;
+// How long a worker whose request another thread's round will serve spins before it sleeps: a
+// round takes microseconds, a sleep and its wake-up tens of them on a busy machine.
+constexpr absl::Duration kRequestSpin = absl::Microseconds(20);
+// How long it then sleeps before it tries the lock again itself, in case no round came (a round
+// that stops after kMaxRounds pokes a waiting worker, so this is a backstop).
+constexpr absl::Duration kRequestRecheck = absl::Milliseconds(1);
 
 }  // namespace
 
@@ -82,18 +102,22 @@ HybridQueryExecutor::HybridQueryExecutor(const index::Engine* cpu, const index::
     routed_gpu_threshold_.store(t.gpu, std::memory_order_relaxed);
   }
   const size_t gpu_threads = gpu_ != nullptr ? options_.gpu_threads : 0;
+  slots_.reserve(options_.cpu_threads + gpu_threads);
+  for (size_t i = 0; i < options_.cpu_threads; ++i) {
+    slots_.push_back(std::make_unique<WorkerSlot>(Processor::kCpu));
+  }
+  for (size_t i = 0; i < gpu_threads; ++i) {
+    slots_.push_back(std::make_unique<WorkerSlot>(Processor::kGpu));
+  }
   // The answer threads first: workers read answerers_ (its size no longer changes once they run).
   if (gpu_threads > 0) {
     for (size_t i = 0; i < options_.answer_threads; ++i) {
       answerers_.emplace_back([this] { AnswerLoop(); });
     }
   }
-  workers_.reserve(options_.cpu_threads + gpu_threads);
-  for (size_t i = 0; i < options_.cpu_threads; ++i) {
-    workers_.emplace_back([this] { WorkerLoop(Processor::kCpu); });
-  }
-  for (size_t i = 0; i < gpu_threads; ++i) {
-    workers_.emplace_back([this] { WorkerLoop(Processor::kGpu); });
+  workers_.reserve(slots_.size());
+  for (const std::unique_ptr<WorkerSlot>& slot : slots_) {
+    workers_.emplace_back([this, s = slot.get()] { WorkerLoop(*s); });
   }
 }
 
@@ -143,25 +167,25 @@ absl::Status HybridQueryExecutor::Submit(QueryJob job) {
       return absl::UnavailableError("the server is shutting down");
     }
     inbox_.push_back({.job = std::move(pending), .items = std::move(items)});
+    inbox_size_.fetch_add(1);  // before the loads of parked_ below (see Combine)
   }
-  // A waiting worker would not see the inbox until something wakes it: route the job now and wake
-  // whom it concerns. (A worker counts itself as waiting before its last look at the inbox, so
-  // either it sees this job there or this sees it waiting.) Only a worker that may take the job
-  // is worth it: at tens of thousands of queries a second, with the GPU's workers busy and idle
-  // CPU workers waiting, taking the lock for every job had the GPU workers waiting for it a third
-  // of their time (bench/results/hybrid_probe_h100_session15.txt). A job left in the inbox is
-  // routed by the next worker that comes back for work, unless it expires before then: when it
-  // expires before every waiting worker wakes by itself, one of them is woken now (any worker
-  // answers expired queries).
-  const bool cpu_waiting = waiting_workers_[0].load() > 0;
-  const bool gpu_waiting = waiting_workers_[1].load() > 0;
-  const bool expires_first = (cpu_waiting || gpu_waiting) &&
+  // A parked worker would not see the inbox until a round serves it again: run one now if a
+  // parked worker may take the job. Only such a worker is worth it: at tens of thousands of
+  // queries a second, with the GPU's workers busy and idle CPU workers waiting, taking the lock
+  // for every job had the GPU workers waiting for it a third of their time
+  // (bench/results/hybrid_probe_h100_session15.txt). A job left in the inbox is routed by the next
+  // round, which the next worker to finish a query runs, unless it expires before then: when it
+  // expires before every parked worker wakes by itself, a round hands it to one of them (any
+  // worker answers expired queries).
+  const bool cpu_parked = parked_[0].load() > 0;
+  const bool gpu_parked = parked_[1].load() > 0;
+  const bool expires_first = (cpu_parked || gpu_parked) &&
                              expires != absl::InfiniteFuture() &&
                              absl::ToUnixNanos(expires) < earliest_self_wakeup_ns_.load();
-  if ((may_take[0] && cpu_waiting) || (may_take[1] && gpu_waiting) || expires_first) {
-    absl::MutexLock lock(&mu_);
-    Signal(DrainInbox());
-    ReportDepths();
+  if ((may_take[0] && cpu_parked) || (may_take[1] && gpu_parked) || expires_first) {
+    // If another thread holds the lock, it sees this after releasing it and runs the round.
+    round_wanted_.store(true);
+    CombinePending(/*parked=*/false);
   }
   return absl::OkStatus();
 }
@@ -183,58 +207,23 @@ std::array<bool, 2> HybridQueryExecutor::MayTake(const std::vector<WorkItem>& it
   return may_take;
 }
 
-HybridQueryExecutor::Wakeups HybridQueryExecutor::DrainInbox() {
+bool HybridQueryExecutor::DrainInbox() {
   std::vector<Staged> staged;
   {
     absl::MutexLock lock(&inbox_mu_);
     staged.swap(inbox_);
+    inbox_size_.fetch_sub(staged.size());
   }
-  Wakeups wake;
-  if (staged.empty()) return wake;
-  // Waiting workers sleep until the earliest expiry they knew of; an earlier one needs a wake-up
-  // (any processor's worker answers expired queries).
-  const absl::Time expiry_before = queues_.next_expiry();
   for (Staged& s : staged) {
     s.job->unstarted = s.items.size();
     for (size_t i = 0; i < s.items.size(); ++i) {
       WorkItem& item = s.items[i];
       item.id = next_id_++;
       tasks_.emplace(item.id, TaskRef{.job = s.job, .task = i});
-      const scheduler::QueueKind queue = queues_.Push(item);
-      wake.any = true;
-      // Wake the processor whose queue the query joined (both for the shared queue), and the
-      // other one only when the owner's waiting workers cannot take all of its queue at once and
-      // a steal pays. (Waking the other for every query made its idle workers take the lock once
-      // per query only to find nothing worth stealing.)
-      if (queue == scheduler::QueueKind::kShared) {
-        wake.processor[0] = wake.processor[1] = true;
-        continue;
-      }
-      const Processor owner =
-          queue == scheduler::QueueKind::kCpu ? Processor::kCpu : Processor::kGpu;
-      const Processor other = owner == Processor::kCpu ? Processor::kGpu : Processor::kCpu;
-      wake.processor[Index(owner)] = true;
-      if (!item.pinned.has_value() && queues_.depth(queue) > waiting_[Index(owner)] &&
-          queues_.StealWouldPay(other)) {
-        wake.processor[Index(other)] = true;
-      }
-    }
-    wake.many = wake.many || s.items.size() > 1;
-  }
-  wake.many = wake.many || staged.size() > 1;
-  if (queues_.next_expiry() < expiry_before) wake.processor[0] = wake.processor[1] = true;
-  return wake;
-}
-
-void HybridQueryExecutor::Signal(const Wakeups& wake) {
-  for (Processor p : {Processor::kCpu, Processor::kGpu}) {
-    if (!wake.processor[Index(p)] || waiting_[Index(p)] == 0) continue;
-    if (wake.many) {
-      WorkAvailable(p).SignalAll();
-    } else {
-      WorkAvailable(p).Signal();
+      queues_.Push(item);
     }
   }
+  return !staged.empty();
 }
 
 size_t HybridQueryExecutor::queue_depth() const {
@@ -253,11 +242,14 @@ void HybridQueryExecutor::Shutdown() {
     absl::MutexLock lock(&inbox_mu_);
     inbox_closed_ = true;  // no job is staged after this; workers drain the inbox before exiting
   }
+  bool parked = false;
   {
+    // Serves the parked workers: the queued work, then exit.
     absl::MutexLock lock(&mu_);
     stopping_ = true;
-    for (Processor p : {Processor::kCpu, Processor::kGpu}) WorkAvailable(p).SignalAll();
+    parked = Combine();
   }
+  CombinePending(parked);
   // Workers drain the queues before they exit, so every admitted job gets its callbacks; then the
   // answer threads answer what the GPU workers handed them.
   for (std::thread& worker : workers_) worker.join();
@@ -289,7 +281,8 @@ void HybridQueryExecutor::AnswerLoop() {
   }
 }
 
-void HybridQueryExecutor::WorkerLoop(Processor p) {
+void HybridQueryExecutor::WorkerLoop(WorkerSlot& slot) {
+  const Processor p = slot.processor;
   NameWorkerThread(p == Processor::kCpu ? "tandem-cpu" : "tandem-gpu");
   const std::vector<int>& cpus =
       p == Processor::kCpu ? options_.cpu_worker_cpus : options_.gpu_worker_cpus;
@@ -308,7 +301,7 @@ void HybridQueryExecutor::WorkerLoop(Processor p) {
   std::optional<double> finished;  // the predicted ms of the query this worker ran last
   while (true) {
     WorkerTime time;
-    Work work = NextWork(p, std::exchange(finished, std::nullopt), time.idle, time.lock);
+    Work work = NextWork(slot, std::exchange(finished, std::nullopt), time.idle, time.lock);
     for (const auto& [ref, expired] : work.expired) AnswerExpired(ref, expired, time);
     const bool exit = !work.ready.has_value() && work.expired.empty();
     if (work.ready.has_value()) {
@@ -324,79 +317,211 @@ void HybridQueryExecutor::WorkerLoop(Processor p) {
   }
 }
 
-HybridQueryExecutor::Work HybridQueryExecutor::NextWork(Processor p, std::optional<double> finished,
+HybridQueryExecutor::Work HybridQueryExecutor::NextWork(WorkerSlot& slot,
+                                                        std::optional<double> finished,
                                                         absl::Duration& idle,
                                                         absl::Duration& lock_wait) {
-  const absl::Time before_lock = absl::Now();
-  absl::MutexLock lock(&mu_);
-  lock_wait += absl::Now() - before_lock;
-  // The query this worker ran last is accounted for here rather than under a lock of its own: one
-  // acquisition per query and worker.
-  if (finished.has_value()) {
-    queues_.Finished(p, *finished);
-    --busy_[Index(p)];
-    if (options_.hooks.on_busy_workers) options_.hooks.on_busy_workers(p, busy_[Index(p)]);
-    // With a limit on running queries, the freed slot may belong to the other processor's next
-    // query.
-    if (options_.max_running > 0) {
-      for (Processor q : {Processor::kCpu, Processor::kGpu}) WorkAvailable(q).SignalAll();
-    }
+  const Processor p = slot.processor;
+  {
+    absl::MutexLock lock(&slot.mu);
+    slot.finished = finished;
+    requests_.fetch_add(1);
+    slot.state.store(SlotState::kRequest);
   }
   while (true) {
-    const absl::Time now = absl::Now();
-    Work work;
-    const Wakeups staged = DrainInbox();
-    for (Dequeued& expired : queues_.RemoveExpired(now)) {
-      work.expired.emplace_back(Detach(expired.item.id), std::move(expired));
+    switch (slot.state.load(std::memory_order_acquire)) {
+      case SlotState::kRequest: {
+        // A round for this request and whoever else asked, unless another thread holds the lock:
+        // that one serves this request in its round or the next, so wait for it here, spinning
+        // first (a round takes microseconds).
+        CombinePending(/*parked=*/false);
+        if (slot.state.load(std::memory_order_acquire) != SlotState::kRequest) break;
+        const absl::Time start = absl::Now();
+        const absl::Time spin_end = start + kRequestSpin;
+        for (int i = 1; slot.state.load(std::memory_order_acquire) == SlotState::kRequest; ++i) {
+          CpuRelax();
+          if (i % 64 == 0 && absl::Now() >= spin_end) break;
+        }
+        {
+          absl::MutexLock lock(&slot.mu);
+          if (slot.state.load() == SlotState::kRequest && !slot.poked) {
+            slot.sleeping = true;
+            slot.changed.WaitWithTimeout(&slot.mu, kRequestRecheck);
+            slot.sleeping = false;
+          }
+          slot.poked = false;
+        }
+        lock_wait += absl::Now() - start;
+        break;
+      }
+      case SlotState::kParked: {
+        // Nothing to take: sleep until a round serves this worker, asks it to run the next round,
+        // or the earliest expiry it knew of comes (then it asks for a round to answer it).
+        const absl::Time start = absl::Now();
+        {
+          absl::MutexLock lock(&slot.mu);
+          slot.sleeping = true;
+          while (slot.state.load() == SlotState::kParked && !slot.poked &&
+                 absl::Now() < slot.wake_by) {
+            slot.changed.WaitWithDeadline(&slot.mu, slot.wake_by);
+          }
+          slot.sleeping = false;
+          slot.poked = false;
+          if (slot.state.load() == SlotState::kParked) {
+            parked_[Index(p)].fetch_sub(1);
+            requests_.fetch_add(1);
+            slot.state.store(SlotState::kRequest);
+          }
+        }
+        idle += absl::Now() - start;
+        break;
+      }
+      case SlotState::kServed: {
+        absl::MutexLock lock(&slot.mu);
+        slot.state.store(SlotState::kRunning);
+        return std::exchange(slot.work, Work{});
+      }
+      case SlotState::kRunning:
+        assert(false && "a published request is never withdrawn");
+        return Work{};
     }
-    const bool slot_free = options_.max_running == 0 || busy_[0] + busy_[1] < options_.max_running;
-    if (!slot_free) {
-      // Nothing may start; expired queries are still answered.
-    } else if (std::optional<Dequeued> taken = queues_.Take(p, now)) {
-      work.ready.emplace(Detach(taken->item.id), *std::move(taken));
-      ++busy_[Index(p)];
-      if (options_.hooks.on_busy_workers) options_.hooks.on_busy_workers(p, busy_[Index(p)]);
-    }
-    // Other workers may be needed for what this worker just moved from the inbox.
-    if (staged.any) Signal(staged);
-    // Shutdown closed the inbox before it set stopping_, and the inbox was drained above.
-    const bool drained = stopping_ && queues_.empty();
-    // The last queued query is gone: workers waiting for one can exit.
-    if (drained) {
-      for (Processor q : {Processor::kCpu, Processor::kGpu}) WorkAvailable(q).SignalAll();
-    }
-    if (work.ready.has_value() || !work.expired.empty() || staged.any) ReportDepths();
-    if (work.ready.has_value() || !work.expired.empty()) return work;
-    if (drained) return work;
-    // Nothing for p now: count this worker as waiting, then look at the inbox once more (Submit
-    // stages a job, then looks at the count), and sleep until a Submit or Shutdown signals or a
-    // queued query expires, the only event in time.
-    waiting_workers_[Index(p)].fetch_add(1);
-    const Wakeups late = DrainInbox();
-    if (late.any) {
-      waiting_workers_[Index(p)].fetch_sub(1);
-      Signal(late);
-      continue;
-    }
-    ++waiting_[Index(p)];
-    const absl::Time wake_by = queues_.next_expiry();
-    sleep_deadlines_.insert(wake_by);
-    PublishEarliestSelfWakeup();
-    WorkAvailable(p).WaitWithDeadline(&mu_, wake_by);
-    // By value: other workers' inserts and erases move a B-tree's elements.
-    sleep_deadlines_.erase(sleep_deadlines_.find(wake_by));
-    PublishEarliestSelfWakeup();
-    --waiting_[Index(p)];
-    waiting_workers_[Index(p)].fetch_sub(1);
-    idle += absl::Now() - now;
   }
 }
 
-void HybridQueryExecutor::PublishEarliestSelfWakeup() {
-  const absl::Time earliest =
-      sleep_deadlines_.empty() ? absl::InfiniteFuture() : *sleep_deadlines_.begin();
-  earliest_self_wakeup_ns_.store(earliest == absl::InfiniteFuture() ? INT64_MAX
-                                                                     : absl::ToUnixNanos(earliest));
+void HybridQueryExecutor::CombinePending(bool parked) {
+  for (int round = 0;; ++round) {
+    // After a round parked a worker that had asked, a job staged meanwhile needs a round: its
+    // Submit may have looked at parked_ before that worker was counted (Submit counts the job in
+    // inbox_size_ before it looks at parked_; the round counts the worker before this looks).
+    const bool needed = requests_.load() > 0 || round_wanted_.load() ||
+                        (parked && inbox_size_.load() > 0);
+    if (!needed) return;
+    if (round == kMaxRounds) {
+      // This thread has work of its own: the next round is for a waiting worker to run.
+      for (const std::unique_ptr<WorkerSlot>& slot : slots_) {
+        const SlotState state = slot->state.load(std::memory_order_acquire);
+        if (state != SlotState::kRequest && state != SlotState::kParked) continue;
+        absl::MutexLock lock(&slot->mu);
+        slot->poked = true;
+        slot->changed.Signal();
+        return;
+      }
+      return;  // every worker is busy and asks again when it finishes
+    }
+    // A thread holding the lock runs this check after it releases it.
+    if (!mu_.TryLock()) return;
+    parked = Combine();
+    mu_.Unlock();
+  }
+}
+
+bool HybridQueryExecutor::Combine() {
+  round_wanted_.store(false);  // before the inbox is drained (see Submit)
+  const absl::Time now = absl::Now();
+  const bool drained = DrainInbox();
+  bool changed = drained;
+  // The workers that asked, and the parked ones, from a starting point that moves each round.
+  absl::InlinedVector<WorkerSlot*, 32> asking;
+  absl::InlinedVector<WorkerSlot*, 32> parked;
+  const size_t n = slots_.size();
+  for (size_t k = 0; k < n; ++k) {
+    WorkerSlot* slot = slots_[(next_slot_ + k) % n].get();
+    const SlotState state = slot->state.load(std::memory_order_acquire);
+    if (state == SlotState::kRequest) asking.push_back(slot);
+    if (state == SlotState::kParked) parked.push_back(slot);
+  }
+  next_slot_ = (next_slot_ + 1) % n;
+  // First the queries the askers finished, so that loads and free slots are current before
+  // anything is taken. (Only a round moves a slot out of kRequest, so these stay asking.)
+  for (WorkerSlot* slot : asking) {
+    std::optional<double> finished;
+    {
+      absl::MutexLock lock(&slot->mu);
+      finished = std::exchange(slot->finished, std::nullopt);
+    }
+    if (!finished.has_value()) continue;
+    const Processor p = slot->processor;
+    queues_.Finished(p, *finished);
+    --busy_[Index(p)];
+    if (options_.hooks.on_busy_workers) options_.hooks.on_busy_workers(p, busy_[Index(p)]);
+    changed = true;  // a freed slot (max_running), a lighter load (stealing)
+  }
+  // Expired queries go to the first worker served; without one they wait for the next round.
+  std::vector<Dequeued> expired;
+  if (!asking.empty() || !parked.empty()) expired = queues_.RemoveExpired(now);
+  const bool any_expired = !expired.empty();
+  changed = changed || any_expired || stopping_;
+
+  bool took = false;
+  bool parked_asker = false;
+  // Once Take finds nothing for a processor, nothing else this round changes that.
+  bool exhausted[2] = {false, false};
+  const absl::Time next_expiry = queues_.next_expiry();
+  auto serve = [&](WorkerSlot& slot) ABSL_EXCLUSIVE_LOCKS_REQUIRED(mu_) {
+    const Processor p = slot.processor;
+    const int i = Index(p);
+    absl::MutexLock lock(&slot.mu);
+    // A parked worker may have asked for a round meanwhile (its wake-up came): served the same.
+    const SlotState state = slot.state.load();
+    if (state != SlotState::kRequest && state != SlotState::kParked) return;
+    Work work;
+    for (Dequeued& d : expired) work.expired.emplace_back(Detach(d.item.id), std::move(d));
+    expired.clear();
+    const bool slot_free = options_.max_running == 0 || busy_[0] + busy_[1] < options_.max_running;
+    if (slot_free && !exhausted[i]) {
+      if (std::optional<Dequeued> taken = queues_.Take(p, now)) {
+        work.ready.emplace(Detach(taken->item.id), *std::move(taken));
+        ++busy_[i];
+        if (options_.hooks.on_busy_workers) options_.hooks.on_busy_workers(p, busy_[i]);
+        took = true;
+      } else {
+        exhausted[i] = true;
+      }
+    }
+    // Shutdown closed the inbox before it set stopping_, and the inbox was drained above: with
+    // the queues empty too, a worker with nothing to do exits.
+    const bool exit = stopping_ && queues_.empty();
+    if (work.ready.has_value() || !work.expired.empty() || exit) {
+      (state == SlotState::kRequest ? requests_ : parked_[i]).fetch_sub(1);
+      slot.work = std::move(work);
+      slot.state.store(SlotState::kServed);
+      if (slot.sleeping) slot.changed.Signal();
+      return;
+    }
+    if (state == SlotState::kRequest) {
+      parked_[i].fetch_add(1);  // before CombinePending looks at inbox_size_ (see there)
+      requests_.fetch_sub(1);
+      slot.state.store(SlotState::kParked);
+      parked_asker = true;
+    }
+    // A parked worker sleeps until the earliest expiry: sooner when an earlier one came.
+    const bool earlier = next_expiry < slot.wake_by;
+    slot.wake_by = next_expiry;
+    if (earlier && slot.sleeping) slot.changed.Signal();
+  };
+  for (WorkerSlot* slot : asking) serve(*slot);
+  // Parked workers are served again only when something changed that could give them work.
+  if (changed) {
+    for (WorkerSlot* slot : parked) {
+      // Skipped without its mutex when the round has nothing for it and no earlier wake-up.
+      const bool nothing = exhausted[Index(slot->processor)] && expired.empty() &&
+                           !(stopping_ && queues_.empty()) && next_expiry >= slot->wake_by;
+      if (!nothing) serve(*slot);
+    }
+  }
+  // The earliest self-wake-up of the parked workers, for Submit.
+  absl::Time earliest = absl::InfiniteFuture();
+  for (const std::unique_ptr<WorkerSlot>& slot : slots_) {
+    // (A worker that woke by itself and asks meanwhile counts with its past wake-up: it asks for
+    // a round anyway.)
+    if (slot->state.load(std::memory_order_acquire) == SlotState::kParked) {
+      earliest = std::min(earliest, slot->wake_by);
+    }
+  }
+  earliest_self_wakeup_ns_.store(
+      earliest == absl::InfiniteFuture() ? INT64_MAX : absl::ToUnixNanos(earliest));
+  if (drained || took || any_expired) ReportDepths();
+  return parked_asker;
 }
 
 HybridQueryExecutor::TaskRef HybridQueryExecutor::Detach(uint64_t id) {

@@ -21,17 +21,23 @@
 // routed. Without a GPU engine every query runs on the CPU (kGpu: FAILED_PRECONDITION) and the
 // predictor is optional. A GPU engine fault is answered on the CPU, as PoolQueryExecutor does.
 //
-// Threads and the lock. The queues sit behind one mutex, kept off the paths that need not take
-// it: Submit counts the job with an atomic and stages it in an inbox, and takes the mutex only when
-// a waiting worker may take the job (by where the last thresholds would route it) or the job
-// expires before every waiting worker wakes by itself (then it routes the job and wakes whom it
-// concerns); otherwise the next worker that comes for work moves the inbox into the queues. A
-// worker of the other processor is woken for a queued query only when a steal pays. A worker
-// takes the mutex once per query: to
-// account for the query it finished and take the next. With answer_threads, GPU workers hand the
-// answer (on_done: building the response, completing the call) to answer threads and go back to
-// the device. On the H100 machine the one lock, taken three times per query by every worker and
-// gRPC thread, had been the limit of the hybrid scheduler (bench/results/hybrid_probe_h100.txt).
+// Threads and the lock. The queues sit behind one mutex, and no thread ever blocks on it: work is
+// handed out by combining (Hendler et al., "Flat combining and the synchronization-parallelism
+// tradeoff", SPAA 2010). A worker that wants its next query publishes a request in its own slot
+// (with the predicted cost of the query it finished) and tries the lock: whoever holds it serves
+// every published request in one round (accounts for the finished queries, moves the inbox into the
+// queues, takes a query for each requester, or parks it when there is nothing for it) and, after
+// releasing it, looks again for requests published meanwhile. A requester whose try fails waits on
+// its own slot, spinning briefly first. On the H100 machine, with 20 workers taking the lock for
+// every query, each acquisition had waited hundreds of microseconds for a lock held for a few:
+// sleeping waiters handed it on one wake-up at a time (bench/results/hybrid_probe_h100_session15.txt).
+// Parked workers (nothing to take) sleep on their slots until a round finds work for them or a
+// queued query expires; every round that changes the queues serves them again. Submit counts the
+// job with an atomic and stages it in an inbox, and starts a round only when a parked worker may
+// take the job (by where the last thresholds would route it) or the job expires before every
+// parked worker wakes by itself; otherwise the next round moves the inbox into the queues. With
+// answer_threads, GPU workers hand the answer (on_done: building the response, completing the
+// call) to answer threads and go back to the device.
 //
 //   auto executor = HybridQueryExecutor::Create(cpu, gpu, {.cpu_threads = 16, .gpu_threads = 4,
 //                                                          .queue_capacity = 64,
@@ -50,7 +56,6 @@
 #include <vector>
 
 #include "absl/base/thread_annotations.h"
-#include "absl/container/btree_set.h"
 #include "absl/container/flat_hash_map.h"
 #include "absl/status/statusor.h"
 #include "absl/synchronization/mutex.h"
@@ -76,9 +81,9 @@ struct SchedulerDecision {
 
 // Where one worker's time went between two reports (one report per query or batch of expired
 // queries): running the engine, answering (building the response and completing the call through
-// on_done), waiting to acquire the executor's lock (lock), scheduling (the rest: the queues,
-// cost-model updates, hooks, under the lock) and idle (waiting for work). They add up to the
-// worker's wall time.
+// on_done), waiting for the scheduler (lock: for its lock or for a round to serve the worker's
+// request), scheduling (the rest: rounds run for itself and other workers, cost-model updates,
+// hooks) and idle (parked: nothing to take). They add up to the worker's wall time.
 struct WorkerTime {
   absl::Duration engine = absl::ZeroDuration();
   absl::Duration answer = absl::ZeroDuration();
@@ -189,32 +194,51 @@ class HybridQueryExecutor final : public QueryExecutor {
     std::optional<std::pair<TaskRef, scheduler::Dequeued>> ready;
   };
 
+  // A worker's mailbox for combining. The owner publishes a request (kRequest, with the query it
+  // finished); a round serves it (kServed, with the work) or parks it (kParked: nothing to take
+  // until the queues change or wake_by). The owner reads the state without the slot's mutex while
+  // it spins; every change is made under it, so a sleeping owner is always signalled.
+  enum class SlotState { kRunning, kRequest, kParked, kServed };
+  struct alignas(64) WorkerSlot {
+    explicit WorkerSlot(scheduler::Processor p) : processor(p) {}
+    const scheduler::Processor processor;
+    absl::Mutex mu;  // taken after the executor's mu_, never before
+    absl::CondVar changed;
+    std::atomic<SlotState> state{SlotState::kRunning};  // written under mu
+    std::optional<double> finished ABSL_GUARDED_BY(mu);  // with kRequest: its predicted ms
+    Work work ABSL_GUARDED_BY(mu);                         // with kServed
+    // With kParked: when to ask for a round by itself. Written by rounds, under both mu_ and mu,
+    // so either one is enough to read it.
+    absl::Time wake_by = absl::InfiniteFuture();
+    bool sleeping ABSL_GUARDED_BY(mu) = false;
+    bool poked ABSL_GUARDED_BY(mu) = false;  // a round asks it to run the next one
+  };
+
   HybridQueryExecutor(const index::Engine* cpu, const index::Engine* gpu, Options options);
-  void WorkerLoop(scheduler::Processor p);
+  void WorkerLoop(WorkerSlot& slot);
   // A job admitted by Submit and not yet in the queues.
   struct Staged {
     std::shared_ptr<PendingJob> job;
     std::vector<scheduler::WorkItem> items;  // ids not yet assigned
   };
-  // Which processors' waiting workers to wake, and whether more than one query arrived.
-  struct Wakeups {
-    bool processor[2] = {false, false};
-    bool many = false;
-    bool any = false;  // something was moved into the queues
-  };
-  // First accounts for the query this worker finished (`finished`: its predicted ms), then waits
-  // for work; adds the time spent waiting for work to `idle` and for the lock to `lock_wait`.
-  Work NextWork(scheduler::Processor p, std::optional<double> finished, absl::Duration& idle,
+  // Publishes the worker's request (`finished`: the predicted ms of the query it ran last) and
+  // waits until a round serves it; adds the time spent parked to `idle` and waiting for a round to
+  // `lock_wait`. Work with neither a query nor expired ones means exit.
+  Work NextWork(WorkerSlot& slot, std::optional<double> finished, absl::Duration& idle,
                 absl::Duration& lock_wait);
   // Which processors (by Index) might take one of `items` (Submit, without mu_): the one whose
   // queue each would join by the last thresholds, both within a factor of them or for the shared
   // queue.
   std::array<bool, 2> MayTake(const std::vector<scheduler::WorkItem>& items) const;
-  // Stores the earliest of sleep_deadlines_ in earliest_self_wakeup_ns_.
-  void PublishEarliestSelfWakeup() ABSL_EXCLUSIVE_LOCKS_REQUIRED(mu_);
-  // Moves the staged jobs into the queues.
-  Wakeups DrainInbox() ABSL_EXCLUSIVE_LOCKS_REQUIRED(mu_);
-  void Signal(const Wakeups& wake) ABSL_EXCLUSIVE_LOCKS_REQUIRED(mu_);
+  // One round (see "Threads and the lock"); returns whether it parked a worker that had asked.
+  bool Combine() ABSL_EXCLUSIVE_LOCKS_REQUIRED(mu_);
+  // Tries the lock and runs rounds while requests are waiting (after the caller released mu_, or
+  // instead of taking it), a few at most before it hands the next round to a waiting worker.
+  // `parked`: the caller's last round parked a worker that had asked, so a job staged meanwhile
+  // needs a round.
+  void CombinePending(bool parked);
+  // Moves the staged jobs into the queues; returns whether there were any.
+  bool DrainInbox() ABSL_EXCLUSIVE_LOCKS_REQUIRED(mu_);
   TaskRef Detach(uint64_t id) ABSL_EXCLUSIVE_LOCKS_REQUIRED(mu_);
   void ReportDepths() ABSL_EXCLUSIVE_LOCKS_REQUIRED(mu_);
   // Both add their engine and answer times to `time`.
@@ -223,7 +247,6 @@ class HybridQueryExecutor final : public QueryExecutor {
   void AnswerExpired(const TaskRef& ref, const scheduler::Dequeued& expired, WorkerTime& time);
   void Finish(const TaskRef& ref, QueryOutcome outcome);
   void AnswerLoop();
-  absl::CondVar& WorkAvailable(scheduler::Processor p) { return work_available_[Index(p)]; }
   static int Index(scheduler::Processor p) { return p == scheduler::Processor::kCpu ? 0 : 1; }
 
   const index::Engine* const cpu_;
@@ -235,26 +258,31 @@ class HybridQueryExecutor final : public QueryExecutor {
   uint64_t next_id_ ABSL_GUARDED_BY(mu_) = 0;
   // Jobs admitted and not yet all started (the admission queue's depth).
   std::atomic<size_t> waiting_jobs_{0};
-  // Workers about to wait or waiting, by processor. Submit takes mu_ only when one of a processor
-  // that may take the job is (MayTake).
-  std::atomic<size_t> waiting_workers_[2] = {0, 0};
-  // When the waiting workers wake by themselves (each sleeps until the earliest expiry it knew
-  // of), and the earliest of them as Unix nanoseconds (INT64_MAX: none) for Submit: a job that
-  // expires sooner needs a waiting worker woken to answer it at its deadline.
-  absl::btree_multiset<absl::Time> sleep_deadlines_ ABSL_GUARDED_BY(mu_);
+  // One slot per worker, CPU workers' first; created before the threads and never resized.
+  std::vector<std::unique_ptr<WorkerSlot>> slots_;
+  size_t next_slot_ ABSL_GUARDED_BY(mu_) = 0;  // where a round starts serving, for fairness
+  // Published requests not yet served, and parked workers by processor (Submit starts a round only
+  // when one of a processor that may take the job is parked).
+  std::atomic<size_t> requests_{0};
+  std::atomic<size_t> parked_[2] = {0, 0};
+  // A Submit asked for a round while the lock was held: the holder runs one after releasing it.
+  std::atomic<bool> round_wanted_{false};
+  // When the parked workers wake by themselves (each at the earliest expiry it knew of), the
+  // earliest as Unix nanoseconds (INT64_MAX: none), for Submit: a job that expires sooner needs a
+  // round to hand it to a parked worker to answer at its deadline.
   std::atomic<int64_t> earliest_self_wakeup_ns_{INT64_MAX};
-  // queues_.thresholds() as of the last routing or take, for Submit's guess of where a job goes.
+  // queues_.thresholds() as of the last round, for Submit's guess of where a job goes.
   std::atomic<double> routed_cpu_threshold_{0};
   std::atomic<double> routed_gpu_threshold_{0};
   size_t busy_[2] ABSL_GUARDED_BY(mu_) = {0, 0};
-  size_t waiting_[2] ABSL_GUARDED_BY(mu_) = {0, 0};  // workers waiting for work, by processor
   size_t reported_depth_[3] ABSL_GUARDED_BY(mu_) = {0, 0, 0};  // by QueueKind
   scheduler::WorkQueues::Thresholds reported_thresholds_ ABSL_GUARDED_BY(mu_);
   bool stopping_ ABSL_GUARDED_BY(mu_) = false;
-  absl::CondVar work_available_[2];  // CPU workers wait on one, GPU workers on the other
-  // Jobs admitted by Submit, moved into queues_ by the next worker that takes work.
+  // Jobs admitted by Submit, moved into queues_ by the next round; inbox_size_ mirrors the size of
+  // inbox_ for the check, after a round parked a worker, that no job was staged meanwhile.
   absl::Mutex inbox_mu_ ABSL_ACQUIRED_AFTER(mu_);
   std::vector<Staged> inbox_ ABSL_GUARDED_BY(inbox_mu_);
+  std::atomic<size_t> inbox_size_{0};
   bool inbox_closed_ ABSL_GUARDED_BY(inbox_mu_) = false;  // Shutdown: no more jobs
   std::vector<std::thread> workers_;
   // Answers handed from GPU workers to the answer threads (Options::answer_threads).

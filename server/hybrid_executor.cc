@@ -329,62 +329,62 @@ HybridQueryExecutor::Work HybridQueryExecutor::NextWork(WorkerSlot& slot,
     slot.state.store(SlotState::kRequest);
   }
   while (true) {
-    switch (slot.state.load(std::memory_order_acquire)) {
-      case SlotState::kRequest: {
-        // A round for this request and whoever else asked, unless another thread holds the lock:
-        // that one serves this request in its round or the next, so wait for it here, spinning
-        // first (a round takes microseconds).
-        CombinePending(/*parked=*/false);
-        if (slot.state.load(std::memory_order_acquire) != SlotState::kRequest) break;
-        const absl::Time start = absl::Now();
-        const absl::Time spin_end = start + kRequestSpin;
-        for (int i = 1; slot.state.load(std::memory_order_acquire) == SlotState::kRequest; ++i) {
-          CpuRelax();
-          if (i % 64 == 0 && absl::Now() >= spin_end) break;
-        }
-        {
+    const SlotState state = slot.state.load(std::memory_order_acquire);
+    if (state == SlotState::kServed) {
+      Work work;
+      {
+        absl::MutexLock lock(&slot.mu);
+        slot.state.store(SlotState::kRunning);
+        work = std::exchange(slot.work, Work{});
+      }
+      // A round handed over to this worker while it was being served is still to run.
+      if (slot.poked.exchange(false)) CombinePending(/*parked=*/false);
+      return work;
+    }
+    if (state == SlotState::kRequest) {
+      // A round for this request and whoever else asked, unless another thread holds the lock:
+      // that one serves this request in its round or the next, so wait for it here, spinning
+      // first (a round takes microseconds), until served or handed the next round.
+      slot.poked.store(false);
+      CombinePending(/*parked=*/false);
+      const absl::Time start = absl::Now();
+      const absl::Time spin_end = start + kRequestSpin;
+      for (int i = 1; slot.state.load(std::memory_order_acquire) == SlotState::kRequest &&
+                      !slot.poked.load(std::memory_order_relaxed);
+           ++i) {
+        CpuRelax();
+        if (i % 64 == 0 && absl::Now() >= spin_end) {
           absl::MutexLock lock(&slot.mu);
-          if (slot.state.load() == SlotState::kRequest && !slot.poked) {
+          if (slot.state.load() == SlotState::kRequest && !slot.poked.load()) {
             slot.sleeping = true;
             slot.changed.WaitWithTimeout(&slot.mu, kRequestRecheck);
             slot.sleeping = false;
           }
-          slot.poked = false;
+          break;
         }
-        lock_wait += absl::Now() - start;
-        break;
       }
-      case SlotState::kParked: {
-        // Nothing to take: sleep until a round serves this worker, asks it to run the next round,
-        // or the earliest expiry it knew of comes (then it asks for a round to answer it).
-        const absl::Time start = absl::Now();
-        {
-          absl::MutexLock lock(&slot.mu);
-          slot.sleeping = true;
-          while (slot.state.load() == SlotState::kParked && !slot.poked &&
-                 absl::Now() < slot.wake_by) {
-            slot.changed.WaitWithDeadline(&slot.mu, slot.wake_by);
-          }
-          slot.sleeping = false;
-          slot.poked = false;
-          if (slot.state.load() == SlotState::kParked) {
-            parked_[Index(p)].fetch_sub(1);
-            requests_.fetch_add(1);
-            slot.state.store(SlotState::kRequest);
-          }
-        }
-        idle += absl::Now() - start;
-        break;
-      }
-      case SlotState::kServed: {
-        absl::MutexLock lock(&slot.mu);
-        slot.state.store(SlotState::kRunning);
-        return std::exchange(slot.work, Work{});
-      }
-      case SlotState::kRunning:
-        assert(false && "a published request is never withdrawn");
-        return Work{};
+      lock_wait += absl::Now() - start;
+      continue;
     }
+    assert(state == SlotState::kParked && "a published request is never withdrawn");
+    // Nothing to take: sleep until a round serves this worker or hands it the next round, or the
+    // earliest expiry it knew of comes; then ask for a round (to answer that query).
+    const absl::Time start = absl::Now();
+    {
+      absl::MutexLock lock(&slot.mu);
+      slot.sleeping = true;
+      while (slot.state.load() == SlotState::kParked && !slot.poked.load() &&
+             absl::Now() < slot.wake_by) {
+        slot.changed.WaitWithDeadline(&slot.mu, slot.wake_by);
+      }
+      slot.sleeping = false;
+      if (slot.state.load() == SlotState::kParked) {
+        parked_[Index(p)].fetch_sub(1);
+        requests_.fetch_add(1);
+        slot.state.store(SlotState::kRequest);
+      }
+    }
+    idle += absl::Now() - start;
   }
 }
 
@@ -396,23 +396,30 @@ void HybridQueryExecutor::CombinePending(bool parked) {
     const bool needed = requests_.load() > 0 || round_wanted_.load() ||
                         (parked && inbox_size_.load() > 0);
     if (!needed) return;
-    if (round == kMaxRounds) {
-      // This thread has work of its own: the next round is for a waiting worker to run.
-      for (const std::unique_ptr<WorkerSlot>& slot : slots_) {
-        const SlotState state = slot->state.load(std::memory_order_acquire);
-        if (state != SlotState::kRequest && state != SlotState::kParked) continue;
-        absl::MutexLock lock(&slot->mu);
-        slot->poked = true;
-        slot->changed.Signal();
-        return;
-      }
-      return;  // every worker is busy and asks again when it finishes
-    }
+    // This thread has work of its own: after a few rounds the next is for a waiting worker. (With
+    // every worker busy, this thread goes on: nobody else would run it.)
+    if (round >= kMaxRounds && HandOverNextRound()) return;
     // A thread holding the lock runs this check after it releases it.
     if (!mu_.TryLock()) return;
     parked = Combine();
     mu_.Unlock();
   }
+}
+
+bool HybridQueryExecutor::HandOverNextRound() {
+  for (const SlotState wanted : {SlotState::kRequest, SlotState::kParked}) {
+    // GPU workers' slots are last.
+    for (auto it = slots_.rbegin(); it != slots_.rend(); ++it) {
+      WorkerSlot& slot = **it;
+      if (slot.state.load(std::memory_order_acquire) != wanted) continue;
+      absl::MutexLock lock(&slot.mu);
+      if (slot.state.load() != wanted) continue;
+      slot.poked.store(true);
+      if (slot.sleeping) slot.changed.Signal();
+      return true;
+    }
+  }
+  return false;
 }
 
 bool HybridQueryExecutor::Combine() {
@@ -491,31 +498,42 @@ bool HybridQueryExecutor::Combine() {
     if (state == SlotState::kRequest) {
       parked_[i].fetch_add(1);  // before CombinePending looks at inbox_size_ (see there)
       requests_.fetch_sub(1);
+      slot.wake_by = absl::InfiniteFuture();  // unless it becomes the timekeeper below
       slot.state.store(SlotState::kParked);
       parked_asker = true;
     }
-    // A parked worker sleeps until the earliest expiry: sooner when an earlier one came.
-    const bool earlier = next_expiry < slot.wake_by;
-    slot.wake_by = next_expiry;
-    if (earlier && slot.sleeping) slot.changed.Signal();
   };
   for (WorkerSlot* slot : asking) serve(*slot);
   // Parked workers are served again only when something changed that could give them work.
   if (changed) {
     for (WorkerSlot* slot : parked) {
-      // Skipped without its mutex when the round has nothing for it and no earlier wake-up.
+      // Skipped without its mutex when the round has nothing for it.
       const bool nothing = exhausted[Index(slot->processor)] && expired.empty() &&
-                           !(stopping_ && queues_.empty()) && next_expiry >= slot->wake_by;
+                           !(stopping_ && queues_.empty());
       if (!nothing) serve(*slot);
     }
   }
-  // The earliest self-wake-up of the parked workers, for Submit.
+  // One parked worker, the timekeeper, sleeps until the earliest expiry to answer it should no
+  // round come first; the others sleep until a round serves them. (Waking them all at each expiry
+  // had every idle CPU worker, at its lowered priority, run a round.) A GPU worker's slot first:
+  // they run at the server's priority.
+  WorkerSlot* keeper = timekeeper_;
+  if (keeper == nullptr || keeper->state.load(std::memory_order_acquire) != SlotState::kParked) {
+    keeper = nullptr;
+    for (auto it = slots_.rbegin(); it != slots_.rend() && keeper == nullptr; ++it) {
+      if ((*it)->state.load(std::memory_order_acquire) == SlotState::kParked) keeper = it->get();
+    }
+    timekeeper_ = keeper;
+  }
   absl::Time earliest = absl::InfiniteFuture();
-  for (const std::unique_ptr<WorkerSlot>& slot : slots_) {
-    // (A worker that woke by itself and asks meanwhile counts with its past wake-up: it asks for
-    // a round anyway.)
-    if (slot->state.load(std::memory_order_acquire) == SlotState::kParked) {
-      earliest = std::min(earliest, slot->wake_by);
+  if (keeper != nullptr) {
+    absl::MutexLock lock(&keeper->mu);
+    // (It may have woken by itself and asked meanwhile: then it runs a round anyway.)
+    if (keeper->state.load() == SlotState::kParked) {
+      const bool earlier = next_expiry < keeper->wake_by;
+      keeper->wake_by = next_expiry;
+      if (earlier && keeper->sleeping) keeper->changed.Signal();
+      earliest = next_expiry;
     }
   }
   earliest_self_wakeup_ns_.store(

@@ -31,11 +31,12 @@
 // its own slot, spinning briefly first. On the H100 machine, with 20 workers taking the lock for
 // every query, each acquisition had waited hundreds of microseconds for a lock held for a few:
 // sleeping waiters handed it on one wake-up at a time (bench/results/hybrid_probe_h100_session15.txt).
-// Parked workers (nothing to take) sleep on their slots until a round finds work for them or a
-// queued query expires; every round that changes the queues serves them again. Submit counts the
-// job with an atomic and stages it in an inbox, and starts a round only when a parked worker may
-// take the job (by where the last thresholds would route it) or the job expires before every
-// parked worker wakes by itself; otherwise the next round moves the inbox into the queues. With
+// Parked workers (nothing to take) sleep on their slots until a round finds work for them; every
+// round that changes the queues serves them again. One of them, the timekeeper, also wakes at the
+// earliest expiry of a queued query to answer it if no round came first. Submit counts the job
+// with an atomic and stages it in an inbox, and starts a round only when a parked worker may take
+// the job (by where the last thresholds would route it) or the job expires before the timekeeper
+// wakes; otherwise the next round moves the inbox into the queues. With
 // answer_threads, GPU workers hand the answer (on_done: building the response, completing the
 // call) to answer threads and go back to the device.
 //
@@ -207,11 +208,13 @@ class HybridQueryExecutor final : public QueryExecutor {
     std::atomic<SlotState> state{SlotState::kRunning};  // written under mu
     std::optional<double> finished ABSL_GUARDED_BY(mu);  // with kRequest: its predicted ms
     Work work ABSL_GUARDED_BY(mu);                         // with kServed
-    // With kParked: when to ask for a round by itself. Written by rounds, under both mu_ and mu,
-    // so either one is enough to read it.
-    absl::Time wake_by = absl::InfiniteFuture();
+    // With kParked: when to ask for a round by itself (the timekeeper: the earliest expiry;
+    // others: never).
+    absl::Time wake_by ABSL_GUARDED_BY(mu) = absl::InfiniteFuture();
     bool sleeping ABSL_GUARDED_BY(mu) = false;
-    bool poked ABSL_GUARDED_BY(mu) = false;  // a round asks it to run the next one
+    // A thread that ran its share of rounds asks this worker to run the next one. Set under mu
+    // (so a sleeping owner is signalled), read without it while the owner spins.
+    std::atomic<bool> poked{false};
   };
 
   HybridQueryExecutor(const index::Engine* cpu, const index::Engine* gpu, Options options);
@@ -237,6 +240,9 @@ class HybridQueryExecutor final : public QueryExecutor {
   // `parked`: the caller's last round parked a worker that had asked, so a job staged meanwhile
   // needs a round.
   void CombinePending(bool parked);
+  // Pokes one waiting worker to run the next round: one that asked (a GPU worker's first: they
+  // run at the server's priority), else a parked one. Returns false when every worker is busy.
+  bool HandOverNextRound();
   // Moves the staged jobs into the queues; returns whether there were any.
   bool DrainInbox() ABSL_EXCLUSIVE_LOCKS_REQUIRED(mu_);
   TaskRef Detach(uint64_t id) ABSL_EXCLUSIVE_LOCKS_REQUIRED(mu_);
@@ -261,15 +267,16 @@ class HybridQueryExecutor final : public QueryExecutor {
   // One slot per worker, CPU workers' first; created before the threads and never resized.
   std::vector<std::unique_ptr<WorkerSlot>> slots_;
   size_t next_slot_ ABSL_GUARDED_BY(mu_) = 0;  // where a round starts serving, for fairness
+  // The parked worker that wakes by itself at the earliest expiry (see Combine); null: none.
+  WorkerSlot* timekeeper_ ABSL_GUARDED_BY(mu_) = nullptr;
   // Published requests not yet served, and parked workers by processor (Submit starts a round only
   // when one of a processor that may take the job is parked).
   std::atomic<size_t> requests_{0};
   std::atomic<size_t> parked_[2] = {0, 0};
   // A Submit asked for a round while the lock was held: the holder runs one after releasing it.
   std::atomic<bool> round_wanted_{false};
-  // When the parked workers wake by themselves (each at the earliest expiry it knew of), the
-  // earliest as Unix nanoseconds (INT64_MAX: none), for Submit: a job that expires sooner needs a
-  // round to hand it to a parked worker to answer at its deadline.
+  // When the timekeeper wakes by itself, as Unix nanoseconds (INT64_MAX: none), for Submit: a job
+  // that expires sooner needs a round to hand it to a parked worker to answer at its deadline.
   std::atomic<int64_t> earliest_self_wakeup_ns_{INT64_MAX};
   // queues_.thresholds() as of the last round, for Submit's guess of where a job goes.
   std::atomic<double> routed_cpu_threshold_{0};

@@ -185,9 +185,10 @@ ServerMetrics::ServerMetrics(const BuildInfo& build, const std::vector<std::stri
       worker_seconds_(BuildCounter()
                           .Name("tandem_processor_worker_seconds_total")
                           .Help("Worker time per processor by activity: engine (running queries), "
-                                "answer (building responses, completing RPCs), lock (waiting to "
-                                "acquire the scheduler's lock), scheduling (the scheduler's queues "
-                                "and cost-model updates under it), idle (waiting for work).")
+                                "answer (building responses, completing RPCs), lock (waiting for "
+                                "the scheduler: its lock, or a round run by another thread to "
+                                "serve the worker's request), scheduling (rounds of the "
+                                "scheduler, cost-model updates), idle (parked: nothing to take).")
                           .Register(*registry_)),
       refinements_(BuildGauge()
                        .Name("tandem_cost_model_refinements")

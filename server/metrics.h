@@ -36,10 +36,11 @@
 //                                                      all worker time by activity: engine (as
 //                                                      busy_seconds), answer (building the
 //                                                      response and completing the RPC),
-//                                                      scheduling (the scheduler's lock and
-//                                                      queues, cost-model updates), idle (waiting
-//                                                      for work); the four add up to the workers'
-//                                                      wall time
+//                                                      lock (waiting for the scheduler's lock or
+//                                                      for a round serving the request),
+//                                                      scheduling (rounds, cost-model updates),
+//                                                      idle (parked); the five add up to the
+//                                                      workers' wall time
 //   tandem_cost_model_refinements{result}              live retrainings of the cost model so far:
 //                                                      swapped (in use) or rejected (worse on
 //                                                      held-out samples than the rules in use)

@@ -147,9 +147,9 @@ absl::Status HybridQueryExecutor::Submit(QueryJob job) {
     }
   }
 
-  // Admission without the scheduler's lock: the job is counted, then staged in the inbox, which
-  // the workers move into the queues when they next take work. Under load no worker waits, and a
-  // gRPC thread submitting a query never touches the lock that the workers take for every query.
+  // Admission without the scheduler's lock: the job is counted, then staged in the inbox, which the
+  // next round of the scheduler moves into the queues. Under load no worker is parked, and a gRPC
+  // thread submitting a query never touches the lock.
   const std::array<bool, 2> may_take = MayTake(items);
   absl::Time expires = absl::InfiniteFuture();
   for (const WorkItem& item : items) expires = std::min(expires, item.expires);
@@ -167,7 +167,7 @@ absl::Status HybridQueryExecutor::Submit(QueryJob job) {
       return absl::UnavailableError("the server is shutting down");
     }
     inbox_.push_back({.job = std::move(pending), .items = std::move(items)});
-    inbox_size_.fetch_add(1);  // before the loads of parked_ below (see Combine)
+    inbox_size_.fetch_add(1);  // before the loads of parked_ below (see CombinePending)
   }
   // A parked worker would not see the inbox until a round serves it again: run one now if a
   // parked worker may take the job. Only such a worker is worth it: at tens of thousands of
@@ -175,8 +175,8 @@ absl::Status HybridQueryExecutor::Submit(QueryJob job) {
   // for every job had the GPU workers waiting for it a third of their time
   // (bench/results/hybrid_probe_h100_session15.txt). A job left in the inbox is routed by the next
   // round, which the next worker to finish a query runs, unless it expires before then: when it
-  // expires before every parked worker wakes by itself, a round hands it to one of them (any
-  // worker answers expired queries).
+  // expires before the parked timekeeper wakes, a round now makes that wake-up earlier (any worker
+  // answers expired queries).
   const bool cpu_parked = parked_[0].load() > 0;
   const bool gpu_parked = parked_[1].load() > 0;
   const bool expires_first = (cpu_parked || gpu_parked) &&

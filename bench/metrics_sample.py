@@ -1,8 +1,8 @@
 #!/usr/bin/python3
 """Prints tandem-server scheduler metrics once a second: bench/metrics_sample.py URL SECONDS LABEL
 (busy workers and busy seconds per processor, queue depths, queries in flight, queries taken, and
-where the workers' time went: engine, answer, lock (waiting for the scheduler: its lock or a round serving the request), scheduling,
-idle seconds per second)."""
+where the workers' time went: engine, answer, lock (waiting for the scheduler: its lock or a round
+serving the request), scheduling, idle seconds per second)."""
 import re, sys, time, urllib.request
 url, seconds, label = sys.argv[1], float(sys.argv[2]), sys.argv[3]
 want = re.compile(r'^(tandem_processor_busy_workers|tandem_scheduler_queue_depth|tandem_queries_in_flight|'

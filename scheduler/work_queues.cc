@@ -97,7 +97,7 @@ absl::Time WorkQueues::next_expiry() const {
 }
 
 QueueKind WorkQueues::Route(const WorkItem& item, const Thresholds& t, const Policy& policy,
-                             const Capacity& capacity) {
+                            const Capacity& capacity) {
   if (item.pinned.has_value()) return QueueOf(*item.pinned);
   double ratio = CostRatio(item.cost);
   if (policy.normalize_by_capacity) ratio *= capacity.gpu / capacity.cpu;
@@ -142,7 +142,6 @@ void WorkQueues::PromoteUrgent(absl::Time now) {
 
 std::optional<uint64_t> WorkQueues::Choose(Processor p, absl::Time now, TakeReason* reason) const {
   const int own = Index(p);
-  const int other = Index(Other(p));
   if (!urgent_[own].empty()) {
     *reason = TakeReason::kUrgent;
     return urgent_[own].begin()->second;

@@ -181,7 +181,8 @@ TEST(WorkQueuesTest, RouteIsPushsChoiceForGivenThresholds) {
   const WorkQueues::Capacity capacity{.cpu = 4, .gpu = 1};
   WorkQueues queues(policy, capacity);
   // Normalized by capacity: 8 / 1 x 1 / 4 = 2 (GPU), 6 / 1 / 4 = 1.5 (shared), 1 / 1 / 4 (CPU).
-  for (const WorkItem& item : {Item(1, 8, 1), Item(2, 6, 1), Item(3, 1, 1), Pinned(4, kCpu, 8, 1)}) {
+  for (const WorkItem& item :
+       {Item(1, 8, 1), Item(2, 6, 1), Item(3, 1, 1), Pinned(4, kCpu, 8, 1)}) {
     EXPECT_EQ(WorkQueues::Route(item, queues.thresholds(), policy, capacity), queues.Push(item))
         << item.id;
   }

@@ -97,9 +97,7 @@ HybridQueryExecutor::HybridQueryExecutor(const index::Engine* cpu, const index::
       queues_(options_.policy, CapacityOf(options_, gpu != nullptr)) {
   {
     absl::MutexLock lock(&mu_);
-    const scheduler::WorkQueues::Thresholds t = queues_.thresholds();
-    routed_cpu_threshold_.store(t.cpu, std::memory_order_relaxed);
-    routed_gpu_threshold_.store(t.gpu, std::memory_order_relaxed);
+    PublishThresholds(queues_.thresholds());
   }
   const size_t gpu_threads = gpu_ != nullptr ? options_.gpu_threads : 0;
   slots_.reserve(options_.cpu_threads + gpu_threads);
@@ -179,8 +177,7 @@ absl::Status HybridQueryExecutor::Submit(QueryJob job) {
   // answers expired queries).
   const bool cpu_parked = parked_[0].load() > 0;
   const bool gpu_parked = parked_[1].load() > 0;
-  const bool expires_first = (cpu_parked || gpu_parked) &&
-                             expires != absl::InfiniteFuture() &&
+  const bool expires_first = (cpu_parked || gpu_parked) && expires != absl::InfiniteFuture() &&
                              absl::ToUnixNanos(expires) < earliest_self_wakeup_ns_.load();
   if ((may_take[0] && cpu_parked) || (may_take[1] && gpu_parked) || expires_first) {
     // If another thread holds the lock, it sees this after releasing it and runs the round.
@@ -393,8 +390,8 @@ void HybridQueryExecutor::CombinePending(bool parked) {
     // After a round parked a worker that had asked, a job staged meanwhile needs a round: its
     // Submit may have looked at parked_ before that worker was counted (Submit counts the job in
     // inbox_size_ before it looks at parked_; the round counts the worker before this looks).
-    const bool needed = requests_.load() > 0 || round_wanted_.load() ||
-                        (parked && inbox_size_.load() > 0);
+    const bool needed =
+        requests_.load() > 0 || round_wanted_.load() || (parked && inbox_size_.load() > 0);
     if (!needed) return;
     // This thread has work of its own: after a few rounds the next is for a waiting worker. (With
     // every worker busy, this thread goes on: nobody else would run it.)
@@ -508,8 +505,8 @@ bool HybridQueryExecutor::Combine() {
   if (changed) {
     for (WorkerSlot* slot : parked) {
       // Skipped without its mutex when the round has nothing for it.
-      const bool nothing = exhausted[Index(slot->processor)] && expired.empty() &&
-                           !(stopping_ && queues_.empty());
+      const bool nothing =
+          exhausted[Index(slot->processor)] && expired.empty() && !(stopping_ && queues_.empty());
       if (!nothing) serve(*slot);
     }
   }
@@ -536,8 +533,8 @@ bool HybridQueryExecutor::Combine() {
       earliest = next_expiry;
     }
   }
-  earliest_self_wakeup_ns_.store(
-      earliest == absl::InfiniteFuture() ? INT64_MAX : absl::ToUnixNanos(earliest));
+  earliest_self_wakeup_ns_.store(earliest == absl::InfiniteFuture() ? INT64_MAX
+                                                                    : absl::ToUnixNanos(earliest));
   if (drained || took || any_expired) ReportDepths();
   return parked_asker;
 }
@@ -549,13 +546,17 @@ HybridQueryExecutor::TaskRef HybridQueryExecutor::Detach(uint64_t id) {
   return ref;
 }
 
+void HybridQueryExecutor::PublishThresholds(const scheduler::WorkQueues::Thresholds& t) {
+  routed_cpu_threshold_.store(t.cpu, std::memory_order_relaxed);
+  routed_gpu_threshold_.store(t.gpu, std::memory_order_relaxed);
+}
+
 void HybridQueryExecutor::ReportDepths() {
   if (options_.hooks.on_queue_depth) {
     options_.hooks.on_queue_depth(waiting_jobs_.load(std::memory_order_relaxed));
   }
   const scheduler::WorkQueues::Thresholds t = queues_.thresholds();
-  routed_cpu_threshold_.store(t.cpu, std::memory_order_relaxed);
-  routed_gpu_threshold_.store(t.gpu, std::memory_order_relaxed);
+  PublishThresholds(t);
   if (options_.hooks.on_thresholds) {
     if (t.cpu != reported_thresholds_.cpu || t.gpu != reported_thresholds_.gpu) {
       options_.hooks.on_thresholds(t.cpu, t.gpu);

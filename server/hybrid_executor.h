@@ -30,15 +30,15 @@
 // releasing it, looks again for requests published meanwhile. A requester whose try fails waits on
 // its own slot, spinning briefly first. On the H100 machine, with 20 workers taking the lock for
 // every query, each acquisition had waited hundreds of microseconds for a lock held for a few:
-// sleeping waiters handed it on one wake-up at a time (bench/results/hybrid_probe_h100_session15.txt).
-// Parked workers (nothing to take) sleep on their slots until a round finds work for them; every
-// round that changes the queues serves them again. One of them, the timekeeper, also wakes at the
-// earliest expiry of a queued query to answer it if no round came first. Submit counts the job
-// with an atomic and stages it in an inbox, and starts a round only when a parked worker may take
-// the job (by where the last thresholds would route it) or the job expires before the timekeeper
-// wakes; otherwise the next round moves the inbox into the queues. With
-// answer_threads, GPU workers hand the answer (on_done: building the response, completing the
-// call) to answer threads and go back to the device.
+// sleeping waiters handed it on one wake-up at a time
+// (bench/results/hybrid_probe_h100_session15.txt). Parked workers (nothing to take) sleep on their
+// slots until a round finds work for them; every round that changes the queues serves them again.
+// One of them, the timekeeper, also wakes at the earliest expiry of a queued query to answer it if
+// no round came first. Submit counts the job with an atomic and stages it in an inbox, and starts a
+// round only when a parked worker may take the job (by where the last thresholds would route it) or
+// the job expires before the timekeeper wakes; otherwise the next round moves the inbox into the
+// queues. With answer_threads, GPU workers hand the answer (on_done: building the response,
+// completing the call) to answer threads and go back to the device.
 //
 //   auto executor = HybridQueryExecutor::Create(cpu, gpu, {.cpu_threads = 16, .gpu_threads = 4,
 //                                                          .queue_capacity = 64,
@@ -205,9 +205,9 @@ class HybridQueryExecutor final : public QueryExecutor {
     const scheduler::Processor processor;
     absl::Mutex mu;  // taken after the executor's mu_, never before
     absl::CondVar changed;
-    std::atomic<SlotState> state{SlotState::kRunning};  // written under mu
+    std::atomic<SlotState> state{SlotState::kRunning};   // written under mu
     std::optional<double> finished ABSL_GUARDED_BY(mu);  // with kRequest: its predicted ms
-    Work work ABSL_GUARDED_BY(mu);                         // with kServed
+    Work work ABSL_GUARDED_BY(mu);                       // with kServed
     // With kParked: when to ask for a round by itself (the timekeeper: the earliest expiry;
     // others: never).
     absl::Time wake_by ABSL_GUARDED_BY(mu) = absl::InfiniteFuture();
@@ -246,6 +246,9 @@ class HybridQueryExecutor final : public QueryExecutor {
   // Moves the staged jobs into the queues; returns whether there were any.
   bool DrainInbox() ABSL_EXCLUSIVE_LOCKS_REQUIRED(mu_);
   TaskRef Detach(uint64_t id) ABSL_EXCLUSIVE_LOCKS_REQUIRED(mu_);
+  // Stores `t` (queues_.thresholds()) for Submit's guess of where a job goes (MayTake).
+  void PublishThresholds(const scheduler::WorkQueues::Thresholds& t)
+      ABSL_EXCLUSIVE_LOCKS_REQUIRED(mu_);
   void ReportDepths() ABSL_EXCLUSIVE_LOCKS_REQUIRED(mu_);
   // Both add their engine and answer times to `time`.
   void Run(scheduler::Processor p, const TaskRef& ref, const scheduler::Dequeued& taken,

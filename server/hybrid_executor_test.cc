@@ -654,7 +654,8 @@ TEST(HybridQueryExecutorTest, CpuWorkersRunAtTheirNiceLevel) {
   const absl::StatusOr<int> base = cpu::ThreadNice();
   ASSERT_TRUE(base.ok()) << base.status();
   if (*base > 16) GTEST_SKIP() << "the test runs at nice " << *base;
-  std::map<int, AnsweredOn> answered_on = RunCpuAndGpuQueries({.answer_threads = 1, .cpu_worker_priority = {.nice = 3}});
+  std::map<int, AnsweredOn> answered_on =
+      RunCpuAndGpuQueries({.answer_threads = 1, .cpu_worker_priority = {.nice = 3}});
   for (int job = 0; job < 8; ++job) {
     const bool on_gpu = job % 2 == 0;
     EXPECT_EQ(answered_on[job].thread, on_gpu ? "tandem-answer" : "tandem-cpu") << "job " << job;
@@ -665,7 +666,8 @@ TEST(HybridQueryExecutorTest, CpuWorkersRunAtTheirNiceLevel) {
 }
 
 TEST(HybridQueryExecutorTest, IdleCpuWorkersRunUnderSchedIdle) {
-  std::map<int, AnsweredOn> answered_on = RunCpuAndGpuQueries({.answer_threads = 1, .cpu_worker_priority = {.idle = true}});
+  std::map<int, AnsweredOn> answered_on =
+      RunCpuAndGpuQueries({.answer_threads = 1, .cpu_worker_priority = {.idle = true}});
   for (int job = 0; job < 8; ++job) {
     const bool on_gpu = job % 2 == 0;
     EXPECT_EQ(answered_on[job].thread, on_gpu ? "tandem-answer" : "tandem-cpu") << "job " << job;
@@ -865,19 +867,18 @@ TEST(HybridQueryExecutorTest, ParkedWorkersAreServedWhileQueriesWait) {
   FakeEngine cpu("cpu", true);
   FakeEngine gpu("gpu", true, [](const index::Query&) { return 2.0; });
   FakePredictor predictor({{1, {.cpu_ms = 2, .gpu_ms = 2}}});
-  auto executor = MakeExecutor(
-      &cpu, &gpu,
-      {.cpu_threads = 6,
-       .gpu_threads = 4,
-       .queue_capacity = 1000,
-       .predictor = &predictor,
-       .hooks = {.on_worker_time = [&](Processor p, const WorkerTime& t) {
-         if (p != Processor::kGpu) return;
-         absl::MutexLock lock(&mu);
-         gpu_time.engine += t.engine;
-         gpu_time.lock += t.lock;
-         gpu_time.idle += t.idle;
-       }}});
+  auto executor = MakeExecutor(&cpu, &gpu,
+                               {.cpu_threads = 6,
+                                .gpu_threads = 4,
+                                .queue_capacity = 1000,
+                                .predictor = &predictor,
+                                .hooks = {.on_worker_time = [&](Processor p, const WorkerTime& t) {
+                                  if (p != Processor::kGpu) return;
+                                  absl::MutexLock lock(&mu);
+                                  gpu_time.engine += t.engine;
+                                  gpu_time.lock += t.lock;
+                                  gpu_time.idle += t.idle;
+                                }}});
   // Every worker asks and parks before the first query comes.
   absl::SleepFor(absl::Milliseconds(100));
   const absl::Time start = absl::Now();

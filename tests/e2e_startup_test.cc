@@ -132,6 +132,22 @@ TEST_F(StartupE2eTest, StartupFailuresExitNonZeroWithOneLine) {
       absl::StrCat("cannot serve metrics on ", taken.address()));
 }
 
+// Boolean flags are parsed by abseil, which names the flag and exits before the server's own
+// checks (its line starts "ERROR:", not "tandem-server:"). --answer-cpu-queries is accepted, and
+// without a GPU engine (pool scheduler) it changes nothing.
+TEST_F(StartupE2eTest, AnswerCpuQueriesFlag) {
+  absl::StatusOr<ProcessResult> run = RunProcess(
+      TANDEM_SERVER_BINARY, {"--index", index_->dir(), "--answer-cpu-queries=maybe"});
+  ASSERT_TRUE(run.ok()) << run.status();
+  EXPECT_EQ(run->exit_code, 1) << run->err;
+  EXPECT_THAT(run->err, HasSubstr("'maybe'"));
+  EXPECT_THAT(run->err, HasSubstr("answer_cpu_queries"));
+  std::unique_ptr<ServerProcess> server = Start({"--answer-cpu-queries", "--gpu", "off"});
+  ASSERT_NE(server, nullptr);
+  server->Signal(SIGTERM);
+  EXPECT_EQ(server->WaitForExit(), 0) << server->Stderr();
+}
+
 TEST_F(StartupE2eTest, DamagedIndexFailsAtStartup) {
   TempDir tmp;
   const std::string copy = tmp.path() + "/index";

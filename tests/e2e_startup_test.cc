@@ -136,8 +136,8 @@ TEST_F(StartupE2eTest, StartupFailuresExitNonZeroWithOneLine) {
 // checks (its line starts "ERROR:", not "tandem-server:"). --answer-cpu-queries is accepted, and
 // without a GPU engine (pool scheduler) it changes nothing.
 TEST_F(StartupE2eTest, AnswerCpuQueriesFlag) {
-  absl::StatusOr<ProcessResult> run = RunProcess(
-      TANDEM_SERVER_BINARY, {"--index", index_->dir(), "--answer-cpu-queries=maybe"});
+  absl::StatusOr<ProcessResult> run =
+      RunProcess(TANDEM_SERVER_BINARY, {"--index", index_->dir(), "--answer-cpu-queries=maybe"});
   ASSERT_TRUE(run.ok()) << run.status();
   EXPECT_EQ(run->exit_code, 1) << run->err;
   EXPECT_THAT(run->err, HasSubstr("'maybe'"));

@@ -39,6 +39,9 @@ GPU_THREADS=${GPU_THREADS:-8}  # 8: both GPU only and hybrid sustain more than w
 GPU_WAIT=${GPU_WAIT:-auto}
 MAX_WAIT=${MAX_WAIT:-20ms}  # the hybrid scheduler's --max-wait (shortest-first bound)
 ANSWER_THREADS=${ANSWER_THREADS:-}  # the servers' --answer-threads; empty: the server's default
+TRANSPORT=${TRANSPORT:-unary}  # the load generator's --transport: unary (a Search call per query) or
+                              # stream (SearchStream calls, $STREAMS per channel: a broker's streams)
+STREAMS=${STREAMS:-16}
 DURATION=${DURATION:-4}
 WARMUP=${WARMUP:-1}
 RATES_and=${RATES_and:-"500 1000 2000 3000 4000 6000 8000 10000 12000 14000 16000 18000 19500 21000 22500 24000 26000 28000"}
@@ -110,6 +113,7 @@ sweep() {  # $1 mode, $2 config, $3 engine hint
     "$BIN/tandem-loadgen" --server "127.0.0.1:$PORT" --queries "$OUT/eval-queries.txt" \
       --query-format colon --mode "$mode" --k 10 --engine "$engine" --rates "$rate" \
       --duration "$DURATION" --warmup "$WARMUP" --timeout 2 --channels 4 --cq-threads 4 \
+      --transport "$TRANSPORT" --streams "$STREAMS" \
       --shuffle --label "$config" --json-out "$json" | grep -E "^rate" | sed "s/^/$mode $config /"
     if sustained "$json"; then failures=0; else failures=$((failures + 1)); fi
     if [[ $failures -ge 2 ]]; then break; fi

@@ -13,6 +13,7 @@
 #   VARIANTS: "LABEL=BINARY[:FLAG,FLAG...] ..." (commas become spaces), default
 #     "hybrid=tandem-server"; LOADS: "MODE:ENGINE@RATE ...", default AND routed at 13,000, 16,000
 #     and 19,500 q/s, then pinned to the GPU at 13,000 and 16,000; THREADS: CPU workers (12).
+# TRANSPORT, STREAMS: the load generator's --transport (unary or stream) and --streams.
 # Writes OUT_DIR/probe.txt (everything printed) and one loadgen JSON per variant and load.
 set -euo pipefail
 BIN=$1
@@ -60,7 +61,7 @@ for variant in $VARIANTS; do
     "$BIN/tandem-loadgen" --server 127.0.0.1:50073 --queries "$MODEL/eval-queries.txt" \
       --query-format colon --mode "$mode" --k 10 --engine "$engine" --rates "$rate" \
       --duration "$DURATION" --warmup 1 --timeout 2 --channels 4 --cq-threads 4 --shuffle \
-      --label "$label" --json-out "$json" > "$OUT/load.txt" 2>&1 &
+      --transport "${TRANSPORT:-unary}" --streams "${STREAMS:-16}" --label "$label" --json-out "$json" > "$OUT/load.txt" 2>&1 &
     loadgen=$!
     sleep 0.3
     python3 "$HERE/metrics_sample.py" http://127.0.0.1:9473/metrics $((DURATION + 1)) \

@@ -10,6 +10,14 @@
 // scheduled send time, not the actual one, so a client that falls behind cannot hide queueing (the
 // "coordinated omission" of Tene, "How NOT to Measure Latency", 2015).
 //
+// Transport (RunOptions::transport): kUnary sends each query as a Search call; kStream sends them
+// over long-lived SearchStream calls (RunOptions::streams_per_stub per channel), as a broker that
+// keeps a stream to each shard node would. The node answers a stream's queries in request order
+// and works on at most 4 of them at a time, so each query goes to the stream with the fewest
+// unanswered queries (join the shortest queue; ties rotate); a response whose request_id is not the
+// one sent counts as kMismatchedResponse. A stream's deadline is the row's length plus timeout_s
+// (no per-query deadline), and a stream that fails counts its unanswered queries with its status.
+//
 // A row runs RunOptions::warmup_s of unmeasured load, then duration_s seconds (or num_queries
 // queries) measured. A query is measured when it was scheduled inside the measured window; its
 // latency counts when it returns OK, and every outcome is counted by status code.
@@ -39,6 +47,13 @@ namespace tandem::bench {
 // max_in_flight queries were outstanding, and so was not sent.
 inline constexpr char kClientOverload[] = "CLIENT_OVERLOAD";
 
+// Counted for a stream response that does not answer the query sent in its place (the node must
+// answer a stream's queries in order).
+inline constexpr char kMismatchedResponse[] = "MISMATCHED_RESPONSE";
+
+enum class Transport { kUnary, kStream };
+std::string TransportName(Transport t);  // "unary", "stream"
+
 // "OK", "INVALID_ARGUMENT", ...
 std::string StatusCodeName(grpc::StatusCode code);
 
@@ -58,6 +73,8 @@ struct RunOptions {
   double timeout_s = 10;     // deadline of each query
   int64_t max_in_flight = 10000;
   uint64_t seed = 1;  // of the Poisson arrivals
+  Transport transport = Transport::kUnary;
+  int streams_per_stub = 16;  // kStream: SearchStream calls per channel
 };
 
 struct LatencySummary {
@@ -85,6 +102,8 @@ class LoadRunner {
   // `cq_threads` completion-queue threads of its own.
   LoadRunner(std::vector<std::unique_ptr<tandem::v1::SearchService::Stub>> stubs,
              std::vector<tandem::v1::SearchRequest> requests, int cq_threads, RunOptions options);
+  LoadRunner(LoadRunner&&);  // between rows only
+  ~LoadRunner();
 
   // Runs one row; returns when every query it sent has returned.
   RunResult Run(const LoadSpec& spec);
@@ -92,21 +111,33 @@ class LoadRunner {
  private:
   using Clock = std::chrono::steady_clock;
   struct Call;
+  class Stream;
   // What one completion-queue thread saw; merged after the row.
   struct Recorder {
     std::vector<double> ok_latency_us;
     std::map<grpc::StatusCode, uint64_t> counts;
     double queued_us = 0, execution_us = 0, total_us = 0;
     Clock::time_point last_completion{};
+    uint64_t mismatched = 0;  // kStream: responses that did not answer the query sent
+
+    // One measured query came back at `now` with `code` (and, when OK, `stats`).
+    void Record(Clock::time_point scheduled, Clock::time_point now, grpc::StatusCode code,
+                const tandem::v1::QueryStats* stats);
   };
 
   const tandem::v1::SearchRequest& NextRequest();
   bool Admit(Clock::time_point scheduled, bool* measured);
-  void Issue(Clock::time_point scheduled, bool measured, int slot, int cq_index);
+  // Sends one query; false when it could not be sent (kStream: every stream has ended).
+  bool Issue(Clock::time_point scheduled, bool measured, int slot, int cq_index);
   void RunClosedLoop(int concurrency);
   void IssueNext(int slot, int cq_index);
   void RunOpenLoop(double rate);
   void Poll(int cq_index);
+  // Called once per query sent, after it was recorded: issues a closed-loop client's next query,
+  // then stops counting this one as outstanding.
+  void Completed(int slot, int cq_index);
+  void OpenStreams();
+  void CloseStreams();
   RunResult Collect(const LoadSpec& spec);
 
   std::vector<std::unique_ptr<tandem::v1::SearchService::Stub>> stubs_;
@@ -116,6 +147,8 @@ class LoadRunner {
 
   std::vector<std::unique_ptr<grpc::CompletionQueue>> cqs_;
   std::vector<Recorder> recorders_;  // one per completion queue, touched only by its thread
+  std::vector<std::unique_ptr<Stream>> streams_;  // kStream: this row's streams (own recorders)
+  std::atomic<uint64_t> next_stream_{0};          // rotates the ties of the shortest-queue choice
   std::atomic<uint64_t> next_query_{0};
   std::atomic<uint64_t> next_stub_{0};
   std::atomic<uint64_t> measured_issued_{0};

@@ -18,6 +18,7 @@ namespace {
 using tandem::v1::SearchRequest;
 using tandem::v1::SearchResponse;
 using tandem::v1::SearchService;
+using tandem::v1::SearchStreamResponse;
 
 TEST(SummarizeTest, NearestRankPercentiles) {
   std::vector<double> us(1000);
@@ -62,6 +63,26 @@ class FakeSearchService final : public SearchService::Service {
     response->mutable_stats()->set_total_micros(10);
     return grpc::Status::OK;
   }
+
+  // In order, like the node; "bad" gets INVALID_ARGUMENT in its response, "swap" an answer that
+  // names another query.
+  grpc::Status SearchStream(
+      grpc::ServerContext*,
+      grpc::ServerReaderWriter<SearchStreamResponse, SearchRequest>* stream) override {
+    SearchRequest request;
+    while (stream->Read(&request)) {
+      SearchStreamResponse response;
+      response.set_request_id(request.text() == "swap" ? "another" : request.request_id());
+      if (request.text() == "bad") {
+        response.mutable_status()->set_code(static_cast<int>(grpc::StatusCode::INVALID_ARGUMENT));
+      } else {
+        response.mutable_response()->mutable_stats()->set_total_micros(10);
+        response.mutable_response()->mutable_stats()->set_execution_micros(5);
+      }
+      if (!stream->Write(response)) break;
+    }
+    return grpc::Status::OK;
+  }
 };
 
 class LoadRunnerTest : public ::testing::Test {
@@ -76,14 +97,19 @@ class LoadRunnerTest : public ::testing::Test {
   }
   void TearDown() override { server_->Shutdown(); }
 
-  LoadRunner MakeRunner(const std::vector<std::string>& texts, RunOptions options) {
+  LoadRunner MakeRunner(const std::vector<std::string>& texts, RunOptions options, int port = 0) {
     std::vector<std::unique_ptr<SearchService::Stub>> stubs;
     for (int i = 0; i < 2; ++i) {
-      stubs.push_back(SearchService::NewStub(grpc::CreateChannel(
-          absl::StrCat("127.0.0.1:", port_), grpc::InsecureChannelCredentials())));
+      stubs.push_back(SearchService::NewStub(
+          grpc::CreateChannel(absl::StrCat("127.0.0.1:", port > 0 ? port : port_),
+                              grpc::InsecureChannelCredentials())));
     }
     std::vector<SearchRequest> requests;
-    for (const std::string& t : texts) requests.emplace_back().set_text(t);
+    for (const std::string& t : texts) {
+      SearchRequest& r = requests.emplace_back();
+      r.set_text(t);
+      r.set_request_id(absl::StrCat("q", requests.size()));
+    }
     return LoadRunner(std::move(stubs), std::move(requests), /*cq_threads=*/2, options);
   }
 
@@ -140,6 +166,83 @@ TEST_F(LoadRunnerTest, OpenLoopCountsQueriesBeyondMaxInFlight) {
   ASSERT_TRUE(r.status_counts.count(kClientOverload));
   EXPECT_EQ(r.status_counts.at("OK") + r.status_counts.at(kClientOverload), 50u);
   EXPECT_EQ(r.sent, r.status_counts.at("OK"));
+}
+
+RunOptions StreamOptions() {
+  RunOptions options;
+  options.warmup_s = 0;
+  options.timeout_s = 60;
+  options.transport = Transport::kStream;
+  options.streams_per_stub = 3;
+  return options;
+}
+
+TEST_F(LoadRunnerTest, StreamClosedLoopSendsExactlyNumQueriesAndCountsStatuses) {
+  RunOptions options = StreamOptions();
+  options.num_queries = 200;
+  LoadRunner runner = MakeRunner({"good", "bad"}, options);
+  const RunResult r = runner.Run(LoadSpec{.concurrency = 8});
+  EXPECT_EQ(r.sent, 200u);
+  EXPECT_EQ(r.status_counts.at("OK"), 100u);
+  EXPECT_EQ(r.status_counts.at("INVALID_ARGUMENT"), 100u);
+  EXPECT_EQ(r.status_counts.size(), 2u);
+  EXPECT_GT(r.latency.p50, 0);
+  EXPECT_DOUBLE_EQ(r.server_total_us, 10);
+  EXPECT_DOUBLE_EQ(r.server_execution_us, 5);
+
+  const RunResult again = runner.Run(LoadSpec{.concurrency = 1});  // fresh streams, same counts
+  EXPECT_EQ(again.sent, 200u);
+  EXPECT_EQ(again.status_counts.at("OK"), 100u);
+}
+
+TEST_F(LoadRunnerTest, StreamOpenLoopSendsAtTheRate) {
+  RunOptions options = StreamOptions();
+  options.warmup_s = 0.1;
+  options.duration_s = 1.0;
+  LoadRunner runner = MakeRunner({"good"}, options);
+  const RunResult r = runner.Run(LoadSpec{.open_loop = true, .rate = 200});
+  EXPECT_GT(r.sent, 130u);
+  EXPECT_LT(r.sent, 270u);
+  EXPECT_EQ(r.status_counts.at("OK"), r.sent);
+  EXPECT_EQ(r.status_counts.size(), 1u);
+}
+
+TEST_F(LoadRunnerTest, StreamResponseForAnotherQueryIsCountedAsMismatched) {
+  RunOptions options = StreamOptions();
+  options.num_queries = 30;
+  LoadRunner runner = MakeRunner({"good", "swap", "good"}, options);
+  const RunResult r = runner.Run(LoadSpec{.concurrency = 2});
+  EXPECT_EQ(r.sent, 30u);
+  EXPECT_EQ(r.status_counts.at("OK"), 20u);
+  EXPECT_EQ(r.status_counts.at(kMismatchedResponse), 10u);
+}
+
+TEST(LoadRunnerStreamFailureTest, ServerWithoutStreamsEndsTheRowWithTheStreamsStatus) {
+  SearchService::Service unimplemented;  // answers every method UNIMPLEMENTED
+  int port = 0;
+  grpc::ServerBuilder builder;
+  builder.AddListeningPort("127.0.0.1:0", grpc::InsecureServerCredentials(), &port);
+  builder.RegisterService(&unimplemented);
+  std::unique_ptr<grpc::Server> server = builder.BuildAndStart();
+  ASSERT_NE(server, nullptr);
+  std::vector<std::unique_ptr<SearchService::Stub>> stubs;
+  stubs.push_back(SearchService::NewStub(
+      grpc::CreateChannel(absl::StrCat("127.0.0.1:", port), grpc::InsecureChannelCredentials())));
+  std::vector<SearchRequest> requests(1);
+  requests[0].set_text("good");
+  RunOptions options = StreamOptions();
+  options.num_queries = 1000;
+  LoadRunner runner(std::move(stubs), std::move(requests), 1, options);
+  for (const LoadSpec& spec :
+       {LoadSpec{.concurrency = 4}, LoadSpec{.open_loop = true, .rate = 1000}}) {
+    // The row ends once every stream has failed (it would hang if failed queries were lost).
+    const RunResult r = runner.Run(spec);
+    EXPECT_GE(r.sent, 1u) << spec.Name();
+    EXPECT_LE(r.sent, 1000u) << spec.Name();
+    EXPECT_EQ(r.status_counts.at("UNIMPLEMENTED"), r.sent) << spec.Name();
+    EXPECT_EQ(r.latency.max, 0) << spec.Name();
+  }
+  server->Shutdown();
 }
 
 }  // namespace

@@ -4,6 +4,10 @@
 // throughput seen by the client (LoadRunner, load_runner.h, does the driving and says how it
 // measures).
 //
+// Queries go as one Search call each (--transport unary) or over long-lived SearchStream calls
+// (--transport stream --streams N per channel), as a broker keeping streams to its shards sends
+// them.
+//
 // One row per load: --concurrency N (closed loop; a list "1,4,16" gives one row each), --rate R or
 // --rates 100,200,400 (open loop, Poisson arrivals; a sweep). Rows go to a table on stdout and,
 // with
@@ -61,7 +65,12 @@ ABSL_FLAG(double, warmup, 2, "seconds of unmeasured load before each row");
 ABSL_FLAG(double, timeout, 10, "deadline of each query, seconds");
 ABSL_FLAG(double, connect_timeout, 30, "seconds to wait for the server before the first row");
 ABSL_FLAG(int, channels, 2, "gRPC channels (TCP connections) to spread queries over");
-ABSL_FLAG(int, cq_threads, 2, "completion-queue threads");
+ABSL_FLAG(int, cq_threads, 2, "completion-queue threads (--transport unary)");
+ABSL_FLAG(std::string, transport, "unary",
+          "unary: one Search call per query; stream: queries over long-lived SearchStream calls "
+          "(--streams per channel), each to the stream with the fewest unanswered, as a broker "
+          "keeping streams to its shards would send them");
+ABSL_FLAG(int, streams, 16, "SearchStream calls per channel (--transport stream)");
 ABSL_FLAG(int64_t, max_in_flight, 10000,
           "open loop: queries outstanding at most; one due beyond it is not sent and is counted as "
           "CLIENT_OVERLOAD");
@@ -279,6 +288,18 @@ int Main(int argc, char** argv) {
   options.seed = absl::GetFlag(FLAGS_seed);
   const int channels = absl::GetFlag(FLAGS_channels);
   const int cq_threads = absl::GetFlag(FLAGS_cq_threads);
+  const std::string transport = absl::GetFlag(FLAGS_transport);
+  if (transport == "stream") {
+    options.transport = Transport::kStream;
+  } else if (transport != "unary") {
+    return fail(absl::InvalidArgumentError(
+        absl::StrCat("--transport: unknown transport \"", transport, "\" (unary, stream)")));
+  }
+  options.streams_per_stub = absl::GetFlag(FLAGS_streams);
+  if (options.streams_per_stub < 1 || options.streams_per_stub > 1024) {
+    return fail(absl::InvalidArgumentError(absl::StrCat(
+        "--streams: ", options.streams_per_stub, " is not in 1..1024 (streams per channel)")));
+  }
   if (!(options.warmup_s >= 0) || (options.num_queries == 0 && !(options.duration_s > 0)) ||
       !(options.timeout_s > 0) || options.max_in_flight < 1 || channels < 1 || cq_threads < 1) {
     return fail(
@@ -309,6 +330,14 @@ int Main(int argc, char** argv) {
               absl::GetFlag(FLAGS_engine).c_str(), options.warmup_s,
               options.num_queries > 0 ? absl::StrCat(options.num_queries, " queries").c_str()
                                       : absl::StrCat(options.duration_s, "s").c_str());
+  std::printf("transport: %s\n",
+              options.transport == Transport::kStream
+                  ? absl::StrCat("stream (", options.streams_per_stub,
+                                 " SearchStream calls on each of ", channels, " channels)")
+                        .c_str()
+                  : absl::StrCat("unary (", channels, " channels, ", cq_threads,
+                                 " completion-queue threads)")
+                        .c_str());
   std::printf("latency: client-side, of OK responses, from the scheduled send time\n\n");
   PrintHeader();
 
@@ -347,6 +376,10 @@ int Main(int argc, char** argv) {
           {"timeout_s", options.timeout_s},
           {"channels", channels},
           {"cq_threads", cq_threads},
+          {"transport", TransportName(options.transport)},
+          {"streams_per_channel", options.transport == Transport::kStream
+                                      ? nlohmann::json(options.streams_per_stub)
+                                      : nlohmann::json(nullptr)},
           {"max_in_flight", options.max_in_flight},
           {"shuffle", absl::GetFlag(FLAGS_shuffle)},
           {"seed", options.seed}}},

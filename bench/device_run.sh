@@ -17,7 +17,7 @@
 #
 #   PROBES: "VARIANTS|LOADS" groups separated by ";;" (bench/hybrid_probe.sh's VARIANTS and LOADS);
 #   PROBE_BUDGET, F7_BUDGET: seconds each may run (timeout); DURATION: seconds per probe load.
-#   RPC_CEILING=1: first bench/rpc_ceiling.sh (the front end's ceiling, unary and stream) into
+#   RPC_CEILING=1: last, bench/rpc_ceiling.sh (the front end's ceiling, unary and stream) into
 #   rpc_ceiling.txt. TRANSPORT, STREAMS: the load generator's transport for probes and sweeps.
 # Writes $OUT/device.txt, setup.txt, cost_model.json, probe.txt (everything the probes printed) and
 # f7.tgz (the sweep's loadgen JSON, metrics and model: unpack it and run bench/figure7.py on it).
@@ -39,10 +39,6 @@ if [[ ! -f $M/cost_model.txt ]]; then
   echo "setup took $(($(date +%s) - t0)) s" >> "$OUT/setup.txt"
 fi
 cp "$M/cost_model.json" "$OUT/" 2>/dev/null
-if [[ -n ${RPC_CEILING:-} ]]; then
-  timeout "${CEILING_BUDGET:-240}" bench/rpc_ceiling.sh "$B" "$D" /tmp/rpc_ceiling 2>&1 |
-    tee "$OUT/rpc_ceiling.txt"
-fi
 n=0
 IFS=';' read -ra groups <<< "${PROBES:-}"
 for group in "${groups[@]}"; do
@@ -57,5 +53,9 @@ if [[ -n ${F7_CONFIGS:-} ]]; then
   CONFIGS=$F7_CONFIGS INDEX=$INDEX timeout "${F7_BUDGET:-400}" bench/figure7.sh "$B" "$D" /tmp/f7run 2>&1 |
     tee "$OUT/f7.txt" | grep -E "^(and|or) "
   (cd /tmp/f7run && tar czf "$OUT/f7.tgz" ./*.json metrics_* cost_model.txt 2>/dev/null)
+fi
+if [[ -n ${RPC_CEILING:-} ]]; then
+  timeout "${CEILING_BUDGET:-240}" bench/rpc_ceiling.sh "$B" "$D" /tmp/rpc_ceiling 2>&1 |
+    tee "$OUT/rpc_ceiling.txt"
 fi
 echo "total $(($(date +%s) - t0)) s"

@@ -13,6 +13,7 @@
 #   VARIANTS: "LABEL=BINARY[:FLAG,FLAG...] ..." (commas become spaces), default
 #     "hybrid=tandem-server"; LOADS: "MODE:ENGINE@RATE ...", default AND routed at 13,000, 16,000
 #     and 19,500 q/s, then pinned to the GPU at 13,000 and 16,000; THREADS: CPU workers (12).
+# Each load also prints the device's utilization (nvidia-smi: the share of time a kernel ran).
 # TRANSPORT, STREAMS: the load generator's --transport (unary or stream) and --streams.
 # Writes OUT_DIR/probe.txt (everything printed) and one loadgen JSON per variant and load.
 set -euo pipefail
@@ -67,9 +68,17 @@ for variant in $VARIANTS; do
     python3 "$HERE/metrics_sample.py" http://127.0.0.1:9473/metrics $((DURATION + 1)) \
       "$label $mode:$engine@$rate" &
     sampler=$!
+    # The device's own view: the share of time a kernel ran (utilization.gpu), sampled by the
+    # driver, over the measured seconds.
+    (sleep 0.7 && timeout "$DURATION" nvidia-smi --format=csv,noheader,nounits -lms 250 \
+      --query-gpu=utilization.gpu,utilization.memory,power.draw) > "$OUT/smi.txt" 2>/dev/null &
+    smi=$!
     python3 "$HERE/thread_cpu_sample.py" $((DURATION + 1)) "$label $mode:$engine@$rate" \
       "server=$SERVER_PID" "loadgen=$loadgen"
     wait "$sampler" || true
+    wait "$smi" || true
+    awk -F', *' -v l="$label $mode:$engine@$rate" '$1 ~ /^[0-9]/ {u += $1; m += $2; p += $3; n++}
+      END {if (n) printf "%s device: kernels running %.0f%% of the time (memory %.0f%%), %.0f W, %d samples\n", l, u / n, m / n, p / n, n}' "$OUT/smi.txt"
     wait "$loadgen" || true
     grep -E "^rate" "$OUT/load.txt" | sed "s/^/$label $mode:$engine /"
   done

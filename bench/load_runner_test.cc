@@ -118,40 +118,56 @@ class LoadRunnerTest : public ::testing::Test {
   int port_ = 0;
 };
 
-TEST_F(LoadRunnerTest, ClosedLoopSendsExactlyNumQueriesAndCountsStatuses) {
+// Options of a test row: no warm-up, a deadline no test reaches, 3 streams per channel.
+RunOptions TestOptions(Transport transport) {
   RunOptions options;
   options.warmup_s = 0;
-  options.num_queries = 200;
   options.timeout_s = 60;
-  LoadRunner runner = MakeRunner({"good", "bad"}, options);
-  const RunResult r = runner.Run(LoadSpec{.concurrency = 4});
-  EXPECT_EQ(r.sent, 200u);
-  // Queries alternate in file order whatever the interleaving of the clients.
-  EXPECT_EQ(r.status_counts.at("OK"), 100u);
-  EXPECT_EQ(r.status_counts.at("INVALID_ARGUMENT"), 100u);
-  EXPECT_GT(r.achieved_qps, 0);
-  EXPECT_GT(r.latency.p50, 0);
-  EXPECT_LE(r.latency.p50, r.latency.max);
-  EXPECT_DOUBLE_EQ(r.server_total_us, 10);
-  EXPECT_DOUBLE_EQ(r.server_execution_us, 5);
+  options.transport = transport;
+  options.streams_per_stub = 3;
+  return options;
+}
 
-  // A second row on the same runner starts from zero.
-  const RunResult again = runner.Run(LoadSpec{.concurrency = 1});
-  EXPECT_EQ(again.sent, 200u);
+TEST_F(LoadRunnerTest, ClosedLoopSendsExactlyNumQueriesAndCountsStatuses) {
+  for (const Transport transport : {Transport::kUnary, Transport::kStream}) {
+    SCOPED_TRACE(TransportName(transport));
+    RunOptions options = TestOptions(transport);
+    options.num_queries = 200;
+    LoadRunner runner = MakeRunner({"good", "bad"}, options);
+    const RunResult r = runner.Run(LoadSpec{.concurrency = 8});
+    EXPECT_EQ(r.sent, 200u);
+    // Queries alternate in file order whatever the interleaving of the clients.
+    EXPECT_EQ(r.status_counts.at("OK"), 100u);
+    EXPECT_EQ(r.status_counts.at("INVALID_ARGUMENT"), 100u);
+    EXPECT_EQ(r.status_counts.size(), 2u);
+    EXPECT_GT(r.achieved_qps, 0);
+    EXPECT_GT(r.latency.p50, 0);
+    EXPECT_LE(r.latency.p50, r.latency.max);
+    EXPECT_DOUBLE_EQ(r.server_total_us, 10);
+    EXPECT_DOUBLE_EQ(r.server_execution_us, 5);
+
+    // A second row on the same runner starts from zero (on fresh streams).
+    const RunResult again = runner.Run(LoadSpec{.concurrency = 1});
+    EXPECT_EQ(again.sent, 200u);
+    EXPECT_EQ(again.status_counts.at("OK"), 100u);
+  }
 }
 
 TEST_F(LoadRunnerTest, OpenLoopSendsAtTheRate) {
-  RunOptions options;
-  options.warmup_s = 0.1;
-  options.duration_s = 1.0;
-  options.timeout_s = 60;
-  LoadRunner runner = MakeRunner({"good"}, options);
-  const RunResult r = runner.Run(LoadSpec{.open_loop = true, .rate = 200});
-  // Poisson with mean 200 in the measured second: 5 standard deviations either way is [130, 270].
-  EXPECT_GT(r.sent, 130u);
-  EXPECT_LT(r.sent, 270u);
-  EXPECT_EQ(r.status_counts.at("OK"), r.sent);
-  EXPECT_NEAR(r.offered_qps, static_cast<double>(r.sent), 1e-9);
+  for (const Transport transport : {Transport::kUnary, Transport::kStream}) {
+    SCOPED_TRACE(TransportName(transport));
+    RunOptions options = TestOptions(transport);
+    options.warmup_s = 0.1;
+    options.duration_s = 1.0;
+    LoadRunner runner = MakeRunner({"good"}, options);
+    const RunResult r = runner.Run(LoadSpec{.open_loop = true, .rate = 200});
+    // Poisson with mean 200 in the measured second: 5 standard deviations either way is [130, 270].
+    EXPECT_GT(r.sent, 130u);
+    EXPECT_LT(r.sent, 270u);
+    EXPECT_EQ(r.status_counts.at("OK"), r.sent);
+    EXPECT_EQ(r.status_counts.size(), 1u);
+    EXPECT_NEAR(r.offered_qps, static_cast<double>(r.sent), 1e-9);
+  }
 }
 
 TEST_F(LoadRunnerTest, OpenLoopCountsQueriesBeyondMaxInFlight) {
@@ -168,47 +184,8 @@ TEST_F(LoadRunnerTest, OpenLoopCountsQueriesBeyondMaxInFlight) {
   EXPECT_EQ(r.sent, r.status_counts.at("OK"));
 }
 
-RunOptions StreamOptions() {
-  RunOptions options;
-  options.warmup_s = 0;
-  options.timeout_s = 60;
-  options.transport = Transport::kStream;
-  options.streams_per_stub = 3;
-  return options;
-}
-
-TEST_F(LoadRunnerTest, StreamClosedLoopSendsExactlyNumQueriesAndCountsStatuses) {
-  RunOptions options = StreamOptions();
-  options.num_queries = 200;
-  LoadRunner runner = MakeRunner({"good", "bad"}, options);
-  const RunResult r = runner.Run(LoadSpec{.concurrency = 8});
-  EXPECT_EQ(r.sent, 200u);
-  EXPECT_EQ(r.status_counts.at("OK"), 100u);
-  EXPECT_EQ(r.status_counts.at("INVALID_ARGUMENT"), 100u);
-  EXPECT_EQ(r.status_counts.size(), 2u);
-  EXPECT_GT(r.latency.p50, 0);
-  EXPECT_DOUBLE_EQ(r.server_total_us, 10);
-  EXPECT_DOUBLE_EQ(r.server_execution_us, 5);
-
-  const RunResult again = runner.Run(LoadSpec{.concurrency = 1});  // fresh streams, same counts
-  EXPECT_EQ(again.sent, 200u);
-  EXPECT_EQ(again.status_counts.at("OK"), 100u);
-}
-
-TEST_F(LoadRunnerTest, StreamOpenLoopSendsAtTheRate) {
-  RunOptions options = StreamOptions();
-  options.warmup_s = 0.1;
-  options.duration_s = 1.0;
-  LoadRunner runner = MakeRunner({"good"}, options);
-  const RunResult r = runner.Run(LoadSpec{.open_loop = true, .rate = 200});
-  EXPECT_GT(r.sent, 130u);
-  EXPECT_LT(r.sent, 270u);
-  EXPECT_EQ(r.status_counts.at("OK"), r.sent);
-  EXPECT_EQ(r.status_counts.size(), 1u);
-}
-
 TEST_F(LoadRunnerTest, StreamResponseForAnotherQueryIsCountedAsMismatched) {
-  RunOptions options = StreamOptions();
+  RunOptions options = TestOptions(Transport::kStream);
   options.num_queries = 30;
   LoadRunner runner = MakeRunner({"good", "swap", "good"}, options);
   const RunResult r = runner.Run(LoadSpec{.concurrency = 2});
@@ -230,7 +207,7 @@ TEST(LoadRunnerStreamFailureTest, ServerWithoutStreamsEndsTheRowWithTheStreamsSt
       grpc::CreateChannel(absl::StrCat("127.0.0.1:", port), grpc::InsecureChannelCredentials())));
   std::vector<SearchRequest> requests(1);
   requests[0].set_text("good");
-  RunOptions options = StreamOptions();
+  RunOptions options = TestOptions(Transport::kStream);
   options.num_queries = 1000;
   LoadRunner runner(std::move(stubs), std::move(requests), 1, options);
   for (const LoadSpec& spec :

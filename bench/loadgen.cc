@@ -62,7 +62,9 @@ ABSL_FLAG(std::vector<std::string>, rates, {}, "open loop sweep: arrival rates, 
 ABSL_FLAG(double, duration, 10, "seconds measured per row");
 ABSL_FLAG(uint64_t, num_queries, 0, "measured queries per row; when set, replaces --duration");
 ABSL_FLAG(double, warmup, 2, "seconds of unmeasured load before each row");
-ABSL_FLAG(double, timeout, 10, "deadline of each query, seconds");
+ABSL_FLAG(double, timeout, 10,
+          "deadline of each query, seconds (--transport stream: each stream's deadline is the "
+          "row's warm-up and duration plus this)");
 ABSL_FLAG(double, connect_timeout, 30, "seconds to wait for the server before the first row");
 ABSL_FLAG(int, channels, 2, "gRPC channels (TCP connections) to spread queries over");
 ABSL_FLAG(int, cq_threads, 2, "completion-queue threads (--transport unary)");

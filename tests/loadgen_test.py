@@ -127,6 +127,29 @@ class LoadgenTest(unittest.TestCase):
         row = self.read_json()["rows"][0]
         self.assertEqual(row["status_counts"], {"OK": 10, "INVALID_ARGUMENT": 10})
 
+    def test_stream_transport(self):
+        # Over SearchStream calls the node answers each stream in order; every answer must name the
+        # query sent in its place (else MISMATCHED_RESPONSE), and rejected queries are answered
+        # with their status while the stream goes on.
+        queries = write("mixed_stream.tsv", b"q1\tblack bear\nq2\t" + b"bear " * 2000 + b"\n")
+        loadgen("--queries", queries, "--transport", "stream", "--streams", "2", "--concurrency", "1",
+                "--num_queries", "20", "--warmup", "0", "--json-out", self.json_path)
+        doc = self.read_json()
+        self.assertEqual(doc["parameters"]["transport"], "stream")
+        self.assertEqual(doc["parameters"]["streams_per_channel"], 2)
+        self.assertEqual(doc["rows"][0]["status_counts"], {"OK": 10, "INVALID_ARGUMENT": 10})
+
+        result = loadgen("--queries", self.queries, "--mode", "and_or", "--transport", "stream",
+                         "--streams", "3", "--concurrency", "8", "--rates", "40", "--num_queries", "60",
+                         "--warmup", "0.2", "--json-out", self.json_path)
+        self.assertIn("transport: stream (3 SearchStream calls on each of 2 channels)", result.stdout)
+        rows = self.read_json()["rows"]
+        self.assertEqual([r["loop"] for r in rows], ["closed", "open"])
+        for row in rows:
+            self.assertEqual(row["sent"], 60, row)
+            self.assertEqual(row["status_counts"], {"OK": 60}, row)
+            self.assertLatencies(row)
+
     def test_bad_arguments_fail_cleanly(self):
         missing = loadgen("--queries", "/nonexistent/queries.txt", check=False)
         self.assertEqual(missing.returncode, 2)
@@ -134,6 +157,13 @@ class LoadgenTest(unittest.TestCase):
         bad_rate = loadgen("--queries", self.queries, "--rates", "10,abc", check=False)
         self.assertEqual(bad_rate.returncode, 2)
         self.assertIn("abc", bad_rate.stderr)
+        bad_transport = loadgen("--queries", self.queries, "--transport", "quic", check=False)
+        self.assertEqual(bad_transport.returncode, 2)
+        self.assertIn('"quic"', bad_transport.stderr)
+        bad_streams = loadgen("--queries", self.queries, "--transport", "stream", "--streams", "0",
+                              check=False)
+        self.assertEqual(bad_streams.returncode, 2)
+        self.assertIn("--streams", bad_streams.stderr)
 
     def test_unreachable_server_fails(self):
         cmd = [ARGS.loadgen_binary, "--server", "127.0.0.1:1", "--queries", self.queries,

@@ -4,8 +4,9 @@
 // pipeline) and reports documents/s, MB/s of indexed text and bits per posting. Every built index is
 // reopened and its lists verified before the figures count. Prints a table and writes JSON.
 //
-//   tandem-bench-build --collection wikipedia:wikiextractor:../shared/data/text/wikipedia,\
-//                      reuters:reuters:../shared/data/text/reuters21578 --json out.json
+//   tandem-bench-build --json out.json --collection
+//       wikipedia:wikiextractor:../shared/data/text/wikipedia,reuters:reuters:../shared/data/text/reuters21578
+// (one argument: the collections are separated by commas, with no space)
 #include <cstdio>
 #include <filesystem>
 #include <fstream>

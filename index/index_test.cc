@@ -222,7 +222,9 @@ TEST_F(IndexTest, WriterRejectsBadInput) {
   ASSERT_TRUE((*w)->AddPostingList("m", V{0}, V{1}).ok());
   EXPECT_FALSE((*w)->AddPostingList("a", V{0}, V{1}).ok());        // out of order
   EXPECT_FALSE((*w)->AddDocument("c", 1).ok());                    // documents after lists
-  EXPECT_EQ(IndexWriter::Create(tmp_.path() + "/x", {.codec = "zip"}).status().code(),
+  IndexWriterOptions unknown_codec;
+  unknown_codec.codec = "zip";
+  EXPECT_EQ(IndexWriter::Create(tmp_.path() + "/x", unknown_codec).status().code(),
             absl::StatusCode::kInvalidArgument);
 }
 

@@ -90,7 +90,9 @@ void LoadRunner::Recorder::Record(Clock::time_point scheduled, Clock::time_point
 // One SearchStream call (kStream). Queries are written one at a time in the order sent (gRPC allows
 // one outstanding write) and answered in that order, so the queries awaiting an answer form a FIFO
 // that each response pops. gRPC runs the reactions on its own threads; Send comes from the sender
-// (open loop) or from another stream's reaction (closed loop), so the queues sit under mu_.
+// (open loop) or from another stream's reaction (closed loop), so the queues sit under mu_. Writes
+// start under mu_: gRPC never runs a client reaction inline from a Start* call (its client
+// callback tags are not inlineable, grpcpp/support/client_callback.h).
 class LoadRunner::Stream final
     : public grpc::ClientBidiReactor<SearchRequest, SearchStreamResponse> {
  public:

@@ -62,7 +62,8 @@ for variant in $VARIANTS; do
     "$BIN/tandem-loadgen" --server 127.0.0.1:50073 --queries "$MODEL/eval-queries.txt" \
       --query-format colon --mode "$mode" --k 10 --engine "$engine" --rates "$rate" \
       --duration "$DURATION" --warmup 1 --timeout 2 --channels 4 --cq-threads 4 --shuffle \
-      --transport "${TRANSPORT:-unary}" --streams "${STREAMS:-16}" --label "$label" --json-out "$json" > "$OUT/load.txt" 2>&1 &
+      --transport "${TRANSPORT:-unary}" --streams "${STREAMS:-16}" --label "$label" \
+      --json-out "$json" > "$OUT/load.txt" 2>&1 &
     loadgen=$!
     sleep 0.3
     python3 "$HERE/metrics_sample.py" http://127.0.0.1:9473/metrics $((DURATION + 1)) \
@@ -78,7 +79,8 @@ for variant in $VARIANTS; do
     wait "$sampler" || true
     wait "$smi" || true
     awk -F', *' -v l="$label $mode:$engine@$rate" '$1 ~ /^[0-9]/ {u += $1; m += $2; p += $3; n++}
-      END {if (n) printf "%s device: kernels running %.0f%% of the time (memory %.0f%%), %.0f W, %d samples\n", l, u / n, m / n, p / n, n}' "$OUT/smi.txt"
+      END {if (n) printf "%s device: kernels running %.0f%% of the time (memory %.0f%%), " \
+             "%.0f W, %d samples\n", l, u / n, m / n, p / n, n}' "$OUT/smi.txt"
     wait "$loadgen" || true
     grep -E "^rate" "$OUT/load.txt" | sed "s/^/$label $mode:$engine /"
   done

@@ -249,13 +249,6 @@ LoadRunner::LoadRunner(std::vector<std::unique_ptr<SearchService::Stub>> stubs,
       num_cqs_(cq_threads),
       options_(options) {}
 
-// Between rows no call is outstanding and every member is idle.
-LoadRunner::LoadRunner(LoadRunner&& other)
-    : stubs_(std::move(other.stubs_)),
-      requests_(std::move(other.requests_)),
-      num_cqs_(other.num_cqs_),
-      options_(other.options_) {}
-
 LoadRunner::~LoadRunner() = default;
 
 RunResult LoadRunner::Run(const LoadSpec& spec) {

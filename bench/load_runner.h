@@ -102,8 +102,7 @@ class LoadRunner {
   // `cq_threads` completion-queue threads of its own.
   LoadRunner(std::vector<std::unique_ptr<tandem::v1::SearchService::Stub>> stubs,
              std::vector<tandem::v1::SearchRequest> requests, int cq_threads, RunOptions options);
-  LoadRunner(LoadRunner&&);  // between rows only
-  ~LoadRunner();
+  ~LoadRunner();  // out of line: Stream is complete only in load_runner.cc
 
   // Runs one row; returns when every query it sent has returned.
   RunResult Run(const LoadSpec& spec);

@@ -16,7 +16,7 @@
 #include "absl/flags/parse.h"
 #include "absl/strings/str_cat.h"
 #include "absl/strings/str_split.h"
-#include "bench/bench_util.h"
+#include "tools/bench_util.h"
 #include "index/index.h"
 #include "index_builder/document_reader.h"
 #include "index_builder/inverter.h"
@@ -31,7 +31,7 @@ int main(int argc, char** argv) {
   using namespace tandem;
   absl::ParseCommandLine(argc, argv);
   nlohmann::json out = {{"benchmark", "index_build"},
-                        {"machine", bench::MachineInfo()},
+                        {"machine", tools::MachineInfo()},
                         {"codec", absl::GetFlag(FLAGS_codec)},
                         {"results", nlohmann::json::array()}};
   const int cores = static_cast<int>(std::max(1u, std::thread::hardware_concurrency()));

@@ -15,6 +15,7 @@
 #include <string_view>
 #include <vector>
 
+#include "base/version.h"
 #include "benchmark/benchmark.h"
 #include "index/block_codec.h"
 
@@ -117,9 +118,7 @@ int main(int argc, char** argv) {
   int new_argc = static_cast<int>(args.size());
   benchmark::Initialize(&new_argc, args.data());
   if (benchmark::ReportUnrecognizedArguments(new_argc, args.data())) return 1;
-#ifdef TANDEM_GIT_COMMIT
-  benchmark::AddCustomContext("commit", TANDEM_GIT_COMMIT);
-#endif
+  benchmark::AddCustomContext("commit", tandem::base::Commit());
 
   for (const std::string& name : tandem::index::BlockCodecNames()) {
     const BlockCodec* codec = tandem::index::GetBlockCodec(name);

@@ -7,7 +7,7 @@
 #
 # Here: build, pack and carry (the bundle is git-ignored, like .gpu-carry/):
 #   deploy/gpu-bundle.sh build/server/tandem-server build/index_builder/tandem-index \
-#     build/bench/tandem-loadgen build/scheduler/tandem-train-cost -- \
+#     build/bench/tandem-loadgen build/cost_model/tandem-train-cost -- \
 #     ../shared/data/stats/wikipedia-termstats.tsv.gz ../shared/data/stats/wikipedia-doclengths.tsv \
 #     ../shared/data/queries/trec05-efficiency.txt
 #   mkdir -p .gpu-carry && tar czf .gpu-carry/bundle.tgz .gpu-bundle   # carry [".gpu-carry"]

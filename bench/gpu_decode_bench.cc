@@ -22,6 +22,7 @@
 #include <string>
 #include <vector>
 
+#include "base/version.h"
 #include "absl/flags/flag.h"
 #include "absl/flags/parse.h"
 #include "absl/strings/numbers.h"
@@ -29,7 +30,7 @@
 #include "absl/strings/str_format.h"
 #include "absl/strings/str_split.h"
 #include "absl/time/clock.h"
-#include "bench/bench_util.h"
+#include "tools/bench_util.h"
 #include "gpu/cuda_status.h"
 #include "gpu/decode.h"
 #include "gpu/device.h"
@@ -37,9 +38,6 @@
 #include "gpu/random_lists.h"
 #include "nlohmann/json.hpp"
 
-#ifndef TANDEM_GIT_COMMIT
-#define TANDEM_GIT_COMMIT "unknown"
-#endif
 
 ABSL_FLAG(int, min_log2, 10, "shortest list: 2^min_log2 postings");
 ABSL_FLAG(int, max_log2, 26, "longest list: 2^max_log2 postings");
@@ -413,9 +411,9 @@ int main(int argc, char** argv) {
   if (run.failures > 0) std::printf("%d decodes did NOT match the CPU reference\n", run.failures);
 
   if (!absl::GetFlag(FLAGS_json).empty()) {
-    json machine = bench::MachineInfo(device->name);
+    json machine = tools::MachineInfo(device->name);
     json out = {{"benchmark", "gpu_decode"},
-                {"commit", TANDEM_GIT_COMMIT},
+                {"commit", tandem::base::Commit()},
                 {"machine", machine},
                 {"gpu",
                  {{"name", device->name},

@@ -21,12 +21,12 @@
 #include "absl/flags/flag.h"
 #include "absl/flags/parse.h"
 #include "absl/strings/str_cat.h"
-#include "bench/bench_util.h"
+#include "tools/bench_util.h"
 #include "gpu/cuda_status.h"
 #include "gpu/device.h"
 #include "gpu/query_ops.h"
-#include "index/command_line.h"
-#include "index/status_macros.h"
+#include "tools/command_line.h"
+#include "base/status_macros.h"
 
 ABSL_FLAG(int, repeats, 20, "timed runs per configuration (the median is reported)");
 ABSL_FLAG(int, max_levels, 3, "merge-find levels to measure, 0..N");
@@ -184,7 +184,7 @@ int Run() {
   if (absl::Status s = bench.Init(); !s.ok()) return Fail(s);
   const int max_levels = std::clamp(absl::GetFlag(FLAGS_max_levels), 0, gpu::kMaxMergeFindLevels);
   json out;
-  out["machine"] = bench::MachineInfo(device->name);
+  out["machine"] = tools::MachineInfo(device->name);
   out["gpu_name"] = device->name;
   out["repeats"] = absl::GetFlag(FLAGS_repeats);
   std::mt19937_64 rng(1);
@@ -243,7 +243,7 @@ int Run() {
 }  // namespace tandem
 
 int main(int argc, char** argv) {
-  tandem::DashedFlags dashed(argc, argv);
+  tandem::tools::DashedFlags dashed(argc, argv);
   absl::ParseCommandLine(dashed.argc(), dashed.argv());
   return tandem::Run();
 }

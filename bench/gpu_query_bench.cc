@@ -29,15 +29,15 @@
 #include "absl/flags/parse.h"
 #include "absl/strings/numbers.h"
 #include "absl/strings/str_split.h"
-#include "bench/bench_util.h"
+#include "tools/bench_util.h"
 #include "cpu/daat_engine.h"
 #include "gpu/gpu_engine.h"
-#include "index/command_line.h"
+#include "tools/command_line.h"
 #include "index/index.h"
-#include "index/query_file.h"
-#include "index/query_split.h"
+#include "workload/query_file.h"
+#include "workload/query_split.h"
 #include "index_builder/synth.h"
-#include "tests/test_collection.h"
+#include "tools/temp_dir.h"
 
 ABSL_FLAG(std::string, termstats, "", "term statistics (wikipedia-termstats.tsv.gz)");
 ABSL_FLAG(std::string, doclengths, "", "document-length histogram (wikipedia-doclengths.tsv)");
@@ -49,9 +49,9 @@ ABSL_FLAG(std::string, index, "",
           "an index built before (e.g. by tandem-index synth with the same settings) instead of "
           "synthesizing one in the run");
 ABSL_FLAG(std::string, split, "eval", "all (file order), train or eval (index/query_split.h)");
-ABSL_FLAG(uint64_t, seed, tandem::index::kDefaultSplitSeed, "seed of the train/eval split");
-ABSL_FLAG(uint64_t, train, tandem::index::kDefaultTrainQueries, "training queries of the split");
-ABSL_FLAG(uint64_t, eval, tandem::index::kDefaultEvalQueries, "evaluation queries of the split");
+ABSL_FLAG(uint64_t, seed, tandem::workload::kDefaultSplitSeed, "seed of the train/eval split");
+ABSL_FLAG(uint64_t, train, tandem::workload::kDefaultTrainQueries, "training queries of the split");
+ABSL_FLAG(uint64_t, eval, tandem::workload::kDefaultEvalQueries, "evaluation queries of the split");
 ABSL_FLAG(int, max_queries, 500, "measure the first N chosen queries");
 ABSL_FLAG(std::string, modes, "and,or,and_or", "modes to measure");
 ABSL_FLAG(std::string, k, "10,1000", "hits per query, a list");
@@ -83,7 +83,7 @@ bool SameHits(const index::SearchResult& a, const index::SearchResult& b) {
   return true;
 }
 
-json LatencyJson(const bench::LatencySummary& s) {
+json LatencyJson(const tools::LatencySummary& s) {
   return {{"mean", s.mean * 1e3}, {"median", s.p50 * 1e3}, {"p95", s.p95 * 1e3},
           {"p99", s.p99 * 1e3},   {"max", s.max * 1e3}};
 }
@@ -91,7 +91,7 @@ json LatencyJson(const bench::LatencySummary& s) {
 // One pass of `queries` through `engine`, one at a time; counts answers that differ from
 // `expected` (or fail).
 struct Pass {
-  bench::LatencySummary latency;
+  tools::LatencySummary latency;
   int mismatches = 0;
 };
 Pass RunPass(const index::Engine& engine, const std::vector<index::Query>& queries,
@@ -104,7 +104,7 @@ Pass RunPass(const index::Engine& engine, const std::vector<index::Query>& queri
     seconds.push_back(Seconds(t0, Clock::now()));
     if (!r.ok() || !SameHits(expected[i], *r)) ++pass.mismatches;
   }
-  pass.latency = bench::Summarize(seconds);
+  pass.latency = tools::Summarize(seconds);
   return pass;
 }
 
@@ -146,7 +146,7 @@ int Fail(const std::string& what) {
 }
 
 int Run() {
-  testing::TempDir tmp;
+  tools::TempDir tmp;
   std::string index_dir = absl::GetFlag(FLAGS_index);
   if (index_dir.empty()) {
     index_builder::SynthOptions synth;
@@ -187,26 +187,26 @@ int Run() {
   }
 
   // The pool: queries with at least one index term, in file order; then the chosen split.
-  auto records = index::LoadQueryFile(absl::GetFlag(FLAGS_queries));
+  auto records = workload::LoadQueryFile(absl::GetFlag(FLAGS_queries));
   if (!records.ok()) return Fail("queries: " + records.status().ToString());
   std::vector<std::vector<std::string>> pool;
-  for (const index::QueryRecord& r : *records) {
+  for (const workload::QueryRecord& r : *records) {
     std::vector<std::string> terms;
     index.analyzer().Analyze(r.text, &terms);
     bool any = false;
     for (const std::string& t : terms) any = any || index.Lookup(t).has_value();
     if (any) pool.push_back(std::move(terms));
   }
-  auto part = index::ParseSplitPart(absl::GetFlag(FLAGS_split));
+  auto part = workload::ParseSplitPart(absl::GetFlag(FLAGS_split));
   if (!part.ok()) return Fail(std::string(part.status().message()));
   std::vector<std::vector<std::string>> analyzed;
-  if (*part == index::SplitPart::kAll) {
+  if (*part == workload::SplitPart::kAll) {
     analyzed = pool;
   } else {
-    auto split = index::SplitQueries(pool.size(), absl::GetFlag(FLAGS_seed),
+    auto split = workload::SplitQueries(pool.size(), absl::GetFlag(FLAGS_seed),
                                      absl::GetFlag(FLAGS_train), absl::GetFlag(FLAGS_eval));
     if (!split.ok()) return Fail(std::string(split.status().message()));
-    for (size_t i : *part == index::SplitPart::kTrain ? split->train : split->eval) {
+    for (size_t i : *part == workload::SplitPart::kTrain ? split->train : split->eval) {
       analyzed.push_back(pool[i]);
     }
   }
@@ -229,7 +229,7 @@ int Run() {
                           : static_cast<int>(std::thread::hardware_concurrency());
 
   json out;
-  out["machine"] = bench::MachineInfo(gpu->device().name);
+  out["machine"] = tools::MachineInfo(gpu->device().name);
   out["gpu_name"] = gpu->device().name;
   out["num_docs"] = index.num_docs();
   out["index"] = absl::GetFlag(FLAGS_index).empty() ? "synthesized in the run" : index_dir;
@@ -266,7 +266,7 @@ int Run() {
         if (!c.ok()) ++errors;
         expected.push_back(c.ok() ? *std::move(c) : index::SearchResult{});
       }
-      const bench::LatencySummary c = bench::Summarize(cpu_s);
+      const tools::LatencySummary c = tools::Summarize(cpu_s);
       // The engine's default top-k (kAuto), then each method alone.
       (void)gpu->SetTuning({});
       (void)RunPass(*gpu, queries, expected);  // warm-up
@@ -446,7 +446,7 @@ int Run() {
 }  // namespace tandem
 
 int main(int argc, char** argv) {
-  tandem::DashedFlags dashed(argc, argv);
+  tandem::tools::DashedFlags dashed(argc, argv);
   absl::ParseCommandLine(dashed.argc(), dashed.argv());
   return tandem::Run();
 }

@@ -28,6 +28,7 @@
 #include <string>
 #include <vector>
 
+#include "base/version.h"
 #include "absl/flags/flag.h"
 #include "absl/flags/parse.h"
 #include "absl/flags/usage.h"
@@ -39,14 +40,11 @@
 #include "absl/time/clock.h"
 #include "absl/time/time.h"
 #include "bench/load_runner.h"
-#include "index/command_line.h"
-#include "index/query_file.h"
-#include "index/status_macros.h"
+#include "tools/command_line.h"
+#include "workload/query_file.h"
+#include "base/status_macros.h"
 #include "tandem/v1/search.grpc.pb.h"
 
-#ifndef TANDEM_GIT_COMMIT
-#define TANDEM_GIT_COMMIT "unknown"
-#endif
 
 ABSL_FLAG(std::string, server, "127.0.0.1:50051", "host:port of the query node");
 ABSL_FLAG(std::string, queries, "",
@@ -85,10 +83,10 @@ ABSL_FLAG(std::string, json_out, "", "write the results as JSON to this file");
 namespace tandem::bench {
 namespace {
 
-using index::LoadQueryFile;
-using index::ParseQueryFileFormat;
-using index::QueryFileFormat;
-using index::QueryRecord;
+using workload::LoadQueryFile;
+using workload::ParseQueryFileFormat;
+using workload::QueryFileFormat;
+using workload::QueryRecord;
 using tandem::v1::SearchRequest;
 using tandem::v1::SearchService;
 
@@ -270,7 +268,7 @@ int Main(int argc, char** argv) {
       "                 [--concurrency 1,4,16 | --rates 100,200,400] [--duration 10 | "
       "--num_queries N]\n"
       "                 [--warmup 2] [--json-out FILE]");
-  DashedFlags flags(argc, argv);
+  tools::DashedFlags flags(argc, argv);
   std::vector<char*> rest = absl::ParseCommandLine(flags.argc(), flags.argv());
   if (rest.size() > 1) {
     std::fprintf(stderr, "tandem-loadgen: unexpected argument \"%s\" (see --help)\n", rest[1]);
@@ -322,7 +320,7 @@ int Main(int argc, char** argv) {
 
   const size_t num_queries = requests->size();
   std::printf("tandem-loadgen %s: server %s, index %s (%llu documents, engines %s)\n",
-              TANDEM_GIT_COMMIT, server.c_str(), info->index_id().c_str(),
+              tandem::base::Commit(), server.c_str(), info->index_id().c_str(),
               static_cast<unsigned long long>(info->documents()),
               absl::StrJoin(info->engines(), ",").c_str());
   std::printf("queries: %zu from %s%s; mode %s, k %u, engine %s; warmup %gs, %s per row\n",
@@ -357,7 +355,7 @@ int Main(int argc, char** argv) {
   if (!json_out.empty()) {
     nlohmann::json doc = {
         {"tool", "tandem-loadgen"},
-        {"commit", TANDEM_GIT_COMMIT},
+        {"commit", tandem::base::Commit()},
         {"hostname", Hostname()},
         {"timestamp", timestamp},
         {"label", absl::GetFlag(FLAGS_label)},

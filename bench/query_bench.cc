@@ -15,12 +15,12 @@
 #include "absl/flags/parse.h"
 #include "absl/strings/numbers.h"
 #include "absl/strings/str_split.h"
-#include "bench/bench_util.h"
-#include "index/query_file.h"
+#include "tools/bench_util.h"
+#include "workload/query_file.h"
 #include "cpu/daat_engine.h"
-#include "cpu/thread_pool.h"
+#include "tools/thread_pool.h"
 #include "index/index.h"
-#include "tests/reference_engine.h"
+#include "cpu/reference_engine.h"
 
 ABSL_FLAG(std::string, index, "", "index directory");
 ABSL_FLAG(std::string, queries, "", "query log (id:query, TSV or one per line)");
@@ -47,7 +47,7 @@ int main(int argc, char** argv) {
   absl::ParseCommandLine(argc, argv);
   auto idx = index::Index::Open(absl::GetFlag(FLAGS_index));
   if (!idx.ok()) return Fail(idx.status().message());
-  auto records = index::LoadQueryFile(absl::GetFlag(FLAGS_queries));
+  auto records = workload::LoadQueryFile(absl::GetFlag(FLAGS_queries));
   if (!records.ok()) return Fail(records.status().message());
   std::vector<std::pair<std::string, std::unique_ptr<cpu::DaatEngine>>> engines;
   for (absl::string_view name : absl::StrSplit(absl::GetFlag(FLAGS_or_algorithms), ',')) {
@@ -57,11 +57,11 @@ int main(int argc, char** argv) {
                          *cpu::DaatEngine::Create(**idx, {.or_algorithm = *algorithm}));
   }
   if (engines.empty()) return Fail("--or-algorithms is empty");
-  testing::ReferenceEngine reference(**idx);
+  cpu::ReferenceEngine reference(**idx);
 
   // Analyze once; keep queries with at least one index term.
   std::vector<std::vector<std::string>> queries;
-  for (const index::QueryRecord& r : *records) {
+  for (const workload::QueryRecord& r : *records) {
     if (static_cast<int>(queries.size()) >= absl::GetFlag(FLAGS_max_queries)) break;
     std::vector<std::string> terms;
     (*idx)->analyzer().Analyze(r.text, &terms);
@@ -72,7 +72,7 @@ int main(int argc, char** argv) {
   if (queries.empty()) return Fail("no query has a term in the index");
 
   nlohmann::json out = {{"benchmark", "query"},
-                        {"machine", bench::MachineInfo()},
+                        {"machine", tools::MachineInfo()},
                         {"index", {{"path", absl::GetFlag(FLAGS_index)},
                                    {"documents", (*idx)->num_docs()},
                                    {"terms", (*idx)->stats().num_terms},
@@ -81,7 +81,7 @@ int main(int argc, char** argv) {
                                    {"bytes", (*idx)->index_bytes()}}},
                         {"queries", {{"file", absl::GetFlag(FLAGS_queries)}, {"count", queries.size()}}},
                         {"results", nlohmann::json::array()}};
-  cpu::ThreadPool pool(absl::GetFlag(FLAGS_threads));
+  tools::ThreadPool pool(absl::GetFlag(FLAGS_threads));
   std::printf("%zu queries, %zu threads for throughput\n", queries.size(), pool.size());
   std::printf("%-7s %5s %-10s | %9s %9s %9s %9s | %9s %9s | %12s %12s | %s\n", "mode", "k",
               "or-alg", "mean ms", "p50 ms", "p95 ms", "p99 ms", "QPS 1thr", "QPS all",
@@ -138,7 +138,7 @@ int main(int argc, char** argv) {
         pool.Wait();
         const double all = std::chrono::duration<double>(Clock::now() - t1).count();
         if (errors > 0) return Fail("queries failed in the throughput run");
-        bench::LatencySummary l = bench::Summarize(latency);
+        tools::LatencySummary l = tools::Summarize(latency);
         const double n = static_cast<double>(queries.size());
         std::printf("%-7s %5u %-10s | %9.3f %9.3f %9.3f %9.3f | %9.0f %9.0f | %12.0f %12.0f | %d\n",
                     std::string(mode_name).c_str(), k,

@@ -23,19 +23,19 @@
 #include "absl/flags/parse.h"
 #include "absl/flags/usage.h"
 #include "absl/strings/str_format.h"
-#include "bench/bench_util.h"
-#include "index/query_set.h"
-#include "index/query_split.h"
+#include "tools/bench_util.h"
+#include "workload/query_set.h"
+#include "workload/query_split.h"
 #include "cpu/cursor.h"
-#include "cpu/thread_pool.h"
+#include "tools/thread_pool.h"
 #include "index/index.h"
 
 ABSL_FLAG(std::string, index, "", "index directory");
 ABSL_FLAG(std::string, queries, "", "query log (id:query, id:priority:query, TSV or one per line)");
 ABSL_FLAG(std::string, split, "all", "all (the first --max_queries of the pool), train or eval");
-ABSL_FLAG(uint64_t, seed, tandem::index::kDefaultSplitSeed, "seed of the train/eval split");
-ABSL_FLAG(uint64_t, train, tandem::index::kDefaultTrainQueries, "training queries");
-ABSL_FLAG(uint64_t, eval, tandem::index::kDefaultEvalQueries, "evaluation queries");
+ABSL_FLAG(uint64_t, seed, tandem::workload::kDefaultSplitSeed, "seed of the train/eval split");
+ABSL_FLAG(uint64_t, train, tandem::workload::kDefaultTrainQueries, "training queries");
+ABSL_FLAG(uint64_t, eval, tandem::workload::kDefaultEvalQueries, "evaluation queries");
 ABSL_FLAG(uint64_t, max_queries, 10000, "--split all: the first N queries of the pool (0: all)");
 ABSL_FLAG(bool, intersect, true, "compute every query's AND (decodes the lists)");
 ABSL_FLAG(int, threads, 0, "threads for the ANDs (0: all cores)");
@@ -50,7 +50,7 @@ using namespace tandem;
 constexpr double kGov2PostingsPerQuery = 3.74e6;  // Ding et al. 2009, section 6
 
 struct ProfiledQuery {
-  const index::AnalyzedQuery* query = nullptr;
+  const workload::AnalyzedQuery* query = nullptr;
   std::vector<index::TermInfo> terms;  // distinct index terms
   bool has_unknown = false;
   uint64_t postings = 0;
@@ -119,18 +119,18 @@ int main(int argc, char** argv) {
   if (!opened.ok()) return Fail(opened.status().message());
   const index::Index& idx = **opened;
   const std::string query_file = absl::GetFlag(FLAGS_queries);
-  absl::StatusOr<std::vector<index::AnalyzedQuery>> queries =
-      index::LoadQuerySet(query_file, idx.analyzer());
+  absl::StatusOr<std::vector<workload::AnalyzedQuery>> queries =
+      workload::LoadQuerySet(query_file, idx.analyzer());
   if (!queries.ok()) return Fail(queries.status().message());
-  absl::StatusOr<index::SplitPart> part = index::ParseSplitPart(absl::GetFlag(FLAGS_split));
+  absl::StatusOr<workload::SplitPart> part = workload::ParseSplitPart(absl::GetFlag(FLAGS_split));
   if (!part.ok()) return Fail(part.status().message());
 
   // The pool: queries with at least one index term.
   std::vector<ProfiledQuery> pool;
-  for (const index::AnalyzedQuery& q : *queries) {
+  for (const workload::AnalyzedQuery& q : *queries) {
     ProfiledQuery p;
     p.query = &q;
-    for (const std::string& t : index::DistinctTerms(q.terms)) {
+    for (const std::string& t : workload::DistinctTerms(q.terms)) {
       std::optional<index::TermInfo> info = idx.Lookup(t);
       if (info) {
         p.terms.push_back(*info);
@@ -141,16 +141,16 @@ int main(int argc, char** argv) {
     if (!p.terms.empty()) pool.push_back(std::move(p));
   }
   std::vector<ProfiledQuery> chosen;
-  if (*part == index::SplitPart::kAll) {
+  if (*part == workload::SplitPart::kAll) {
     const uint64_t limit = absl::GetFlag(FLAGS_max_queries);
     const size_t n = limit == 0 ? pool.size() : std::min<size_t>(pool.size(), limit);
     chosen.assign(pool.begin(), pool.begin() + static_cast<std::ptrdiff_t>(n));
   } else {
-    absl::StatusOr<index::QuerySplit> split =
-        index::SplitQueries(pool.size(), absl::GetFlag(FLAGS_seed), absl::GetFlag(FLAGS_train),
+    absl::StatusOr<workload::QuerySplit> split =
+        workload::SplitQueries(pool.size(), absl::GetFlag(FLAGS_seed), absl::GetFlag(FLAGS_train),
                             absl::GetFlag(FLAGS_eval));
     if (!split.ok()) return Fail(split.status().message());
-    for (size_t i : *part == index::SplitPart::kTrain ? split->train : split->eval)
+    for (size_t i : *part == workload::SplitPart::kTrain ? split->train : split->eval)
       chosen.push_back(pool[i]);
   }
   if (chosen.empty()) return Fail("no query has a term in the index");
@@ -164,7 +164,7 @@ int main(int argc, char** argv) {
   }
   const bool intersect = absl::GetFlag(FLAGS_intersect);
   if (intersect) {
-    cpu::ThreadPool threads(absl::GetFlag(FLAGS_threads));
+    tools::ThreadPool threads(absl::GetFlag(FLAGS_threads));
     std::atomic<bool> failed{false};
     for (ProfiledQuery& p : chosen) {
       threads.Schedule([&idx, &p, &failed] {
@@ -200,9 +200,9 @@ int main(int argc, char** argv) {
   distinct.erase(std::unique(distinct.begin(), distinct.end()), distinct.end());
   uint64_t distinct_postings = 0;
   for (const std::string& t : distinct) distinct_postings += idx.Lookup(t)->df;
-  const bench::LatencySummary pp = bench::Summarize(postings);
-  const bench::LatencySummary tq = bench::Summarize(terms_per_query);
-  const bench::LatencySummary as = bench::Summarize(and_sizes);
+  const tools::LatencySummary pp = tools::Summarize(postings);
+  const tools::LatencySummary tq = tools::Summarize(terms_per_query);
+  const tools::LatencySummary as = tools::Summarize(and_sizes);
   const double per_doc_scale =
       absl::GetFlag(FLAGS_scale_to_docs) > 0
           ? static_cast<double>(absl::GetFlag(FLAGS_scale_to_docs)) / idx.num_docs()
@@ -250,7 +250,7 @@ int main(int argc, char** argv) {
     if (shortest_hist[d] > 0) shortest_json[absl::StrFormat("1e%d", d)] = shortest_hist[d];
   }
   nlohmann::json out = {{"benchmark", "query_profile"},
-                        {"machine", bench::MachineInfo()},
+                        {"machine", tools::MachineInfo()},
                         {"index",
                          {{"path", idx.directory()},
                           {"documents", idx.num_docs()},

@@ -25,7 +25,7 @@ commit="$(git -C "$ROOT" rev-parse --short=12 HEAD 2>/dev/null || echo unknown)"
 {
   echo "# BM25 ranking quality (OR, k1 = 0.9, b = 0.4, k = 1000)"
   echo
-  echo "Commit $commit, $(date -u +%Y-%m-%dT%H:%M:%SZ). Measures computed like \`trec_eval -c\` (bench/trec_eval.h)."
+  echo "Commit $commit, $(date -u +%Y-%m-%dT%H:%M:%SZ). Measures computed like \`trec_eval -c\` (workload/trec_eval.h)."
   echo
   echo "| collection | docs | topics judged | nDCG@10 | MAP@1000 | R@100 | published BM25 nDCG@10 |"
   echo "|---|---|---|---|---|---|---|"

@@ -12,9 +12,9 @@
 #include "absl/flags/parse.h"
 #include "absl/flags/usage.h"
 #include "absl/strings/str_cat.h"
-#include "bench/trec_eval.h"
+#include "workload/trec_eval.h"
 #include "cpu/daat_engine.h"
-#include "cpu/thread_pool.h"
+#include "tools/thread_pool.h"
 #include "index/index.h"
 #include "nlohmann/json.hpp"
 
@@ -54,22 +54,22 @@ int main(int argc, char** argv) {
   }
   auto idx = index::Index::Open(absl::GetFlag(FLAGS_index));
   if (!idx.ok()) return Fail(idx.status().message());
-  auto topics = bench::LoadTopics(absl::GetFlag(FLAGS_queries), absl::GetFlag(FLAGS_ordinal_ids)
-                                                                  ? bench::TopicIds::kOrdinal
-                                                                  : bench::TopicIds::kGiven);
+  auto topics = workload::LoadTopics(absl::GetFlag(FLAGS_queries), absl::GetFlag(FLAGS_ordinal_ids)
+                                                                  ? workload::TopicIds::kOrdinal
+                                                                  : workload::TopicIds::kGiven);
   if (!topics.ok()) return Fail(topics.status().message());
-  auto qrels = bench::LoadQrels(absl::GetFlag(FLAGS_qrels));
+  auto qrels = workload::LoadQrels(absl::GetFlag(FLAGS_qrels));
   if (!qrels.ok()) return Fail(qrels.status().message());
   auto engine = cpu::DaatEngine::Create(**idx);
   if (!engine.ok()) return Fail(engine.status().message());
 
-  std::map<std::string, std::vector<bench::RankedDoc>> runs;
+  std::map<std::string, std::vector<workload::RankedDoc>> runs;
   std::mutex mu;
   absl::Status first_error;
   const auto start = std::chrono::steady_clock::now();
   {
-    cpu::ThreadPool pool(absl::GetFlag(FLAGS_threads));
-    for (const bench::Topic& topic : *topics) {
+    tools::ThreadPool pool(absl::GetFlag(FLAGS_threads));
+    for (const workload::Topic& topic : *topics) {
       pool.Schedule([&, topic] {
         index::Query q;
         q.mode = mode;
@@ -84,7 +84,7 @@ int main(int argc, char** argv) {
           if (first_error.ok()) first_error = r.status();
           return;
         }
-        std::vector<bench::RankedDoc>& run = runs[topic.id];
+        std::vector<workload::RankedDoc>& run = runs[topic.id];
         for (const index::Hit& h : r->hits) {
           run.push_back({std::string((*idx)->external_id(h.docid)), h.score});
         }
@@ -97,7 +97,7 @@ int main(int argc, char** argv) {
 
   if (!absl::GetFlag(FLAGS_run).empty()) {
     std::ofstream out(absl::GetFlag(FLAGS_run));
-    for (const bench::Topic& topic : *topics) {
+    for (const workload::Topic& topic : *topics) {
       const auto& run = runs[topic.id];
       for (size_t r = 0; r < run.size(); ++r) {
         out << topic.id << " Q0 " << run[r].docid << ' ' << r + 1 << ' ' << run[r].score << " tandem\n";
@@ -105,7 +105,7 @@ int main(int argc, char** argv) {
     }
     if (!out) return Fail(absl::StrCat("cannot write run file '", absl::GetFlag(FLAGS_run), "'"));
   }
-  bench::Measures m = bench::EvaluateAll(*qrels, runs);
+  workload::Measures m = workload::EvaluateAll(*qrels, runs);
   std::printf("topics %zu, judged %d, mode %s, k %d, %.2f s\n", topics->size(), m.queries,
               std::string(index::QueryModeName(mode)).c_str(), absl::GetFlag(FLAGS_k), seconds);
   std::printf("nDCG@10   %.4f\nMAP@%-5d %.4f\nR@100     %.4f\n", m.ndcg10, absl::GetFlag(FLAGS_k),

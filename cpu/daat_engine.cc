@@ -7,8 +7,8 @@
 #include "absl/strings/str_cat.h"
 #include "cpu/cursor.h"
 #include "index/bm25.h"
-#include "index/status_macros.h"
-#include "index/top_k.h"
+#include "base/status_macros.h"
+#include "cpu/top_k.h"
 
 namespace tandem::cpu {
 namespace {
@@ -19,7 +19,6 @@ using index::QueryMode;
 using index::QueryStats;
 using index::SearchContext;
 using index::SearchResult;
-using index::TopK;
 
 // How many candidate documents pass between deadline/cancellation checks.
 constexpr uint32_t kCheckInterval = 4096;

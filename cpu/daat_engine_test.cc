@@ -9,7 +9,7 @@
 #include "gmock/gmock.h"
 #include "gtest/gtest.h"
 #include "index/index.h"
-#include "tests/reference_engine.h"
+#include "cpu/reference_engine.h"
 #include "tests/test_collection.h"
 
 namespace tandem::cpu {
@@ -42,7 +42,7 @@ class DaatEngineTest : public ::testing::TestWithParam<std::string> {
     ASSERT_TRUE(index.ok()) << index.status();
     index_ = *std::move(index);
     engine_ = *DaatEngine::Create(*index_);
-    reference_ = std::make_unique<testing::ReferenceEngine>(*index_);
+    reference_ = std::make_unique<cpu::ReferenceEngine>(*index_);
   }
 
   Query MakeQuery(std::vector<std::string> terms, QueryMode mode, uint32_t k) {
@@ -65,7 +65,7 @@ class DaatEngineTest : public ::testing::TestWithParam<std::string> {
   std::vector<std::vector<std::string>> docs_;
   std::unique_ptr<index::Index> index_;
   std::unique_ptr<DaatEngine> engine_;
-  std::unique_ptr<testing::ReferenceEngine> reference_;
+  std::unique_ptr<cpu::ReferenceEngine> reference_;
 };
 
 TEST_P(DaatEngineTest, RandomQueriesMatchReference) {

@@ -7,7 +7,7 @@
 
 #include "absl/strings/str_cat.h"
 #include "gpu/cuda_status.h"
-#include "index/status_macros.h"
+#include "base/status_macros.h"
 
 namespace tandem::gpu {
 

@@ -24,7 +24,7 @@
 #include "gpu/stream_wait.h"
 #include "index/bm25.h"
 #include "index/query.h"
-#include "index/status_macros.h"
+#include "base/status_macros.h"
 
 namespace tandem::gpu {
 namespace {

@@ -16,7 +16,7 @@
 #include "gpu/kernels/merge_find.cuh"
 #include "gpu/kernels/query_kernels.cuh"
 #include "gpu/query_ops.h"
-#include "index/status_macros.h"
+#include "base/status_macros.h"
 
 namespace tandem::gpu {
 namespace {

@@ -5,7 +5,7 @@
 
 #include "absl/strings/str_cat.h"
 #include "absl/strings/str_format.h"
-#include "index/status_macros.h"
+#include "base/status_macros.h"
 #include "nlohmann/json.hpp"
 
 namespace tandem::index {

@@ -1,3 +1,4 @@
+#include "base/version.h"
 #include "index/index_writer.h"
 
 #include <fcntl.h>
@@ -13,7 +14,7 @@
 #include "absl/strings/str_format.h"
 #include "absl/time/clock.h"
 #include "absl/time/time.h"
-#include "index/status_macros.h"
+#include "base/status_macros.h"
 
 namespace tandem::index {
 namespace fs = std::filesystem;
@@ -260,10 +261,7 @@ absl::Status IndexWriter::Finish() {
   manifest_.stats.avg_doc_length = avg_doc_length_;
   manifest_.source_format = options_.source_format;
   manifest_.source_input = options_.source_input;
-#ifndef TANDEM_VERSION_STRING
-#define TANDEM_VERSION_STRING "0.1.0"
-#endif
-  manifest_.builder = absl::StrCat("tandem-index ", TANDEM_VERSION_STRING);
+  manifest_.builder = absl::StrCat("tandem-index ", base::Version());
   {
     TANDEM_ASSIGN_OR_RETURN(auto f, FileWriter::Create(absl::StrCat(tmp_dir_, "/", kManifestFile),
                                                        FileKind::kManifest));

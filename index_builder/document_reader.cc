@@ -11,7 +11,7 @@
 
 #include "absl/strings/str_cat.h"
 #include "absl/strings/str_join.h"
-#include "index/status_macros.h"
+#include "base/status_macros.h"
 #include "index_builder/readers_internal.h"
 
 namespace tandem::index_builder {

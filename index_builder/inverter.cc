@@ -24,7 +24,7 @@
 #include "absl/synchronization/mutex.h"
 #include "index/bm25.h"
 #include "index/posting_list.h"
-#include "index/status_macros.h"
+#include "base/status_macros.h"
 
 namespace tandem::index_builder {
 namespace fs = std::filesystem;

@@ -17,7 +17,7 @@
 #include "absl/strings/match.h"
 #include "absl/strings/str_cat.h"
 #include "absl/strings/str_join.h"
-#include "index/status_macros.h"
+#include "base/status_macros.h"
 #include "index_builder/readers_internal.h"
 #include "index_builder/text_util.h"
 

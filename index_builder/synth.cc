@@ -12,9 +12,9 @@
 #include "absl/strings/str_cat.h"
 #include "absl/strings/str_format.h"
 #include "absl/strings/str_join.h"
-#include "index/query_set.h"
+#include "workload/query_set.h"
 #include "index/index_writer.h"
-#include "index/status_macros.h"
+#include "base/status_macros.h"
 #include "index_builder/synth_inputs.h"
 #include "index_builder/synth_lists.h"
 #include "index_builder/synth_pipeline.h"
@@ -59,10 +59,10 @@ absl::StatusOr<std::vector<PlannedList>> PlanLists(const SynthOptions& o, const 
                                                    SynthSummary& summary) {
   absl::flat_hash_set<std::string> query_terms;
   for (const std::string& path : o.query_files) {
-    TANDEM_ASSIGN_OR_RETURN(std::vector<index::AnalyzedQuery> queries,
-                            index::LoadQuerySet(path, analyzer));
+    TANDEM_ASSIGN_OR_RETURN(std::vector<workload::AnalyzedQuery> queries,
+                            workload::LoadQuerySet(path, analyzer));
     summary.queries += queries.size();
-    for (index::AnalyzedQuery& q : queries) {
+    for (workload::AnalyzedQuery& q : queries) {
       for (std::string& t : q.terms) query_terms.insert(std::move(t));
     }
   }

@@ -13,7 +13,7 @@
 #include "absl/strings/str_cat.h"
 #include "absl/strings/str_split.h"
 #include "absl/strings/string_view.h"
-#include "index/status_macros.h"
+#include "base/status_macros.h"
 
 namespace tandem::index_builder {
 namespace {

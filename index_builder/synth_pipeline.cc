@@ -11,7 +11,7 @@
 #include "absl/strings/str_format.h"
 #include "index/bm25.h"
 #include "index/posting_list.h"
-#include "index/status_macros.h"
+#include "base/status_macros.h"
 #include "index_builder/synth_lists.h"
 #include "index_builder/synth_random.h"
 

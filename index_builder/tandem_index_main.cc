@@ -22,7 +22,7 @@
 #include "absl/strings/str_replace.h"
 #include "index/block_codec.h"
 #include "index/bm25.h"
-#include "index/command_line.h"
+#include "tools/command_line.h"
 #include "index/index.h"
 #include "index_builder/document_reader.h"
 #include "index_builder/inverter.h"
@@ -233,7 +233,7 @@ int main(int argc, char** argv) {
       "  tandem-index inspect DIR\n"
       "  tandem-index lookup DIR TERM");
   using namespace tandem::index_builder;
-  tandem::DashedFlags flags(argc, argv);
+  tandem::tools::DashedFlags flags(argc, argv);
   std::vector<char*> args = absl::ParseCommandLine(flags.argc(), flags.argv());
   const std::string command = args.size() > 1 ? args[1] : "";
   if (command == "build" && args.size() == 2) return Build();

@@ -64,9 +64,15 @@
 #include "absl/status/status.h"
 #include "absl/strings/string_view.h"
 #include "absl/time/time.h"
-#include "scheduler/cost_predictor.h"
+#include "cost_model/cost_predictor.h"
 
 namespace tandem::scheduler {
+
+// The cost model's words, which the whole scheduler speaks.
+using cost_model::CostEstimate;
+using cost_model::CostPredictor;
+using cost_model::Processor;
+using cost_model::ProcessorName;
 
 enum class QueueKind { kCpu, kGpu, kShared };
 inline constexpr QueueKind kAllQueues[] = {QueueKind::kCpu, QueueKind::kGpu, QueueKind::kShared};

@@ -5,10 +5,10 @@
 #include <utility>
 
 #include "absl/strings/str_cat.h"
-#include "index/status_macros.h"
-#include "scheduler/cost_features.h"
-#include "server/hybrid_executor.h"
-#include "server/pool_executor.h"
+#include "base/status_macros.h"
+#include "cost_model/cost_features.h"
+#include "scheduler/hybrid_executor.h"
+#include "scheduler/pool_executor.h"
 
 namespace tandem::server {
 namespace {
@@ -20,7 +20,7 @@ using scheduler::ProcessorName;
 // measurements per processor is often enough for a gauge scraped every few seconds.
 constexpr uint64_t kLiveErrorEvery = 256;
 
-bool UseHybrid(const ServerOptions& options, const scheduler::EngineSet& engines) {
+bool UseHybrid(const ServerOptions& options, const server::EngineSet& engines) {
   switch (options.scheduler) {
     case SchedulerKind::kPool:
       return false;
@@ -34,19 +34,19 @@ bool UseHybrid(const ServerOptions& options, const scheduler::EngineSet& engines
 }
 
 // The trained model of --cost-model, or the heuristic; either refines itself from live timings.
-absl::StatusOr<std::unique_ptr<scheduler::CostModel>> LoadCostModel(
-    const ServerOptions& options, const index::Index& index, const scheduler::EngineSet& engines) {
-  scheduler::CostModelOptions model_options;
+absl::StatusOr<std::unique_ptr<cost_model::CostModel>> LoadCostModel(
+    const ServerOptions& options, const index::Index& index, const server::EngineSet& engines) {
+  cost_model::CostModelOptions model_options;
   model_options.index = &index;
-  model_options.resident_fraction = scheduler::ResidentFractionOf(engines.gpu.get());
+  model_options.resident_fraction = cost_model::ResidentFractionOf(engines.gpu.get());
   model_options.refine_every = options.cost_model_refine_every;
   model_options.refine_min_interval = options.cost_model_refine_interval;
   model_options.cpu_or_maxscore = options.cpu_or == cpu::OrAlgorithm::kMaxScore;
   if (options.cost_model_file.empty()) {
-    return scheduler::CostModel::Heuristic(std::move(model_options));
+    return cost_model::CostModel::Heuristic(std::move(model_options));
   }
-  absl::StatusOr<std::unique_ptr<scheduler::CostModel>> model =
-      scheduler::CostModel::Load(options.cost_model_file, std::move(model_options));
+  absl::StatusOr<std::unique_ptr<cost_model::CostModel>> model =
+      cost_model::CostModel::Load(options.cost_model_file, std::move(model_options));
   if (!model.ok()) {
     return absl::Status(model.status().code(),
                         absl::StrCat("cannot load cost model: ", model.status().message()));
@@ -54,13 +54,13 @@ absl::StatusOr<std::unique_ptr<scheduler::CostModel>> LoadCostModel(
   return model;
 }
 
-HybridExecutorHooks MetricsHooks(ServerMetrics& metrics, scheduler::CostModel& model) {
+scheduler::HybridExecutorHooks MetricsHooks(ServerMetrics& metrics, cost_model::CostModel& model) {
   struct Counts {
     std::atomic<uint64_t> measured[2] = {0, 0};  // by processor
   };
   auto counts = std::make_shared<Counts>();
   ServerMetrics* m = &metrics;
-  scheduler::CostModel* cost_model = &model;
+  cost_model::CostModel* cost_model = &model;
   return {
       .on_queue_depth = [m](size_t jobs) { m->SetQueueDepth(jobs); },
       .on_scheduler_queue_depth =
@@ -71,7 +71,7 @@ HybridExecutorHooks MetricsHooks(ServerMetrics& metrics, scheduler::CostModel& m
       .on_busy_workers = [m](Processor p,
                              size_t busy) { m->SetBusyWorkers(ProcessorName(p), busy); },
       .on_decision =
-          [m](const SchedulerDecision& d) {
+          [m](const scheduler::SchedulerDecision& d) {
             m->RecordDecision(d.pinned ? "pinned" : scheduler::QueueName(d.queue),
                               ProcessorName(d.processor),
                               d.reason == scheduler::TakeReason::kStolen,
@@ -92,7 +92,7 @@ HybridExecutorHooks MetricsHooks(ServerMetrics& metrics, scheduler::CostModel& m
       .on_busy_time = [m](Processor p,
                           absl::Duration busy) { m->AddBusyTime(ProcessorName(p), busy); },
       .on_worker_time =
-          [m](Processor p, const WorkerTime& t) {
+          [m](Processor p, const scheduler::WorkerTime& t) {
             m->AddWorkerTime(ProcessorName(p), t.engine, t.answer, t.lock, t.scheduling, t.idle);
           },
       .on_deadline_miss = [m] { m->RecordDeadlineMiss(); },
@@ -102,13 +102,13 @@ HybridExecutorHooks MetricsHooks(ServerMetrics& metrics, scheduler::CostModel& m
 }  // namespace
 
 absl::StatusOr<ExecutorSet> CreateExecutor(const ServerOptions& options, const index::Index& index,
-                                           const scheduler::EngineSet& engines,
+                                           const server::EngineSet& engines,
                                            ServerMetrics& metrics) {
   ExecutorSet set;
   ServerMetrics* m = &metrics;
   if (!UseHybrid(options, engines)) {
     TANDEM_ASSIGN_OR_RETURN(
-        set.executor, PoolQueryExecutor::Create(
+        set.executor, scheduler::PoolQueryExecutor::Create(
                           engines.cpu.get(), engines.gpu.get(),
                           {.threads = options.threads,
                            .queue_capacity = options.queue_capacity,
@@ -128,7 +128,7 @@ absl::StatusOr<ExecutorSet> CreateExecutor(const ServerOptions& options, const i
     const double error = set.cost_model->mean_relative_error(p);
     if (std::isfinite(error)) metrics.SetCostModelError(ProcessorName(p), "training", error);
   }
-  HybridQueryExecutor::Options hybrid{.cpu_threads = options.threads,
+  scheduler::HybridQueryExecutor::Options hybrid{.cpu_threads = options.threads,
                                       .gpu_threads = options.gpu_threads,
                                       .answer_threads = options.answer_threads,
                                       .answer_cpu_queries = options.answer_cpu_queries,
@@ -155,7 +155,7 @@ absl::StatusOr<ExecutorSet> CreateExecutor(const ServerOptions& options, const i
   metrics.SetWorkers(ProcessorName(Processor::kCpu), hybrid.cpu_threads);
   if (gpu_threads > 0) metrics.SetWorkers(ProcessorName(Processor::kGpu), hybrid.gpu_threads);
   TANDEM_ASSIGN_OR_RETURN(
-      set.executor, HybridQueryExecutor::Create(engines.cpu.get(), engines.gpu.get(), hybrid));
+      set.executor, scheduler::HybridQueryExecutor::Create(engines.cpu.get(), engines.gpu.get(), hybrid));
   if (options.scheduler == SchedulerKind::kSerial) {
     set.summary = absl::StrCat("serial scheduler (one query at a time on the cheaper processor); ",
                                set.cost_model->description());
@@ -163,14 +163,14 @@ absl::StatusOr<ExecutorSet> CreateExecutor(const ServerOptions& options, const i
   }
   set.summary = absl::StrCat(
       "hybrid scheduler (", options.threads, " CPU workers at priority ",
-      cpu::ThreadPriorityName(options.cpu_worker_priority),
+      base::ThreadPriorityName(options.cpu_worker_priority),
       options.cpu_worker_cpus.empty()
           ? ""
-          : absl::StrCat(" on CPUs ", cpu::FormatCpuList(options.cpu_worker_cpus)),
+          : absl::StrCat(" on CPUs ", base::FormatCpuList(options.cpu_worker_cpus)),
       ", ", gpu_threads, " GPU queries in flight",
       options.gpu_worker_cpus.empty() || gpu_threads == 0
           ? ""
-          : absl::StrCat(" (workers on CPUs ", cpu::FormatCpuList(options.gpu_worker_cpus), ")"),
+          : absl::StrCat(" (workers on CPUs ", base::FormatCpuList(options.gpu_worker_cpus), ")"),
       ", ", gpu_threads > 0 ? options.answer_threads : 0, " answer threads",
       gpu_threads > 0 && options.answer_threads > 0 && options.answer_cpu_queries
           ? " (CPU queries too)"

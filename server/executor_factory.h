@@ -18,18 +18,18 @@
 
 #include "absl/status/statusor.h"
 #include "index/index.h"
-#include "scheduler/cost_model.h"
-#include "scheduler/engine_factory.h"
+#include "cost_model/cost_model.h"
+#include "server/engine_factory.h"
 #include "server/metrics.h"
-#include "server/query_executor.h"
+#include "scheduler/query_executor.h"
 #include "server/server.h"
 
 namespace tandem::server {
 
 struct ExecutorSet {
   // Declared before the executor, so the executor (whose workers use it) is destroyed first.
-  std::unique_ptr<scheduler::CostModel> cost_model;  // hybrid only
-  std::unique_ptr<QueryExecutor> executor;
+  std::unique_ptr<cost_model::CostModel> cost_model;  // hybrid only
+  std::unique_ptr<scheduler::QueryExecutor> executor;
   // One line for the startup log: which scheduler, its workers and, for the hybrid one, the cost
   // model (trained from which file, or the heuristic).
   std::string summary;
@@ -38,7 +38,7 @@ struct ExecutorSet {
 // `index`, `engines` and `metrics` must outlive the returned set. Errors: an unreadable or invalid
 // --cost-model file, bad executor options.
 absl::StatusOr<ExecutorSet> CreateExecutor(const ServerOptions& options, const index::Index& index,
-                                           const scheduler::EngineSet& engines,
+                                           const server::EngineSet& engines,
                                            ServerMetrics& metrics);
 
 }  // namespace tandem::server

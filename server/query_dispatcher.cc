@@ -43,7 +43,7 @@ struct QueryDispatcher::JobState {
   std::vector<std::vector<std::string>> terms;
 };
 
-QueryDispatcher::QueryDispatcher(const index::Index& index, QueryExecutor& executor,
+QueryDispatcher::QueryDispatcher(const index::Index& index, scheduler::QueryExecutor& executor,
                                  ServerMetrics& metrics, const RequestLimits& limits)
     : index_(index), executor_(executor), metrics_(metrics), limits_(limits) {}
 
@@ -52,10 +52,10 @@ absl::Status QueryDispatcher::Dispatch(absl::Span<const SearchRequest* const> re
   auto state = std::make_shared<JobState>();
   state->call = call;
   state->done = std::move(done);
-  QueryJob job;
+  scheduler::QueryJob job;
   std::vector<std::pair<size_t, absl::Status>> invalid;
   for (size_t i = 0; i < requests.size(); ++i) {
-    absl::StatusOr<QueryTask> task = ParseSearchRequest(*requests[i], index_.analyzer(), limits_);
+    absl::StatusOr<scheduler::QueryTask> task = ParseSearchRequest(*requests[i], index_.analyzer(), limits_);
     if (!task.ok()) {
       invalid.emplace_back(i, std::move(task).status());
       continue;
@@ -85,7 +85,7 @@ absl::Status QueryDispatcher::Dispatch(absl::Span<const SearchRequest* const> re
     if (refused.ok()) {
       job.deadline = call.deadline;
       job.cancelled = call.cancelled;
-      job.on_done = [this, state](size_t task, QueryOutcome outcome) {
+      job.on_done = [this, state](size_t task, scheduler::QueryOutcome outcome) {
         Complete(*state, task, std::move(outcome));
       };
       refused = executor_.Submit(std::move(job));
@@ -115,7 +115,7 @@ void QueryDispatcher::RecordRefusedCall(absl::Span<const SearchRequest* const> r
   }
 }
 
-void QueryDispatcher::Complete(JobState& job, size_t task, QueryOutcome outcome) {
+void QueryDispatcher::Complete(JobState& job, size_t task, scheduler::QueryOutcome outcome) {
   const absl::Duration total = absl::Now() - job.call.arrival;
   QueryRecord record{.mode = index::QueryModeName(job.mode[task]),
                      .engine = outcome.engine.empty() ? absl::string_view("none")

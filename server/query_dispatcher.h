@@ -29,7 +29,7 @@
 #include "absl/types/span.h"
 #include "index/index.h"
 #include "server/metrics.h"
-#include "server/query_executor.h"
+#include "scheduler/query_executor.h"
 #include "server/request_validation.h"
 #include "tandem/v1/search.pb.h"
 
@@ -49,7 +49,7 @@ using QueryDone =
 class QueryDispatcher {
  public:
   // All references must outlive the dispatcher.
-  QueryDispatcher(const index::Index& index, QueryExecutor& executor, ServerMetrics& metrics,
+  QueryDispatcher(const index::Index& index, scheduler::QueryExecutor& executor, ServerMetrics& metrics,
                   const RequestLimits& limits);
 
   const RequestLimits& limits() const { return limits_; }
@@ -74,11 +74,11 @@ class QueryDispatcher {
   // One admitted job's shared state: the per-request bookkeeping its completions need.
   struct JobState;
 
-  void Complete(JobState& job, size_t task, QueryOutcome outcome);
+  void Complete(JobState& job, size_t task, scheduler::QueryOutcome outcome);
   void ReleaseInFlight(int64_t queries);
 
   const index::Index& index_;
-  QueryExecutor& executor_;
+  scheduler::QueryExecutor& executor_;
   ServerMetrics& metrics_;
   const RequestLimits limits_;
   mutable absl::Mutex mu_;

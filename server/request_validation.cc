@@ -7,7 +7,7 @@
 
 #include "absl/strings/ascii.h"
 #include "absl/strings/str_format.h"
-#include "index/status_macros.h"
+#include "base/status_macros.h"
 
 namespace tandem::server {
 namespace {
@@ -31,15 +31,15 @@ absl::StatusOr<index::QueryMode> ParseMode(int mode) {
   return absl::InvalidArgumentError(absl::StrFormat("mode: unknown QueryMode value %d", mode));
 }
 
-absl::StatusOr<EnginePreference> ParseEngine(int hint) {
+absl::StatusOr<scheduler::EnginePreference> ParseEngine(int hint) {
   switch (hint) {
     case tandem::v1::ENGINE_HINT_UNSPECIFIED:
     case tandem::v1::ENGINE_HINT_AUTO:
-      return EnginePreference::kAuto;
+      return scheduler::EnginePreference::kAuto;
     case tandem::v1::ENGINE_HINT_CPU:
-      return EnginePreference::kCpu;
+      return scheduler::EnginePreference::kCpu;
     case tandem::v1::ENGINE_HINT_GPU:
-      return EnginePreference::kGpu;
+      return scheduler::EnginePreference::kGpu;
     default:
       break;
   }
@@ -104,10 +104,10 @@ absl::StatusOr<std::vector<index::QueryTerm>> ListTerms(const tandem::v1::TermLi
 
 }  // namespace
 
-absl::StatusOr<QueryTask> ParseSearchRequest(const SearchRequest& request,
+absl::StatusOr<scheduler::QueryTask> ParseSearchRequest(const SearchRequest& request,
                                              const index::Analyzer& analyzer,
                                              const RequestLimits& limits) {
-  QueryTask task;
+  scheduler::QueryTask task;
   TANDEM_ASSIGN_OR_RETURN(task.query.mode, ParseMode(request.mode()));
   TANDEM_ASSIGN_OR_RETURN(task.engine, ParseEngine(request.engine()));
   if (request.k() > index::kMaxK) {

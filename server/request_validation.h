@@ -21,7 +21,7 @@
 #include "absl/status/statusor.h"
 #include "index/analyzer.h"
 #include "index/query.h"
-#include "server/query_executor.h"
+#include "scheduler/query_executor.h"
 #include "tandem/v1/search.pb.h"
 
 namespace tandem::server {
@@ -33,7 +33,7 @@ struct RequestLimits {
 };
 
 // The task's query terms are analyzed and merged (repeats summed), ready for an engine.
-absl::StatusOr<QueryTask> ParseSearchRequest(const tandem::v1::SearchRequest& request,
+absl::StatusOr<scheduler::QueryTask> ParseSearchRequest(const tandem::v1::SearchRequest& request,
                                              const index::Analyzer& analyzer,
                                              const RequestLimits& limits);
 

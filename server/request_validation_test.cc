@@ -24,13 +24,13 @@ class RequestValidationTest : public ::testing::Test {
     analyzer_ = *std::move(analyzer);
   }
 
-  absl::StatusOr<QueryTask> Parse(const SearchRequest& request) {
+  absl::StatusOr<scheduler::QueryTask> Parse(const SearchRequest& request) {
     return ParseSearchRequest(request, *analyzer_, limits_);
   }
 
   // Expects INVALID_ARGUMENT whose message contains `field`.
   void ExpectInvalid(const SearchRequest& request, const std::string& field) {
-    absl::StatusOr<QueryTask> task = Parse(request);
+    absl::StatusOr<scheduler::QueryTask> task = Parse(request);
     ASSERT_FALSE(task.ok()) << request.DebugString();
     EXPECT_EQ(task.status().code(), absl::StatusCode::kInvalidArgument);
     EXPECT_THAT(std::string(task.status().message()), HasSubstr(field));
@@ -46,32 +46,32 @@ class RequestValidationTest : public ::testing::Test {
   RequestLimits limits_;
 };
 
-std::vector<std::string> Terms(const QueryTask& task) {
+std::vector<std::string> Terms(const scheduler::QueryTask& task) {
   std::vector<std::string> terms;
   for (const index::QueryTerm& t : task.query.terms) terms.push_back(t.term);
   return terms;
 }
 
 TEST_F(RequestValidationTest, TextIsAnalyzedWithTheIndexAnalyzerAndDefaultsApply) {
-  absl::StatusOr<QueryTask> task = Parse(Text("The running dogs of t7"));
+  absl::StatusOr<scheduler::QueryTask> task = Parse(Text("The running dogs of t7"));
   ASSERT_TRUE(task.ok()) << task.status();
   EXPECT_THAT(Terms(*task), ElementsAre("run", "dog", "t7"));
   EXPECT_EQ(task->query.k, 10u);
   EXPECT_EQ(task->query.mode, index::QueryMode::kOr);
-  EXPECT_EQ(task->engine, EnginePreference::kAuto);
+  EXPECT_EQ(task->engine, scheduler::EnginePreference::kAuto);
   EXPECT_EQ(task->query.bm25.k1, 0.9f);
   EXPECT_EQ(task->query.bm25.b, 0.4f);
 }
 
 TEST_F(RequestValidationTest, RepeatedTermsAreMergedWithSummedWeight) {
-  absl::StatusOr<QueryTask> task = Parse(Text("t1 t2 t1"));
+  absl::StatusOr<scheduler::QueryTask> task = Parse(Text("t1 t2 t1"));
   ASSERT_TRUE(task.ok()) << task.status();
   ASSERT_THAT(Terms(*task), ElementsAre("t1", "t2"));
   EXPECT_EQ(task->query.terms[0].weight, 2.0f);
 }
 
 TEST_F(RequestValidationTest, StopWordsOnlyIsValidAndEmpty) {
-  absl::StatusOr<QueryTask> task = Parse(Text("the and of"));
+  absl::StatusOr<scheduler::QueryTask> task = Parse(Text("the and of"));
   ASSERT_TRUE(task.ok()) << task.status();
   EXPECT_TRUE(task->query.terms.empty());
 }
@@ -88,7 +88,7 @@ TEST_F(RequestValidationTest, EmptyQueriesAreRejected) {
 TEST_F(RequestValidationTest, KRange) {
   SearchRequest r = Text("t1");
   r.set_k(20000);
-  absl::StatusOr<QueryTask> task = Parse(r);
+  absl::StatusOr<scheduler::QueryTask> task = Parse(r);
   ASSERT_FALSE(task.ok());
   EXPECT_EQ(task.status().message(), "k must be between 1 and 10000, got 20000");
   r.set_k(10000);
@@ -119,7 +119,7 @@ TEST_F(RequestValidationTest, PreAnalyzedTerms) {
   auto* b = r.mutable_terms()->add_terms();
   b->set_term("T2");  // taken as is: the caller analyzed it
   b->set_weight(2.5f);
-  absl::StatusOr<QueryTask> task = Parse(r);
+  absl::StatusOr<scheduler::QueryTask> task = Parse(r);
   ASSERT_TRUE(task.ok()) << task.status();
   ASSERT_THAT(Terms(*task), ElementsAre("t1", "T2"));
   EXPECT_EQ(task->query.terms[0].weight, 1.0f);  // 0 (unset) means 1
@@ -147,7 +147,7 @@ TEST_F(RequestValidationTest, PreAnalyzedTerms) {
 TEST_F(RequestValidationTest, Bm25Parameters) {
   SearchRequest r = Text("t1");
   r.mutable_bm25()->set_k1(1.2f);
-  absl::StatusOr<QueryTask> task = Parse(r);
+  absl::StatusOr<scheduler::QueryTask> task = Parse(r);
   ASSERT_TRUE(task.ok());
   EXPECT_EQ(task->query.bm25.k1, 1.2f);
   EXPECT_EQ(task->query.bm25.b, 0.4f);  // unset keeps the default
@@ -168,17 +168,17 @@ TEST_F(RequestValidationTest, EnumValues) {
   SearchRequest r = Text("t1");
   r.set_mode(tandem::v1::QUERY_MODE_AND);
   r.set_engine(tandem::v1::ENGINE_HINT_GPU);
-  absl::StatusOr<QueryTask> task = Parse(r);
+  absl::StatusOr<scheduler::QueryTask> task = Parse(r);
   ASSERT_TRUE(task.ok());
   EXPECT_EQ(task->query.mode, index::QueryMode::kAnd);
-  EXPECT_EQ(task->engine, EnginePreference::kGpu);
+  EXPECT_EQ(task->engine, scheduler::EnginePreference::kGpu);
   EXPECT_EQ(RequestModeLabel(r), "and");
   r.set_mode(tandem::v1::QUERY_MODE_AND_OR);
   r.set_engine(tandem::v1::ENGINE_HINT_CPU);
   task = Parse(r);
   ASSERT_TRUE(task.ok());
   EXPECT_EQ(task->query.mode, index::QueryMode::kAndOr);
-  EXPECT_EQ(task->engine, EnginePreference::kCpu);
+  EXPECT_EQ(task->engine, scheduler::EnginePreference::kCpu);
 
   r.set_mode(static_cast<tandem::v1::QueryMode>(7));
   ExpectInvalid(r, "mode: unknown QueryMode value 7");

@@ -1,3 +1,4 @@
+#include "base/version.h"
 #include "server/server.h"
 
 #include <chrono>
@@ -13,7 +14,7 @@
 #include "grpcpp/health_check_service_interface.h"
 #include "grpcpp/security/server_credentials.h"
 #include "index/index.h"
-#include "index/status_macros.h"
+#include "base/status_macros.h"
 #include "prometheus/exposer.h"
 #include "server/executor_factory.h"
 #include "server/grpc_log.h"
@@ -21,12 +22,6 @@
 #include "server/query_dispatcher.h"
 #include "server/search_service.h"
 
-#ifndef TANDEM_VERSION
-#error "TANDEM_VERSION must be defined by the build"
-#endif
-#ifndef TANDEM_COMMIT
-#error "TANDEM_COMMIT must be defined by the build"
-#endif
 
 namespace tandem::server {
 namespace {
@@ -101,8 +96,8 @@ absl::Status Server::Start(const ServerOptions& requested) {
                         absl::StrCat("cannot open index: ", index.status().message()));
   }
   index_ = *std::move(index);
-  absl::StatusOr<scheduler::EngineSet> engines =
-      scheduler::CreateEngines(*index_, {.gpu = options.gpu,
+  absl::StatusOr<server::EngineSet> engines =
+      server::CreateEngines(*index_, {.gpu = options.gpu,
                                          .cpu_or = options.cpu_or,
                                          .gpu_contexts = static_cast<int>(options.gpu_threads),
                                          .gpu_wait = options.gpu_wait,
@@ -119,7 +114,7 @@ absl::Status Server::Start(const ServerOptions& requested) {
   std::vector<std::string> engine_names{std::string(engines_.cpu->name())};
   if (engines_.gpu != nullptr) engine_names.emplace_back(engines_.gpu->name());
   metrics_ = std::make_unique<ServerMetrics>(
-      BuildInfo{.version = TANDEM_VERSION, .commit = TANDEM_COMMIT, .gpu = engines_.gpu != nullptr},
+      BuildInfo{.version = base::Version(), .commit = base::Commit(), .gpu = engines_.gpu != nullptr},
       engine_names);
   metrics_->SetIndex(*index_);
   if (options.queue_capacity == 0) {

@@ -19,8 +19,8 @@
 
 #include "absl/status/statusor.h"
 #include "absl/time/time.h"
-#include "cpu/thread_priority.h"
-#include "scheduler/engine_factory.h"
+#include "base/thread_priority.h"
+#include "server/engine_factory.h"
 #include "server/request_validation.h"
 
 namespace grpc {
@@ -33,14 +33,14 @@ class Exposer;
 namespace tandem::index {
 class Index;
 }  // namespace tandem::index
-namespace tandem::scheduler {
+namespace tandem::cost_model {
 class CostModel;
-}  // namespace tandem::scheduler
+}  // namespace tandem::cost_model
 
 namespace tandem::server {
 
 class QueryDispatcher;
-class QueryExecutor;
+class scheduler::QueryExecutor;
 class SearchService;
 class ServerMetrics;
 
@@ -54,8 +54,8 @@ struct TlsOptions {
 // Which QueryExecutor serves queries (executor_factory.h).
 enum class SchedulerKind {
   kAuto,    // hybrid when a GPU engine serves queries, pool otherwise
-  kPool,    // PoolQueryExecutor: one FIFO; CPU unless a request asks for the GPU
-  kHybrid,  // HybridQueryExecutor: three queues, cost-model routing, work stealing
+  kPool,    // scheduler::PoolQueryExecutor: one FIFO; CPU unless a request asks for the GPU
+  kHybrid,  // scheduler::HybridQueryExecutor: three queues, cost-model routing, work stealing
   // HybridQueryExecutor running one query at a time on the processor the cost model says is
   // cheaper, first come first served (the paper's "CPU+GPU serialized" baseline, Figure 7)
   kSerial,
@@ -78,7 +78,7 @@ struct ServerOptions {
   bool answer_cpu_queries = false;
   // hybrid: the CPU workers' priority below the server's (HybridQueryExecutor::Options);
   // tandem-server's default (--cpu-worker-priority) is nice +10
-  cpu::ThreadPriority cpu_worker_priority = {};
+  base::ThreadPriority cpu_worker_priority = {};
   // hybrid: the CPUs the CPU and the GPU workers may run on; empty: any (HybridQueryExecutor)
   std::vector<int> cpu_worker_cpus = {};
   std::vector<int> gpu_worker_cpus = {};
@@ -91,8 +91,8 @@ struct ServerOptions {
   // hybrid: ... and at most once per this interval
   absl::Duration cost_model_refine_interval = absl::Seconds(10);
   RequestLimits limits;
-  scheduler::GpuMode gpu = scheduler::GpuMode::kAuto;
-  scheduler::GpuWait gpu_wait = scheduler::GpuWait::kAuto;  // how GPU workers wait for the device
+  server::GpuMode gpu = server::GpuMode::kAuto;
+  server::GpuWait gpu_wait = server::GpuWait::kAuto;  // how GPU workers wait for the device
   absl::Duration gpu_spin = absl::Microseconds(200);        // spin-then-block: spin this long
   cpu::OrAlgorithm cpu_or = cpu::OrAlgorithm::kMaxScore;    // the CPU engine's OR
   TlsOptions tls;
@@ -133,11 +133,11 @@ class Server {
   absl::Status Start(const ServerOptions& options);
 
   std::unique_ptr<index::Index> index_;
-  scheduler::EngineSet engines_;
+  server::EngineSet engines_;
   std::string engine_summary_;
   std::unique_ptr<ServerMetrics> metrics_;
-  std::unique_ptr<scheduler::CostModel> cost_model_;  // outlives the executor that uses it
-  std::unique_ptr<QueryExecutor> executor_;
+  std::unique_ptr<cost_model::CostModel> cost_model_;  // outlives the executor that uses it
+  std::unique_ptr<scheduler::QueryExecutor> executor_;
   std::string scheduler_summary_;
   std::unique_ptr<QueryDispatcher> dispatcher_;
   std::unique_ptr<SearchService> service_;

@@ -31,9 +31,9 @@
 #include "absl/strings/str_cat.h"
 #include "absl/synchronization/mutex.h"
 #include "absl/time/time.h"
-#include "cpu/thread_affinity.h"
-#include "cpu/thread_priority.h"
-#include "index/command_line.h"
+#include "base/thread_affinity.h"
+#include "base/thread_priority.h"
+#include "tools/command_line.h"
 #include "index/index.h"
 #include "server/server.h"
 
@@ -171,8 +171,8 @@ absl::StatusOr<tandem::server::ServerOptions> OptionsFromFlags() {
         absl::StrCat("--answer-threads must be auto or a number >= 0, got '", answer_threads, "'"));
   }
   options.answer_cpu_queries = absl::GetFlag(FLAGS_answer_cpu_queries);
-  absl::StatusOr<tandem::cpu::ThreadPriority> cpu_worker_priority =
-      tandem::cpu::ParseThreadPriority(absl::GetFlag(FLAGS_cpu_worker_priority));
+  absl::StatusOr<tandem::base::ThreadPriority> cpu_worker_priority =
+      tandem::base::ParseThreadPriority(absl::GetFlag(FLAGS_cpu_worker_priority));
   if (!cpu_worker_priority.ok()) {
     return absl::InvalidArgumentError(
         absl::StrCat("--cpu-worker-priority: ", cpu_worker_priority.status().message()));
@@ -184,9 +184,9 @@ absl::StatusOr<tandem::server::ServerOptions> OptionsFromFlags() {
         std::tuple{"--gpu-worker-cpus", absl::GetFlag(FLAGS_gpu_worker_cpus),
                    &options.gpu_worker_cpus}}) {
     if (value.empty()) continue;
-    absl::StatusOr<std::vector<int>> cpus = tandem::cpu::ParseCpuList(value);
+    absl::StatusOr<std::vector<int>> cpus = tandem::base::ParseCpuList(value);
     if (cpus.ok()) {
-      if (absl::Status allowed = tandem::cpu::CheckCpusAllowed(*cpus); !allowed.ok()) {
+      if (absl::Status allowed = tandem::base::CheckCpusAllowed(*cpus); !allowed.ok()) {
         cpus = allowed;
       }
     }
@@ -195,8 +195,8 @@ absl::StatusOr<tandem::server::ServerOptions> OptionsFromFlags() {
     }
     *field = *std::move(cpus);
   }
-  absl::StatusOr<tandem::scheduler::GpuWait> gpu_wait =
-      tandem::scheduler::ParseGpuWait(absl::GetFlag(FLAGS_gpu_wait));
+  absl::StatusOr<tandem::server::GpuWait> gpu_wait =
+      tandem::server::ParseGpuWait(absl::GetFlag(FLAGS_gpu_wait));
   if (!gpu_wait.ok()) {
     return absl::InvalidArgumentError(absl::StrCat("--gpu-wait ", gpu_wait.status().message()));
   }
@@ -241,11 +241,11 @@ absl::StatusOr<tandem::server::ServerOptions> OptionsFromFlags() {
   options.limits.max_batch = absl::GetFlag(FLAGS_max_batch);
   const std::string gpu = absl::GetFlag(FLAGS_gpu);
   if (gpu == "auto") {
-    options.gpu = tandem::scheduler::GpuMode::kAuto;
+    options.gpu = tandem::server::GpuMode::kAuto;
   } else if (gpu == "off") {
-    options.gpu = tandem::scheduler::GpuMode::kOff;
+    options.gpu = tandem::server::GpuMode::kOff;
   } else if (gpu == "required") {
-    options.gpu = tandem::scheduler::GpuMode::kRequired;
+    options.gpu = tandem::server::GpuMode::kRequired;
   } else {
     return absl::InvalidArgumentError(
         absl::StrCat("--gpu must be auto, off or required, got '", gpu, "'"));
@@ -289,7 +289,7 @@ int main(int argc, char** argv) {
       "serves a Tandem index over gRPC.\n"
       "  tandem-server --index DIR [--listen 127.0.0.1:50051] [--metrics-listen 127.0.0.1:9464] "
       "[--threads N]");
-  tandem::DashedFlags flags(argc, argv);
+  tandem::tools::DashedFlags flags(argc, argv);
   std::vector<char*> positional = absl::ParseCommandLine(flags.argc(), flags.argv());
   if (positional.size() > 1) return Fail(absl::StrCat("unexpected argument '", positional[1], "'"));
   absl::StatusOr<tandem::server::ServerOptions> options = OptionsFromFlags();

@@ -3,14 +3,14 @@
 // ../shared/data is absent.
 #include <map>
 
-#include "bench/trec_eval.h"
+#include "workload/trec_eval.h"
 #include "cpu/daat_engine.h"
 #include "gtest/gtest.h"
 #include "index/index.h"
 #include "index_builder/document_reader.h"
 #include "index_builder/inverter.h"
 #include "tests/data_dir.h"
-#include "tests/reference_engine.h"
+#include "cpu/reference_engine.h"
 #include "tests/test_collection.h"
 
 namespace tandem {
@@ -58,17 +58,17 @@ class SciFactTest : public ::testing::Test {
 
 TEST_F(SciFactTest, Bm25MatchesAnserini) {
   EXPECT_EQ(index_->num_docs(), 5183u);
-  auto topics = bench::LoadTopics(testing::DataFile("beir-scifact/queries.test.tsv"));
-  auto qrels = bench::LoadQrels(testing::DataFile("beir-scifact/qrels.test.trec"));
+  auto topics = workload::LoadTopics(testing::DataFile("beir-scifact/queries.test.tsv"));
+  auto qrels = workload::LoadQrels(testing::DataFile("beir-scifact/qrels.test.trec"));
   ASSERT_TRUE(topics.ok() && qrels.ok());
   auto engine = *cpu::DaatEngine::Create(*index_);
-  std::map<std::string, std::vector<bench::RankedDoc>> runs;
+  std::map<std::string, std::vector<workload::RankedDoc>> runs;
   for (const auto& t : *topics) {
     auto r = engine->Search(Analyzed(t.text, index::QueryMode::kOr, 1000), {});
     ASSERT_TRUE(r.ok()) << r.status();
     for (const auto& h : r->hits) runs[t.id].push_back({std::string(index_->external_id(h.docid)), h.score});
   }
-  bench::Measures m = bench::EvaluateAll(*qrels, runs);
+  workload::Measures m = workload::EvaluateAll(*qrels, runs);
   EXPECT_EQ(m.queries, 300);
   EXPECT_GE(m.ndcg10, 0.670);
   EXPECT_NEAR(m.ndcg10, 0.6789, 0.01);
@@ -76,10 +76,10 @@ TEST_F(SciFactTest, Bm25MatchesAnserini) {
 }
 
 TEST_F(SciFactTest, CpuEngineEqualsReferenceOnRealQueries) {
-  auto topics = bench::LoadTopics(testing::DataFile("beir-scifact/queries.test.tsv"));
+  auto topics = workload::LoadTopics(testing::DataFile("beir-scifact/queries.test.tsv"));
   ASSERT_TRUE(topics.ok());
   auto engine = *cpu::DaatEngine::Create(*index_);
-  testing::ReferenceEngine reference(*index_);
+  cpu::ReferenceEngine reference(*index_);
   for (size_t i = 0; i < topics->size(); i += 5) {
     for (auto mode : {index::QueryMode::kAnd, index::QueryMode::kOr, index::QueryMode::kAndOr}) {
       for (uint32_t k : {1u, 10u, 1000u}) {

@@ -9,20 +9,9 @@
 
 #include "absl/strings/str_cat.h"
 #include "index/index_writer.h"
-#include "index/status_macros.h"
+#include "base/status_macros.h"
 
 namespace tandem::testing {
-
-TempDir::TempDir() {
-  std::string tmpl = (std::filesystem::temp_directory_path() / "tandem-test-XXXXXX").string();
-  if (::mkdtemp(tmpl.data()) == nullptr) std::abort();
-  path_ = tmpl;
-}
-
-TempDir::~TempDir() {
-  std::error_code ec;
-  std::filesystem::remove_all(path_, ec);
-}
 
 absl::Status BuildIndex(const std::vector<std::vector<std::string>>& docs, const std::string& dir,
                         const std::string& codec) {

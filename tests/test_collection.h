@@ -13,6 +13,7 @@
 
 #include "absl/status/statusor.h"
 #include "index/index.h"
+#include "tools/temp_dir.h"
 
 namespace tandem::testing {
 
@@ -25,18 +26,7 @@ struct CollectionSpec {
   std::string codec = "pfor";
 };
 
-// A temporary directory removed on destruction.
-class TempDir {
- public:
-  TempDir();
-  ~TempDir();
-  TempDir(const TempDir&) = delete;
-  TempDir& operator=(const TempDir&) = delete;
-  const std::string& path() const { return path_; }
-
- private:
-  std::string path_;
-};
+using tools::TempDir;
 
 // Builds the collection's index at `dir` (which must not exist or be empty). Each document is a list
 // of terms; the document table's external ids are "doc{N}".

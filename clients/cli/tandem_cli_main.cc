@@ -29,7 +29,7 @@
 #include "clients/cli/health_client.h"
 #include "clients/cli/output.h"
 #include "grpcpp/client_context.h"
-#include "index/command_line.h"
+#include "tools/command_line.h"
 #include "tandem/v1/search.grpc.pb.h"
 
 ABSL_FLAG(std::string, server, "127.0.0.1:50051", "tandem-server address, host:port.");
@@ -223,7 +223,7 @@ int Main(int argc, char** argv) {
       "  tandem-cli [--server HOST:PORT] search [--mode and|or|and_or] [--k 10] "
       "[--engine auto|cpu|gpu] [--json] [--timeout 5s] QUERY TEXT...\n"
       "  tandem-cli batch [FILE|-]\n  tandem-cli health [--service NAME]\n  tandem-cli info");
-  tandem::DashedFlags flags(argc, argv);
+  tandem::tools::DashedFlags flags(argc, argv);
   std::vector<char*> positional = absl::ParseCommandLine(flags.argc(), flags.argv());
   if (positional.size() < 2) return Usage("missing command: search, batch, health or info");
   const std::string command = positional[1];

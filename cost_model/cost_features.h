@@ -1,0 +1,73 @@
+// File: cost_features.h
+//
+// What the cost model knows about a query before running it: the four features of Ding et al. 2009,
+// section 9 (shortest list, second-shortest list, sum of list lengths, number of terms) plus the
+// query mode, k and the fraction of its postings already in the GPU's device cache. Lengths are
+// postings (document frequencies) from the lexicon, so computing them costs one Index::Lookup per
+// term and decodes nothing.
+//
+// Also the documented heuristic used when an engine has no trained model, and the two spaces the
+// M5 rules can be trained in (FeatureSpace).
+//
+//   QueryFeatures f = ComputeFeatures(query, index, ResidentFractionOf(gpu_engine));
+//   double cpu_ms = HeuristicMs(f, Processor::kCpu);
+#pragma once
+
+#include <functional>
+#include <string>
+#include <vector>
+
+#include "absl/status/statusor.h"
+#include "absl/strings/string_view.h"
+#include "index/engine.h"
+#include "index/index.h"
+#include "index/query.h"
+#include "cost_model/cost_predictor.h"
+
+namespace tandem::cost_model {
+
+struct QueryFeatures {
+  double shortest = 0;         // postings in the shortest list; 0 when a term is not in the index
+  double second_shortest = 0;  // the second-shortest list; 0 for a one-term query
+  double sum_lengths = 0;      // postings in all lists
+  double num_terms = 0;        // distinct query terms, those not in the index included
+  double mode = 0;             // QueryMode as a number: and 0, or 1, and_or 2
+  double k = 10;
+  double gpu_resident = 1;  // fraction (0..1) of the lists' bytes in the GPU cache; 1 without one
+
+  friend bool operator==(const QueryFeatures&, const QueryFeatures&) = default;
+};
+
+inline constexpr size_t kNumCostFeatures = 7;
+// The attribute names of the models, in QueryFeatures order:
+// shortest second_shortest sum_lengths num_terms mode k gpu_resident.
+const std::vector<std::string>& CostFeatureNames();
+
+// Where the GPU-resident fraction comes from: the GPU engine's Engine::ResidentFraction. An empty
+// function means "no GPU cache" (fraction 1).
+using ResidentFractionFn = std::function<double(const index::Query&)>;
+ResidentFractionFn ResidentFractionOf(const index::Engine* gpu);  // null engine -> empty function
+
+QueryFeatures ComputeFeatures(const index::Query& query, const index::Index& index,
+                              const ResidentFractionFn& resident_fraction);
+
+// The space the M5 rules see. Query times span five decades and the scheduler needs them right
+// relatively, so the default is kLog: list lengths and k as ln(1 + x), the time as ln(ms), a linear
+// model there being a power law (ms ~ postings^b). kLinear is the paper's: raw features, ms.
+enum class FeatureSpace { kLinear, kLog };
+absl::string_view FeatureSpaceName(FeatureSpace space);  // "linear", "log"
+absl::StatusOr<FeatureSpace> ParseFeatureSpace(absl::string_view name);
+
+std::vector<double> ModelInputs(const QueryFeatures& f, FeatureSpace space);
+double ModelTarget(double ms, FeatureSpace space);
+// The model's output back in milliseconds, never negative.
+double MsFromModel(double y, FeatureSpace space);
+
+// The heuristic, in milliseconds (documented with its constants in cost_features.cc).
+// `cpu_or_maxscore`: the CPU engine's OR prunes by MaxScore (cpu::OrAlgorithm::kMaxScore, its
+// default) rather than scoring every posting.
+double HeuristicMs(const QueryFeatures& f, Processor processor, bool cpu_or_maxscore = true);
+// One line saying what it assumes, for CostModel::description().
+std::string HeuristicDescription(bool cpu_or_maxscore = true);
+
+}  // namespace tandem::cost_model

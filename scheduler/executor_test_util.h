@@ -1,0 +1,207 @@
+// File: executor_test_util.h
+//
+// Test doubles shared by the QueryExecutor tests: an engine whose queries run for a known time and
+// can be held at a gate, an engine that always fails, a cost predictor with a fixed table, and a
+// collector of outcomes by (job, task). Queries are told apart by their k, which FakeEngine echoes
+// as the docid of its one hit.
+//
+//   FakeEngine cpu("cpu");          // queries block until cpu.Open()
+//   Outcomes outcomes;
+//   executor->Submit(Job(outcomes.For(0), {7}));
+//   cpu.Open();
+//   outcomes.WaitFor(1);  outcomes.Get(0).result->hits[0].docid == 7
+#pragma once
+
+#include <cstdint>
+#include <functional>
+#include <map>
+#include <string>
+#include <utility>
+#include <vector>
+
+#include "absl/synchronization/mutex.h"
+#include "absl/time/clock.h"
+#include "absl/time/time.h"
+#include "gtest/gtest.h"
+#include "index/engine.h"
+#include "cost_model/cost_predictor.h"
+#include "scheduler/query_executor.h"
+
+namespace tandem::scheduler::fakes {
+
+// Generous bound for anything that should happen "promptly" on a loaded 2-core machine.
+inline constexpr absl::Duration kPatience = absl::Seconds(30);
+
+// Queries block while the gate is closed, then run for run_ms(query) milliseconds (a sleep),
+// polling their context all along as the real engines do.
+class FakeEngine final : public index::Engine {
+ public:
+  explicit FakeEngine(std::string name, bool open = false,
+                      std::function<double(const index::Query&)> run_ms = nullptr)
+      : name_(std::move(name)), run_ms_(std::move(run_ms)), open_(open) {}
+  absl::string_view name() const override { return name_; }
+
+  absl::StatusOr<index::SearchResult> Search(const index::Query& query,
+                                             const index::SearchContext& context) const override {
+    {
+      absl::MutexLock lock(&mu_);
+      started_.push_back(query.k);
+    }
+    while (true) {
+      if (absl::Status s = context.Check(); !s.ok()) return s;
+      absl::MutexLock lock(&mu_);
+      if (open_) break;
+      mu_.AwaitWithTimeout(absl::Condition(&open_), absl::Milliseconds(1));
+    }
+    const absl::Time end = absl::Now() + absl::Milliseconds(run_ms_ ? run_ms_(query) : 0.0);
+    for (absl::Time now = absl::Now(); now < end; now = absl::Now()) {
+      if (absl::Status s = context.Check(); !s.ok()) return s;
+      absl::SleepFor(std::min(absl::Milliseconds(1), end - now));
+    }
+    index::SearchResult result;
+    result.hits.push_back({.docid = query.k, .score = 1.0f});
+    return result;
+  }
+
+  void Open() {
+    absl::MutexLock lock(&mu_);
+    open_ = true;
+  }
+  void Close() {
+    absl::MutexLock lock(&mu_);
+    open_ = false;
+  }
+  bool WaitStarted(size_t n) const {
+    absl::MutexLock lock(&mu_);
+    auto enough = [this, n]() ABSL_EXCLUSIVE_LOCKS_REQUIRED(mu_) { return started_.size() >= n; };
+    return mu_.AwaitWithTimeout(absl::Condition(&enough), kPatience);
+  }
+  int started() const {
+    absl::MutexLock lock(&mu_);
+    return static_cast<int>(started_.size());
+  }
+  // The k of every query started, in start order.
+  std::vector<uint32_t> started_ks() const {
+    absl::MutexLock lock(&mu_);
+    return started_;
+  }
+
+ private:
+  const std::string name_;
+  const std::function<double(const index::Query&)> run_ms_;
+  mutable absl::Mutex mu_;
+  mutable std::vector<uint32_t> started_ ABSL_GUARDED_BY(mu_);
+  bool open_ ABSL_GUARDED_BY(mu_);
+};
+
+// A GPU engine that always fails, e.g. the way a device out of memory does.
+class FailingEngine final : public index::Engine {
+ public:
+  explicit FailingEngine(absl::Status status) : status_(std::move(status)) {}
+  absl::string_view name() const override { return "gpu"; }
+  absl::StatusOr<index::SearchResult> Search(const index::Query&,
+                                             const index::SearchContext&) const override {
+    return status_;
+  }
+
+ private:
+  absl::Status status_;
+};
+
+// Predicts from a table by the query's k (unlisted: 1 ms on each) and records what it observes.
+class FakePredictor final : public cost_model::CostPredictor {
+ public:
+  struct Observation {
+    uint32_t k;
+    cost_model::Processor processor;
+    double ms;
+  };
+
+  explicit FakePredictor(std::map<uint32_t, cost_model::CostEstimate> costs = {})
+      : costs_(std::move(costs)) {}
+  cost_model::CostEstimate Predict(const index::Query& query) const override {
+    auto it = costs_.find(query.k);
+    return it == costs_.end() ? cost_model::CostEstimate{.cpu_ms = 1, .gpu_ms = 1} : it->second;
+  }
+  void Observe(const index::Query& query, cost_model::Processor processor,
+               double measured_ms) override {
+    absl::MutexLock lock(&mu_);
+    observed_.push_back({query.k, processor, measured_ms});
+  }
+  std::vector<Observation> observed() const {
+    absl::MutexLock lock(&mu_);
+    return observed_;
+  }
+
+ private:
+  const std::map<uint32_t, cost_model::CostEstimate> costs_;
+  mutable absl::Mutex mu_;
+  std::vector<Observation> observed_ ABSL_GUARDED_BY(mu_);
+};
+
+// Collects outcomes by (job, task); counts a second outcome for the same task as a failure.
+class Outcomes {
+ public:
+  std::function<void(size_t, QueryOutcome)> For(int job) {
+    return [this, job](size_t task, QueryOutcome outcome) {
+      absl::MutexLock lock(&mu_);
+      const bool first = outcomes_.emplace(std::pair<int, size_t>(job, task), outcome).second;
+      if (!first) ++duplicates_;
+      order_.emplace_back(job, task);
+    };
+  }
+  bool WaitFor(size_t count) {
+    absl::MutexLock lock(&mu_);
+    auto enough = [this, count]()
+                      ABSL_EXCLUSIVE_LOCKS_REQUIRED(mu_) { return outcomes_.size() >= count; };
+    return mu_.AwaitWithTimeout(absl::Condition(&enough), kPatience);
+  }
+  QueryOutcome Get(int job, size_t task = 0) {
+    absl::MutexLock lock(&mu_);
+    auto it = outcomes_.find({job, task});
+    if (it == outcomes_.end()) {
+      ADD_FAILURE() << "no outcome for job " << job << " task " << task;
+      return QueryOutcome{.result = absl::NotFoundError("missing")};
+    }
+    return it->second;
+  }
+  bool Has(int job, size_t task = 0) {
+    absl::MutexLock lock(&mu_);
+    return outcomes_.count({job, task}) > 0;
+  }
+  size_t size() {
+    absl::MutexLock lock(&mu_);
+    return outcomes_.size();
+  }
+  int duplicates() {
+    absl::MutexLock lock(&mu_);
+    return duplicates_;
+  }
+  // (job, task) in completion order.
+  std::vector<std::pair<int, size_t>> order() {
+    absl::MutexLock lock(&mu_);
+    return order_;
+  }
+
+ private:
+  absl::Mutex mu_;
+  std::map<std::pair<int, size_t>, QueryOutcome> outcomes_ ABSL_GUARDED_BY(mu_);
+  std::vector<std::pair<int, size_t>> order_ ABSL_GUARDED_BY(mu_);
+  int duplicates_ ABSL_GUARDED_BY(mu_) = 0;
+};
+
+// A job of one query per k, each with engine preference `engine`.
+inline QueryJob Job(std::function<void(size_t, QueryOutcome)> done, std::vector<uint32_t> ks = {1},
+                    EnginePreference engine = EnginePreference::kAuto) {
+  QueryJob job;
+  for (uint32_t k : ks) {
+    QueryTask task;
+    task.query.k = k;
+    task.engine = engine;
+    job.tasks.push_back(task);
+  }
+  job.on_done = std::move(done);
+  return job;
+}
+
+}  // namespace tandem::scheduler::fakes

@@ -1,0 +1,36 @@
+#include "workload/query_set.h"
+
+#include <algorithm>
+
+#include "absl/container/flat_hash_set.h"
+#include "absl/strings/ascii.h"
+#include "absl/strings/string_view.h"
+
+namespace tandem::workload {
+
+absl::StatusOr<std::vector<AnalyzedQuery>> LoadQuerySet(const std::string& path,
+                                                        const index::Analyzer& analyzer,
+                                                        QueryFileFormat format) {
+  absl::StatusOr<std::vector<QueryRecord>> records = LoadQueryFile(path, format);
+  if (!records.ok()) return records.status();
+  std::vector<AnalyzedQuery> queries;
+  queries.reserve(records->size());
+  for (QueryRecord& r : *records) {
+    AnalyzedQuery& q = queries.emplace_back();
+    analyzer.Analyze(r.text, &q.terms);
+    q.id = std::move(r.id);
+    q.text = std::move(r.text);
+  }
+  return queries;
+}
+
+std::vector<std::string> DistinctTerms(const std::vector<std::string>& terms) {
+  std::vector<std::string> out;
+  absl::flat_hash_set<absl::string_view> seen;
+  for (const std::string& t : terms) {
+    if (seen.insert(t).second) out.push_back(t);
+  }
+  return out;
+}
+
+}  // namespace tandem::workload

@@ -1,0 +1,88 @@
+#include "workload/query_set.h"
+
+#include <fstream>
+
+#include "gmock/gmock.h"
+#include "gtest/gtest.h"
+#include "tests/data_dir.h"
+#include "tests/test_collection.h"
+
+namespace tandem::workload {
+namespace {
+
+using ::testing::ElementsAre;
+
+std::unique_ptr<index::Analyzer> SyntheticAnalyzer() {
+  index::AnalyzerConfig c;
+  c.tokenizer = "alnum";
+  c.possessive = false;
+  c.stemmer = "none";
+  return *index::Analyzer::Create(c);
+}
+
+TEST(QuerySetTest, AnalyzesWithTheGivenAnalyzer) {
+  testing::TempDir tmp;
+  std::ofstream(tmp.path() + "/q.txt") << "7:The Obama family TREE\n8:the of\n9:caf\xe9 2009\n";
+  auto analyzer = SyntheticAnalyzer();
+  auto queries = LoadQuerySet(tmp.path() + "/q.txt", *analyzer);
+  ASSERT_TRUE(queries.ok()) << queries.status();
+  ASSERT_EQ(queries->size(), 3u);
+  EXPECT_EQ((*queries)[0].id, "7");
+  EXPECT_THAT((*queries)[0].terms, ElementsAre("obama", "family", "tree"));
+  EXPECT_TRUE((*queries)[1].terms.empty());           // stop words only: kept, with no terms
+  EXPECT_EQ((*queries)[2].text, "caf\xc3\xa9 2009");  // ISO-8859-1 read as UTF-8
+  EXPECT_THAT((*queries)[2].terms, ElementsAre("caf", "2009"));
+}
+
+TEST(QuerySetTest, MixedColonAndPriorityLinesLoseThePriority) {
+  testing::TempDir tmp;
+  std::ofstream(tmp.path() + "/mq.txt") << "1:after school program\n20001:1:obama family tree\n"
+                                           "20002:4:french lick\n";
+  auto analyzer = SyntheticAnalyzer();
+  auto queries = LoadQuerySet(tmp.path() + "/mq.txt", *analyzer);
+  ASSERT_TRUE(queries.ok()) << queries.status();
+  EXPECT_EQ((*queries)[1].id, "20001");
+  EXPECT_EQ((*queries)[1].text, "obama family tree");
+  EXPECT_THAT((*queries)[2].terms, ElementsAre("french", "lick"));
+  // An explicit format is taken as it is.
+  auto as_colon = LoadQuerySet(tmp.path() + "/mq.txt", *analyzer, QueryFileFormat::kColon);
+  ASSERT_TRUE(as_colon.ok());
+  EXPECT_EQ((*as_colon)[1].text, "1:obama family tree");
+}
+
+TEST(QuerySetTest, DistinctTermsKeepFirstOccurrenceOrder) {
+  EXPECT_THAT(DistinctTerms({"b", "a", "b", "c", "a"}), ElementsAre("b", "a", "c"));
+}
+
+TEST(QuerySetTest, MissingFileIsNotFound) {
+  auto analyzer = SyntheticAnalyzer();
+  EXPECT_EQ(LoadQuerySet("/nonexistent/q.txt", *analyzer).status().code(),
+            absl::StatusCode::kNotFound);
+}
+
+// Every log of ../shared/data/queries loads with the right count and no leftover ids or priorities.
+TEST(QuerySetDataTest, LoadsEverySharedQueryLog) {
+  auto analyzer = SyntheticAnalyzer();
+  const std::vector<std::pair<std::string, size_t>> logs = {
+      {"queries/trec05-efficiency.txt", 50000},
+      {"queries/trec06-efficiency.txt", 100000},
+      {"queries/msmarco-passage-dev-small.txt", 6980},
+      {"queries/million-query-2007-2009.txt", 60000}};
+  for (const auto& [name, count] : logs) {
+    const std::string path = testing::DataFile(name);
+    if (path.empty()) GTEST_SKIP() << "shared data absent: " << name;
+    auto queries = LoadQuerySet(path, *analyzer);
+    ASSERT_TRUE(queries.ok()) << queries.status();
+    EXPECT_EQ(queries->size(), count) << name;
+    size_t with_terms = 0;
+    for (const AnalyzedQuery& q : *queries) with_terms += q.terms.empty() ? 0 : 1;
+    EXPECT_GT(with_terms, count * 99 / 100) << name;
+  }
+  auto mq = LoadQuerySet(testing::DataFile("queries/million-query-2007-2009.txt"), *analyzer);
+  ASSERT_TRUE(mq.ok());
+  EXPECT_EQ((*mq)[20000].id, "20001");
+  EXPECT_EQ((*mq)[20000].text, "obama family tree");
+}
+
+}  // namespace
+}  // namespace tandem::workload

@@ -46,7 +46,9 @@ def folder_of(header):
 
 def main():
     root = sys.argv[1] if len(sys.argv) > 1 else os.path.join(os.path.dirname(__file__), "..")
-    files = subprocess.check_output(["git", "-C", root, "ls-files"], text=True).split()
+    files = subprocess.check_output(
+        ["git", "-C", root, "ls-files", "--cached", "--others", "--exclude-standard"], text=True
+    ).split()
     errors = []
     for path in files:
         if not path.endswith((".h", ".cc", ".cu", ".cuh")):
@@ -60,6 +62,8 @@ def main():
             allowed |= LIBRARIES | {"tests"}
         if name.endswith("_main.cc"):
             allowed |= LIBRARIES
+        if not os.path.exists(os.path.join(root, path)):
+            continue  # deleted in the working tree
         with open(os.path.join(root, path), encoding="utf-8") as f:
             for number, line in enumerate(f, 1):
                 m = INCLUDE.match(line)

@@ -1,7 +1,7 @@
 // File: status_macros.h
 //
-// The two status macros every component uses at its boundaries. abseil 2022 ships none, so Tandem keeps
-// this one small header (Triton's RETURN_IF_ERROR pattern).
+// The two status macros every component uses at its boundaries. abseil 2022 ships none, so Tandem
+// keeps this one small header (Triton's RETURN_IF_ERROR pattern).
 //
 //   TANDEM_RETURN_IF_ERROR(file.Append(bytes));
 //   TANDEM_ASSIGN_OR_RETURN(auto index, Index::Open(dir));
@@ -10,9 +10,9 @@
 #include "absl/status/status.h"
 #include "absl/status/statusor.h"
 
-#define TANDEM_RETURN_IF_ERROR(expr)            \
-  do {                                          \
-    ::absl::Status tandem_status_ = (expr);     \
+#define TANDEM_RETURN_IF_ERROR(expr)                 \
+  do {                                               \
+    ::absl::Status tandem_status_ = (expr);          \
     if (!tandem_status_.ok()) return tandem_status_; \
   } while (false)
 

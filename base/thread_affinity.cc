@@ -5,6 +5,7 @@
 #include <algorithm>
 #include <cerrno>
 #include <cstring>
+#include <utility>
 
 #include "absl/strings/numbers.h"
 #include "absl/strings/str_cat.h"
@@ -88,9 +89,8 @@ absl::Status CheckCpusAllowed(const std::vector<int>& cpus) {
   if (!allowed.ok()) return allowed.status();
   for (int cpu : cpus) {
     if (!std::binary_search(allowed->begin(), allowed->end(), cpu)) {
-      return absl::InvalidArgumentError(absl::StrCat("CPU ", cpu,
-                                                     " is not one this process may run on (",
-                                                     FormatCpuList(*allowed), ")"));
+      return absl::InvalidArgumentError(absl::StrCat(
+          "CPU ", cpu, " is not one this process may run on (", FormatCpuList(*allowed), ")"));
     }
   }
   return absl::OkStatus();
@@ -113,5 +113,21 @@ absl::Status PinThreadToCpus(const std::vector<int>& cpus) {
   }
   return absl::OkStatus();
 }
+
+bool AbslParseFlag(absl::string_view text, CpuList* list, std::string* error) {
+  if (text.empty()) {
+    list->cpus.clear();
+    return true;
+  }
+  absl::StatusOr<std::vector<int>> cpus = ParseCpuList(text);
+  if (!cpus.ok()) {
+    *error = std::string(cpus.status().message());
+    return false;
+  }
+  list->cpus = *std::move(cpus);
+  return true;
+}
+
+std::string AbslUnparseFlag(const CpuList& list) { return FormatCpuList(list.cpus); }
 
 }  // namespace tandem::base

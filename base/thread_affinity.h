@@ -2,9 +2,10 @@
 //
 // Which CPUs a thread may run on, for keeping the hybrid scheduler's two kinds of workers off each
 // other's cores. A GPU worker holds the CUDA driver's per-context launch lock while it launches a
-// query's kernels (bench/results/hybrid_probe_h100_session12.txt); when a CPU query worker takes
-// its core in the middle of that, every other GPU worker waits behind the preempted one. Lowering
-// the CPU workers' priority (thread_priority.h) makes that rarer; disjoint CPU sets remove it.
+// query's kernels (perf on the H100 machine: 75% of the GPU workers' context switches were in
+// cuLaunchKernel's mutex); when a CPU query worker takes its core in the middle of that, every
+// other GPU worker waits behind the preempted one. Lowering the CPU workers' priority
+// (thread_priority.h) makes that rarer; disjoint CPU sets remove it.
 //
 // CPU lists use the kernel's notation (cpuset(7), taskset -c): "0-3,8,10-11".
 //
@@ -38,8 +39,17 @@ absl::StatusOr<std::vector<int>> ThreadCpus();
 // that is not, and the ones that are.
 absl::Status CheckCpusAllowed(const std::vector<int>& cpus);
 
-// Restricts the calling thread to `cpus` (sched_setaffinity(2) on the thread alone). INVALID_ARGUMENT
-// for an empty or out-of-range set; INTERNAL when the system refuses (the message names the errno).
+// Restricts the calling thread to `cpus` (sched_setaffinity(2) on the thread alone).
+// INVALID_ARGUMENT for an empty or out-of-range set; INTERNAL when the system refuses (the message
+// names the errno).
 absl::Status PinThreadToCpus(const std::vector<int>& cpus);
+
+// A CPU list as a flag value (tandem-server's --tune-cpu-worker-cpus): ParseCpuList's notation,
+// or empty for no list.
+struct CpuList {
+  std::vector<int> cpus;
+};
+bool AbslParseFlag(absl::string_view text, CpuList* list, std::string* error);
+std::string AbslUnparseFlag(const CpuList& list);
 
 }  // namespace tandem::base

@@ -77,5 +77,17 @@ TEST(ThreadAffinityTest, PinRejectsEmptyAndOutOfRangeSets) {
   t.join();
 }
 
+TEST(ThreadAffinityTest, CpuListFlagParsesAndPrintsTheKernelsNotation) {
+  CpuList list;
+  std::string error;
+  ASSERT_TRUE(AbslParseFlag("8,0-3", &list, &error)) << error;
+  EXPECT_EQ(list.cpus, (std::vector<int>{0, 1, 2, 3, 8}));
+  EXPECT_EQ(AbslUnparseFlag(list), "0-3,8");
+  ASSERT_TRUE(AbslParseFlag("", &list, &error));
+  EXPECT_TRUE(list.cpus.empty());
+  EXPECT_FALSE(AbslParseFlag("3-1", &list, &error));
+  EXPECT_NE(error.find("'3-1'"), std::string::npos) << error;
+}
+
 }  // namespace
 }  // namespace tandem::base

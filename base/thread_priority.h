@@ -2,8 +2,8 @@
 //
 // Scheduling priority of the calling thread, for threads whose work can wait: the hybrid
 // scheduler's CPU query workers and the cost model's background refinement. On the H100 machine
-// the GPU workers spend most of their blocked time waiting for the CUDA driver's launch lock
-// (bench/results/hybrid_probe_h100.txt): when CPU workers at the same priority fill the cores, a
+// the GPU workers spend most of their blocked time waiting for the CUDA driver's launch lock (perf:
+// cuLaunchKernel's mutex): when CPU workers at the same priority fill the cores, a
 // GPU worker woken with that lock waits for a core, and every other GPU worker waits behind it.
 // Lowering the CPU workers keeps the threads that feed the GPU and complete the calls first.
 //

@@ -1,8 +1,8 @@
 // tandem-bench-build: index build throughput on real collections.
 //
 // Builds each collection with 1 thread and with all threads (the inverter's parse → invert → merge
-// pipeline) and reports documents/s, MB/s of indexed text and bits per posting. Every built index is
-// reopened and its lists verified before the figures count. Prints a table and writes JSON.
+// pipeline) and reports documents/s, MB/s of indexed text and bits per posting. Every built index
+// is reopened and its lists verified before the figures count. Prints a table and writes JSON.
 //
 //   tandem-bench-build --json out.json --collection
 //       wikipedia:wikiextractor:../shared/data/text/wikipedia,reuters:reuters:../shared/data/text/reuters21578
@@ -13,15 +13,16 @@
 #include <thread>
 
 #include "absl/flags/flag.h"
-#include "absl/flags/parse.h"
 #include "absl/strings/str_cat.h"
 #include "absl/strings/str_split.h"
-#include "tools/bench_util.h"
 #include "index/index.h"
 #include "index_builder/document_reader.h"
 #include "index_builder/inverter.h"
+#include "tools/app.h"
+#include "tools/bench_util.h"
 
-ABSL_FLAG(std::vector<std::string>, collection, {}, "NAME:FORMAT:PATH[,NAME:FORMAT:PATH...] (comma separated)");
+ABSL_FLAG(std::vector<std::string>, collection, {},
+          "NAME:FORMAT:PATH[,NAME:FORMAT:PATH...] (comma separated)");
 ABSL_FLAG(std::string, codec, "pfor", "block codec");
 ABSL_FLAG(std::string, work_dir, "/tmp/tandem-bench-build", "where the indexes are built");
 ABSL_FLAG(bool, keep, false, "keep the built indexes (WORK_DIR/NAME) for the query benchmark");
@@ -29,7 +30,12 @@ ABSL_FLAG(std::string, json, "", "write results here");
 
 int main(int argc, char** argv) {
   using namespace tandem;
-  absl::ParseCommandLine(argc, argv);
+  tools::ParseCommandLineOrExit(
+      argc, argv,
+      {.name = "tandem-bench-build",
+       .usage = "tandem-bench-build: index build throughput on real collections.\n"
+                "  tandem-bench-build --collection FORMAT:PATH ... [--json FILE]",
+       .main_file = __FILE__});
   nlohmann::json out = {{"benchmark", "index_build"},
                         {"machine", tools::MachineInfo()},
                         {"codec", absl::GetFlag(FLAGS_codec)},
@@ -40,14 +46,16 @@ int main(int argc, char** argv) {
   for (const std::string& spec : absl::GetFlag(FLAGS_collection)) {
     std::vector<std::string> parts = absl::StrSplit(spec, absl::MaxSplits(':', 2));
     if (parts.size() != 3) {
-      std::fprintf(stderr, "tandem-bench-build: --collection wants NAME:FORMAT:PATH, got '%s'\n", spec.c_str());
+      std::fprintf(stderr, "tandem-bench-build: --collection wants NAME:FORMAT:PATH, got '%s'\n",
+                   spec.c_str());
       return 2;
     }
     for (int threads : {1, cores}) {
       if (threads == cores && cores == 1) break;
       auto reader = index_builder::OpenDocumentReader(parts[1], parts[2], {});
       if (!reader.ok()) {
-        std::fprintf(stderr, "tandem-bench-build: %s\n", std::string(reader.status().message()).c_str());
+        std::fprintf(stderr, "tandem-bench-build: %s\n",
+                     std::string(reader.status().message()).c_str());
         return 1;
       }
       const std::string dir = absl::StrCat(absl::GetFlag(FLAGS_work_dir), "/", parts[0]);
@@ -90,6 +98,7 @@ int main(int argc, char** argv) {
       }
     }
   }
-  if (!absl::GetFlag(FLAGS_json).empty()) std::ofstream(absl::GetFlag(FLAGS_json)) << out.dump(2) << "\n";
+  if (!absl::GetFlag(FLAGS_json).empty())
+    std::ofstream(absl::GetFlag(FLAGS_json)) << out.dump(2) << "\n";
   return 0;
 }

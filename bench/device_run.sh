@@ -1,17 +1,17 @@
 #!/usr/bin/env bash
-# One call of the device tool for the scheduler's measurements: unpacks the bundle, builds the
+# One command on the GPU machine for the scheduler's measurements: unpacks the bundle, builds the
 # 25M-document index and trains the cost model once (bench/figure7.sh with no configurations; kept
-# in /tmp while the machine stays warm between calls, about 80 s on an H100 machine otherwise),
-# then runs the probes and the Figure 7 sweeps named in the environment and leaves their output
-# under $OUT in few files (the tool brings back a limited number).
+# in /tmp between commands on the same machine, about 80 s on an H100 machine otherwise), then
+# runs the probes and the Figure 7 sweeps named in the environment and leaves their output under
+# $OUT in few files.
 #
-# Here: build, pack and carry (the bundle is git-ignored, like .gpu-carry/):
+# On the build machine: build and pack (the bundle is git-ignored, like .gpu-carry/):
 #   deploy/gpu-bundle.sh build/server/tandem-server build/index_builder/tandem-index \
 #     build/bench/tandem-loadgen build/cost_model/tandem-train-cost -- \
 #     ../shared/data/stats/wikipedia-termstats.tsv.gz ../shared/data/stats/wikipedia-doclengths.tsv \
 #     ../shared/data/queries/trec05-efficiency.txt
-#   mkdir -p .gpu-carry && tar czf .gpu-carry/bundle.tgz .gpu-bundle   # carry [".gpu-carry"]
-# There (the device tool's command; extra server binaries in .gpu-bundle/bin can be probe variants):
+#   mkdir -p .gpu-carry && tar czf .gpu-carry/bundle.tgz .gpu-bundle   # copy .gpu-carry over
+# On the GPU machine (extra server binaries in .gpu-bundle/bin can be probe variants):
 #   PROBES="a=tandem-server:--gpu-threads,8 b=tandem-server:--gpu-threads,8,--threads,4|and:auto@32000"
 #   F7_CONFIGS="gpu hybrid hybrid4 cpu serial" MODES=and RATES_and="1000 2000 ..." bench/device_run.sh
 #

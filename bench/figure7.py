@@ -29,7 +29,7 @@ BASES = {
 # NAME[N][-gM][-pP][-WAIT] as bench/figure7.sh names its configurations (hybrid8-g8-blocking,
 # hybrid-p4: GPU workers on CPUs 0-3, CPU workers on the others).
 CONFIG_RE = re.compile(
-    r"^(cpu|gpu|serial|hybrid)(\d*)(?:-g(\d+))?(?:-p(\d+))?(?:-(auto|spin|yield|blocking|spin-then-block))?$")
+    r"^(cpu|gpu|serial|hybrid)(\d*)(?:-g(\d+))?(?:-p(\d+))?(?:-(auto|spin|yield|blocking))?$")
 FILE_RE = re.compile(r"^(and|or)_(.+?)(?:_\d+(?:\.\d+)?)?\.json$")
 MODES = ["and", "or"]
 

@@ -8,9 +8,10 @@
 #   hybrid  the three-queue work-stealing scheduler (--engine auto), $HYBRID_THREADS CPU workers
 # A configuration name may carry variants: NAME[N][-gM][-pP][-WAIT], e.g. hybrid8-g8-blocking: N
 # CPU workers (hybrid, cpu), M queries in flight on the GPU (--gpu-threads, default $GPU_THREADS),
-# the GPU workers on CPUs 0..P-1 and the CPU workers on the others (--gpu-worker-cpus,
-# --cpu-worker-cpus; default: both anywhere) and how GPU workers wait for the device (--gpu-wait
-# spin|yield|blocking|spin-then-block, default $GPU_WAIT).
+# the GPU workers on CPUs 0..P-1 and the CPU workers on the others (--tune-gpu-worker-cpus,
+# --tune-cpu-worker-cpus; default: both anywhere) and how GPU workers wait for the device
+# (--tune-gpu-wait spin|yield|blocking, default $GPU_WAIT). SERVER_FLAGS adds flags to every server
+# (e.g. "--tune-dispatch locked").
 # Steps (each skipped when its output exists, so a second call can resume):
 #   1. tandem-index synth: the GOV2-like index (bench/WORKLOADS.md) in $INDEX;
 #   2. tandem-train-cost on the first $TRAIN training queries of the seeded split (seed 1, 3,000
@@ -35,10 +36,11 @@ EVAL=${EVAL:-200}
 MODES=${MODES:-"and or"}
 CONFIGS=${CONFIGS-"gpu hybrid cpu serial"}  # empty: only the index and the cost model
 HYBRID_THREADS=${HYBRID_THREADS:-12}
-GPU_THREADS=${GPU_THREADS:-8}  # 8: both GPU only and hybrid sustain more than with 4 (hybrid_probe_h100.txt)
+GPU_THREADS=${GPU_THREADS:-8}  # 8: both GPU only and hybrid sustained more than with 4 in the probes
 GPU_WAIT=${GPU_WAIT:-auto}
-MAX_WAIT=${MAX_WAIT:-20ms}  # the hybrid scheduler's --max-wait (shortest-first bound)
-ANSWER_THREADS=${ANSWER_THREADS:-}  # the servers' --answer-threads; empty: the server's default
+MAX_WAIT=${MAX_WAIT:-20ms}  # the hybrid scheduler's --tune-max-wait (shortest-first bound)
+ANSWER_THREADS=${ANSWER_THREADS:-}  # the servers' --tune-answer-threads; empty: the default
+SERVER_FLAGS=${SERVER_FLAGS:-}  # more flags for every server, split on spaces
 TRANSPORT=${TRANSPORT:-unary}  # the load generator's --transport: unary (a Search call per query) or
                               # stream (SearchStream calls, $STREAMS per channel: a broker's streams)
 STREAMS=${STREAMS:-16}
@@ -74,11 +76,12 @@ trap '[[ -z $SERVER_PID ]] || kill -TERM "$SERVER_PID" 2>/dev/null || true' EXIT
 start_server() {  # $1: scheduler, $2: CPU workers, $3: GPU queries in flight, $4: GPU wait,
                  # $5: CPUs 0..$5-1 for the GPU workers, the rest for the CPU workers (empty: any)
   local log="$OUT/server_$1_$2_g$3_$4${5:+_p$5}.log" cpus=()
-  [[ -z $5 ]] || cpus=(--gpu-worker-cpus "0-$(($5 - 1))" --cpu-worker-cpus "$5-$(($(nproc) - 1))")
+  [[ -z $5 ]] || cpus=(--tune-gpu-worker-cpus "0-$(($5 - 1))" --tune-cpu-worker-cpus "$5-$(($(nproc) - 1))")
   "$BIN/tandem-server" --index "$INDEX" --listen "127.0.0.1:$PORT" \
     --metrics-listen "127.0.0.1:$METRICS_PORT" --threads "$2" --gpu "$GPU" --scheduler "$1" \
-    --gpu-threads "$3" --gpu-wait "$4" --max-wait "$MAX_WAIT" --cost-model "$OUT/cost_model.txt" \
-    --queue-capacity 100000 ${ANSWER_THREADS:+--answer-threads "$ANSWER_THREADS"} "${cpus[@]}" \
+    --gpu-threads "$3" --tune-gpu-wait "$4" --tune-max-wait "$MAX_WAIT" \
+    --cost-model "$OUT/cost_model.txt" --queue-capacity 100000 \
+    ${ANSWER_THREADS:+--tune-answer-threads "$ANSWER_THREADS"} "${cpus[@]}" $SERVER_FLAGS \
     > "$log" 2>&1 &
   SERVER_PID=$!
   wait_listening "$log" "$SERVER_PID"
@@ -125,7 +128,7 @@ sweep() {  # $1 mode, $2 config, $3 engine hint
 # wait. CPU only and GPU only pin every query (--engine cpu / gpu) on a hybrid server with 16 CPU
 # workers; "hybridN" runs the hybrid scheduler with N CPU workers (default $HYBRID_THREADS), leaving
 # the other cores to the GPU workers' host code, gRPC and the load generator.
-CONFIG_RE='^(cpu|gpu|serial|hybrid)([0-9]*)(-g([0-9]+))?(-p([0-9]+))?(-(auto|spin|yield|blocking|spin-then-block))?$'
+CONFIG_RE='^(cpu|gpu|serial|hybrid)([0-9]*)(-g([0-9]+))?(-p([0-9]+))?(-(auto|spin|yield|blocking))?$'
 server_of() {
   [[ $1 =~ $CONFIG_RE ]] || { echo "bad configuration '$1'" >&2; exit 2; }
   local base=${BASH_REMATCH[1]} n=${BASH_REMATCH[2]} g=${BASH_REMATCH[4]:-$GPU_THREADS}

@@ -22,22 +22,21 @@
 #include <string>
 #include <vector>
 
-#include "base/version.h"
 #include "absl/flags/flag.h"
-#include "absl/flags/parse.h"
 #include "absl/strings/numbers.h"
 #include "absl/strings/str_cat.h"
 #include "absl/strings/str_format.h"
 #include "absl/strings/str_split.h"
 #include "absl/time/clock.h"
-#include "tools/bench_util.h"
+#include "base/version.h"
 #include "gpu/cuda_status.h"
 #include "gpu/decode.h"
 #include "gpu/device.h"
 #include "gpu/list_layout.h"
 #include "gpu/random_lists.h"
 #include "nlohmann/json.hpp"
-
+#include "tools/app.h"
+#include "tools/bench_util.h"
 
 ABSL_FLAG(int, min_log2, 10, "shortest list: 2^min_log2 postings");
 ABSL_FLAG(int, max_log2, 26, "longest list: 2^max_log2 postings");
@@ -316,7 +315,13 @@ absl::StatusOr<json> MeasureFreqFetch(Run& run, uint64_t n, std::mt19937_64& rng
 }  // namespace
 
 int main(int argc, char** argv) {
-  absl::ParseCommandLine(argc, argv);
+  tools::ParseCommandLineOrExit(
+      argc, argv,
+      {.name = "tandem-bench-gpu-decode",
+       .usage = "tandem-bench-gpu-decode: GPU PForDelta and Rice decode throughput by list length, "
+                "every list checked against the CPU decoder.\n"
+                "  tandem-bench-gpu-decode [--json FILE]",
+       .main_file = __FILE__});
   absl::StatusOr<gpu::DeviceInfo> info = gpu::ProbeDevice();
   if (!info.ok()) return Fail(info.status());
   absl::StatusOr<gpu::CudaStream> stream = gpu::CudaStream::Create();

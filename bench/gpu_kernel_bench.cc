@@ -19,14 +19,13 @@
 #include <vector>
 
 #include "absl/flags/flag.h"
-#include "absl/flags/parse.h"
 #include "absl/strings/str_cat.h"
-#include "tools/bench_util.h"
+#include "base/status_macros.h"
 #include "gpu/cuda_status.h"
 #include "gpu/device.h"
 #include "gpu/query_ops.h"
-#include "tools/command_line.h"
-#include "base/status_macros.h"
+#include "tools/app.h"
+#include "tools/bench_util.h"
 
 ABSL_FLAG(int, repeats, 20, "timed runs per configuration (the median is reported)");
 ABSL_FLAG(int, max_levels, 3, "merge-find levels to measure, 0..N");
@@ -212,19 +211,21 @@ int Run() {
     equal.push_back({n, n});
   }
   for (uint32_t n : {200'000u, 800'000u, 3'200'000u, 12'800'000u}) ratio.push_back({200'000u, n});
-  if (absl::Status s = table("Intersection, lists of equal length (Figure 6)", equal,
-                             "intersect_equal");
+  if (absl::Status s =
+          table("Intersection, lists of equal length (Figure 6)", equal, "intersect_equal");
       !s.ok()) {
     return Fail(s);
   }
-  if (absl::Status s = table("Intersection, first list 200,000, second longer", ratio,
-                             "intersect_ratio");
+  if (absl::Status s =
+          table("Intersection, first list 200,000, second longer", ratio, "intersect_ratio");
       !s.ok()) {
     return Fail(s);
   }
 
-  std::printf("Top-k: CUB radix sort vs multi-level max-heap (median ms, host call to result)\n"
-              "%10s %6s %10s %10s\n", "candidates", "k", "radix", "heap");
+  std::printf(
+      "Top-k: CUB radix sort vs multi-level max-heap (median ms, host call to result)\n"
+      "%10s %6s %10s %10s\n",
+      "candidates", "k", "radix", "heap");
   for (uint32_t n : {10'000u, 100'000u, 1'000'000u, 25'000'000u}) {
     for (uint32_t k : {10u, 1000u, 10000u}) {
       absl::StatusOr<json> row = bench.TopK(n, k, rng);
@@ -243,7 +244,12 @@ int Run() {
 }  // namespace tandem
 
 int main(int argc, char** argv) {
-  tandem::tools::DashedFlags dashed(argc, argv);
-  absl::ParseCommandLine(dashed.argc(), dashed.argv());
+  tandem::tools::ParseCommandLineOrExit(
+      argc, argv,
+      {.name = "tandem-bench-gpu-kernels",
+       .usage = "tandem-bench-gpu-kernels: merge-find intersection by recursion level and top-k "
+                "methods, every result checked on the host.\n"
+                "  tandem-bench-gpu-kernels [--json FILE]",
+       .main_file = __FILE__});
   return tandem::Run();
 }

@@ -2,7 +2,7 @@
 // inside the run (index_builder/synth.h, as `tandem-index synth`), over the evaluation split of a
 // query log (index/query_split.h: the queries the cost model never trains on). Every GPU answer is
 // compared with the CPU engine's (same documents and order, scores within 1e-5 relative). Reports,
-// for each mode and k (issue 5, the paper's Tables 2 and 3):
+// for each mode and k (the paper's Tables 2 and 3):
 //   - latency (mean, median, p95, p99) one query at a time, CPU vs GPU, and throughput with all
 //     cores calling each engine;
 //   - the GPU top-k by CUB radix sort vs the multi-level max-heap;
@@ -26,18 +26,17 @@
 #include <vector>
 
 #include "absl/flags/flag.h"
-#include "absl/flags/parse.h"
 #include "absl/strings/numbers.h"
 #include "absl/strings/str_split.h"
-#include "tools/bench_util.h"
 #include "cpu/daat_engine.h"
 #include "gpu/gpu_engine.h"
-#include "tools/command_line.h"
 #include "index/index.h"
+#include "index_builder/synth.h"
+#include "tools/app.h"
+#include "tools/bench_util.h"
+#include "tools/temp_dir.h"
 #include "workload/query_file.h"
 #include "workload/query_split.h"
-#include "index_builder/synth.h"
-#include "tools/temp_dir.h"
 
 ABSL_FLAG(std::string, termstats, "", "term statistics (wikipedia-termstats.tsv.gz)");
 ABSL_FLAG(std::string, doclengths, "", "document-length histogram (wikipedia-doclengths.tsv)");
@@ -84,8 +83,11 @@ bool SameHits(const index::SearchResult& a, const index::SearchResult& b) {
 }
 
 json LatencyJson(const tools::LatencySummary& s) {
-  return {{"mean", s.mean * 1e3}, {"median", s.p50 * 1e3}, {"p95", s.p95 * 1e3},
-          {"p99", s.p99 * 1e3},   {"max", s.max * 1e3}};
+  return {{"mean", s.mean * 1e3},
+          {"median", s.p50 * 1e3},
+          {"p95", s.p95 * 1e3},
+          {"p99", s.p99 * 1e3},
+          {"max", s.max * 1e3}};
 }
 
 // One pass of `queries` through `engine`, one at a time; counts answers that differ from
@@ -204,7 +206,7 @@ int Run() {
     analyzed = pool;
   } else {
     auto split = workload::SplitQueries(pool.size(), absl::GetFlag(FLAGS_seed),
-                                     absl::GetFlag(FLAGS_train), absl::GetFlag(FLAGS_eval));
+                                        absl::GetFlag(FLAGS_train), absl::GetFlag(FLAGS_eval));
     if (!split.ok()) return Fail(std::string(split.status().message()));
     for (size_t i : *part == workload::SplitPart::kTrain ? split->train : split->eval) {
       analyzed.push_back(pool[i]);
@@ -241,10 +243,12 @@ int Run() {
   out["threads"] = threads;
   out["gpu_setup_seconds"] = gpu_setup_s;
   out["index_device_bytes"] = index_device_bytes;
-  std::printf("index: %u docs, %lu postings (%s), %.2f GB on the device; %zu %s queries; GPU %s; "
-              "setup %.1f s\n",
-              index.num_docs(), static_cast<unsigned long>(num_postings), codec.c_str(), index_device_bytes / 1e9, analyzed.size(),
-              absl::GetFlag(FLAGS_split).c_str(), gpu->device().name.c_str(), gpu_setup_s);
+  std::printf(
+      "index: %u docs, %lu postings (%s), %.2f GB on the device; %zu %s queries; GPU %s; "
+      "setup %.1f s\n",
+      index.num_docs(), static_cast<unsigned long>(num_postings), codec.c_str(),
+      index_device_bytes / 1e9, analyzed.size(), absl::GetFlag(FLAGS_split).c_str(),
+      gpu->device().name.c_str(), gpu_setup_s);
 
   // ---- Latency and throughput, CPU vs GPU (radix and heap top-k) ----
   int total_mismatches = 0;
@@ -280,23 +284,22 @@ int Run() {
       const double gpu_qps = Throughput(*gpu, queries, threads, &errors);
       const int mismatches = g.mismatches + heap.mismatches + radix.mismatches + errors;
       total_mismatches += mismatches;
-      std::printf("%-7s %5u %7.3fms %7.3fms %7.3fms %7.3fms %7.3fms %7.3fms %7.1fx %9.1f %9.1f "
-                  "%6.2fx %7.3fms %7.3fms %5d\n",
-                  name.c_str(), k, c.mean * 1e3, c.p50 * 1e3, c.p99 * 1e3,
-                  g.latency.mean * 1e3, g.latency.p50 * 1e3, g.latency.p99 * 1e3,
-                  c.mean / g.latency.mean, cpu_qps, gpu_qps, gpu_qps / cpu_qps,
-                  heap.latency.p50 * 1e3, radix.latency.p50 * 1e3, mismatches);
-      out["latency"][name][std::to_string(k)] = {
-          {"cpu_ms", LatencyJson(c)},
-          {"gpu_ms", LatencyJson(g.latency)},
-          {"gpu_heap_top_k_ms", LatencyJson(heap.latency)},
-          {"gpu_radix_top_k_ms", LatencyJson(radix.latency)},
-          {"mean_speedup", c.mean / g.latency.mean},
-          {"median_speedup", c.p50 / g.latency.p50},
-          {"cpu_qps", cpu_qps},
-          {"gpu_qps", gpu_qps},
-          {"throughput_ratio", gpu_qps / cpu_qps},
-          {"mismatches", mismatches}};
+      std::printf(
+          "%-7s %5u %7.3fms %7.3fms %7.3fms %7.3fms %7.3fms %7.3fms %7.1fx %9.1f %9.1f "
+          "%6.2fx %7.3fms %7.3fms %5d\n",
+          name.c_str(), k, c.mean * 1e3, c.p50 * 1e3, c.p99 * 1e3, g.latency.mean * 1e3,
+          g.latency.p50 * 1e3, g.latency.p99 * 1e3, c.mean / g.latency.mean, cpu_qps, gpu_qps,
+          gpu_qps / cpu_qps, heap.latency.p50 * 1e3, radix.latency.p50 * 1e3, mismatches);
+      out["latency"][name][std::to_string(k)] = {{"cpu_ms", LatencyJson(c)},
+                                                 {"gpu_ms", LatencyJson(g.latency)},
+                                                 {"gpu_heap_top_k_ms", LatencyJson(heap.latency)},
+                                                 {"gpu_radix_top_k_ms", LatencyJson(radix.latency)},
+                                                 {"mean_speedup", c.mean / g.latency.mean},
+                                                 {"median_speedup", c.p50 / g.latency.p50},
+                                                 {"cpu_qps", cpu_qps},
+                                                 {"gpu_qps", gpu_qps},
+                                                 {"throughput_ratio", gpu_qps / cpu_qps},
+                                                 {"mismatches", mismatches}};
     }
   }
 
@@ -325,12 +328,11 @@ int Run() {
         const double mean_ms = times.queries > 0 ? times.ms[s] / times.queries : 0;
         std::printf("   %5.1f%% %6.3fms", share * 100, mean_ms);
         stages[gpu::GpuStageName(static_cast<gpu::GpuStage>(s))] = {{"share", share},
-                                                                   {"mean_ms", mean_ms}};
+                                                                    {"mean_ms", mean_ms}};
       }
       std::printf("\n");
-      out["stages"][name][std::to_string(k)] = {{"queries", times.queries},
-                                                {"by_stage", stages},
-                                                {"mismatches", p.mismatches}};
+      out["stages"][name][std::to_string(k)] = {
+          {"queries", times.queries}, {"by_stage", stages}, {"mismatches", p.mismatches}};
     }
   }
   (void)gpu->SetTuning({});
@@ -340,8 +342,8 @@ int Run() {
     const uint32_t k = ks.front();
     const std::vector<index::Query> queries = MakeQueries(analyzed, index::QueryMode::kAnd, k);
     const auto& expected = cpu_results[{static_cast<int>(index::QueryMode::kAnd), k}];
-    std::printf("\nAND top-%u by intersection method\n%-22s %9s %9s %9s %5s\n", k, "method",
-                "mean", "median", "p99", "diff");
+    std::printf("\nAND top-%u by intersection method\n%-22s %9s %9s %9s %5s\n", k, "method", "mean",
+                "median", "p99", "diff");
     for (int l : levels) {
       if (!gpu->SetTuning({.intersect_levels = l}).ok()) return Fail("bad intersect level");
       (void)RunPass(*gpu, queries, expected);  // warm-up
@@ -383,11 +385,10 @@ int Run() {
         const double hit_rate = hits + misses == 0 ? 0 : double(hits) / double(hits + misses);
         total_mismatches += pass.mismatches;
         const std::string run = label + ", " + pass_names[p];
-        std::printf("%-44s %5zu %8.3fms %8.3fms %8.3fms %8.1f%% %9lu %5d\n", run.c_str(),
-                    passes[p].size(), pass.latency.mean * 1e3, pass.latency.p50 * 1e3,
-                    pass.latency.p99 * 1e3, hit_rate * 100,
-                    static_cast<unsigned long>(after.evictions - before.evictions),
-                    pass.mismatches);
+        std::printf(
+            "%-44s %5zu %8.3fms %8.3fms %8.3fms %8.1f%% %9lu %5d\n", run.c_str(), passes[p].size(),
+            pass.latency.mean * 1e3, pass.latency.p50 * 1e3, pass.latency.p99 * 1e3, hit_rate * 100,
+            static_cast<unsigned long>(after.evictions - before.evictions), pass.mismatches);
         out["cache"][label][pass_names[p]] = {
             {"queries", passes[p].size()},
             {"latency_ms", LatencyJson(pass.latency)},
@@ -401,9 +402,8 @@ int Run() {
       out["cache"][label]["capacity_bytes"] = (*engine)->cache_stats().capacity_bytes;
       return absl::OkStatus();
     };
-    std::printf("\ndevice cache, %s top-%u\n%-44s %5s %10s %10s %10s %9s %9s %5s\n",
-                name.c_str(), k, "run", "n", "mean", "median", "p99", "hit_rate", "evictions",
-                "diff");
+    std::printf("\ndevice cache, %s top-%u\n%-44s %5s %10s %10s %10s %9s %9s %5s\n", name.c_str(),
+                k, "run", "n", "mean", "median", "p99", "hit_rate", "evictions", "diff");
     absl::Status s = cache_run("full-size cache", 0, {queries, queries}, {expected, expected},
                                {"cold (first pass)", "warm (second pass)"});
     // The small cache serves a longer stream, the first --cache_queries queries of the log in
@@ -446,7 +446,13 @@ int Run() {
 }  // namespace tandem
 
 int main(int argc, char** argv) {
-  tandem::tools::DashedFlags dashed(argc, argv);
-  absl::ParseCommandLine(dashed.argc(), dashed.argv());
+  tandem::tools::ParseCommandLineOrExit(
+      argc, argv,
+      {.name = "tandem-bench-gpu-query",
+       .usage =
+           "tandem-bench-gpu-query: the GPU engine beside the CPU engine on a synthetic index, "
+           "every answer compared.\n"
+           "  tandem-bench-gpu-query [--index DIR | --docs N ...] --queries FILE [--json FILE]",
+       .main_file = __FILE__});
   return tandem::Run();
 }

@@ -10,13 +10,14 @@
 // scheduled send time, not the actual one, so a client that falls behind cannot hide queueing (the
 // "coordinated omission" of Tene, "How NOT to Measure Latency", 2015).
 //
-// Transport (RunOptions::transport): kUnary sends each query as a Search call; kStream sends them
-// over long-lived SearchStream calls (RunOptions::streams_per_stub per channel), as a broker that
-// keeps a stream to each shard node would. The node answers a stream's queries in request order
-// and works on at most 4 of them at a time, so each query goes to the stream with the fewest
-// unanswered queries (join the shortest queue; ties rotate); a response whose request_id is not the
-// one sent counts as kMismatchedResponse. A stream's deadline is the row's length plus timeout_s
-// (no per-query deadline), and a stream that fails counts its unanswered queries with its status.
+// Transport (RunOptions::transport): kUnary sends each query as a Search call (unary_transport.h);
+// kStream sends them over long-lived SearchStream calls, RunOptions::streams_per_stub per channel
+// (stream_transport.h), as a broker that keeps a stream to each shard node would. The node answers
+// a stream's queries in request order and works on at most 4 of them at a time, so each query goes
+// to the stream with the fewest unanswered queries (join the shortest queue; ties rotate); a
+// response whose request_id is not the one sent counts as kMismatchedResponse. A stream's deadline
+// is the row's length plus timeout_s (no per-query deadline), and a stream that fails counts its
+// unanswered queries with its status.
 //
 // A row runs RunOptions::warmup_s of unmeasured load, then duration_s seconds (or num_queries
 // queries) measured. A query is measured when it was scheduled inside the measured window; its
@@ -96,60 +97,40 @@ struct RunResult {
          server_total_us = 0;  // means over OK (QueryStats)
 };
 
+class QueryTransport;
+struct Recorder;
+
 class LoadRunner {
  public:
   // Queries are sent in `requests` order, round-robin over `stubs` (one per channel). Each row gets
   // `cq_threads` completion-queue threads of its own.
   LoadRunner(std::vector<std::unique_ptr<tandem::v1::SearchService::Stub>> stubs,
              std::vector<tandem::v1::SearchRequest> requests, int cq_threads, RunOptions options);
-  ~LoadRunner();  // out of line: Stream is complete only in load_runner.cc
+  ~LoadRunner();  // out of line: the transport is complete only in load_runner.cc
 
   // Runs one row; returns when every query it sent has returned.
   RunResult Run(const LoadSpec& spec);
 
  private:
   using Clock = std::chrono::steady_clock;
-  struct Call;
-  class Stream;
-  // What one completion-queue thread saw; merged after the row.
-  struct Recorder {
-    std::vector<double> ok_latency_us;
-    std::map<grpc::StatusCode, uint64_t> counts;
-    double queued_us = 0, execution_us = 0, total_us = 0;
-    Clock::time_point last_completion{};
-    uint64_t mismatched = 0;  // kStream: responses that did not answer the query sent
-
-    // One measured query came back at `now` with `code` (and, when OK, `stats`).
-    void Record(Clock::time_point scheduled, Clock::time_point now, grpc::StatusCode code,
-                const tandem::v1::QueryStats* stats);
-  };
+  class TransportHost;
 
   const tandem::v1::SearchRequest& NextRequest();
   bool Admit(Clock::time_point scheduled, bool* measured);
-  // Sends one query; false when it could not be sent (kStream: every stream has ended).
-  bool Issue(Clock::time_point scheduled, bool measured, int slot, int cq_index);
   void RunClosedLoop(int concurrency);
   void IssueNext(int slot, int cq_index);
   void RunOpenLoop(double rate);
-  void Poll(int cq_index);
   // Called once per query sent, after it was recorded: issues a closed-loop client's next query,
   // then stops counting this one as outstanding.
   void Completed(int slot, int cq_index);
-  void OpenStreams();
-  void CloseStreams();
-  RunResult Collect(const LoadSpec& spec);
+  RunResult Collect(const LoadSpec& spec, const std::vector<Recorder>& recorders);
 
   std::vector<std::unique_ptr<tandem::v1::SearchService::Stub>> stubs_;
   std::vector<tandem::v1::SearchRequest> requests_;
   const int num_cqs_;
   const RunOptions options_;
 
-  std::vector<std::unique_ptr<grpc::CompletionQueue>> cqs_;
-  std::vector<Recorder> recorders_;  // one per completion queue, touched only by its thread
-  std::vector<std::unique_ptr<Stream>> streams_;  // kStream: this row's streams (own recorders)
-  std::atomic<uint64_t> next_stream_{0};          // rotates the ties of the shortest-queue choice
   std::atomic<uint64_t> next_query_{0};
-  std::atomic<uint64_t> next_stub_{0};
   std::atomic<uint64_t> measured_issued_{0};
   std::atomic<uint64_t> overload_{0};
   std::atomic<int64_t> outstanding_{0};
@@ -159,6 +140,11 @@ class LoadRunner {
   std::condition_variable done_;
   int active_slots_ = 0;                        // closed-loop clients still sending; guarded by mu_
   Clock::time_point last_measured_schedule_{};  // guarded by mu_
+
+  // Declared last so that they are destroyed first: the transport calls back into the members
+  // above.
+  std::unique_ptr<TransportHost> host_;
+  std::unique_ptr<QueryTransport> transport_;  // of options_.transport, kept across rows
 };
 
 }  // namespace tandem::bench

@@ -28,10 +28,7 @@
 #include <string>
 #include <vector>
 
-#include "base/version.h"
 #include "absl/flags/flag.h"
-#include "absl/flags/parse.h"
-#include "absl/flags/usage.h"
 #include "absl/status/statusor.h"
 #include "absl/strings/numbers.h"
 #include "absl/strings/str_cat.h"
@@ -39,12 +36,12 @@
 #include "absl/strings/str_join.h"
 #include "absl/time/clock.h"
 #include "absl/time/time.h"
-#include "bench/load_runner.h"
-#include "tools/command_line.h"
-#include "workload/query_file.h"
 #include "base/status_macros.h"
+#include "base/version.h"
+#include "bench/load_runner.h"
 #include "tandem/v1/search.grpc.pb.h"
-
+#include "tools/app.h"
+#include "workload/query_file.h"
 
 ABSL_FLAG(std::string, server, "127.0.0.1:50051", "host:port of the query node");
 ABSL_FLAG(std::string, queries, "",
@@ -83,12 +80,12 @@ ABSL_FLAG(std::string, json_out, "", "write the results as JSON to this file");
 namespace tandem::bench {
 namespace {
 
+using tandem::v1::SearchRequest;
+using tandem::v1::SearchService;
 using workload::LoadQueryFile;
 using workload::ParseQueryFileFormat;
 using workload::QueryFileFormat;
 using workload::QueryRecord;
-using tandem::v1::SearchRequest;
-using tandem::v1::SearchService;
 
 absl::StatusOr<tandem::v1::QueryMode> ParseMode(absl::string_view name) {
   if (name == "or") return tandem::v1::QUERY_MODE_OR;
@@ -261,17 +258,21 @@ std::string Hostname() {
 }
 
 int Main(int argc, char** argv) {
-  absl::SetProgramUsageMessage(
-      "Load generator for a Tandem query node: closed loop (--concurrency) or open loop (--rate, "
-      "--rates), latency and throughput as seen by the client.\n"
-      "  tandem-loadgen --server HOST:PORT --queries FILE [--mode or|and|and_or] [--k 10]\n"
-      "                 [--concurrency 1,4,16 | --rates 100,200,400] [--duration 10 | "
-      "--num_queries N]\n"
-      "                 [--warmup 2] [--json-out FILE]");
-  tools::DashedFlags flags(argc, argv);
-  std::vector<char*> rest = absl::ParseCommandLine(flags.argc(), flags.argv());
-  if (rest.size() > 1) {
-    std::fprintf(stderr, "tandem-loadgen: unexpected argument \"%s\" (see --help)\n", rest[1]);
+  const std::vector<std::string> rest = tools::ParseCommandLineOrExit(
+      argc, argv,
+      {.name = "tandem-loadgen",
+       .usage =
+           "tandem-loadgen: the load generator for a Tandem query node: closed loop "
+           "(--concurrency) or open loop (--rate, "
+           "--rates), latency and throughput as seen by the client.\n"
+           "  tandem-loadgen --server HOST:PORT --queries FILE [--mode or|and|and_or] [--k 10]\n"
+           "                 [--concurrency 1,4,16 | --rates 100,200,400] [--duration 10 | "
+           "--num_queries N]\n"
+           "                 [--warmup 2] [--json-out FILE]",
+       .main_file = __FILE__});
+  if (!rest.empty()) {
+    std::fprintf(stderr, "tandem-loadgen: unexpected argument \"%s\" (see --help)\n",
+                 rest[0].c_str());
     return 2;
   }
   const auto fail = [](const absl::Status& status) {

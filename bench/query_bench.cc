@@ -1,9 +1,9 @@
 // tandem-bench-query: query latency and throughput of the CPU engine over a query log.
 //
 // For every mode (AND, OR, AND+OR) and k: latency per query on one thread (mean, median, p95, p99),
-// throughput on one thread and on all threads, postings decoded per query. Before timing, a sample of
-// queries is checked against the brute-force reference scorer in the same run. Prints a table and
-// writes JSON with the machine, the commit and every figure.
+// throughput on one thread and on all threads, postings decoded per query. Before timing, a sample
+// of queries is checked against the brute-force reference scorer in the same run. Prints a table
+// and writes JSON with the machine, the commit and every figure.
 //
 //   tandem-bench-query --index DIR --queries trec05-efficiency.txt --json bench/results/x.json
 #include <atomic>
@@ -12,15 +12,15 @@
 #include <fstream>
 
 #include "absl/flags/flag.h"
-#include "absl/flags/parse.h"
 #include "absl/strings/numbers.h"
 #include "absl/strings/str_split.h"
-#include "tools/bench_util.h"
-#include "workload/query_file.h"
 #include "cpu/daat_engine.h"
-#include "tools/thread_pool.h"
-#include "index/index.h"
 #include "cpu/reference_engine.h"
+#include "index/index.h"
+#include "tools/app.h"
+#include "tools/bench_util.h"
+#include "tools/thread_pool.h"
+#include "workload/query_file.h"
 
 ABSL_FLAG(std::string, index, "", "index directory");
 ABSL_FLAG(std::string, queries, "", "query log (id:query, TSV or one per line)");
@@ -44,7 +44,13 @@ int Fail(absl::string_view msg) {
 }  // namespace
 
 int main(int argc, char** argv) {
-  absl::ParseCommandLine(argc, argv);
+  tools::ParseCommandLineOrExit(
+      argc, argv,
+      {.name = "tandem-bench-query",
+       .usage = "tandem-bench-query: the CPU engine's latency and throughput over a query log, "
+                "every answer checked against the reference engine.\n"
+                "  tandem-bench-query --index DIR --queries FILE [--json FILE]",
+       .main_file = __FILE__});
   auto idx = index::Index::Open(absl::GetFlag(FLAGS_index));
   if (!idx.ok()) return Fail(idx.status().message());
   auto records = workload::LoadQueryFile(absl::GetFlag(FLAGS_queries));
@@ -71,16 +77,18 @@ int main(int argc, char** argv) {
   }
   if (queries.empty()) return Fail("no query has a term in the index");
 
-  nlohmann::json out = {{"benchmark", "query"},
-                        {"machine", tools::MachineInfo()},
-                        {"index", {{"path", absl::GetFlag(FLAGS_index)},
-                                   {"documents", (*idx)->num_docs()},
-                                   {"terms", (*idx)->stats().num_terms},
-                                   {"postings", (*idx)->stats().num_postings},
-                                   {"codec", (*idx)->manifest().codec},
-                                   {"bytes", (*idx)->index_bytes()}}},
-                        {"queries", {{"file", absl::GetFlag(FLAGS_queries)}, {"count", queries.size()}}},
-                        {"results", nlohmann::json::array()}};
+  nlohmann::json out = {
+      {"benchmark", "query"},
+      {"machine", tools::MachineInfo()},
+      {"index",
+       {{"path", absl::GetFlag(FLAGS_index)},
+        {"documents", (*idx)->num_docs()},
+        {"terms", (*idx)->stats().num_terms},
+        {"postings", (*idx)->stats().num_postings},
+        {"codec", (*idx)->manifest().codec},
+        {"bytes", (*idx)->index_bytes()}}},
+      {"queries", {{"file", absl::GetFlag(FLAGS_queries)}, {"count", queries.size()}}},
+      {"results", nlohmann::json::array()}};
   tools::ThreadPool pool(absl::GetFlag(FLAGS_threads));
   std::printf("%zu queries, %zu threads for throughput\n", queries.size(), pool.size());
   std::printf("%-7s %5s %-10s | %9s %9s %9s %9s | %9s %9s | %12s %12s | %s\n", "mode", "k",

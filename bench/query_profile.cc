@@ -20,15 +20,14 @@
 #include <vector>
 
 #include "absl/flags/flag.h"
-#include "absl/flags/parse.h"
-#include "absl/flags/usage.h"
 #include "absl/strings/str_format.h"
+#include "cpu/cursor.h"
+#include "index/index.h"
+#include "tools/app.h"
 #include "tools/bench_util.h"
+#include "tools/thread_pool.h"
 #include "workload/query_set.h"
 #include "workload/query_split.h"
-#include "cpu/cursor.h"
-#include "tools/thread_pool.h"
-#include "index/index.h"
 
 ABSL_FLAG(std::string, index, "", "index directory");
 ABSL_FLAG(std::string, queries, "", "query log (id:query, id:priority:query, TSV or one per line)");
@@ -108,12 +107,14 @@ int Decade(uint64_t n) {
 }  // namespace
 
 int main(int argc, char** argv) {
-  absl::SetProgramUsageMessage(
-      "profiles a query set against an index.\n"
-      "  tandem-query-profile --index DIR --queries FILE [--split all|train|eval --seed S --train "
-      "3000 "
-      "--eval 1000] [--json FILE]");
-  absl::ParseCommandLine(argc, argv);
+  tools::ParseCommandLineOrExit(
+      argc, argv,
+      {.name = "tandem-query-profile",
+       .usage = "tandem-query-profile profiles a query set against an index.\n"
+                "  tandem-query-profile --index DIR --queries FILE "
+                "[--split all|train|eval --seed S --train 3000 "
+                "--eval 1000] [--json FILE]",
+       .main_file = __FILE__});
   absl::StatusOr<std::unique_ptr<index::Index>> opened =
       index::Index::Open(absl::GetFlag(FLAGS_index));
   if (!opened.ok()) return Fail(opened.status().message());
@@ -148,7 +149,7 @@ int main(int argc, char** argv) {
   } else {
     absl::StatusOr<workload::QuerySplit> split =
         workload::SplitQueries(pool.size(), absl::GetFlag(FLAGS_seed), absl::GetFlag(FLAGS_train),
-                            absl::GetFlag(FLAGS_eval));
+                               absl::GetFlag(FLAGS_eval));
     if (!split.ok()) return Fail(split.status().message());
     for (size_t i : *part == workload::SplitPart::kTrain ? split->train : split->eval)
       chosen.push_back(pool[i]);

@@ -1,7 +1,8 @@
 // tandem-eval: runs a topic file against an index and prints nDCG@10, MAP and R@100 computed like
 // trec_eval (bench/trec_eval.h), optionally writing a TREC run file and a JSON summary.
 //
-//   tandem-eval --index DIR --queries FILE --qrels FILE [--mode and|or|andor] [--k 1000] [--run FILE]
+//   tandem-eval --index DIR --queries FILE --qrels FILE [--mode and|or|andor] [--k 1000] [--run
+//   FILE]
 #include <chrono>
 #include <cstdio>
 #include <fstream>
@@ -9,23 +10,25 @@
 #include <mutex>
 
 #include "absl/flags/flag.h"
-#include "absl/flags/parse.h"
-#include "absl/flags/usage.h"
 #include "absl/strings/str_cat.h"
-#include "workload/trec_eval.h"
 #include "cpu/daat_engine.h"
-#include "tools/thread_pool.h"
 #include "index/index.h"
 #include "nlohmann/json.hpp"
+#include "tools/app.h"
+#include "tools/thread_pool.h"
+#include "workload/trec_eval.h"
 
 ABSL_FLAG(std::string, index, "", "index directory");
-ABSL_FLAG(std::string, queries, "", "topics: 'qid<TAB>text', 'qid:text', SMART (.I/.W) or NPL blocks");
-ABSL_FLAG(std::string, qrels, "", "judgments: TREC 'qid 0 docid grade', 'qid docid grade', CISI.REL or NPL blocks");
+ABSL_FLAG(std::string, queries, "",
+          "topics: 'qid<TAB>text', 'qid:text', SMART (.I/.W) or NPL blocks");
+ABSL_FLAG(std::string, qrels, "",
+          "judgments: TREC 'qid 0 docid grade', 'qid docid grade', CISI.REL or NPL blocks");
 ABSL_FLAG(std::string, mode, "or", "and, or, andor");
 ABSL_FLAG(int, k, 1000, "hits per query (MAP is computed over these)");
 ABSL_FLAG(std::string, run, "", "write a TREC run file here");
 ABSL_FLAG(std::string, json, "", "write the measures as JSON here");
-ABSL_FLAG(bool, ordinal_ids, false, "number topics 1, 2, 3... in file order (Cranfield's qrels do)");
+ABSL_FLAG(bool, ordinal_ids, false,
+          "number topics 1, 2, 3... in file order (Cranfield's qrels do)");
 ABSL_FLAG(int, threads, 0, "query threads (0: all cores)");
 ABSL_FLAG(float, k1, 0.9f, "BM25 k1");
 ABSL_FLAG(float, b, 0.4f, "BM25 b");
@@ -41,9 +44,13 @@ int Fail(absl::string_view what) {
 
 int main(int argc, char** argv) {
   using namespace tandem;
-  absl::SetProgramUsageMessage(
-      "tandem-eval --index DIR --queries FILE --qrels FILE [--mode and|or|andor] [--k 1000] [--run FILE]");
-  absl::ParseCommandLine(argc, argv);
+  tools::ParseCommandLineOrExit(
+      argc, argv,
+      {.name = "tandem-eval",
+       .usage = "tandem-eval measures ranking quality (trec_eval's measures) on judged topics.\n"
+                "  tandem-eval --index DIR --queries FILE --qrels FILE "
+                "[--mode and|or|andor] [--k 1000] [--run FILE]",
+       .main_file = __FILE__});
   if (absl::GetFlag(FLAGS_index).empty() || absl::GetFlag(FLAGS_queries).empty() ||
       absl::GetFlag(FLAGS_qrels).empty()) {
     return Fail("needs --index, --queries and --qrels");
@@ -54,9 +61,9 @@ int main(int argc, char** argv) {
   }
   auto idx = index::Index::Open(absl::GetFlag(FLAGS_index));
   if (!idx.ok()) return Fail(idx.status().message());
-  auto topics = workload::LoadTopics(absl::GetFlag(FLAGS_queries), absl::GetFlag(FLAGS_ordinal_ids)
-                                                                  ? workload::TopicIds::kOrdinal
-                                                                  : workload::TopicIds::kGiven);
+  auto topics = workload::LoadTopics(
+      absl::GetFlag(FLAGS_queries),
+      absl::GetFlag(FLAGS_ordinal_ids) ? workload::TopicIds::kOrdinal : workload::TopicIds::kGiven);
   if (!topics.ok()) return Fail(topics.status().message());
   auto qrels = workload::LoadQrels(absl::GetFlag(FLAGS_qrels));
   if (!qrels.ok()) return Fail(qrels.status().message());
@@ -100,7 +107,8 @@ int main(int argc, char** argv) {
     for (const workload::Topic& topic : *topics) {
       const auto& run = runs[topic.id];
       for (size_t r = 0; r < run.size(); ++r) {
-        out << topic.id << " Q0 " << run[r].docid << ' ' << r + 1 << ' ' << run[r].score << " tandem\n";
+        out << topic.id << " Q0 " << run[r].docid << ' ' << r + 1 << ' ' << run[r].score
+            << " tandem\n";
       }
     }
     if (!out) return Fail(absl::StrCat("cannot write run file '", absl::GetFlag(FLAGS_run), "'"));

@@ -4,14 +4,14 @@
 #include <cmath>
 
 #include "absl/strings/str_cat.h"
+#include "index/resolved_query.h"
 
 namespace tandem::cost_model {
 namespace {
 
-// ---- The heuristic
-// -------------------------------------------------------------------------------- Used for an
-// engine with no trained model. Constants from the 25M-document GOV2-like workload on the H100 host
-// (bench/results/gpu_query_25m_k10.json, 1.78M postings per query on average):
+// The heuristic, used for an engine with no trained model. Constants from the 25M-document
+// GOV2-like workload on the H100 machine (1.78M postings per query on average; the GPU's figures
+// are those of bench/results/gpu_query_25m_h100.json's first run of that engine):
 //
 //   CPU OR     47.9 ms a query: every posting decoded, scored and offered to the top-k,
 //              about 25 ns each. By MaxScore (the CPU engine's default OR) the same queries took
@@ -66,11 +66,10 @@ ResidentFractionFn ResidentFractionOf(const index::Engine* gpu) {
 
 QueryFeatures ComputeFeatures(const index::Query& query, const index::Index& index,
                               const ResidentFractionFn& resident_fraction) {
-  std::vector<double> lengths;
-  for (const index::QueryTerm& t : index::MergeRepeatedTerms(query.terms)) {
-    std::optional<index::TermInfo> info = index.Lookup(t.term);
-    lengths.push_back(info ? static_cast<double>(info->df) : 0.0);
-  }
+  // Lengths of the distinct terms; a term not in the index has an empty list.
+  const index::ResolvedQuery resolved = index::ResolveQuery(index, query);
+  std::vector<double> lengths(resolved.num_absent(), 0.0);
+  for (const index::ResolvedTerm& t : resolved.terms) lengths.push_back(t.info.df);
   std::sort(lengths.begin(), lengths.end());
   QueryFeatures f;
   f.shortest = lengths.empty() ? 0 : lengths[0];
@@ -122,7 +121,7 @@ double MsFromModel(double y, FeatureSpace space) {
   return std::isfinite(ms) ? std::max(0.0, ms) : 0.0;
 }
 
-double HeuristicMs(const QueryFeatures& f, Processor processor, bool cpu_or_maxscore) {
+double HeuristicMs(const QueryFeatures& f, Processor processor) {
   const bool and_part = f.mode != static_cast<double>(index::QueryMode::kOr);
   const bool or_part =
       f.mode == static_cast<double>(index::QueryMode::kOr) ||
@@ -130,23 +129,20 @@ double HeuristicMs(const QueryFeatures& f, Processor processor, bool cpu_or_maxs
   const double touched = and_part ? AndPostingsTouched(f) : 0;
   const double all = or_part ? f.sum_lengths : 0;
   if (processor == Processor::kCpu) {
-    const double or_share = cpu_or_maxscore ? MaxScoreShare(f.k) : 1.0;
-    return kCpuOverheadMs + kCpuAndMsPerPosting * touched + or_share * kCpuOrMsPerPosting * all;
+    return kCpuOverheadMs + kCpuAndMsPerPosting * touched +
+           MaxScoreShare(f.k) * kCpuOrMsPerPosting * all;
   }
   return kGpuOverheadMs + kGpuAndMsPerPosting * touched + kGpuOrMsPerPosting * all +
          kGpuColdMsPerPosting * (1 - f.gpu_resident) * f.sum_lengths;
 }
 
-std::string HeuristicDescription(bool cpu_or_maxscore) {
+std::string HeuristicDescription() {
   return absl::StrCat(
-      "heuristic (no trained model): CPU ", kCpuOrMsPerPosting * 1e6, " ns per OR posting",
-      cpu_or_maxscore ? absl::StrCat(" (x", kMaxScoreShareK10, " at k 10 to x", kMaxScoreShareK1000,
-                                     " at k 1000 for MaxScore)")
-                      : std::string(),
-      ", ", kCpuAndMsPerPosting * 1e6, " ns per AND posting touched; GPU ", kGpuOverheadMs,
-      " ms + ", kGpuOrMsPerPosting * 1e6, " / ", kGpuAndMsPerPosting * 1e6,
-      " ns per OR / AND posting + ", kGpuColdMsPerPosting * 1e6,
-      " ns per posting not in the device cache");
+      "heuristic (no trained model): CPU ", kCpuOrMsPerPosting * 1e6, " ns per OR posting (x",
+      kMaxScoreShareK10, " at k 10 to x", kMaxScoreShareK1000, " at k 1000 for MaxScore), ",
+      kCpuAndMsPerPosting * 1e6, " ns per AND posting touched; GPU ", kGpuOverheadMs, " ms + ",
+      kGpuOrMsPerPosting * 1e6, " / ", kGpuAndMsPerPosting * 1e6, " ns per OR / AND posting + ",
+      kGpuColdMsPerPosting * 1e6, " ns per posting not in the device cache");
 }
 
 }  // namespace tandem::cost_model

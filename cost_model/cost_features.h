@@ -19,10 +19,10 @@
 
 #include "absl/status/statusor.h"
 #include "absl/strings/string_view.h"
+#include "cost_model/cost_predictor.h"
 #include "index/engine.h"
 #include "index/index.h"
 #include "index/query.h"
-#include "cost_model/cost_predictor.h"
 
 namespace tandem::cost_model {
 
@@ -63,11 +63,10 @@ double ModelTarget(double ms, FeatureSpace space);
 // The model's output back in milliseconds, never negative.
 double MsFromModel(double y, FeatureSpace space);
 
-// The heuristic, in milliseconds (documented with its constants in cost_features.cc).
-// `cpu_or_maxscore`: the CPU engine's OR prunes by MaxScore (cpu::OrAlgorithm::kMaxScore, its
-// default) rather than scoring every posting.
-double HeuristicMs(const QueryFeatures& f, Processor processor, bool cpu_or_maxscore = true);
+// The heuristic, in milliseconds (documented with its constants in cost_features.cc); the CPU
+// engine's OR prunes by MaxScore.
+double HeuristicMs(const QueryFeatures& f, Processor processor);
 // One line saying what it assumes, for CostModel::description().
-std::string HeuristicDescription(bool cpu_or_maxscore = true);
+std::string HeuristicDescription();
 
 }  // namespace tandem::cost_model

@@ -34,11 +34,11 @@
 
 #include "absl/status/statusor.h"
 #include "absl/time/time.h"
-#include "index/index.h"
 #include "cost_model/cost_features.h"
 #include "cost_model/cost_model_file.h"
 #include "cost_model/cost_predictor.h"
 #include "cost_model/m5_rules.h"
+#include "index/index.h"
 
 namespace tandem::cost_model {
 
@@ -51,7 +51,6 @@ struct CostModelOptions {
   // observations come every 50 ms, and each retraining keeps a core busy for tens of ms.
   absl::Duration refine_min_interval = absl::ZeroDuration();
   size_t min_train_samples = 50;  // fewer samples than this: an engine keeps what it has
-  bool cpu_or_maxscore = true;    // the heuristic's CPU OR: MaxScore (else exhaustive)
   M5Options m5;
 };
 

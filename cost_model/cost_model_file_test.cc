@@ -2,9 +2,9 @@
 
 #include <fstream>
 
+#include "cost_model/cost_model.h"
 #include "gmock/gmock.h"
 #include "gtest/gtest.h"
-#include "cost_model/cost_model.h"
 #include "tests/test_collection.h"
 
 namespace tandem::cost_model {

@@ -22,20 +22,18 @@
 #include <vector>
 
 #include "absl/flags/flag.h"
-#include "absl/flags/parse.h"
-#include "absl/flags/usage.h"
 #include "absl/strings/numbers.h"
 #include "absl/strings/str_cat.h"
 #include "absl/strings/str_format.h"
 #include "absl/strings/str_split.h"
-#include "tools/bench_util.h"
-#include "tools/command_line.h"
-#include "index/index.h"
-#include "workload/query_set.h"
-#include "workload/query_split.h"
 #include "cost_model/cost_model_file.h"
 #include "cost_model/cost_training.h"
+#include "index/index.h"
 #include "server/engine_factory.h"
+#include "tools/app.h"
+#include "tools/bench_util.h"
+#include "workload/query_set.h"
+#include "workload/query_split.h"
 
 ABSL_FLAG(std::string, index, "", "index directory");
 ABSL_FLAG(std::string, queries, "", "query log (id:query, id:priority:query, TSV or one per line)");
@@ -46,8 +44,6 @@ ABSL_FLAG(std::string, modes, "and,or", "query modes to time (and, or, and_or)")
 ABSL_FLAG(std::string, k, "10,1000", "values of k to time");
 ABSL_FLAG(std::string, gpu, "auto", "GPU engine: auto, off or required");
 ABSL_FLAG(uint64_t, gpu_cache_bytes, 0, "GPU device cache size (0: the engine's default)");
-ABSL_FLAG(std::string, cpu_or, "maxscore",
-          "the CPU engine's OR (maxscore or exhaustive): train with the server's --cpu-or");
 ABSL_FLAG(int, repeat, 3, "timed runs per query and configuration (the median is kept)");
 ABSL_FLAG(std::string, space, "log", "feature space of the rules: log or linear");
 ABSL_FLAG(bool, smooth, true, "smooth the rules' models along their tree paths (Quinlan's k = 15)");
@@ -152,9 +148,6 @@ int Run() {
     return Fail("--gpu must be auto, off or required");
   }
   engine_options.gpu_cache_bytes = absl::GetFlag(FLAGS_gpu_cache_bytes);
-  absl::StatusOr<cpu::OrAlgorithm> cpu_or = cpu::ParseOrAlgorithm(absl::GetFlag(FLAGS_cpu_or));
-  if (!cpu_or.ok()) return Fail(absl::StrCat("--cpu-or: ", cpu_or.status().message()));
-  engine_options.cpu_or = *cpu_or;
 
   absl::StatusOr<std::unique_ptr<index::Index>> opened =
       index::Index::Open(absl::GetFlag(FLAGS_index));
@@ -241,11 +234,9 @@ int Run() {
                    {"seed", absl::StrCat(absl::GetFlag(FLAGS_seed))},
                    {"modes", absl::GetFlag(FLAGS_modes)},
                    {"k", absl::GetFlag(FLAGS_k)},
-                   {"cpu_or", absl::GetFlag(FLAGS_cpu_or)},
                    {"repeat", absl::StrCat(repeat)}};
   nlohmann::json out = {{"benchmark", "cost_model"},
                         {"machine", machine},
-                        {"cpu_or", absl::GetFlag(FLAGS_cpu_or)},
                         {"index",
                          {{"path", idx.directory()},
                           {"documents", idx.num_docs()},
@@ -291,10 +282,7 @@ int Run() {
     record.trained_samples = train->size();
     record.evaluated_samples = eval->size();
     auto model_ms = [&](const QueryFeatures& f) { return PredictMs(*record.rules, *space, f); };
-    const bool maxscore = engine_options.cpu_or == cpu::OrAlgorithm::kMaxScore;
-    auto heuristic_ms = [p, maxscore](const QueryFeatures& f) {
-      return HeuristicMs(f, p, maxscore);
-    };
+    auto heuristic_ms = [p](const QueryFeatures& f) { return HeuristicMs(f, p); };
     record.mean_relative_error = MeanRelativeError(model_ms, *eval);
     record.heuristic_relative_error = MeanRelativeError(heuristic_ms, *eval);
     record.samples = ThinSamples(*train, kMaxFileSamples);
@@ -350,14 +338,23 @@ int Run() {
 }  // namespace tandem::cost_model
 
 int main(int argc, char** argv) {
-  absl::SetProgramUsageMessage(
-      "trains the scheduler's cost model (M5 rules per engine) from measured query times.\n"
-      "  tandem-train-cost --index DIR --queries FILE --out MODEL [--json FILE] [--gpu auto|off|"
-      "required]\n"
-      "      [--modes and,or] [--k 10,1000] [--train-fraction 0.75] [--max-queries 4000] [--seed "
-      "1]\n"
-      "      [--repeat 3] [--space log|linear] [--nosmooth]");
-  tandem::tools::DashedFlags flags(argc, argv);
-  absl::ParseCommandLine(flags.argc(), flags.argv());
+  const std::vector<std::string> positional = tandem::tools::ParseCommandLineOrExit(
+      argc, argv,
+      {.name = "tandem-train-cost",
+       .usage = "tandem-train-cost trains the scheduler's cost model (M5 rules per engine) from "
+                "measured query times.\n"
+                "  tandem-train-cost --index DIR --queries FILE --out MODEL [--json FILE] [--gpu "
+                "auto|off|"
+                "required]\n"
+                "      [--modes and,or] [--k 10,1000] [--train-fraction 0.75] [--max-queries 4000] "
+                "[--seed "
+                "1]\n"
+                "      [--repeat 3] [--space log|linear] [--nosmooth]",
+       .main_file = __FILE__});
+  if (!positional.empty()) {
+    std::fprintf(stderr, "tandem-train-cost: unexpected argument '%s' (see --help)\n",
+                 positional[0].c_str());
+    return 2;
+  }
   return tandem::cost_model::Run();
 }

@@ -8,10 +8,10 @@
 #include <sstream>
 
 #include "absl/strings/str_cat.h"
+#include "cost_model/cost_model.h"
 #include "gmock/gmock.h"
 #include "gtest/gtest.h"
 #include "nlohmann/json.hpp"
-#include "cost_model/cost_model.h"
 #include "tests/test_collection.h"
 
 namespace tandem::cost_model {

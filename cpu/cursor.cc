@@ -48,7 +48,8 @@ void Cursor::LoadFreqs() {
 void Cursor::next_geq(uint32_t target) {
   if (docid_ >= target) return;  // also covers kEnd
   if (list_.skip(block_).last_docid < target) {
-    // Gallop over the skip table, then binary search the bracket: cheap for both short and long jumps.
+    // Gallop over the skip table, then binary search the bracket: cheap for both short and long
+    // jumps.
     const index::SkipEntry* skips = list_.skips();
     const uint32_t n = list_.num_blocks();
     uint32_t lo = block_ + 1;

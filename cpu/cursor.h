@@ -1,10 +1,10 @@
 // File: cursor.h
 //
-// A forward cursor over one compressed posting list, PISA's cursor concept: docid(), freq(), next(),
-// next_geq(target). next_geq consults the skip table first and jumps over whole blocks whose last
-// docID is below the target, so only the blocks a cursor lands in are decoded (Ding et al. 2009,
-// section 2, "skip over most elements of the longer list without uncompressing them"). Frequencies
-// of a block are decoded only when freq() is asked for.
+// A forward cursor over one compressed posting list, PISA's cursor concept: docid(), freq(),
+// next(), next_geq(target). next_geq consults the skip table first and jumps over whole blocks
+// whose last docID is below the target, so only the blocks a cursor lands in are decoded (Ding et
+// al. 2009, section 2, "skip over most elements of the longer list without uncompressing them").
+// Frequencies of a block are decoded only when freq() is asked for.
 //
 //   Cursor c(list, index.codec(), &stats);
 //   for (c.next_geq(1000); c.docid() != Cursor::kEnd; c.next()) Use(c.docid(), c.freq());
@@ -24,7 +24,8 @@ class Cursor {
   // Past the last posting. DocIDs are < 2^32 - 1, so the sentinel never collides.
   static constexpr uint32_t kEnd = UINT32_MAX;
 
-  // Positions the cursor on the list's first posting. `stats` (may be null) counts decoded postings.
+  // Positions the cursor on the list's first posting. `stats` (may be null) counts decoded
+  // postings.
   Cursor(const index::PostingListView& list, const index::BlockCodec& codec,
          index::QueryStats* stats);
 

@@ -5,10 +5,11 @@
 #include <vector>
 
 #include "absl/strings/str_cat.h"
-#include "cpu/cursor.h"
-#include "index/bm25.h"
 #include "base/status_macros.h"
+#include "cpu/cursor.h"
 #include "cpu/top_k.h"
+#include "index/bm25.h"
+#include "index/resolved_query.h"
 
 namespace tandem::cpu {
 namespace {
@@ -34,16 +35,13 @@ struct TermScorer {
 // per document with the same formula (and so the same float result) as index::Bm25DocNorm.
 class DocNorms {
  public:
-  DocNorms(const index::Index& index, const Bm25Params& p)
-      : index_(index),
-        params_(p),
-        table_(p.k1 == index.manifest().bm25.k1 && p.b == index.manifest().bm25.b
-                   ? index.default_doc_norms()
-                   : nullptr) {}
+  // `default_params`: `p` are the index's own parameters (index::ResolvedQuery::default_bm25).
+  DocNorms(const index::Index& index, const Bm25Params& p, bool default_params)
+      : index_(index), params_(p), table_(default_params ? index.default_doc_norms() : nullptr) {}
   float operator()(uint32_t docid) const {
-    return table_ != nullptr ? table_[docid]
-                             : index::Bm25DocNorm(params_, index_.doc_length(docid),
-                                                  index_.avg_doc_length());
+    return table_ != nullptr
+               ? table_[docid]
+               : index::Bm25DocNorm(params_, index_.doc_length(docid), index_.avg_doc_length());
   }
 
  private:
@@ -52,8 +50,8 @@ class DocNorms {
   const float* table_;
 };
 
-// Ranked AND. `order` lists the terms by increasing df; scores are summed in query-term order so every
-// engine adds the same floats in the same order.
+// Ranked AND. `order` lists the terms by increasing df; scores are summed in query-term order so
+// every engine adds the same floats in the same order.
 absl::Status RunAnd(std::vector<TermScorer>& terms, const DocNorms& norm, const SearchContext& ctx,
                     TopK& top, QueryStats& stats) {
   std::vector<size_t> order(terms.size());
@@ -221,41 +219,27 @@ absl::StatusOr<SearchResult> DaatEngine::Search(const Query& query,
                                                 const SearchContext& context) const {
   TANDEM_RETURN_IF_ERROR(index::ValidateQuery(query));
   TANDEM_RETURN_IF_ERROR(context.Check());
+  const index::ResolvedQuery resolved = index::ResolveQuery(index_, query);
   SearchResult result;
-  result.stats.executed_mode = query.mode == QueryMode::kAnd ? QueryMode::kAnd : QueryMode::kOr;
+  result.stats.executed_mode = resolved.initial_executed_mode();
+  if (resolved.empty()) return result;
 
-  // Resolve terms. An absent term empties an AND; OR ignores it.
   struct Resolved {
     index::PostingListView list;
     float weighted_idf;
     float max_score;
   };
-  // Score bounds for MaxScore. The index stores each list's largest contribution for its default
-  // BM25 parameters and weight 1; with other parameters the bound is weighted_idf itself, since
-  // tf / (tf + norm) <= 1.
-  const bool stored_bounds =
-      query.bm25.k1 == index_.manifest().bm25.k1 && query.bm25.b == index_.manifest().bm25.b;
+  // Score bounds for MaxScore: weighted_idf times the bound of tf / (tf + norm), inflated by the
+  // pruning margin when it is the index's stored maximum, never above weighted_idf.
   std::vector<Resolved> present;
-  bool any_absent = false;
-  for (const index::QueryTerm& t : index::MergeRepeatedTerms(query.terms)) {
-    std::optional<index::TermInfo> info = index_.Lookup(t.term);
-    if (!info) {
-      any_absent = true;
-      continue;
-    }
-    TANDEM_ASSIGN_OR_RETURN(index::PostingListView list, index_.postings(*info));
-    const float idf = index::Bm25Idf(index_.num_docs(), info->df);
-    const float weighted_idf = t.weight * idf;
-    // The stored maximum is idf * max(tf / (tf + norm)); scale it to this term's weight, and
-    // never above weighted_idf (a stored value from other statistics cannot widen it).
-    const float max_ratio = stored_bounds && idf > 0.0f
-                                ? std::clamp(info->max_score / idf, 0.0f, 1.0f) * kBoundMargin
-                                : 1.0f;
-    present.push_back({list, weighted_idf, std::min(weighted_idf, weighted_idf * max_ratio)});
+  present.reserve(resolved.terms.size());
+  for (const index::ResolvedTerm& t : resolved.terms) {
+    TANDEM_ASSIGN_OR_RETURN(index::PostingListView list, index_.postings(t.info));
+    const float max_ratio = t.has_stored_bound ? t.bound_ratio * kBoundMargin : 1.0f;
+    present.push_back({list, t.weighted_idf, std::min(t.weighted_idf, t.weighted_idf * max_ratio)});
   }
-  if (present.empty()) return result;
 
-  const DocNorms norm(index_, query.bm25);
+  const DocNorms norm(index_, query.bm25, resolved.default_bm25);
   auto make_scorers = [&] {
     std::vector<TermScorer> terms;
     terms.reserve(present.size());
@@ -269,7 +253,7 @@ absl::StatusOr<SearchResult> DaatEngine::Search(const Query& query,
     return absl::OkStatus();
   };
 
-  if (query.mode != QueryMode::kOr && !any_absent) {
+  if (resolved.runs_and()) {
     std::vector<TermScorer> terms = make_scorers();
     TopK top(query.k);
     TANDEM_RETURN_IF_ERROR(RunAnd(terms, norm, context, top, result.stats));
@@ -277,8 +261,7 @@ absl::StatusOr<SearchResult> DaatEngine::Search(const Query& query,
     result.hits = std::move(top).Finish();
     result.stats.executed_mode = QueryMode::kAnd;
   }
-  if (query.mode == QueryMode::kOr ||
-      (query.mode == QueryMode::kAndOr && result.hits.size() < query.k)) {
+  if (resolved.runs_or(result.hits.size())) {
     std::vector<TermScorer> terms = make_scorers();
     TopK top(query.k);
     TANDEM_RETURN_IF_ERROR(options_.or_algorithm == OrAlgorithm::kMaxScore

@@ -6,10 +6,10 @@
 
 #include "absl/strings/str_cat.h"
 #include "cpu/cursor.h"
+#include "cpu/reference_engine.h"
 #include "gmock/gmock.h"
 #include "gtest/gtest.h"
 #include "index/index.h"
-#include "cpu/reference_engine.h"
 #include "tests/test_collection.h"
 
 namespace tandem::cpu {
@@ -19,7 +19,8 @@ using index::Query;
 using index::QueryMode;
 using index::SearchContext;
 
-// Same documents in the same order, scores equal (both engines add the same floats in the same order).
+// Same documents in the same order, scores equal (both engines add the same floats in the same
+// order).
 void ExpectSameHits(const index::SearchResult& got, const index::SearchResult& want,
                     const std::string& what) {
   ASSERT_EQ(got.hits.size(), want.hits.size()) << what;
@@ -135,8 +136,8 @@ TEST_P(DaatEngineTest, WeightsScaleScores) {
 }
 
 TEST_P(DaatEngineTest, AndSkipsBlocks) {
-  // "common" is in all 20,000 documents (157 blocks), "rare" in three: AND decodes at most the three
-  // blocks the rare docIDs fall in, plus the rare list; OR decodes everything.
+  // "common" is in all 20,000 documents (157 blocks), "rare" in three: AND decodes at most the
+  // three blocks the rare docIDs fall in, plus the rare list; OR decodes everything.
   std::vector<std::vector<std::string>> docs(20000, std::vector<std::string>{"common"});
   for (uint32_t d : {5u, 9000u, 19999u}) docs[d].push_back("rare");
   testing::TempDir dir;

@@ -4,40 +4,38 @@
 #include <map>
 #include <vector>
 
-#include "index/bm25.h"
 #include "base/status_macros.h"
+#include "index/bm25.h"
+#include "index/resolved_query.h"
 
 namespace tandem::cpu {
 
 absl::StatusOr<index::SearchResult> ReferenceEngine::Search(
     const index::Query& query, const index::SearchContext& context) const {
   TANDEM_RETURN_IF_ERROR(index::ValidateQuery(query));
-  std::vector<index::QueryTerm> terms = index::MergeRepeatedTerms(query.terms);
-  // docid -> per-term contribution (NaN-free: absent terms contribute nothing).
+  const index::ResolvedQuery resolved = index::ResolveQuery(index_, query);
+  // docid -> (term position in resolved.terms, tf) for every term whose list holds it.
   std::map<uint32_t, std::vector<std::pair<size_t, uint32_t>>> matches;
-  std::vector<float> widf(terms.size(), 0.0f);
-  size_t present = 0;
-  for (size_t i = 0; i < terms.size(); ++i) {
-    std::optional<index::TermInfo> info = index_.Lookup(terms[i].term);
-    if (!info) continue;
-    ++present;
-    widf[i] = terms[i].weight * index::Bm25Idf(index_.num_docs(), info->df);
-    TANDEM_ASSIGN_OR_RETURN(index::PostingListView list, index_.postings(*info));
+  for (size_t i = 0; i < resolved.terms.size(); ++i) {
+    TANDEM_ASSIGN_OR_RETURN(index::PostingListView list, index_.postings(resolved.terms[i].info));
     std::vector<uint32_t> docs(index::kBlockSize), freqs(index::kBlockSize);
     for (uint32_t b = 0; b < list.num_blocks(); ++b) {
       TANDEM_RETURN_IF_ERROR(list.DecodeDocids(index_.codec(), b, docs.data()));
       TANDEM_RETURN_IF_ERROR(list.DecodeFreqs(index_.codec(), b, freqs.data()));
-      for (uint32_t j = 0; j < list.block_postings(b); ++j) matches[docs[j]].push_back({i, freqs[j]});
+      for (uint32_t j = 0; j < list.block_postings(b); ++j)
+        matches[docs[j]].push_back({i, freqs[j]});
     }
   }
   auto run = [&](bool conjunctive) {
     std::vector<index::Hit> hits;
-    if (conjunctive && present < terms.size()) return hits;
     for (const auto& [doc, contributions] : matches) {
-      if (conjunctive && contributions.size() != terms.size()) continue;
-      const float norm = index::Bm25DocNorm(query.bm25, index_.doc_length(doc), index_.avg_doc_length());
+      if (conjunctive && contributions.size() != resolved.num_distinct_terms) continue;
+      const float norm =
+          index::Bm25DocNorm(query.bm25, index_.doc_length(doc), index_.avg_doc_length());
       float score = 0.0f;
-      for (const auto& [term, tf] : contributions) score += index::Bm25Score(widf[term], tf, norm);
+      for (const auto& [term, tf] : contributions) {
+        score += index::Bm25Score(resolved.terms[term].weighted_idf, tf, norm);
+      }
       hits.push_back({doc, score});
     }
     std::sort(hits.begin(), hits.end(), index::RanksBefore);
@@ -45,12 +43,12 @@ absl::StatusOr<index::SearchResult> ReferenceEngine::Search(
     return hits;
   };
   index::SearchResult result;
-  if (query.mode != index::QueryMode::kOr) {
+  result.stats.executed_mode = resolved.initial_executed_mode();
+  if (resolved.runs_and()) {
     result.hits = run(true);
     result.stats.executed_mode = index::QueryMode::kAnd;
   }
-  if (query.mode == index::QueryMode::kOr ||
-      (query.mode == index::QueryMode::kAndOr && result.hits.size() < query.k)) {
+  if (resolved.runs_or(result.hits.size())) {
     result.hits = run(false);
     result.stats.executed_mode = index::QueryMode::kOr;
   }

@@ -1,8 +1,9 @@
 // File: reference_engine.h
 //
-// The brute-force reference scorer used only by tests: decodes every posting of every query term,
-// scores with index/bm25.h (terms summed in query order, as the engines do), and sorts all candidates.
-// No skipping, no heap: obviously right, deliberately slow.
+// The brute-force reference engine, the oracle of the engine tests and of the CPU benchmark's
+// checks: decodes every posting of every query term, scores with index/bm25.h (terms summed in
+// query order, as the engines do), and sorts all candidates. No skipping, no heap: obviously right,
+// deliberately slow.
 #pragma once
 
 #include "index/engine.h"

@@ -3,7 +3,7 @@
 # Pack first: deploy/gpu-bundle.sh build/server/tandem-server build/clients/tandem-cli \
 #   build/index_builder/tandem-index -- STATS.tsv.gz DOCLENGTHS.tsv trec05-efficiency.txt;
 #   mkdir -p .gpu-carry/e2e; tar -cJf .gpu-carry/e2e/e2e.tar.xz .gpu-bundle
-# then run `bash deploy/gpu-server-check.sh` through the device tool with carry [".gpu-carry/e2e"].
+# then run `bash deploy/gpu-server-check.sh` on the GPU machine with .gpu-carry/e2e beside it.
 set -u
 tar -xJf .gpu-carry/e2e/e2e.tar.xz
 export LD_LIBRARY_PATH=$PWD/.gpu-bundle/lib

@@ -11,8 +11,9 @@ set -euo pipefail
 
 ROOT="$(cd "$(dirname "$0")/.." && pwd)"
 BUILD="$ROOT/build-tsan"
-TESTS="${1:-WorkQueuesTest|CostModelTest|PoolQueryExecutorTest|HybridQueryExecutorTest}"
-TARGETS=(work_queues_test cost_model_test pool_executor_test hybrid_executor_test)
+TESTS="${1:-WorkQueuesTest|CostModelTest|PoolQueryExecutorTest|HybridQueryExecutor|Dispatcher}"
+TARGETS=(work_queues_test cost_model_test pool_executor_test hybrid_executor_routing_test
+         hybrid_executor_lifecycle_test dispatcher_test)
 JOBS="${JOBS:-2}"
 
 mkdir -p "$BUILD"
@@ -20,13 +21,17 @@ if [[ ! -f "$BUILD/absl/lib/cmake/absl/abslConfig.cmake" ]]; then
   if [[ ! -d "$BUILD/src" ]] || ! ls -d "$BUILD"/src/abseil-*/ >/dev/null 2>&1; then
     if ! grep -rqs "^Types:.*deb-src\|^deb-src" /etc/apt/sources.list /etc/apt/sources.list.d/; then
       echo "tsan-test: enabling Debian source packages (deb-src) to fetch abseil's source" >&2
-      cat > /etc/apt/sources.list.d/tandem-deb-src.sources <<'EOF'
-Types: deb-src
-URIs: http://deb.debian.org/debian
-Suites: bookworm bookworm-updates
-Components: main
-Signed-By: /usr/share/keyrings/debian-archive-keyring.gpg
-EOF
+      # The same archive, suites and keys as the machine's own binary sources.
+      if ls /etc/apt/sources.list.d/*.sources >/dev/null 2>&1; then
+        for f in /etc/apt/sources.list.d/*.sources; do
+          sed 's/^Types:.*/Types: deb-src/' "$f"
+          echo
+        done > /tmp/tandem-deb-src.sources
+        mv /tmp/tandem-deb-src.sources /etc/apt/sources.list.d/tandem-deb-src.sources
+      else
+        grep -h '^deb ' /etc/apt/sources.list | sed 's/^deb /deb-src /' \
+          > /etc/apt/sources.list.d/tandem-deb-src.list
+      fi
       apt-get update -qq
     fi
     mkdir -p "$BUILD/src"

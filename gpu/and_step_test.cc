@@ -1,7 +1,7 @@
 // The AND's sync-free step (gpu/query_ops.h: LocateCandidateBlocks, Decode*BlocksInPlace,
 // SearchInPlaceAndCompact) and its scoring (ScoreIntoKeys) against host references: both codecs and
-// block sizes, candidate counts from 1 to past what one launch of kMaxInPlaceWarps warps covers in a
-// round (32 x 8192), counts given on the host or left on the device with garbage past them, two
+// block sizes, candidate counts from 1 to past what one launch of kMaxInPlaceWarps warps covers in
+// a round (32 x 8192), counts given on the host or left on the device with garbage past them, two
 // steps chained through the device count, and more terms than one scoring launch takes. Label
 // "gpu": skips without a device.
 #include <algorithm>
@@ -54,10 +54,10 @@ struct DeviceDocList {
                              const uint32_t* device_count, uint32_t* out,
                              cudaStream_t stream) const {
     return codec == Codec::kRice
-               ? DecodeRiceBlocksInPlace({rice, image.data()}, entries, max_entries,
-                                         device_count, DecodeOutput::kDocids, out, stream)
-               : DecodePForBlocksInPlace({pfor, image.data()}, entries, max_entries,
-                                         device_count, DecodeOutput::kDocids, out, stream);
+               ? DecodeRiceBlocksInPlace({rice, image.data()}, entries, max_entries, device_count,
+                                         DecodeOutput::kDocids, out, stream)
+               : DecodePForBlocksInPlace({pfor, image.data()}, entries, max_entries, device_count,
+                                         DecodeOutput::kDocids, out, stream);
   }
 };
 
@@ -205,14 +205,16 @@ TEST_F(AndStepTest, TwoChainedStepsMatchTheHostIntersection) {
         SCOPED_TRACE(std::string(Name(codec)) + " lead " + std::to_string(shape.lead) +
                      (count_on_device ? " count on the device" : " count on the host"));
         const std::vector<uint32_t> lead = SortedList(shape.lead, shape.lead_gap, rng);
-        const DeviceDocList second = MakeList(SortedList(shape.second, shape.second_gap, rng), codec);
+        const DeviceDocList second =
+            MakeList(SortedList(shape.second, shape.second_gap, rng), codec);
         const DeviceDocList third = MakeList(SortedList(shape.third, shape.third_gap, rng), codec);
         const uint32_t n = shape.lead;
         // With the count on the device the launches are sized for more, and the extra candidates
         // are garbage (docIDs that would match) that must be ignored.
         const uint32_t max_n = count_on_device ? n + 777 : n;
         std::vector<uint32_t> cand = lead;
-        for (uint32_t i = n; i < max_n; ++i) cand.push_back(second.docids[i % second.docids.size()]);
+        for (uint32_t i = n; i < max_n; ++i)
+          cand.push_back(second.docids[i % second.docids.size()]);
         const uint64_t stride = max_n;
         DeviceBuffer<uint32_t> d_cand = Upload(cand, max_n, s);
         auto cand_next = DeviceBuffer<uint32_t>::Allocate(max_n);
@@ -242,8 +244,8 @@ TEST_F(AndStepTest, TwoChainedStepsMatchTheHostIntersection) {
 
         // Step 2: the count comes from step 1 on the device, launches sized for max_n again.
         ASSERT_NO_FATAL_FAILURE(Step(third, cand_next->data(), max_n, count->data(), survivors,
-                                     pos_next->data(), pos->data(), 3, stride, false,
-                                     d_cand.data(), count->data(), host_cand2));
+                                     pos_next->data(), pos->data(), 3, stride, false, d_cand.data(),
+                                     count->data(), host_cand2));
         const std::vector<Survivor> second_step = HostIntersect(host_cand2, third.docids);
         const uint32_t survivors2 = Download(count->data(), 1, s)[0];
         ASSERT_EQ(survivors2, second_step.size());
@@ -275,8 +277,7 @@ TEST_F(AndStepTest, ZeroCandidatesOnTheDeviceLeaveNothing) {
   DeviceBuffer<uint32_t> count_out = Upload(std::vector<uint32_t>{garbage}, 1, s);
   ASSERT_TRUE(out.ok() && pos.ok() && pos_next.ok());
   ASSERT_NO_FATAL_FAILURE(Step(list, d_cand.data(), 100, count.data(), 0, pos->data(),
-                               pos_next->data(), 2, 100, true, out->data(), count_out.data(),
-                               {}));
+                               pos_next->data(), 2, 100, true, out->data(), count_out.data(), {}));
   EXPECT_EQ(Download(count_out.data(), 1, s)[0], 0u);
 }
 
@@ -297,10 +298,10 @@ TEST_F(AndStepTest, BadArgumentsAreRefused) {
             absl::StatusCode::kInvalidArgument);  // no count word
   EXPECT_EQ(ScoreIntoKeys(p, 1, {}, nullptr, nullptr, arena, stream_.get()).code(),
             absl::StatusCode::kInvalidArgument);
-  EXPECT_EQ(DecodePForBlocksInPlace({}, nullptr, 1, nullptr, DecodeOutput::kDocids, p,
-                                    stream_.get())
-                .code(),
-            absl::StatusCode::kInvalidArgument);
+  EXPECT_EQ(
+      DecodePForBlocksInPlace({}, nullptr, 1, nullptr, DecodeOutput::kDocids, p, stream_.get())
+          .code(),
+      absl::StatusCode::kInvalidArgument);
 }
 
 // The host's top-k key of query_kernels.cuh: flipped score bits, then the docID.
@@ -345,7 +346,8 @@ TEST_F(AndStepTest, ScoresIntoKeysBitEqualToTheHost) {
     ScratchArena arena(arena_memory_.data(), kArenaBytes);
     auto keys = DeviceBuffer<uint64_t>::Allocate(n);
     ASSERT_TRUE(keys.ok());
-    ASSERT_TRUE(ScoreIntoKeys(d_docs.data(), n, terms, d_norms.data(), keys->data(), arena, s).ok());
+    ASSERT_TRUE(
+        ScoreIntoKeys(d_docs.data(), n, terms, d_norms.data(), keys->data(), arena, s).ok());
     const std::vector<uint64_t> got = Download(keys->data(), n, s);
     for (uint32_t i = 0; i < n; ++i) {
       float score = 0.0f;

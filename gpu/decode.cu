@@ -62,8 +62,8 @@ absl::Status LaunchPFor(const DevicePForList& list, const uint32_t* blocks, uint
   const dim3 grid = DecodeGrid(num_selected);
   WithPForInstance(list.desc.block_size, output, [&](auto block, auto docids) {
     kernels::PForDecodeKernel<decltype(block)::value, decltype(docids)::value>
-        <<<grid, kernels::kDecodeThreads, 0, stream>>>(list.desc, list.image, blocks,
-                                                       num_selected, out);
+        <<<grid, kernels::kDecodeThreads, 0, stream>>>(list.desc, list.image, blocks, num_selected,
+                                                       out);
   });
   TANDEM_CUDA_RETURN_IF_ERROR(cudaGetLastError());
   return absl::OkStatus();
@@ -108,8 +108,8 @@ absl::Status DecodePForBlocksInPlace(const DevicePForList& list, const uint32_t*
   const dim3 grid = InPlaceGrid(max_entries);
   WithPForInstance(list.desc.block_size, output, [&](auto block, auto docids) {
     kernels::PForDecodeInPlaceKernel<decltype(block)::value, decltype(docids)::value>
-        <<<grid, kernels::kDecodeThreads, 0, stream>>>(list.desc, list.image, entries,
-                                                       max_entries, device_count, out);
+        <<<grid, kernels::kDecodeThreads, 0, stream>>>(list.desc, list.image, entries, max_entries,
+                                                       device_count, out);
   });
   TANDEM_CUDA_RETURN_IF_ERROR(cudaGetLastError());
   return absl::OkStatus();

@@ -62,13 +62,13 @@ absl::Status DecodeRiceBlocks(const DeviceRiceList& list, const uint32_t* blocks
                               uint32_t num_selected, DecodeOutput output, uint32_t* out,
                               cudaStream_t stream);
 
-// Decodes the blocks named by entries[0..count) in place: block k into out[k * block_size ...), where
-// the whole-list decode puts it. count = max_entries or, with device_count (a device word read when
-// the launch runs, so an earlier launch on the stream may set it), min(max_entries, *device_count).
-// Entries >= num_blocks are skipped: the AND names a block only at the first candidate that falls in
-// it (section 7) and needs neither a scan nor a compacted block list. One launch of at most
-// kMaxInPlaceWarps warps. `out` holds num_blocks * block_size values; unnamed blocks' places are
-// left as they were.
+// Decodes the blocks named by entries[0..count) in place: block k into out[k * block_size ...),
+// where the whole-list decode puts it. count = max_entries or, with device_count (a device word
+// read when the launch runs, so an earlier launch on the stream may set it), min(max_entries,
+// *device_count). Entries >= num_blocks are skipped: the AND names a block only at the first
+// candidate that falls in it (section 7) and needs neither a scan nor a compacted block list. One
+// launch of at most kMaxInPlaceWarps warps. `out` holds num_blocks * block_size values; unnamed
+// blocks' places are left as they were.
 inline constexpr uint32_t kMaxInPlaceWarps = 8192;
 absl::Status DecodePForBlocksInPlace(const DevicePForList& list, const uint32_t* entries,
                                      uint32_t max_entries, const uint32_t* device_count,

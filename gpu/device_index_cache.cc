@@ -6,8 +6,8 @@
 #include <variant>
 
 #include "absl/strings/str_cat.h"
-#include "gpu/cuda_status.h"
 #include "base/status_macros.h"
+#include "gpu/cuda_status.h"
 
 namespace tandem::gpu {
 
@@ -122,8 +122,8 @@ absl::StatusOr<std::shared_ptr<const DeviceList>> DeviceIndexCache::Load(
   list->pfor.image = device;
   list->rice.image = device;
   list->freqs.image = device + freq_offset;
-  list->bases = device + (list->codec == GpuCodec::kPFor ? list->pfor.desc.bases
-                                                         : list->rice.desc.bases);
+  list->bases =
+      device + (list->codec == GpuCodec::kPFor ? list->pfor.desc.bases : list->rice.desc.bases);
   return std::shared_ptr<const DeviceList>(std::move(list));
 }
 
@@ -176,8 +176,7 @@ absl::StatusOr<uint64_t> DeviceIndexCache::Preload() {
     TANDEM_ASSIGN_OR_RETURN(std::shared_ptr<const DeviceList> list, Load(term));
     std::lock_guard<std::mutex> lock(mu_);
     counters_.bytes_copied += list->bytes;
-    if (entries_.count(term.ordinal) != 0 ||
-        counters_.bytes_resident + list->bytes > capacity_) {
+    if (entries_.count(term.ordinal) != 0 || counters_.bytes_resident + list->bytes > capacity_) {
       continue;  // preloading never evicts
     }
     lru_.push_front(term.ordinal);

@@ -5,12 +5,13 @@
 // A list is transcoded into the GPU layouts (gpu/list_layout.h) at its first use, copied through a
 // pinned staging buffer on a dedicated copy stream, and kept in LRU order by bytes under a fixed
 // capacity. Device memory comes from a CUDA memory pool reserved at start, so a miss does not call
-// cudaMalloc. Lists in use by a running query are held by shared_ptr: evicting one drops it from the
-// cache, and its memory returns to the pool when the last query lets go of it. A list larger than
-// the whole capacity is still served, uncached, for the query that asked.
+// cudaMalloc. Lists in use by a running query are held by shared_ptr: evicting one drops it from
+// the cache, and its memory returns to the pool when the last query lets go of it. A list larger
+// than the whole capacity is still served, uncached, for the query that asked.
 //
-//   TANDEM_ASSIGN_OR_RETURN(auto cache, DeviceIndexCache::Create(index, {.capacity_bytes = 1 << 30}));
-//   TANDEM_ASSIGN_OR_RETURN(std::shared_ptr<const DeviceList> list, cache->Get(*index.Lookup("t")));
+//   TANDEM_ASSIGN_OR_RETURN(auto cache, DeviceIndexCache::Create(index, {.capacity_bytes = 1 <<
+//   30})); TANDEM_ASSIGN_OR_RETURN(std::shared_ptr<const DeviceList> list,
+//   cache->Get(*index.Lookup("t")));
 //
 // Host code (C++20): includes the CUDA runtime API, not the engine's public header.
 #pragma once
@@ -38,12 +39,12 @@ struct DeviceList {
   DeviceFreqList freqs;
   uint32_t num_postings = 0;
   uint32_t num_blocks = 0;
-  uint32_t block_size = 0;           // postings per docID block: 128 or 512
-  const uint32_t* bases = nullptr;   // device: num_blocks + 1 block boundaries (list_format.h)
-  uint64_t bytes = 0;                // device bytes of both images
+  uint32_t block_size = 0;          // postings per docID block: 128 or 512
+  const uint32_t* bases = nullptr;  // device: num_blocks + 1 block boundaries (list_format.h)
+  uint64_t bytes = 0;               // device bytes of both images
 
   ~DeviceList();
-  void* allocation = nullptr;        // returned to the pool on destruction
+  void* allocation = nullptr;  // returned to the pool on destruction
   cudaStream_t free_stream = nullptr;
 };
 

@@ -13,16 +13,16 @@
 //   AND+OR  AND; when it yields fewer than k hits, OR.
 //
 // One GpuEngine owns the device: a DeviceIndexCache of transcoded lists (LRU by bytes), document
-// length norms, and a few query contexts, each a stream plus a scratch arena allocated at start, so
-// the query path never calls cudaMalloc. Search is const and thread-safe: a call checks a context
-// out (waiting while all are busy). A CUDA failure or an exhausted arena returns a Status
-// (RESOURCE_EXHAUSTED for memory), never a partial answer; the scheduler may then use the CPU.
+// length norms, and a pool of query contexts (query_context.h), each a stream plus a scratch arena
+// allocated at start, so the query path never calls cudaMalloc. Search is const and thread-safe: a
+// call checks a context out (waiting while all are busy). A CUDA failure or an exhausted arena
+// returns a Status (RESOURCE_EXHAUSTED for memory), never a partial answer; the scheduler may then
+// use the CPU.
 //
 //   TANDEM_ASSIGN_OR_RETURN(std::unique_ptr<GpuEngine> engine, GpuEngine::Create(index, {}));
 //   TANDEM_ASSIGN_OR_RETURN(index::SearchResult r, engine->Search(query, {}));
 #pragma once
 
-#include <chrono>
 #include <cstdint>
 #include <memory>
 #include <string>
@@ -72,10 +72,8 @@ struct GpuStageTimes {
 // so it applies to every engine of the process on that device). kAuto is CUDA's default: spin while
 // the process has no more CUDA contexts than logical processors, which is always here. Spinning
 // answers a synchronization soonest but holds a core per waiting query; kYield and kBlockingSync
-// give it to the CPU engine's workers and the RPC threads. kSpinThenBlock polls the stream for
-// GpuEngineOptions::spin_before_block, then sleeps (blocking sync; gpu/stream_wait.h): short waits
-// as with kSpin, long ones without holding a core.
-enum class GpuHostWait { kAuto, kSpin, kYield, kBlockingSync, kSpinThenBlock };
+// give it to the CPU engine's workers and the RPC threads.
+enum class GpuHostWait { kAuto, kSpin, kYield, kBlockingSync };
 
 struct GpuEngineOptions {
   int device = 0;
@@ -89,8 +87,6 @@ struct GpuEngineOptions {
   // an AND of up to 16 terms whose shortest list spans the whole collection).
   uint64_t scratch_bytes = 0;
   GpuHostWait host_wait = GpuHostWait::kAuto;
-  // kSpinThenBlock: how long a query's thread polls its stream before it sleeps (0..1 s).
-  std::chrono::microseconds spin_before_block{200};
   GpuQueryTuning tuning = {};
 };
 

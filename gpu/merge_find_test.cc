@@ -53,8 +53,8 @@ class MergeFindTest : public ::testing::Test {
     std::vector<uint32_t> lb(m), found(m);
     for (int levels = 0; levels <= kMaxMergeFindLevels; ++levels) {
       ScratchArena arena(arena_memory_.data(), kArenaBytes);
-      ASSERT_TRUE(MergeFind(d_a->data(), m, d_b->data(), n, levels, d_lb->data(),
-                            d_found->data(), arena, stream_.get())
+      ASSERT_TRUE(MergeFind(d_a->data(), m, d_b->data(), n, levels, d_lb->data(), d_found->data(),
+                            arena, stream_.get())
                       .ok());
       if (m == 0) continue;
       ASSERT_TRUE(d_lb->CopyToHost(lb.data(), m, stream_.get()).ok());
@@ -108,9 +108,9 @@ TEST_F(MergeFindTest, EmptyListsAndBadLevels) {
                       arena, stream_.get())
                 .code(),
             absl::StatusCode::kInvalidArgument);
-  EXPECT_EQ(MergeFind(d->data(), 1, d->data(), 1, -1, d->data(), d->data(), arena, stream_.get())
-                .code(),
-            absl::StatusCode::kInvalidArgument);
+  EXPECT_EQ(
+      MergeFind(d->data(), 1, d->data(), 1, -1, d->data(), d->data(), arena, stream_.get()).code(),
+      absl::StatusCode::kInvalidArgument);
 }
 
 }  // namespace

@@ -1,22 +1,21 @@
 // Host orchestration of the query stages in gpu/kernels/query_kernels.cuh, with CUB for scans,
 // selection and the top-k radix sort. Every launch names the caller's stream; temporaries come from
 // the caller's ScratchArena.
-#include <cub/device/device_radix_sort.cuh>
-#include <cub/device/device_scan.cuh>
-#include <cub/device/device_select.cuh>
-
 #include <algorithm>
 #include <cstdint>
 #include <cstring>
+#include <cub/device/device_radix_sort.cuh>
+#include <cub/device/device_scan.cuh>
+#include <cub/device/device_select.cuh>
 #include <vector>
 
 #include "absl/strings/str_cat.h"
+#include "base/status_macros.h"
 #include "gpu/cuda_status.h"
 #include "gpu/kernels/heap_top_k.cuh"
 #include "gpu/kernels/merge_find.cuh"
 #include "gpu/kernels/query_kernels.cuh"
 #include "gpu/query_ops.h"
-#include "base/status_macros.h"
 
 namespace tandem::gpu {
 namespace {
@@ -70,13 +69,12 @@ std::vector<DeviceHit> KeysToHits(const uint64_t* keys, uint32_t count) {
 // Builds the top-k keys of scores[0..n) (docs == nullptr: document i) and hands them to
 // TopKRadixKeys or TopKHeapKeys.
 using TopKOfKeys = absl::StatusOr<std::vector<DeviceHit>> (*)(uint64_t*, uint32_t, uint32_t,
-                                                               uint64_t*, uint64_t*, ScratchArena&,
-                                                               cudaStream_t, const StreamWait&);
+                                                              uint64_t*, uint64_t*, ScratchArena&,
+                                                              cudaStream_t);
 absl::StatusOr<std::vector<DeviceHit>> TopKOfScores(TopKOfKeys top_k, const float* scores,
                                                     const uint32_t* docs, uint32_t n, uint32_t k,
                                                     uint64_t* host_keys, uint64_t* num_scored,
-                                                    ScratchArena& arena, cudaStream_t stream,
-                                                    const StreamWait& wait) {
+                                                    ScratchArena& arena, cudaStream_t stream) {
   TANDEM_RETURN_IF_ERROR(CheckStream(stream));
   *num_scored = 0;
   if (n == 0 || k == 0) return std::vector<DeviceHit>();
@@ -85,7 +83,7 @@ absl::StatusOr<std::vector<DeviceHit>> TopKOfScores(TopKOfKeys top_k, const floa
   kernels::BuildKeysKernel<<<Grid(n), kQueryThreads, 0, stream>>>(scores, docs, n, keys);
   TANDEM_CUDA_RETURN_IF_ERROR(cudaGetLastError());
   absl::StatusOr<std::vector<DeviceHit>> hits =
-      top_k(keys, n, k, host_keys, num_scored, arena, stream, wait);
+      top_k(keys, n, k, host_keys, num_scored, arena, stream);
   arena.Rollback(mark);
   return hits;
 }
@@ -131,9 +129,9 @@ absl::Status AddScores(const uint32_t* docs, const uint32_t* tf, uint32_t n, flo
   return absl::OkStatus();
 }
 
-absl::StatusOr<BlockSelection> SelectBlocks(const uint32_t* cand, uint32_t n,
-                                            const uint32_t* bases, uint32_t num_blocks,
-                                            ScratchArena& arena, cudaStream_t stream) {
+absl::StatusOr<BlockSelection> SelectBlocks(const uint32_t* cand, uint32_t n, const uint32_t* bases,
+                                            uint32_t num_blocks, ScratchArena& arena,
+                                            cudaStream_t stream) {
   TANDEM_RETURN_IF_ERROR(CheckStream(stream));
   if (n == 0 || num_blocks == 0) return absl::InvalidArgumentError("empty block selection");
   BlockSelection s;
@@ -196,15 +194,13 @@ absl::StatusOr<uint32_t> IntersectAndCompact(const uint32_t* cand, uint32_t n,
                                              uint32_t num_postings, int merge_find_levels,
                                              uint32_t* pos_in, uint32_t* pos_out, uint32_t rows,
                                              uint64_t stride, uint32_t* cand_out,
-                                             ScratchArena& arena, cudaStream_t stream,
-                                             const StreamWait& wait) {
+                                             ScratchArena& arena, cudaStream_t stream) {
   TANDEM_RETURN_IF_ERROR(CheckStream(stream));
   if (n == 0 || rows == 0) return absl::InvalidArgumentError("empty intersection");
   if (merge_find_levels < 0 || merge_find_levels > kMaxMergeFindLevels) {
     return absl::InvalidArgumentError(absl::StrCat(
-        "IntersectAndCompact runs the merge-find with 0..", kMaxMergeFindLevels,
-        " levels, got ", merge_find_levels,
-        " (the located-block search is SearchInPlaceAndCompact)"));
+        "IntersectAndCompact runs the merge-find with 0..", kMaxMergeFindLevels, " levels, got ",
+        merge_find_levels, " (the located-block search is SearchInPlaceAndCompact)"));
   }
   const size_t mark = arena.mark();
   TANDEM_ASSIGN_OR_RETURN(uint32_t * found, arena.Take<uint32_t>(n));
@@ -227,14 +223,14 @@ absl::StatusOr<uint32_t> IntersectAndCompact(const uint32_t* cand, uint32_t n,
   uint32_t survivors = 0;
   TANDEM_CUDA_RETURN_IF_ERROR(
       cudaMemcpyAsync(&survivors, total, sizeof(uint32_t), cudaMemcpyDeviceToHost, stream));
-  TANDEM_RETURN_IF_ERROR(SynchronizeStream(stream, wait));
+  TANDEM_CUDA_RETURN_IF_ERROR(cudaStreamSynchronize(stream));
   arena.Rollback(mark);
   return survivors;
 }
 
 absl::Status LocateCandidateBlocks(const uint32_t* cand, uint32_t max_n, const uint32_t* device_n,
-                                   const uint32_t* bases, uint32_t num_blocks,
-                                   uint32_t* cand_block, uint32_t* entries, cudaStream_t stream) {
+                                   const uint32_t* bases, uint32_t num_blocks, uint32_t* cand_block,
+                                   uint32_t* entries, cudaStream_t stream) {
   TANDEM_RETURN_IF_ERROR(CheckStream(stream));
   if (num_blocks == 0) return absl::InvalidArgumentError("a list without blocks");
   if (max_n == 0) return absl::OkStatus();
@@ -264,8 +260,8 @@ absl::Status SearchInPlaceAndCompact(const uint32_t* cand, uint32_t max_n, const
   TANDEM_ASSIGN_OR_RETURN(uint32_t * found, arena.Take<uint32_t>(max_n));
   TANDEM_ASSIGN_OR_RETURN(uint32_t * scan, arena.Take<uint32_t>(max_n));
   kernels::IntersectKernel<<<Grid(max_n), kQueryThreads, 0, stream>>>(
-      cand, max_n, device_n, cand_block, decoded, block_size, num_blocks, num_postings,
-      found, pos_in + (rows - 1) * stride);
+      cand, max_n, device_n, cand_block, decoded, block_size, num_blocks, num_postings, found,
+      pos_in + (rows - 1) * stride);
   TANDEM_CUDA_RETURN_IF_ERROR(cudaGetLastError());
   TANDEM_RETURN_IF_ERROR(ExclusiveSum(found, scan, max_n, arena, stream));
   kernels::CompactKernel<<<Grid(max_n), kQueryThreads, 0, stream>>>(
@@ -276,11 +272,11 @@ absl::Status SearchInPlaceAndCompact(const uint32_t* cand, uint32_t max_n, const
 }
 
 absl::StatusOr<uint32_t> ReadDeviceCount(const uint32_t* device_count, uint32_t* pinned,
-                                         cudaStream_t stream, const StreamWait& wait) {
+                                         cudaStream_t stream) {
   TANDEM_RETURN_IF_ERROR(CheckStream(stream));
   TANDEM_CUDA_RETURN_IF_ERROR(
       cudaMemcpyAsync(pinned, device_count, sizeof(uint32_t), cudaMemcpyDeviceToHost, stream));
-  TANDEM_RETURN_IF_ERROR(SynchronizeStream(stream, wait));
+  TANDEM_CUDA_RETURN_IF_ERROR(cudaStreamSynchronize(stream));
   return *pinned;
 }
 
@@ -318,15 +314,13 @@ absl::Status ScoreIntoKeys(const uint32_t* docs, uint32_t n, const std::vector<A
 absl::StatusOr<std::vector<DeviceHit>> TopKRadix(const float* scores, const uint32_t* docs,
                                                  uint32_t n, uint32_t k, uint64_t* host_keys,
                                                  uint64_t* num_scored, ScratchArena& arena,
-                                                 cudaStream_t stream, const StreamWait& wait) {
-  return TopKOfScores(TopKRadixKeys, scores, docs, n, k, host_keys, num_scored, arena, stream,
-                      wait);
+                                                 cudaStream_t stream) {
+  return TopKOfScores(TopKRadixKeys, scores, docs, n, k, host_keys, num_scored, arena, stream);
 }
 
 absl::StatusOr<std::vector<DeviceHit>> TopKRadixKeys(uint64_t* keys, uint32_t n, uint32_t k,
                                                      uint64_t* host_keys, uint64_t* num_scored,
-                                                     ScratchArena& arena, cudaStream_t stream,
-                                                     const StreamWait& wait) {
+                                                     ScratchArena& arena, cudaStream_t stream) {
   TANDEM_RETURN_IF_ERROR(CheckStream(stream));
   std::vector<DeviceHit> hits;
   *num_scored = 0;
@@ -342,9 +336,8 @@ absl::StatusOr<std::vector<DeviceHit>> TopKRadixKeys(uint64_t* keys, uint32_t n,
   TANDEM_ASSIGN_OR_RETURN(char* select_temp, arena.Take<char>(select_bytes));
   TANDEM_CUDA_RETURN_IF_ERROR(cub::DeviceSelect::If(select_temp, select_bytes, keys, kept, d_count,
                                                     static_cast<int>(n), NotAllOnes(), stream));
-  TANDEM_ASSIGN_OR_RETURN(
-      const uint32_t count,
-      ReadDeviceCount(d_count, reinterpret_cast<uint32_t*>(host_keys), stream, wait));
+  TANDEM_ASSIGN_OR_RETURN(const uint32_t count,
+                          ReadDeviceCount(d_count, reinterpret_cast<uint32_t*>(host_keys), stream));
   *num_scored = count;
   if (count == 0) {
     arena.Rollback(mark);
@@ -359,9 +352,9 @@ absl::StatusOr<std::vector<DeviceHit>> TopKRadixKeys(uint64_t* keys, uint32_t n,
   TANDEM_CUDA_RETURN_IF_ERROR(cub::DeviceRadixSort::SortKeys(
       sort_temp, sort_bytes, kept, keys, static_cast<int>(count), 0, 64, stream));
   const uint32_t take = std::min(count, k);
-  TANDEM_CUDA_RETURN_IF_ERROR(cudaMemcpyAsync(host_keys, keys, sizeof(uint64_t) * take,
-                                              cudaMemcpyDeviceToHost, stream));
-  TANDEM_RETURN_IF_ERROR(SynchronizeStream(stream, wait));
+  TANDEM_CUDA_RETURN_IF_ERROR(
+      cudaMemcpyAsync(host_keys, keys, sizeof(uint64_t) * take, cudaMemcpyDeviceToHost, stream));
+  TANDEM_CUDA_RETURN_IF_ERROR(cudaStreamSynchronize(stream));
   arena.Rollback(mark);
   return KeysToHits(host_keys, take);
 }
@@ -369,15 +362,13 @@ absl::StatusOr<std::vector<DeviceHit>> TopKRadixKeys(uint64_t* keys, uint32_t n,
 absl::StatusOr<std::vector<DeviceHit>> TopKHeap(const float* scores, const uint32_t* docs,
                                                 uint32_t n, uint32_t k, uint64_t* host_keys,
                                                 uint64_t* num_scored, ScratchArena& arena,
-                                                cudaStream_t stream, const StreamWait& wait) {
-  return TopKOfScores(TopKHeapKeys, scores, docs, n, k, host_keys, num_scored, arena, stream,
-                      wait);
+                                                cudaStream_t stream) {
+  return TopKOfScores(TopKHeapKeys, scores, docs, n, k, host_keys, num_scored, arena, stream);
 }
 
 absl::StatusOr<std::vector<DeviceHit>> TopKHeapKeys(uint64_t* keys, uint32_t n, uint32_t k,
                                                     uint64_t* host_keys, uint64_t* num_scored,
-                                                    ScratchArena& arena, cudaStream_t stream,
-                                                    const StreamWait& wait) {
+                                                    ScratchArena& arena, cudaStream_t stream) {
   using kernels::kHeapGroup;
   TANDEM_RETURN_IF_ERROR(CheckStream(stream));
   *num_scored = 0;
@@ -408,10 +399,9 @@ absl::StatusOr<std::vector<DeviceHit>> TopKHeapKeys(uint64_t* keys, uint32_t n, 
   }
   kernels::HeapExtractKernel<<<1, kHeapGroup, 0, stream>>>(h, most, result + 1, counters + 1);
   TANDEM_CUDA_RETURN_IF_ERROR(cudaGetLastError());
-  TANDEM_CUDA_RETURN_IF_ERROR(cudaMemcpyAsync(host_keys, result,
-                                              sizeof(uint64_t) * (uint64_t{most} + 1),
-                                              cudaMemcpyDeviceToHost, stream));
-  TANDEM_RETURN_IF_ERROR(SynchronizeStream(stream, wait));
+  TANDEM_CUDA_RETURN_IF_ERROR(cudaMemcpyAsync(
+      host_keys, result, sizeof(uint64_t) * (uint64_t{most} + 1), cudaMemcpyDeviceToHost, stream));
+  TANDEM_CUDA_RETURN_IF_ERROR(cudaStreamSynchronize(stream));
   arena.Rollback(mark);
   uint32_t host_counters[2];
   std::memcpy(host_counters, host_keys, sizeof(host_counters));

@@ -16,7 +16,6 @@
 #include "absl/status/statusor.h"
 #include "gpu/decode.h"
 #include "gpu/scratch_arena.h"
-#include "gpu/stream_wait.h"
 
 namespace tandem::gpu {
 
@@ -48,9 +47,9 @@ struct BlockSelection {
   uint32_t* selected = nullptr;    // max_selected
   uint32_t max_selected = 0;
 };
-absl::StatusOr<BlockSelection> SelectBlocks(const uint32_t* cand, uint32_t n,
-                                            const uint32_t* bases, uint32_t num_blocks,
-                                            ScratchArena& arena, cudaStream_t stream);
+absl::StatusOr<BlockSelection> SelectBlocks(const uint32_t* cand, uint32_t n, const uint32_t* bases,
+                                            uint32_t num_blocks, ScratchArena& arena,
+                                            cudaStream_t stream);
 
 // The recursive Parallel Merge Find of section 7 (kernels/merge_find.cuh) on two sorted lists:
 // lower_bound[i] = the first j with b[j] >= a[i] (b_len when none) and found[i] = 1 when b[j] ==
@@ -72,15 +71,14 @@ inline constexpr int kLocatedBlockSearch = -1;
 // blocks (which pads `decoded`'s unused entries), and keeps those found: the surviving candidates
 // go to cand_out, compacted in order, with `rows` rows of posting positions (stride `stride`) from
 // pos_in to pos_out; the new row `rows` - 1 is this list's positions. Synchronizes the stream
-// (waiting as `wait` says) and returns the number of survivors.
+// and returns the number of survivors.
 absl::StatusOr<uint32_t> IntersectAndCompact(const uint32_t* cand, uint32_t n,
                                              const BlockSelection& selection, uint32_t* decoded,
                                              uint32_t block_size, uint32_t num_blocks,
                                              uint32_t num_postings, int merge_find_levels,
                                              uint32_t* pos_in, uint32_t* pos_out, uint32_t rows,
                                              uint64_t stride, uint32_t* cand_out,
-                                             ScratchArena& arena, cudaStream_t stream,
-                                             const StreamWait& wait = {});
+                                             ScratchArena& arena, cudaStream_t stream);
 
 // The AND's step over one longer list without a host round trip (sections 7 and 8), in three calls
 // around an in-place decode:
@@ -99,8 +97,8 @@ absl::StatusOr<uint32_t> IntersectAndCompact(const uint32_t* cand, uint32_t n,
 // block at the first candidate in it, num_blocks for the rest (the entries DecodePForBlocksInPlace
 // and DecodeRiceBlocksInPlace take). One launch.
 absl::Status LocateCandidateBlocks(const uint32_t* cand, uint32_t max_n, const uint32_t* device_n,
-                                   const uint32_t* bases, uint32_t num_blocks,
-                                   uint32_t* cand_block, uint32_t* entries, cudaStream_t stream);
+                                   const uint32_t* bases, uint32_t num_blocks, uint32_t* cand_block,
+                                   uint32_t* entries, cudaStream_t stream);
 
 // Each candidate binary-searches its block where the in-place decode put it (decoded +
 // k * block_size), and the survivors are compacted in order to cand_out with `rows` rows of posting
@@ -117,9 +115,9 @@ absl::Status SearchInPlaceAndCompact(const uint32_t* cand, uint32_t max_n, const
                                      cudaStream_t stream);
 
 // Copies a device count to the host through `pinned` (pinned host memory for one word) and waits
-// for the stream (as `wait` says).
+// for the stream.
 absl::StatusOr<uint32_t> ReadDeviceCount(const uint32_t* device_count, uint32_t* pinned,
-                                         cudaStream_t stream, const StreamWait& wait = {});
+                                         cudaStream_t stream);
 
 // One AND term's scoring input: its frequencies and the survivors' posting positions in its list
 // (null: survivor i is posting i, a query whose lead list is the only list).
@@ -146,31 +144,27 @@ struct DeviceHit {
 // The k best (score > 0) of scores[0..n) for documents docs[i] (docs == nullptr: document i), in
 // rank order (score descending, docID ascending), by a CUB radix sort of 64-bit keys (flipped
 // score bits, docID). `host_keys` is pinned host memory for k + 1 words (TopKHostWords).
-// Synchronizes the stream (as `wait` says). *num_scored receives how many entries had a score.
+// Synchronizes the stream. *num_scored receives how many entries had a score.
 inline constexpr uint64_t TopKHostWords(uint32_t k) { return uint64_t{k} + 1; }
 absl::StatusOr<std::vector<DeviceHit>> TopKRadix(const float* scores, const uint32_t* docs,
                                                  uint32_t n, uint32_t k, uint64_t* host_keys,
                                                  uint64_t* num_scored, ScratchArena& arena,
-                                                 cudaStream_t stream,
-                                                 const StreamWait& wait = {});
+                                                 cudaStream_t stream);
 
 // The same k hits by the multi-level max-heap of section 8 (groups of 512, as many levels as the
 // count needs: 2 up to 262,144 entries, 3 up to 134 million) instead of a sort. Synchronizes once
-// (as `wait` says).
+//.
 absl::StatusOr<std::vector<DeviceHit>> TopKHeap(const float* scores, const uint32_t* docs,
                                                 uint32_t n, uint32_t k, uint64_t* host_keys,
                                                 uint64_t* num_scored, ScratchArena& arena,
-                                                cudaStream_t stream,
-                                                const StreamWait& wait = {});
+                                                cudaStream_t stream);
 
 // The same two on keys already built (ScoreIntoKeys); keys[0..n) are used as scratch.
 absl::StatusOr<std::vector<DeviceHit>> TopKRadixKeys(uint64_t* keys, uint32_t n, uint32_t k,
                                                      uint64_t* host_keys, uint64_t* num_scored,
-                                                     ScratchArena& arena, cudaStream_t stream,
-                                                     const StreamWait& wait = {});
+                                                     ScratchArena& arena, cudaStream_t stream);
 absl::StatusOr<std::vector<DeviceHit>> TopKHeapKeys(uint64_t* keys, uint32_t n, uint32_t k,
                                                     uint64_t* host_keys, uint64_t* num_scored,
-                                                    ScratchArena& arena, cudaStream_t stream,
-                                                    const StreamWait& wait = {});
+                                                    ScratchArena& arena, cudaStream_t stream);
 
 }  // namespace tandem::gpu

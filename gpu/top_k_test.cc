@@ -27,8 +27,9 @@ TEST(TopKTest, RadixAndHeapMatchHostSort) {
   auto arena_memory = DeviceBuffer<char>::Allocate(arena_bytes);
   ASSERT_TRUE(arena_memory.ok());
   uint64_t* host_keys = nullptr;
-  ASSERT_EQ(cudaMallocHost(reinterpret_cast<void**>(&host_keys), TopKHostWords(10000) * sizeof(uint64_t)),
-            cudaSuccess);
+  ASSERT_EQ(
+      cudaMallocHost(reinterpret_cast<void**>(&host_keys), TopKHostWords(10000) * sizeof(uint64_t)),
+      cudaSuccess);
   std::mt19937 rng(5);
   for (uint32_t n : {1u, 7u, 511u, 512u, 513u, 5000u, 262144u, 262145u, 300000u}) {
     for (uint32_t k : {1u, 10u, 1000u, 10000u}) {
@@ -66,7 +67,8 @@ TEST(TopKTest, RadixAndHeapMatchHostSort) {
         EXPECT_EQ(num_scored, scored) << "n " << n << " method " << method;
         ASSERT_EQ(hits->size(), expected.size()) << "n " << n << " k " << k << " method " << method;
         for (size_t i = 0; i < expected.size(); ++i) {
-          ASSERT_EQ((*hits)[i].docid, expected[i].docid) << "n " << n << " k " << k << " rank " << i;
+          ASSERT_EQ((*hits)[i].docid, expected[i].docid)
+              << "n " << n << " k " << k << " rank " << i;
           ASSERT_EQ((*hits)[i].score, expected[i].score);
         }
       }

@@ -2,8 +2,8 @@
 
 #include <libstemmer.h>
 #include <unicode/brkiter.h>
-#include <unicode/uchar.h>
 #include <unicode/ubrk.h>
+#include <unicode/uchar.h>
 #include <unicode/utext.h>
 #include <unicode/utf8.h>
 
@@ -73,10 +73,9 @@ void LowerCase(absl::string_view in, std::string* out) {
 
 const std::vector<absl::string_view>& LuceneEnglishStopWords() {
   static const auto* words = new std::vector<absl::string_view>{
-      "a",    "an",   "and",   "are",  "as",    "at",   "be",    "but",  "by",
-      "for",  "if",   "in",    "into", "is",    "it",   "no",    "not",  "of",
-      "on",   "or",   "such",  "that", "the",   "their", "then", "there", "these",
-      "they", "this", "to",    "was",  "will",  "with"};
+      "a",   "an",    "and",  "are",   "as",    "at",   "be",   "but", "by",  "for",  "if",
+      "in",  "into",  "is",   "it",    "no",    "not",  "of",   "on",  "or",  "such", "that",
+      "the", "their", "then", "there", "these", "they", "this", "to",  "was", "will", "with"};
   return *words;
 }
 
@@ -103,12 +102,12 @@ Analyzer::~Analyzer() = default;
 
 absl::StatusOr<std::unique_ptr<Analyzer>> Analyzer::Create(const AnalyzerConfig& config) {
   if (config.tokenizer != "standard" && config.tokenizer != "alnum") {
-    return absl::InvalidArgumentError(absl::StrCat(
-        "unknown tokenizer '", config.tokenizer, "' (known: standard, alnum)"));
+    return absl::InvalidArgumentError(
+        absl::StrCat("unknown tokenizer '", config.tokenizer, "' (known: standard, alnum)"));
   }
   if (config.stopwords != "lucene" && config.stopwords != "none") {
-    return absl::InvalidArgumentError(absl::StrCat(
-        "unknown stop word list '", config.stopwords, "' (known: lucene, none)"));
+    return absl::InvalidArgumentError(
+        absl::StrCat("unknown stop word list '", config.stopwords, "' (known: lucene, none)"));
   }
   std::unique_ptr<Analyzer> analyzer(new Analyzer(config));
   analyzer->drop_stopwords_ = config.stopwords == "lucene";
@@ -168,9 +167,9 @@ bool Analyzer::NormalizeWith(State& state, absl::string_view token, std::string*
   }
   if (drop_stopwords_ && StopSet().count(state.lower) > 0) return false;
   if (state.stemmer != nullptr) {
-    const sb_symbol* stemmed = sb_stemmer_stem(
-        state.stemmer, reinterpret_cast<const sb_symbol*>(state.lower.data()),
-        static_cast<int>(state.lower.size()));
+    const sb_symbol* stemmed =
+        sb_stemmer_stem(state.stemmer, reinterpret_cast<const sb_symbol*>(state.lower.data()),
+                        static_cast<int>(state.lower.size()));
     if (stemmed == nullptr) {  // out of memory inside libstemmer: keep the unstemmed form
       *term = state.lower;
     } else {

@@ -1,7 +1,7 @@
 // File: analyzer.h
 //
-// Text → terms, identical for documents at build time and for queries at search time: the index stores
-// its AnalyzerConfig and the server analyzes query text with it.
+// Text → terms, identical for documents at build time and for queries at search time: the index
+// stores its AnalyzerConfig and the server analyzes query text with it.
 //
 // The default reproduces Anserini's DefaultEnglishAnalyzer (Lucene's EnglishAnalyzer chain):
 //   StandardTokenizer (Unicode UAX #29 word boundaries, here through ICU's word BreakIterator)
@@ -19,10 +19,10 @@
 #include <memory>
 #include <mutex>
 #include <string>
-#include "absl/strings/string_view.h"
 #include <vector>
 
 #include "absl/status/statusor.h"
+#include "absl/strings/string_view.h"
 
 namespace tandem::index {
 
@@ -30,8 +30,8 @@ struct AnalyzerConfig {
   std::string tokenizer = "standard";  // "standard" | "alnum"
   bool possessive = true;              // strip English possessive 's
   bool lowercase = true;
-  std::string stopwords = "lucene";    // "lucene" (33 English stop words) | "none"
-  std::string stemmer = "porter";      // a libstemmer algorithm name | "none"
+  std::string stopwords = "lucene";  // "lucene" (33 English stop words) | "none"
+  std::string stemmer = "porter";    // a libstemmer algorithm name | "none"
 
   // One line for logs and GetIndexInfo: "standard+possessive+lowercase+stop(lucene)+porter".
   std::string Describe() const;

@@ -51,7 +51,10 @@ TEST(AnalyzerTest, UnicodeLowerCasing) {
 }
 
 TEST(AnalyzerTest, InvalidUtf8NeverCrashes) {
-  std::vector<std::string> t = Analyze(std::string("ab\xff\xfe" "cd \xc3 ef", 11));
+  std::vector<std::string> t =
+      Analyze(std::string("ab\xff\xfe"
+                          "cd \xc3 ef",
+                          11));
   EXPECT_FALSE(t.empty());
 }
 

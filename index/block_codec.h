@@ -1,8 +1,8 @@
 // File: block_codec.h
 //
 // Block codecs compress one block of up to kBlockSize unsigned 32-bit integers (docID gaps or
-// term frequencies minus one). Each block decodes on its own, so a cursor decodes only the blocks it
-// lands in (Ding et al. 2009, section 2: "we split each list into chunks of, say, 128 docIDs").
+// term frequencies minus one). Each block decodes on its own, so a cursor decodes only the blocks
+// it lands in (Ding et al. 2009, section 2: "we split each list into chunks of, say, 128 docIDs").
 //
 // Codecs are chosen by name from a registry, as PISA's get_block_codec(name):
 //
@@ -31,11 +31,12 @@ class BlockCodec {
   virtual std::string_view name() const = 0;
 
   // Chooses the list-wide parameter from all values of one list (Rice's b, with 2^b close to the
-  // mean value). Codecs whose blocks are self-describing return 0. The index stores it per list, one
-  // for docID gaps and one for frequencies.
+  // mean value). Codecs whose blocks are self-describing return 0. The index stores it per list,
+  // one for docID gaps and one for frequencies.
   virtual uint32_t ChooseParameter(const uint32_t* values, size_t n) const { return 0; }
 
-  // Appends the encoding of values[0..n) to *out. 1 <= n <= kBlockSize. Any 32-bit value is allowed.
+  // Appends the encoding of values[0..n) to *out. 1 <= n <= kBlockSize. Any 32-bit value is
+  // allowed.
   virtual void Encode(const uint32_t* values, size_t n, uint32_t param, std::string* out) const = 0;
 
   // Decodes n values from [in, end) into values[0..n). Returns the first byte after the block, or

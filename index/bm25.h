@@ -7,9 +7,9 @@
 //   norm(d)     = k1 * (1 - b + b * |d| / avgdl)
 //   score(t, d) = weight(t) * idf(t) * tf / (tf + norm(d))
 //
-// Lucene stores |d| in a lossy one-byte form; Tandem uses exact lengths, which moves BM25 figures in
-// the third decimal at most. Every engine (CPU, GPU, reference) calls these functions, in float, so
-// their scores agree to float rounding.
+// Lucene stores |d| in a lossy one-byte form; Tandem uses exact lengths, which moves BM25 figures
+// in the third decimal at most. Every engine (CPU, GPU, reference) calls these functions, in float,
+// so their scores agree to float rounding.
 #pragma once
 
 #include <cmath>

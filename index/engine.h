@@ -1,16 +1,15 @@
 // File: engine.h
 //
-// The one interface every query engine implements, as faiss::gpu::GpuIndex derives from faiss::Index:
-// cpu::DaatEngine and gpu::GpuEngine both answer a Query over the same Index. The scheduler and the
-// server see only Engine. No CUDA types here.
+// The one interface every query engine implements, as faiss::gpu::GpuIndex derives from
+// faiss::Index: cpu::DaatEngine and gpu::GpuEngine both answer a Query over the same Index. The
+// scheduler and the server see only Engine. No CUDA types here.
 //
-//   std::unique_ptr<Engine> engine = ...;  // scheduler::CreateEngine(index, options)
+//   std::unique_ptr<Engine> engine = ...;  // server::CreateEngines(index, options).cpu
 //   absl::StatusOr<SearchResult> result = engine->Search(query, SearchContext{});
 #pragma once
 
-#include "absl/strings/string_view.h"
-
 #include "absl/status/statusor.h"
+#include "absl/strings/string_view.h"
 #include "index/query.h"
 
 namespace tandem::index {

@@ -53,15 +53,20 @@ absl::Status WriteAll(int fd, const char* p, size_t left, const std::string& pat
 
 absl::string_view FileKindTag(FileKind kind) {
   switch (kind) {
-    case FileKind::kManifest: return absl::string_view("MANIFEST", 8);
-    case FileKind::kLexicon: return absl::string_view("LEXICON\0", 8);
-    case FileKind::kPostings: return absl::string_view("POSTINGS", 8);
-    case FileKind::kDocuments: return absl::string_view("DOCTABLE", 8);
+    case FileKind::kManifest:
+      return absl::string_view("MANIFEST", 8);
+    case FileKind::kLexicon:
+      return absl::string_view("LEXICON\0", 8);
+    case FileKind::kPostings:
+      return absl::string_view("POSTINGS", 8);
+    case FileKind::kDocuments:
+      return absl::string_view("DOCTABLE", 8);
   }
   return absl::string_view("UNKNOWN\0", 8);
 }
 
-// --- MappedFile -------------------------------------------------------------------------------------
+// --- MappedFile
+// -------------------------------------------------------------------------------------
 
 absl::StatusOr<MappedFile> MappedFile::Open(const std::string& path, FileKind kind) {
   int fd = ::open(path.c_str(), O_RDONLY | O_CLOEXEC);
@@ -79,9 +84,9 @@ absl::StatusOr<MappedFile> MappedFile::Open(const std::string& path, FileKind ki
   const uint64_t size = static_cast<uint64_t>(st.st_size);
   if (size < kHeaderBytes + kFooterBytes) {
     ::close(fd);
-    return absl::DataLossError(absl::StrFormat(
-        "index file '%s' is truncated: %d bytes, a valid file has at least %d", path, size,
-        kHeaderBytes + kFooterBytes));
+    return absl::DataLossError(
+        absl::StrFormat("index file '%s' is truncated: %d bytes, a valid file has at least %d",
+                        path, size, kHeaderBytes + kFooterBytes));
   }
   void* data = ::mmap(nullptr, size, PROT_READ, MAP_PRIVATE, fd, 0);
   ::close(fd);
@@ -99,16 +104,17 @@ absl::StatusOr<MappedFile> MappedFile::Open(const std::string& path, FileKind ki
   }
   absl::string_view tag(bytes + 8, 8);
   if (tag != FileKindTag(kind)) {
-    return absl::DataLossError(absl::StrCat("index file '", path, "' holds the wrong kind of data: '",
-                                            absl::CHexEscape(tag), "', expected '",
-                                            absl::CHexEscape(FileKindTag(kind)), "'"));
+    return absl::DataLossError(absl::StrCat(
+        "index file '", path, "' holds the wrong kind of data: '", absl::CHexEscape(tag),
+        "', expected '", absl::CHexEscape(FileKindTag(kind)), "'"));
   }
   const uint32_t version = Load<uint32_t>(bytes + 16);
   if (version != kFormatVersion) {
-    return absl::FailedPreconditionError(absl::StrFormat(
-        "index file '%s' has format version %d, this build reads version %d; rebuild the index with "
-        "this version of tandem-index",
-        path, version, kFormatVersion));
+    return absl::FailedPreconditionError(
+        absl::StrFormat("index file '%s' has format version %d, this build reads version %d; "
+                        "rebuild the index with "
+                        "this version of tandem-index",
+                        path, version, kFormatVersion));
   }
   const uint64_t payload_size = Load<uint64_t>(bytes + size - kFooterBytes);
   if (payload_size != size - kHeaderBytes - kFooterBytes) {
@@ -151,7 +157,8 @@ void MappedFile::Reset() {
   payload_ = {};
 }
 
-// --- FileWriter -------------------------------------------------------------------------------------
+// --- FileWriter
+// -------------------------------------------------------------------------------------
 
 struct FileWriter::State {
   std::string path;

@@ -1,26 +1,27 @@
 // File: file_format.h
 //
-// Framing shared by every index file: a 32-byte header (magic, file kind, format version) and a 16-byte
-// footer (payload size, XXH3-64 checksum of everything before the checksum). Files are written with
-// FileWriter and read with MappedFile, which memory-maps the file and verifies the frame and the
-// checksum before handing out the payload. A damaged file yields a clear error naming the file and
-// what is wrong; nothing downstream ever sees unverified bytes. Layout in index/FORMAT.md.
+// Framing shared by every index file: a 32-byte header (magic, file kind, format version) and a
+// 16-byte footer (payload size, XXH3-64 checksum of everything before the checksum). Files are
+// written with FileWriter and read with MappedFile, which memory-maps the file and verifies the
+// frame and the checksum before handing out the payload. A damaged file yields a clear error naming
+// the file and what is wrong; nothing downstream ever sees unverified bytes. Layout in
+// index/FORMAT.md.
 //
-//   TANDEM_ASSIGN_OR_RETURN(auto writer, FileWriter::Create(dir + "/lexicon.bin", FileKind::kLexicon));
-//   TANDEM_RETURN_IF_ERROR(writer->Append(bytes));
+//   TANDEM_ASSIGN_OR_RETURN(auto writer, FileWriter::Create(dir + "/lexicon.bin",
+//   FileKind::kLexicon)); TANDEM_RETURN_IF_ERROR(writer->Append(bytes));
 //   TANDEM_RETURN_IF_ERROR(writer->Finish());
 //   ...
-//   TANDEM_ASSIGN_OR_RETURN(MappedFile file, MappedFile::Open(dir + "/lexicon.bin", FileKind::kLexicon));
-//   absl::string_view payload = file.payload();
+//   TANDEM_ASSIGN_OR_RETURN(MappedFile file, MappedFile::Open(dir + "/lexicon.bin",
+//   FileKind::kLexicon)); absl::string_view payload = file.payload();
 #pragma once
 
 #include <cstdint>
 #include <memory>
 #include <string>
-#include "absl/strings/string_view.h"
 
 #include "absl/status/status.h"
 #include "absl/status/statusor.h"
+#include "absl/strings/string_view.h"
 
 namespace tandem::index {
 
@@ -38,7 +39,8 @@ absl::string_view FileKindTag(FileKind kind);
 class MappedFile {
  public:
   // Maps `path` and checks magic, kind, version, sizes and checksum. Errors: NOT_FOUND (missing),
-  // DATA_LOSS (truncated, corrupted, not an index file), FAILED_PRECONDITION (other format version).
+  // DATA_LOSS (truncated, corrupted, not an index file), FAILED_PRECONDITION (other format
+  // version).
   static absl::StatusOr<MappedFile> Open(const std::string& path, FileKind kind);
 
   MappedFile() = default;

@@ -40,8 +40,10 @@ std::string IndexManifest::ToJson() const {
   j["build_time"] = build_time;
   j["codec"] = codec;
   j["block_size"] = block_size;
-  j["analyzer"] = {{"tokenizer", analyzer.tokenizer},   {"possessive", analyzer.possessive},
-                   {"lowercase", analyzer.lowercase},   {"stopwords", analyzer.stopwords},
+  j["analyzer"] = {{"tokenizer", analyzer.tokenizer},
+                   {"possessive", analyzer.possessive},
+                   {"lowercase", analyzer.lowercase},
+                   {"stopwords", analyzer.stopwords},
                    {"stemmer", analyzer.stemmer}};
   j["bm25"] = {{"k1", bm25.k1}, {"b", bm25.b}};
   j["stats"] = {{"num_docs", stats.num_docs},
@@ -84,8 +86,8 @@ absl::StatusOr<IndexManifest> IndexManifest::FromJson(absl::string_view json) {
     m.source_input = j.at("source").at("input").get<std::string>();
     m.builder = j.at("builder").get<std::string>();
   } catch (const nlohmann::json::exception& e) {
-    return absl::DataLossError(absl::StrCat("manifest is missing a field or has a wrong type: ",
-                                            e.what()));
+    return absl::DataLossError(
+        absl::StrCat("manifest is missing a field or has a wrong type: ", e.what()));
   }
   return m;
 }
@@ -213,7 +215,8 @@ absl::Status Index::Load(const IndexOpenOptions& options) {
 
   default_norms_.resize(n);
   for (uint64_t d = 0; d < n; ++d) {
-    default_norms_[d] = Bm25DocNorm(manifest_.bm25, doc_lengths_[d], manifest_.stats.avg_doc_length);
+    default_norms_[d] =
+        Bm25DocNorm(manifest_.bm25, doc_lengths_[d], manifest_.stats.avg_doc_length);
   }
   if (options.verify_lists) TANDEM_RETURN_IF_ERROR(VerifyPostings());
   return absl::OkStatus();
@@ -279,8 +282,8 @@ absl::string_view Index::external_id(uint32_t docid) const {
 std::vector<std::pair<absl::string_view, absl::string_view>> Index::stored_fields(
     uint32_t docid) const {
   std::vector<std::pair<absl::string_view, absl::string_view>> fields;
-  absl::string_view blob = field_pool_.substr(field_offsets_[docid],
-                                             field_offsets_[docid + 1] - field_offsets_[docid]);
+  absl::string_view blob =
+      field_pool_.substr(field_offsets_[docid], field_offsets_[docid + 1] - field_offsets_[docid]);
   // Each field: u32 name length, name, u32 value length, value. Stop at anything malformed.
   auto take = [&blob](absl::string_view* out) {
     uint32_t len;
@@ -306,8 +309,8 @@ absl::Status Index::VerifyPostings() const {
     TANDEM_ASSIGN_OR_RETURN(PostingListView view, postings(t));
     absl::Status s = view.Verify(*codec_, num_docs());
     if (!s.ok()) {
-      return absl::DataLossError(absl::StrCat("index '", dir_, "', list of term '", t.term,
-                                              "': ", s.message()));
+      return absl::DataLossError(
+          absl::StrCat("index '", dir_, "', list of term '", t.term, "': ", s.message()));
     }
   }
   return absl::OkStatus();

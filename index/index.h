@@ -1,8 +1,8 @@
 // File: index.h
 //
-// A read-only, memory-mapped inverted index directory, shared by every engine. Open() maps and verifies
-// every file (header, version, checksum), so a damaged index fails at load with a message naming the
-// file, never later with wrong answers. Files and byte layout: index/FORMAT.md.
+// A read-only, memory-mapped inverted index directory, shared by every engine. Open() maps and
+// verifies every file (header, version, checksum), so a damaged index fails at load with a message
+// naming the file, never later with wrong answers. Files and byte layout: index/FORMAT.md.
 //
 //   TANDEM_ASSIGN_OR_RETURN(std::unique_ptr<Index> index, Index::Open("/srv/tandem/scifact"));
 //   if (std::optional<TermInfo> t = index->Lookup("protein")) {
@@ -15,14 +15,14 @@
 #include <memory>
 #include <optional>
 #include <string>
-#include "absl/strings/string_view.h"
 #include <utility>
 #include <vector>
 
 #include "absl/status/statusor.h"
+#include "absl/strings/string_view.h"
 #include "index/analyzer.h"
-#include "index/bm25.h"
 #include "index/block_codec.h"
+#include "index/bm25.h"
 #include "index/file_format.h"
 #include "index/posting_list.h"
 
@@ -48,11 +48,11 @@ struct IndexManifest {
   std::string codec;       // BlockCodec name
   uint32_t block_size = 0;
   AnalyzerConfig analyzer;
-  Bm25Params bm25;         // parameters of the stored block and list maxima
+  Bm25Params bm25;  // parameters of the stored block and list maxima
   IndexStats stats;
   std::string source_format;
   std::string source_input;
-  std::string builder;     // "tandem-index 0.1.0 (commit)"
+  std::string builder;  // "tandem-index 0.1.0 (commit)"
 
   std::string ToJson() const;
   static absl::StatusOr<IndexManifest> FromJson(absl::string_view json);
@@ -66,7 +66,7 @@ struct LexiconEntry {
   uint64_t cf;           // occurrences in the collection
   uint64_t list_offset;  // into the postings payload, 8-byte aligned
   uint64_t list_bytes;
-  float max_score;       // max BM25 contribution over the list (default parameters)
+  float max_score;  // max BM25 contribution over the list (default parameters)
   uint32_t num_blocks;
 };
 static_assert(sizeof(LexiconEntry) == 48);

@@ -86,10 +86,12 @@ TEST_F(IndexTest, StoredFields) {
   IndexWriterOptions o;
   auto w = IndexWriter::Create(tmp_.path() + "/fields", o);
   ASSERT_TRUE(w.ok());
-  std::vector<std::pair<std::string, std::string>> fields = {{"From", "a@b.c"}, {"Subject", "hi\nthere"}};
+  std::vector<std::pair<std::string, std::string>> fields = {{"From", "a@b.c"},
+                                                             {"Subject", "hi\nthere"}};
   ASSERT_TRUE((*w)->AddDocument("m1", 2, fields).ok());
   ASSERT_TRUE((*w)->AddDocument("m2", 1).ok());
-  ASSERT_TRUE((*w)->AddPostingList("hi", std::vector<uint32_t>{0, 1}, std::vector<uint32_t>{1, 1}).ok());
+  ASSERT_TRUE(
+      (*w)->AddPostingList("hi", std::vector<uint32_t>{0, 1}, std::vector<uint32_t>{1, 1}).ok());
   ASSERT_TRUE((*w)->Finish().ok());
   auto idx = Index::Open(tmp_.path() + "/fields");
   ASSERT_TRUE(idx.ok()) << idx.status();
@@ -220,8 +222,8 @@ TEST_F(IndexTest, WriterRejectsBadInput) {
   EXPECT_FALSE((*w)->AddPostingList("m", V{0}, V{0}).ok());        // tf 0
   EXPECT_FALSE((*w)->AddPostingList("m", V{}, V{}).ok());          // empty
   ASSERT_TRUE((*w)->AddPostingList("m", V{0}, V{1}).ok());
-  EXPECT_FALSE((*w)->AddPostingList("a", V{0}, V{1}).ok());        // out of order
-  EXPECT_FALSE((*w)->AddDocument("c", 1).ok());                    // documents after lists
+  EXPECT_FALSE((*w)->AddPostingList("a", V{0}, V{1}).ok());  // out of order
+  EXPECT_FALSE((*w)->AddDocument("c", 1).ok());              // documents after lists
   IndexWriterOptions unknown_codec;
   unknown_codec.codec = "zip";
   EXPECT_EQ(IndexWriter::Create(tmp_.path() + "/x", unknown_codec).status().code(),

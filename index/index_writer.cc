@@ -1,4 +1,3 @@
-#include "base/version.h"
 #include "index/index_writer.h"
 
 #include <fcntl.h>
@@ -15,6 +14,7 @@
 #include "absl/time/clock.h"
 #include "absl/time/time.h"
 #include "base/status_macros.h"
+#include "base/version.h"
 
 namespace tandem::index {
 namespace fs = std::filesystem;
@@ -62,7 +62,8 @@ absl::StatusOr<std::unique_ptr<IndexWriter>> IndexWriter::Create(
   const BlockCodec* codec = GetBlockCodec(options.codec);
   if (codec == nullptr) {
     std::string known;
-    for (const std::string& n : BlockCodecNames()) absl::StrAppend(&known, known.empty() ? "" : ", ", n);
+    for (const std::string& n : BlockCodecNames())
+      absl::StrAppend(&known, known.empty() ? "" : ", ", n);
     return absl::InvalidArgumentError(
         absl::StrCat("unknown codec '", options.codec, "' (known: ", known, ")"));
   }
@@ -79,9 +80,10 @@ absl::StatusOr<std::unique_ptr<IndexWriter>> IndexWriter::Create(
     const bool is_index = fs::exists(target / kManifestFile, ec);
     const bool empty = fs::is_empty(target, ec);
     if (!empty && !(is_index && options.overwrite)) {
-      return absl::AlreadyExistsError(absl::StrCat(
-          "output directory '", target.string(),
-          is_index ? "' already holds an index" : "' is not empty and holds no index; refusing to replace it"));
+      return absl::AlreadyExistsError(
+          absl::StrCat("output directory '", target.string(),
+                       is_index ? "' already holds an index"
+                                : "' is not empty and holds no index; refusing to replace it"));
     }
   }
   fs::create_directories(target.parent_path(), ec);
@@ -115,8 +117,9 @@ IndexWriter::~IndexWriter() {
   }
 }
 
-absl::Status IndexWriter::AddDocument(absl::string_view external_id, uint32_t length,
-                                      absl::Span<const std::pair<std::string, std::string>> fields) {
+absl::Status IndexWriter::AddDocument(
+    absl::string_view external_id, uint32_t length,
+    absl::Span<const std::pair<std::string, std::string>> fields) {
   if (documents_finished_) {
     return absl::FailedPreconditionError("IndexWriter::AddDocument after the first posting list");
   }
@@ -138,7 +141,8 @@ absl::Status IndexWriter::AddDocument(absl::string_view external_id, uint32_t le
   }
   field_offsets_.push_back(files_->fields_bytes);
   if (!files_->ids || !files_->fields) {
-    return absl::InternalError(absl::StrCat("cannot write document table spill in '", tmp_dir_, "'"));
+    return absl::InternalError(
+        absl::StrCat("cannot write document table spill in '", tmp_dir_, "'"));
   }
   return absl::OkStatus();
 }
@@ -147,8 +151,9 @@ absl::Status IndexWriter::FinishDocuments() {
   if (documents_finished_) return absl::OkStatus();
   documents_finished_ = true;
   const uint32_t n = num_docs();
-  avg_doc_length_ =
-      n == 0 || total_doc_length_ == 0 ? 1.0f : static_cast<float>(static_cast<double>(total_doc_length_) / n);
+  avg_doc_length_ = n == 0 || total_doc_length_ == 0
+                        ? 1.0f
+                        : static_cast<float>(static_cast<double>(total_doc_length_) / n);
   norms_.resize(n);
   for (uint32_t d = 0; d < n; ++d) {
     norms_[d] = Bm25DocNorm(options_.bm25, doc_lengths_[d], avg_doc_length_);
@@ -167,9 +172,11 @@ absl::Status IndexWriter::AddPostingList(absl::string_view term, absl::Span<cons
   for (uint32_t f : freqs) cf += f;
   std::string encoded;
   const float idf = Bm25Idf(num_docs(), docids.size());
-  absl::StatusOr<float> max_score = EncodePostingList(*codec_, docids, freqs, norms_.data(), idf, &encoded);
+  absl::StatusOr<float> max_score =
+      EncodePostingList(*codec_, docids, freqs, norms_.data(), idf, &encoded);
   if (!max_score.ok()) {
-    return absl::InvalidArgumentError(absl::StrCat("term '", term, "': ", max_score.status().message()));
+    return absl::InvalidArgumentError(
+        absl::StrCat("term '", term, "': ", max_score.status().message()));
   }
   return AddEncodedList(term, static_cast<uint32_t>(docids.size()), cf, *max_score, encoded);
 }
@@ -208,8 +215,8 @@ absl::Status IndexWriter::Finish() {
 
   // Lexicon.
   {
-    TANDEM_ASSIGN_OR_RETURN(auto f, FileWriter::Create(absl::StrCat(tmp_dir_, "/", kLexiconFile),
-                                                       FileKind::kLexicon));
+    TANDEM_ASSIGN_OR_RETURN(
+        auto f, FileWriter::Create(absl::StrCat(tmp_dir_, "/", kLexiconFile), FileKind::kLexicon));
     const uint64_t header[2] = {lexicon_.size(), term_pool_.size()};
     TANDEM_RETURN_IF_ERROR(f->Append(Bytes(header, 2)));
     TANDEM_RETURN_IF_ERROR(f->Append(Bytes(lexicon_.data(), lexicon_.size())));

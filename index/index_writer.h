@@ -1,11 +1,11 @@
 // File: index_writer.h
 //
-// Writes an index directory. Everything goes into a temporary sibling directory ("DIR.tmp-<random>")
-// that is renamed to DIR only by Finish(), after every file is complete and fsynced; an interrupted
-// build leaves no half index behind (a stale .tmp- directory at most).
+// Writes an index directory. Everything goes into a temporary sibling directory
+// ("DIR.tmp-<random>") that is renamed to DIR only by Finish(), after every file is complete and
+// fsynced; an interrupted build leaves no half index behind (a stale .tmp- directory at most).
 //
-// Documents come first (their lengths give the BM25 norms for the block maxima), then posting lists in
-// strictly increasing term order:
+// Documents come first (their lengths give the BM25 norms for the block maxima), then posting lists
+// in strictly increasing term order:
 //
 //   TANDEM_ASSIGN_OR_RETURN(auto writer, IndexWriter::Create(dir, options));
 //   for (each document) TANDEM_RETURN_IF_ERROR(writer->AddDocument(id, length, fields));
@@ -19,12 +19,12 @@
 #include <cstdint>
 #include <memory>
 #include <string>
-#include "absl/strings/string_view.h"
 #include <utility>
 #include <vector>
 
 #include "absl/status/status.h"
 #include "absl/status/statusor.h"
+#include "absl/strings/string_view.h"
 #include "absl/types/span.h"
 #include "index/index.h"
 
@@ -36,7 +36,8 @@ struct IndexWriterOptions {
   Bm25Params bm25;  // parameters of the stored block maxima
   std::string source_format;
   std::string source_input;
-  // Replace DIR if it already holds an index. A non-empty DIR that is not an index is never touched.
+  // Replace DIR if it already holds an index. A non-empty DIR that is not an index is never
+  // touched.
   bool overwrite = true;
 };
 

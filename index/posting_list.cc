@@ -11,24 +11,24 @@ namespace tandem::index {
 
 absl::StatusOr<PostingListView> PostingListView::Parse(absl::string_view bytes) {
   if (bytes.size() < sizeof(ListHeader)) {
-    return absl::DataLossError(absl::StrFormat(
-        "posting list of %d bytes is shorter than its %d-byte header", bytes.size(),
-        sizeof(ListHeader)));
+    return absl::DataLossError(
+        absl::StrFormat("posting list of %d bytes is shorter than its %d-byte header", bytes.size(),
+                        sizeof(ListHeader)));
   }
   PostingListView view;
   std::memcpy(&view.header_, bytes.data(), sizeof(ListHeader));
   const ListHeader& h = view.header_;
   const uint64_t expected_blocks = (uint64_t{h.num_postings} + kBlockSize - 1) / kBlockSize;
   if (h.num_postings == 0 || h.num_blocks != expected_blocks) {
-    return absl::DataLossError(absl::StrFormat(
-        "posting list header is inconsistent: %d postings in %d blocks", h.num_postings,
-        h.num_blocks));
+    return absl::DataLossError(
+        absl::StrFormat("posting list header is inconsistent: %d postings in %d blocks",
+                        h.num_postings, h.num_blocks));
   }
   const uint64_t skip_bytes = uint64_t{h.num_blocks} * sizeof(SkipEntry);
   if (sizeof(ListHeader) + skip_bytes > bytes.size()) {
-    return absl::DataLossError(absl::StrFormat(
-        "posting list skip table (%d blocks) runs past the list's %d bytes", h.num_blocks,
-        bytes.size()));
+    return absl::DataLossError(
+        absl::StrFormat("posting list skip table (%d blocks) runs past the list's %d bytes",
+                        h.num_blocks, bytes.size()));
   }
   if (reinterpret_cast<uintptr_t>(bytes.data()) % alignof(SkipEntry) != 0) {
     return absl::DataLossError("posting list is misaligned in the postings file");
@@ -97,9 +97,9 @@ absl::Status PostingListView::Verify(const BlockCodec& codec, uint32_t num_docs)
     for (uint32_t i = 0; i < n; ++i) {
       // A gap that wrapped around 2^32 shows up as a docID that does not increase.
       if (docs[i] >= num_docs || (!first && docs[i] <= previous)) {
-        return absl::DataLossError(absl::StrFormat(
-            "block %d posting %d: docID %d out of order or >= document count %d", b, i, docs[i],
-            num_docs));
+        return absl::DataLossError(
+            absl::StrFormat("block %d posting %d: docID %d out of order or >= document count %d", b,
+                            i, docs[i], num_docs));
       }
       previous = docs[i];
       first = false;
@@ -108,9 +108,9 @@ absl::Status PostingListView::Verify(const BlockCodec& codec, uint32_t num_docs)
       }
     }
     if (docs[n - 1] != skips_[b].last_docid) {
-      return absl::DataLossError(absl::StrFormat(
-          "block %d: skip entry says last docID %d, data says %d", b, skips_[b].last_docid,
-          docs[n - 1]));
+      return absl::DataLossError(
+          absl::StrFormat("block %d: skip entry says last docID %d, data says %d", b,
+                          skips_[b].last_docid, docs[n - 1]));
     }
   }
   return absl::OkStatus();

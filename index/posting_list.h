@@ -1,10 +1,10 @@
 // File: posting_list.h
 //
-// One term's compressed posting list: docIDs (strictly increasing) and term frequencies, in blocks of
-// kBlockSize postings, preceded by a skip table with one entry per block. The skip entry holds the
-// block's last docID (so a cursor's next_geq can jump over whole blocks, Ding et al. 2009 section 2)
-// and the block's maximum BM25 contribution under the index's default parameters (an upper bound for
-// block-max pruning and for GPU block selection). Byte layout in index/FORMAT.md.
+// One term's compressed posting list: docIDs (strictly increasing) and term frequencies, in blocks
+// of kBlockSize postings, preceded by a skip table with one entry per block. The skip entry holds
+// the block's last docID (so a cursor's next_geq can jump over whole blocks, Ding et al. 2009
+// section 2) and the block's maximum BM25 contribution under the index's default parameters (an
+// upper bound for block-max pruning and for GPU block selection). Byte layout in index/FORMAT.md.
 //
 // DocID gaps are taken from the previous block's last docID, so every block decodes on its own.
 // Frequencies are stored minus one.
@@ -12,10 +12,10 @@
 
 #include <cstdint>
 #include <string>
-#include "absl/strings/string_view.h"
 
 #include "absl/status/status.h"
 #include "absl/status/statusor.h"
+#include "absl/strings/string_view.h"
 #include "absl/types/span.h"
 #include "index/block_codec.h"
 
@@ -31,9 +31,9 @@ static_assert(sizeof(ListHeader) == 16);
 
 struct SkipEntry {
   uint32_t last_docid;
-  float max_score;    // max BM25 contribution in the block (default k1, b; weight 1)
-  uint32_t docs_end;  // offset just past the block's docID section, from the start of block data
-  uint32_t block_end; // offset just past the block's frequency section
+  float max_score;     // max BM25 contribution in the block (default k1, b; weight 1)
+  uint32_t docs_end;   // offset just past the block's docID section, from the start of block data
+  uint32_t block_end;  // offset just past the block's frequency section
 };
 static_assert(sizeof(SkipEntry) == 16);
 

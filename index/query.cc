@@ -9,9 +9,12 @@ namespace tandem::index {
 
 absl::string_view QueryModeName(QueryMode mode) {
   switch (mode) {
-    case QueryMode::kAnd: return "and";
-    case QueryMode::kOr: return "or";
-    case QueryMode::kAndOr: return "and_or";
+    case QueryMode::kAnd:
+      return "and";
+    case QueryMode::kOr:
+      return "or";
+    case QueryMode::kAndOr:
+      return "and_or";
   }
   return "unknown";
 }
@@ -45,8 +48,8 @@ absl::Status ValidateQuery(const Query& query) {
   for (size_t i = 0; i < query.terms.size(); ++i) {
     const QueryTerm& t = query.terms[i];
     if (!std::isfinite(t.weight) || t.weight <= 0.0f) {
-      return absl::InvalidArgumentError(absl::StrFormat(
-          "terms[%d].weight must be a finite number > 0, got %g", i, t.weight));
+      return absl::InvalidArgumentError(
+          absl::StrFormat("terms[%d].weight must be a finite number > 0, got %g", i, t.weight));
     }
     if (t.term.empty()) {
       return absl::InvalidArgumentError(absl::StrFormat("terms[%d].term is empty", i));

@@ -8,10 +8,10 @@
 #include <atomic>
 #include <cstdint>
 #include <string>
-#include "absl/strings/string_view.h"
 #include <vector>
 
 #include "absl/status/status.h"
+#include "absl/strings/string_view.h"
 #include "absl/time/clock.h"
 #include "absl/time/time.h"
 #include "index/bm25.h"
@@ -45,8 +45,8 @@ struct Query {
 // (finite, > 0). INVALID_ARGUMENT with a message naming the field.
 absl::Status ValidateQuery(const Query& query);
 
-// Merges repeated terms into one with the summed weight, keeping first-occurrence order. This is how
-// Anserini's bag-of-words query counts a term that appears twice.
+// Merges repeated terms into one with the summed weight, keeping first-occurrence order. This is
+// how Anserini's bag-of-words query counts a term that appears twice.
 std::vector<QueryTerm> MergeRepeatedTerms(const std::vector<QueryTerm>& terms);
 
 struct Hit {

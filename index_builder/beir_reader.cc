@@ -1,6 +1,6 @@
-// BEIR corpus reader: JSON Lines, one {"_id", "title", "text"} object per line (Thakur et al., BEIR,
-// NeurIPS 2021 datasets track). The indexed text is title + "\n" + text, the single-field ("flat")
-// layout of Anserini's BEIR baselines; the title is also stored.
+// BEIR corpus reader: JSON Lines, one {"_id", "title", "text"} object per line (Thakur et al.,
+// BEIR, NeurIPS 2021 datasets track). The indexed text is title + "\n" + text, the single-field
+// ("flat") layout of Anserini's BEIR baselines; the title is also stored.
 #include <filesystem>
 #include <memory>
 #include <string>
@@ -10,7 +10,8 @@
 #include "absl/strings/strip.h"
 #include "base/status_macros.h"
 #include "index_builder/readers_internal.h"
-#include "index_builder/text_util.h"
+#include "index_builder/utf8.h"
+#include "index_builder/whitespace.h"
 #include "nlohmann/json.hpp"
 
 namespace tandem::index_builder::internal {

@@ -21,13 +21,14 @@ namespace {
 namespace fs = std::filesystem;
 
 // Every format, in the order help texts list them.
-constexpr std::array<const FormatSpec*, 8> kFormats = {&kBeirFormat,  &kTrecFormat,    &kSmartFormat,
-                                                       &kNplFormat,   &kReutersFormat, &kWikiExtractorFormat,
-                                                       &kEmailFormat, &kLinesFormat};
+constexpr std::array<const FormatSpec*, 8> kFormats = {
+    &kBeirFormat,    &kTrecFormat,          &kSmartFormat, &kNplFormat,
+    &kReutersFormat, &kWikiExtractorFormat, &kEmailFormat, &kLinesFormat};
 
 bool IsHidden(const fs::path& path) { return path.filename().string().starts_with('.'); }
 
-absl::Status FileSystemError(const std::error_code& error, absl::string_view what, const fs::path& path) {
+absl::Status FileSystemError(const std::error_code& error, absl::string_view what,
+                             const fs::path& path) {
   return absl::Status(absl::ErrnoToStatusCode(error.value()),
                       absl::StrCat(what, " ", path.string(), ": ", error.message()));
 }
@@ -41,7 +42,8 @@ absl::StatusOr<InputFiles> ListInputFiles(const std::string& path, const FormatS
   if (error && error != std::errc::no_such_file_or_directory) {
     return FileSystemError(error, "cannot stat", root);
   }
-  if (!fs::exists(status)) return absl::NotFoundError(absl::StrCat("no such file or directory: ", path));
+  if (!fs::exists(status))
+    return absl::NotFoundError(absl::StrCat("no such file or directory: ", path));
 
   InputFiles input;
   if (!fs::is_directory(status)) {
@@ -73,7 +75,9 @@ absl::StatusOr<InputFiles> ListInputFiles(const std::string& path, const FormatS
   return input;
 }
 
-std::string Location(const InputFile& file, int64_t line) { return absl::StrCat(file.name, ":", line); }
+std::string Location(const InputFile& file, int64_t line) {
+  return absl::StrCat(file.name, ":", line);
+}
 
 absl::StatusOr<std::string> ReadFile(const InputFile& file) {
   std::ifstream in(file.path, std::ios::binary);
@@ -114,7 +118,8 @@ size_t ElementScanner::FindOpen(absl::string_view text, size_t from) const {
     const size_t at = text.find(open_, from);
     if (at == absl::string_view::npos) return at;
     const size_t after = at + open_.size();
-    if (after == text.size() || text[after] == '>' || text[after] == ' ' || text[after] == '\t') return at;
+    if (after == text.size() || text[after] == '>' || text[after] == ' ' || text[after] == '\t')
+      return at;
     from = after;
   }
 }
@@ -142,8 +147,8 @@ absl::StatusOr<bool> ElementScanner::Next(Element* element) {
   element->line = line;
   element->complete = false;
 
-  // Collect lines up to the close tag. An open tag before it means this element was never closed: it
-  // is returned incomplete and the new one is kept for the next call.
+  // Collect lines up to the close tag. An open tag before it means this element was never closed:
+  // it is returned incomplete and the new one is kept for the next call.
   segment.erase(0, open);
   size_t from = open_.size();
   while (true) {
@@ -193,14 +198,13 @@ absl::StatusOr<bool> FileSequenceReader::Next(Document* doc) {
 void FileSequenceReader::ReportBadDocument(const InputFile& file, int64_t line,
                                            absl::string_view what) const {
   if (options_.on_bad_document) {
-    options_.on_bad_document(absl::InvalidArgumentError(absl::StrCat(Location(file, line), ": ", what)));
+    options_.on_bad_document(
+        absl::InvalidArgumentError(absl::StrCat(Location(file, line), ": ", what)));
   }
 }
 
 ElementReader::ElementReader(InputFiles files, ReaderOptions options, absl::string_view tag)
-    : FileSequenceReader(std::move(files), std::move(options)),
-      tag_(tag),
-      scanner_(&lines_, tag) {}
+    : FileSequenceReader(std::move(files), std::move(options)), tag_(tag), scanner_(&lines_, tag) {}
 
 absl::Status ElementReader::OpenFile(const InputFile& file) {
   scanner_ = ElementScanner(&lines_, tag_);
@@ -233,8 +237,9 @@ absl::StatusOr<std::unique_ptr<DocumentReader>> OpenDocumentReader(std::string_v
     TANDEM_ASSIGN_OR_RETURN(internal::InputFiles files, internal::ListInputFiles(path, *spec));
     return spec->make(std::move(files), std::move(options));
   }
-  return absl::InvalidArgumentError(absl::StrCat("unknown document format \"", format, "\"; known formats: ",
-                                                 absl::StrJoin(DocumentFormatNames(), ", ")));
+  return absl::InvalidArgumentError(
+      absl::StrCat("unknown document format \"", format,
+                   "\"; known formats: ", absl::StrJoin(DocumentFormatNames(), ", ")));
 }
 
 std::vector<std::string> DocumentFormatNames() {

@@ -1,8 +1,8 @@
 // File: document_reader.h
 //
-// Readers turn a collection on disk into a stream of documents for the inverter. One reader per input
-// format; OpenDocumentReader picks it by name. PATH may be one file or a directory, which is walked
-// recursively in sorted path order so docIDs are deterministic.
+// Readers turn a collection on disk into a stream of documents for the inverter. One reader per
+// input format; OpenDocumentReader picks it by name. PATH may be one file or a directory, which is
+// walked recursively in sorted path order so docIDs are deterministic.
 //
 //   ReaderOptions options;
 //   options.on_bad_document = [](const absl::Status& s) { std::cerr << s.message() << "\n"; };
@@ -65,17 +65,17 @@ class DocumentReader {
 // Opens a reader of `format` over `path`. Formats, with the files a directory PATH contributes:
 //   beir           BEIR corpus JSONL (corpus*.jsonl); id "_id", text title + "\n" + text
 //   trec           TREC SGML <DOC> files (all); id DOCNO, text headline and <TEXT> sections
-//   smart          SMART .I/.T/.W collections (*.all*: cran.all.1400, CISI.ALL, MED.ALL); id .I number
-//   npl            NPL doc-text blocks (doc-text); id the block number
-//   reuters        Reuters-21578 (*.sgm); id NEWID, text TITLE + BODY
-//   wikiextractor  WikiExtractor <doc> files (all); id the id attribute
-//   email          RFC 5322 messages, one per file, or the npm SpamAssassin JSON records (all);
+//   smart          SMART .I/.T/.W collections (*.all*: cran.all.1400, CISI.ALL, MED.ALL); id .I
+//   number npl            NPL doc-text blocks (doc-text); id the block number reuters Reuters-21578
+//   (*.sgm); id NEWID, text TITLE + BODY wikiextractor  WikiExtractor <doc> files (all); id the id
+//   attribute email          RFC 5322 messages, one per file, or the npm SpamAssassin JSON records
+//   (all);
 //                  id the path relative to PATH ("<group>/<id>" for JSON records)
 //   lines          one document per non-blank line (all); id the line number ("file:line" in a
 //                  directory)
-// Every Document::text is valid UTF-8 (stray bytes are read as windows-1252). Errors: NOT_FOUND when
-// PATH does not exist or a directory holds none of the format's files, INVALID_ARGUMENT for an unknown
-// format (the message lists the known ones).
+// Every Document::text is valid UTF-8 (stray bytes are read as windows-1252). Errors: NOT_FOUND
+// when PATH does not exist or a directory holds none of the format's files, INVALID_ARGUMENT for an
+// unknown format (the message lists the known ones).
 absl::StatusOr<std::unique_ptr<DocumentReader>> OpenDocumentReader(std::string_view format,
                                                                    const std::string& path,
                                                                    ReaderOptions options);

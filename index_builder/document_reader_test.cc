@@ -1,6 +1,6 @@
-// Tests of the document readers: every format on the small fixtures under tests/data/readers (ids, text,
-// fields, bad documents reported with file:line and skipped), the factory's errors, directory walking,
-// the text_util helpers, and document counts on the real collections of ../shared/data.
+// Tests of the document readers: every format on the small fixtures under tests/data/readers (ids,
+// text, fields, bad documents reported with file:line and skipped), the factory's errors, directory
+// walking, and document counts on the real collections of ../shared/data.
 #include "index_builder/document_reader.h"
 
 #include <algorithm>
@@ -15,7 +15,7 @@
 #include "absl/strings/str_cat.h"
 #include "gmock/gmock.h"
 #include "gtest/gtest.h"
-#include "index_builder/text_util.h"
+#include "index_builder/utf8_test_util.h"
 
 namespace tandem::index_builder {
 namespace {
@@ -47,7 +47,8 @@ Collected ReadAll(std::string_view format, const std::string& path) {
     EXPECT_EQ(status.code(), absl::StatusCode::kInvalidArgument);
     collected.bad.emplace_back(status.message());
   };
-  absl::StatusOr<std::unique_ptr<DocumentReader>> reader = OpenDocumentReader(format, path, options);
+  absl::StatusOr<std::unique_ptr<DocumentReader>> reader =
+      OpenDocumentReader(format, path, options);
   EXPECT_TRUE(reader.ok()) << reader.status();
   if (!reader.ok()) return collected;
   Document doc;
@@ -74,48 +75,16 @@ std::vector<std::string> FieldValues(const Document& doc, std::string_view name)
   return values;
 }
 
-// An independent check (not SanitizeUtf8's own code): RFC 3629 well-formedness, no C0 controls
-// other than tab, newline and carriage return.
-bool IsCleanUtf8(std::string_view s) {
-  size_t i = 0;
-  while (i < s.size()) {
-    const auto c = static_cast<unsigned char>(s[i]);
-    if (c < 0x80) {
-      if ((c < 0x20 && c != '\t' && c != '\n' && c != '\r') || c == 0x7F) return false;
-      ++i;
-      continue;
-    }
-    int n;
-    char32_t cp;
-    if ((c & 0xE0) == 0xC0) {
-      n = 1, cp = c & 0x1F;
-    } else if ((c & 0xF0) == 0xE0) {
-      n = 2, cp = c & 0x0F;
-    } else if ((c & 0xF8) == 0xF0) {
-      n = 3, cp = c & 0x07;
-    } else {
-      return false;
-    }
-    for (int k = 1; k <= n; ++k) {
-      if (i + k >= s.size() || (static_cast<unsigned char>(s[i + k]) & 0xC0) != 0x80) return false;
-      cp = (cp << 6) | (static_cast<unsigned char>(s[i + k]) & 0x3F);
-    }
-    const char32_t min = n == 1 ? 0x80 : n == 2 ? 0x800 : 0x10000;
-    if (cp < min || cp > 0x10FFFF || (cp >= 0xD800 && cp <= 0xDFFF)) return false;
-    i += n + 1;
-  }
-  return true;
-}
-
 TEST(DocumentReaderTest, UnknownFormatListsTheKnownOnes) {
-  absl::StatusOr<std::unique_ptr<DocumentReader>> reader = OpenDocumentReader("xml", Fixture("lines"), {});
+  absl::StatusOr<std::unique_ptr<DocumentReader>> reader =
+      OpenDocumentReader("xml", Fixture("lines"), {});
   ASSERT_FALSE(reader.ok());
   EXPECT_EQ(reader.status().code(), absl::StatusCode::kInvalidArgument);
   for (const std::string& name : DocumentFormatNames()) {
     EXPECT_THAT(std::string(reader.status().message()), HasSubstr(name));
   }
-  EXPECT_THAT(DocumentFormatNames(),
-              ElementsAre("beir", "trec", "smart", "npl", "reuters", "wikiextractor", "email", "lines"));
+  EXPECT_THAT(DocumentFormatNames(), ElementsAre("beir", "trec", "smart", "npl", "reuters",
+                                                 "wikiextractor", "email", "lines"));
 }
 
 TEST(DocumentReaderTest, MissingPathIsNotFound) {
@@ -169,9 +138,10 @@ TEST(TrecReaderTest, ReadsDocsHeadlinesAndTextSections) {
   const std::string file = Fixture("trec/fr940104.trec");
   const Collected got = ReadAll("trec", file);
   EXPECT_THAT(Ids(got), ElementsAre("FT911-1", "LA010189-0001", "EMPTY-1", "SHORT-2", "WEB-1"));
-  EXPECT_EQ(got.docs[0].text,
-            "FT  14 MAY 91 / Rates & markets\nFirst paragraph of the text.\nSecond-paragraph with AT&T.\n"
-            "A second TEXT section.");
+  EXPECT_EQ(
+      got.docs[0].text,
+      "FT  14 MAY 91 / Rates & markets\nFirst paragraph of the text.\nSecond-paragraph with AT&T.\n"
+      "A second TEXT section.");
   EXPECT_THAT(got.docs[0].fields, ElementsAre(Pair("title", "FT 14 MAY 91 / Rates & markets")));
   EXPECT_EQ(got.docs[1].text, "One-line document.");
   EXPECT_EQ(got.docs[1].location, file + ":13");
@@ -181,8 +151,8 @@ TEST(TrecReaderTest, ReadsDocsHeadlinesAndTextSections) {
   EXPECT_EQ(got.docs[3].text, "x");
   // No <TEXT>: the whole document minus DOCNO/DOCHDR, as HTML; the script does not leak.
   EXPECT_EQ(got.docs[4].text, "Web page\nBody <text> here.");
-  EXPECT_THAT(got.bad,
-              ElementsAre(file + ":15: document without a <DOCNO>", file + ":18: <DOC> without </DOC>"));
+  EXPECT_THAT(got.bad, ElementsAre(file + ":15: document without a <DOCNO>",
+                                   file + ":18: <DOC> without </DOC>"));
 }
 
 TEST(SmartReaderTest, ReadsTitleAbstractAndStoredSections) {
@@ -195,9 +165,11 @@ TEST(SmartReaderTest, ReadsTitleAbstractAndStoredSections) {
             "an experimental study of a wing in a propeller slipstream .");
   EXPECT_THAT(
       got.docs[1].fields,
-      ElementsAre(Pair("title", "experimental investigation of the aerodynamics of a wing in a slipstream ."),
-                  Pair("author", "brenckman,m."), Pair("author", "second,a."),
-                  Pair("source", "j. ae. scs. 25, 1958, 324.")));
+      ElementsAre(
+          Pair("title",
+               "experimental investigation of the aerodynamics of a wing in a slipstream ."),
+          Pair("author", "brenckman,m."), Pair("author", "second,a."),
+          Pair("source", "j. ae. scs. 25, 1958, 324.")));
   EXPECT_EQ(got.docs[1].location, cran + ":2");
   EXPECT_EQ(got.docs[2].text, "first abstract part .\nsecond abstract part .");
   EXPECT_THAT(got.bad, ElementsAre(cran + ":1: text before the first .I line",
@@ -208,12 +180,13 @@ TEST(NplReaderTest, ReadsNumberedBlocks) {
   const std::string file = Fixture("npl/doc-text");
   const Collected got = ReadAll("npl", Fixture("npl"));  // query-text is not read
   EXPECT_THAT(Ids(got), ElementsAre("1", "2"));
-  EXPECT_EQ(
-      got.docs[0].text,
-      "compact memories have flexible capacities  a digital data storage\nsystem with capacity up to bits");
+  EXPECT_EQ(got.docs[0].text,
+            "compact memories have flexible capacities  a digital data storage\nsystem with "
+            "capacity up to bits");
   EXPECT_EQ(got.docs[1].location, file + ":6");
-  EXPECT_THAT(got.bad, ElementsAre(StartsWith(file + ":9: a block must start with its document number"),
-                                   file + ":12: document 4 does not end with a \"/\" line"));
+  EXPECT_THAT(got.bad,
+              ElementsAre(StartsWith(file + ":9: a block must start with its document number"),
+                          file + ":12: document 4 does not end with a \"/\" line"));
 }
 
 TEST(ReutersReaderTest, ReadsStoriesFieldsAndEntities) {
@@ -223,12 +196,14 @@ TEST(ReutersReaderTest, ReadsStoriesFieldsAndEntities) {
   // &lt; decoded after tags are stripped, the Latin-1 byte 0xFC read as "ü", &#3; gone.
   EXPECT_EQ(got.docs[0].text,
             "BAHIA COCOA REVIEW\nShowers continued <BAHIA> in\nM\u00fcnchen & the zone.\n Reuter");
-  EXPECT_THAT(got.docs[0].fields, ElementsAre(Pair("title", "BAHIA COCOA REVIEW"), Pair("topic", "cocoa"),
-                                              Pair("topic", "coffee"), Pair("place", "el-salvador"),
-                                              Pair("place", "usa"), Pair("date", "26-FEB-1987 15:01:01.79")));
+  EXPECT_THAT(got.docs[0].fields,
+              ElementsAre(Pair("title", "BAHIA COCOA REVIEW"), Pair("topic", "cocoa"),
+                          Pair("topic", "coffee"), Pair("place", "el-salvador"),
+                          Pair("place", "usa"), Pair("date", "26-FEB-1987 15:01:01.79")));
   EXPECT_EQ(got.docs[0].location, file + ":2");
   EXPECT_EQ(got.docs[1].text, "ASSETS OF MONEY MARKET FUNDS ROSE");  // BRIEF: title only
-  EXPECT_EQ(got.docs[2].text, "FEDERAL RESERVE WEEKLY REPORT\n Net free reserves.....644 vs.....1,337");
+  EXPECT_EQ(got.docs[2].text,
+            "FEDERAL RESERVE WEEKLY REPORT\n Net free reserves.....644 vs.....1,337");
   EXPECT_THAT(FieldValues(got.docs[2], "topic"), ElementsAre("money-supply"));
   EXPECT_THAT(got.bad, ElementsAre(file + ":28: <REUTERS> without a NEWID attribute"));
 }
@@ -239,11 +214,13 @@ TEST(WikiExtractorReaderTest, ReadsArticles) {
   EXPECT_THAT(Ids(got), ElementsAre("12", "25", "39"));
   EXPECT_EQ(got.docs[0].text,
             "Batman & Robin (film)\n\nA film.\nSecond line with a value <1% and x<y and y>z. cite");
-  EXPECT_THAT(got.docs[0].fields, ElementsAre(Pair("title", "Batman & Robin (film)"),
-                                              Pair("url", "http://en.wikipedia.org/wiki?curid=12")));
+  EXPECT_THAT(got.docs[0].fields,
+              ElementsAre(Pair("title", "Batman & Robin (film)"),
+                          Pair("url", "http://en.wikipedia.org/wiki?curid=12")));
   EXPECT_EQ(got.docs[1].location, first + ":9");
-  EXPECT_THAT(got.bad, ElementsAre(first + ":6: <doc> without an id attribute",
-                                   Fixture("wikiextractor/AA/wiki_01") + ":6: <doc> without </doc>"));
+  EXPECT_THAT(got.bad,
+              ElementsAre(first + ":6: <doc> without an id attribute",
+                          Fixture("wikiextractor/AA/wiki_01") + ":6: <doc> without </doc>"));
 }
 
 TEST(EmailReaderTest, ReadsMessagesAndWalksMime) {
@@ -257,13 +234,14 @@ TEST(EmailReaderTest, ReadsMessagesAndWalksMime) {
   EXPECT_EQ(plain.location, Fixture("email/plain.eml") + ":1");
   // Plain alternative only (quoted-printable), base64 text, HTML without tags or style, a forwarded
   // message, HTML labelled text/plain; no attachments.
-  EXPECT_EQ(got.docs[1].text,
-            "Multipart test\nSoft line break and an equals sign = here.\nBase64 text part.\n"
-            "Only HTML part & entity\nForwarded subject\nForwarded body.\nHTML labelled as plain text");
-  EXPECT_THAT(got.bad,
-              ElementsAre(Fixture("email/no-separator.eml") +
-                              ":1: not an e-mail message: no empty line ends the headers",
-                          Fixture("email/not-mail.txt") + ":1: not an e-mail message: no header lines"));
+  EXPECT_EQ(
+      got.docs[1].text,
+      "Multipart test\nSoft line break and an equals sign = here.\nBase64 text part.\n"
+      "Only HTML part & entity\nForwarded subject\nForwarded body.\nHTML labelled as plain text");
+  EXPECT_THAT(got.bad, ElementsAre(Fixture("email/no-separator.eml") +
+                                       ":1: not an e-mail message: no empty line ends the headers",
+                                   Fixture("email/not-mail.txt") +
+                                       ":1: not an e-mail message: no header lines"));
 }
 
 TEST(EmailReaderTest, ReadsNpmSpamAssassinJsonRecords) {
@@ -273,9 +251,10 @@ TEST(EmailReaderTest, ReadsNpmSpamAssassinJsonRecords) {
   EXPECT_EQ(got.docs[0].text, "Hi\nham body");
   EXPECT_EQ(got.docs[2].text, "Win money\nClick here\u00a0now.");
   EXPECT_THAT(FieldValues(got.docs[2], "from"), ElementsAre("spam@example.com"));
-  EXPECT_THAT(got.bad,
-              ElementsAre(StartsWith(Fixture("email-json/all.json") + ":1: 1 of 3 JSON values"),
-                          StartsWith(Fixture("email-json/file_list.json") + ":1: 1 of 1 JSON values")));
+  EXPECT_THAT(
+      got.bad,
+      ElementsAre(StartsWith(Fixture("email-json/all.json") + ":1: 1 of 3 JSON values"),
+                  StartsWith(Fixture("email-json/file_list.json") + ":1: 1 of 1 JSON values")));
 }
 
 TEST(LinesReaderTest, OneDocumentPerNonBlankLine) {
@@ -284,53 +263,6 @@ TEST(LinesReaderTest, OneDocumentPerNonBlankLine) {
   EXPECT_EQ(got.docs[1].text, "third \u00ff line");  // 0xFF read as windows-1252, CR dropped
   EXPECT_EQ(got.docs[2].text, "fourth line");        // last line without newline
   EXPECT_THAT(got.bad, IsEmpty());
-}
-
-TEST(TextUtilTest, SanitizeUtf8KeepsUtf8AndReadsOtherBytesAsWindows1252) {
-  EXPECT_EQ(SanitizeUtf8("plain \u00e9\u4e2d\U0001F600"), "plain \u00e9\u4e2d\U0001F600");
-  EXPECT_EQ(SanitizeUtf8("caf\xe9"), "caf\u00e9");
-  EXPECT_EQ(SanitizeUtf8("\x93quoted\x94 \x80"), "\u201cquoted\u201d \u20ac");
-  EXPECT_EQ(SanitizeUtf8("\xc0\x80"), "\u00c0\u20ac");            // overlong NUL
-  EXPECT_EQ(SanitizeUtf8("\xed\xa0\x80"), "\u00ed\u00a0\u20ac");  // UTF-16 surrogate
-  EXPECT_EQ(SanitizeUtf8("end\xe2\x82"), "end\u00e2\u201a");      // truncated sequence
-  EXPECT_EQ(SanitizeUtf8(std::string("a\0b\x01\x7f\tc\r\n", 9)), "a b  \tc\r\n");
-  for (int byte = 0; byte < 256; ++byte) {
-    EXPECT_TRUE(IsCleanUtf8(SanitizeUtf8(std::string(3, static_cast<char>(byte))))) << byte;
-  }
-}
-
-TEST(TextUtilTest, DecodeEntities) {
-  EXPECT_EQ(DecodeEntities("&lt;a&gt; &amp; &quot;b&quot; &#233;&#xE9;&#XE9; &eacute;&Delta;&mu;&nbsp;."),
-            "<a> & \"b\" \u00e9\u00e9\u00e9 \u00e9\u0394\u03bc .");
-  EXPECT_EQ(DecodeEntities("AT&T; &bogus; & &#; &#x110000; &#0;"), "AT&T; &bogus; & &#; \ufffd \ufffd");
-  EXPECT_EQ(DecodeEntities("&#2;text&#3;&#150;&hyph;"), " text \u2013-");
-}
-
-TEST(TextUtilTest, StripTags) {
-  EXPECT_EQ(StripTags("<p>one</p><p>two</p>", TagPolicy::kAnyTag), "one\ntwo");
-  EXPECT_EQ(StripTags("one<br/>two <b>H</b>ello", TagPolicy::kAnyTag), "one\ntwo Hello");
-  EXPECT_EQ(StripTags("a<!-- <b>c</b> -->b<!DOCTYPE x><SCRIPT>x<y</script>c", TagPolicy::kAnyTag), "a b c");
-  EXPECT_EQ(StripTags("a < b and c<d", TagPolicy::kAnyTag), "a < b and c<d");
-  EXPECT_EQ(StripTags("<DATELINE>X</DATELINE>Y", TagPolicy::kAnyTag), "X Y");
-  EXPECT_EQ(StripTags("x<y and y>z <m> <br>a<ref name=\"r\">b</ref>", TagPolicy::kKnownHtmlTags),
-            "x<y and y>z <m> a b");
-  EXPECT_EQ(HtmlToText("  <p>caf\xe9 &amp; bar</p>  "), "caf\u00e9 & bar");
-}
-
-TEST(TextUtilTest, TransferEncodings) {
-  EXPECT_EQ(DecodeQuotedPrintable("a=3Db=\r\nc= \nd=zz=4"), "a=bcd=zz=4");
-  EXPECT_EQ(DecodeBase64("SGVs\r\nbG8=\nignored"), "Hello");
-  EXPECT_EQ(DecodeBase64("-_-_"), "\xfb\xff\xbf");
-}
-
-TEST(TextUtilTest, SgmlElementsAndAttributes) {
-  EXPECT_THAT(ElementContents("<DOCNO>1</DOCNO><DOC>a</DOC><DOC x=1>b</DOC><DOC>open", "DOC"),
-              ElementsAre("a", "b"));
-  EXPECT_EQ(FirstElementContent("<A>1</A>", "B"), "");
-  EXPECT_EQ(AttributeValue("<REUTERS OLDID=\"5\" NEWID=\"7\"", "NEWID"), "7");
-  EXPECT_EQ(AttributeValue("<doc id='3' url=x>", "url"), "x");
-  EXPECT_EQ(AttributeValue("<REUTERS OLDID=\"5\"", "ID"), "");
-  EXPECT_EQ(CollapseWhitespace("  a \t b\n"), "a b");
 }
 
 // The real collections of ../shared/data (README.md there says where they come from).
@@ -380,9 +312,13 @@ TEST_F(RealDataTest, Cranfield) {
   EXPECT_THAT(got.docs[575].text, HasSubstr("blades is included ."));
 }
 
-TEST_F(RealDataTest, Cisi) { EXPECT_EQ(ReadCollection("smart", "classic/cisi").docs.size(), 1460u); }
+TEST_F(RealDataTest, Cisi) {
+  EXPECT_EQ(ReadCollection("smart", "classic/cisi").docs.size(), 1460u);
+}
 
-TEST_F(RealDataTest, Medline) { EXPECT_EQ(ReadCollection("smart", "classic/med").docs.size(), 1033u); }
+TEST_F(RealDataTest, Medline) {
+  EXPECT_EQ(ReadCollection("smart", "classic/med").docs.size(), 1033u);
+}
 
 // The collection is known as 11,429 documents, but this doc-text holds 11,426 blocks: numbers 6984,
 // 8139 and 8143 are absent (and no relevance judgment names them).

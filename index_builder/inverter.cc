@@ -10,11 +10,9 @@
 #include <cstdio>
 #include <deque>
 #include <filesystem>
-#include <fstream>
 #include <map>
 #include <mutex>
 #include <optional>
-#include <queue>
 #include <thread>
 #include <vector>
 
@@ -22,9 +20,10 @@
 #include "absl/strings/str_cat.h"
 #include "absl/strings/str_format.h"
 #include "absl/synchronization/mutex.h"
+#include "base/status_macros.h"
 #include "index/bm25.h"
 #include "index/posting_list.h"
-#include "base/status_macros.h"
+#include "index_builder/spill_run.h"
 
 namespace tandem::index_builder {
 namespace fs = std::filesystem;
@@ -47,101 +46,6 @@ struct DocRow {
   std::string external_id;
   uint32_t length = 0;
   std::vector<std::pair<std::string, std::string>> fields;
-};
-
-// Interleaved (docid, tf) pairs of one term, docids increasing.
-using Postings = std::vector<uint32_t>;
-
-void PutVarint(std::string* out, uint64_t v) {
-  while (v >= 0x80) {
-    out->push_back(static_cast<char>(v | 0x80));
-    v >>= 7;
-  }
-  out->push_back(static_cast<char>(v));
-}
-
-bool GetVarint(std::istream& in, uint64_t* v) {
-  *v = 0;
-  for (int shift = 0; shift < 64; shift += 7) {
-    int c = in.get();
-    if (c == EOF) return false;
-    *v |= static_cast<uint64_t>(c & 0x7f) << shift;
-    if ((c & 0x80) == 0) return true;
-  }
-  return false;
-}
-
-// A spilled run: terms in increasing order, each with its (docid gap, tf) pairs as varints.
-absl::Status WriteRun(absl::flat_hash_map<std::string, Postings>& run, const std::string& path) {
-  std::vector<std::pair<const std::string*, Postings*>> sorted;
-  sorted.reserve(run.size());
-  for (auto& [term, postings] : run) sorted.emplace_back(&term, &postings);
-  std::sort(sorted.begin(), sorted.end(),
-            [](const auto& a, const auto& b) { return *a.first < *b.first; });
-  std::ofstream out(path, std::ios::binary | std::ios::trunc);
-  if (!out) return absl::InternalError(absl::StrCat("cannot create spill file '", path, "'"));
-  std::string buf;
-  for (const auto& [term, postings] : sorted) {
-    buf.clear();
-    PutVarint(&buf, term->size());
-    buf.append(*term);
-    PutVarint(&buf, postings->size() / 2);
-    uint32_t prev = 0;
-    for (size_t i = 0; i < postings->size(); i += 2) {
-      PutVarint(&buf, (*postings)[i] - prev);
-      prev = (*postings)[i];
-      PutVarint(&buf, (*postings)[i + 1]);
-    }
-    out.write(buf.data(), static_cast<std::streamsize>(buf.size()));
-  }
-  out.close();
-  if (!out) return absl::InternalError(absl::StrCat("cannot write spill file '", path, "' (disk full?)"));
-  run.clear();
-  return absl::OkStatus();
-}
-
-class RunReader {
- public:
-  explicit RunReader(const std::string& path) : path_(path), in_(path, std::ios::binary) {
-    in_.rdbuf()->pubsetbuf(buffer_, sizeof(buffer_));
-  }
-  // Reads the next term; false at the end. Errors leave status() set.
-  bool Next() {
-    uint64_t len, n;
-    if (!GetVarint(in_, &len)) return false;  // clean end of file
-    term_.resize(len);
-    if (!in_.read(term_.data(), static_cast<std::streamsize>(len)) || !GetVarint(in_, &n)) {
-      status_ = absl::DataLossError(absl::StrCat("spill file '", path_, "' is truncated"));
-      return false;
-    }
-    postings_.resize(2 * n);
-    uint64_t doc = 0, v;
-    for (uint64_t i = 0; i < n; ++i) {
-      if (!GetVarint(in_, &v)) {
-        status_ = absl::DataLossError(absl::StrCat("spill file '", path_, "' is truncated"));
-        return false;
-      }
-      doc += v;
-      postings_[2 * i] = static_cast<uint32_t>(doc);
-      if (!GetVarint(in_, &v)) {
-        status_ = absl::DataLossError(absl::StrCat("spill file '", path_, "' is truncated"));
-        return false;
-      }
-      postings_[2 * i + 1] = static_cast<uint32_t>(v);
-    }
-    return true;
-  }
-  const std::string& term() const { return term_; }
-  const Postings& postings() const { return postings_; }
-  const absl::Status& status() const { return status_; }
-
- private:
-  std::string path_;
-  char buffer_[1 << 16];
-  std::ifstream in_;
-  std::string term_;
-  Postings postings_;
-  absl::Status status_;
 };
 
 // Parse → invert hand-off, bounded so parsing cannot run ahead of the workers' memory.
@@ -225,19 +129,21 @@ struct Build {
     }
   }
 
-  absl::Status Spill(absl::flat_hash_map<std::string, Postings>& run) {
+  absl::Status Spill(MemoryRun& run) {
     std::string path;
     {
       std::lock_guard<std::mutex> lock(runs_mu);
       path = absl::StrCat(spill_dir, "/run-", runs.size(), ".bin");
       runs.push_back(path);
     }
-    return WriteRun(run, path);
+    TANDEM_RETURN_IF_ERROR(WriteRun(run, path));
+    run.clear();
+    return absl::OkStatus();
   }
 };
 
 void InvertWorker(Build& build, BatchQueue& queue) {
-  absl::flat_hash_map<std::string, Postings> run;
+  MemoryRun run;
   uint64_t run_bytes = 0;
   std::vector<std::string> terms;
   absl::flat_hash_map<absl::string_view, uint32_t> tf;
@@ -289,7 +195,8 @@ struct PendingList {
   absl::Status status;
 };
 
-absl::Status EncodeAndWrite(std::vector<PendingList>& group, index::IndexWriter& writer, int threads) {
+absl::Status EncodeAndWrite(std::vector<PendingList>& group, index::IndexWriter& writer,
+                            int threads) {
   std::atomic<size_t> next{0};
   auto work = [&] {
     for (size_t i = next++; i < group.size(); i = next++) {
@@ -305,50 +212,32 @@ absl::Status EncodeAndWrite(std::vector<PendingList>& group, index::IndexWriter&
     }
   };
   std::vector<std::thread> pool;
-  for (int t = 1; t < threads && static_cast<size_t>(t) < group.size(); ++t) pool.emplace_back(work);
+  for (int t = 1; t < threads && static_cast<size_t>(t) < group.size(); ++t) {
+    pool.emplace_back(work);
+  }
   work();
   for (std::thread& t : pool) t.join();
   for (PendingList& l : group) {
-    if (!l.status.ok()) return absl::InternalError(absl::StrCat("term '", l.term, "': ", l.status.message()));
-    TANDEM_RETURN_IF_ERROR(writer.AddEncodedList(l.term, static_cast<uint32_t>(l.docids.size()), l.cf,
-                                                 l.max_score, l.encoded));
+    if (!l.status.ok()) {
+      return absl::InternalError(absl::StrCat("term '", l.term, "': ", l.status.message()));
+    }
+    TANDEM_RETURN_IF_ERROR(writer.AddEncodedList(l.term, static_cast<uint32_t>(l.docids.size()),
+                                                 l.cf, l.max_score, l.encoded));
   }
   group.clear();
   return absl::OkStatus();
 }
 
-// K-way merge of the spilled runs, term by term.
-absl::Status MergeRuns(const std::vector<std::string>& paths, index::IndexWriter& writer, int threads,
-                       BuildSummary& summary) {
-  std::vector<std::unique_ptr<RunReader>> readers;
-  using Head = std::pair<std::string, size_t>;  // (term, reader)
-  std::priority_queue<Head, std::vector<Head>, std::greater<Head>> heads;
-  for (const std::string& p : paths) {
-    readers.push_back(std::make_unique<RunReader>(p));
-    if (readers.back()->Next()) heads.emplace(readers.back()->term(), readers.size() - 1);
-    TANDEM_RETURN_IF_ERROR(readers.back()->status());
-  }
+// Merges the spilled runs term by term and encodes and writes the lists in term order.
+absl::Status MergeRuns(const std::vector<std::string>& paths, index::IndexWriter& writer,
+                       int threads, BuildSummary& summary) {
+  RunMerger merger(paths);
   std::vector<PendingList> group;
   size_t group_postings = 0;
-  std::vector<std::pair<uint32_t, uint32_t>> merged;
-  while (!heads.empty()) {
-    const std::string term = heads.top().first;
-    merged.clear();
-    size_t sources = 0;
-    while (!heads.empty() && heads.top().first == term) {
-      RunReader& r = *readers[heads.top().second];
-      const size_t which = heads.top().second;
-      heads.pop();
-      const Postings& p = r.postings();
-      for (size_t i = 0; i < p.size(); i += 2) merged.emplace_back(p[i], p[i + 1]);
-      ++sources;
-      if (r.Next()) heads.emplace(r.term(), which);
-      TANDEM_RETURN_IF_ERROR(r.status());
-    }
-    // Runs of different workers interleave in docID order.
-    if (sources > 1) std::sort(merged.begin(), merged.end());
+  while (merger.Next()) {
+    const std::vector<std::pair<uint32_t, uint32_t>>& merged = merger.postings();
     PendingList& l = group.emplace_back();
-    l.term = term;
+    l.term = merger.term();
     l.docids.reserve(merged.size());
     l.freqs.reserve(merged.size());
     for (const auto& [d, f] : merged) {
@@ -364,6 +253,7 @@ absl::Status MergeRuns(const std::vector<std::string>& paths, index::IndexWriter
       group_postings = 0;
     }
   }
+  TANDEM_RETURN_IF_ERROR(merger.status());
   return EncodeAndWrite(group, writer, threads);
 }
 
@@ -384,8 +274,9 @@ std::string BuildSummary::Describe() const {
   return absl::StrFormat(
       "documents %d (%d bad, skipped), terms %d, postings %d, index %s (postings %s, %.2f "
       "bits/posting), %.1f s, %.0f docs/s, %.1f MB/s of text, %d spilled runs",
-      documents, bad_documents, terms, postings, HumanBytes(index_bytes), HumanBytes(postings_bytes),
-      bits_per_posting(), seconds, documents / s, text_bytes / 1e6 / s, spilled_runs);
+      documents, bad_documents, terms, postings, HumanBytes(index_bytes),
+      HumanBytes(postings_bytes), bits_per_posting(), seconds, documents / s, text_bytes / 1e6 / s,
+      spilled_runs);
 }
 
 absl::StatusOr<BuildSummary> BuildIndex(DocumentReader& reader, const std::string& output,
@@ -401,10 +292,12 @@ absl::StatusOr<BuildSummary> BuildIndex(DocumentReader& reader, const std::strin
                           index::IndexWriter::Create(output, writer_options));
 
   // Spill files live in their own temporary directory, removed however the build ends.
-  fs::path base = options.spill_dir.empty() ? fs::absolute(output).parent_path() : fs::path(options.spill_dir);
+  fs::path base =
+      options.spill_dir.empty() ? fs::absolute(output).parent_path() : fs::path(options.spill_dir);
   std::string tmpl = (base / ".tandem-spill-XXXXXX").string();
   if (::mkdtemp(tmpl.data()) == nullptr) {
-    return absl::InternalError(absl::StrCat("cannot create a spill directory in '", base.string(), "'"));
+    return absl::InternalError(
+        absl::StrCat("cannot create a spill directory in '", base.string(), "'"));
   }
   struct RemoveDir {
     std::string path;
@@ -487,8 +380,8 @@ absl::StatusOr<BuildSummary> BuildIndex(DocumentReader& reader, const std::strin
   TANDEM_RETURN_IF_ERROR(writer->Finish());
 
   std::error_code ec;
-  for (const char* f : {index::kManifestFile, index::kLexiconFile, index::kPostingsFile,
-                        index::kDocumentsFile}) {
+  for (const char* f :
+       {index::kManifestFile, index::kLexiconFile, index::kPostingsFile, index::kDocumentsFile}) {
     const uint64_t size = fs::file_size(fs::path(output) / f, ec);
     if (!ec) summary.index_bytes += size;
     if (!ec && std::string_view(f) == index::kPostingsFile) summary.postings_bytes = size;

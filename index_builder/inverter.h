@@ -4,11 +4,13 @@
 // analyze and invert batches of documents into in-memory runs (term -> postings), and a run that
 // outgrows its share of the memory budget is sorted by term and spilled to a temporary file. At the
 // end all runs are merged term by term (k-way), lists are encoded in parallel and written through
-// IndexWriter, so collections larger than memory build in one pass over the input.
+// IndexWriter, so collections larger than memory build in one pass over the input. The spilled
+// runs' file format and their merge are in spill_run.h.
 //
 //   InverterOptions options;
 //   options.threads = 8;
-//   TANDEM_ASSIGN_OR_RETURN(BuildSummary s, BuildIndex(*reader, "/srv/idx", writer_options, options));
+//   TANDEM_ASSIGN_OR_RETURN(BuildSummary s,
+//                           BuildIndex(*reader, "/srv/idx", writer_options, options));
 #pragma once
 
 #include <cstdint>
@@ -22,10 +24,10 @@
 namespace tandem::index_builder {
 
 struct InverterOptions {
-  int threads = 0;                       // 0: hardware concurrency
+  int threads = 0;                            // 0: hardware concurrency
   uint64_t memory_budget_bytes = 1ull << 30;  // for all in-memory runs together
-  std::string spill_dir;                 // "" : next to the output directory
-  bool progress = false;                 // a refreshing progress line on stderr
+  std::string spill_dir;                      // "" : next to the output directory
+  bool progress = false;                      // a refreshing progress line on stderr
   // Called after every document read; a non-OK status stops the build with that status (--strict
   // uses it to fail on the first bad document).
   std::function<absl::Status()> input_check;

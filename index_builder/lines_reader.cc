@@ -1,6 +1,6 @@
 // Plain-text reader: one document per line, identified by its 1-based line number. Blank lines are
-// skipped, not reported: they are how such files separate nothing. When PATH is a directory the id is
-// "relative/path:line", since line numbers alone repeat from file to file.
+// skipped, not reported: they are how such files separate nothing. When PATH is a directory the id
+// is "relative/path:line", since line numbers alone repeat from file to file.
 #include <filesystem>
 #include <memory>
 #include <string>
@@ -10,7 +10,7 @@
 #include "absl/strings/str_cat.h"
 #include "base/status_macros.h"
 #include "index_builder/readers_internal.h"
-#include "index_builder/text_util.h"
+#include "index_builder/utf8.h"
 
 namespace tandem::index_builder::internal {
 namespace {
@@ -31,7 +31,8 @@ class LinesReader : public FileSequenceReader {
       std::string text = SanitizeUtf8(line);
       if (absl::StripAsciiWhitespace(text).empty()) continue;
       const int64_t number = lines_.line_number();
-      doc->external_id = from_directory() ? absl::StrCat(file.relative, ":", number) : absl::StrCat(number);
+      doc->external_id =
+          from_directory() ? absl::StrCat(file.relative, ":", number) : absl::StrCat(number);
       doc->text = std::move(text);
       doc->location = Location(file, number);
       return true;

@@ -1,6 +1,6 @@
-// NPL reader (the National Physical Laboratory collection's doc-text): each document is a line holding
-// its number, its text lines, and a line "   /" that ends it. The text is lower-case title and abstract
-// run together, without punctuation.
+// NPL reader (the National Physical Laboratory collection's doc-text): each document is a line
+// holding its number, its text lines, and a line "   /" that ends it. The text is lower-case title
+// and abstract run together, without punctuation.
 #include <algorithm>
 #include <filesystem>
 #include <memory>
@@ -11,7 +11,8 @@
 #include "absl/strings/str_cat.h"
 #include "base/status_macros.h"
 #include "index_builder/readers_internal.h"
-#include "index_builder/text_util.h"
+#include "index_builder/utf8.h"
+#include "index_builder/whitespace.h"
 
 namespace tandem::index_builder::internal {
 namespace {
@@ -40,7 +41,8 @@ class NplReader : public FileSequenceReader {
       const int64_t start_line = lines_.line_number();
       const bool numbered = std::all_of(first.begin(), first.end(), absl::ascii_isdigit);
       const std::string id(first);
-      // Collect the block up to its "/" line whether or not it is good, so a bad one is skipped whole.
+      // Collect the block up to its "/" line whether or not it is good, so a bad one is skipped
+      // whole.
       bool ended = IsEndOfBlock(line);
       std::string text;
       while (!ended && lines_.Next(&line)) {
@@ -52,13 +54,14 @@ class NplReader : public FileSequenceReader {
       }
       TANDEM_RETURN_IF_ERROR(lines_.status());
       if (!numbered) {
-        ReportBadDocument(
-            file, start_line,
-            absl::StrCat("a block must start with its document number, got \"", SanitizeUtf8(id), "\""));
+        ReportBadDocument(file, start_line,
+                          absl::StrCat("a block must start with its document number, got \"",
+                                       SanitizeUtf8(id), "\""));
         continue;
       }
       if (!ended) {
-        ReportBadDocument(file, start_line, absl::StrCat("document ", id, " does not end with a \"/\" line"));
+        ReportBadDocument(file, start_line,
+                          absl::StrCat("document ", id, " does not end with a \"/\" line"));
         continue;
       }
       doc->external_id = id;

@@ -140,9 +140,9 @@ class FileSequenceReader : public DocumentReader {
   const InputFile* current_ = nullptr;
 };
 
-// A FileSequenceReader for files that hold a sequence of <TAG ...> ... </TAG> elements, one document
-// each (TREC <DOC>, Reuters <REUTERS>, WikiExtractor <doc>). It scans the elements and reports
-// unclosed ones; subclasses only turn one complete element into a document.
+// A FileSequenceReader for files that hold a sequence of <TAG ...> ... </TAG> elements, one
+// document each (TREC <DOC>, Reuters <REUTERS>, WikiExtractor <doc>). It scans the elements and
+// reports unclosed ones; subclasses only turn one complete element into a document.
 class ElementReader : public FileSequenceReader {
  protected:
   ElementReader(InputFiles files, ReaderOptions options, absl::string_view tag);

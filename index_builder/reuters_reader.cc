@@ -1,10 +1,10 @@
 // Reuters-21578 reader (Lewis, distribution 1.0): 22 files reut2-000.sgm .. reut2-021.sgm holding
-// 21,578 <REUTERS ... NEWID="n"> elements. Indexed are <TITLE> and <BODY>; TOPICS, PLACES and DATE are
-// stored. Of the three <TEXT> types, a TYPE="BRIEF" story has a title only (its text is "Blah blah
-// blah."), and a TYPE="UNPROC" one has neither title nor body, its text being unstructured tables: that
-// text is indexed as it stands. The files carry control characters as references (&#2; starts and &#3;
-// ends each text) and one stray Latin-1 byte (0xFC in reut2-017.sgm); the text_util functions turn the
-// former into spaces and the latter into "ü".
+// 21,578 <REUTERS ... NEWID="n"> elements. Indexed are <TITLE> and <BODY>; TOPICS, PLACES and DATE
+// are stored. Of the three <TEXT> types, a TYPE="BRIEF" story has a title only (its text is "Blah
+// blah blah."), and a TYPE="UNPROC" one has neither title nor body, its text being unstructured
+// tables: that text is indexed as it stands. The files carry control characters as references (&#2;
+// starts and &#3; ends each text) and one stray Latin-1 byte (0xFC in reut2-017.sgm); HtmlToText
+// turns the former into spaces (DecodeEntities) and the latter into "ü" (SanitizeUtf8).
 #include <filesystem>
 #include <memory>
 #include <string>
@@ -13,8 +13,11 @@
 #include "absl/strings/ascii.h"
 #include "absl/strings/str_cat.h"
 #include "base/status_macros.h"
+#include "index_builder/markup.h"
 #include "index_builder/readers_internal.h"
-#include "index_builder/text_util.h"
+#include "index_builder/sgml.h"
+#include "index_builder/utf8.h"
+#include "index_builder/whitespace.h"
 
 namespace tandem::index_builder::internal {
 namespace {
@@ -53,16 +56,17 @@ class ReutersReader : public ElementReader {
       AppendParagraph(HtmlToText(body), &doc->text);
     }
     if (!title.empty()) doc->fields.emplace_back("title", CollapseWhitespace(title));
-    for (const absl::string_view topic : ElementContents(FirstElementContent(sgml, "TOPICS"), "D")) {
+    for (const absl::string_view topic :
+         ElementContents(FirstElementContent(sgml, "TOPICS"), "D")) {
       doc->fields.emplace_back("topic", HtmlToText(topic));
     }
-    for (const absl::string_view place : ElementContents(FirstElementContent(sgml, "PLACES"), "D")) {
+    for (const absl::string_view place :
+         ElementContents(FirstElementContent(sgml, "PLACES"), "D")) {
       doc->fields.emplace_back("place", HtmlToText(place));
     }
     const std::string date = HtmlToText(FirstElementContent(sgml, "DATE"));
     if (!date.empty()) doc->fields.emplace_back("date", date);
   }
-
 };
 
 std::unique_ptr<DocumentReader> MakeReutersReader(InputFiles files, ReaderOptions options) {

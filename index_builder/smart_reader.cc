@@ -1,11 +1,11 @@
-// SMART reader for the classic test collections (Cranfield, CISI, MEDLINE, CACM, ...): each document
-// opens with ".I <number>" and is split into sections by lines ".T" (title), ".A" (author), ".B"
-// (bibliographic source), ".W" (abstract), ".X" (citations) and others. As in Anserini's baselines the
-// indexed text is the title and the abstract; authors and sources are stored. Sections other than
-// T, A, B and W (.X, and CISI's one-off .K and .C) are ignored. The files differ: Cranfield has
-// .T .A .B .W with LF endings, CISI .T .A (several per document) .B (rarely) .W .X with CRLF, MEDLINE
-// only .W with CRLF and lines padded with blanks; Cranfield document 576 has two .W sections, which
-// are both kept, in order.
+// SMART reader for the classic test collections (Cranfield, CISI, MEDLINE, CACM, ...): each
+// document opens with ".I <number>" and is split into sections by lines ".T" (title), ".A"
+// (author), ".B" (bibliographic source), ".W" (abstract), ".X" (citations) and others. As in
+// Anserini's baselines the indexed text is the title and the abstract; authors and sources are
+// stored. Sections other than T, A, B and W (.X, and CISI's one-off .K and .C) are ignored. The
+// files differ: Cranfield has .T .A .B .W with LF endings, CISI .T .A (several per document) .B
+// (rarely) .W .X with CRLF, MEDLINE only .W with CRLF and lines padded with blanks; Cranfield
+// document 576 has two .W sections, which are both kept, in order.
 #include <algorithm>
 #include <filesystem>
 #include <memory>
@@ -19,7 +19,8 @@
 #include "absl/strings/str_join.h"
 #include "base/status_macros.h"
 #include "index_builder/readers_internal.h"
-#include "index_builder/text_util.h"
+#include "index_builder/utf8.h"
+#include "index_builder/whitespace.h"
 
 namespace tandem::index_builder::internal {
 namespace {
@@ -30,8 +31,8 @@ bool SelectsSmartFile(const std::filesystem::path& file) {
   return absl::StrContains(absl::AsciiStrToLower(file.filename().string()), ".all");
 }
 
-// A section line is "." and a capital letter, alone or followed by white space: ".W", ".T ", ".I 12".
-// Returns the letter, or 0 for a text line.
+// A section line is "." and a capital letter, alone or followed by white space: ".W", ".T ", ".I
+// 12". Returns the letter, or 0 for a text line.
 char SectionLetter(absl::string_view line) {
   if (line.size() < 2 || line[0] != '.' || !absl::ascii_isupper(line[1])) return 0;
   if (line.size() > 2 && !absl::ascii_isspace(static_cast<unsigned char>(line[2]))) return 0;
@@ -50,7 +51,8 @@ class SmartReader : public FileSequenceReader {
   }
 
   absl::StatusOr<bool> NextInFile(const InputFile& file, Document* doc) override {
-    // Find the ".I" line that starts the document: read ahead by the previous call, or the first one.
+    // Find the ".I" line that starts the document: read ahead by the previous call, or the first
+    // one.
     std::string line;
     if (!has_next_start_) {
       bool reported = false;

@@ -12,12 +12,12 @@
 #include "absl/strings/str_cat.h"
 #include "absl/strings/str_format.h"
 #include "absl/strings/str_join.h"
-#include "workload/query_set.h"
-#include "index/index_writer.h"
 #include "base/status_macros.h"
+#include "index/index_writer.h"
 #include "index_builder/synth_inputs.h"
 #include "index_builder/synth_lists.h"
 #include "index_builder/synth_pipeline.h"
+#include "workload/query_set.h"
 
 namespace tandem::index_builder {
 namespace fs = std::filesystem;

@@ -3,9 +3,9 @@
 // The synthetic collection generator behind `tandem-index synth`: a web-scale index (GOV2's 25
 // million documents by default) drawn from real term statistics and a real document-length
 // histogram, written in the normal index format in minutes, so GPU benchmarks can create their
-// collection inside a call to an empty machine.
+// collection on a freshly started machine.
 //
-// Calibration (issue 4). With A source documents (the histogram's total), D = the sum of df over
+// Calibration. With A source documents (the histogram's total), D = the sum of df over
 // ALL terms of the statistics file and P = --postings-per-doc, the scale is s = P / (D / A) (s = 1
 // when P = 0: raw ratios). A term's df becomes round(df / A * N * s), clamped to [1, N]; document
 // lengths are the histogram's lengths times s; tf = 1 + geometric with mean cf/df - 1. Each list

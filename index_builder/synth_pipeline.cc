@@ -9,9 +9,9 @@
 
 #include "absl/strings/str_cat.h"
 #include "absl/strings/str_format.h"
+#include "base/status_macros.h"
 #include "index/bm25.h"
 #include "index/posting_list.h"
-#include "base/status_macros.h"
 #include "index_builder/synth_lists.h"
 #include "index_builder/synth_random.h"
 

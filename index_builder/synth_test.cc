@@ -279,7 +279,7 @@ TEST(SynthDataTest, Trec05VocabularyOnRealStatistics) {
   absl::StatusOr<SynthSummary> s = BuildSyntheticIndex(o, tmp.path() + "/gov2like");
   ASSERT_TRUE(s.ok()) << s.status();
   EXPECT_NEAR(s->scale, 0.3634, 1e-4);
-  EXPECT_EQ(s->terms, 20868u);  // the TREC 2005 efficiency terms the statistics know (issue 4)
+  EXPECT_EQ(s->terms, 20868u);  // the TREC 2005 efficiency terms the statistics know
   EXPECT_EQ(s->queries, 50000u);
   auto idx = index::Index::Open(tmp.path() + "/gov2like", {.verify_lists = true});
   ASSERT_TRUE(idx.ok()) << idx.status();

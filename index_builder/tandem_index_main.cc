@@ -14,37 +14,44 @@
 #include <vector>
 
 #include "absl/flags/flag.h"
-#include "absl/flags/parse.h"
-#include "absl/flags/usage.h"
 #include "absl/strings/str_cat.h"
 #include "absl/strings/str_format.h"
 #include "absl/strings/str_join.h"
 #include "absl/strings/str_replace.h"
 #include "index/block_codec.h"
 #include "index/bm25.h"
-#include "tools/command_line.h"
 #include "index/index.h"
 #include "index_builder/document_reader.h"
 #include "index_builder/inverter.h"
 #include "index_builder/synth.h"
+#include "tools/app.h"
 
 ABSL_FLAG(std::string, input, "", "build: input file or directory");
-ABSL_FLAG(std::string, format, "", "build: input format (beir, trec, smart, npl, reuters, wikiextractor, email, lines)");
-ABSL_FLAG(std::string, output, "", "build, synth: index directory to create (replaced atomically if it holds an index)");
+ABSL_FLAG(std::string, format, "",
+          "build: input format (beir, trec, smart, npl, reuters, wikiextractor, email, lines)");
+ABSL_FLAG(std::string, output, "",
+          "build, synth: index directory to create (replaced atomically if it holds an index)");
 ABSL_FLAG(std::string, codec, "pfor", "build, synth: block codec (pfor, rice)");
 ABSL_FLAG(int, threads, 0, "build, synth: worker threads (0: all cores)");
-ABSL_FLAG(bool, strict, false, "build: stop at the first malformed document instead of skipping it");
+ABSL_FLAG(bool, strict, false,
+          "build: stop at the first malformed document instead of skipping it");
 ABSL_FLAG(int, memory_mb, 1024, "build: memory budget for in-memory runs before spilling to disk");
-ABSL_FLAG(std::string, tokenizer, "standard", "build: tokenizer (standard = Unicode UAX#29 words, alnum = [a-z0-9]+)");
-ABSL_FLAG(std::string, stopwords, "lucene", "build: stop word list (lucene = Lucene's 33 English stop words, none)");
-ABSL_FLAG(std::string, stemmer, "porter", "build: stemmer (porter, none, or another libstemmer algorithm)");
+ABSL_FLAG(std::string, tokenizer, "standard",
+          "build: tokenizer (standard = Unicode UAX#29 words, alnum = [a-z0-9]+)");
+ABSL_FLAG(std::string, stopwords, "lucene",
+          "build: stop word list (lucene = Lucene's 33 English stop words, none)");
+ABSL_FLAG(std::string, stemmer, "porter",
+          "build: stemmer (porter, none, or another libstemmer algorithm)");
 ABSL_FLAG(bool, quiet, false, "build, synth: no progress line, no per-document warnings");
 ABSL_FLAG(uint32_t, docs, 25000000, "synth: documents to generate");
 ABSL_FLAG(std::string, termstats, "", "synth: term statistics, term<TAB>df<TAB>cf (plain or .gz)");
 ABSL_FLAG(std::string, doclengths, "", "synth: document length histogram, length<TAB>count");
-ABSL_FLAG(std::vector<std::string>, queries, {}, "synth: query logs (comma-separated) whose terms get lists");
-ABSL_FLAG(std::string, vocabulary, "query-terms", "synth: query-terms (lists for the query terms only) or all");
-ABSL_FLAG(double, postings_per_doc, 0, "synth: calibrate to P postings per document (GOV2: 240); 0 = raw df ratios");
+ABSL_FLAG(std::vector<std::string>, queries, {},
+          "synth: query logs (comma-separated) whose terms get lists");
+ABSL_FLAG(std::string, vocabulary, "query-terms",
+          "synth: query-terms (lists for the query terms only) or all");
+ABSL_FLAG(double, postings_per_doc, 0,
+          "synth: calibrate to P postings per document (GOV2: 240); 0 = raw df ratios");
 ABSL_FLAG(uint64_t, seed, 1, "synth: random seed");
 ABSL_FLAG(double, clustering, 1, "synth: docID clustering factor F >= 1 (1 = uniform)");
 ABSL_FLAG(uint32_t, cluster_docs, 4096, "synth: documents per cluster block when --clustering > 1");
@@ -63,9 +70,9 @@ int Build() {
   const std::string format = absl::GetFlag(FLAGS_format);
   const std::string output = absl::GetFlag(FLAGS_output);
   if (input.empty() || format.empty() || output.empty()) {
-    return Fail(absl::InvalidArgumentError(absl::StrCat(
-        "build needs --input PATH --format FORMAT --output DIR (formats: ",
-        absl::StrJoin(DocumentFormatNames(), ", "), ")")));
+    return Fail(absl::InvalidArgumentError(
+        absl::StrCat("build needs --input PATH --format FORMAT --output DIR (formats: ",
+                     absl::StrJoin(DocumentFormatNames(), ", "), ")")));
   }
   const bool quiet = absl::GetFlag(FLAGS_quiet);
   uint64_t bad = 0;
@@ -74,7 +81,8 @@ int Build() {
   reader_options.on_bad_document = [&](const absl::Status& s) {
     ++bad;
     if (first_bad.ok()) first_bad = s;
-    if (!quiet) std::fprintf(stderr, "tandem-index: skipped: %s\n", std::string(s.message()).c_str());
+    if (!quiet)
+      std::fprintf(stderr, "tandem-index: skipped: %s\n", std::string(s.message()).c_str());
   };
   absl::StatusOr<std::unique_ptr<DocumentReader>> reader =
       OpenDocumentReader(format, input, reader_options);
@@ -89,7 +97,8 @@ int Build() {
   w.source_input = input;
   InverterOptions options;
   options.threads = absl::GetFlag(FLAGS_threads);
-  options.memory_budget_bytes = static_cast<uint64_t>(std::max(16, absl::GetFlag(FLAGS_memory_mb))) << 20;
+  options.memory_budget_bytes = static_cast<uint64_t>(std::max(16, absl::GetFlag(FLAGS_memory_mb)))
+                                << 20;
   options.progress = !quiet;
   if (absl::GetFlag(FLAGS_strict)) {
     options.input_check = [&]() -> absl::Status {
@@ -113,7 +122,8 @@ int Synth() {
   o.termstats_path = absl::GetFlag(FLAGS_termstats);
   o.doclengths_path = absl::GetFlag(FLAGS_doclengths);
   o.query_files = absl::GetFlag(FLAGS_queries);
-  absl::StatusOr<SynthVocabulary> vocabulary = ParseSynthVocabulary(absl::GetFlag(FLAGS_vocabulary));
+  absl::StatusOr<SynthVocabulary> vocabulary =
+      ParseSynthVocabulary(absl::GetFlag(FLAGS_vocabulary));
   if (!vocabulary.ok()) return Fail(vocabulary.status());
   o.vocabulary = *vocabulary;
   o.postings_per_doc = absl::GetFlag(FLAGS_postings_per_doc);
@@ -144,8 +154,10 @@ int Inspect(const std::string& dir) {
   std::printf("format     version %u, codec %s, %u postings per block\n", m.format_version,
               m.codec.c_str(), m.block_size);
   std::printf("analyzer   %s\n", m.analyzer.Describe().c_str());
-  std::printf("documents  %u (average length %.2f terms)\n", m.stats.num_docs, m.stats.avg_doc_length);
-  std::printf("terms      %llu\npostings   %llu\n", static_cast<unsigned long long>(m.stats.num_terms),
+  std::printf("documents  %u (average length %.2f terms)\n", m.stats.num_docs,
+              m.stats.avg_doc_length);
+  std::printf("terms      %llu\npostings   %llu\n",
+              static_cast<unsigned long long>(m.stats.num_terms),
               static_cast<unsigned long long>(m.stats.num_postings));
   uint64_t list_bytes = 0;
   std::vector<index::TermInfo> longest;
@@ -159,7 +171,8 @@ int Inspect(const std::string& dir) {
       longest.resize(10);
     }
   }
-  std::sort(longest.begin(), longest.end(), [](const auto& a, const auto& b) { return a.df > b.df; });
+  std::sort(longest.begin(), longest.end(),
+            [](const auto& a, const auto& b) { return a.df > b.df; });
   if (longest.size() > 10) longest.resize(10);
   std::printf("bytes      %llu in all files; posting lists %llu (%.2f bits per posting)\n",
               static_cast<unsigned long long>(idx.index_bytes()),
@@ -224,22 +237,25 @@ int Lookup(const std::string& dir, const std::string& raw) {
 }  // namespace
 }  // namespace tandem::index_builder
 
+constexpr char kUsage[] =
+    "tandem-index builds and inspects Tandem indexes.\n"
+    "  tandem-index build --input PATH --format FORMAT --output DIR [--codec pfor|rice] [--threads "
+    "N] [--strict]\n"
+    "  tandem-index synth --docs N --termstats FILE --doclengths FILE [--queries FILE,...]\n"
+    "      --vocabulary query-terms|all [--postings-per-doc P] [--clustering F] --seed S --output "
+    "DIR\n"
+    "  tandem-index inspect DIR\n"
+    "  tandem-index lookup DIR TERM";
+
 int main(int argc, char** argv) {
-  absl::SetProgramUsageMessage(
-      "builds and inspects Tandem indexes.\n"
-      "  tandem-index build --input PATH --format FORMAT --output DIR [--codec pfor|rice] [--threads N] [--strict]\n"
-      "  tandem-index synth --docs N --termstats FILE --doclengths FILE [--queries FILE,...]\n"
-      "      --vocabulary query-terms|all [--postings-per-doc P] [--clustering F] --seed S --output DIR\n"
-      "  tandem-index inspect DIR\n"
-      "  tandem-index lookup DIR TERM");
   using namespace tandem::index_builder;
-  tandem::tools::DashedFlags flags(argc, argv);
-  std::vector<char*> args = absl::ParseCommandLine(flags.argc(), flags.argv());
-  const std::string command = args.size() > 1 ? args[1] : "";
-  if (command == "build" && args.size() == 2) return Build();
-  if (command == "synth" && args.size() == 2) return Synth();
-  if (command == "inspect" && args.size() == 3) return Inspect(args[2]);
-  if (command == "lookup" && args.size() == 4) return Lookup(args[2], args[3]);
-  std::fprintf(stderr, "%s\n", absl::ProgramUsageMessage().data());
+  const std::vector<std::string> args = tandem::tools::ParseCommandLineOrExit(
+      argc, argv, {.name = "tandem-index", .usage = kUsage, .main_file = __FILE__});
+  const std::string command = args.empty() ? "" : args[0];
+  if (command == "build" && args.size() == 1) return Build();
+  if (command == "synth" && args.size() == 1) return Synth();
+  if (command == "inspect" && args.size() == 2) return Inspect(args[1]);
+  if (command == "lookup" && args.size() == 3) return Lookup(args[1], args[2]);
+  std::fprintf(stderr, "%s\n", kUsage);
   return 2;
 }

@@ -14,8 +14,11 @@
 #include "absl/strings/ascii.h"
 #include "absl/strings/str_cat.h"
 #include "base/status_macros.h"
+#include "index_builder/markup.h"
 #include "index_builder/readers_internal.h"
-#include "index_builder/text_util.h"
+#include "index_builder/sgml.h"
+#include "index_builder/utf8.h"
+#include "index_builder/whitespace.h"
 
 namespace tandem::index_builder::internal {
 namespace {
@@ -85,7 +88,6 @@ class TrecReader : public ElementReader {
     const absl::string_view inside = sgml.substr(open_end + 1, close - open_end - 1);
     doc->text = HtmlToText(WithoutElements(inside, kMetadataTags));
   }
-
 };
 
 std::unique_ptr<DocumentReader> MakeTrecReader(InputFiles files, ReaderOptions options) {

@@ -1,12 +1,12 @@
-// WikiExtractor reader (attardi/wikiextractor's plain-text output of a Wikipedia dump): files wiki_00,
-// wiki_01, ... holding <doc id="12" url="..." title="Anarchism"> elements whose body is the article as
-// plain text. The body's first line repeats the title; it is kept, so the title is indexed as part of
-// the text. The id attribute is the external id; title and url are stored.
+// WikiExtractor reader (attardi/wikiextractor's plain-text output of a Wikipedia dump): files
+// wiki_00, wiki_01, ... holding <doc id="12" url="..." title="Anarchism"> elements whose body is
+// the article as plain text. The body's first line repeats the title; it is kept, so the title is
+// indexed as part of the text. The id attribute is the external id; title and url are stored.
 //
 // WikiExtractor escapes the attributes (title="Batman &amp; Robin") but not the body, which keeps a
-// few literal "<" ("a value <1%") next to HTML remnants the extractor let through (<br>, </dl>, <ref>,
-// <poem>). So attributes are entity-decoded, and the body loses only tags with an HTML or MediaWiki
-// name.
+// few literal "<" ("a value <1%") next to HTML remnants the extractor let through (<br>, </dl>,
+// <ref>, <poem>). So attributes are entity-decoded, and the body loses only tags with an HTML or
+// MediaWiki name.
 #include <filesystem>
 #include <memory>
 #include <string>
@@ -15,14 +15,18 @@
 #include "absl/strings/ascii.h"
 #include "absl/strings/str_cat.h"
 #include "base/status_macros.h"
+#include "index_builder/html_entities.h"
+#include "index_builder/markup.h"
 #include "index_builder/readers_internal.h"
-#include "index_builder/text_util.h"
+#include "index_builder/sgml.h"
+#include "index_builder/utf8.h"
+#include "index_builder/whitespace.h"
 
 namespace tandem::index_builder::internal {
 namespace {
 
-// Extractor output directories (AA/, AB/, ...) hold nothing else; files go by wiki_NN or, flattened,
-// AA_wiki_NN, so every file is read.
+// Extractor output directories (AA/, AB/, ...) hold nothing else; files go by wiki_NN or,
+// flattened, AA_wiki_NN, so every file is read.
 bool SelectsAnyFile(const std::filesystem::path&) { return true; }
 
 std::string AttributeText(absl::string_view open_tag, absl::string_view name) {
@@ -47,7 +51,8 @@ class WikiExtractorReader : public ElementReader {
     doc->external_id = std::move(id);
     doc->location = Location(file, element.line);
     constexpr absl::string_view kClose = "</doc>";
-    const absl::string_view body = sgml.substr(open_end + 1, sgml.size() - open_end - 1 - kClose.size());
+    const absl::string_view body =
+        sgml.substr(open_end + 1, sgml.size() - open_end - 1 - kClose.size());
     doc->text = std::string(absl::StripAsciiWhitespace(
         DecodeEntities(StripTags(SanitizeUtf8(body), TagPolicy::kKnownHtmlTags))));
     if (std::string title = AttributeText(open_tag, "title"); !title.empty()) {

@@ -1,20 +1,28 @@
 // File: executor_test_util.h
 //
 // Test doubles shared by the QueryExecutor tests: an engine whose queries run for a known time and
-// can be held at a gate, an engine that always fails, a cost predictor with a fixed table, and a
-// collector of outcomes by (job, task). Queries are told apart by their k, which FakeEngine echoes
-// as the docid of its one hit.
+// can be held at a gate, an engine that always fails, a cost predictor with a fixed table, a
+// collector of outcomes by (job, task), and an ExecutorObserver that records the reports. Queries
+// are told apart by their k, which FakeEngine echoes as the docid of its one hit.
+// HybridQueryExecutor tests derive their fixture from PerDispatcherTest to run once per dispatch
+// protocol.
 //
 //   FakeEngine cpu("cpu");          // queries block until cpu.Open()
 //   Outcomes outcomes;
+//   RecordingObserver observer;
+//   auto executor = MakeHybridExecutor(&cpu, nullptr, {.cpu_threads = 1}, nullptr, &observer);
 //   executor->Submit(Job(outcomes.For(0), {7}));
 //   cpu.Open();
 //   outcomes.WaitFor(1);  outcomes.Get(0).result->hits[0].docid == 7
 #pragma once
 
+#include <cstddef>
 #include <cstdint>
 #include <functional>
 #include <map>
+#include <memory>
+#include <optional>
+#include <ostream>
 #include <string>
 #include <utility>
 #include <vector>
@@ -22,10 +30,23 @@
 #include "absl/synchronization/mutex.h"
 #include "absl/time/clock.h"
 #include "absl/time/time.h"
+#include "cost_model/cost_predictor.h"
 #include "gtest/gtest.h"
 #include "index/engine.h"
-#include "cost_model/cost_predictor.h"
+#include "scheduler/executor_observer.h"
+#include "scheduler/executor_options.h"
+#include "scheduler/hybrid_executor.h"
 #include "scheduler/query_executor.h"
+#include "scheduler/work_queues.h"
+
+namespace tandem::scheduler {
+
+// How GoogleTest prints a test's DispatchProtocol parameter: "locked", "combining".
+inline void PrintTo(DispatchProtocol protocol, std::ostream* os) {
+  *os << AbslUnparseFlag(protocol);
+}
+
+}  // namespace tandem::scheduler
 
 namespace tandem::scheduler::fakes {
 
@@ -203,5 +224,150 @@ inline QueryJob Job(std::function<void(size_t, QueryOutcome)> done, std::vector<
   job.on_done = std::move(done);
   return job;
 }
+
+// Records what an executor reports, all but the three queues' depths. Thread-safe; its lock is
+// taken after the scheduler's (for the ordered reports) and held only to append.
+class RecordingObserver final : public ExecutorObserver {
+ public:
+  void OnQueueDepth(size_t jobs) override {
+    absl::MutexLock lock(&mu_);
+    depths_.push_back(jobs);
+  }
+  void OnThresholds(double cpu, double gpu) override {
+    absl::MutexLock lock(&mu_);
+    thresholds_.emplace_back(cpu, gpu);
+  }
+  void OnBusyWorkers(Processor p, size_t busy) override {
+    absl::MutexLock lock(&mu_);
+    busy_[p] = busy;
+  }
+  void OnDecision(const SchedulerDecision& decision) override {
+    absl::MutexLock lock(&mu_);
+    decisions_.push_back(decision);
+  }
+  void OnMeasured(Processor p, double predicted_ms, double measured_ms) override {
+    absl::MutexLock lock(&mu_);
+    ++measured_[p];
+  }
+  void OnBusyTime(Processor p, absl::Duration busy) override {
+    absl::MutexLock lock(&mu_);
+    busy_time_[p] += busy;
+  }
+  void OnWorkerTime(Processor p, const WorkerTime& time) override {
+    absl::MutexLock lock(&mu_);
+    worker_times_.emplace_back(p, time);
+  }
+  void OnDeadlineMiss() override {
+    absl::MutexLock lock(&mu_);
+    ++deadline_misses_;
+  }
+
+  std::vector<SchedulerDecision> decisions() {
+    absl::MutexLock lock(&mu_);
+    return decisions_;
+  }
+  // Decisions of processor `p` for queue `queue`; with `reason`, only those made for it.
+  int Count(Processor p, QueueKind queue, std::optional<TakeReason> reason = std::nullopt) {
+    int n = 0;
+    for (const SchedulerDecision& d : decisions()) {
+      n += d.processor == p && d.queue == queue && (!reason || d.reason == *reason);
+    }
+    return n;
+  }
+  // Admission queue depths, in report order.
+  std::vector<size_t> depths() {
+    absl::MutexLock lock(&mu_);
+    return depths_;
+  }
+  // (cpu, gpu) thresholds, in report order.
+  std::vector<std::pair<double, double>> thresholds() {
+    absl::MutexLock lock(&mu_);
+    return thresholds_;
+  }
+  // Busy workers of `p` as last reported.
+  size_t busy(Processor p) {
+    absl::MutexLock lock(&mu_);
+    return busy_[p];
+  }
+  absl::Duration busy_time(Processor p) {
+    absl::MutexLock lock(&mu_);
+    return busy_time_[p];
+  }
+  int measured(Processor p) {
+    absl::MutexLock lock(&mu_);
+    return measured_[p];
+  }
+  int deadline_misses() {
+    absl::MutexLock lock(&mu_);
+    return deadline_misses_;
+  }
+  // Every worker-time report, in report order.
+  std::vector<std::pair<Processor, WorkerTime>> worker_times() {
+    absl::MutexLock lock(&mu_);
+    return worker_times_;
+  }
+  // The sum of the worker-time reports of `p`'s workers.
+  WorkerTime total_time(Processor p) {
+    WorkerTime total;
+    for (const auto& [processor, t] : worker_times()) {
+      if (processor != p) continue;
+      total.engine += t.engine;
+      total.answer += t.answer;
+      total.lock += t.lock;
+      total.scheduling += t.scheduling;
+      total.idle += t.idle;
+    }
+    return total;
+  }
+
+ private:
+  absl::Mutex mu_;
+  std::vector<size_t> depths_ ABSL_GUARDED_BY(mu_);
+  std::vector<std::pair<double, double>> thresholds_ ABSL_GUARDED_BY(mu_);
+  std::map<Processor, size_t> busy_ ABSL_GUARDED_BY(mu_);
+  std::vector<SchedulerDecision> decisions_ ABSL_GUARDED_BY(mu_);
+  std::map<Processor, int> measured_ ABSL_GUARDED_BY(mu_);
+  std::map<Processor, absl::Duration> busy_time_ ABSL_GUARDED_BY(mu_);
+  std::vector<std::pair<Processor, WorkerTime>> worker_times_ ABSL_GUARDED_BY(mu_);
+  int deadline_misses_ ABSL_GUARDED_BY(mu_) = 0;
+};
+
+// Fixed thresholds (cpu_ms / gpu_ms >= 2: GPU queue, <= 0.5: CPU queue), so routing depends only on
+// the predictions.
+inline WorkQueues::Policy Fixed() { return {.max_shift = 1}; }
+
+// A HybridQueryExecutor, or null after a test failure when Create refuses `options`.
+inline std::unique_ptr<HybridQueryExecutor> MakeHybridExecutor(
+    const index::Engine* cpu, const index::Engine* gpu, const ExecutorOptions& options,
+    CostPredictor* predictor = nullptr, ExecutorObserver* observer = nullptr) {
+  auto executor = HybridQueryExecutor::Create(cpu, gpu, options, predictor, observer);
+  EXPECT_TRUE(executor.ok()) << executor.status();
+  return executor.ok() ? *std::move(executor) : nullptr;
+}
+
+// Every dispatch protocol, and the names ("locked", "combining") that tests run against each carry.
+inline constexpr DispatchProtocol kAllDispatchProtocols[] = {DispatchProtocol::kLocked,
+                                                             DispatchProtocol::kCombining};
+inline std::string DispatchName(const ::testing::TestParamInfo<DispatchProtocol>& info) {
+  return AbslUnparseFlag(info.param);
+}
+
+// A fixture whose tests run once per dispatch protocol; MakeExecutor uses the one under test.
+//
+//   class HybridQueryExecutorTest : public fakes::PerDispatcherTest {};
+//   INSTANTIATE_TEST_SUITE_P(Dispatchers, HybridQueryExecutorTest,
+//                            ::testing::ValuesIn(fakes::kAllDispatchProtocols),
+//                            fakes::DispatchName);
+class PerDispatcherTest : public ::testing::TestWithParam<DispatchProtocol> {
+ protected:
+  std::unique_ptr<HybridQueryExecutor> MakeExecutor(const index::Engine* cpu,
+                                                    const index::Engine* gpu,
+                                                    ExecutorOptions options,
+                                                    CostPredictor* predictor = nullptr,
+                                                    ExecutorObserver* observer = nullptr) const {
+    options.dispatch = GetParam();
+    return MakeHybridExecutor(cpu, gpu, options, predictor, observer);
+  }
+};
 
 }  // namespace tandem::scheduler::fakes

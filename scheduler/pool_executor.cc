@@ -9,20 +9,31 @@
 namespace tandem::scheduler {
 
 absl::StatusOr<std::unique_ptr<PoolQueryExecutor>> PoolQueryExecutor::Create(
-    const index::Engine* cpu, const index::Engine* gpu, Options options) {
+    const index::Engine* cpu, const index::Engine* gpu, const ExecutorOptions& options,
+    ExecutorObserver* observer) {
   if (cpu == nullptr) return absl::InvalidArgumentError("a CPU engine is required");
-  if (options.threads == 0) return absl::InvalidArgumentError("threads must be at least 1");
-  if (options.queue_capacity == 0) {
-    return absl::InvalidArgumentError("queue capacity must be at least 1");
+  if (options.cpu_threads == 0) {
+    return absl::InvalidArgumentError("threads must be at least 1");
   }
-  return std::unique_ptr<PoolQueryExecutor>(new PoolQueryExecutor(cpu, gpu, std::move(options)));
+  if (options.testing_query_delay < absl::ZeroDuration()) {
+    return absl::InvalidArgumentError("testing_query_delay must not be negative");
+  }
+  return std::unique_ptr<PoolQueryExecutor>(
+      new PoolQueryExecutor(cpu, gpu, options, observer != nullptr ? *observer : NoObserver()));
 }
 
 PoolQueryExecutor::PoolQueryExecutor(const index::Engine* cpu, const index::Engine* gpu,
-                                     Options options)
-    : cpu_(cpu), gpu_(gpu), options_(std::move(options)) {
-  workers_.reserve(options_.threads);
-  for (size_t i = 0; i < options_.threads; ++i) workers_.emplace_back([this] { WorkerLoop(); });
+                                     const ExecutorOptions& options, ExecutorObserver& observer)
+    : cpu_(cpu),
+      gpu_(gpu),
+      options_(options),
+      queue_capacity_(options.queue_capacity != 0 ? options.queue_capacity
+                                                  : 4 * options.cpu_threads),
+      observer_(observer) {
+  workers_.reserve(options_.cpu_threads);
+  for (size_t i = 0; i < options_.cpu_threads; ++i) {
+    workers_.emplace_back([this] { WorkerLoop(); });
+  }
 }
 
 PoolQueryExecutor::~PoolQueryExecutor() { Shutdown(); }
@@ -34,9 +45,9 @@ absl::Status PoolQueryExecutor::Submit(QueryJob job) {
   pending->submitted = absl::Now();
   absl::MutexLock lock(&mu_);
   if (stopping_) return absl::UnavailableError("the server is shutting down");
-  if (queue_.size() >= options_.queue_capacity) {
-    return absl::ResourceExhaustedError(absl::StrCat(
-        "the admission queue is full (", options_.queue_capacity, " waiting); retry later"));
+  if (queue_.size() >= queue_capacity_) {
+    return absl::ResourceExhaustedError(
+        absl::StrCat("the admission queue is full (", queue_capacity_, " waiting); retry later"));
   }
   queue_.push_back(std::move(pending));
   ReportDepth();
@@ -89,9 +100,7 @@ void PoolQueryExecutor::WorkerLoop() {
   }
 }
 
-void PoolQueryExecutor::ReportDepth() {
-  if (options_.on_queue_depth) options_.on_queue_depth(queue_.size());
-}
+void PoolQueryExecutor::ReportDepth() { observer_.OnQueueDepth(queue_.size()); }
 
 void PoolQueryExecutor::RunTask(const PendingJob& pending, size_t task) {
   const QueryJob& job = pending.job;
@@ -103,7 +112,7 @@ void PoolQueryExecutor::RunTask(const PendingJob& pending, size_t task) {
     outcome.result = NoGpuEngineError();
   } else {
     const index::SearchContext context{.deadline = job.deadline, .cancelled = job.cancelled.get()};
-    RunQuery(query_task.query, *engine, *cpu_, context, options_.debug_query_delay, outcome);
+    RunQuery(query_task.query, *engine, *cpu_, context, options_.testing_query_delay, outcome);
   }
   job.on_done(task, std::move(outcome));
 }

@@ -1,10 +1,10 @@
 // File: pool_executor.h
 //
-// Today's QueryExecutor: a bounded FIFO admission queue in front of a fixed pool of worker threads.
-// A full queue refuses new jobs at once (RESOURCE_EXHAUSTED) so that overload shows up as fast
-// rejections the caller can retry elsewhere, not as unbounded latency. Workers take the front job's
-// next query; a batch stays at the front until its last query has started, so idle workers share a
-// batch's queries in arrival order.
+// The simplest QueryExecutor: a bounded FIFO admission queue in front of a fixed pool of worker
+// threads. A full queue refuses new jobs at once (RESOURCE_EXHAUSTED) so that overload shows up as
+// fast rejections the caller can retry elsewhere, not as unbounded latency. Workers take the front
+// job's next query; a batch stays at the front until its last query has started, so idle workers
+// share a batch's queries in arrival order.
 //
 // Routing: EnginePreference::kGpu runs on the GPU engine (FAILED_PRECONDITION without one); kAuto
 // and kCpu run on the CPU engine. HybridQueryExecutor (hybrid_executor.h) routes kAuto by cost.
@@ -13,7 +13,7 @@
 // passed while it waited is never run.
 //
 //   auto executor = PoolQueryExecutor::Create(engines.cpu.get(), engines.gpu.get(),
-//                                             {.threads = 8, .queue_capacity = 32});
+//                                             {.cpu_threads = 8, .queue_capacity = 32});
 #pragma once
 
 #include <cstddef>
@@ -28,33 +28,25 @@
 #include "absl/synchronization/mutex.h"
 #include "absl/time/time.h"
 #include "index/engine.h"
+#include "scheduler/executor_observer.h"
+#include "scheduler/executor_options.h"
 #include "scheduler/query_executor.h"
 
 namespace tandem::scheduler {
 
 class PoolQueryExecutor final : public QueryExecutor {
  public:
-  struct Options {
-    size_t threads = 1;
-    // Jobs waiting for a worker (running ones not counted).
-    size_t queue_capacity = 4;
-    // Testing only: every query waits this long (polling its deadline and cancellation) before it
-    // runs, so tests can hold queries in flight deterministically.
-    absl::Duration debug_query_delay = absl::ZeroDuration();
-    // Called with the new depth whenever the queue grows or shrinks (for the queue-depth gauge).
-    // Runs under the queue's lock, so reports arrive in order: it must be cheap and must not call
-    // back into the executor.
-    std::function<void(size_t depth)> on_queue_depth = nullptr;
-  };
-
   // `cpu` must be non-null; `gpu` may be null. Both must outlive the executor.
-  static absl::StatusOr<std::unique_ptr<PoolQueryExecutor>> Create(const index::Engine* cpu,
-                                                                   const index::Engine* gpu,
-                                                                   Options options);
+  // Reads options.cpu_threads (its workers), queue_capacity (0: 4 x the workers) and
+  // testing_query_delay. `observer` (may be null) hears of the queue's depth.
+  static absl::StatusOr<std::unique_ptr<PoolQueryExecutor>> Create(
+      const index::Engine* cpu, const index::Engine* gpu, const ExecutorOptions& options,
+      ExecutorObserver* observer = nullptr);
   ~PoolQueryExecutor() override;
 
   absl::Status Submit(QueryJob job) override;
   size_t queue_depth() const override;
+  size_t queue_capacity() const override { return queue_capacity_; }
   std::vector<std::string> engines() const override;
   void Shutdown() override;
 
@@ -65,14 +57,17 @@ class PoolQueryExecutor final : public QueryExecutor {
     size_t next_task = 0;  // guarded by mu_
   };
 
-  PoolQueryExecutor(const index::Engine* cpu, const index::Engine* gpu, Options options);
+  PoolQueryExecutor(const index::Engine* cpu, const index::Engine* gpu,
+                    const ExecutorOptions& options, ExecutorObserver& observer);
   void ReportDepth() ABSL_EXCLUSIVE_LOCKS_REQUIRED(mu_);
   void WorkerLoop();
   void RunTask(const PendingJob& pending, size_t task);
 
   const index::Engine* const cpu_;
   const index::Engine* const gpu_;
-  const Options options_;
+  const ExecutorOptions options_;
+  const size_t queue_capacity_;
+  ExecutorObserver& observer_;
   mutable absl::Mutex mu_;
   std::deque<std::shared_ptr<PendingJob>> queue_ ABSL_GUARDED_BY(mu_);
   bool stopping_ ABSL_GUARDED_BY(mu_) = false;

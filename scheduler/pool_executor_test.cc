@@ -6,7 +6,6 @@
 #include <thread>
 #include <vector>
 
-#include "absl/synchronization/mutex.h"
 #include "gtest/gtest.h"
 #include "scheduler/executor_test_util.h"
 
@@ -17,10 +16,12 @@ using fakes::FailingEngine;
 using fakes::FakeEngine;
 using fakes::Job;
 using fakes::Outcomes;
+using fakes::RecordingObserver;
 
 std::unique_ptr<PoolQueryExecutor> MakeExecutor(const index::Engine* cpu, const index::Engine* gpu,
-                                                PoolQueryExecutor::Options options) {
-  auto executor = PoolQueryExecutor::Create(cpu, gpu, std::move(options));
+                                                const ExecutorOptions& options,
+                                                ExecutorObserver* observer = nullptr) {
+  auto executor = PoolQueryExecutor::Create(cpu, gpu, options, observer);
   EXPECT_TRUE(executor.ok()) << executor.status();
   return executor.ok() ? *std::move(executor) : nullptr;
 }
@@ -28,14 +29,24 @@ std::unique_ptr<PoolQueryExecutor> MakeExecutor(const index::Engine* cpu, const 
 TEST(PoolQueryExecutorTest, RejectsBadOptions) {
   FakeEngine cpu("cpu");
   EXPECT_FALSE(PoolQueryExecutor::Create(nullptr, nullptr, {}).ok());
-  EXPECT_FALSE(PoolQueryExecutor::Create(&cpu, nullptr, {.threads = 0}).ok());
-  EXPECT_FALSE(PoolQueryExecutor::Create(&cpu, nullptr, {.queue_capacity = 0}).ok());
+  EXPECT_FALSE(PoolQueryExecutor::Create(&cpu, nullptr, {.cpu_threads = 0}).ok());
+  EXPECT_FALSE(
+      PoolQueryExecutor::Create(&cpu, nullptr, {.testing_query_delay = -absl::Milliseconds(1)})
+          .ok());
+}
+
+// queue_capacity 0: four jobs per worker.
+TEST(PoolQueryExecutorTest, QueueCapacityDefaultsToFourJobsPerWorker) {
+  FakeEngine cpu("cpu");
+  EXPECT_EQ(MakeExecutor(&cpu, nullptr, {.cpu_threads = 3})->queue_capacity(), 12u);
+  EXPECT_EQ(MakeExecutor(&cpu, nullptr, {.cpu_threads = 3, .queue_capacity = 5})->queue_capacity(),
+            5u);
 }
 
 TEST(PoolQueryExecutorTest, RunsQueriesOnTheCpuEngine) {
   FakeEngine cpu("cpu");
   cpu.Open();
-  auto executor = MakeExecutor(&cpu, nullptr, {.threads = 2, .queue_capacity = 4});
+  auto executor = MakeExecutor(&cpu, nullptr, {.cpu_threads = 2, .queue_capacity = 4});
   Outcomes outcomes;
   ASSERT_TRUE(executor->Submit(Job(outcomes.For(0), {7})).ok());
   ASSERT_TRUE(outcomes.WaitFor(1));
@@ -51,7 +62,7 @@ TEST(PoolQueryExecutorTest, GpuFaultsAreAnsweredOnTheCpu) {
   FakeEngine cpu("cpu");
   cpu.Open();
   FailingEngine gpu(absl::ResourceExhaustedError("device out of memory"));
-  auto executor = MakeExecutor(&cpu, &gpu, {.threads = 1, .queue_capacity = 4});
+  auto executor = MakeExecutor(&cpu, &gpu, {.cpu_threads = 1, .queue_capacity = 4});
   Outcomes outcomes;
   QueryJob job = Job(outcomes.For(0), {5});
   job.tasks[0].engine = EnginePreference::kGpu;
@@ -68,7 +79,7 @@ TEST(PoolQueryExecutorTest, QueryErrorsFromTheGpuAreNotRetried) {
   FakeEngine cpu("cpu");
   cpu.Open();
   FailingEngine gpu(absl::InvalidArgumentError("k must be between 1 and 10000"));
-  auto executor = MakeExecutor(&cpu, &gpu, {.threads = 1, .queue_capacity = 4});
+  auto executor = MakeExecutor(&cpu, &gpu, {.cpu_threads = 1, .queue_capacity = 4});
   Outcomes outcomes;
   QueryJob job = Job(outcomes.For(0), {5});
   job.tasks[0].engine = EnginePreference::kGpu;
@@ -83,13 +94,8 @@ TEST(PoolQueryExecutorTest, QueryErrorsFromTheGpuAreNotRetried) {
 
 TEST(PoolQueryExecutorTest, FullQueueRefusesAtOnce) {
   FakeEngine cpu("cpu");
-  std::vector<size_t> depths;
-  absl::Mutex depth_mu;
-  auto executor = MakeExecutor(&cpu, nullptr,
-                               {.threads = 1, .queue_capacity = 1, .on_queue_depth = [&](size_t d) {
-                                  absl::MutexLock lock(&depth_mu);
-                                  depths.push_back(d);
-                                }});
+  RecordingObserver recorder;
+  auto executor = MakeExecutor(&cpu, nullptr, {.cpu_threads = 1, .queue_capacity = 1}, &recorder);
   Outcomes outcomes;
   ASSERT_TRUE(executor->Submit(Job(outcomes.For(0))).ok());
   ASSERT_TRUE(cpu.WaitStarted(1));  // the only worker is busy
@@ -105,13 +111,12 @@ TEST(PoolQueryExecutorTest, FullQueueRefusesAtOnce) {
   EXPECT_EQ(outcomes.size(), 2u);  // the refused job's callback never runs
   EXPECT_TRUE(outcomes.Get(0).result.ok());
   EXPECT_TRUE(outcomes.Get(1).result.ok());
-  absl::MutexLock lock(&depth_mu);
-  EXPECT_EQ(depths, (std::vector<size_t>{1, 0, 1, 0}));
+  EXPECT_EQ(recorder.depths(), (std::vector<size_t>{1, 0, 1, 0}));
 }
 
 TEST(PoolQueryExecutorTest, QueryExpiredInTheQueueIsNotRun) {
   FakeEngine cpu("cpu");
-  auto executor = MakeExecutor(&cpu, nullptr, {.threads = 1, .queue_capacity = 4});
+  auto executor = MakeExecutor(&cpu, nullptr, {.cpu_threads = 1, .queue_capacity = 4});
   Outcomes outcomes;
   ASSERT_TRUE(executor->Submit(Job(outcomes.For(0))).ok());
   ASSERT_TRUE(cpu.WaitStarted(1));
@@ -133,7 +138,7 @@ TEST(PoolQueryExecutorTest, QueryExpiredInTheQueueIsNotRun) {
 
 TEST(PoolQueryExecutorTest, DeadlineAndCancellationStopRunningQueries) {
   FakeEngine cpu("cpu");  // never opened: only the context can end these queries
-  auto executor = MakeExecutor(&cpu, nullptr, {.threads = 2, .queue_capacity = 4});
+  auto executor = MakeExecutor(&cpu, nullptr, {.cpu_threads = 2, .queue_capacity = 4});
   Outcomes outcomes;
   QueryJob timed = Job(outcomes.For(0));
   timed.deadline = absl::Now() + absl::Milliseconds(500);  // ample for a worker to start it
@@ -150,11 +155,12 @@ TEST(PoolQueryExecutorTest, DeadlineAndCancellationStopRunningQueries) {
   EXPECT_EQ(outcomes.Get(1).result.status().code(), absl::StatusCode::kCancelled);
 }
 
-TEST(PoolQueryExecutorTest, DebugDelayHonoursTheDeadline) {
+TEST(PoolQueryExecutorTest, TestingDelayHonoursTheDeadline) {
   FakeEngine cpu("cpu");
   cpu.Open();
-  auto executor = MakeExecutor(
-      &cpu, nullptr, {.threads = 1, .queue_capacity = 1, .debug_query_delay = absl::Hours(1)});
+  auto executor =
+      MakeExecutor(&cpu, nullptr,
+                   {.cpu_threads = 1, .queue_capacity = 1, .testing_query_delay = absl::Hours(1)});
   Outcomes outcomes;
   QueryJob job = Job(outcomes.For(0));
   job.deadline = absl::Now() + absl::Milliseconds(500);  // ample for a worker to start it
@@ -171,13 +177,13 @@ TEST(PoolQueryExecutorTest, RoutesByEnginePreference) {
   cpu.Open();
   gpu.Open();
   Outcomes outcomes;
-  auto cpu_only = MakeExecutor(&cpu, nullptr, {.threads = 1, .queue_capacity = 4});
+  auto cpu_only = MakeExecutor(&cpu, nullptr, {.cpu_threads = 1, .queue_capacity = 4});
   ASSERT_TRUE(cpu_only->Submit(Job(outcomes.For(0), {1}, EnginePreference::kGpu)).ok());
   ASSERT_TRUE(outcomes.WaitFor(1));
   EXPECT_EQ(outcomes.Get(0).result.status().code(), absl::StatusCode::kFailedPrecondition);
   EXPECT_EQ(outcomes.Get(0).engine, "");
 
-  auto both = MakeExecutor(&cpu, &gpu, {.threads = 1, .queue_capacity = 4});
+  auto both = MakeExecutor(&cpu, &gpu, {.cpu_threads = 1, .queue_capacity = 4});
   EXPECT_EQ(both->engines(), (std::vector<std::string>{"cpu", "gpu"}));
   ASSERT_TRUE(both->Submit(Job(outcomes.For(1), {1}, EnginePreference::kGpu)).ok());
   ASSERT_TRUE(both->Submit(Job(outcomes.For(2), {1}, EnginePreference::kCpu)).ok());
@@ -190,7 +196,7 @@ TEST(PoolQueryExecutorTest, RoutesByEnginePreference) {
 
 TEST(PoolQueryExecutorTest, BatchTakesOneSlotAndSharesTheWorkers) {
   FakeEngine cpu("cpu");
-  auto executor = MakeExecutor(&cpu, nullptr, {.threads = 3, .queue_capacity = 1});
+  auto executor = MakeExecutor(&cpu, nullptr, {.cpu_threads = 3, .queue_capacity = 1});
   Outcomes outcomes;
   ASSERT_TRUE(executor->Submit(Job(outcomes.For(0), {1, 2, 3})).ok());
   ASSERT_TRUE(cpu.WaitStarted(3));  // all three queries of the batch run at once
@@ -206,7 +212,7 @@ TEST(PoolQueryExecutorTest, BatchTakesOneSlotAndSharesTheWorkers) {
 
 TEST(PoolQueryExecutorTest, ShutdownFinishesAdmittedJobsAndRefusesNewOnes) {
   FakeEngine cpu("cpu");
-  auto executor = MakeExecutor(&cpu, nullptr, {.threads = 1, .queue_capacity = 2});
+  auto executor = MakeExecutor(&cpu, nullptr, {.cpu_threads = 1, .queue_capacity = 2});
   Outcomes outcomes;
   ASSERT_TRUE(executor->Submit(Job(outcomes.For(0))).ok());
   ASSERT_TRUE(executor->Submit(Job(outcomes.For(1))).ok());

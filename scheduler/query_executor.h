@@ -3,8 +3,9 @@
 // The dispatch step between the RPC handlers and the engines. Handlers validate a request, wrap its
 // queries in a QueryJob and Submit it; the executor admits the job or refuses it at once, runs
 // every admitted query on some engine and reports each outcome through the job's callback. The
-// service sees only this interface, so the later scheduler (CPU/GPU routing by cost model, work
-// stealing between device queues) replaces PoolQueryExecutor without touching the service.
+// service sees only this interface, so the hybrid scheduler (HybridQueryExecutor: CPU/GPU routing
+// by cost model, work stealing between device queues) and the plain PoolQueryExecutor are
+// interchangeable behind it.
 //
 //   QueryJob job{.tasks = {task}, .deadline = deadline, .cancelled = flag,
 //                .on_done = [](size_t i, QueryOutcome outcome) { ... }};
@@ -47,7 +48,7 @@ struct QueryOutcome {
   // Whether the engine began the query; false when it expired or was cancelled while queued.
   bool started = false;
   // The GPU engine failed (out of memory, CUDA fault) and the CPU engine answered instead; `engine`
-  // then names the CPU engine (issue 5: "an out-of-memory or failed query is re-run on the CPU").
+  // then names the CPU engine.
   bool gpu_fallback = false;
   absl::Duration queued = absl::ZeroDuration();    // from Submit until a worker took the query
   absl::Duration executed = absl::ZeroDuration();  // on the engine
@@ -75,6 +76,8 @@ class QueryExecutor {
 
   // Jobs admitted and not yet fully started.
   virtual size_t queue_depth() const = 0;
+  // Jobs that may wait before Submit refuses new ones (the options' queue_capacity, resolved).
+  virtual size_t queue_capacity() const = 0;
 
   // Engines queries may run on, e.g. {"cpu"} or {"cpu", "gpu"}.
   virtual std::vector<std::string> engines() const = 0;

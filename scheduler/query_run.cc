@@ -6,7 +6,7 @@
 namespace tandem::scheduler {
 namespace {
 
-absl::Status DebugDelay(const index::SearchContext& context, absl::Duration delay) {
+absl::Status TestingDelay(const index::SearchContext& context, absl::Duration delay) {
   const absl::Time end = absl::Now() + delay;
   for (absl::Time now = absl::Now(); now < end; now = absl::Now()) {
     if (absl::Status s = context.Check(); !s.ok()) return s;
@@ -38,7 +38,7 @@ absl::Status NoGpuEngineError() {
 std::optional<absl::Duration> RunQuery(const index::Query& query, const index::Engine& engine,
                                        const index::Engine& cpu,
                                        const index::SearchContext& context,
-                                       absl::Duration debug_query_delay, QueryOutcome& outcome) {
+                                       absl::Duration testing_query_delay, QueryOutcome& outcome) {
   const absl::Time start = absl::Now();
   std::optional<absl::Duration> measured;
   outcome.engine = std::string(engine.name());
@@ -47,7 +47,8 @@ std::optional<absl::Duration> RunQuery(const index::Query& query, const index::E
   } else {
     outcome.started = true;
     absl::Status delayed = absl::OkStatus();
-    if (debug_query_delay > absl::ZeroDuration()) delayed = DebugDelay(context, debug_query_delay);
+    if (testing_query_delay > absl::ZeroDuration())
+      delayed = TestingDelay(context, testing_query_delay);
     if (delayed.ok()) {
       const absl::Time search_start = absl::Now();
       outcome.result = engine.Search(query, context);

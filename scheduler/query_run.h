@@ -3,11 +3,11 @@
 // Running one admitted query once an executor has chosen its engine: what every QueryExecutor
 // shares, so that PoolQueryExecutor and HybridQueryExecutor answer alike. A query whose caller gave
 // up or whose deadline passed while it waited is never started; a GPU engine fault (out of memory,
-// CUDA error) is answered on the CPU engine while the call still has time (issue 5).
+// CUDA error) is answered on the CPU engine while the call still has time.
 //
 //   QueryOutcome outcome;
 //   std::optional<absl::Duration> measured =
-//       RunQuery(task.query, *gpu, *cpu, context, /*debug_query_delay=*/absl::ZeroDuration(),
+//       RunQuery(task.query, *gpu, *cpu, context, /*testing_query_delay=*/absl::ZeroDuration(),
 //       outcome);
 #pragma once
 
@@ -28,7 +28,7 @@ bool IsEngineFault(const absl::Status& status);
 // FAILED_PRECONDITION for a query that asked for the GPU on a node without a GPU engine.
 absl::Status NoGpuEngineError();
 
-// Runs `query` on `engine` under `context`, first waiting `debug_query_delay` (testing only; the
+// Runs `query` on `engine` under `context`, first waiting `testing_query_delay` (testing only; the
 // wait honours the context). When `context` already says stop, the query is not started and the
 // outcome carries that status. When `engine` is not `cpu` and fails with an engine fault, `cpu`
 // answers instead (outcome.gpu_fallback). Sets outcome's result, engine, started, gpu_fallback and
@@ -40,6 +40,6 @@ absl::Status NoGpuEngineError();
 std::optional<absl::Duration> RunQuery(const index::Query& query, const index::Engine& engine,
                                        const index::Engine& cpu,
                                        const index::SearchContext& context,
-                                       absl::Duration debug_query_delay, QueryOutcome& outcome);
+                                       absl::Duration testing_query_delay, QueryOutcome& outcome);
 
 }  // namespace tandem::scheduler

@@ -195,6 +195,12 @@ std::optional<Dequeued> WorkQueues::Take(Processor p, absl::Time now) {
   return taken;
 }
 
+bool WorkQueues::HasWorkFor(Processor p, absl::Time now) {
+  PromoteUrgent(now);
+  TakeReason reason;
+  return Choose(p, now, &reason).has_value();
+}
+
 void WorkQueues::Finished(Processor p, double predicted_ms) {
   const int i = Index(p);
   assert(running_[i] > 0);

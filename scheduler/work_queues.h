@@ -112,7 +112,8 @@ class WorkQueues {
     double urgent_fraction =
         0.5;  // of the time from arrival to deadline; 0 = earliest deadline first
     // 20 ms: on the H100 machine's Figure 7 runs, 100 ms let shortest-first ordering push the p99
-    // of every configuration to ~100 ms under load (bench/results/README.md).
+    // of every configuration to ~100 ms under load; at 20 ms the GPU alone kept p99 <= 50 ms up to
+    // twice the rate.
     absl::Duration max_wait = absl::Milliseconds(20);
     bool steal_only_if_sooner = true;
     bool normalize_by_capacity = true;  // see above
@@ -145,6 +146,9 @@ class WorkQueues {
   // The next query for processor `p` at time `now`, or nothing when p has nothing to do. Items
   // are never handed out twice. Every taken item must be reported to Finished once it has run.
   std::optional<Dequeued> Take(Processor p, absl::Time now);
+  // Whether Take(p, now) would hand out a query, without taking it: for a scheduler deciding
+  // whether to wake a parked worker of `p`.
+  bool HasWorkFor(Processor p, absl::Time now);
   // A query taken by Take for `p` has finished; `predicted_ms` is its Dequeued::predicted_ms.
   void Finished(Processor p, double predicted_ms);
 

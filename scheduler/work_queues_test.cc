@@ -333,7 +333,10 @@ TEST(WorkQueuesTest, EveryItemIsTakenExactlyOnce) {
       running.pop_back();
     }
     const Processor p = pick(rng) < 5 ? kCpu : kGpu;
-    if (std::optional<Dequeued> d = queues.Take(p, now)) {
+    const bool has_work = queues.HasWorkFor(p, now);  // says what Take is about to do
+    std::optional<Dequeued> d = queues.Take(p, now);
+    EXPECT_EQ(has_work, d.has_value()) << "step " << step;
+    if (d.has_value()) {
       EXPECT_TRUE(taken.insert(d->item.id).second) << "id " << d->item.id << " taken twice";
       if (d->item.pinned.has_value()) {
         EXPECT_EQ(*d->item.pinned, p);

@@ -3,44 +3,50 @@
 #include <utility>
 
 #include "absl/strings/str_cat.h"
-#include "cpu/daat_engine.h"
 #include "base/status_macros.h"
+#include "cpu/daat_engine.h"
 #if TANDEM_HAVE_GPU
 #include "gpu/gpu_engine.h"
 #endif
 
 namespace tandem::server {
-
-bool BuiltWithGpu() { return TANDEM_HAVE_GPU != 0; }
-
 namespace {
-// Each wait and the name --gpu-wait gives it.
+
+constexpr std::pair<GpuMode, absl::string_view> kGpuModeNames[] = {
+    {GpuMode::kAuto, "auto"}, {GpuMode::kOff, "off"}, {GpuMode::kRequired, "required"}};
 constexpr std::pair<GpuWait, absl::string_view> kGpuWaitNames[] = {
     {GpuWait::kAuto, "auto"},
     {GpuWait::kSpin, "spin"},
     {GpuWait::kYield, "yield"},
     {GpuWait::kBlocking, "blocking"},
-    {GpuWait::kSpinThenBlock, "spin-then-block"},
 };
-}  // namespace
 
-absl::StatusOr<GpuWait> ParseGpuWait(absl::string_view name) {
-  for (const auto& [wait, wait_name] : kGpuWaitNames) {
-    if (name == wait_name) return wait;
+template <typename Enum, size_t N>
+bool ParseName(const std::pair<Enum, absl::string_view> (&names)[N], absl::string_view text,
+               Enum* value, std::string* error) {
+  for (const auto& [known, name] : names) {
+    if (text == name) {
+      *value = known;
+      return true;
+    }
   }
-  return absl::InvalidArgumentError(
-      absl::StrCat("must be auto, spin, yield, blocking or spin-then-block, got '", name, "'"));
+  std::string expected;
+  for (size_t i = 0; i < N; ++i) {
+    absl::StrAppend(&expected, i == 0 ? "" : i + 1 == N ? " or " : ", ", names[i].second);
+  }
+  *error = absl::StrCat("must be ", expected, ", got '", text, "'");
+  return false;
 }
 
-absl::string_view GpuWaitName(GpuWait wait) {
-  for (const auto& [known, name] : kGpuWaitNames) {
-    if (known == wait) return name;
+template <typename Enum, size_t N>
+std::string NameOf(const std::pair<Enum, absl::string_view> (&names)[N], Enum value) {
+  for (const auto& [known, name] : names) {
+    if (known == value) return std::string(name);
   }
   return "auto";
 }
 
 #if TANDEM_HAVE_GPU
-namespace {
 gpu::GpuHostWait ToHostWait(GpuWait wait) {
   switch (wait) {
     case GpuWait::kSpin:
@@ -49,25 +55,33 @@ gpu::GpuHostWait ToHostWait(GpuWait wait) {
       return gpu::GpuHostWait::kYield;
     case GpuWait::kBlocking:
       return gpu::GpuHostWait::kBlockingSync;
-    case GpuWait::kSpinThenBlock:
-      return gpu::GpuHostWait::kSpinThenBlock;
     case GpuWait::kAuto:
       break;
   }
   return gpu::GpuHostWait::kAuto;
 }
-}  // namespace
 #endif
+
+}  // namespace
+
+bool AbslParseFlag(absl::string_view text, GpuMode* mode, std::string* error) {
+  return ParseName(kGpuModeNames, text, mode, error);
+}
+std::string AbslUnparseFlag(GpuMode mode) { return NameOf(kGpuModeNames, mode); }
+bool AbslParseFlag(absl::string_view text, GpuWait* wait, std::string* error) {
+  return ParseName(kGpuWaitNames, text, wait, error);
+}
+std::string AbslUnparseFlag(GpuWait wait) { return NameOf(kGpuWaitNames, wait); }
+
+bool BuiltWithGpu() { return TANDEM_HAVE_GPU != 0; }
 
 absl::StatusOr<EngineSet> CreateEngines(const index::Index& index, const EngineOptions& options) {
   EngineSet set;
-  if (options.gpu_contexts < 1) return absl::InvalidArgumentError("gpu_contexts must be >= 1");
-  if (options.gpu_spin < absl::ZeroDuration() || options.gpu_spin > absl::Seconds(1)) {
+  if (options.gpu_contexts < 1) {
     return absl::InvalidArgumentError(
-        absl::StrCat("gpu_spin must be 0 to 1s, got ", absl::FormatDuration(options.gpu_spin)));
+        absl::StrCat("gpu_threads must be at least 1, got ", options.gpu_contexts));
   }
-  TANDEM_ASSIGN_OR_RETURN(set.cpu,
-                          cpu::DaatEngine::Create(index, {.or_algorithm = options.cpu_or}));
+  TANDEM_ASSIGN_OR_RETURN(set.cpu, cpu::DaatEngine::Create(index));
   if (options.gpu == GpuMode::kOff) {
     set.summary = "CPU engine only (GPU turned off)";
     return set;
@@ -80,17 +94,11 @@ absl::StatusOr<EngineSet> CreateEngines(const index::Index& index, const EngineO
         gpu::CreateGpuEngine(index, {.device = device->device,
                                      .cache_bytes = options.gpu_cache_bytes,
                                      .num_contexts = options.gpu_contexts,
-                                     .host_wait = ToHostWait(options.gpu_wait),
-                                     .spin_before_block = absl::ToChronoMicroseconds(
-                                         options.gpu_spin)});
+                                     .host_wait = ToHostWait(options.gpu_wait)});
     if (engine.ok()) {
       set.gpu = *std::move(engine);
-      set.summary = absl::StrCat(
-          "CPU and GPU engines (", device->name, "; GPU waits: ", GpuWaitName(options.gpu_wait),
-          options.gpu_wait == GpuWait::kSpinThenBlock
-              ? absl::StrCat(", spinning ", absl::FormatDuration(options.gpu_spin), " first")
-              : "",
-          ")");
+      set.summary = absl::StrCat("CPU and GPU engines (", device->name,
+                                 "; GPU waits: ", AbslUnparseFlag(options.gpu_wait), ")");
       set.gpu_name = device->name;
       return set;
     }

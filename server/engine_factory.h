@@ -1,19 +1,19 @@
 // File: engine_factory.h
 //
-// Chooses and creates the engines a server runs. The only file that knows whether the build has a
-// GPU engine (the #ifdef lives here, as Faiss keeps FAISS_ENABLE_GPU out of its CPU code).
+// Chooses and creates the engines a node runs. The only file that knows whether the build has a
+// GPU engine (the #ifdef lives in engine_factory.cc, as Faiss keeps FAISS_ENABLE_GPU out of its CPU
+// code). No gRPC: the cost-model trainer creates its engines here too.
 //
-//   EngineSet engines = *CreateEngines(*index, {.gpu = GpuMode::kAuto});
+//   TANDEM_ASSIGN_OR_RETURN(EngineSet engines, CreateEngines(*index, {.gpu = GpuMode::kAuto}));
 //   engines.cpu->Search(...);  if (engines.gpu) engines.gpu->Search(...);
 #pragma once
 
+#include <cstdint>
 #include <memory>
 #include <string>
 
 #include "absl/status/statusor.h"
 #include "absl/strings/string_view.h"
-#include "absl/time/time.h"
-#include "cpu/daat_engine.h"
 #include "index/engine.h"
 #include "index/index.h"
 
@@ -24,25 +24,22 @@ enum class GpuMode {
   kAuto,      // GPU when the build has one and a device is present; else CPU only, said once
   kRequired,  // fail when no GPU engine can be created
 };
+// "auto", "off" or "required" (tandem-server's --gpu).
+bool AbslParseFlag(absl::string_view text, GpuMode* mode, std::string* error);
+std::string AbslUnparseFlag(GpuMode mode);
 
 // How a thread waiting for the GPU holds its core (gpu::GpuHostWait; this header stays CUDA-free).
-// kSpinThenBlock spins for EngineOptions::gpu_spin, then sleeps.
-enum class GpuWait { kAuto, kSpin, kYield, kBlocking, kSpinThenBlock };
+enum class GpuWait { kAuto, kSpin, kYield, kBlocking };
+// "auto", "spin", "yield" or "blocking" (tandem-server's --tune-gpu-wait).
+bool AbslParseFlag(absl::string_view text, GpuWait* wait, std::string* error);
+std::string AbslUnparseFlag(GpuWait wait);
 
 struct EngineOptions {
   GpuMode gpu = GpuMode::kAuto;
-  cpu::OrAlgorithm cpu_or = cpu::OrAlgorithm::kMaxScore;  // the CPU engine's OR
-  uint64_t gpu_cache_bytes = 0;
-  int gpu_contexts = 4;  // queries in flight on the GPU at once
+  uint64_t gpu_cache_bytes = 0;  // the device index cache; 0: 60% of the free device memory
+  int gpu_contexts = 4;          // queries in flight on the GPU at once
   GpuWait gpu_wait = GpuWait::kAuto;
-  absl::Duration gpu_spin = absl::Microseconds(200);  // kSpinThenBlock: 0 to 1 s
 };
-
-// "auto", "spin", "yield", "blocking" or "spin-then-block" (the server's --gpu-wait); otherwise
-// INVALID_ARGUMENT, "must be auto, spin, yield, blocking or spin-then-block, got 'NAME'".
-absl::StatusOr<GpuWait> ParseGpuWait(absl::string_view name);
-// The name ParseGpuWait takes ("spin-then-block"), for logs and summaries.
-absl::string_view GpuWaitName(GpuWait wait);
 
 struct EngineSet {
   std::unique_ptr<index::Engine> cpu;  // always present
@@ -56,6 +53,8 @@ struct EngineSet {
 // Whether this binary was built with the CUDA engine.
 bool BuiltWithGpu();
 
+// INVALID_ARGUMENT for unusable options; FAILED_PRECONDITION when the GPU is required and none can
+// be created.
 absl::StatusOr<EngineSet> CreateEngines(const index::Index& index, const EngineOptions& options);
 
 }  // namespace tandem::server

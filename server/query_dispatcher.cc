@@ -44,7 +44,7 @@ struct QueryDispatcher::JobState {
 };
 
 QueryDispatcher::QueryDispatcher(const index::Index& index, scheduler::QueryExecutor& executor,
-                                 ServerMetrics& metrics, const RequestLimits& limits)
+                                 QueryMetrics& metrics, const RequestLimits& limits)
     : index_(index), executor_(executor), metrics_(metrics), limits_(limits) {}
 
 absl::Status QueryDispatcher::Dispatch(absl::Span<const SearchRequest* const> requests,
@@ -55,7 +55,8 @@ absl::Status QueryDispatcher::Dispatch(absl::Span<const SearchRequest* const> re
   scheduler::QueryJob job;
   std::vector<std::pair<size_t, absl::Status>> invalid;
   for (size_t i = 0; i < requests.size(); ++i) {
-    absl::StatusOr<scheduler::QueryTask> task = ParseSearchRequest(*requests[i], index_.analyzer(), limits_);
+    absl::StatusOr<scheduler::QueryTask> task =
+        ParseSearchRequest(*requests[i], index_.analyzer(), limits_);
     if (!task.ok()) {
       invalid.emplace_back(i, std::move(task).status());
       continue;

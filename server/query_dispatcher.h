@@ -28,8 +28,8 @@
 #include "absl/time/time.h"
 #include "absl/types/span.h"
 #include "index/index.h"
-#include "server/metrics.h"
 #include "scheduler/query_executor.h"
+#include "server/query_metrics.h"
 #include "server/request_validation.h"
 #include "tandem/v1/search.pb.h"
 
@@ -49,8 +49,8 @@ using QueryDone =
 class QueryDispatcher {
  public:
   // All references must outlive the dispatcher.
-  QueryDispatcher(const index::Index& index, scheduler::QueryExecutor& executor, ServerMetrics& metrics,
-                  const RequestLimits& limits);
+  QueryDispatcher(const index::Index& index, scheduler::QueryExecutor& executor,
+                  QueryMetrics& metrics, const RequestLimits& limits);
 
   const RequestLimits& limits() const { return limits_; }
 
@@ -79,7 +79,7 @@ class QueryDispatcher {
 
   const index::Index& index_;
   scheduler::QueryExecutor& executor_;
-  ServerMetrics& metrics_;
+  QueryMetrics& metrics_;
   const RequestLimits limits_;
   mutable absl::Mutex mu_;
   bool draining_ ABSL_GUARDED_BY(mu_) = false;

@@ -6,6 +6,7 @@
 #include <vector>
 
 #include "absl/strings/ascii.h"
+#include "absl/strings/str_cat.h"
 #include "absl/strings/str_format.h"
 #include "base/status_macros.h"
 
@@ -105,8 +106,8 @@ absl::StatusOr<std::vector<index::QueryTerm>> ListTerms(const tandem::v1::TermLi
 }  // namespace
 
 absl::StatusOr<scheduler::QueryTask> ParseSearchRequest(const SearchRequest& request,
-                                             const index::Analyzer& analyzer,
-                                             const RequestLimits& limits) {
+                                                        const index::Analyzer& analyzer,
+                                                        const RequestLimits& limits) {
   scheduler::QueryTask task;
   TANDEM_ASSIGN_OR_RETURN(task.query.mode, ParseMode(request.mode()));
   TANDEM_ASSIGN_OR_RETURN(task.engine, ParseEngine(request.engine()));
@@ -165,6 +166,15 @@ tandem::v1::QueryMode ToProtoMode(index::QueryMode mode) {
 absl::string_view RequestModeLabel(const SearchRequest& request) {
   absl::StatusOr<index::QueryMode> mode = ParseMode(request.mode());
   return mode.ok() ? index::QueryModeName(*mode) : absl::string_view("invalid");
+}
+
+absl::Status ValidateLimits(const RequestLimits& limits) {
+  for (const auto& [value, name] : {std::pair{limits.max_query_terms, "max_query_terms"},
+                                    std::pair{limits.max_query_bytes, "max_query_bytes"},
+                                    std::pair{limits.max_batch, "max_batch"}}) {
+    if (value < 1) return absl::InvalidArgumentError(absl::StrCat(name, " must be at least 1"));
+  }
+  return absl::OkStatus();
 }
 
 }  // namespace tandem::server

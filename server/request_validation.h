@@ -32,10 +32,13 @@ struct RequestLimits {
   uint32_t max_batch = 1024;
 };
 
+// INVALID_ARGUMENT naming the limit when one is 0 (nothing would be accepted).
+absl::Status ValidateLimits(const RequestLimits& limits);
+
 // The task's query terms are analyzed and merged (repeats summed), ready for an engine.
 absl::StatusOr<scheduler::QueryTask> ParseSearchRequest(const tandem::v1::SearchRequest& request,
-                                             const index::Analyzer& analyzer,
-                                             const RequestLimits& limits);
+                                                        const index::Analyzer& analyzer,
+                                                        const RequestLimits& limits);
 
 // INVALID_ARGUMENT when the batch holds more than limits.max_batch queries.
 absl::Status ValidateBatchSize(const tandem::v1::SearchBatchRequest& request,

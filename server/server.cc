@@ -1,4 +1,3 @@
-#include "base/version.h"
 #include "server/server.h"
 
 #include <chrono>
@@ -9,19 +8,19 @@
 
 #include "absl/strings/match.h"
 #include "absl/strings/str_cat.h"
+#include "base/status_macros.h"
+#include "base/version.h"
 #include "grpcpp/ext/proto_server_reflection_plugin.h"
 #include "grpcpp/grpcpp.h"
 #include "grpcpp/health_check_service_interface.h"
 #include "grpcpp/security/server_credentials.h"
 #include "index/index.h"
-#include "base/status_macros.h"
 #include "prometheus/exposer.h"
+#include "prometheus/registry.h"
 #include "server/executor_factory.h"
 #include "server/grpc_log.h"
-#include "server/metrics.h"
 #include "server/query_dispatcher.h"
 #include "server/search_service.h"
-
 
 namespace tandem::server {
 namespace {
@@ -88,20 +87,21 @@ absl::StatusOr<std::unique_ptr<Server>> Server::Create(const ServerOptions& opti
   return server;
 }
 
-absl::Status Server::Start(const ServerOptions& requested) {
-  ServerOptions options = requested;
+absl::Status Server::Start(const ServerOptions& options) {
+  TANDEM_RETURN_IF_ERROR(ValidateLimits(options.limits));
+  const GrpcOptions& grpc = options.grpc;
+  if (grpc.max_receive_message_bytes < 1 || grpc.max_send_message_bytes < 1) {
+    return absl::InvalidArgumentError("message size limits must be at least 1 byte");
+  }
   absl::StatusOr<std::unique_ptr<index::Index>> index = index::Index::Open(options.index_dir);
   if (!index.ok()) {
     return absl::Status(index.status().code(),
                         absl::StrCat("cannot open index: ", index.status().message()));
   }
   index_ = *std::move(index);
-  absl::StatusOr<server::EngineSet> engines =
-      server::CreateEngines(*index_, {.gpu = options.gpu,
-                                         .cpu_or = options.cpu_or,
-                                         .gpu_contexts = static_cast<int>(options.gpu_threads),
-                                         .gpu_wait = options.gpu_wait,
-                                         .gpu_spin = options.gpu_spin});
+  EngineOptions engine_options = options.engines;
+  engine_options.gpu_contexts = static_cast<int>(options.scheduler.executor.gpu_threads);
+  absl::StatusOr<EngineSet> engines = CreateEngines(*index_, engine_options);
   if (!engines.ok()) {
     return absl::Status(engines.status().code(),
                         absl::StrCat("cannot create engines: ", engines.status().message()));
@@ -109,27 +109,24 @@ absl::Status Server::Start(const ServerOptions& requested) {
   engines_ = *std::move(engines);
   engine_summary_ = engines_.summary;
   TANDEM_ASSIGN_OR_RETURN(std::shared_ptr<grpc::ServerCredentials> credentials,
-                          MakeCredentials(options.tls));
+                          MakeCredentials(grpc.tls));
 
   std::vector<std::string> engine_names{std::string(engines_.cpu->name())};
   if (engines_.gpu != nullptr) engine_names.emplace_back(engines_.gpu->name());
-  metrics_ = std::make_unique<ServerMetrics>(
-      BuildInfo{.version = base::Version(), .commit = base::Commit(), .gpu = engines_.gpu != nullptr},
+  registry_ = std::make_shared<prometheus::Registry>();
+  metrics_ = std::make_unique<QueryMetrics>(
+      *registry_,
+      BuildInfo{
+          .version = base::Version(), .commit = base::Commit(), .gpu = engines_.gpu != nullptr},
       engine_names);
   metrics_->SetIndex(*index_);
-  if (options.queue_capacity == 0) {
-    options.queue_capacity =
-        4 * (options.threads + (engines_.gpu != nullptr ? options.gpu_threads : 0));
-  }
-  queue_capacity_ = options.queue_capacity;
-  metrics_->SetQueueCapacity(options.queue_capacity);
-  TANDEM_ASSIGN_OR_RETURN(ExecutorSet executors,
-                          CreateExecutor(options, *index_, engines_, *metrics_));
-  cost_model_ = std::move(executors.cost_model);
-  executor_ = std::move(executors.executor);
-  scheduler_summary_ = std::move(executors.summary);
-  dispatcher_ = std::make_unique<QueryDispatcher>(*index_, *executor_, *metrics_, options.limits);
-  service_ = std::make_unique<SearchService>(*index_, *dispatcher_, executor_->engines());
+  TANDEM_ASSIGN_OR_RETURN(
+      executors_, CreateExecutor(options.scheduler, *index_, engines_, *registry_, *metrics_));
+  metrics_->SetQueueCapacity(executors_.executor->queue_capacity());
+  scheduler_summary_ = executors_.summary;
+  dispatcher_ =
+      std::make_unique<QueryDispatcher>(*index_, *executors_.executor, *metrics_, options.limits);
+  service_ = std::make_unique<SearchService>(*index_, *dispatcher_, executors_.executor->engines());
 
   if (!options.metrics_listen.empty()) {
     try {
@@ -139,7 +136,7 @@ absl::Status Server::Start(const ServerOptions& requested) {
                                                  ": the address is in use or invalid (", e.what(),
                                                  ")"));
     }
-    exposer_->RegisterCollectable(metrics_->registry());
+    exposer_->RegisterCollectable(registry_);
     const std::vector<int> ports = exposer_->GetListeningPorts();
     metrics_address_ = WithPort(options.metrics_listen, ports.empty() ? 0 : ports.front());
   }
@@ -148,29 +145,28 @@ absl::Status Server::Start(const ServerOptions& requested) {
   grpc::reflection::InitProtoReflectionServerBuilderPlugin();
   grpc::ServerBuilder builder;
   int port = 0;
-  builder.AddListeningPort(options.listen, credentials, &port);
+  builder.AddListeningPort(grpc.listen, credentials, &port);
   builder.RegisterService(service_.get());
-  builder.SetMaxReceiveMessageSize(options.max_receive_message_bytes);
-  builder.SetMaxSendMessageSize(options.max_send_message_bytes);
+  builder.SetMaxReceiveMessageSize(grpc.max_receive_message_bytes);
+  builder.SetMaxSendMessageSize(grpc.max_send_message_bytes);
   // A port held by another process must fail startup, not be silently shared.
   builder.AddChannelArgument(GRPC_ARG_ALLOW_REUSEPORT, 0);
   // Server pings find dead clients (a broker that vanished without closing) so their streams end;
   // clients may ping as often as every 10 s without being told to back off.
   builder.AddChannelArgument(GRPC_ARG_KEEPALIVE_TIME_MS,
-                             static_cast<int>(absl::ToInt64Milliseconds(options.keepalive_time)));
-  builder.AddChannelArgument(
-      GRPC_ARG_KEEPALIVE_TIMEOUT_MS,
-      static_cast<int>(absl::ToInt64Milliseconds(options.keepalive_timeout)));
+                             static_cast<int>(absl::ToInt64Milliseconds(grpc.keepalive_time)));
+  builder.AddChannelArgument(GRPC_ARG_KEEPALIVE_TIMEOUT_MS,
+                             static_cast<int>(absl::ToInt64Milliseconds(grpc.keepalive_timeout)));
   builder.AddChannelArgument(GRPC_ARG_KEEPALIVE_PERMIT_WITHOUT_CALLS, 1);
   builder.AddChannelArgument(GRPC_ARG_HTTP2_MIN_RECV_PING_INTERVAL_WITHOUT_DATA_MS, 10000);
   {
     GrpcLogCapture capture;
     grpc_server_ = builder.BuildAndStart();
     if (grpc_server_ == nullptr || port == 0) {
-      return absl::UnavailableError(ListenFailure(options.listen, capture.text()));
+      return absl::UnavailableError(ListenFailure(grpc.listen, capture.text()));
     }
   }
-  address_ = WithPort(options.listen, port);
+  address_ = WithPort(grpc.listen, port);
   // The index is loaded and the engines are ready: serving from the first call.
   grpc::HealthCheckServiceInterface* health = grpc_server_->GetHealthCheckService();
   health->SetServingStatus(true);
@@ -181,7 +177,7 @@ absl::Status Server::Start(const ServerOptions& requested) {
 Server::~Server() {
   if (!stopped_) {
     if (grpc_server_ != nullptr) grpc_server_->Shutdown(std::chrono::system_clock::now());
-    if (executor_ != nullptr) executor_->Shutdown();
+    if (executors_.executor != nullptr) executors_.executor->Shutdown();
   }
 }
 
@@ -196,7 +192,7 @@ bool Server::Drain(absl::Duration timeout) {
   // cancelled here; their engines see the cancellation and stop.
   grpc_server_->Shutdown(
       absl::ToChronoTime(absl::Now() + (drained ? kShutdownGrace : absl::ZeroDuration())));
-  executor_->Shutdown();
+  executors_.executor->Shutdown();
   stopped_ = true;
   return drained;
 }

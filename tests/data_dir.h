@@ -1,8 +1,8 @@
 // File: data_dir.h
 //
 // Where the shared real data lives for data-driven tests: $TANDEM_DATA_DIR, else ../shared/data
-// beside the source tree ($TANDEM_SOURCE_DIR, set by ctest). Tests call GTEST_SKIP when it is absent,
-// so a user's fresh clone passes without it.
+// beside the source tree ($TANDEM_SOURCE_DIR, set by ctest). Tests call GTEST_SKIP when it is
+// absent, so a user's fresh clone passes without it.
 #pragma once
 
 #include <cstdlib>

@@ -1,7 +1,7 @@
 // End-to-end tests of tandem-server's life cycle over real gRPC: deadlines and cancellation stop
 // queries, a query that expired while queued never runs, a full admission queue answers
 // RESOURCE_EXHAUSTED at once, SIGTERM/SIGINT drain. Slow queries come from the testing-only
-// --debug-query-delay flag, which holds each query (polling its deadline and cancellation) before
+// --testing-query-delay flag, which holds each query (polling its deadline and cancellation) before
 // it runs, so these tests do not depend on how fast the machine is.
 #include <signal.h>
 
@@ -85,7 +85,7 @@ E2eIndex* LifecycleE2eTest::index_ = nullptr;
 
 TEST_F(LifecycleE2eTest, DeadlineExceededStopsTheQueryPromptly) {
   // Each query would take two minutes; the test only passes if deadlines cut that short.
-  auto server = Start({"--threads", "1", "--debug-query-delay", "120s"});
+  auto server = Start({"--threads", "1", "--testing-query-delay", "120s"});
   ASSERT_NE(server, nullptr);
   auto stub = NewStub(server->address());
   SearchResponse response;
@@ -106,31 +106,33 @@ TEST_F(LifecycleE2eTest, DeadlineExceededStopsTheQueryPromptly) {
   }
   // The server counts it DEADLINE_EXCEEDED, or CANCELLED when the client's reset of the expired
   // call overtook the server's own deadline timer by more than the server's clock slack.
-  ASSERT_TRUE(WaitForScrape(server->metrics_address(), "a stopped query", [](const std::string& scrape) {
-    return MetricSum(scrape, "tandem_queries_total", {{"code", "DEADLINE_EXCEEDED"}}) +
-               MetricSum(scrape, "tandem_queries_total", {{"code", "CANCELLED"}}) >=
-           1;
-  }));
+  ASSERT_TRUE(
+      WaitForScrape(server->metrics_address(), "a stopped query", [](const std::string& scrape) {
+        return MetricSum(scrape, "tandem_queries_total", {{"code", "DEADLINE_EXCEEDED"}}) +
+                   MetricSum(scrape, "tandem_queries_total", {{"code", "CANCELLED"}}) >=
+               1;
+      }));
   ASSERT_TRUE(WaitForMetric(server->metrics_address(), "tandem_queries_in_flight", {}, Equals(0)));
   EXPECT_LT(absl::Now() - start, absl::Seconds(100));
 }
 
 TEST_F(LifecycleE2eTest, ClientCancellationStopsTheQuery) {
-  auto server = Start({"--threads", "1", "--debug-query-delay", "120s"});
+  auto server = Start({"--threads", "1", "--testing-query-delay", "120s"});
   ASSERT_NE(server, nullptr);
   auto stub = NewStub(server->address());
   AsyncSearch search(*stub, TextRequest("t1"));
   ASSERT_TRUE(WaitForMetric(server->metrics_address(), "tandem_queries_in_flight", {}, Equals(1)));
   search.Cancel();
   EXPECT_EQ(search.Join().error_code(), grpc::StatusCode::CANCELLED);
-  ASSERT_TRUE(WaitForMetric(server->metrics_address(), "tandem_queries_total", {{"code", "CANCELLED"}}, Equals(1)));
+  ASSERT_TRUE(WaitForMetric(server->metrics_address(), "tandem_queries_total",
+                            {{"code", "CANCELLED"}}, Equals(1)));
   EXPECT_TRUE(WaitForMetric(server->metrics_address(), "tandem_queries_in_flight", {}, Equals(0)));
 }
 
 // These two need exactly one worker: no GPU, whose workers would run queries beside it (the hybrid
 // scheduler's --gpu-threads).
 TEST_F(LifecycleE2eTest, QueryThatExpiredInTheQueueIsNeverRun) {
-  auto server = Start({"--threads", "1", "--gpu", "off", "--debug-query-delay", "120s"});
+  auto server = Start({"--threads", "1", "--gpu", "off", "--testing-query-delay", "120s"});
   ASSERT_NE(server, nullptr);
   auto stub = NewStub(server->address());
   AsyncSearch running(*stub, TextRequest("t1"));
@@ -150,19 +152,22 @@ TEST_F(LifecycleE2eTest, QueryThatExpiredInTheQueueIsNeverRun) {
                             {{"reason", "expired_in_queue"}}, Equals(1)));
   EXPECT_TRUE(WaitForMetric(server->metrics_address(), "tandem_queries_in_flight", {}, Equals(0)));
   // Only the first query ever began executing.
-  EXPECT_TRUE(WaitForMetric(server->metrics_address(), "tandem_query_execution_seconds_count", {}, Equals(1)));
+  EXPECT_TRUE(WaitForMetric(server->metrics_address(), "tandem_query_execution_seconds_count", {},
+                            Equals(1)));
 }
 
 TEST_F(LifecycleE2eTest, FullQueueAnswersResourceExhaustedAtOnce) {
   auto server = Start(
-      {"--threads", "1", "--gpu", "off", "--queue-capacity", "1", "--debug-query-delay", "5s"});
+      {"--threads", "1", "--gpu", "off", "--queue-capacity", "1", "--testing-query-delay", "5s"});
   ASSERT_NE(server, nullptr);
   auto stub = NewStub(server->address());
   AsyncSearch running(*stub, TextRequest("t1"));
   ASSERT_TRUE(WaitForMetric(server->metrics_address(), "tandem_queries_in_flight", {}, Equals(1)));
-  ASSERT_TRUE(WaitForMetric(server->metrics_address(), "tandem_admission_queue_depth", {}, Equals(0)));
+  ASSERT_TRUE(
+      WaitForMetric(server->metrics_address(), "tandem_admission_queue_depth", {}, Equals(0)));
   AsyncSearch queued(*stub, TextRequest("t2"));
-  ASSERT_TRUE(WaitForMetric(server->metrics_address(), "tandem_admission_queue_depth", {}, Equals(1)));
+  ASSERT_TRUE(
+      WaitForMetric(server->metrics_address(), "tandem_admission_queue_depth", {}, Equals(1)));
 
   const absl::Time start = absl::Now();
   SearchResponse response;
@@ -198,12 +203,13 @@ TEST_F(LifecycleE2eTest, FullQueueAnswersResourceExhaustedAtOnce) {
   EXPECT_TRUE(running.Join().ok()) << running.Join().error_message();
   EXPECT_TRUE(queued.Join().ok()) << queued.Join().error_message();
   index_->ExpectSameHits(queued.response(), index_->Expected(TextRequest("t2")));
-  EXPECT_TRUE(WaitForMetric(server->metrics_address(), "tandem_rejected_queries_total", {{"reason", "queue_full"}},
+  EXPECT_TRUE(WaitForMetric(server->metrics_address(), "tandem_rejected_queries_total",
+                            {{"reason", "queue_full"}},
                             Equals(4)));  // one Search, two batch queries, one stream message
 }
 
 TEST_F(LifecycleE2eTest, SigtermDrainsInFlightQueriesThenExitsZero) {
-  auto server = Start({"--threads", "1", "--debug-query-delay", "10s", "--drain-timeout", "60s"});
+  auto server = Start({"--threads", "1", "--testing-query-delay", "10s", "--drain-timeout", "60s"});
   ASSERT_NE(server, nullptr);
   auto stub = NewStub(server->address());
   const SearchRequest request = TextRequest("t1 t2", tandem::v1::QUERY_MODE_AND, 20);
@@ -235,7 +241,7 @@ TEST_F(LifecycleE2eTest, SigtermDrainsInFlightQueriesThenExitsZero) {
 }
 
 TEST_F(LifecycleE2eTest, DrainTimeoutBoundsTheDrain) {
-  auto server = Start({"--threads", "1", "--debug-query-delay", "120s", "--drain-timeout", "1s"});
+  auto server = Start({"--threads", "1", "--testing-query-delay", "120s", "--drain-timeout", "1s"});
   ASSERT_NE(server, nullptr);
   auto stub = NewStub(server->address());
   AsyncSearch in_flight(*stub, TextRequest("t1"));

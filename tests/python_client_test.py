@@ -225,12 +225,12 @@ class ErrorTest(unittest.TestCase):
 
 
 class SlowServerTest(unittest.TestCase):
-    """A second server whose every query waits 30 s first (--debug_query_delay), for deadlines."""
+    """A second server whose every query waits 30 s first (--testing_query_delay), for deadlines."""
 
     @classmethod
     def setUpClass(cls):
         cls.server = tandem_testing.LocalServer(ARGS.server_binary, INDEX,
-                                                extra_args=["--debug_query_delay=30s"])
+                                                extra_args=["--testing_query_delay=30s"])
         cls.server.start()
         cls.client = TandemClient(cls.server.address, timeout=60.0)
         cls.client.wait_until_serving(timeout=120.0)

@@ -3,15 +3,15 @@
 // ../shared/data is absent.
 #include <map>
 
-#include "workload/trec_eval.h"
 #include "cpu/daat_engine.h"
+#include "cpu/reference_engine.h"
 #include "gtest/gtest.h"
 #include "index/index.h"
 #include "index_builder/document_reader.h"
 #include "index_builder/inverter.h"
 #include "tests/data_dir.h"
-#include "cpu/reference_engine.h"
 #include "tests/test_collection.h"
+#include "workload/trec_eval.h"
 
 namespace tandem {
 namespace {
@@ -66,7 +66,8 @@ TEST_F(SciFactTest, Bm25MatchesAnserini) {
   for (const auto& t : *topics) {
     auto r = engine->Search(Analyzed(t.text, index::QueryMode::kOr, 1000), {});
     ASSERT_TRUE(r.ok()) << r.status();
-    for (const auto& h : r->hits) runs[t.id].push_back({std::string(index_->external_id(h.docid)), h.score});
+    for (const auto& h : r->hits)
+      runs[t.id].push_back({std::string(index_->external_id(h.docid)), h.score});
   }
   workload::Measures m = workload::EvaluateAll(*qrels, runs);
   EXPECT_EQ(m.queries, 300);
@@ -87,8 +88,8 @@ TEST_F(SciFactTest, CpuEngineEqualsReferenceOnRealQueries) {
         auto got = engine->Search(q, {});
         auto want = reference.Search(q, {});
         ASSERT_TRUE(got.ok() && want.ok());
-        ASSERT_EQ(got->hits, want->hits) << "topic " << (*topics)[i].id << " mode "
-                                         << index::QueryModeName(mode) << " k " << k;
+        ASSERT_EQ(got->hits, want->hits)
+            << "topic " << (*topics)[i].id << " mode " << index::QueryModeName(mode) << " k " << k;
       }
     }
   }

@@ -104,7 +104,7 @@ TEST_F(ServerE2eTest, SearchEqualsTheEngineInEveryMode) {
 // metrics; a GPU hint is still refused.
 TEST_F(ServerE2eTest, HybridSchedulerAnswersLikeTheEngineAndExportsItsMetrics) {
   auto server = ServerProcess::Start({"--index", index_->dir(), "--threads", "2", "--scheduler",
-                                      "hybrid", "--default-deadline", "2s"});
+                                      "hybrid", "--tune-default-deadline", "2s"});
   ASSERT_TRUE(server.ok()) << server.status();
   auto stub = NewStub((*server)->address());
   int queries = 0;
@@ -413,8 +413,7 @@ TEST_F(ServerE2eTest, MetricsCountQueriesAndPassPromtool) {
             grpc::StatusCode::INVALID_ARGUMENT);
 
   // A query leaves the in-flight count just after its answer is sent: wait for the last one.
-  ASSERT_TRUE(
-      WaitForMetric(server_->metrics_address(), "tandem_queries_in_flight", {}, Equals(0)));
+  ASSERT_TRUE(WaitForMetric(server_->metrics_address(), "tandem_queries_in_flight", {}, Equals(0)));
   const std::string after = Scrape();
   auto delta = [&](const std::string& name, const std::map<std::string, std::string>& labels) {
     return MetricSum(after, name, labels) - MetricSum(before, name, labels);

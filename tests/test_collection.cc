@@ -8,8 +8,8 @@
 #include <random>
 
 #include "absl/strings/str_cat.h"
-#include "index/index_writer.h"
 #include "base/status_macros.h"
+#include "index/index_writer.h"
 
 namespace tandem::testing {
 

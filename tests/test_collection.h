@@ -1,14 +1,14 @@
 // File: test_collection.h
 //
-// Random collections for engine tests: builds a real index (through IndexWriter, with a chosen codec)
-// in a temporary directory from documents whose terms follow a Zipf-like distribution, so short and
-// very long lists, frequent and rare terms all occur.
+// Random collections for engine tests: builds a real index (through IndexWriter, with a chosen
+// codec) in a temporary directory from documents whose terms follow a Zipf-like distribution, so
+// short and very long lists, frequent and rare terms all occur.
 #pragma once
 
 #include <cstdint>
 #include <map>
-#include <utility>
 #include <string>
+#include <utility>
 #include <vector>
 
 #include "absl/status/statusor.h"
@@ -28,8 +28,8 @@ struct CollectionSpec {
 
 using tools::TempDir;
 
-// Builds the collection's index at `dir` (which must not exist or be empty). Each document is a list
-// of terms; the document table's external ids are "doc{N}".
+// Builds the collection's index at `dir` (which must not exist or be empty). Each document is a
+// list of terms; the document table's external ids are "doc{N}".
 absl::Status BuildIndex(const std::vector<std::vector<std::string>>& docs, const std::string& dir,
                         const std::string& codec);
 

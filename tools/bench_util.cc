@@ -1,4 +1,3 @@
-#include "base/version.h"
 #include "tools/bench_util.h"
 
 #include <unistd.h>
@@ -13,7 +12,7 @@
 #include "absl/strings/strip.h"
 #include "absl/time/clock.h"
 #include "absl/time/time.h"
-
+#include "base/version.h"
 
 namespace tandem::tools {
 

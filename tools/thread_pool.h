@@ -1,8 +1,9 @@
 // File: thread_pool.h
 //
 // A fixed pool of worker threads running queued closures, sized to the machine by default. The CPU
-// engine itself is stateless and thread-safe; this pool is how batch tools (tandem-eval, benchmarks)
-// run many queries at once. The server keeps its own bounded admission queue in front of it.
+// engine itself is stateless and thread-safe; this pool is how batch tools (tandem-eval,
+// benchmarks) run many queries at once. The server keeps its own bounded admission queue in front
+// of it.
 //
 //   ThreadPool pool;  // hardware_concurrency() threads
 //   pool.Schedule([&] { engine.Search(q, ctx); });

@@ -179,7 +179,8 @@ absl::StatusOr<std::vector<QueryRecord>> ParseQueries(absl::string_view contents
   records.reserve(lines.size());
   for (const Line& line : lines) {
     std::optional<QueryRecord> record;
-    if (mixed_priorities) record = SplitLine(line.text, QueryFileFormat::kColonPriority, line.number);
+    if (mixed_priorities)
+      record = SplitLine(line.text, QueryFileFormat::kColonPriority, line.number);
     if (!record) record = SplitLine(line.text, format, line.number);
     if (!record) {
       return absl::InvalidArgumentError(absl::StrCat(source, ":", line.number, ": not a ",

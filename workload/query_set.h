@@ -14,8 +14,8 @@
 #include <vector>
 
 #include "absl/status/statusor.h"
-#include "workload/query_file.h"
 #include "index/analyzer.h"
+#include "workload/query_file.h"
 
 namespace tandem::workload {
 

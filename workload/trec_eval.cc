@@ -1,7 +1,5 @@
 #include "workload/trec_eval.h"
 
-#include "workload/query_file.h"
-
 #include <algorithm>
 #include <cctype>
 #include <cmath>
@@ -14,6 +12,7 @@
 #include "absl/strings/str_cat.h"
 #include "absl/strings/str_split.h"
 #include "absl/strings/strip.h"
+#include "workload/query_file.h"
 
 namespace tandem::workload {
 namespace {
@@ -61,7 +60,8 @@ absl::StatusOr<Qrels> LoadQrels(const std::string& path) {
       } else if (!qid.empty()) {
         for (const std::string& d : f) qrels[qid][d] = 1;
       } else {
-        return absl::InvalidArgumentError(absl::StrCat(path, ":", i + 1, ": expected a query number"));
+        return absl::InvalidArgumentError(
+            absl::StrCat(path, ":", i + 1, ": expected a query number"));
       }
     }
     return qrels;
@@ -78,9 +78,10 @@ absl::StatusOr<Qrels> LoadQrels(const std::string& path) {
     } else if (f.size() == 3 && absl::SimpleAtoi(f[2], &grade)) {  // Cranfield, MED
       qrels[f[0]][f[1]] = grade;
     } else {
-      return absl::InvalidArgumentError(absl::StrCat(
-          path, ":", i + 1, ": not a qrels line (expected 'qid 0 docid grade', 'qid docid grade' or "
-                            "'qid docid 0 0.0')"));
+      return absl::InvalidArgumentError(
+          absl::StrCat(path, ":", i + 1,
+                       ": not a qrels line (expected 'qid 0 docid grade', 'qid docid grade' or "
+                       "'qid docid 0 0.0')"));
     }
   }
   return qrels;
@@ -101,7 +102,8 @@ absl::StatusOr<std::vector<Topic>> LoadTopics(const std::string& path, TopicIds 
       if (absl::StartsWith(l, ".I")) {
         topics.push_back({std::string(absl::StripAsciiWhitespace(l.substr(2))), ""});
         in_text = false;
-      } else if (absl::StartsWith(l, ".") && l.size() >= 2 && std::isupper(static_cast<unsigned char>(l[1]))) {
+      } else if (absl::StartsWith(l, ".") && l.size() >= 2 &&
+                 std::isupper(static_cast<unsigned char>(l[1]))) {
         in_text = absl::StartsWith(l, ".W") || absl::StartsWith(l, ".T");
       } else if (in_text && !topics.empty()) {
         absl::StrAppend(&topics.back().text, topics.back().text.empty() ? "" : " ", l);
@@ -124,7 +126,8 @@ absl::StatusOr<std::vector<Topic>> LoadTopics(const std::string& path, TopicIds 
   } else {
     absl::StatusOr<std::vector<workload::QueryRecord>> records = workload::LoadQueryFile(path);
     if (!records.ok()) return records.status();
-    for (workload::QueryRecord& r : *records) topics.push_back({std::move(r.id), std::move(r.text)});
+    for (workload::QueryRecord& r : *records)
+      topics.push_back({std::move(r.id), std::move(r.text)});
   }
   if (topics.empty()) return absl::InvalidArgumentError(absl::StrCat("no topics in '", path, "'"));
   if (ids == TopicIds::kOrdinal) {
@@ -168,10 +171,12 @@ QueryMeasures Evaluate(const std::map<std::string, int>& judgments, std::vector<
   return m;
 }
 
-Measures EvaluateAll(const Qrels& qrels, const std::map<std::string, std::vector<RankedDoc>>& runs) {
+Measures EvaluateAll(const Qrels& qrels,
+                     const std::map<std::string, std::vector<RankedDoc>>& runs) {
   Measures total;
   for (const auto& [qid, judgments] : qrels) {
-    if (std::none_of(judgments.begin(), judgments.end(), [](const auto& j) { return j.second > 0; })) {
+    if (std::none_of(judgments.begin(), judgments.end(),
+                     [](const auto& j) { return j.second > 0; })) {
       continue;
     }
     ++total.queries;

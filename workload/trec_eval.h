@@ -1,7 +1,8 @@
 // File: trec_eval.h
 //
-// Relevance judgments, topics and the effectiveness measures of trec_eval, so Tandem's figures compare
-// with published ones (Anserini reports `trec_eval -c -m ndcg_cut.10 -m map -m recall.100`):
+// Relevance judgments, topics and the effectiveness measures of trec_eval, so Tandem's figures
+// compare with published ones (Anserini reports `trec_eval -c -m ndcg_cut.10 -m map -m
+// recall.100`):
 //   * the run is ranked as trec_eval ranks it: score descending, ties by document id descending;
 //   * every judged query counts (-c): a query with no hits scores 0;
 //   * nDCG@10 uses the judgment grade as gain (grades <= 0 give nothing), log2(rank + 1) discount;
@@ -9,8 +10,8 @@
 //
 // Loaders accept the files in ../shared/data and the same files from their official homes:
 // TREC qrels (`qid 0 docid grade`), 3-column qrels (`qid docid grade`: Cranfield, MED), CISI.REL
-// (`qid docid 0 0.0`), NPL rlv-ass (numbered blocks ending with `/`); topics as SMART (`.I n` / `.W`
-// blocks), NPL (numbered blocks ending with `/`) or any line format of index/query_file.h.
+// (`qid docid 0 0.0`), NPL rlv-ass (numbered blocks ending with `/`); topics as SMART (`.I n` /
+// `.W` blocks), NPL (numbered blocks ending with `/`) or any line format of index/query_file.h.
 #pragma once
 
 #include <map>
@@ -35,7 +36,8 @@ enum class TopicIds {
 };
 
 absl::StatusOr<Qrels> LoadQrels(const std::string& path);
-absl::StatusOr<std::vector<Topic>> LoadTopics(const std::string& path, TopicIds ids = TopicIds::kGiven);
+absl::StatusOr<std::vector<Topic>> LoadTopics(const std::string& path,
+                                              TopicIds ids = TopicIds::kGiven);
 
 struct RankedDoc {
   std::string docid;

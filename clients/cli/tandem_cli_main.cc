@@ -18,8 +18,6 @@
 #include <vector>
 
 #include "absl/flags/flag.h"
-#include "absl/flags/parse.h"
-#include "absl/flags/usage.h"
 #include "absl/strings/numbers.h"
 #include "absl/strings/str_cat.h"
 #include "absl/strings/str_join.h"
@@ -29,8 +27,8 @@
 #include "clients/cli/health_client.h"
 #include "clients/cli/output.h"
 #include "grpcpp/client_context.h"
-#include "tools/command_line.h"
 #include "tandem/v1/search.grpc.pb.h"
+#include "tools/app.h"
 
 ABSL_FLAG(std::string, server, "127.0.0.1:50051", "tandem-server address, host:port.");
 ABSL_FLAG(std::string, mode, "or", "search, batch: and, or or and_or.");
@@ -218,16 +216,18 @@ int RunInfo(tandem::v1::SearchService::Stub& stub) {
 }
 
 int Main(int argc, char** argv) {
-  absl::SetProgramUsageMessage(
-      "a client of tandem-server.\n"
-      "  tandem-cli [--server HOST:PORT] search [--mode and|or|and_or] [--k 10] "
-      "[--engine auto|cpu|gpu] [--json] [--timeout 5s] QUERY TEXT...\n"
-      "  tandem-cli batch [FILE|-]\n  tandem-cli health [--service NAME]\n  tandem-cli info");
-  tandem::tools::DashedFlags flags(argc, argv);
-  std::vector<char*> positional = absl::ParseCommandLine(flags.argc(), flags.argv());
-  if (positional.size() < 2) return Usage("missing command: search, batch, health or info");
-  const std::string command = positional[1];
-  const std::vector<std::string> args(positional.begin() + 2, positional.end());
+  const std::vector<std::string> positional = tools::ParseCommandLineOrExit(
+      argc, argv,
+      {.name = "tandem-cli",
+       .usage =
+           "tandem-cli is a client of tandem-server.\n"
+           "  tandem-cli [--server HOST:PORT] search [--mode and|or|and_or] [--k 10] "
+           "[--engine auto|cpu|gpu] [--json] [--timeout 5s] QUERY TEXT...\n"
+           "  tandem-cli batch [FILE|-]\n  tandem-cli health [--service NAME]\n  tandem-cli info",
+       .main_file = __FILE__});
+  if (positional.empty()) return Usage("missing command: search, batch, health or info");
+  const std::string command = positional[0];
+  const std::vector<std::string> args(positional.begin() + 1, positional.end());
 
   const ChannelTls tls{.enabled = absl::GetFlag(FLAGS_tls),
                        .ca_file = absl::GetFlag(FLAGS_tls_ca),

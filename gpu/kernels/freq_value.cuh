@@ -1,9 +1,9 @@
 // File: kernels/freq_value.cuh
 //
-// One frequency fetched from a compressed frequency image (Ding et al. 2009, section 8), as a device
-// function: FreqFetchKernel (freq_fetch.cuh) calls it for positions it is given, and the AND's
-// scoring (query_kernels.cuh) for each survivor's posting in each list. Kernels live in the .cu file
-// that includes their header once; this header holds no kernel, so any .cu may include it.
+// One frequency fetched from a compressed frequency image (Ding et al. 2009, section 8), as a
+// device function: FreqFetchKernel (freq_fetch.cuh) calls it for positions it is given, and the
+// AND's scoring (query_kernels.cuh) for each survivor's posting in each list. Kernels live in the
+// .cu file that includes their header once; this header holds no kernel, so any .cu may include it.
 #pragma once
 
 #include <cstdint>

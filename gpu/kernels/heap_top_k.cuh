@@ -10,19 +10,18 @@
 // by docID: every key is unique except the all-ones filler, which is never extracted.
 #pragma once
 
-#include <cub/block/block_reduce.cuh>
-
 #include <cstdint>
+#include <cub/block/block_reduce.cuh>
 
 namespace tandem::gpu::kernels {
 
-inline constexpr uint32_t kHeapGroup = 512;   // the paper's group size; also the CTA size
-inline constexpr int kHeapMaxLevels = 4;      // 512^4 entries: beyond any posting count
+inline constexpr uint32_t kHeapGroup = 512;  // the paper's group size; also the CTA size
+inline constexpr int kHeapMaxLevels = 4;     // 512^4 entries: beyond any posting count
 
 struct HeapLevels {
   uint64_t* level[kHeapMaxLevels + 1] = {};  // level[0]: the keys; level[l]: group minima
   uint32_t size[kHeapMaxLevels + 1] = {};
-  int top = 0;                               // level[top] has at most kHeapGroup entries
+  int top = 0;  // level[top] has at most kHeapGroup entries
 };
 
 struct MinOp {

@@ -41,8 +41,7 @@ __global__ void MergeFindLevelKernel(const uint32_t* __restrict__ a, uint32_t a_
                                      uint32_t parent_stride, uint32_t parent_count,
                                      uint32_t* __restrict__ out, uint32_t* __restrict__ found) {
   const uint32_t count = (a_len + stride - 1) / stride;
-  for (uint32_t j = blockIdx.x * blockDim.x + threadIdx.x; j < count;
-       j += gridDim.x * blockDim.x) {
+  for (uint32_t j = blockIdx.x * blockDim.x + threadIdx.x; j < count; j += gridDim.x * blockDim.x) {
     const uint32_t idx = j * stride;
     const uint32_t x = a[idx];
     uint32_t lo = 0, hi = b_len;

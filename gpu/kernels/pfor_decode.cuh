@@ -232,17 +232,14 @@ __global__ void __launch_bounds__(kDecodeThreads)
 // and spreads the blocks evenly when most entries are skipped (the AND's candidates that are not
 // the first of their block, section 7).
 template <typename Storage, typename Decode>
-__device__ __forceinline__ void ForEachEntryBlock(const uint32_t* __restrict__ entries,
-                                                  uint32_t max_entries,
-                                                  const uint32_t* __restrict__ device_count,
-                                                  uint32_t num_blocks, Storage* storage,
-                                                  cub::WarpScan<uint32_t>::TempStorage* scan_storage,
-                                                  Decode decode) {
+__device__ __forceinline__ void ForEachEntryBlock(
+    const uint32_t* __restrict__ entries, uint32_t max_entries,
+    const uint32_t* __restrict__ device_count, uint32_t num_blocks, Storage* storage,
+    cub::WarpScan<uint32_t>::TempStorage* scan_storage, Decode decode) {
   const uint32_t warp = threadIdx.x / 32;
   const uint32_t lane = threadIdx.x % 32;
   const uint64_t warps = uint64_t{gridDim.x} * kDecodeWarpsPerCta;
-  const uint32_t count =
-      device_count == nullptr ? max_entries : min(max_entries, *device_count);
+  const uint32_t count = device_count == nullptr ? max_entries : min(max_entries, *device_count);
   cub::WarpScan<uint32_t> scan(scan_storage[warp]);
   for (uint64_t base = uint64_t{blockIdx.x} * kDecodeWarpsPerCta + warp; base < count;
        base += 32 * warps) {
@@ -256,22 +253,20 @@ __device__ __forceinline__ void ForEachEntryBlock(const uint32_t* __restrict__ e
 }
 
 // Decodes every list block named by entries (ForEachEntryBlock) in place: block k to
-// out + k * kBlock, where a whole-list decode puts it. A block named twice is written twice with the
-// same values.
+// out + k * kBlock, where a whole-list decode puts it. A block named twice is written twice with
+// the same values.
 template <uint32_t kBlock, bool kDocids>
 __global__ void __launch_bounds__(kDecodeThreads)
     PForDecodeInPlaceKernel(const PForDesc d, const uint32_t* __restrict__ image,
                             const uint32_t* __restrict__ entries, uint32_t max_entries,
-                            const uint32_t* __restrict__ device_count,
-                            uint32_t* __restrict__ out) {
+                            const uint32_t* __restrict__ device_count, uint32_t* __restrict__ out) {
   __shared__ PForWarpStorage<kBlock> storage[kDecodeWarpsPerCta];
   __shared__ cub::WarpScan<uint32_t>::TempStorage scan_storage[kDecodeWarpsPerCta];
-  ForEachEntryBlock(entries, max_entries, device_count, d.num_blocks, storage, scan_storage,
-                    [&](uint32_t k, PForWarpStorage<kBlock>& s, cub::WarpScan<uint32_t>& scan,
-                        uint32_t lane) {
-                      PForDecodeBlock<kBlock, kDocids>(d, image, k, out + uint64_t{k} * kBlock, s,
-                                                       scan, lane);
-                    });
+  ForEachEntryBlock(
+      entries, max_entries, device_count, d.num_blocks, storage, scan_storage,
+      [&](uint32_t k, PForWarpStorage<kBlock>& s, cub::WarpScan<uint32_t>& scan, uint32_t lane) {
+        PForDecodeBlock<kBlock, kDocids>(d, image, k, out + uint64_t{k} * kBlock, s, scan, lane);
+      });
 }
 
 }  // namespace tandem::gpu::kernels

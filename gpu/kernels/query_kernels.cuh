@@ -28,8 +28,8 @@ __device__ __forceinline__ uint32_t CandidateCount(uint32_t max_n,
 
 // index::Bm25DocNorm: k1 * ((1 - b) + (b * len) / avgdl).
 __device__ __forceinline__ float DocNorm(uint32_t len, float k1, float b, float avgdl) {
-  return __fmul_rn(k1, __fadd_rn(__fsub_rn(1.0f, b), __fdiv_rn(__fmul_rn(b, __uint2float_rn(len)),
-                                                                avgdl)));
+  return __fmul_rn(
+      k1, __fadd_rn(__fsub_rn(1.0f, b), __fdiv_rn(__fmul_rn(b, __uint2float_rn(len)), avgdl)));
 }
 
 // index::Bm25Score: weighted_idf * (tf / (tf + norm)).
@@ -108,8 +108,7 @@ __global__ void LocateEntriesKernel(const uint32_t* __restrict__ cand, uint32_t 
   for (uint32_t i = blockIdx.x * blockDim.x + threadIdx.x; i < n; i += gridDim.x * blockDim.x) {
     const uint32_t k = LocateBlock(bases, num_blocks, cand[i]);
     cand_block[i] = k;
-    const bool first_in_block =
-        k < num_blocks && (i == 0 || (k > 0 && cand[i - 1] <= bases[k]));
+    const bool first_in_block = k < num_blocks && (i == 0 || (k > 0 && cand[i - 1] <= bases[k]));
     entries[i] = first_in_block ? k : num_blocks;
   }
 }
@@ -148,8 +147,7 @@ __global__ void IntersectKernel(const uint32_t* __restrict__ cand, uint32_t max_
                                 uint32_t num_blocks, uint32_t num_postings,
                                 uint32_t* __restrict__ found, uint32_t* __restrict__ pos) {
   const uint32_t n = CandidateCount(max_n, device_n);
-  for (uint32_t i = blockIdx.x * blockDim.x + threadIdx.x; i < max_n;
-       i += gridDim.x * blockDim.x) {
+  for (uint32_t i = blockIdx.x * blockDim.x + threadIdx.x; i < max_n; i += gridDim.x * blockDim.x) {
     const uint32_t k = i < n ? cand_block[i] : num_blocks;
     uint32_t hit = 0;
     if (k < num_blocks) {

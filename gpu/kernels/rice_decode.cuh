@@ -170,16 +170,14 @@ template <bool kDocids>
 __global__ void __launch_bounds__(kDecodeThreads)
     RiceDecodeInPlaceKernel(const RiceDesc d, const uint32_t* __restrict__ image,
                             const uint32_t* __restrict__ entries, uint32_t max_entries,
-                            const uint32_t* __restrict__ device_count,
-                            uint32_t* __restrict__ out) {
+                            const uint32_t* __restrict__ device_count, uint32_t* __restrict__ out) {
   __shared__ RiceWarpStorage storage[kDecodeWarpsPerCta];
   __shared__ cub::WarpScan<uint32_t>::TempStorage scan_storage[kDecodeWarpsPerCta];
-  ForEachEntryBlock(entries, max_entries, device_count, d.num_blocks, storage, scan_storage,
-                    [&](uint32_t k, RiceWarpStorage& s, cub::WarpScan<uint32_t>& scan,
-                        uint32_t lane) {
-                      RiceDecodeBlock<kDocids>(d, image, k, out + uint64_t{k} * kRiceBlock, s,
-                                               scan, lane);
-                    });
+  ForEachEntryBlock(
+      entries, max_entries, device_count, d.num_blocks, storage, scan_storage,
+      [&](uint32_t k, RiceWarpStorage& s, cub::WarpScan<uint32_t>& scan, uint32_t lane) {
+        RiceDecodeBlock<kDocids>(d, image, k, out + uint64_t{k} * kRiceBlock, s, scan, lane);
+      });
 }
 
 }  // namespace tandem::gpu::kernels

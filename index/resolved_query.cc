@@ -1,0 +1,35 @@
+#include "index/resolved_query.h"
+
+#include <algorithm>
+#include <optional>
+
+#include "index/bm25.h"
+
+namespace tandem::index {
+
+ResolvedQuery ResolveQuery(const Index& index, const Query& query) {
+  ResolvedQuery resolved;
+  resolved.mode = query.mode;
+  resolved.k = query.k;
+  resolved.bm25 = query.bm25;
+  resolved.default_bm25 =
+      query.bm25.k1 == index.manifest().bm25.k1 && query.bm25.b == index.manifest().bm25.b;
+  const std::vector<QueryTerm> merged = MergeRepeatedTerms(query.terms);
+  resolved.num_distinct_terms = merged.size();
+  for (const QueryTerm& t : merged) {
+    std::optional<TermInfo> info = index.Lookup(t.term);
+    if (!info) continue;
+    ResolvedTerm& term = resolved.terms.emplace_back();
+    term.info = *info;
+    term.weight = t.weight;
+    const float idf = Bm25Idf(index.num_docs(), info->df);
+    term.weighted_idf = t.weight * idf;
+    // The stored maximum is idf * max(tf / (tf + norm)) for the index's parameters and weight 1;
+    // a value from other statistics cannot widen the ratio past 1.
+    term.has_stored_bound = resolved.default_bm25 && idf > 0.0f;
+    term.bound_ratio = term.has_stored_bound ? std::clamp(info->max_score / idf, 0.0f, 1.0f) : 1.0f;
+  }
+  return resolved;
+}
+
+}  // namespace tandem::index

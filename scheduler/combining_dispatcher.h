@@ -10,8 +10,8 @@
 // worker may take it (by where the last thresholds would route it) or it expires before the parked
 // timekeeper wakes; otherwise the next round moves the inbox into the queues. It is the default
 // because it measured 13% ahead of LockedDispatcher at the AND knee on an H100 machine (34,000
-// against 30,000 q/s sustained with 12 CPU workers and 8 GPU queries in flight; the plain lock hands
-// itself on one wake-up at a time among 20 workers), and level on OR.
+// against 30,000 q/s sustained with 12 CPU workers and 8 GPU queries in flight; the plain lock
+// hands itself on one wake-up at a time among 20 workers), and level on OR.
 //
 // A worker slot's states, changed only under the slot's mutex (so a sleeping owner is always
 // signalled); the owner reads them without it while it spins:

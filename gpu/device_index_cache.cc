@@ -14,6 +14,7 @@ namespace tandem::gpu {
 DeviceList::~DeviceList() {
   // The queries that used the list synchronized their streams before letting go of it.
   if (allocation != nullptr) cudaFreeAsync(allocation, free_stream);
+  if (search_allocation != nullptr) cudaFreeAsync(search_allocation, free_stream);
 }
 
 DeviceIndexCache::DeviceIndexCache(const index::Index& index,
@@ -124,6 +125,14 @@ absl::StatusOr<std::shared_ptr<const DeviceList>> DeviceIndexCache::Load(
   list->freqs.image = device + freq_offset;
   list->bases =
       device + (list->codec == GpuCodec::kPFor ? list->pfor.desc.bases : list->rice.desc.bases);
+  if (options_.search_forms) {
+    TANDEM_ASSIGN_OR_RETURN(
+        list->search, BuildSearchForm(list->codec == GpuCodec::kPFor ? &list->pfor : nullptr,
+                                      list->codec == GpuCodec::kRice ? &list->rice : nullptr,
+                                      list->num_postings, std::max(index_.num_docs(), 1u), pool_,
+                                      copy_stream_, &list->search_allocation));
+    list->bytes += list->search.bytes;
+  }
   return std::shared_ptr<const DeviceList>(std::move(list));
 }
 

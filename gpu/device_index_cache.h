@@ -27,6 +27,7 @@
 #include "absl/status/statusor.h"
 #include "gpu/decode.h"
 #include "gpu/list_layout.h"
+#include "gpu/search_form.h"
 #include "index/index.h"
 
 namespace tandem::gpu {
@@ -41,10 +42,13 @@ struct DeviceList {
   uint32_t num_blocks = 0;
   uint32_t block_size = 0;          // postings per docID block: 128 or 512
   const uint32_t* bases = nullptr;  // device: num_blocks + 1 block boundaries (list_format.h)
-  uint64_t bytes = 0;               // device bytes of both images
+  // The docIDs uncompressed, for the batch path (search_form.h); empty unless the cache builds it.
+  SearchForm search;
+  uint64_t bytes = 0;  // device bytes of both images and the search form
 
   ~DeviceList();
-  void* allocation = nullptr;  // returned to the pool on destruction
+  void* allocation = nullptr;         // returned to the pool on destruction
+  void* search_allocation = nullptr;  // likewise
   cudaStream_t free_stream = nullptr;
 };
 
@@ -62,6 +66,8 @@ struct DeviceIndexCacheOptions {
   uint64_t capacity_bytes = 0;        // must be > 0 (the engine picks the default)
   TranscodeOptions transcode;         // .codec is overridden by the index codec's GPU codec
   uint64_t staging_bytes = 8u << 20;  // pinned staging buffer
+  // Build every list's search form at load (the batch path): about 4.4 more bytes per posting.
+  bool search_forms = false;
 };
 
 class DeviceIndexCache {

@@ -15,6 +15,7 @@
 
 #include "absl/strings/str_cat.h"
 #include "base/status_macros.h"
+#include "gpu/batch_query.h"
 #include "gpu/cuda_status.h"
 #include "gpu/device_index_cache.h"
 #include "gpu/query_context.h"
@@ -38,6 +39,9 @@ absl::Status CheckTuning(const GpuQueryTuning& tuning) {
       tuning.intersect_levels > kMaxMergeFindLevels) {
     return absl::InvalidArgumentError(absl::StrCat(
         "intersect_levels must be -1..", kMaxMergeFindLevels, ", got ", tuning.intersect_levels));
+  }
+  if (static_cast<uint32_t>(tuning.batch_range) >= kNumSearchRanges) {
+    return absl::InvalidArgumentError("unknown batch search range");
   }
   return absl::OkStatus();
 }
@@ -66,6 +70,7 @@ struct GpuEngine::Impl {
   DeviceBuffer<uint32_t> iota;         // 0, 1, ..., num_docs - 1: posting positions
   std::unique_ptr<DeviceIndexCache> cache;
   std::unique_ptr<QueryContextPool> contexts;
+  std::unique_ptr<QueryContextPool> batch_contexts;  // with the batch path only
 
   std::mutex tuning_mu;
   GpuQueryTuning tuning;  // guarded by tuning_mu
@@ -115,6 +120,18 @@ absl::StatusOr<std::unique_ptr<GpuEngine>> GpuEngine::Create(const index::Index&
   TANDEM_ASSIGN_OR_RETURN(
       impl->contexts,
       QueryContextPool::Create({.contexts = options.num_contexts, .scratch_bytes = scratch}));
+  if (options.batch.enabled) {
+    if (options.batch.contexts < 1 || options.batch.scratch_bytes == 0 ||
+        options.batch.host_bytes < (uint64_t{1} << 20)) {
+      return absl::InvalidArgumentError(
+          "the batch path needs at least one context, scratch memory and 1 MB of pinned memory "
+          "per context");
+    }
+    TANDEM_ASSIGN_OR_RETURN(impl->batch_contexts,
+                            QueryContextPool::Create({.contexts = options.batch.contexts,
+                                                      .scratch_bytes = options.batch.scratch_bytes,
+                                                      .host_bytes = options.batch.host_bytes}));
+  }
 
   // Document lengths and the default norms, for BM25 on the device.
   cudaStream_t setup = impl->contexts->setup_stream();
@@ -137,6 +154,7 @@ absl::StatusOr<std::unique_ptr<GpuEngine>> GpuEngine::Create(const index::Index&
   cache_options.device = options.device;
   cache_options.capacity_bytes =
       options.cache_bytes != 0 ? options.cache_bytes : free_bytes / 10 * 6;
+  cache_options.search_forms = options.batch.enabled;
   TANDEM_ASSIGN_OR_RETURN(impl->cache, DeviceIndexCache::Create(index, cache_options));
   if (options.preload) TANDEM_RETURN_IF_ERROR(impl->cache->Preload().status());
   return std::unique_ptr<GpuEngine>(new GpuEngine(std::move(impl)));
@@ -199,6 +217,124 @@ absl::StatusOr<SearchResult> GpuEngine::Search(const Query& query,
     TANDEM_RETURN_IF_ERROR(qc.timer.Collect(impl_->stage_totals));
   }
   return result;
+}
+
+bool GpuEngine::batch_path() const { return impl_->batch_contexts != nullptr; }
+
+std::vector<absl::StatusOr<SearchResult>> GpuEngine::SearchBatch(
+    const std::vector<Query>& queries, const std::vector<SearchContext>& contexts) const {
+  const size_t n = queries.size();
+  std::vector<absl::StatusOr<SearchResult>> results(n, SearchResult{});
+  if (contexts.size() != 1 && contexts.size() != n) {
+    for (auto& r : results) {
+      r = absl::InvalidArgumentError("SearchBatch needs one context, or one per query");
+    }
+    return results;
+  }
+  auto context_of = [&](size_t i) -> const SearchContext& {
+    return contexts.size() == 1 ? contexts[0] : contexts[i];
+  };
+  if (impl_->batch_contexts == nullptr) {
+    for (size_t i = 0; i < n; ++i) results[i] = Search(queries[i], context_of(i));
+    return results;
+  }
+  const index::Index& index = impl_->index;
+  std::vector<index::ResolvedQuery> resolved(n);
+  std::vector<SearchResult> answers(n);
+  std::vector<size_t> alone;      // run one by one, as Search runs them
+  std::vector<size_t> batchable;  // run in batches
+  for (size_t i = 0; i < n; ++i) {
+    if (absl::Status valid = index::ValidateQuery(queries[i]); !valid.ok()) {
+      results[i] = valid;
+      continue;
+    }
+    if (absl::Status ready = context_of(i).Check(); !ready.ok()) {
+      results[i] = ready;
+      continue;
+    }
+    resolved[i] = index::ResolveQuery(index, queries[i]);
+    const index::ResolvedQuery& rq = resolved[i];
+    answers[i].stats.executed_mode = rq.initial_executed_mode();
+    if (rq.empty() || (rq.mode == QueryMode::kAnd && !rq.runs_and())) {
+      results[i] = answers[i];  // no terms, or an AND with an absent term: nothing matches
+    } else if (FitsBatch(rq)) {
+      batchable.push_back(i);
+    } else {
+      alone.push_back(i);
+    }
+  }
+  if (!batchable.empty()) {
+    if (const cudaError_t e = cudaSetDevice(impl_->options.device); e != cudaSuccess) {
+      const absl::Status status = CudaErrorToStatus(e, "cudaSetDevice", __FILE__, __LINE__);
+      for (size_t i : batchable) results[i] = status;
+      batchable.clear();
+    }
+  }
+  // The batch items with their lists, held until their batch has run.
+  std::vector<BatchItem> items;
+  std::vector<size_t> item_query;
+  for (size_t i : batchable) {
+    BatchItem item{.query = &resolved[i], .lists = {}, .result = &answers[i]};
+    absl::Status loaded = absl::OkStatus();
+    for (const index::ResolvedTerm& t : resolved[i].terms) {
+      absl::StatusOr<std::shared_ptr<const DeviceList>> list = impl_->cache->Get(t.info);
+      if (!list.ok()) {
+        loaded = list.status();
+        break;
+      }
+      item.lists.push_back(*std::move(list));
+    }
+    if (!loaded.ok()) {
+      results[i] = loaded;
+      continue;
+    }
+    items.push_back(std::move(item));
+    item_query.push_back(i);
+  }
+  if (!items.empty()) {
+    QueryContextPool::Lease lease = impl_->batch_contexts->Acquire(impl_->current_tuning());
+    const SearchRange range = lease->tuning.batch_range;
+    const uint32_t num_docs = index.num_docs();
+    const float* norms = impl_->default_norms.data();
+    // Greedy batches that fit the context; a query too large for a batch of its own goes alone.
+    std::vector<BatchItem> batch;
+    std::vector<size_t> batch_query;
+    auto fits = [&]() {
+      const BatchFootprint f = FootprintOf(batch, num_docs);
+      return f.host_bytes <= lease->host_bytes && f.device_bytes <= lease->arena.capacity();
+    };
+    auto run = [&]() {
+      if (batch.empty()) return;
+      const absl::Status status = RunBatch(batch, norms, num_docs, range, *lease);
+      for (size_t i : batch_query) {
+        if (status.ok()) {
+          results[i] = std::move(answers[i]);
+        } else {
+          results[i] = status;
+        }
+      }
+      batch.clear();
+      batch_query.clear();
+    };
+    for (size_t j = 0; j < items.size(); ++j) {
+      batch.push_back(items[j]);
+      batch_query.push_back(item_query[j]);
+      if (fits()) continue;
+      batch.pop_back();
+      batch_query.pop_back();
+      run();
+      batch.push_back(items[j]);
+      batch_query.push_back(item_query[j]);
+      if (!fits()) {
+        batch.clear();
+        batch_query.clear();
+        alone.push_back(item_query[j]);
+      }
+    }
+    run();
+  }
+  for (size_t i : alone) results[i] = Search(queries[i], context_of(i));
+  return results;
 }
 
 double GpuEngine::ResidentFraction(const Query& query) const {

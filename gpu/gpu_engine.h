@@ -26,9 +26,11 @@
 #include <cstdint>
 #include <memory>
 #include <string>
+#include <vector>
 
 #include "absl/status/statusor.h"
 #include "gpu/device.h"
+#include "gpu/search_range.h"
 #include "index/engine.h"
 #include "index/index.h"
 
@@ -54,6 +56,8 @@ struct GpuQueryTuning {
   int intersect_levels = -1;
   // Record each stage's device time with CUDA events (stage_times()); an event per stage boundary.
   bool profile_stages = false;
+  // How the batch path's AND bounds its searches (Ao et al. 2011, sections 3.2-3.4).
+  SearchRange batch_range = SearchRange::kHash16;
 };
 
 // The stages of a query whose time stage_times() reports (the paper's Table 3). kCache is host
@@ -75,6 +79,16 @@ struct GpuStageTimes {
 // give it to the CPU engine's workers and the RPC threads.
 enum class GpuHostWait { kAuto, kSpin, kYield, kBlockingSync };
 
+// The batch path (Ao et al. 2011): SearchBatch answers many queries with one launch sequence.
+struct GpuBatchOptions {
+  // Build every list's search form as the device cache loads it (about 4.4 more bytes of device
+  // memory per posting); without it SearchBatch runs each query on its own.
+  bool enabled = false;
+  int contexts = 2;                            // batches that may run at once
+  uint64_t scratch_bytes = uint64_t{1} << 30;  // device scratch per batch context
+  uint64_t host_bytes = uint64_t{64} << 20;    // pinned memory per batch context
+};
+
 struct GpuEngineOptions {
   int device = 0;
   // Device index cache capacity; 0 means 60% of the device memory free after the contexts.
@@ -88,6 +102,7 @@ struct GpuEngineOptions {
   uint64_t scratch_bytes = 0;
   GpuHostWait host_wait = GpuHostWait::kAuto;
   GpuQueryTuning tuning = {};
+  GpuBatchOptions batch = {};
 };
 
 // The cache's counters (DeviceIndexCache).
@@ -112,6 +127,17 @@ class GpuEngine : public index::Engine {
   absl::string_view name() const override { return "gpu"; }
   absl::StatusOr<index::SearchResult> Search(const index::Query& query,
                                              const index::SearchContext& context) const override;
+
+  // Answers `queries` together, result i for query i (contexts: one per query, or one for all).
+  // With the batch path on, the queries that fit it (at most 16 terms, k at most 1,000, the
+  // index's own BM25 parameters) run as batches of one launch sequence each, split where a batch
+  // would outgrow a batch context; the others, and every query without the batch path, run one by
+  // one as Search runs them. A query's context is checked before the batch starts. Answers equal
+  // Search's: the same hits and bit-equal scores.
+  std::vector<absl::StatusOr<index::SearchResult>> SearchBatch(
+      const std::vector<index::Query>& queries,
+      const std::vector<index::SearchContext>& contexts) const;
+  bool batch_path() const;
 
   // Fraction of the query's postings whose lists are in the device cache (the cost model's
   // feature): terms resolved as Search does, weighted by document frequency.

@@ -33,8 +33,10 @@ absl::StatusOr<std::unique_ptr<QueryContextPool>> QueryContextPool::Create(const
     TANDEM_CUDA_RETURN_IF_ERROR(cudaStreamCreateWithFlags(&qc->stream, cudaStreamNonBlocking));
     TANDEM_CUDA_RETURN_IF_ERROR(cudaMalloc(&qc->arena_memory, options.scratch_bytes));
     qc->arena = ScratchArena(qc->arena_memory, options.scratch_bytes);
-    TANDEM_CUDA_RETURN_IF_ERROR(cudaMallocHost(reinterpret_cast<void**>(&qc->host_keys),
-                                               sizeof(uint64_t) * TopKHostWords(index::kMaxK)));
+    qc->host_bytes = options.host_bytes != 0 ? options.host_bytes
+                                             : sizeof(uint64_t) * TopKHostWords(index::kMaxK);
+    TANDEM_CUDA_RETURN_IF_ERROR(
+        cudaMallocHost(reinterpret_cast<void**>(&qc->host_keys), qc->host_bytes));
     TANDEM_RETURN_IF_ERROR(qc->timer.Init());
     pool->idle_.push_back(qc.get());
     pool->contexts_.push_back(std::move(qc));

@@ -32,7 +32,10 @@ struct QueryContext {
   cudaStream_t stream = nullptr;
   void* arena_memory = nullptr;
   ScratchArena arena;
-  uint64_t* host_keys = nullptr;  // pinned, TopKHostWords(index::kMaxK) words; also count reads
+  // Pinned host memory of the pool's host_bytes: the per-query path's top-k keys and count reads
+  // (TopKHostWords(index::kMaxK) words), a batch's layout going up and its results coming back.
+  uint64_t* host_keys = nullptr;
+  uint64_t host_bytes = 0;
   StageTimer timer;
   GpuQueryTuning tuning;  // the engine's tuning when the query checked the context out
 
@@ -47,6 +50,7 @@ class QueryContextPool {
   struct Options {
     int contexts = 4;            // queries that may run on the device at once
     uint64_t scratch_bytes = 0;  // per context; > 0
+    uint64_t host_bytes = 0;     // pinned per context; 0: what the per-query path's top-k needs
   };
 
   // On the current device. INVALID_ARGUMENT for bad options, RESOURCE_EXHAUSTED when the arenas do

@@ -12,6 +12,7 @@
 
 #include <cstdint>
 
+#include "gpu/kernels/bm25.cuh"
 #include "gpu/kernels/freq_value.cuh"
 #include "gpu/list_format.h"
 
@@ -24,18 +25,6 @@ inline constexpr int kQueryThreads = 256;
 __device__ __forceinline__ uint32_t CandidateCount(uint32_t max_n,
                                                    const uint32_t* __restrict__ device_n) {
   return device_n == nullptr ? max_n : min(max_n, *device_n);
-}
-
-// index::Bm25DocNorm: k1 * ((1 - b) + (b * len) / avgdl).
-__device__ __forceinline__ float DocNorm(uint32_t len, float k1, float b, float avgdl) {
-  return __fmul_rn(
-      k1, __fadd_rn(__fsub_rn(1.0f, b), __fdiv_rn(__fmul_rn(b, __uint2float_rn(len)), avgdl)));
-}
-
-// index::Bm25Score: weighted_idf * (tf / (tf + norm)).
-__device__ __forceinline__ float Bm25(float weighted_idf, uint32_t tf, float norm) {
-  const float f = __uint2float_rn(tf);
-  return __fmul_rn(weighted_idf, __fdiv_rn(f, __fadd_rn(f, norm)));
 }
 
 __global__ void DocNormsKernel(const uint32_t* __restrict__ lengths, uint32_t n, float k1, float b,
@@ -194,14 +183,6 @@ __global__ void CompactKernel(const uint32_t* __restrict__ flags, const uint32_t
     }
     for (; r < rows; ++r) pos_out[r * stride + j] = pos_in[r * stride + i];
   }
-}
-
-// The top-k sort key: ascending order = descending score, then ascending docID. Scores are > 0
-// for every scored document (idf > 0, weights > 0), so the float's bits order like its value;
-// unscored entries (score <= 0) get the all-ones key, which sorts last and is dropped.
-__device__ __forceinline__ uint64_t TopKKey(float score, uint32_t docid) {
-  if (!(score > 0.0f)) return ~uint64_t{0};
-  return (static_cast<uint64_t>(~__float_as_uint(score)) << 32) | docid;
 }
 
 // keys[i] for scores[i] of document docs[i] (docs == nullptr: document i).

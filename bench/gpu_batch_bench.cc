@@ -1,0 +1,350 @@
+// tandem-bench-gpu-batch: the GPU engine's batch path (Ao et al. 2011, PARA) beside its per-query
+// path on one index, every answer compared with the CPU engine's (same documents, order and
+// scores):
+//   - the paper's Figure 5 and Figure 6: throughput and response time (the time a batch takes) by
+//     computational threshold c, the sum of the batch's shortest-list lengths (OR: of all its list
+//     lengths), for each search range (BS, LR, HS16, HS32, HS256) on uncompressed docIDs;
+//   - the per-query path with all cores calling it, for the same queries.
+// Batches are formed from the query log in order until the threshold is reached and run by
+// --batch_threads callers of GpuEngine::SearchBatch at once. Prints a table and writes JSON with
+// the machine, the commit and the GPU.
+//
+//   tandem-bench-gpu-batch --index DIR --queries trec05-efficiency.txt --json out.json
+#include <algorithm>
+#include <atomic>
+#include <chrono>
+#include <cstdio>
+#include <fstream>
+#include <map>
+#include <string>
+#include <thread>
+#include <vector>
+
+#include "absl/flags/flag.h"
+#include "absl/strings/numbers.h"
+#include "absl/strings/str_split.h"
+#include "cpu/daat_engine.h"
+#include "gpu/gpu_engine.h"
+#include "index/index.h"
+#include "index/resolved_query.h"
+#include "nlohmann/json.hpp"
+#include "tools/app.h"
+#include "tools/bench_util.h"
+#include "tools/thread_pool.h"
+#include "workload/query_file.h"
+#include "workload/query_split.h"
+
+ABSL_FLAG(std::string, index, "", "index directory (required)");
+ABSL_FLAG(std::string, queries, "", "query log (trec05-efficiency.txt; required)");
+ABSL_FLAG(std::string, split, "eval", "all (file order), train or eval (workload/query_split.h)");
+ABSL_FLAG(uint64_t, seed, tandem::workload::kDefaultSplitSeed, "seed of the train/eval split");
+ABSL_FLAG(uint64_t, train, tandem::workload::kDefaultTrainQueries, "training queries of the split");
+ABSL_FLAG(uint64_t, eval, tandem::workload::kDefaultEvalQueries, "evaluation queries of the split");
+ABSL_FLAG(int, max_queries, 1000, "measure the first N chosen queries");
+ABSL_FLAG(std::string, modes, "and,or", "modes to measure");
+ABSL_FLAG(std::string, k, "10,1000", "hits per query, a list");
+ABSL_FLAG(std::string, ranges, "bs,lr,hs16,hs32,hs256", "search ranges of the AND to measure");
+ABSL_FLAG(std::string, thresholds, "16384,65536,262144,1048576,4194304",
+          "computational thresholds c to measure (postings per batch)");
+ABSL_FLAG(int, batch_threads, 2, "callers of SearchBatch at once (batch contexts)");
+ABSL_FLAG(int, threads, 0, "callers of the per-query path (0: all cores)");
+ABSL_FLAG(int, repeat, 3, "timed runs per configuration; the fastest is reported");
+ABSL_FLAG(std::string, json, "", "write results here");
+
+namespace tandem {
+namespace {
+
+using Clock = std::chrono::steady_clock;
+using nlohmann::json;
+
+double Seconds(Clock::time_point a, Clock::time_point b) {
+  return std::chrono::duration<double>(b - a).count();
+}
+
+int Fail(const std::string& what) {
+  std::fprintf(stderr, "tandem-bench-gpu-batch: %s\n", what.c_str());
+  return 1;
+}
+
+// Same documents in the same order with bit-equal scores.
+bool SameHits(const absl::StatusOr<index::SearchResult>& want,
+              const absl::StatusOr<index::SearchResult>& got) {
+  if (!want.ok() || !got.ok()) return want.ok() == got.ok();
+  return want->hits == got->hits;
+}
+
+// Consecutive runs of queries whose cost adds up to at least `threshold` (the last may be less).
+std::vector<std::pair<size_t, size_t>> FormBatches(const std::vector<uint64_t>& cost,
+                                                   uint64_t threshold) {
+  std::vector<std::pair<size_t, size_t>> batches;  // [begin, end)
+  size_t begin = 0;
+  uint64_t sum = 0;
+  for (size_t i = 0; i < cost.size(); ++i) {
+    sum += cost[i];
+    if (sum >= threshold) {
+      batches.push_back({begin, i + 1});
+      begin = i + 1;
+      sum = 0;
+    }
+  }
+  if (begin < cost.size()) batches.push_back({begin, cost.size()});
+  return batches;
+}
+
+struct BatchRun {
+  double qps = 0;
+  tools::LatencySummary batch_latency;  // seconds per batch
+  int mismatches = 0;
+};
+
+// The batches run by `callers` threads taking the next batch in turn.
+BatchRun RunBatches(const gpu::GpuEngine& gpu, const std::vector<index::Query>& queries,
+                    const std::vector<std::pair<size_t, size_t>>& batches,
+                    const std::vector<absl::StatusOr<index::SearchResult>>& expected, int callers) {
+  std::atomic<size_t> next{0};
+  std::atomic<int> mismatches{0};
+  std::vector<std::vector<double>> latencies(callers);
+  const auto start = Clock::now();
+  std::vector<std::thread> threads;
+  for (int c = 0; c < callers; ++c) {
+    threads.emplace_back([&, c] {
+      for (size_t b = next++; b < batches.size(); b = next++) {
+        const auto [begin, end] = batches[b];
+        const std::vector<index::Query> batch(queries.begin() + begin, queries.begin() + end);
+        const auto t0 = Clock::now();
+        auto got = gpu.SearchBatch(batch, {index::SearchContext{}});
+        latencies[c].push_back(Seconds(t0, Clock::now()));
+        for (size_t i = 0; i < got.size(); ++i) {
+          if (!SameHits(expected[begin + i], got[i])) ++mismatches;
+        }
+      }
+    });
+  }
+  for (std::thread& t : threads) t.join();
+  BatchRun run;
+  run.qps = queries.size() / Seconds(start, Clock::now());
+  std::vector<double> all;
+  for (const auto& l : latencies) all.insert(all.end(), l.begin(), l.end());
+  run.batch_latency = tools::Summarize(all);
+  run.mismatches = mismatches;
+  return run;
+}
+
+// Queries per second of `callers` threads calling Search; counts wrong answers.
+double PerQueryThroughput(const gpu::GpuEngine& gpu, const std::vector<index::Query>& queries,
+                          const std::vector<absl::StatusOr<index::SearchResult>>& expected,
+                          int callers, int* mismatches) {
+  std::atomic<size_t> next{0};
+  std::atomic<int> wrong{0};
+  const auto start = Clock::now();
+  std::vector<std::thread> threads;
+  for (int c = 0; c < callers; ++c) {
+    threads.emplace_back([&] {
+      for (size_t i = next++; i < queries.size(); i = next++) {
+        if (!SameHits(expected[i], gpu.Search(queries[i], {}))) ++wrong;
+      }
+    });
+  }
+  for (std::thread& t : threads) t.join();
+  *mismatches += wrong;
+  return queries.size() / Seconds(start, Clock::now());
+}
+
+template <typename T, typename Parse>
+absl::StatusOr<std::vector<T>> ParseList(const std::string& text, Parse parse) {
+  std::vector<T> out;
+  for (absl::string_view s : absl::StrSplit(text, ',', absl::SkipEmpty())) {
+    T value;
+    if (!parse(s, &value)) return absl::InvalidArgumentError(absl::StrCat("bad value '", s, "'"));
+    out.push_back(value);
+  }
+  return out;
+}
+
+int Run() {
+  std::setvbuf(stdout, nullptr, _IOLBF, 0);  // rows as they come, also through a pipe
+  auto idx = index::Index::Open(absl::GetFlag(FLAGS_index));
+  if (!idx.ok()) return Fail("open index: " + idx.status().ToString());
+  const index::Index& index = **idx;
+  auto ks = ParseList<uint32_t>(absl::GetFlag(FLAGS_k), [](absl::string_view s, uint32_t* k) {
+    return absl::SimpleAtoi(s, k) && *k >= 1 && *k <= index::kMaxK;
+  });
+  auto modes = ParseList<index::QueryMode>(
+      absl::GetFlag(FLAGS_modes),
+      [](absl::string_view s, index::QueryMode* m) { return index::ParseQueryMode(s, m); });
+  auto ranges = ParseList<gpu::SearchRange>(absl::GetFlag(FLAGS_ranges),
+                                            [](absl::string_view s, gpu::SearchRange* r) {
+                                              return gpu::ParseSearchRange(std::string(s), r);
+                                            });
+  auto thresholds = ParseList<uint64_t>(
+      absl::GetFlag(FLAGS_thresholds),
+      [](absl::string_view s, uint64_t* c) { return absl::SimpleAtoi(s, c) && *c > 0; });
+  for (const absl::Status& s :
+       {ks.status(), modes.status(), ranges.status(), thresholds.status()}) {
+    if (!s.ok()) return Fail(std::string(s.message()));
+  }
+  const int batch_threads = std::max(1, absl::GetFlag(FLAGS_batch_threads));
+  const int threads = absl::GetFlag(FLAGS_threads) > 0
+                          ? absl::GetFlag(FLAGS_threads)
+                          : static_cast<int>(std::thread::hardware_concurrency());
+  const int repeat = std::max(1, absl::GetFlag(FLAGS_repeat));
+
+  // The queries: those with an index term, then the split's part, the first --max_queries.
+  auto records = workload::LoadQueryFile(absl::GetFlag(FLAGS_queries));
+  if (!records.ok()) return Fail("queries: " + records.status().ToString());
+  std::vector<std::vector<std::string>> pool;
+  for (const workload::QueryRecord& r : *records) {
+    std::vector<std::string> terms;
+    index.analyzer().Analyze(r.text, &terms);
+    bool any = false;
+    for (const std::string& t : terms) any = any || index.Lookup(t).has_value();
+    if (any) pool.push_back(std::move(terms));
+  }
+  auto part = workload::ParseSplitPart(absl::GetFlag(FLAGS_split));
+  if (!part.ok()) return Fail(std::string(part.status().message()));
+  std::vector<std::vector<std::string>> analyzed;
+  if (*part == workload::SplitPart::kAll) {
+    analyzed = pool;
+  } else {
+    auto split = workload::SplitQueries(pool.size(), absl::GetFlag(FLAGS_seed),
+                                        absl::GetFlag(FLAGS_train), absl::GetFlag(FLAGS_eval));
+    if (!split.ok()) return Fail(std::string(split.status().message()));
+    for (size_t i : *part == workload::SplitPart::kTrain ? split->train : split->eval) {
+      analyzed.push_back(pool[i]);
+    }
+  }
+  if (static_cast<int>(analyzed.size()) > absl::GetFlag(FLAGS_max_queries)) {
+    analyzed.resize(absl::GetFlag(FLAGS_max_queries));
+  }
+
+  auto cpu = cpu::DaatEngine::Create(index);
+  if (!cpu.ok()) return Fail("cpu engine: " + cpu.status().ToString());
+  gpu::GpuEngineOptions options;  // the default 4 query contexts: each holds scratch for an OR
+  options.batch = {.enabled = true, .contexts = batch_threads};
+  auto created = gpu::GpuEngine::Create(index, options);
+  if (!created.ok()) return Fail("gpu engine: " + created.status().ToString());
+  const gpu::GpuEngine& gpu = **created;
+
+  json out;
+  out["benchmark"] = "gpu_batch";
+  out["machine"] = tools::MachineInfo(gpu.device().name);
+  out["index"] = {{"path", absl::GetFlag(FLAGS_index)},
+                  {"documents", index.num_docs()},
+                  {"postings", index.manifest().stats.num_postings},
+                  {"codec", index.manifest().codec}};
+  out["queries"] = {{"file", absl::GetFlag(FLAGS_queries)},
+                    {"split", absl::GetFlag(FLAGS_split)},
+                    {"count", analyzed.size()}};
+  out["batch_threads"] = batch_threads;
+  out["per_query_threads"] = threads;
+  std::printf(
+      "index: %u docs, %lu postings; %zu %s queries; GPU %s; %d batch callers, %d "
+      "per-query callers\n",
+      index.num_docs(), static_cast<unsigned long>(index.manifest().stats.num_postings),
+      analyzed.size(), absl::GetFlag(FLAGS_split).c_str(), gpu.device().name.c_str(), batch_threads,
+      threads);
+  std::printf("\n%-4s %5s %-6s %9s %8s %9s %10s %9s %9s %9s %5s\n", "mode", "k", "path", "c",
+              "batches", "q/batch", "q/s", "mean_ms", "p50_ms", "p99_ms", "diff");
+  int total_mismatches = 0;
+  for (uint32_t k : *ks) {
+    for (index::QueryMode mode : *modes) {
+      const std::string mode_name(index::QueryModeName(mode));
+      std::vector<index::Query> queries;
+      std::vector<uint64_t> cost;
+      for (const auto& terms : analyzed) {
+        index::Query q;
+        q.mode = mode;
+        q.k = k;
+        for (const std::string& t : terms) q.terms.push_back({t, 1.0f});
+        const index::ResolvedQuery r = index::ResolveQuery(index, q);
+        uint64_t shortest = UINT64_MAX, all = 0;
+        for (const index::ResolvedTerm& t : r.terms) {
+          shortest = std::min<uint64_t>(shortest, t.info.df);
+          all += t.info.df;
+        }
+        cost.push_back(mode == index::QueryMode::kAnd && r.runs_and() ? shortest : all);
+        queries.push_back(std::move(q));
+      }
+      // The CPU engine's answers, on every core.
+      std::vector<absl::StatusOr<index::SearchResult>> expected(queries.size(),
+                                                                index::SearchResult{});
+      {
+        tools::ThreadPool workers(threads);
+        for (size_t i = 0; i < queries.size(); ++i) {
+          workers.Schedule([&, i] { expected[i] = (*cpu)->Search(queries[i], {}); });
+        }
+        workers.Wait();
+      }
+      // Warm: every list of the queries in the device cache, with its search form.
+      const auto warm_start = Clock::now();
+      (void)gpu.SearchBatch(queries, {index::SearchContext{}});
+      std::printf("%-4s %5u warm-up (lists loaded, search forms built): %.1f s\n",
+                  mode_name.c_str(), k, Seconds(warm_start, Clock::now()));
+      // The per-query path.
+      int per_query_wrong = 0;
+      double best_qps = 0;
+      for (int r = 0; r < repeat; ++r) {
+        best_qps = std::max(best_qps,
+                            PerQueryThroughput(gpu, queries, expected, threads, &per_query_wrong));
+      }
+      total_mismatches += per_query_wrong;
+      std::printf("%-4s %5u %-6s %9s %8s %9s %10.0f %9s %9s %9s %5d\n", mode_name.c_str(), k,
+                  "query", "-", "-", "-", best_qps, "-", "-", "-", per_query_wrong);
+      json& row = out["results"][mode_name][std::to_string(k)];
+      row["per_query"] = {{"qps", best_qps}, {"mismatches", per_query_wrong}};
+      const std::vector<gpu::SearchRange> mode_ranges =
+          mode == index::QueryMode::kOr ? std::vector<gpu::SearchRange>{gpu::SearchRange::kHash16}
+                                        : *ranges;
+      for (gpu::SearchRange range : mode_ranges) {
+        gpu::GpuQueryTuning tuning;
+        tuning.batch_range = range;
+        if (absl::Status s = (*created)->SetTuning(tuning); !s.ok()) return Fail(s.ToString());
+        const std::string path =
+            mode == index::QueryMode::kOr ? "batch" : gpu::SearchRangeName(range);
+        for (uint64_t c : *thresholds) {
+          const auto batches = FormBatches(cost, c);
+          BatchRun best;
+          int wrong = 0;
+          for (int r = 0; r < repeat; ++r) {
+            BatchRun run = RunBatches(gpu, queries, batches, expected, batch_threads);
+            wrong += run.mismatches;
+            if (run.qps > best.qps) best = run;
+          }
+          total_mismatches += wrong;
+          std::printf("%-4s %5u %-6s %9lu %8zu %9.1f %10.0f %9.3f %9.3f %9.3f %5d\n",
+                      mode_name.c_str(), k, path.c_str(), static_cast<unsigned long>(c),
+                      batches.size(), static_cast<double>(queries.size()) / batches.size(),
+                      best.qps, best.batch_latency.mean * 1e3, best.batch_latency.p50 * 1e3,
+                      best.batch_latency.p99 * 1e3, wrong);
+          row["batch"][path][std::to_string(c)] = {{"batches", batches.size()},
+                                                   {"qps", best.qps},
+                                                   {"batch_ms",
+                                                    {{"mean", best.batch_latency.mean * 1e3},
+                                                     {"p50", best.batch_latency.p50 * 1e3},
+                                                     {"p99", best.batch_latency.p99 * 1e3}}},
+                                                   {"mismatches", wrong}};
+        }
+      }
+    }
+  }
+  out["mismatches"] = total_mismatches;
+  std::printf("\nresults equal to the CPU engine's: %s\n", total_mismatches == 0 ? "yes" : "NO");
+  if (!absl::GetFlag(FLAGS_json).empty()) {
+    std::ofstream(absl::GetFlag(FLAGS_json)) << out.dump(2) << "\n";
+  }
+  return total_mismatches == 0 ? 0 : 1;
+}
+
+}  // namespace
+}  // namespace tandem
+
+int main(int argc, char** argv) {
+  tandem::tools::ParseCommandLineOrExit(
+      argc, argv,
+      {.name = "tandem-bench-gpu-batch",
+       .usage = "tandem-bench-gpu-batch: the GPU's batch path beside its per-query path, every "
+                "answer checked against the CPU engine.\n"
+                "  tandem-bench-gpu-batch --index DIR --queries FILE [--json FILE]",
+       .main_file = __FILE__});
+  return tandem::Run();
+}

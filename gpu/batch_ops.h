@@ -1,0 +1,58 @@
+// File: batch_ops.h
+//
+// The launch sequence of one batch of queries (gpu/batch_format.h, kernels/batch_kernels.cuh) on
+// plain types: a batch's AND, its OR and its per-query top-k, on the caller's stream with no host
+// synchronization; the caller copies the results back once. Compiles as C++17 (nvcc) and C++20
+// (g++).
+//
+//   TANDEM_RETURN_IF_ERROR(LaunchBatch(batch, buffers, norms, num_docs, SearchRange::kHash16,
+//   stream)); cudaMemcpyAsync(host, buffers.results, ResultBytes(...), cudaMemcpyDeviceToHost,
+//   stream);
+#pragma once
+
+#include <cuda_runtime_api.h>
+
+#include <cstdint>
+
+#include "absl/status/status.h"
+#include "gpu/batch_format.h"
+#include "gpu/search_form.h"
+
+namespace tandem::gpu {
+
+// A batch in device memory, and the sizes of its work.
+struct DeviceBatch {
+  const BatchQuery* queries = nullptr;  // num_queries
+  const uint32_t* and_begin = nullptr;  // num_queries + 1: AND threads per query, as offsets
+  const uint32_t* or_begin = nullptr;   // num_queries + 1: OR blocks per query, as offsets
+  const BatchTerm* terms = nullptr;
+  uint32_t num_queries = 0;
+  uint32_t and_threads = 0;    // and_begin[num_queries]
+  uint32_t or_blocks = 0;      // or_begin[num_queries]
+  uint64_t or_candidates = 0;  // keys of every query's OR candidates
+  uint64_t out_keys = 0;       // sum of the queries' k
+};
+
+// Where a batch works and answers, in device memory.
+struct BatchBuffers {
+  uint64_t* and_keys = nullptr;    // and_threads
+  uint64_t* candidates = nullptr;  // or_candidates
+  // The results, contiguous so they come back in one copy: and_count, out_count and executed
+  // (num_queries words each), then, 8-byte aligned, the out keys.
+  void* results = nullptr;
+};
+
+// Bytes of BatchBuffers::results for a batch, and where its parts start.
+inline uint64_t ResultKeysOffset(uint32_t num_queries) {
+  return (uint64_t{3} * num_queries * sizeof(uint32_t) + 7) / 8 * 8;
+}
+inline uint64_t ResultBytes(uint32_t num_queries, uint64_t out_keys) {
+  return ResultKeysOffset(num_queries) + out_keys * sizeof(uint64_t);
+}
+
+// Answers every query of `batch`: zeroes the AND counts, marks the candidates empty, runs the AND,
+// the OR and the top-k kernels. `norms`: the index's document norms for its own BM25 parameters.
+absl::Status LaunchBatch(const DeviceBatch& batch, const BatchBuffers& buffers, const float* norms,
+                         uint32_t num_docs, SearchRange range, cudaStream_t stream);
+
+}  // namespace tandem::gpu

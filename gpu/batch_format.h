@@ -5,10 +5,16 @@
 // work each launch divides among its threads. Built on the host by batch_query.cc, read by
 // kernels/batch_kernels.cuh. Plain types: compiles as C++17 (nvcc) and C++20 (g++).
 //
-//   AND  one thread per posting of each query's shortest list (the paper's bijection between the
-//        lead docIDs and GPU threads): query q owns threads [and_begin[q], and_begin[q + 1]).
-//   OR   one block per range of kOrRangeDocs docIDs of each query: query q owns blocks
-//        [or_begin[q], or_begin[q + 1]), and its candidates [or_cand_begin, + ranges * k).
+//   AND     one thread per posting of each query's shortest list (the paper's bijection between
+//           the lead docIDs and GPU threads), kAndChunk postings to a block: query q owns blocks
+//           [and_begin[q], and_begin[q + 1]), and each block keeps its chunk's k best.
+//   OR      one block per range of kOrRangeDocs docIDs of each query: query q owns blocks
+//           [or_begin[q], or_begin[q + 1]), and each block keeps its range's k best.
+//   top-k   the k best of every block so far form level 0 of a reduction: one group of k keys per
+//           AND chunk, then one per OR range. Each further level merges fan_in groups of the level
+//           below into one, with a block per new group, until every query has one group: its
+//           answer. Level l of query q has spans[l * num_queries + q].groups groups from key_begin
+//           and is built by the blocks [reduce_begin[(l - 1) * (num_queries + 1) + q], ... + 1).
 #pragma once
 
 #include <cstdint>
@@ -21,8 +27,14 @@ namespace tandem::gpu {
 // Limits of the batch path; other queries take the per-query path.
 inline constexpr uint32_t kMaxBatchTerms = 16;
 inline constexpr uint32_t kMaxBatchK = 1000;
-// DocIDs per OR accumulator block: 8,192 floats, 32 KB of shared memory.
+// DocIDs per OR accumulator block: 8,192 floats and their 16-bit indices, 48 KB of shared memory.
 inline constexpr uint32_t kOrRangeDocs = 8192;
+// Lead postings per AND block: their keys fit in 32 KB of shared memory.
+inline constexpr uint32_t kAndChunk = 4096;
+// Keys a reduction block merges: fan_in = max(2, kReduceKeys / k) groups of k.
+inline constexpr uint32_t kReduceKeys = 4096;
+// Levels of the reduction at most (fan_in >= 2 halves the groups at every level).
+inline constexpr uint32_t kMaxReduceLevels = 24;
 
 // When a query's OR pass runs.
 enum class OrPass : uint32_t {
@@ -44,10 +56,21 @@ struct BatchQuery {
   uint32_t k = 10;
   uint32_t run_and = 0;  // 1: an AND pass over its terms
   OrPass or_pass = OrPass::kNever;
-  uint32_t or_cand_begin = 0;          // its OR candidates: or_ranges * k keys from here
-  uint32_t or_ranges = 0;              // its range blocks (0 without an OR pass)
-  uint32_t out_begin = 0;              // its top-k keys: k from here
+  uint32_t and_chunks = 0;             // its AND blocks (0 without an AND pass)
+  uint32_t or_ranges = 0;              // its OR blocks (0 without an OR pass)
+  uint32_t fan_in = 2;                 // groups of the level below merged into one
   uint8_t order[kMaxBatchTerms] = {};  // term slots by increasing list length; order[0] leads
 };
+
+// Where one level of a query's reduction lies in that level's buffer.
+struct ReduceSpan {
+  uint32_t key_begin = 0;  // groups * k keys from here
+  uint32_t groups = 0;
+};
+
+// Groups of level l + 1 from those of level l: every query has one group from level 1 on.
+inline uint32_t NextGroups(uint32_t groups, uint32_t fan_in) {
+  return groups <= fan_in ? 1u : (groups + fan_in - 1) / fan_in;
+}
 
 }  // namespace tandem::gpu

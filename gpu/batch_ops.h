@@ -20,25 +20,28 @@
 
 namespace tandem::gpu {
 
-// A batch in device memory, and the sizes of its work.
+// A batch in device memory, and the sizes of its work (batch_format.h has its layout).
 struct DeviceBatch {
   const BatchQuery* queries = nullptr;  // num_queries
-  const uint32_t* and_begin = nullptr;  // num_queries + 1: AND threads per query, as offsets
+  const uint32_t* and_begin = nullptr;  // num_queries + 1: AND blocks per query, as offsets
   const uint32_t* or_begin = nullptr;   // num_queries + 1: OR blocks per query, as offsets
   const BatchTerm* terms = nullptr;
+  const ReduceSpan* spans = nullptr;       // (levels + 1) * num_queries
+  const uint32_t* reduce_begin = nullptr;  // levels * (num_queries + 1)
   uint32_t num_queries = 0;
-  uint32_t and_threads = 0;    // and_begin[num_queries]
-  uint32_t or_blocks = 0;      // or_begin[num_queries]
-  uint64_t or_candidates = 0;  // keys of every query's OR candidates
-  uint64_t out_keys = 0;       // sum of the queries' k
+  uint32_t and_blocks = 0;  // and_begin[num_queries]
+  uint32_t or_blocks = 0;   // or_begin[num_queries]
+  uint32_t levels = 0;      // of the reduction, >= 1; the last one is the answer
+  uint32_t reduce_blocks[kMaxReduceLevels] = {};  // blocks of levels 1 to `levels` (host)
 };
 
 // Where a batch works and answers, in device memory.
 struct BatchBuffers {
-  uint64_t* and_keys = nullptr;    // and_threads
-  uint64_t* candidates = nullptr;  // or_candidates
+  // Levels of the reduction below the answer: level 0 and every even level in [0], odd ones in
+  // [1]; each as large as its largest level.
+  uint64_t* levels[2] = {nullptr, nullptr};
   // The results, contiguous so they come back in one copy: and_count, out_count and executed
-  // (num_queries words each), then, 8-byte aligned, the out keys.
+  // (num_queries words each), then, 8-byte aligned, the answers' keys (the last level).
   void* results = nullptr;
 };
 
@@ -50,8 +53,8 @@ inline uint64_t ResultBytes(uint32_t num_queries, uint64_t out_keys) {
   return ResultKeysOffset(num_queries) + out_keys * sizeof(uint64_t);
 }
 
-// Answers every query of `batch`: zeroes the AND counts, marks the candidates empty, runs the AND,
-// the OR and the top-k kernels. `norms`: the index's document norms for its own BM25 parameters.
+// Answers every query of `batch`: zeroes the AND counts, runs the AND, the OR and every level of
+// the top-k reduction. `norms`: the index's document norms for its own BM25 parameters.
 absl::Status LaunchBatch(const DeviceBatch& batch, const BatchBuffers& buffers, const float* norms,
                          uint32_t num_docs, SearchRange range, cudaStream_t stream);
 

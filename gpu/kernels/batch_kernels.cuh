@@ -2,15 +2,19 @@
 //
 // The kernels of the batch path (Ao et al. 2011, section 3: many queries per launch; gpu/
 // batch_format.h has the batch's layout):
-//   BatchAndKernel     one thread per posting of each query's shortest list searches the other
-//                      lists in a contracted range (search_range.cuh) and, when every list holds
-//                      the docID, scores it over all terms in query-term order and appends its key;
+//   BatchAndKernel     one block per kAndChunk postings of a query's shortest list, one thread per
+//                      posting: it searches the other lists in a contracted range
+//                      (search_range.cuh) and, when every list holds the docID, scores it over all
+//                      terms in query-term order; the block keeps the k best of its chunk;
 //   BatchOrKernel      one block per range of kOrRangeDocs docIDs of a query: the terms' postings
 //                      in the range add into an accumulator per document in shared memory, one term
 //                      after another, then the block keeps its k best;
-//   BatchTopKKernel    one block per query: the k best of its AND survivors or OR candidates.
+//   BatchReduceKernel  one level of the top-k reduction: a block merges fan_in groups of k keys of
+//                      one query into one; the last level writes each query's answer.
 // The k best of a block come from a radix select over the 64-bit top-k keys (TopKKey: flipped
-// score, docID), which are unique within a query, so exactly k keys are at or below the k-th.
+// score, docID), which are unique within a query, so exactly k keys are at or below the k-th. It
+// starts at the first digit where the block's smallest and largest keys differ, stops as soon as
+// the digit's whole bin is taken, and counts each warp's equal digits with one atomic.
 // Scores use the rounded BM25 of bm25.cuh, added in query-term order from 0, as the CPU
 // engine adds them: bit-equal.
 #pragma once
@@ -42,84 +46,87 @@ __device__ __forceinline__ uint32_t OwnerOf(const uint32_t* __restrict__ begin,
   return lo;
 }
 
-__global__ void __launch_bounds__(kBatchThreads)
-    BatchAndKernel(const BatchQuery* __restrict__ queries, const uint32_t* __restrict__ and_begin,
-                   uint32_t num_queries, const BatchTerm* __restrict__ terms,
-                   const float* __restrict__ norms, SearchRange method, uint64_t* __restrict__ keys,
-                   uint32_t* __restrict__ and_count) {
-  const uint32_t total = and_begin[num_queries];
-  for (uint32_t t = blockIdx.x * blockDim.x + threadIdx.x; t < total; t += gridDim.x * blockDim.x) {
-    const uint32_t q = OwnerOf(and_begin, num_queries, t);
-    const BatchQuery& query = queries[q];
-    const BatchTerm* qt = terms + query.first_term;
-    const uint32_t i = t - and_begin[q];
-    const uint32_t lead = query.order[0];
-    const uint32_t d = __ldg(qt[lead].form.docids + i);
-    uint32_t pos[kMaxBatchTerms];
-    pos[lead] = i;
-    bool all = true;
-    for (uint32_t s = 1; s < query.num_terms && all; ++s) {
-      const uint32_t slot = query.order[s];
-      const uint32_t p = FindDocid(qt[slot].form, method, d);
-      all = p != UINT32_MAX;
-      pos[slot] = p;
-    }
-    if (!all) continue;
-    const float norm = __ldg(norms + d);
-    float score = 0.0f;
-    for (uint32_t slot = 0; slot < query.num_terms; ++slot) {
-      score =
-          __fadd_rn(score, Bm25(qt[slot].weighted_idf,
-                                FetchFreq(qt[slot].freqs, qt[slot].freq_image, pos[slot]), norm));
-    }
-    keys[and_begin[q] + atomicAdd(and_count + q, 1u)] = TopKKey(score, d);
-  }
-}
-
 // Shared state of BlockSelect.
 struct SelectShared {
   uint32_t hist[256];
+  unsigned long long lo, hi;  // smallest and largest valid key
   uint32_t valid;
   uint32_t emitted;
-  uint64_t prefix;
-  uint64_t mask;
+  uint64_t prefix;  // the digits chosen so far, above `shift`
+  uint64_t limit;   // every key at or below it is selected
   uint32_t remaining;
+  uint32_t done;
 };
 
 // Writes the (at most) k smallest keys of key_at(j), j in [0, n), other than kNoKey, to out, in no
-// particular order; returns how many (all threads get it). Called by every thread of the block.
+// particular order, then kNoKey up to k when `pad`; returns how many keys it selected (all threads
+// get it). Called by every thread of the block; key_at(j) is called for j < n only.
 template <typename KeyAt>
 __device__ uint32_t BlockSelect(KeyAt key_at, uint32_t n, uint32_t k, uint64_t* __restrict__ out,
-                                SelectShared& sh) {
+                                bool pad, SelectShared& sh) {
+  const uint32_t lane = threadIdx.x % 32;
   if (threadIdx.x == 0) {
     sh.valid = 0;
     sh.emitted = 0;
-    sh.prefix = 0;
-    sh.mask = 0;
-    sh.remaining = k;
+    sh.lo = ~0ull;
+    sh.hi = 0;
+    sh.done = 0;
   }
   __syncthreads();
-  uint32_t valid = 0;
-  for (uint32_t j = threadIdx.x; j < n; j += blockDim.x) valid += key_at(j) != kNoKey;
-  if (valid > 0) atomicAdd(&sh.valid, valid);
+  {
+    uint32_t valid = 0;
+    unsigned long long lo = ~0ull, hi = 0;
+    for (uint32_t j = threadIdx.x; j < n; j += blockDim.x) {
+      const uint64_t key = key_at(j);
+      if (key != kNoKey) {
+        ++valid;
+        lo = min(lo, static_cast<unsigned long long>(key));
+        hi = max(hi, static_cast<unsigned long long>(key));
+      }
+    }
+    for (int o = 16; o > 0; o /= 2) {
+      valid += __shfl_down_sync(0xffffffffu, valid, o);
+      lo = min(lo, __shfl_down_sync(0xffffffffu, lo, o));
+      hi = max(hi, __shfl_down_sync(0xffffffffu, hi, o));
+    }
+    if (lane == 0 && valid > 0) {
+      atomicAdd(&sh.valid, valid);
+      atomicMin(&sh.lo, lo);
+      atomicMax(&sh.hi, hi);
+    }
+  }
   __syncthreads();
   const uint32_t total = sh.valid;
+  uint64_t limit = kNoKey - 1;  // every valid key
   if (total > k) {
-    // The k-th smallest key, one 8-bit digit at a time from the top.
-    for (int shift = 56; shift >= 0; shift -= 8) {
+    // Keys are unique, so lo < hi; the digits above the highest differing bit are common.
+    const int top = 63 - __clzll(static_cast<long long>(sh.lo ^ sh.hi));
+    int shift = top / 8 * 8;
+    if (threadIdx.x == 0) {
+      sh.prefix = shift >= 56 ? 0 : sh.lo & ~((uint64_t{1} << (shift + 8)) - 1);
+      sh.remaining = k;
+    }
+    for (; shift >= 0; shift -= 8) {
       for (uint32_t b = threadIdx.x; b < 256; b += blockDim.x) sh.hist[b] = 0;
       __syncthreads();
-      const uint64_t prefix = sh.prefix, mask = sh.mask;
-      for (uint32_t j = threadIdx.x; j < n; j += blockDim.x) {
-        const uint64_t key = key_at(j);
-        if (key != kNoKey && (key & mask) == prefix) {
-          atomicAdd(&sh.hist[(key >> shift) & 0xff], 1u);
+      const uint64_t prefix = sh.prefix;
+      const uint64_t above = shift >= 56 ? 0 : ~((uint64_t{1} << (shift + 8)) - 1);
+      // Whole warps step together so that equal digits can share one atomic.
+      for (uint32_t base = 0; base < n; base += blockDim.x) {
+        const uint32_t j = base + threadIdx.x;
+        uint32_t digit = 256;  // none
+        if (j < n) {
+          const uint64_t key = key_at(j);
+          if (key != kNoKey && (key & above) == prefix) digit = (key >> shift) & 0xff;
+        }
+        const uint32_t same = __match_any_sync(0xffffffffu, digit);
+        if (digit < 256 && lane == static_cast<uint32_t>(__ffs(same) - 1)) {
+          atomicAdd(&sh.hist[digit], static_cast<uint32_t>(__popc(same)));
         }
       }
       __syncthreads();
       if (threadIdx.x < 32) {
         // Warp scan over the 256 bins, 8 per lane, for the digit holding the remaining-th key.
-        const uint32_t lane = threadIdx.x;
         uint32_t own = 0;
         for (int b = 0; b < 8; ++b) own += sh.hist[lane * 8 + b];
         uint32_t before = own;  // inclusive scan over lanes
@@ -130,35 +137,127 @@ __device__ uint32_t BlockSelect(KeyAt key_at, uint32_t n, uint32_t k, uint64_t* 
         before -= own;  // exclusive
         const uint32_t want = sh.remaining;
         __syncwarp();  // every lane has read it before one lane writes it
-        const bool mine = before < want && want <= before + own;
-        if (mine) {
+        if (before < want && want <= before + own) {
           uint32_t below = before;
           int digit = lane * 8;
           while (below + sh.hist[digit] < want) below += sh.hist[digit++];
+          const uint64_t chosen = prefix | (static_cast<uint64_t>(digit) << shift);
+          sh.prefix = chosen;
           sh.remaining = want - below;
-          sh.prefix = prefix | (static_cast<uint64_t>(digit) << shift);
-          sh.mask = mask | (uint64_t{0xff} << shift);
+          // The bin is taken whole, or this is the last digit: the k-th key is known.
+          if (below + sh.hist[digit] == want || shift == 0) {
+            sh.limit = chosen | ((uint64_t{1} << shift) - 1);
+            sh.done = 1;
+          }
         }
       }
       __syncthreads();
+      if (sh.done) break;
     }
+    limit = sh.limit;
   }
-  // Keys are unique, so exactly min(k, total) keys are at or below the k-th smallest.
-  const uint64_t limit = total > k ? sh.prefix : kNoKey - 1;
-  for (uint32_t j = threadIdx.x; j < n; j += blockDim.x) {
-    const uint64_t key = key_at(j);
-    if (key != kNoKey && key <= limit) out[atomicAdd(&sh.emitted, 1u)] = key;
+  // Exactly min(k, total) valid keys are at or below the limit.
+  for (uint32_t base = 0; base < n; base += blockDim.x) {
+    const uint32_t j = base + threadIdx.x;
+    uint64_t key = kNoKey;
+    if (j < n) key = key_at(j);
+    const bool take = key != kNoKey && key <= limit;
+    const uint32_t ballot = __ballot_sync(0xffffffffu, take);
+    uint32_t first = 0;
+    if (lane == 0 && ballot != 0) first = atomicAdd(&sh.emitted, __popc(ballot));
+    first = __shfl_sync(0xffffffffu, first, 0);
+    if (take) out[first + __popc(ballot & ((1u << lane) - 1))] = key;
+  }
+  const uint32_t count = total > k ? k : total;
+  if (pad) {
+    for (uint32_t j = count + threadIdx.x; j < k; j += blockDim.x) out[j] = kNoKey;
   }
   __syncthreads();
-  return total > k ? k : total;
+  return count;
+}
+
+struct AndShared {
+  uint64_t keys[kAndChunk];
+  SelectShared select;
+  uint32_t survivors;
+};
+
+// Where group `group` of query q's level-0 keys starts.
+__device__ __forceinline__ uint64_t* GroupKeys(uint64_t* level0, const ReduceSpan* spans,
+                                               uint32_t q, uint32_t k, uint32_t group) {
+  return level0 + spans[q].key_begin + uint64_t{group} * k;
+}
+
+__global__ void __launch_bounds__(kBatchThreads)
+    BatchAndKernel(const BatchQuery* __restrict__ queries, const uint32_t* __restrict__ and_begin,
+                   uint32_t num_queries, const BatchTerm* __restrict__ terms,
+                   const float* __restrict__ norms, SearchRange method,
+                   const ReduceSpan* __restrict__ spans, uint64_t* __restrict__ level0,
+                   uint32_t* __restrict__ and_count) {
+  extern __shared__ __align__(16) unsigned char and_shared_memory[];
+  AndShared& sh = *reinterpret_cast<AndShared*>(and_shared_memory);
+  const uint32_t b = blockIdx.x;
+  const uint32_t q = OwnerOf(and_begin, num_queries, b);
+  const BatchQuery& query = queries[q];
+  const BatchTerm* qt = terms + query.first_term;
+  const uint32_t chunk = b - and_begin[q];
+  const uint32_t lead = query.order[0];
+  const uint32_t begin = chunk * kAndChunk;
+  const uint32_t end = min(begin + kAndChunk, qt[lead].form.num_postings);
+  if (threadIdx.x == 0) sh.survivors = 0;
+  __syncthreads();
+  const uint32_t lane = threadIdx.x % 32;
+  // Whole warps step together so that a warp's survivors take their slots with one atomic.
+  for (uint32_t base = begin; base < end; base += blockDim.x) {
+    const uint32_t i = base + threadIdx.x;
+    bool all = i < end;
+    uint32_t d = 0;
+    uint32_t pos[kMaxBatchTerms];
+    if (all) {
+      d = __ldg(qt[lead].form.docids + i);
+      pos[lead] = i;
+      for (uint32_t s = 1; s < query.num_terms && all; ++s) {
+        const uint32_t slot = query.order[s];
+        const uint32_t p = FindDocid(qt[slot].form, method, d);
+        all = p != UINT32_MAX;
+        pos[slot] = p;
+      }
+    }
+    uint64_t key = kNoKey;
+    if (all) {
+      const float norm = __ldg(norms + d);
+      float score = 0.0f;
+      for (uint32_t slot = 0; slot < query.num_terms; ++slot) {
+        score =
+            __fadd_rn(score, Bm25(qt[slot].weighted_idf,
+                                  FetchFreq(qt[slot].freqs, qt[slot].freq_image, pos[slot]), norm));
+      }
+      key = TopKKey(score, d);
+    }
+    const bool keep = key != kNoKey;
+    const uint32_t ballot = __ballot_sync(0xffffffffu, keep);
+    uint32_t first = 0;
+    if (lane == 0 && ballot != 0) first = atomicAdd(&sh.survivors, __popc(ballot));
+    first = __shfl_sync(0xffffffffu, first, 0);
+    if (keep) sh.keys[first + __popc(ballot & ((1u << lane) - 1))] = key;
+  }
+  __syncthreads();
+  const uint32_t survivors = sh.survivors;
+  if (threadIdx.x == 0 && survivors > 0) atomicAdd(and_count + q, survivors);
+  BlockSelect([&](uint32_t j) { return sh.keys[j]; }, survivors, query.k,
+              GroupKeys(level0, spans, q, query.k, chunk), /*pad=*/true, sh.select);
 }
 
 struct OrShared {
-  float acc[kOrRangeDocs];
+  float acc[kOrRangeDocs];         // kUntouched, or the document's score so far
+  uint16_t touched[kOrRangeDocs];  // the range's documents with a posting, in no order
   SelectShared select;
-  uint32_t lo, hi;
-  uint32_t any;
+  uint32_t lo[kMaxBatchTerms], hi[kMaxBatchTerms];
+  uint32_t num_touched;
 };
+
+// A document of the range no term has reached yet: -0.0f, which no sum from 0.0f can produce.
+inline constexpr uint32_t kUntouched = 0x80000000u;
 
 // The position of the first docID >= x, narrowed by the list's finest hash buckets.
 __device__ __forceinline__ uint32_t RangeStart(const SearchForm& f, uint32_t x) {
@@ -172,66 +271,114 @@ __global__ void __launch_bounds__(kBatchThreads)
     BatchOrKernel(const BatchQuery* __restrict__ queries, const uint32_t* __restrict__ or_begin,
                   uint32_t num_queries, const BatchTerm* __restrict__ terms,
                   const float* __restrict__ norms, uint32_t num_docs,
-                  const uint32_t* __restrict__ and_count, uint64_t* __restrict__ candidates) {
+                  const uint32_t* __restrict__ and_count, const ReduceSpan* __restrict__ spans,
+                  uint64_t* __restrict__ level0) {
   extern __shared__ __align__(16) unsigned char or_shared_memory[];
   OrShared& sh = *reinterpret_cast<OrShared*>(or_shared_memory);
   const uint32_t b = blockIdx.x;
   const uint32_t q = OwnerOf(or_begin, num_queries, b);
   const BatchQuery& query = queries[q];
-  if (query.or_pass == OrPass::kIfAndShort && and_count[q] >= query.k) return;  // AND sufficed
+  // The AND answered it: the reduction ignores this pass's groups.
+  if (query.or_pass == OrPass::kIfAndShort && and_count[q] >= query.k) return;
   const uint32_t r = b - or_begin[q];
   const uint32_t base = r * kOrRangeDocs;
   const uint32_t width = min(kOrRangeDocs, num_docs - base);
   const BatchTerm* qt = terms + query.first_term;
-  for (uint32_t j = threadIdx.x; j < kOrRangeDocs; j += blockDim.x) sh.acc[j] = 0.0f;
-  if (threadIdx.x == 0) sh.any = 0;
+  uint64_t* out = GroupKeys(level0, spans, q, query.k, query.and_chunks + r);
+  // Every term's postings in the range, found in parallel.
+  if (threadIdx.x < 2 * query.num_terms) {
+    const uint32_t slot = threadIdx.x / 2;
+    const uint32_t x = threadIdx.x % 2 == 0 ? base : base + width;
+    (threadIdx.x % 2 == 0 ? sh.lo : sh.hi)[slot] = RangeStart(qt[slot].form, x);
+  }
+  if (threadIdx.x == 0) sh.num_touched = 0;
+  __syncthreads();
+  bool any = false;
+  for (uint32_t slot = 0; slot < query.num_terms; ++slot) any = any || sh.lo[slot] < sh.hi[slot];
+  if (!any) {  // no posting in this range
+    for (uint32_t j = threadIdx.x; j < query.k; j += blockDim.x) out[j] = kNoKey;
+    return;
+  }
+  for (uint32_t j = threadIdx.x; j < width; j += blockDim.x) {
+    sh.acc[j] = __uint_as_float(kUntouched);
+  }
+  __syncthreads();
+  const uint32_t lane = threadIdx.x % 32;
   for (uint32_t slot = 0; slot < query.num_terms; ++slot) {
     const BatchTerm& term = qt[slot];
-    if (threadIdx.x == 0) {
-      sh.lo = RangeStart(term.form, base);
-      sh.hi = RangeStart(term.form, base + width);
-      if (sh.lo < sh.hi) sh.any = 1;
-    }
-    __syncthreads();
-    const uint32_t lo = sh.lo, hi = sh.hi;
-    for (uint32_t p = lo + threadIdx.x; p < hi; p += blockDim.x) {
-      const uint32_t d = __ldg(term.form.docids + p);
-      const uint32_t j = d - base;
-      sh.acc[j] = __fadd_rn(
-          sh.acc[j],
-          Bm25(term.weighted_idf, FetchFreq(term.freqs, term.freq_image, p), __ldg(norms + d)));
+    const uint32_t lo = sh.lo[slot], hi = sh.hi[slot];
+    // Each document is in a list once, so a term's adds never collide; terms go one at a time.
+    for (uint32_t p0 = lo; p0 < hi; p0 += blockDim.x) {
+      const uint32_t p = p0 + threadIdx.x;
+      bool first = false;
+      uint32_t j = 0;
+      if (p < hi) {
+        const uint32_t d = __ldg(term.form.docids + p);
+        j = d - base;
+        const float before = sh.acc[j];
+        first = __float_as_uint(before) == kUntouched;
+        sh.acc[j] = __fadd_rn(
+            first ? 0.0f : before,
+            Bm25(term.weighted_idf, FetchFreq(term.freqs, term.freq_image, p), __ldg(norms + d)));
+      }
+      const uint32_t ballot = __ballot_sync(0xffffffffu, first);
+      uint32_t at = 0;
+      if (lane == 0 && ballot != 0) at = atomicAdd(&sh.num_touched, __popc(ballot));
+      at = __shfl_sync(0xffffffffu, at, 0);
+      if (first) sh.touched[at + __popc(ballot & ((1u << lane) - 1))] = static_cast<uint16_t>(j);
     }
     __syncthreads();
   }
-  if (sh.any == 0) return;  // no posting in this range
-  uint64_t* out = candidates + query.or_cand_begin + uint64_t{r} * query.k;
-  BlockSelect([&](uint32_t j) { return TopKKey(sh.acc[j], base + j); }, width, query.k, out,
-              sh.select);
+  BlockSelect(
+      [&](uint32_t i) {
+        const uint32_t j = sh.touched[i];
+        return TopKKey(sh.acc[j], base + j);
+      },
+      sh.num_touched, query.k, out, /*pad=*/true, sh.select);
 }
 
-// Per query: which pass answers it (0: AND, 1: OR, 2: none) and its k best keys.
+// One level of the reduction: block b merges up to fan_in groups of its query's level below into
+// one group of this level. With `first`, the level below is level 0, whose groups are the AND's
+// and then the OR's: only the pass that answers the query counts. With `last`, this level is the
+// answer: it also writes out_count and executed (0: AND, 1: OR, 2: neither).
 __global__ void __launch_bounds__(kBatchThreads)
-    BatchTopKKernel(const BatchQuery* __restrict__ queries, const uint32_t* __restrict__ and_begin,
-                    const uint64_t* __restrict__ and_keys, const uint32_t* __restrict__ and_count,
-                    const uint64_t* __restrict__ candidates, uint64_t* __restrict__ out,
-                    uint32_t* __restrict__ out_count, uint32_t* __restrict__ executed) {
+    BatchReduceKernel(const BatchQuery* __restrict__ queries,
+                      const uint32_t* __restrict__ reduce_begin, uint32_t num_queries,
+                      const ReduceSpan* __restrict__ below_spans,
+                      const uint64_t* __restrict__ below, const ReduceSpan* __restrict__ spans,
+                      uint64_t* __restrict__ level, const uint32_t* __restrict__ and_count,
+                      bool first, bool last, uint32_t* __restrict__ out_count,
+                      uint32_t* __restrict__ executed) {
   __shared__ SelectShared sh;
-  const uint32_t q = blockIdx.x;
+  const uint32_t b = blockIdx.x;
+  const uint32_t q = OwnerOf(reduce_begin, num_queries, b);
   const BatchQuery& query = queries[q];
+  const uint32_t k = query.k;
+  const uint32_t r = b - reduce_begin[q];
+  const ReduceSpan in = below_spans[q];
+  const uint32_t g0 = min(r * query.fan_in, in.groups);
+  const uint32_t g1 = min(g0 + query.fan_in, in.groups);
   const bool and_answers =
       query.run_and != 0 && (query.or_pass == OrPass::kNever ||
-                             (query.or_pass == OrPass::kIfAndShort && and_count[q] >= query.k));
-  uint32_t count = 0;
-  if (and_answers) {
-    const uint64_t* src = and_keys + and_begin[q];
-    count = BlockSelect([&](uint32_t j) { return src[j]; }, and_count[q], query.k,
-                        out + query.out_begin, sh);
-  } else if (query.or_pass != OrPass::kNever) {
-    const uint64_t* src = candidates + query.or_cand_begin;
-    count = BlockSelect([&](uint32_t j) { return src[j]; }, query.or_ranges * query.k, query.k,
-                        out + query.out_begin, sh);
+                             (query.or_pass == OrPass::kIfAndShort && and_count[q] >= k));
+  // Level 0: the groups of the pass that does not answer are ignored.
+  uint32_t skip_lo = 0, skip_hi = 0;  // groups [skip_lo, skip_hi)
+  if (first) {
+    if (and_answers) {
+      skip_lo = query.and_chunks;
+      skip_hi = query.and_chunks + query.or_ranges;
+    } else {
+      skip_hi = query.and_chunks;
+    }
   }
-  if (threadIdx.x == 0) {
+  const uint64_t* src = below + in.key_begin + uint64_t{g0} * k;
+  const uint32_t count = BlockSelect(
+      [&](uint32_t j) {
+        const uint32_t g = g0 + j / k;
+        return g >= skip_lo && g < skip_hi ? kNoKey : src[j];
+      },
+      (g1 - g0) * k, k, level + spans[q].key_begin + uint64_t{r} * k, /*pad=*/true, sh);
+  if (last && threadIdx.x == 0) {
     out_count[q] = count;
     executed[q] = and_answers ? 0u : (query.or_pass != OrPass::kNever ? 1u : 2u);
   }

@@ -139,6 +139,7 @@ int Run() {
     ks.push_back(k);
   }
   server::EngineOptions engine_options;
+  engine_options.gpu_batch = false;  // each query timed alone, on the per-query path
   const std::string gpu_flag = absl::GetFlag(FLAGS_gpu);
   if (gpu_flag == "off") {
     engine_options.gpu = server::GpuMode::kOff;

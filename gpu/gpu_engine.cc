@@ -337,6 +337,21 @@ std::vector<absl::StatusOr<SearchResult>> GpuEngine::SearchBatch(
   return results;
 }
 
+std::optional<uint64_t> GpuEngine::BatchWork(const Query& query) const {
+  if (impl_->batch_contexts == nullptr || !index::ValidateQuery(query).ok()) return std::nullopt;
+  const index::ResolvedQuery rq = index::ResolveQuery(impl_->index, query);
+  // Nothing to run (no terms, or an AND with an absent term), or not for the batch path.
+  if (rq.empty() || (rq.mode == QueryMode::kAnd && !rq.runs_and()) || !FitsBatch(rq)) {
+    return std::nullopt;
+  }
+  uint64_t shortest = UINT64_MAX, all = 0;
+  for (const index::ResolvedTerm& t : rq.terms) {
+    shortest = std::min<uint64_t>(shortest, t.info.df);
+    all += t.info.df;
+  }
+  return rq.mode == QueryMode::kOr || !rq.runs_and() ? all : shortest;
+}
+
 double GpuEngine::ResidentFraction(const Query& query) const {
   const index::ResolvedQuery resolved = index::ResolveQuery(impl_->index, query);
   uint64_t total = 0, resident = 0;

@@ -25,6 +25,7 @@
 
 #include <cstdint>
 #include <memory>
+#include <optional>
 #include <string>
 #include <vector>
 
@@ -136,8 +137,11 @@ class GpuEngine : public index::Engine {
   // Search's: the same hits and bit-equal scores.
   std::vector<absl::StatusOr<index::SearchResult>> SearchBatch(
       const std::vector<index::Query>& queries,
-      const std::vector<index::SearchContext>& contexts) const;
+      const std::vector<index::SearchContext>& contexts) const override;
   bool batch_path() const;
+  // With the batch path on, a query that fits it: the postings of its shortest list (AND, AND+OR)
+  // or of all its lists (OR, or AND+OR with an absent term).
+  std::optional<uint64_t> BatchWork(const index::Query& query) const override;
 
   // Fraction of the query's postings whose lists are in the device cache (the cost model's
   // feature): terms resolved as Search does, weighted by document frequency.

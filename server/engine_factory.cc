@@ -3,6 +3,7 @@
 #include <utility>
 
 #include "absl/strings/str_cat.h"
+#include "absl/time/time.h"
 #include "base/status_macros.h"
 #include "cpu/daat_engine.h"
 #if TANDEM_HAVE_GPU
@@ -81,6 +82,8 @@ absl::StatusOr<EngineSet> CreateEngines(const index::Index& index, const EngineO
     return absl::InvalidArgumentError(
         absl::StrCat("gpu_threads must be at least 1, got ", options.gpu_contexts));
   }
+  if (options.gpu_batch)
+    TANDEM_RETURN_IF_ERROR(scheduler::ValidateBatchingOptions(options.gpu_batching));
   TANDEM_ASSIGN_OR_RETURN(set.cpu, cpu::DaatEngine::Create(index));
   if (options.gpu == GpuMode::kOff) {
     set.summary = "CPU engine only (GPU turned off)";
@@ -90,14 +93,29 @@ absl::StatusOr<EngineSet> CreateEngines(const index::Index& index, const EngineO
   absl::Status why;
   absl::StatusOr<gpu::DeviceInfo> device = gpu::ProbeDevice();
   if (device.ok()) {
+    gpu::GpuEngineOptions gpu_options{.device = device->device,
+                                      .cache_bytes = options.gpu_cache_bytes,
+                                      .num_contexts = options.gpu_contexts,
+                                      .host_wait = ToHostWait(options.gpu_wait)};
+    gpu_options.batch = {.enabled = options.gpu_batch, .contexts = options.gpu_batching.runners};
     absl::StatusOr<std::unique_ptr<index::Engine>> engine =
-        gpu::CreateGpuEngine(index, {.device = device->device,
-                                     .cache_bytes = options.gpu_cache_bytes,
-                                     .num_contexts = options.gpu_contexts,
-                                     .host_wait = ToHostWait(options.gpu_wait)});
+        gpu::CreateGpuEngine(index, gpu_options);
+    std::string batching = "one query per launch sequence";
+    if (engine.ok() && options.gpu_batch) {
+      const scheduler::BatchingOptions& b = options.gpu_batching;
+      batching = absl::StrCat("batches of up to ", b.threshold, " postings, waiting at most ",
+                              absl::FormatDuration(b.max_wait), ", ", b.runners, " at once");
+      absl::StatusOr<std::unique_ptr<scheduler::BatchingEngine>> batched =
+          scheduler::BatchingEngine::Create(*std::move(engine), b);
+      if (batched.ok()) {
+        engine = std::unique_ptr<index::Engine>(*std::move(batched));
+      } else {
+        engine = batched.status();
+      }
+    }
     if (engine.ok()) {
       set.gpu = *std::move(engine);
-      set.summary = absl::StrCat("CPU and GPU engines (", device->name,
+      set.summary = absl::StrCat("CPU and GPU engines (", device->name, "; ", batching,
                                  "; GPU waits: ", AbslUnparseFlag(options.gpu_wait), ")");
       set.gpu_name = device->name;
       return set;

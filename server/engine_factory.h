@@ -16,6 +16,7 @@
 #include "absl/strings/string_view.h"
 #include "index/engine.h"
 #include "index/index.h"
+#include "scheduler/batching_engine.h"
 
 namespace tandem::server {
 
@@ -37,8 +38,12 @@ std::string AbslUnparseFlag(GpuWait wait);
 struct EngineOptions {
   GpuMode gpu = GpuMode::kAuto;
   uint64_t gpu_cache_bytes = 0;  // the device index cache; 0: 60% of the free device memory
-  int gpu_contexts = 4;          // queries in flight on the GPU at once
+  int gpu_contexts = 4;          // queries on the GPU's per-query path at once
   GpuWait gpu_wait = GpuWait::kAuto;
+  // The batch path (Ao et al. 2011): GPU queries that arrive together run as one launch sequence,
+  // formed by scheduler::BatchingEngine; each batch runner has a batch context on the device.
+  bool gpu_batch = true;
+  scheduler::BatchingOptions gpu_batching;
 };
 
 struct EngineSet {

@@ -1,5 +1,6 @@
 #include "server/server.h"
 
+#include <algorithm>
 #include <chrono>
 #include <exception>
 #include <fstream>
@@ -100,7 +101,11 @@ absl::Status Server::Start(const ServerOptions& options) {
   }
   index_ = *std::move(index);
   EngineOptions engine_options = options.engines;
-  engine_options.gpu_contexts = static_cast<int>(options.scheduler.executor.gpu_threads);
+  // A context per GPU worker, or with the batch path (where workers wait in the batch buffer) per
+  // query that runs alone, up to 4: each holds scratch for an OR over every document.
+  const size_t gpu_threads = options.scheduler.executor.gpu_threads;
+  engine_options.gpu_contexts = static_cast<int>(std::min<size_t>(
+      options.engines.gpu_batch ? std::min<size_t>(gpu_threads, 4) : gpu_threads, INT32_MAX));
   absl::StatusOr<EngineSet> engines = CreateEngines(*index_, engine_options);
   if (!engines.ok()) {
     return absl::Status(engines.status().code(),

@@ -65,7 +65,8 @@ struct ServerOptions {
   std::string metrics_listen = "127.0.0.1:9464";  // empty disables the metrics endpoint
   GrpcOptions grpc;
   RequestLimits limits;
-  // gpu_contexts is taken from scheduler.executor.gpu_threads: one context per GPU worker.
+  // gpu_contexts is taken from scheduler.executor.gpu_threads: one context per GPU worker (at most
+  // 4 with the batch path).
   EngineOptions engines;
   SchedulerOptions scheduler;
 };

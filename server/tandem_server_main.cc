@@ -48,9 +48,10 @@ ABSL_FLAG(SchedulerKind, scheduler, SchedulerKind::kAuto,
 ABSL_FLAG(GpuMode, gpu, GpuMode::kAuto,
           "auto: use a GPU engine when one is available; off: CPU only; required: fail to start "
           "without one.");
-ABSL_FLAG(uint32_t, gpu_threads, 4,
-          "Queries in flight on the GPU at once (a stream and scratch arena each; in the hybrid "
-          "scheduler, one GPU worker thread each).");
+ABSL_FLAG(tandem::tools::CountOrAuto, gpu_threads, tandem::tools::CountOrAuto{},
+          "Queries in flight on the GPU at once (in the hybrid scheduler, one GPU worker thread "
+          "each); auto: 64 with the batch path (queries wait in its buffer to share a batch), 4 "
+          "without (a stream and scratch arena each).");
 ABSL_FLAG(std::string, cost_model, "",
           "Hybrid scheduler: cost model file written by tandem-train-cost on this machine; "
           "without it a heuristic predicts costs until live timings train a model.");
@@ -80,7 +81,8 @@ ABSL_FLAG(absl::Duration, keepalive_timeout, absl::Seconds(20),
 // Tuning of the hybrid scheduler: the defaults are the measured best (bench/results/README.md).
 ABSL_FLAG(tandem::tools::CountOrAuto, tune_answer_threads, tandem::tools::CountOrAuto{},
           "Threads that answer the queries the GPU ran (build the response, complete the RPC), so "
-          "GPU workers go back to the device at once; auto: one per GPU query in flight; 0: GPU "
+          "GPU workers go back to the device at once; auto: one per GPU query in flight, at most "
+          "16; 0: GPU "
           "workers answer their own queries.");
 ABSL_FLAG(tandem::base::CpuList, tune_cpu_worker_cpus, tandem::base::CpuList{},
           "The CPUs the CPU query workers may run on, as for taskset -c (0-3,8,10-11); empty: "
@@ -92,6 +94,16 @@ ABSL_FLAG(GpuWait, tune_gpu_wait, GpuWait::kAuto,
           "How a thread waiting for the GPU holds its core: spin (lowest latency, a core per "
           "waiting query), yield, blocking (sleeps until the device signals), auto (CUDA's "
           "default: spin).");
+ABSL_FLAG(bool, tune_gpu_batch, true,
+          "GPU queries that arrive together run as one batch, one launch sequence for all of them "
+          "(Ao et al.'s PARA); a query at low load still runs at once on its own.");
+ABSL_FLAG(uint64_t, tune_gpu_batch_threshold, uint64_t{4} << 20,
+          "A batch starts once its queries' work reaches this many postings (an AND's shortest "
+          "list, an OR's lists).");
+ABSL_FLAG(absl::Duration, tune_gpu_batch_wait, absl::Microseconds(500),
+          "The longest a GPU query waits for others to share its batch.");
+ABSL_FLAG(uint32_t, tune_gpu_batch_runners, 4,
+          "Batches that may run on the GPU at once (device scratch and pinned memory each).");
 ABSL_FLAG(absl::Duration, tune_default_deadline, absl::Milliseconds(500),
           "The deadline a query is scheduled by when its call has none or a later one (urgency, "
           "tandem_scheduler_deadline_misses_total). Only a call's own deadline stops a query.");
@@ -136,8 +148,15 @@ tandem::server::ServerOptions OptionsFromFlags() {
   options.limits = {.max_query_terms = absl::GetFlag(FLAGS_max_query_terms),
                     .max_query_bytes = absl::GetFlag(FLAGS_max_query_bytes),
                     .max_batch = absl::GetFlag(FLAGS_max_batch)};
-  options.engines = {.gpu = absl::GetFlag(FLAGS_gpu),
-                     .gpu_wait = absl::GetFlag(FLAGS_tune_gpu_wait)};
+  const bool batch = absl::GetFlag(FLAGS_tune_gpu_batch);
+  options.engines = {
+      .gpu = absl::GetFlag(FLAGS_gpu),
+      .gpu_wait = absl::GetFlag(FLAGS_tune_gpu_wait),
+      .gpu_batch = batch,
+      .gpu_batching = {.threshold = absl::GetFlag(FLAGS_tune_gpu_batch_threshold),
+                       .max_wait = absl::GetFlag(FLAGS_tune_gpu_batch_wait),
+                       .runners = static_cast<int>(std::min<uint32_t>(
+                           absl::GetFlag(FLAGS_tune_gpu_batch_runners), INT32_MAX))}};
 
   tandem::server::SchedulerOptions& scheduler = options.scheduler;
   scheduler.kind = absl::GetFlag(FLAGS_scheduler);
@@ -147,10 +166,10 @@ tandem::server::ServerOptions OptionsFromFlags() {
   tandem::scheduler::ExecutorOptions& executor = scheduler.executor;
   const uint32_t threads = absl::GetFlag(FLAGS_threads);
   executor.cpu_threads = threads > 0 ? threads : std::max(1u, std::thread::hardware_concurrency());
-  executor.gpu_threads = absl::GetFlag(FLAGS_gpu_threads);
+  executor.gpu_threads = absl::GetFlag(FLAGS_gpu_threads).count.value_or(batch ? 64 : 4);
   executor.queue_capacity = absl::GetFlag(FLAGS_queue_capacity);
-  executor.answer_threads =
-      absl::GetFlag(FLAGS_tune_answer_threads).count.value_or(executor.gpu_threads);
+  executor.answer_threads = absl::GetFlag(FLAGS_tune_answer_threads)
+                                .count.value_or(std::min<size_t>(executor.gpu_threads, 16));
   executor.cpu_worker_cpus = absl::GetFlag(FLAGS_tune_cpu_worker_cpus).cpus;
   executor.gpu_worker_cpus = absl::GetFlag(FLAGS_tune_gpu_worker_cpus).cpus;
   executor.default_deadline = absl::GetFlag(FLAGS_tune_default_deadline);

@@ -1,0 +1,109 @@
+// File: batching_engine.h
+//
+// PARA, the batching of Ao et al. 2011 (section 3.1), as an Engine around one that answers batches
+// (gpu::GpuEngine): concurrent Search calls wait in a buffer, and a runner thread takes them as one
+// SearchBatch call once the work they add up to reaches the computational threshold c (postings of
+// their shortest lists: Engine::BatchWork), once the oldest has waited max_wait, or at once when no
+// batch is running (the device would idle: at low load a query goes alone and waits for nobody).
+// A batch of one query runs on the engine's per-query path (Search). Queries the engine answers
+// alone (BatchWork says none: too many terms, k too large, custom BM25) skip the buffer.
+//
+// Each caller blocks until its batch has run, so a scheduler keeps as many queries in flight as it
+// has GPU workers: HybridQueryExecutor's gpu_threads. The engine's answers are unchanged; a batch
+// that fails (a device fault) fails each of its queries with that status, which the executor
+// answers on the CPU (scheduler/query_run.h).
+//
+//   auto batching = BatchingEngine::Create(*gpu, {.threshold = 1 << 20, .max_wait =
+//                                          absl::Microseconds(500), .runners = 4});
+//   (*batching)->Search(query, context);  // from many threads
+#pragma once
+
+#include <cstdint>
+#include <deque>
+#include <memory>
+#include <thread>
+#include <vector>
+
+#include "absl/base/thread_annotations.h"
+#include "absl/status/statusor.h"
+#include "absl/synchronization/mutex.h"
+#include "absl/time/time.h"
+#include "index/engine.h"
+
+namespace tandem::scheduler {
+
+struct BatchingOptions {
+  // The computational threshold c: a batch starts once its queries' work adds up to this many
+  // postings (Engine::BatchWork). The measured best on the 25M-document index is 4M.
+  uint64_t threshold = uint64_t{4} << 20;
+  // The longest a query waits for others while a batch runs (PARA's time-out); 0: never waits.
+  absl::Duration max_wait = absl::Microseconds(500);
+  // Batches that may run at once; the engine needs as many batch contexts.
+  int runners = 4;
+  // The most queries in one batch.
+  size_t max_queries = 1024;
+};
+
+// INVALID_ARGUMENT naming the option when `options` cannot be used.
+absl::Status ValidateBatchingOptions(const BatchingOptions& options);
+
+// What the batching did so far.
+struct BatchingStats {
+  uint64_t batches = 0;          // SearchBatch calls
+  uint64_t batched_queries = 0;  // queries they answered
+  uint64_t alone = 0;            // queries the engine answered alone (no batch work, or alone)
+};
+
+class BatchingEngine final : public index::Engine {
+ public:
+  // `engine` must outlive this. INVALID_ARGUMENT naming the option for unusable options.
+  static absl::StatusOr<std::unique_ptr<BatchingEngine>> Create(const index::Engine& engine,
+                                                                const BatchingOptions& options);
+  // Likewise, owning `engine`.
+  static absl::StatusOr<std::unique_ptr<BatchingEngine>> Create(
+      std::unique_ptr<const index::Engine> engine, const BatchingOptions& options);
+  // Runs what is still buffered, then stops the runners.
+  ~BatchingEngine() override;
+
+  absl::string_view name() const override { return engine_.name(); }
+  absl::StatusOr<index::SearchResult> Search(const index::Query& query,
+                                             const index::SearchContext& context) const override;
+  std::vector<absl::StatusOr<index::SearchResult>> SearchBatch(
+      const std::vector<index::Query>& queries,
+      const std::vector<index::SearchContext>& contexts) const override {
+    return engine_.SearchBatch(queries, contexts);
+  }
+  std::optional<uint64_t> BatchWork(const index::Query& query) const override {
+    return engine_.BatchWork(query);
+  }
+  double ResidentFraction(const index::Query& query) const override {
+    return engine_.ResidentFraction(query);
+  }
+
+  const BatchingOptions& options() const { return options_; }
+  BatchingStats stats() const;
+
+ private:
+  struct Pending;
+  BatchingEngine(const index::Engine& engine, const BatchingOptions& options,
+                 std::unique_ptr<const index::Engine> owned);
+  void RunnerLoop();
+  // Whether a runner should take a batch now; else until when it may wait (InfiniteFuture: until
+  // signalled).
+  bool Ready(absl::Time now, absl::Time* wake) const ABSL_EXCLUSIVE_LOCKS_REQUIRED(mu_);
+  void Run(const std::vector<Pending*>& batch) const;
+
+  const std::unique_ptr<const index::Engine> owned_;  // when created owning the engine
+  const index::Engine& engine_;
+  const BatchingOptions options_;
+  mutable absl::Mutex mu_;
+  mutable absl::CondVar work_;  // a query arrived, a batch ended, or closing
+  mutable std::deque<Pending*> buffer_ ABSL_GUARDED_BY(mu_);
+  mutable uint64_t buffered_work_ ABSL_GUARDED_BY(mu_) = 0;
+  mutable int running_ ABSL_GUARDED_BY(mu_) = 0;  // batches in flight
+  bool closing_ ABSL_GUARDED_BY(mu_) = false;
+  mutable BatchingStats stats_ ABSL_GUARDED_BY(mu_);
+  std::vector<std::thread> runners_;
+};
+
+}  // namespace tandem::scheduler

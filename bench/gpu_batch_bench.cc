@@ -44,7 +44,7 @@ ABSL_FLAG(int, max_queries, 1000, "measure the first N chosen queries");
 ABSL_FLAG(std::string, modes, "and,or", "modes to measure");
 ABSL_FLAG(std::string, k, "10,1000", "hits per query, a list");
 ABSL_FLAG(std::string, ranges, "bs,lr,hs16,hs32,hs256", "search ranges of the AND to measure");
-ABSL_FLAG(std::string, thresholds, "16384,65536,262144,1048576,4194304",
+ABSL_FLAG(std::string, thresholds, "16384,65536,262144,1048576,4194304,16777216,67108864",
           "computational thresholds c to measure (postings per batch)");
 ABSL_FLAG(int, batch_threads, 2, "callers of SearchBatch at once (batch contexts)");
 ABSL_FLAG(int, threads, 0, "callers of the per-query path (0: all cores)");

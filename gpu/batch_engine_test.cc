@@ -162,6 +162,33 @@ TEST_P(BatchEngineTest, EveryModeAndKOfOneQueryAlone) {
   }
 }
 
+// OR queries of frequent and rare terms: their AND's k-th score makes the frequent terms
+// non-essential (MaxScore), so their OR pass scores the rare terms' documents by search, or, when
+// that would cost more, every posting in range accumulators. Either way, the CPU's answers.
+TEST_P(BatchEngineTest, OrPrunedByItsAndThresholdMatchesTheCpuEngine) {
+  std::mt19937_64 rng(23);
+  std::vector<Query> queries;
+  for (int i = 0; i < 150; ++i) {
+    Query q;
+    const int frequent = 1 + static_cast<int>(rng() % 4);
+    const int rare = static_cast<int>(rng() % 3);
+    for (int j = 0; j < frequent; ++j) q.terms.push_back({"t" + std::to_string(rng() % 10)});
+    for (int j = 0; j < rare; ++j) {
+      q.terms.push_back({"t" + std::to_string(50 + rng() % (vocabulary_ - 50))});
+    }
+    if (i % 4 == 1) q.terms[rng() % q.terms.size()].weight = 0.5f + (rng() % 6);
+    q.mode = i % 3 == 0 ? QueryMode::kAndOr : QueryMode::kOr;
+    q.k = std::vector<uint32_t>{1, 3, 10, 10, 50, 200}[rng() % 6];
+    queries.push_back(std::move(q));
+  }
+  for (SearchRange range : {SearchRange::kHash16, SearchRange::kBinary}) {
+    std::unique_ptr<GpuEngine> gpu = MakeGpu(range);
+    ASSERT_NE(gpu, nullptr);
+    ExpectLikeCpu(queries, gpu->SearchBatch(queries, {index::SearchContext{}}),
+                  SearchRangeName(range));
+  }
+}
+
 TEST_P(BatchEngineTest, SmallContextsSplitTheBatch) {
   // 1 MB of pinned memory and 2 MB of scratch: the OR queries' candidates (three ranges x k keys)
   // and the AND keys fill them after a few queries, so the batch runs as several.

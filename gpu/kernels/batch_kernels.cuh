@@ -2,15 +2,20 @@
 //
 // The kernels of the batch path (Ao et al. 2011, section 3: many queries per launch; gpu/
 // batch_format.h has the batch's layout):
-//   BatchAndKernel     one block per kAndChunk postings of a query's shortest list, one thread per
-//                      posting: it searches the other lists in a contracted range
-//                      (search_range.cuh) and, when every list holds the docID, scores it over all
-//                      terms in query-term order; the block keeps the k best of its chunk;
-//   BatchOrKernel      one block per range of kOrRangeDocs docIDs of a query: the terms' postings
-//                      in the range add into an accumulator per document in shared memory, one term
-//                      after another, then the block keeps its k best;
-//   BatchReduceKernel  one level of the top-k reduction: a block merges fan_in groups of k keys of
-//                      one query into one; the last level writes each query's answer.
+//   BatchAndKernel        one block per kAndChunk postings of a query's shortest list, one thread
+//                         per posting: it searches the other lists in a contracted range
+//                         (search_range.cuh) and, when every list holds the docID, scores it over
+//                         all terms in query-term order; the block keeps the k best of its chunk;
+//   BatchPlanKernel       per query with an OR pass: theta from the AND's answer, the essential
+//                         terms (MaxScore), and which OR pass runs;
+//   BatchOrKernel         one block per range of kOrRangeDocs docIDs of a query: the terms'
+//                         postings in the range add into an accumulator per document in shared
+//                         memory, one term after another, then the block keeps its k best;
+//   BatchCandidateKernel  one block per kAndChunk postings of an essential term: each posting's
+//                         document, unless an essential term of lower bound holds it, is scored
+//                         over every term that holds it, found by search;
+//   BatchReduceKernel     one level of a top-k reduction: a block merges fan_in groups of k keys of
+//                         one query into one; the last level writes each query's answer.
 // The k best of a block come from a radix select over the 64-bit top-k keys (TopKKey: flipped
 // score, docID), which are unique within a query, so exactly k keys are at or below the k-th. It
 // starts at the first digit where the block's smallest and largest keys differ, stops as soon as
@@ -176,17 +181,41 @@ __device__ uint32_t BlockSelect(KeyAt key_at, uint32_t n, uint32_t k, uint64_t* 
   return count;
 }
 
-struct AndShared {
-  uint64_t keys[kAndChunk];
-  SelectShared select;
-  uint32_t survivors;
-};
-
 // Where group `group` of query q's level-0 keys starts.
 __device__ __forceinline__ uint64_t* GroupKeys(uint64_t* level0, const ReduceSpan* spans,
                                                uint32_t q, uint32_t k, uint32_t group) {
   return level0 + spans[q].key_begin + uint64_t{group} * k;
 }
+
+// Appends `key` (unless kNoKey) to a block's shared list; called by whole warps.
+__device__ __forceinline__ void AppendKey(uint64_t key, uint64_t* keys, uint32_t* count) {
+  const uint32_t lane = threadIdx.x % 32;
+  const bool keep = key != kNoKey;
+  const uint32_t ballot = __ballot_sync(0xffffffffu, keep);
+  uint32_t first = 0;
+  if (lane == 0 && ballot != 0) first = atomicAdd(count, __popc(ballot));
+  first = __shfl_sync(0xffffffffu, first, 0);
+  if (keep) keys[first + __popc(ballot & ((1u << lane) - 1))] = key;
+}
+
+// The document's score over the terms whose positions are known (UINT32_MAX: not in that list),
+// added in query-term order from 0, as the CPU engine adds them.
+__device__ __forceinline__ float ScoreAt(const BatchTerm* qt, uint32_t num_terms,
+                                         const uint32_t* pos, float norm) {
+  float score = 0.0f;
+  for (uint32_t slot = 0; slot < num_terms; ++slot) {
+    if (pos[slot] == UINT32_MAX) continue;
+    score = __fadd_rn(score, Bm25(qt[slot].weighted_idf,
+                                  FetchFreq(qt[slot].freqs, qt[slot].freq_image, pos[slot]), norm));
+  }
+  return score;
+}
+
+struct AndShared {
+  uint64_t keys[kAndChunk];
+  SelectShared select;
+  uint32_t survivors;
+};
 
 __global__ void __launch_bounds__(kBatchThreads)
     BatchAndKernel(const BatchQuery* __restrict__ queries, const uint32_t* __restrict__ and_begin,
@@ -206,46 +235,84 @@ __global__ void __launch_bounds__(kBatchThreads)
   const uint32_t end = min(begin + kAndChunk, qt[lead].form.num_postings);
   if (threadIdx.x == 0) sh.survivors = 0;
   __syncthreads();
-  const uint32_t lane = threadIdx.x % 32;
   // Whole warps step together so that a warp's survivors take their slots with one atomic.
   for (uint32_t base = begin; base < end; base += blockDim.x) {
     const uint32_t i = base + threadIdx.x;
-    bool all = i < end;
-    uint32_t d = 0;
-    uint32_t pos[kMaxBatchTerms];
-    if (all) {
-      d = __ldg(qt[lead].form.docids + i);
+    uint64_t key = kNoKey;
+    if (i < end) {
+      const uint32_t d = __ldg(qt[lead].form.docids + i);
+      uint32_t pos[kMaxBatchTerms];
       pos[lead] = i;
+      bool all = true;
       for (uint32_t s = 1; s < query.num_terms && all; ++s) {
         const uint32_t slot = query.order[s];
-        const uint32_t p = FindDocid(qt[slot].form, method, d);
-        all = p != UINT32_MAX;
-        pos[slot] = p;
+        pos[slot] = FindDocid(qt[slot].form, method, d);
+        all = pos[slot] != UINT32_MAX;
       }
+      if (all) key = TopKKey(ScoreAt(qt, query.num_terms, pos, __ldg(norms + d)), d);
     }
-    uint64_t key = kNoKey;
-    if (all) {
-      const float norm = __ldg(norms + d);
-      float score = 0.0f;
-      for (uint32_t slot = 0; slot < query.num_terms; ++slot) {
-        score =
-            __fadd_rn(score, Bm25(qt[slot].weighted_idf,
-                                  FetchFreq(qt[slot].freqs, qt[slot].freq_image, pos[slot]), norm));
-      }
-      key = TopKKey(score, d);
-    }
-    const bool keep = key != kNoKey;
-    const uint32_t ballot = __ballot_sync(0xffffffffu, keep);
-    uint32_t first = 0;
-    if (lane == 0 && ballot != 0) first = atomicAdd(&sh.survivors, __popc(ballot));
-    first = __shfl_sync(0xffffffffu, first, 0);
-    if (keep) sh.keys[first + __popc(ballot & ((1u << lane) - 1))] = key;
+    AppendKey(key, sh.keys, &sh.survivors);
   }
   __syncthreads();
   const uint32_t survivors = sh.survivors;
   if (threadIdx.x == 0 && survivors > 0) atomicAdd(and_count + q, survivors);
   BlockSelect([&](uint32_t j) { return sh.keys[j]; }, survivors, query.k,
               GroupKeys(level0, spans, q, query.k, chunk), /*pad=*/true, sh.select);
+}
+
+// Candidate blocks of the terms before by_bound position p (each term's postings in kAndChunk
+// chunks).
+__device__ __forceinline__ uint32_t ChunksOf(uint32_t postings) {
+  return (postings + kAndChunk - 1) / kAndChunk;
+}
+
+// One thread per query. theta: the k-th score of the query's AND answer (reduction A's), when the
+// AND found k documents: every one of them is an OR match with that score, so the OR's k-th score
+// is at least theta. A document none of whose terms is essential scores below theta and cannot
+// enter.
+__global__ void BatchPlanKernel(const BatchQuery* __restrict__ queries, uint32_t num_queries,
+                                const BatchTerm* __restrict__ terms,
+                                const uint32_t* __restrict__ and_count,
+                                const uint32_t* __restrict__ out_count,
+                                const uint64_t* __restrict__ out, OrPlan* __restrict__ plans) {
+  const uint32_t q = blockIdx.x * blockDim.x + threadIdx.x;
+  if (q >= num_queries) return;
+  const BatchQuery& query = queries[q];
+  OrPlan plan;
+  if (query.or_pass == OrPass::kNever ||
+      (query.or_pass == OrPass::kIfAndShort && and_count[q] >= query.k)) {
+    plans[q] = plan;
+    return;
+  }
+  const BatchTerm* qt = terms + query.first_term;
+  const uint32_t n = query.num_terms;
+  if (query.run_and != 0 && out_count[q] >= query.k) {
+    uint64_t last = 0;  // the k-th key: the largest of the answer's k
+    for (uint32_t j = 0; j < query.k; ++j) last = max(last, out[query.out_begin + j]);
+    if (last != kNoKey) plan.theta = __uint_as_float(~static_cast<uint32_t>(last >> 32));
+  }
+  uint32_t first = 0;
+  if (plan.theta > 0.0f) {
+    // At least the term of highest bound stays essential.
+    while (first + 1 < n && query.bound_sum[first] <= plan.theta) ++first;
+  }
+  uint64_t all = 0, essential = 0;
+  uint32_t chunk = 0;
+  for (uint32_t i = 0; i < n; ++i) {
+    const uint32_t postings = qt[query.by_bound[i]].form.num_postings;
+    all += postings;
+    if (i >= first) {
+      essential += postings;
+    } else {
+      chunk += ChunksOf(postings);
+    }
+  }
+  plan.first_essential = first;
+  plan.essential_chunk = chunk;
+  const uint64_t candidate_cost = essential * max(1u, n - 1) * kCandidateSearchCost;
+  const uint64_t range_cost = all + uint64_t{query.or_ranges} * kRangeBlockCost;
+  plan.path = candidate_cost < range_cost ? OrPath::kCandidates : OrPath::kRanges;
+  plans[q] = plan;
 }
 
 struct OrShared {
@@ -271,20 +338,20 @@ __global__ void __launch_bounds__(kBatchThreads)
     BatchOrKernel(const BatchQuery* __restrict__ queries, const uint32_t* __restrict__ or_begin,
                   uint32_t num_queries, const BatchTerm* __restrict__ terms,
                   const float* __restrict__ norms, uint32_t num_docs,
-                  const uint32_t* __restrict__ and_count, const ReduceSpan* __restrict__ spans,
+                  const OrPlan* __restrict__ plans, const ReduceSpan* __restrict__ spans,
                   uint64_t* __restrict__ level0) {
   extern __shared__ __align__(16) unsigned char or_shared_memory[];
   OrShared& sh = *reinterpret_cast<OrShared*>(or_shared_memory);
   const uint32_t b = blockIdx.x;
   const uint32_t q = OwnerOf(or_begin, num_queries, b);
+  // Another pass answers it: the reduction ignores these groups.
+  if (plans[q].path != OrPath::kRanges) return;
   const BatchQuery& query = queries[q];
-  // The AND answered it: the reduction ignores this pass's groups.
-  if (query.or_pass == OrPass::kIfAndShort && and_count[q] >= query.k) return;
   const uint32_t r = b - or_begin[q];
   const uint32_t base = r * kOrRangeDocs;
   const uint32_t width = min(kOrRangeDocs, num_docs - base);
   const BatchTerm* qt = terms + query.first_term;
-  uint64_t* out = GroupKeys(level0, spans, q, query.k, query.and_chunks + r);
+  uint64_t* out = GroupKeys(level0, spans, q, query.k, r);
   // Every term's postings in the range, found in parallel.
   if (threadIdx.x < 2 * query.num_terms) {
     const uint32_t slot = threadIdx.x / 2;
@@ -337,39 +404,102 @@ __global__ void __launch_bounds__(kBatchThreads)
       sh.num_touched, query.k, out, /*pad=*/true, sh.select);
 }
 
-// One level of the reduction: block b merges up to fan_in groups of its query's level below into
-// one group of this level. With `first`, the level below is level 0, whose groups are the AND's
-// and then the OR's: only the pass that answers the query counts. With `last`, this level is the
-// answer: it also writes out_count and executed (0: AND, 1: OR, 2: neither).
+__global__ void __launch_bounds__(kBatchThreads)
+    BatchCandidateKernel(const BatchQuery* __restrict__ queries,
+                         const uint32_t* __restrict__ cand_begin, uint32_t num_queries,
+                         const BatchTerm* __restrict__ terms, const float* __restrict__ norms,
+                         SearchRange method, const OrPlan* __restrict__ plans,
+                         const ReduceSpan* __restrict__ spans, uint64_t* __restrict__ level0) {
+  extern __shared__ __align__(16) unsigned char cand_shared_memory[];
+  AndShared& sh = *reinterpret_cast<AndShared*>(cand_shared_memory);
+  const uint32_t b = blockIdx.x;
+  const uint32_t q = OwnerOf(cand_begin, num_queries, b);
+  const OrPlan plan = plans[q];
+  const uint32_t r = b - cand_begin[q];
+  // Another pass answers it, or a non-essential term's chunk: the reduction ignores the group.
+  if (plan.path != OrPath::kCandidates || r < plan.essential_chunk) return;
+  const BatchQuery& query = queries[q];
+  const BatchTerm* qt = terms + query.first_term;
+  const uint32_t n = query.num_terms;
+  // The term of this chunk: position p in increasing-bound order.
+  uint32_t p = 0, first_chunk = 0;
+  while (p + 1 < n) {
+    const uint32_t chunks = ChunksOf(qt[query.by_bound[p]].form.num_postings);
+    if (r < first_chunk + chunks) break;
+    first_chunk += chunks;
+    ++p;
+  }
+  const uint32_t own = query.by_bound[p];
+  const uint32_t begin = (r - first_chunk) * kAndChunk;
+  const uint32_t end = min(begin + kAndChunk, qt[own].form.num_postings);
+  if (threadIdx.x == 0) sh.survivors = 0;
+  __syncthreads();
+  for (uint32_t base = begin; base < end; base += blockDim.x) {
+    const uint32_t i = base + threadIdx.x;
+    uint64_t key = kNoKey;
+    if (i < end) {
+      const uint32_t d = __ldg(qt[own].form.docids + i);
+      uint32_t pos[kMaxBatchTerms];
+      for (uint32_t slot = 0; slot < n; ++slot) pos[slot] = UINT32_MAX;
+      pos[own] = i;
+      // An essential term of lower bound that holds d scores it instead.
+      bool mine = true;
+      for (uint32_t e = plan.first_essential; e < p && mine; ++e) {
+        mine = FindDocid(qt[query.by_bound[e]].form, method, d) == UINT32_MAX;
+      }
+      if (mine) {
+        for (uint32_t e = 0; e < n; ++e) {
+          if (e >= plan.first_essential && e <= p) continue;  // known absent, or own
+          const uint32_t slot = query.by_bound[e];
+          pos[slot] = FindDocid(qt[slot].form, method, d);
+        }
+        key = TopKKey(ScoreAt(qt, n, pos, __ldg(norms + d)), d);
+      }
+    }
+    AppendKey(key, sh.keys, &sh.survivors);
+  }
+  __syncthreads();
+  BlockSelect([&](uint32_t j) { return sh.keys[j]; }, sh.survivors, query.k,
+              GroupKeys(level0, spans, q, query.k, query.or_ranges + r), /*pad=*/true, sh.select);
+}
+
+// One level of reduction A (the AND's groups) or B (the OR's). Block b merges up to fan_in groups
+// of its query's level below into one group of this level. A query takes part in A when it runs
+// an AND, in B when its plan has an OR path; other queries' blocks write nothing. With `first`,
+// the level below is level 0, where B ignores the groups of the OR path not taken and of the
+// non-essential terms. With `last`, this level is the answer: it also writes out_count and
+// executed (0: AND, 1: OR).
 __global__ void __launch_bounds__(kBatchThreads)
     BatchReduceKernel(const BatchQuery* __restrict__ queries,
                       const uint32_t* __restrict__ reduce_begin, uint32_t num_queries,
                       const ReduceSpan* __restrict__ below_spans,
                       const uint64_t* __restrict__ below, const ReduceSpan* __restrict__ spans,
-                      uint64_t* __restrict__ level, const uint32_t* __restrict__ and_count,
-                      bool first, bool last, uint32_t* __restrict__ out_count,
+                      uint64_t* __restrict__ level, const OrPlan* __restrict__ plans,
+                      bool or_reduction, bool first, bool last, uint32_t* __restrict__ out_count,
                       uint32_t* __restrict__ executed) {
   __shared__ SelectShared sh;
   const uint32_t b = blockIdx.x;
   const uint32_t q = OwnerOf(reduce_begin, num_queries, b);
   const BatchQuery& query = queries[q];
+  OrPath path = OrPath::kNone;
+  if (or_reduction) {
+    path = plans[q].path;
+    if (path == OrPath::kNone) return;
+  } else if (query.run_and == 0) {
+    return;
+  }
   const uint32_t k = query.k;
   const uint32_t r = b - reduce_begin[q];
   const ReduceSpan in = below_spans[q];
   const uint32_t g0 = min(r * query.fan_in, in.groups);
   const uint32_t g1 = min(g0 + query.fan_in, in.groups);
-  const bool and_answers =
-      query.run_and != 0 && (query.or_pass == OrPass::kNever ||
-                             (query.or_pass == OrPass::kIfAndShort && and_count[q] >= k));
-  // Level 0: the groups of the pass that does not answer are ignored.
-  uint32_t skip_lo = 0, skip_hi = 0;  // groups [skip_lo, skip_hi)
-  if (first) {
-    if (and_answers) {
-      skip_lo = query.and_chunks;
-      skip_hi = query.and_chunks + query.or_ranges;
-    } else {
-      skip_hi = query.and_chunks;
-    }
+  // Level 0 of B: the groups [skip_lo, skip_hi) were not written.
+  uint32_t skip_lo = 0, skip_hi = 0;
+  if (first && path == OrPath::kRanges) {
+    skip_lo = query.or_ranges;
+    skip_hi = query.or_ranges + query.cand_chunks;
+  } else if (first && path == OrPath::kCandidates) {
+    skip_hi = query.or_ranges + plans[q].essential_chunk;
   }
   const uint64_t* src = below + in.key_begin + uint64_t{g0} * k;
   const uint32_t count = BlockSelect(
@@ -380,7 +510,7 @@ __global__ void __launch_bounds__(kBatchThreads)
       (g1 - g0) * k, k, level + spans[q].key_begin + uint64_t{r} * k, /*pad=*/true, sh);
   if (last && threadIdx.x == 0) {
     out_count[q] = count;
-    executed[q] = and_answers ? 0u : (query.or_pass != OrPass::kNever ? 1u : 2u);
+    executed[q] = or_reduction ? 1u : 0u;
   }
 }
 

@@ -97,7 +97,7 @@ ABSL_FLAG(GpuWait, tune_gpu_wait, GpuWait::kAuto,
 ABSL_FLAG(bool, tune_gpu_batch, true,
           "GPU queries that arrive together run as one batch, one launch sequence for all of them "
           "(Ao et al.'s PARA); a query at low load still runs at once on its own.");
-ABSL_FLAG(uint64_t, tune_gpu_batch_threshold, uint64_t{4} << 20,
+ABSL_FLAG(uint64_t, tune_gpu_batch_threshold, uint64_t{16} << 20,
           "A batch starts once its queries' work reaches this many postings (an AND's shortest "
           "list, an OR's lists).");
 ABSL_FLAG(absl::Duration, tune_gpu_batch_wait, absl::Microseconds(500),

@@ -296,42 +296,34 @@ std::vector<absl::StatusOr<SearchResult>> GpuEngine::SearchBatch(
     const SearchRange range = lease->tuning.batch_range;
     const uint32_t num_docs = index.num_docs();
     const float* norms = impl_->default_norms.data();
-    // Greedy batches that fit the context; a query too large for a batch of its own goes alone.
+    // The queries as one batch when it fits the context, else each half in turn (a footprint costs
+    // a pass over the batch, so this stays O(n log n)); a query too large for a batch of its own
+    // goes alone.
     std::vector<BatchItem> batch;
-    std::vector<size_t> batch_query;
-    auto fits = [&]() {
+    auto run_range = [&](auto& self, size_t begin, size_t end) -> void {
+      batch.assign(items.begin() + begin, items.begin() + end);
       const BatchFootprint f = FootprintOf(batch, num_docs);
-      return f.host_bytes <= lease->host_bytes && f.device_bytes <= lease->arena.capacity();
-    };
-    auto run = [&]() {
-      if (batch.empty()) return;
-      const absl::Status status = RunBatch(batch, norms, num_docs, range, *lease);
-      for (size_t i : batch_query) {
-        if (status.ok()) {
-          results[i] = std::move(answers[i]);
-        } else {
-          results[i] = status;
+      if (f.host_bytes <= lease->host_bytes && f.device_bytes <= lease->arena.capacity()) {
+        const absl::Status status = RunBatch(batch, norms, num_docs, range, *lease);
+        for (size_t j = begin; j < end; ++j) {
+          const size_t i = item_query[j];
+          if (status.ok()) {
+            results[i] = std::move(answers[i]);
+          } else {
+            results[i] = status;
+          }
         }
+        return;
       }
-      batch.clear();
-      batch_query.clear();
+      if (end - begin == 1) {
+        alone.push_back(item_query[begin]);
+        return;
+      }
+      const size_t mid = begin + (end - begin) / 2;
+      self(self, begin, mid);
+      self(self, mid, end);
     };
-    for (size_t j = 0; j < items.size(); ++j) {
-      batch.push_back(items[j]);
-      batch_query.push_back(item_query[j]);
-      if (fits()) continue;
-      batch.pop_back();
-      batch_query.pop_back();
-      run();
-      batch.push_back(items[j]);
-      batch_query.push_back(item_query[j]);
-      if (!fits()) {
-        batch.clear();
-        batch_query.clear();
-        alone.push_back(item_query[j]);
-      }
-    }
-    run();
+    run_range(run_range, 0, items.size());
   }
   for (size_t i : alone) results[i] = Search(queries[i], context_of(i));
   return results;

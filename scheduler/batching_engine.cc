@@ -72,7 +72,9 @@ BatchingEngine::~BatchingEngine() {
 
 BatchingStats BatchingEngine::stats() const {
   absl::MutexLock lock(&mu_);
-  return stats_;
+  BatchingStats stats = stats_;
+  stats.buffered = buffer_.size();
+  return stats;
 }
 
 absl::StatusOr<index::SearchResult> BatchingEngine::Search(
@@ -139,9 +141,13 @@ void BatchingEngine::RunnerLoop() {
     ++running_;
     ++stats_.batches;
     stats_.batched_queries += batch.size();
+    stats_.batched_work += work;
     mu_.Unlock();
+    const absl::Time start = absl::Now();
     Run(batch);
+    const absl::Duration ran = absl::Now() - start;
     mu_.Lock();
+    stats_.run_seconds += absl::ToDoubleSeconds(ran);
     --running_;
     // Another runner may be waiting for the device to idle, or for a threshold this batch hid.
     if (!buffer_.empty()) work_.Signal();

@@ -50,9 +50,12 @@ absl::Status ValidateBatchingOptions(const BatchingOptions& options);
 
 // What the batching did so far.
 struct BatchingStats {
-  uint64_t batches = 0;          // SearchBatch calls
+  uint64_t batches = 0;          // batches run (a batch of one runs as Search)
   uint64_t batched_queries = 0;  // queries they answered
-  uint64_t alone = 0;            // queries the engine answered alone (no batch work, or alone)
+  uint64_t batched_work = 0;     // their work, in postings
+  double run_seconds = 0;        // time spent running them, added over the runners
+  uint64_t alone = 0;            // queries that skipped the buffer (the engine answers them alone)
+  size_t buffered = 0;           // queries waiting in the buffer now
 };
 
 class BatchingEngine final : public index::Engine {

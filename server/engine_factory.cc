@@ -108,6 +108,7 @@ absl::StatusOr<EngineSet> CreateEngines(const index::Index& index, const EngineO
       absl::StatusOr<std::unique_ptr<scheduler::BatchingEngine>> batched =
           scheduler::BatchingEngine::Create(*std::move(engine), b);
       if (batched.ok()) {
+        set.gpu_batching = batched->get();
         engine = std::unique_ptr<index::Engine>(*std::move(batched));
       } else {
         engine = batched.status();

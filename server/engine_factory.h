@@ -49,6 +49,8 @@ struct EngineOptions {
 struct EngineSet {
   std::unique_ptr<index::Engine> cpu;  // always present
   std::unique_ptr<index::Engine> gpu;  // null when the GPU is off or unavailable
+  // With GPU batches, `gpu` itself (for its metrics); else null.
+  const scheduler::BatchingEngine* gpu_batching = nullptr;
   // One line on what was chosen and why ("GPU engine off: no CUDA device").
   std::string summary;
   // The GPU's name ("NVIDIA H100 80GB HBM3") when `gpu` is set, for benchmark and model metadata.

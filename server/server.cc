@@ -18,6 +18,7 @@
 #include "index/index.h"
 #include "prometheus/exposer.h"
 #include "prometheus/registry.h"
+#include "server/batch_metrics.h"
 #include "server/executor_factory.h"
 #include "server/grpc_log.h"
 #include "server/query_dispatcher.h"
@@ -142,6 +143,10 @@ absl::Status Server::Start(const ServerOptions& options) {
                                                  ")"));
     }
     exposer_->RegisterCollectable(registry_);
+    if (engines_.gpu_batching != nullptr) {
+      batch_metrics_ = std::make_shared<BatchMetrics>(*engines_.gpu_batching);
+      exposer_->RegisterCollectable(batch_metrics_);
+    }
     const std::vector<int> ports = exposer_->GetListeningPorts();
     metrics_address_ = WithPort(options.metrics_listen, ports.empty() ? 0 : ports.front());
   }

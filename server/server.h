@@ -38,6 +38,7 @@ class Index;
 
 namespace tandem::server {
 
+class BatchMetrics;
 class QueryDispatcher;
 class SearchService;
 
@@ -110,6 +111,7 @@ class Server {
   std::unique_ptr<QueryDispatcher> dispatcher_;
   std::unique_ptr<SearchService> service_;
   std::unique_ptr<grpc::Server> grpc_server_;
+  std::shared_ptr<BatchMetrics> batch_metrics_;  // with GPU batches; scraped by exposer_
   std::unique_ptr<prometheus::Exposer> exposer_;
   std::string address_;
   std::string metrics_address_;

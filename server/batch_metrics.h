@@ -1,0 +1,39 @@
+// File: batch_metrics.h
+//
+// The GPU batch buffer's metrics (scheduler::BatchingEngine), read from its counters at each
+// scrape:
+//   tandem_gpu_batches_total                  batches run (a batch of one runs on the per-query
+//   path) tandem_gpu_batch_queries_total{path}      queries answered in batches (path="batch") or
+//   that
+//                                             skipped the buffer (path="alone": the engine answers
+//                                             them alone)
+//   tandem_gpu_batch_postings_total           the batches' work, in postings (Ao et al.'s
+//                                             computational threshold counts the same)
+//   tandem_gpu_batch_seconds_total            time spent running batches, added over the runners
+//   tandem_gpu_batch_buffered                 queries waiting in the buffer now
+// Queries per batch and seconds per batch are ratios of these over any window.
+//
+//   auto metrics = std::make_shared<BatchMetrics>(*engines.gpu_batching);
+//   exposer->RegisterCollectable(metrics);
+#pragma once
+
+#include <vector>
+
+#include "prometheus/collectable.h"
+#include "prometheus/metric_family.h"
+#include "scheduler/batching_engine.h"
+
+namespace tandem::server {
+
+class BatchMetrics final : public prometheus::Collectable {
+ public:
+  // `engine` must outlive every scrape (unregister, or destroy the exposer, first).
+  explicit BatchMetrics(const scheduler::BatchingEngine& engine) : engine_(engine) {}
+
+  std::vector<prometheus::MetricFamily> Collect() const override;
+
+ private:
+  const scheduler::BatchingEngine& engine_;
+};
+
+}  // namespace tandem::server

@@ -94,7 +94,7 @@ def main():
     parser.add_argument("--png", required=True)
     parser.add_argument("--deadline-ms", type=float, default=500.0)
     parser.add_argument("--p99-ms", type=float, default=50.0,
-                        help="the issue's latency bound at the sustained rate")
+                        help="a p99 latency bound at the sustained rate")
     args = parser.parse_args()
 
     result = {"deadline_ms": args.deadline_ms, "p99_ms": args.p99_ms, "modes": {}}
@@ -143,7 +143,7 @@ def main():
             named = [(per_mode[c][key], c) for c in configs[mode]
                      if CONFIG_RE.match(c).group(1) == prefix]
             return max(named) if named else (0.0, None)
-        # Then the same with the p99 bound on every row counted (the "p99 under 50 ms").
+        # Then the same with the p99 bound on every row counted ("p99 under 50 ms").
         for key, suffix in (("sustained_qps", ""), ("sustained_p99_qps", "_p99")):
             single = max(best("cpu", key), best("gpu", key))
             hybrid = best("hybrid", key)

@@ -8,7 +8,7 @@
 // reference decoder before it is timed. One launch decodes one list; a timing is the median over
 // batches of back-to-back launches bracketed by CUDA events, after warm-up. Short lists rotate over
 // several copies so that the repetitions do not all hit one list in L2 (rows still marked
-// l2_resident fit in L2 even so). The target: >= 100 billion docIDs/s for lists over a
+// l2_resident fit in L2 even so). The target: >= 100 billion docIDs/s for lists over a
 // million postings.
 //
 //   tandem-bench-gpu-decode --json bench/results/gpu_decode_h100.json

@@ -31,7 +31,7 @@
 #include "tools/app.h"
 #include "tools/bench_util.h"
 #include "tools/thread_pool.h"
-#include "workload/query_file.h"
+#include "workload/query_set.h"
 #include "workload/query_split.h"
 
 ABSL_FLAG(std::string, index, "", "index directory (required)");
@@ -40,7 +40,7 @@ ABSL_FLAG(std::string, split, "eval", "all (file order), train or eval (workload
 ABSL_FLAG(uint64_t, seed, tandem::workload::kDefaultSplitSeed, "seed of the train/eval split");
 ABSL_FLAG(uint64_t, train, tandem::workload::kDefaultTrainQueries, "training queries of the split");
 ABSL_FLAG(uint64_t, eval, tandem::workload::kDefaultEvalQueries, "evaluation queries of the split");
-ABSL_FLAG(int, max_queries, 1000, "measure the first N chosen queries");
+ABSL_FLAG(int, max_queries, 1000, "measure the first N chosen queries (0: all)");
 ABSL_FLAG(std::string, modes, "and,or", "modes to measure");
 ABSL_FLAG(std::string, k, "10,1000", "hits per query, a list");
 ABSL_FLAG(std::string, ranges, "bs,lr,hs16,hs32,hs256", "search ranges of the AND to measure");
@@ -189,33 +189,22 @@ int Run() {
                           : static_cast<int>(std::thread::hardware_concurrency());
   const int repeat = std::max(1, absl::GetFlag(FLAGS_repeat));
 
-  // The queries: those with an index term, then the split's part, the first --max_queries.
-  auto records = workload::LoadQueryFile(absl::GetFlag(FLAGS_queries));
-  if (!records.ok()) return Fail("queries: " + records.status().ToString());
-  std::vector<std::vector<std::string>> pool;
-  for (const workload::QueryRecord& r : *records) {
-    std::vector<std::string> terms;
-    index.analyzer().Analyze(r.text, &terms);
-    bool any = false;
-    for (const std::string& t : terms) any = any || index.Lookup(t).has_value();
-    if (any) pool.push_back(std::move(terms));
-  }
+  // The pool (queries with an index term, in file order), the split's part, the first
+  // --max_queries.
   auto part = workload::ParseSplitPart(absl::GetFlag(FLAGS_split));
   if (!part.ok()) return Fail(std::string(part.status().message()));
+  auto loaded = workload::LoadQuerySet(absl::GetFlag(FLAGS_queries), index.analyzer());
+  if (!loaded.ok()) return Fail("queries: " + loaded.status().ToString());
+  auto selected = workload::SelectQueries(
+      *std::move(loaded), index,
+      {.part = *part,
+       .seed = absl::GetFlag(FLAGS_seed),
+       .train = absl::GetFlag(FLAGS_train),
+       .eval = absl::GetFlag(FLAGS_eval),
+       .limit = static_cast<size_t>(std::max(0, absl::GetFlag(FLAGS_max_queries)))});
+  if (!selected.ok()) return Fail(std::string(selected.status().message()));
   std::vector<std::vector<std::string>> analyzed;
-  if (*part == workload::SplitPart::kAll) {
-    analyzed = pool;
-  } else {
-    auto split = workload::SplitQueries(pool.size(), absl::GetFlag(FLAGS_seed),
-                                        absl::GetFlag(FLAGS_train), absl::GetFlag(FLAGS_eval));
-    if (!split.ok()) return Fail(std::string(split.status().message()));
-    for (size_t i : *part == workload::SplitPart::kTrain ? split->train : split->eval) {
-      analyzed.push_back(pool[i]);
-    }
-  }
-  if (static_cast<int>(analyzed.size()) > absl::GetFlag(FLAGS_max_queries)) {
-    analyzed.resize(absl::GetFlag(FLAGS_max_queries));
-  }
+  for (workload::AnalyzedQuery& q : *selected) analyzed.push_back(std::move(q.terms));
 
   auto cpu = cpu::DaatEngine::Create(index);
   if (!cpu.ok()) return Fail("cpu engine: " + cpu.status().ToString());

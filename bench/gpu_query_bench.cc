@@ -1,8 +1,8 @@
 // tandem-bench-gpu-query: the GPU engine beside the CPU engine on a synthetic web-scale index built
 // inside the run (index_builder/synth.h, as `tandem-index synth`), over the evaluation split of a
-// query log (index/query_split.h: the queries the cost model never trains on). Every GPU answer is
-// compared with the CPU engine's (same documents and order, scores within 1e-5 relative). Reports,
-// for each mode and k (the paper's Tables 2 and 3):
+// query log (workload/query_split.h: the queries the cost model never trains on). Every GPU answer
+// is compared with the CPU engine's (same documents and order, scores within 1e-5 relative).
+// Reports, for each mode and k (the paper's Tables 2 and 3):
 //   - latency (mean, median, p95, p99) one query at a time, CPU vs GPU, and throughput with all
 //     cores calling each engine;
 //   - the GPU top-k by CUB radix sort vs the multi-level max-heap;
@@ -47,7 +47,7 @@ ABSL_FLAG(std::string, codec, "pfor", "index codec");
 ABSL_FLAG(std::string, index, "",
           "an index built before (e.g. by tandem-index synth with the same settings) instead of "
           "synthesizing one in the run");
-ABSL_FLAG(std::string, split, "eval", "all (file order), train or eval (index/query_split.h)");
+ABSL_FLAG(std::string, split, "eval", "all (file order), train or eval (workload/query_split.h)");
 ABSL_FLAG(uint64_t, seed, tandem::workload::kDefaultSplitSeed, "seed of the train/eval split");
 ABSL_FLAG(uint64_t, train, tandem::workload::kDefaultTrainQueries, "training queries of the split");
 ABSL_FLAG(uint64_t, eval, tandem::workload::kDefaultEvalQueries, "evaluation queries of the split");

@@ -24,6 +24,31 @@ absl::StatusOr<std::vector<AnalyzedQuery>> LoadQuerySet(const std::string& path,
   return queries;
 }
 
+absl::StatusOr<std::vector<AnalyzedQuery>> SelectQueries(std::vector<AnalyzedQuery> queries,
+                                                         const index::Index& index,
+                                                         const QuerySelection& selection) {
+  std::vector<AnalyzedQuery> pool;
+  for (AnalyzedQuery& q : queries) {
+    const bool known = std::any_of(q.terms.begin(), q.terms.end(), [&](const std::string& t) {
+      return index.Lookup(t).has_value();
+    });
+    if (known) pool.push_back(std::move(q));
+  }
+  std::vector<AnalyzedQuery> chosen;
+  if (selection.part == SplitPart::kAll) {
+    chosen = std::move(pool);
+  } else {
+    absl::StatusOr<QuerySplit> split =
+        SplitQueries(pool.size(), selection.seed, selection.train, selection.eval);
+    if (!split.ok()) return split.status();
+    for (size_t i : selection.part == SplitPart::kTrain ? split->train : split->eval) {
+      chosen.push_back(std::move(pool[i]));
+    }
+  }
+  if (selection.limit > 0 && chosen.size() > selection.limit) chosen.resize(selection.limit);
+  return chosen;
+}
+
 std::vector<std::string> DistinctTerms(const std::vector<std::string>& terms) {
   std::vector<std::string> out;
   absl::flat_hash_set<absl::string_view> seen;

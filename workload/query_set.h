@@ -15,7 +15,9 @@
 
 #include "absl/status/statusor.h"
 #include "index/analyzer.h"
+#include "index/index.h"
 #include "workload/query_file.h"
+#include "workload/query_split.h"
 
 namespace tandem::workload {
 
@@ -30,6 +32,20 @@ struct AnalyzedQuery {
 absl::StatusOr<std::vector<AnalyzedQuery>> LoadQuerySet(
     const std::string& path, const index::Analyzer& analyzer,
     QueryFileFormat format = QueryFileFormat::kAuto);
+
+// What the benchmarks run: the pool (the queries with at least one term `index` holds, in file
+// order), then `part` of its seeded split (SplitQueries(pool, seed, train, eval); kAll: the whole
+// pool), then the first `limit` of those (0: all). INVALID_ARGUMENT when the split does not fit.
+struct QuerySelection {
+  SplitPart part = SplitPart::kEval;
+  uint64_t seed = kDefaultSplitSeed;
+  size_t train = kDefaultTrainQueries;
+  size_t eval = kDefaultEvalQueries;
+  size_t limit = 0;
+};
+absl::StatusOr<std::vector<AnalyzedQuery>> SelectQueries(std::vector<AnalyzedQuery> queries,
+                                                         const index::Index& index,
+                                                         const QuerySelection& selection);
 
 // The distinct terms of `terms`, in first-occurrence order.
 std::vector<std::string> DistinctTerms(const std::vector<std::string>& terms);

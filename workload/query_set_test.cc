@@ -54,6 +54,56 @@ TEST(QuerySetTest, DistinctTermsKeepFirstOccurrenceOrder) {
   EXPECT_THAT(DistinctTerms({"b", "a", "b", "c", "a"}), ElementsAre("b", "a", "c"));
 }
 
+// The pool keeps the queries with an index term in file order; the split and the limit pick from
+// it.
+TEST(QuerySetTest, SelectQueriesPoolsThenSplitsThenLimits) {
+  testing::TempDir tmp;
+  testing::CollectionSpec spec;
+  spec.num_docs = 200;
+  spec.vocabulary = 20;
+  ASSERT_TRUE(
+      testing::BuildIndex(testing::RandomDocuments(spec), tmp.path() + "/idx", spec.codec).ok());
+  auto idx = index::Index::Open(tmp.path() + "/idx");
+  ASSERT_TRUE(idx.ok()) << idx.status();
+  std::vector<AnalyzedQuery> queries;
+  for (int i = 0; i < 30; ++i) {
+    AnalyzedQuery q;
+    q.id = std::to_string(i);
+    // Every third query has no term the index holds.
+    q.terms = {i % 3 == 0 ? "absent" : "t" + std::to_string(i % 5), "missing"};
+    queries.push_back(std::move(q));
+  }
+  auto all = SelectQueries(queries, **idx, {.part = SplitPart::kAll});
+  ASSERT_TRUE(all.ok()) << all.status();
+  ASSERT_EQ(all->size(), 20u);
+  EXPECT_EQ((*all)[0].id, "1");
+  EXPECT_EQ((*all)[1].id, "2");
+  EXPECT_EQ((*all)[2].id, "4");
+  auto limited = SelectQueries(queries, **idx, {.part = SplitPart::kAll, .limit = 3});
+  ASSERT_TRUE(limited.ok());
+  EXPECT_EQ(limited->size(), 3u);
+
+  const QuerySelection eval{.part = SplitPart::kEval, .seed = 7, .train = 12, .eval = 5};
+  auto chosen = SelectQueries(queries, **idx, eval);
+  ASSERT_TRUE(chosen.ok()) << chosen.status();
+  auto split = SplitQueries(20, 7, 12, 5);
+  ASSERT_TRUE(split.ok());
+  ASSERT_EQ(chosen->size(), 5u);
+  for (size_t j = 0; j < 5; ++j) EXPECT_EQ((*chosen)[j].id, (*all)[split->eval[j]].id);
+  QuerySelection train = eval;
+  train.part = SplitPart::kTrain;
+  train.limit = 4;
+  auto trained = SelectQueries(queries, **idx, train);
+  ASSERT_TRUE(trained.ok());
+  ASSERT_EQ(trained->size(), 4u);
+  EXPECT_EQ((*trained)[0].id, (*all)[split->train[0]].id);
+  // A split larger than the pool.
+  EXPECT_EQ(SelectQueries(queries, **idx, {.part = SplitPart::kEval, .train = 18, .eval = 5})
+                .status()
+                .code(),
+            absl::StatusCode::kInvalidArgument);
+}
+
 TEST(QuerySetTest, MissingFileIsNotFound) {
   auto analyzer = SyntheticAnalyzer();
   EXPECT_EQ(LoadQuerySet("/nonexistent/q.txt", *analyzer).status().code(),

@@ -51,6 +51,12 @@ TEST(EngineFactoryTest, GpuWaitNamesAndContexts) {
   ASSERT_TRUE(index.ok()) << index.status();
   EXPECT_EQ(CreateEngines(**index, {.gpu = GpuMode::kAuto, .gpu_contexts = 0}).status().code(),
             absl::StatusCode::kInvalidArgument);
+  // The batch options are checked whether or not a GPU engine is created; off, they are not used.
+  EngineOptions bad_batch{.gpu = GpuMode::kAuto};
+  bad_batch.gpu_batching.threshold = 0;
+  EXPECT_EQ(CreateEngines(**index, bad_batch).status().code(), absl::StatusCode::kInvalidArgument);
+  bad_batch.gpu_batch = false;
+  EXPECT_TRUE(CreateEngines(**index, bad_batch).ok());
   // Blocking waits and eight contexts: a GPU engine, when there is one, still answers.
   auto engines = CreateEngines(
       **index, {.gpu = GpuMode::kAuto, .gpu_contexts = 8, .gpu_wait = GpuWait::kBlocking});

@@ -109,6 +109,11 @@ TEST_F(StartupE2eTest, MalformedFlagsExitTwoNamingTheFlag) {
   ExpectBadFlag({"--tune-cost-model-refine-every", "-1"},
                 "--tune-cost-model-refine-every: invalid value '-1'");
   ExpectBadFlag({"--tune-max-wait", "soon"}, "--tune-max-wait: invalid value 'soon'");
+  ExpectBadFlag({"--gpu-threads", "many"},
+                "--gpu-threads: must be auto or a number >= 0, got 'many'");
+  ExpectBadFlag({"--tune-gpu-batch-wait", "soon"}, "--tune-gpu-batch-wait: invalid value 'soon'");
+  ExpectBadFlag({"--tune-gpu-batch-threshold", "-1"},
+                "--tune-gpu-batch-threshold: invalid value '-1'");
   ExpectBadFlag({"--index"}, "--index: needs a value");
   ExpectBadFlag({"--cpu-or", "wand"}, "--cpu-or: unknown flag (--help lists the flags)");
 }
@@ -152,6 +157,16 @@ TEST_F(StartupE2eTest, StartupFailuresExitNonZeroWithOneLine) {
                        "cpu_worker_cpus: CPU 1023 is not one this process may run on");
   ExpectStartupFailure({"--index", index_->dir(), "--gpu-threads", "0", "--listen", "127.0.0.1:0"},
                        "gpu_threads must be at least 1");
+  // The GPU batch options are checked with or without a GPU.
+  ExpectStartupFailure(
+      {"--index", index_->dir(), "--tune-gpu-batch-threshold", "0", "--listen", "127.0.0.1:0"},
+      "the batch threshold must be at least 1 posting");
+  ExpectStartupFailure(
+      {"--index", index_->dir(), "--tune-gpu-batch-wait", "-1ms", "--listen", "127.0.0.1:0"},
+      "the batch wait must not be negative, got -1ms");
+  ExpectStartupFailure(
+      {"--index", index_->dir(), "--tune-gpu-batch-runners", "0", "--listen", "127.0.0.1:0"},
+      "batch runners must be at least 1, got 0");
   ExpectStartupFailure({"--index", index_->dir(), "--max-batch", "0", "--listen", "127.0.0.1:0"},
                        "max_batch must be at least 1");
   ExpectStartupFailure({"--index", index_->dir(), "--drain-timeout", "-1s"},

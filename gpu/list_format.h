@@ -51,9 +51,48 @@
 //                within a block; packed four to a word.
 //   exc_highs    one high_bits-bit value per exception: (value >> b) - 1.
 // A fetch reads the slot and, when the block has exceptions, binary-searches its few positions.
+//
+// ParaPFor (Ao et al. 2011, section 4.1 and Appendix G) — docID gaps, blocks of kParaPForBlock
+// postings, each a self-described segment with its own slot width (the paper's segment):
+//   headers      num_blocks words: b | ib << 6 | hb << 9 | en << 15 (Appendix G.1's header: slot
+//                width b, width ib of the exception indices, width hb of the overflows, and en
+//                exceptions).
+//   offsets      num_blocks+1 words: word offset of block k's data inside `data`; [nb] = where
+//                the last block's data ends, data_words - 1.
+//   bases        num_blocks+1 words, as PForDelta's: the docID before block k; [nb] = last docID.
+//   data         per block, one bit stream from its offset: count b-bit slots (the low b bits of
+//                every gap), then en ib-bit exception indices (increasing), then en hb-bit
+//                overflows (gap >> b, nonzero); then one spare zero word after the last block.
+// Unlike GPU PForDelta's gap-coded exception offsets, an exception's index is stored as it is, so
+// every exception is patched by its own thread with no scan (Algorithm 2).
+//
+// LRC (Ao et al. 2011, section 4.2) — docIDs as vertical deviations from regression lines, so that
+// any posting decodes alone. The list is cut into segments, each with its own line and width:
+//   segments     num_segments+1 records of kLrcRecordWords words: {first posting, intercept,
+//                slope, deviation word offset}; the last record is a sentinel {num_postings, 0, 0,
+//                deviation_words}. Posting i of segment s (j = i - first) is
+//                  docid = intercept + LrcLine(slope, j) + lambda_j  (modulo 2^32),
+//                the slope being a float's bits and the intercept folding in the paper's M_t.
+//   widths       num_segments bytes, four to a word: the width of each segment's deviations.
+//   deviations   per segment, from its word offset: its lambda_j packed at its width, then at least
+//                one spare zero word.
+// The kinds differ only in where segments start and how their lines are fitted:
+//   kLrc     one segment, the list's least-squares line;
+//   kLrcSeg  fixed segments of segment_length postings on the list's one line, each with its own
+//            range of deviations (the paper's LRCSeg);
+//   kSegLrc  fixed segments, each with its own least-squares line (SegLRC);
+//   kHsLrc   one segment per hash bucket (section 3.4): the docIDs x with x >> hash_shift = s, each
+//            with its own line (HS-LRC); segment s may be empty (first[s] = first[s+1]).
 #pragma once
 
 #include <cstdint>
+
+// Functions that host code and device code both call.
+#if defined(__CUDACC__)
+#define TANDEM_HOST_DEVICE __host__ __device__
+#else
+#define TANDEM_HOST_DEVICE
+#endif
 
 namespace tandem::gpu {
 
@@ -62,6 +101,9 @@ inline constexpr uint32_t kRiceBlock = 128;
 inline constexpr uint32_t kFreqBlock = 128;
 // Lists are limited to 2^31 - 1 postings (sub_index keeps an exception index in 31 bits).
 inline constexpr uint32_t kMaxListPostings = 0x7fffffffu;
+// Postings per block (segment) of ParaPFor, words per LRC segment record.
+inline constexpr uint32_t kParaPForBlock = 128;
+inline constexpr uint32_t kLrcRecordWords = 4;
 
 // What a decoder writes: absolute docIDs (with the localized prefix sum) or only the gaps between
 // them (without the final prefix sum, the paper's Figure 4 comparison).
@@ -102,6 +144,51 @@ struct FreqDesc {
   uint64_t slots = 0, exc_begin = 0, exc_pos = 0, exc_highs = 0;
   uint64_t image_words = 0;
 };
+
+struct ParaPForDesc {
+  uint32_t num_postings = 0;
+  uint32_t num_blocks = 0;      // ceil(num_postings / kParaPForBlock)
+  uint32_t num_exceptions = 0;  // over all blocks
+  uint32_t reserved = 0;
+  uint64_t headers = 0, offsets = 0, bases = 0, data = 0;
+  uint64_t data_words = 0;
+  uint64_t image_words = 0;
+};
+
+// ParaPFor block header fields.
+TANDEM_HOST_DEVICE inline uint32_t ParaPForHeader(uint32_t b, uint32_t ib, uint32_t hb,
+                                                  uint32_t en) {
+  return b | ib << 6 | hb << 9 | en << 15;
+}
+TANDEM_HOST_DEVICE inline uint32_t ParaPForSlotWidth(uint32_t h) { return h & 63; }
+TANDEM_HOST_DEVICE inline uint32_t ParaPForIndexWidth(uint32_t h) { return (h >> 6) & 7; }
+TANDEM_HOST_DEVICE inline uint32_t ParaPForOverflowWidth(uint32_t h) { return (h >> 9) & 63; }
+TANDEM_HOST_DEVICE inline uint32_t ParaPForExceptions(uint32_t h) { return h >> 15; }
+
+enum class LrcKind : uint32_t { kLrc = 0, kLrcSeg = 1, kSegLrc = 2, kHsLrc = 3 };
+
+struct LrcDesc {
+  uint32_t num_postings = 0;
+  uint32_t num_segments = 0;
+  LrcKind kind = LrcKind::kSegLrc;
+  uint32_t segment_length = 0;  // postings per segment but the last; 0 for kHsLrc
+  uint32_t hash_shift = 0;      // kHsLrc: the segment of docID x is x >> hash_shift
+  uint32_t reserved = 0;
+  uint64_t segments = 0, widths = 0, deviations = 0;
+  uint64_t deviation_words = 0;
+  uint64_t image_words = 0;
+};
+
+// LrcLine(slope, j) = floor(slope * j) with the product rounded to a float: the same value on the
+// host (SSE, no contraction: a lone multiply) and on the device (round-to-nearest multiply, then
+// round down). The builder keeps slope * j below 2^32 for every j of a segment.
+TANDEM_HOST_DEVICE inline uint32_t LrcLine(float slope, uint32_t j) {
+#if defined(__CUDA_ARCH__)
+  return __float2uint_rd(__fmul_rn(slope, __uint2float_rn(j)));
+#else
+  return static_cast<uint32_t>(slope * static_cast<float>(j));  // >= 0: truncation is the floor
+#endif
+}
 
 // Words of n packed values of width b, without the spare word.
 inline constexpr uint64_t PackedWords(uint64_t n, uint32_t b) { return (n * b + 31) / 32; }
@@ -176,6 +263,54 @@ inline const char* CheckDesc(const FreqDesc& d) {
       !Fits(d.exc_begin, uint64_t{d.num_blocks} + 1, w) ||
       !Fits(d.exc_pos, PackedArrayWords(d.num_exceptions, 8), w) ||
       !Fits(d.exc_highs, PackedArrayWords(d.num_exceptions, d.high_bits), w)) {
+    return "an array lies outside the image or is misaligned";
+  }
+  return nullptr;
+}
+
+inline const char* CheckDesc(const ParaPForDesc& d) {
+  using layout_internal::Fits;
+  if (d.num_postings == 0 || d.num_postings > kMaxListPostings) return "bad posting count";
+  if (d.num_blocks != (uint64_t{d.num_postings} + kParaPForBlock - 1) / kParaPForBlock) {
+    return "block count does not match the posting count";
+  }
+  if (d.num_exceptions > d.num_postings) return "more exceptions than postings";
+  if (d.data_words > 0xffffffffull) return "data beyond 2^32 words";
+  const uint64_t w = d.image_words, nb1 = uint64_t{d.num_blocks} + 1;
+  if (!Fits(d.headers, d.num_blocks, w) || !Fits(d.offsets, nb1, w) || !Fits(d.bases, nb1, w) ||
+      !Fits(d.data, d.data_words, w)) {
+    return "an array lies outside the image or is misaligned";
+  }
+  return nullptr;
+}
+
+inline const char* CheckDesc(const LrcDesc& d) {
+  using layout_internal::Fits;
+  if (d.num_postings == 0 || d.num_postings > kMaxListPostings) return "bad posting count";
+  if (d.num_segments == 0) return "no segments";
+  switch (d.kind) {
+    case LrcKind::kLrc:
+      if (d.num_segments != 1 || d.segment_length != d.num_postings) return "LRC has one segment";
+      break;
+    case LrcKind::kLrcSeg:
+    case LrcKind::kSegLrc:
+      if (d.segment_length == 0 ||
+          d.num_segments != (uint64_t{d.num_postings} + d.segment_length - 1) / d.segment_length) {
+        return "segment count does not match the posting count";
+      }
+      break;
+    case LrcKind::kHsLrc:
+      if (d.segment_length != 0 || d.hash_shift > 31) return "bad hash segmentation";
+      if ((uint64_t{d.num_segments} - 1) >> (32 - d.hash_shift) != 0) return "too many buckets";
+      break;
+    default:
+      return "unknown LRC kind";
+  }
+  if (d.deviation_words > 0xffffffffull) return "deviations beyond 2^32 words";
+  const uint64_t w = d.image_words, ns1 = uint64_t{d.num_segments} + 1;
+  if (!Fits(d.segments, ns1 * kLrcRecordWords, w) ||
+      !Fits(d.widths, PackedArrayWords(d.num_segments, 8), w) ||
+      !Fits(d.deviations, d.deviation_words, w)) {
     return "an array lies outside the image or is misaligned";
   }
   return nullptr;

@@ -3,8 +3,9 @@
 // Transcodes posting lists, at load time and on the host, into the GPU layouts of Ding et al. 2009
 // (gpu/list_format.h describes every array): GPU PForDelta with one bit width per list and
 // recursively compressed exceptions (section 6.2), GPU Rice with separate unary and binary bit
-// arrays (section 6.1), and frequencies that can be fetched one posting at a time (section 8). Also
-// the CPU reference decoders of these layouts, the oracle of the GPU kernels' tests.
+// arrays (section 6.1), and frequencies that can be fetched one posting at a time (section 8); and
+// the codecs of Ao et al. 2011 (section 4): ParaPFor and the LRC family (LRC, LRCSeg, SegLRC,
+// HS-LRC). Also the CPU reference decoders of these layouts, the oracle of the GPU kernels' tests.
 //
 //   TANDEM_ASSIGN_OR_RETURN(PostingListView view, index.postings(*term));
 //   TANDEM_ASSIGN_OR_RETURN(GpuPostingList list,
@@ -40,6 +41,14 @@ struct FreqImage {
   FreqDesc desc;
   std::vector<uint32_t> words;
 };
+struct ParaPForImage {
+  ParaPForDesc desc;
+  std::vector<uint32_t> words;
+};
+struct LrcImage {
+  LrcDesc desc;
+  std::vector<uint32_t> words;
+};
 
 struct PForOptions {
   uint32_t block_size = 512;  // postings per block of the localized prefix sum: 128 or 512
@@ -60,6 +69,22 @@ struct FreqOptions {
   std::optional<uint32_t> bit_width;
 };
 
+struct ParaPForOptions {
+  // The largest share of a block's gaps that may be exceptions: b is then the smallest width that
+  // leaves at most this share above 2^b (the paper's "most integers (e.g. 90%) are less than 2^b",
+  // and the x axis of its Figure 7). Unset: in every block the b that makes the block smallest.
+  std::optional<double> max_exception_share;
+  // Forces b in every block (tests).
+  std::optional<uint32_t> bit_width;
+};
+
+struct LrcOptions {
+  LrcKind kind = LrcKind::kSegLrc;
+  uint32_t segment_length = 256;       // kLrcSeg, kSegLrc: postings per segment (the paper's 256)
+  uint32_t postings_per_bucket = 256;  // kHsLrc: average postings per bucket (HS256)
+  uint32_t num_docs = 0;               // kHsLrc: docIDs lie below it; 0: the last docID + 1
+};
+
 // Builds the layouts from a list's docIDs. Any uint32 sequence is accepted: the gaps are
 // docids[i] - docids[i-1] modulo 2^32 (docids[0] for i = 0), and the decoders add them modulo 2^32,
 // so index lists (strictly increasing docIDs) and arbitrary test gap sequences both round-trip.
@@ -69,6 +94,12 @@ absl::StatusOr<PForImage> BuildPForDocids(absl::Span<const uint32_t> docids,
                                           const PForOptions& options = {});
 absl::StatusOr<RiceImage> BuildRiceDocids(absl::Span<const uint32_t> docids,
                                           const RiceOptions& options = {});
+absl::StatusOr<ParaPForImage> BuildParaPForDocids(absl::Span<const uint32_t> docids,
+                                                  const ParaPForOptions& options = {});
+// LRC also takes any uint32 sequence, except kHsLrc, whose buckets need non-decreasing docIDs
+// below num_docs. INVALID_ARGUMENT otherwise, or for a segment length of 0 or a bucket size of 0.
+absl::StatusOr<LrcImage> BuildLrcDocids(absl::Span<const uint32_t> docids,
+                                        const LrcOptions& options = {});
 // Frequencies are >= 1 and stored minus one, as in the index.
 absl::StatusOr<FreqImage> BuildFreqs(absl::Span<const uint32_t> freqs,
                                      const FreqOptions& options = {});
@@ -109,11 +140,21 @@ absl::StatusOr<GpuPostingList> TranscodeList(const index::PostingListView& list,
 absl::StatusOr<std::vector<uint32_t>> ReferenceDecode(const PForImage& image, DecodeOutput output);
 absl::StatusOr<std::vector<uint32_t>> ReferenceDecode(const RiceImage& image, DecodeOutput output);
 
+absl::StatusOr<std::vector<uint32_t>> ReferenceDecode(const ParaPForImage& image,
+                                                      DecodeOutput output);
+// LRC yields docIDs; gaps are taken from them.
+absl::StatusOr<std::vector<uint32_t>> ReferenceDecode(const LrcImage& image, DecodeOutput output);
+
+// The docID at `position` of an LRC list, decoded alone (section 4.3's random access).
+absl::StatusOr<uint32_t> ReferenceLrcDocid(const LrcImage& image, uint32_t position);
+
 // One block: its min(block size, num_postings - first posting) docIDs or gaps.
 absl::StatusOr<std::vector<uint32_t>> ReferenceDecodeBlock(const PForImage& image, uint32_t block,
                                                            DecodeOutput output);
 absl::StatusOr<std::vector<uint32_t>> ReferenceDecodeBlock(const RiceImage& image, uint32_t block,
                                                            DecodeOutput output);
+absl::StatusOr<std::vector<uint32_t>> ReferenceDecodeBlock(const ParaPForImage& image,
+                                                           uint32_t block, DecodeOutput output);
 
 // The frequency (>= 1) of posting `position`, read the way the GPU fetch reads it.
 absl::StatusOr<uint32_t> ReferenceFetchFreq(const FreqImage& image, uint32_t position);

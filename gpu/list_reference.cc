@@ -3,6 +3,8 @@
 // gpu/list_format.h. Every per-block sum stored in a layout is checked against the decoded values.
 #include <algorithm>
 #include <bit>
+#include <cmath>
+#include <cstring>
 
 #include "absl/strings/str_format.h"
 #include "gpu/list_layout.h"
@@ -15,6 +17,14 @@ namespace {
 uint32_t GetBits(const std::vector<uint32_t>& words, uint64_t at, uint64_t index, uint32_t w) {
   if (w == 0) return 0;
   const uint64_t bit = index * w;
+  const uint64_t word = at + bit / 32;
+  const uint64_t pair = (uint64_t{words[word + 1]} << 32 | words[word]) >> (bit % 32);
+  return w == 32 ? static_cast<uint32_t>(pair) : static_cast<uint32_t>(pair) & ((1u << w) - 1);
+}
+
+// The w-bit value (w in 0..32) at bit `bit` from word `at`.
+uint32_t GetBitsAt(const std::vector<uint32_t>& words, uint64_t at, uint64_t bit, uint32_t w) {
+  if (w == 0) return 0;
   const uint64_t word = at + bit / 32;
   const uint64_t pair = (uint64_t{words[word + 1]} << 32 | words[word]) >> (bit % 32);
   return w == 32 ? static_cast<uint32_t>(pair) : static_cast<uint32_t>(pair) & ((1u << w) - 1);
@@ -125,6 +135,99 @@ void PrefixSum(uint32_t base, std::vector<uint32_t>* values) {
   for (uint32_t& v : *values) v = base += v;  // modulo 2^32
 }
 
+// ---- ParaPFor -----------------------------------------------------------------------------------
+
+// The gaps of block k: slots first, then every exception patched from its index (Appendix G.2).
+// *exceptions gets the block's exception count.
+absl::StatusOr<std::vector<uint32_t>> ParaPForBlockGaps(const ParaPForImage& image, uint32_t k,
+                                                        uint32_t* exceptions) {
+  const ParaPForDesc& d = image.desc;
+  const std::vector<uint32_t>& w = image.words;
+  const uint32_t first = k * kParaPForBlock;
+  const uint32_t count = std::min(kParaPForBlock, d.num_postings - first);
+  const uint32_t header = w[d.headers + k];
+  const uint32_t b = ParaPForSlotWidth(header), ib = ParaPForIndexWidth(header);
+  const uint32_t hb = ParaPForOverflowWidth(header), en = ParaPForExceptions(header);
+  if (b > 32 || hb > 32 || en > count || (en > 0 && (hb == 0 || b + hb > 32))) {
+    return Corrupt("bad block header", k);
+  }
+  const uint32_t begin = w[d.offsets + k], end = w[d.offsets + k + 1];
+  if (end < begin || uint64_t{end} + 1 > d.data_words) {
+    return Corrupt("block data outside the data array", k);
+  }
+  const uint64_t bits = uint64_t{count} * b + uint64_t{en} * (ib + hb);
+  if ((bits + 31) / 32 > end - begin) return Corrupt("block data shorter than its header", k);
+  const uint64_t at = d.data + begin;
+  std::vector<uint32_t> gaps(count);
+  for (uint32_t i = 0; i < count; ++i) gaps[i] = GetBitsAt(w, at, uint64_t{i} * b, b);
+  int64_t previous = -1;
+  for (uint32_t j = 0; j < en; ++j) {
+    const uint32_t index = GetBitsAt(w, at, uint64_t{count} * b + uint64_t{j} * ib, ib);
+    const uint32_t overflow =
+        GetBitsAt(w, at, uint64_t{count} * b + uint64_t{en} * ib + uint64_t{j} * hb, hb);
+    if (index <= previous || index >= count) return Corrupt("exception indices not increasing", k);
+    if (overflow == 0) return Corrupt("exception without overflow", k);
+    previous = index;
+    gaps[index] |= Shifted(overflow, b);
+  }
+  *exceptions = en;
+  return gaps;
+}
+
+// ---- LRC ----------------------------------------------------------------------------------------
+
+struct LrcSegment {
+  uint32_t first = 0, count = 0, intercept = 0, offset = 0, width = 0;
+  float slope = 0;
+};
+
+LrcSegment ReadSegment(const LrcImage& image, uint32_t s) {
+  const LrcDesc& d = image.desc;
+  const uint32_t* r = image.words.data() + d.segments + uint64_t{s} * kLrcRecordWords;
+  LrcSegment seg;
+  seg.first = r[0];
+  seg.count = r[kLrcRecordWords] - r[0];
+  seg.intercept = r[1];
+  std::memcpy(&seg.slope, &r[2], sizeof(float));
+  seg.offset = r[3];
+  seg.width = GetBits(image.words, d.widths, s, 8);
+  return seg;
+}
+
+// Checks every segment record against the descriptor and the records around it.
+absl::Status CheckLrcSegments(const LrcImage& image) {
+  const LrcDesc& d = image.desc;
+  const uint32_t* sentinel =
+      image.words.data() + d.segments + uint64_t{d.num_segments} * kLrcRecordWords;
+  if (sentinel[0] != d.num_postings || uint64_t{sentinel[3]} + 1 > d.deviation_words) {
+    return absl::DataLossError("LRC sentinel record disagrees with the descriptor");
+  }
+  for (uint32_t s = 0; s < d.num_segments; ++s) {
+    const uint32_t* r = image.words.data() + d.segments + uint64_t{s} * kLrcRecordWords;
+    if (r[kLrcRecordWords] < r[0] || r[kLrcRecordWords + 3] < r[3]) {
+      return Corrupt("segments out of order", s);
+    }
+    const LrcSegment seg = ReadSegment(image, s);
+    if ((s == 0 && seg.first != 0) ||
+        (d.segment_length != 0 && seg.first != uint64_t{s} * d.segment_length)) {
+      return Corrupt("segment starts at the wrong posting", s);
+    }
+    if (seg.width > 32 || PackedWords(seg.count, seg.width) > r[kLrcRecordWords + 3] - seg.offset) {
+      return Corrupt("deviations wider than their words", s);
+    }
+    if (!(seg.slope >= 0.0f) ||
+        (seg.count > 0 && !(seg.slope * static_cast<float>(seg.count - 1) < 4294967296.0f))) {
+      return Corrupt("slope out of range", s);
+    }
+  }
+  return absl::OkStatus();
+}
+
+uint32_t LrcDocid(const LrcImage& image, const LrcSegment& seg, uint32_t j) {
+  return seg.intercept + LrcLine(seg.slope, j) +
+         GetBits(image.words, image.desc.deviations + seg.offset, j, seg.width);  // modulo 2^32
+}
+
 }  // namespace
 
 absl::StatusOr<std::vector<uint32_t>> ReferenceDecodeBlock(const PForImage& image, uint32_t block,
@@ -213,6 +316,90 @@ absl::StatusOr<std::vector<uint32_t>> ReferenceDecode(const RiceImage& image, De
     if (i < d.num_postings) q_before += quotients[i];
   }
   return output == DecodeOutput::kGaps ? *std::move(gaps) : docids;
+}
+
+absl::StatusOr<std::vector<uint32_t>> ReferenceDecodeBlock(const ParaPForImage& image,
+                                                           uint32_t block, DecodeOutput output) {
+  if (absl::Status s = CheckImage(image); !s.ok()) return s;
+  if (block >= image.desc.num_blocks) return absl::OutOfRangeError("no such block");
+  uint32_t exceptions = 0;
+  absl::StatusOr<std::vector<uint32_t>> gaps = ParaPForBlockGaps(image, block, &exceptions);
+  if (!gaps.ok() || output == DecodeOutput::kGaps) return gaps;
+  PrefixSum(image.words[image.desc.bases + block], &*gaps);
+  if (gaps->back() != image.words[image.desc.bases + block + 1]) {
+    return Corrupt("last docID differs from the next block's base", block);
+  }
+  return gaps;
+}
+
+absl::StatusOr<std::vector<uint32_t>> ReferenceDecode(const ParaPForImage& image,
+                                                      DecodeOutput output) {
+  if (absl::Status s = CheckImage(image); !s.ok()) return s;
+  const ParaPForDesc& d = image.desc;
+  std::vector<uint32_t> out;
+  out.reserve(d.num_postings);
+  uint64_t exceptions = 0;
+  for (uint32_t k = 0; k < d.num_blocks; ++k) {
+    uint32_t e = 0;
+    absl::StatusOr<std::vector<uint32_t>> gaps = ParaPForBlockGaps(image, k, &e);
+    if (!gaps.ok()) return gaps.status();
+    out.insert(out.end(), gaps->begin(), gaps->end());
+    exceptions += e;
+  }
+  if (exceptions != d.num_exceptions) {
+    return absl::DataLossError("ParaPFor exception count differs from the blocks' headers");
+  }
+  if (output == DecodeOutput::kGaps) return out;
+  PrefixSum(0, &out);
+  for (uint32_t k = 0; k <= d.num_blocks; ++k) {
+    const uint64_t end = std::min<uint64_t>(uint64_t{k} * kParaPForBlock, d.num_postings);
+    if (image.words[d.bases + k] != (end == 0 ? 0 : out[end - 1])) {
+      return Corrupt("stored base differs from the decoded docIDs", k);
+    }
+  }
+  return out;
+}
+
+absl::StatusOr<std::vector<uint32_t>> ReferenceDecode(const LrcImage& image, DecodeOutput output) {
+  if (absl::Status s = CheckImage(image); !s.ok()) return s;
+  if (absl::Status s = CheckLrcSegments(image); !s.ok()) return s;
+  const LrcDesc& d = image.desc;
+  std::vector<uint32_t> out;
+  out.reserve(d.num_postings);
+  for (uint32_t s = 0; s < d.num_segments; ++s) {
+    const LrcSegment seg = ReadSegment(image, s);
+    for (uint32_t j = 0; j < seg.count; ++j) {
+      const uint32_t x = LrcDocid(image, seg, j);
+      if (d.kind == LrcKind::kHsLrc && (x >> d.hash_shift) != s) {
+        return Corrupt("docID outside its hash bucket", s);
+      }
+      out.push_back(x);
+    }
+  }
+  if (output == DecodeOutput::kGaps) {
+    for (size_t i = out.size(); i-- > 1;) out[i] -= out[i - 1];  // modulo 2^32
+  }
+  return out;
+}
+
+absl::StatusOr<uint32_t> ReferenceLrcDocid(const LrcImage& image, uint32_t position) {
+  if (absl::Status s = CheckImage(image); !s.ok()) return s;
+  if (absl::Status s = CheckLrcSegments(image); !s.ok()) return s;
+  const LrcDesc& d = image.desc;
+  if (position >= d.num_postings) return absl::OutOfRangeError("no such posting");
+  uint32_t s = 0;
+  if (d.segment_length != 0) {
+    s = position / d.segment_length;
+  } else {  // the last segment starting at or before the position: the one holding it
+    uint32_t lo = 0, hi = d.num_segments;
+    while (hi - lo > 1) {
+      const uint32_t mid = lo + (hi - lo) / 2;
+      (ReadSegment(image, mid).first <= position ? lo : hi) = mid;
+    }
+    s = lo;
+  }
+  const LrcSegment seg = ReadSegment(image, s);
+  return LrcDocid(image, seg, position - seg.first);
 }
 
 absl::StatusOr<uint32_t> ReferenceFetchFreq(const FreqImage& image, uint32_t position) {

@@ -49,17 +49,6 @@ struct SearchForm {
   uint64_t bytes = 0;                // device bytes of docids and the bucket arrays
 };
 
-// The bucket shift of a list of `n` postings over docIDs [0, num_docs) whose buckets hold at most
-// `postings_per_bucket` postings on average: the smallest m with n / postings_per_bucket <= 2^m
-// buckets, the top m of the docIDs' significant bits.
-inline uint32_t HashShift(uint32_t n, uint32_t num_docs, uint32_t postings_per_bucket) {
-  uint32_t bits = 0;  // significant bits of the largest docID, num_docs - 1
-  while (bits < 32 && (uint64_t{1} << bits) < num_docs) ++bits;
-  uint32_t m = 0;
-  while (m < bits && (uint64_t{postings_per_bucket} << m) < n) ++m;
-  return bits - m;
-}
-
 // Builds the search form of a list already on the device (its PForDelta or Rice image, the other
 // null) on `stream`: decodes the docIDs, fits the line and its deviations, fills the three bucket
 // arrays. Its memory is one allocation from `pool`, returned in *allocation (free it with

@@ -9,6 +9,7 @@
 #include "cpu/reference_engine.h"
 #include "gmock/gmock.h"
 #include "gtest/gtest.h"
+#include "index/block_codec.h"
 #include "index/index.h"
 #include "tests/test_collection.h"
 
@@ -304,7 +305,11 @@ TEST(OrAlgorithmTest, Names) {
   EXPECT_THAT(std::string(bad.status().message()), ::testing::HasSubstr("'wand'"));
 }
 
-INSTANTIATE_TEST_SUITE_P(Codecs, DaatEngineTest, ::testing::Values("pfor", "rice"));
+// Every registered codec, named by it ("Codecs/DaatEngineTest.X/seglrc").
+INSTANTIATE_TEST_SUITE_P(Codecs, DaatEngineTest, ::testing::ValuesIn(index::BlockCodecNames()),
+                         [](const ::testing::TestParamInfo<std::string>& info) {
+                           return info.param;
+                         });
 
 }  // namespace
 }  // namespace tandem::cpu

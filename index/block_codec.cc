@@ -13,9 +13,10 @@ namespace {
 
 // Every registered codec, sorted by name. Codecs are stateless, so sharing one instance across
 // threads is safe.
-const std::array<const BlockCodec*, 2>& AllCodecs() {
-  static const std::array<const BlockCodec*, 2> kCodecs = {internal::PForBlockCodec(),
-                                                           internal::RiceBlockCodec()};
+const std::array<const BlockCodec*, 4>& AllCodecs() {
+  static const std::array<const BlockCodec*, 4> kCodecs = {
+      internal::ParaPForBlockCodec(), internal::PForBlockCodec(), internal::RiceBlockCodec(),
+      internal::SegLrcBlockCodec()};
   return kCodecs;
 }
 

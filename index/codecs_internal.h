@@ -8,10 +8,16 @@
 
 namespace tandem::index::internal {
 
+// ParaPFor, PForDelta with exceptions patched independently (parapfor_codec.cc).
+const BlockCodec* ParaPForBlockCodec();
+
 // PForDelta with a bit width chosen per block (pfor_codec.cc).
 const BlockCodec* PForBlockCodec();
 
 // Rice coding with a parameter chosen per list (rice_codec.cc).
 const BlockCodec* RiceBlockCodec();
+
+// Linear Regression Compression per block, SegLRC (seglrc_codec.cc).
+const BlockCodec* SegLrcBlockCodec();
 
 }  // namespace tandem::index::internal

@@ -45,14 +45,6 @@ size_t PForBlockBytes(size_t n, uint32_t b, size_t e, uint32_t h) {
   return e == 0 ? 2 + PackedBytes(n, b) : 3 + PackedBytes(n, b) + e + PackedBytes(e, h);
 }
 
-// std::bit_width(v) for a 32-bit v. Without LZCNT (the baseline x86-64 target) std::bit_width
-// compiles to BSR plus a zero test, and BSR's destination is also an input, which chains the
-// histogram's independent lookups into one serial dependency. 2v + 1 is never zero, so this form
-// needs no zero test and runs about twice as fast in ChoosePForBitWidth.
-inline uint32_t BitWidth(uint32_t v) {
-  return static_cast<uint32_t>(std::bit_width((uint64_t{v} << 1) | 1)) - 1;
-}
-
 }  // namespace
 
 // Zukowski et al. pick b so that a target share of the values (say 90%, as Ding et al. section 2

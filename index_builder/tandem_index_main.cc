@@ -1,6 +1,6 @@
 // tandem-index: builds, inspects and queries the metadata of Tandem index directories.
 //
-//   tandem-index build --input PATH --format FORMAT --output DIR [--codec pfor|rice] [--threads N]
+//   tandem-index build --input PATH --format FORMAT --output DIR [--codec CODEC] [--threads N]
 //   tandem-index synth --docs N --termstats FILE --doclengths FILE [--queries FILE,...]
 //                      --vocabulary query-terms|all [--postings-per-doc P] --seed S --output DIR
 //   tandem-index inspect DIR
@@ -31,7 +31,9 @@ ABSL_FLAG(std::string, format, "",
           "build: input format (beir, trec, smart, npl, reuters, wikiextractor, email, lines)");
 ABSL_FLAG(std::string, output, "",
           "build, synth: index directory to create (replaced atomically if it holds an index)");
-ABSL_FLAG(std::string, codec, "pfor", "build, synth: block codec (pfor, rice)");
+ABSL_FLAG(std::string, codec, "pfor",
+          absl::StrCat("build, synth: block codec (",
+                       absl::StrJoin(tandem::index::BlockCodecNames(), ", "), ")"));
 ABSL_FLAG(int, threads, 0, "build, synth: worker threads (0: all cores)");
 ABSL_FLAG(bool, strict, false,
           "build: stop at the first malformed document instead of skipping it");
@@ -237,25 +239,30 @@ int Lookup(const std::string& dir, const std::string& raw) {
 }  // namespace
 }  // namespace tandem::index_builder
 
-constexpr char kUsage[] =
-    "tandem-index builds and inspects Tandem indexes.\n"
-    "  tandem-index build --input PATH --format FORMAT --output DIR [--codec pfor|rice] [--threads "
-    "N] [--strict]\n"
-    "  tandem-index synth --docs N --termstats FILE --doclengths FILE [--queries FILE,...]\n"
-    "      --vocabulary query-terms|all [--postings-per-doc P] [--clustering F] --seed S --output "
-    "DIR\n"
-    "  tandem-index inspect DIR\n"
-    "  tandem-index lookup DIR TERM";
+// What --help and a wrong command line print. The codecs are the registry's.
+std::string Usage() {
+  return absl::StrCat(
+      "tandem-index builds and inspects Tandem indexes.\n"
+      "  tandem-index build --input PATH --format FORMAT --output DIR [--codec ",
+      absl::StrJoin(tandem::index::BlockCodecNames(), "|"),
+      "] [--threads N] [--strict]\n"
+      "  tandem-index synth --docs N --termstats FILE --doclengths FILE [--queries FILE,...]\n"
+      "      --vocabulary query-terms|all [--postings-per-doc P] [--clustering F] --seed S\n"
+      "      --output DIR\n"
+      "  tandem-index inspect DIR\n"
+      "  tandem-index lookup DIR TERM");
+}
 
 int main(int argc, char** argv) {
   using namespace tandem::index_builder;
+  const std::string usage = Usage();
   const std::vector<std::string> args = tandem::tools::ParseCommandLineOrExit(
-      argc, argv, {.name = "tandem-index", .usage = kUsage, .main_file = __FILE__});
+      argc, argv, {.name = "tandem-index", .usage = usage, .main_file = __FILE__});
   const std::string command = args.empty() ? "" : args[0];
   if (command == "build" && args.size() == 1) return Build();
   if (command == "synth" && args.size() == 1) return Synth();
   if (command == "inspect" && args.size() == 2) return Inspect(args[1]);
   if (command == "lookup" && args.size() == 3) return Lookup(args[1], args[2]);
-  std::fprintf(stderr, "%s\n", kUsage);
+  std::fprintf(stderr, "%s\n", usage.c_str());
   return 2;
 }

@@ -16,6 +16,7 @@
 #include "gpu/batch_format.h"
 #include "gpu/gpu_engine.h"
 #include "gtest/gtest.h"
+#include "index/block_codec.h"
 #include "index/index.h"
 #include "tests/test_collection.h"
 
@@ -261,7 +262,7 @@ TEST_P(BatchEngineTest, WithoutTheBatchPathSearchBatchRunsEachQuery) {
   EXPECT_EQ(GpuEngine::Create(*index_, bad).status().code(), absl::StatusCode::kInvalidArgument);
 }
 
-INSTANTIATE_TEST_SUITE_P(Codecs, BatchEngineTest, ::testing::Values("pfor", "rice"));
+INSTANTIATE_TEST_SUITE_P(Codecs, BatchEngineTest, ::testing::ValuesIn(index::BlockCodecNames()));
 
 }  // namespace
 }  // namespace tandem::gpu

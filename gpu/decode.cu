@@ -8,6 +8,8 @@
 #include "gpu/cuda_status.h"
 #include "gpu/decode.h"
 #include "gpu/kernels/freq_fetch.cuh"
+#include "gpu/kernels/lrc_decode.cuh"
+#include "gpu/kernels/para_pfor_decode.cuh"
 #include "gpu/kernels/pfor_decode.cuh"
 #include "gpu/kernels/rice_decode.cuh"
 
@@ -80,6 +82,24 @@ absl::Status LaunchRice(const DeviceRiceList& list, const uint32_t* blocks, uint
         <<<grid, threads, 0, stream>>>(list.desc, list.image, blocks, num_selected, out);
   } else {
     kernels::RiceDecodeKernel<false>
+        <<<grid, threads, 0, stream>>>(list.desc, list.image, blocks, num_selected, out);
+  }
+  TANDEM_CUDA_RETURN_IF_ERROR(cudaGetLastError());
+  return absl::OkStatus();
+}
+
+absl::Status LaunchParaPFor(const DeviceParaPForList& list, const uint32_t* blocks,
+                            uint32_t num_selected, DecodeOutput output, uint32_t* out,
+                            cudaStream_t stream) {
+  if (absl::Status s = CheckCall(list.desc, list.image, out, stream); !s.ok()) return s;
+  if (num_selected == 0) return absl::OkStatus();
+  const dim3 grid = DecodeGrid(num_selected);
+  const dim3 threads(kernels::kDecodeThreads);
+  if (output == DecodeOutput::kDocids) {
+    kernels::ParaPForDecodeKernel<true>
+        <<<grid, threads, 0, stream>>>(list.desc, list.image, blocks, num_selected, out);
+  } else {
+    kernels::ParaPForDecodeKernel<false>
         <<<grid, threads, 0, stream>>>(list.desc, list.image, blocks, num_selected, out);
   }
   TANDEM_CUDA_RETURN_IF_ERROR(cudaGetLastError());
@@ -160,6 +180,52 @@ absl::Status DecodeRiceBlocks(const DeviceRiceList& list, const uint32_t* blocks
     return absl::InvalidArgumentError("no block indices given");
   }
   return LaunchRice(list, blocks, num_selected, output, out, stream);
+}
+
+absl::Status DecodeParaPForList(const DeviceParaPForList& list, DecodeOutput output, uint32_t* out,
+                                cudaStream_t stream) {
+  return LaunchParaPFor(list, nullptr, list.desc.num_blocks, output, out, stream);
+}
+
+absl::Status DecodeParaPForBlocks(const DeviceParaPForList& list, const uint32_t* blocks,
+                                  uint32_t num_selected, DecodeOutput output, uint32_t* out,
+                                  cudaStream_t stream) {
+  if (blocks == nullptr && num_selected > 0) {
+    return absl::InvalidArgumentError("no block indices given");
+  }
+  return LaunchParaPFor(list, blocks, num_selected, output, out, stream);
+}
+
+absl::Status DecodeLrcList(const DeviceLrcList& list, uint32_t* out, cudaStream_t stream) {
+  if (absl::Status s = CheckCall(list.desc, list.image, out, stream); !s.ok()) return s;
+  const LrcDesc& d = list.desc;
+  // One thread per posting for LRC's one line and for lists of about one wave; otherwise a warp
+  // per segment (kernels/lrc_decode.cuh).
+  if (d.kind == LrcKind::kLrc ||
+      (d.kind != LrcKind::kHsLrc && d.num_postings <= kernels::kLrcOneWavePostings)) {
+    const uint32_t ctas = std::min<uint32_t>(
+        (d.num_postings + kernels::kLrcThreads - 1) / kernels::kLrcThreads, 1u << 16);
+    kernels::LrcDecodePostingsKernel<<<ctas, kernels::kLrcThreads, 0, stream>>>(d, list.image, out);
+  } else {
+    constexpr uint32_t kWarps = kernels::kLrcSegmentThreads / 32;
+    const uint32_t ctas = std::min<uint32_t>((d.num_segments + kWarps - 1) / kWarps, 1u << 20);
+    kernels::LrcDecodeSegmentsKernel<<<ctas, kernels::kLrcSegmentThreads, 0, stream>>>(
+        d, list.image, out);
+  }
+  TANDEM_CUDA_RETURN_IF_ERROR(cudaGetLastError());
+  return absl::OkStatus();
+}
+
+absl::Status FetchLrcDocids(const DeviceLrcList& list, const uint32_t* positions, uint32_t count,
+                            uint32_t* out, cudaStream_t stream) {
+  if (absl::Status s = CheckCall(list.desc, list.image, out, stream); !s.ok()) return s;
+  if (count == 0) return absl::OkStatus();
+  if (positions == nullptr) return absl::InvalidArgumentError("no positions given");
+  const uint32_t ctas = (count + kernels::kLrcThreads - 1) / kernels::kLrcThreads;
+  kernels::LrcFetchKernel<<<ctas, kernels::kLrcThreads, 0, stream>>>(list.desc, list.image,
+                                                                     positions, count, out);
+  TANDEM_CUDA_RETURN_IF_ERROR(cudaGetLastError());
+  return absl::OkStatus();
 }
 
 absl::Status FetchFreqs(const DeviceFreqList& list, const uint32_t* positions, uint32_t count,

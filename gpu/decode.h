@@ -1,8 +1,9 @@
 // File: decode.h
 //
-// Posting-list decompression on the GPU by prefix sums (Ding et al. 2009, section 6) and individual
-// frequency fetches (section 8), over lists already in device memory in the layouts of
-// gpu/list_format.h (built on the host by gpu/list_layout.h).
+// Posting-list decompression on the GPU by prefix sums (Ding et al. 2009, section 6), individual
+// frequency fetches (section 8), and the codecs of Ao et al. 2011 (ParaPFor, LRC; section 4), over
+// lists already in device memory in the layouts of gpu/list_format.h (built on the host by
+// gpu/list_layout.h).
 //
 // Each call is one kernel launch on the caller's stream, whatever the list's length: a warp decodes
 // one block (128 or 512 postings) from its uncompressed base docID, so the whole list or any subset
@@ -42,6 +43,14 @@ struct DeviceFreqList {
   FreqDesc desc;
   const uint32_t* image = nullptr;
 };
+struct DeviceParaPForList {
+  ParaPForDesc desc;
+  const uint32_t* image = nullptr;
+};
+struct DeviceLrcList {
+  LrcDesc desc;
+  const uint32_t* image = nullptr;
+};
 
 // Decodes the whole list into out[0..num_postings): docIDs, or gaps (docid[i] - docid[i-1], the
 // first from 0).
@@ -49,6 +58,23 @@ absl::Status DecodePForList(const DevicePForList& list, DecodeOutput output, uin
                             cudaStream_t stream);
 absl::Status DecodeRiceList(const DeviceRiceList& list, DecodeOutput output, uint32_t* out,
                             cudaStream_t stream);
+
+// ParaPFor (Ao et al. 2011, Appendix G.2): one warp per block, exceptions patched each by its own
+// lane. Blocks of kParaPForBlock postings; DecodeParaPForBlocks works as DecodePForBlocks below.
+absl::Status DecodeParaPForList(const DeviceParaPForList& list, DecodeOutput output, uint32_t* out,
+                                cudaStream_t stream);
+absl::Status DecodeParaPForBlocks(const DeviceParaPForList& list, const uint32_t* blocks,
+                                  uint32_t num_selected, DecodeOutput output, uint32_t* out,
+                                  cudaStream_t stream);
+
+// LRC (section 4.2): the whole list's docIDs, no prefix sum: one thread per posting, or a warp per
+// segment for long lists and HS-LRC.
+absl::Status DecodeLrcList(const DeviceLrcList& list, uint32_t* out, cudaStream_t stream);
+
+// The docIDs at positions[0..count) (device array, any order), each decoded alone (section 4.3's
+// random access); a position >= num_postings yields 0.
+absl::Status FetchLrcDocids(const DeviceLrcList& list, const uint32_t* positions, uint32_t count,
+                            uint32_t* out, cudaStream_t stream);
 
 // Decodes the blocks blocks[0..num_selected) (device array of block indices, any order) into
 // out[s * block_size ...]: selected block s fills out[s * block_size, s * block_size + n_s), n_s

@@ -104,6 +104,32 @@ class DecodeTest : public ::testing::Test {
     return Download(out, image.desc.num_postings);
   }
 
+  std::vector<uint32_t> DecodeWhole(const ParaPForImage& image, DecodeOutput output) {
+    DeviceBuffer<uint32_t> d_image = Upload(image.words);
+    DeviceBuffer<uint32_t> out = PoisonedOutput(image.desc.num_postings);
+    const absl::Status s =
+        DecodeParaPForList({image.desc, d_image.data()}, output, out.data(), stream_.get());
+    EXPECT_TRUE(s.ok()) << s;
+    return Download(out, image.desc.num_postings);
+  }
+  std::vector<uint32_t> DecodeWhole(const LrcImage& image) {
+    DeviceBuffer<uint32_t> d_image = Upload(image.words);
+    DeviceBuffer<uint32_t> out = PoisonedOutput(image.desc.num_postings);
+    const absl::Status s = DecodeLrcList({image.desc, d_image.data()}, out.data(), stream_.get());
+    EXPECT_TRUE(s.ok()) << s;
+    return Download(out, image.desc.num_postings);
+  }
+  std::vector<uint32_t> Fetch(const LrcImage& image, const std::vector<uint32_t>& positions) {
+    DeviceBuffer<uint32_t> d_image = Upload(image.words);
+    DeviceBuffer<uint32_t> d_positions = Upload(positions);
+    DeviceBuffer<uint32_t> out = PoisonedOutput(positions.size());
+    const absl::Status s =
+        FetchLrcDocids({image.desc, d_image.data()}, d_positions.data(),
+                       static_cast<uint32_t>(positions.size()), out.data(), stream_.get());
+    EXPECT_TRUE(s.ok()) << s;
+    return Download(out, positions.size());
+  }
+
   // Decodes the selected blocks and checks every slot of the output: each selected block's values
   // equal the reference, and every other slot (tails of a short last block, invalid indices) stays
   // poisoned.
@@ -119,6 +145,10 @@ class DecodeTest : public ::testing::Test {
       s = DecodePForBlocks({image.desc, d_image.data()}, d_blocks.data(),
                            static_cast<uint32_t>(selection.size()), output, out.data(),
                            stream_.get());
+    } else if constexpr (std::is_same_v<Image, ParaPForImage>) {
+      s = DecodeParaPForBlocks({image.desc, d_image.data()}, d_blocks.data(),
+                               static_cast<uint32_t>(selection.size()), output, out.data(),
+                               stream_.get());
     } else {
       s = DecodeRiceBlocks({image.desc, d_image.data()}, d_blocks.data(),
                            static_cast<uint32_t>(selection.size()), output, out.data(),
@@ -385,6 +415,95 @@ TEST_F(DecodeTest, TranscodedIndexListsDecodeLikeTheIndex) {
   }
 }
 
+TEST_F(DecodeTest, ParaPForMatchesReferenceForEveryWidthLengthAndExceptionPattern) {
+  std::mt19937_64 rng(21);
+  for (uint32_t b = 0; b <= 32; ++b) {
+    for (double share : kExceptionShares) {
+      for (size_t n : kLengths) {
+        SCOPED_TRACE(::testing::Message() << "b=" << b << " share=" << share << " n=" << n);
+        const std::vector<uint32_t> gaps = ValuesWithExceptions(n, b, share, rng);
+        const std::vector<uint32_t> docids = DocidsFromGaps(gaps);
+        ParaPForOptions forced;
+        forced.bit_width = b;
+        for (const ParaPForOptions& options : {forced, ParaPForOptions{}}) {
+          auto image = BuildParaPForDocids(docids, options);
+          ASSERT_TRUE(image.ok()) << image.status();
+          ASSERT_EQ(DecodeWhole(*image, DecodeOutput::kDocids), docids);
+          ASSERT_EQ(DecodeWhole(*image, DecodeOutput::kGaps), gaps);
+        }
+      }
+    }
+  }
+}
+
+TEST_F(DecodeTest, ParaPForDecodesMillionPostingListsAndBlockSubsets) {
+  std::mt19937_64 rng(22);
+  const size_t n = 1000003;
+  for (double mean : {1.0, 64.0, 4000.0}) {
+    for (double share : {0.0, 0.1, 0.6}) {
+      SCOPED_TRACE(::testing::Message() << "mean=" << mean << " share=" << share);
+      const std::vector<uint32_t> docids = DocidsFromGaps(GeometricGaps(n, mean, rng));
+      ParaPForOptions options;
+      options.max_exception_share = share;
+      auto image = BuildParaPForDocids(docids, options);
+      ASSERT_TRUE(image.ok()) << image.status();
+      for (DecodeOutput output : kOutputs) {
+        SCOPED_TRACE(Name(output));
+        ASSERT_EQ(DecodeWhole(*image, output), ReferenceDecode(*image, output).value());
+      }
+    }
+  }
+  for (size_t m : {size_t{1}, size_t{129}, size_t{100003}}) {
+    auto image = BuildParaPForDocids(DocidsFromGaps(ValuesWithExceptions(m, 7, 0.2, rng)));
+    ASSERT_TRUE(image.ok()) << image.status();
+    for (const std::vector<uint32_t>& selection : Selections(image->desc.num_blocks, rng)) {
+      for (DecodeOutput output : kOutputs) {
+        SCOPED_TRACE(::testing::Message()
+                     << "n=" << m << " " << Name(output) << " " << selection.size() << " blocks");
+        ExpectBlocksDecode(*image, kParaPForBlock, selection, output);
+      }
+    }
+  }
+}
+
+TEST_F(DecodeTest, LrcDecodesEveryKindWholeAndPostingByPosting) {
+  std::mt19937_64 rng(23);
+  for (LrcKind kind : {LrcKind::kLrc, LrcKind::kLrcSeg, LrcKind::kSegLrc, LrcKind::kHsLrc}) {
+    for (double mean : {1.0, 40.0, 3000.0}) {
+      for (size_t n :
+           {size_t{1}, size_t{255}, size_t{256}, size_t{257}, size_t{4097}, size_t{1000003}}) {
+        SCOPED_TRACE(::testing::Message()
+                     << "kind=" << static_cast<int>(kind) << " mean=" << mean << " n=" << n);
+        const std::vector<uint32_t> docids = DocidsFromGaps(GeometricGaps(n, mean, rng));
+        if (docids.back() < docids.front()) continue;  // wrapped past 2^32
+        LrcOptions options;
+        options.kind = kind;
+        auto image = BuildLrcDocids(docids, options);
+        ASSERT_TRUE(image.ok()) << image.status();
+        ASSERT_EQ(DecodeWhole(*image), docids);
+        std::vector<uint32_t> positions(std::min<size_t>(n, 5000));
+        std::uniform_int_distribution<uint32_t> any(0, static_cast<uint32_t>(n - 1));
+        for (uint32_t& p : positions) p = any(rng);
+        positions.push_back(static_cast<uint32_t>(n));  // past the list: 0
+        const std::vector<uint32_t> got = Fetch(*image, positions);
+        for (size_t t = 0; t + 1 < positions.size(); ++t) {
+          ASSERT_EQ(got[t], docids[positions[t]]) << "position " << positions[t];
+        }
+        EXPECT_EQ(got.back(), 0u);
+      }
+    }
+  }
+  // Arbitrary values and docIDs at the top of the range.
+  std::vector<uint32_t> values(3000);
+  std::uniform_int_distribution<uint32_t> any;
+  for (uint32_t& v : values) v = any(rng);
+  ASSERT_EQ(DecodeWhole(BuildLrcDocids(values).value()), values);
+  const std::vector<uint32_t> top = {5, 0x80000000u, 0xfffffff0u, 0xffffffffu};
+  LrcOptions hs;
+  hs.kind = LrcKind::kHsLrc;
+  ASSERT_EQ(DecodeWhole(BuildLrcDocids(top, hs).value()), top);
+}
+
 // Argument checks happen before any CUDA call, so this runs without a device too.
 TEST(DecodeArgumentsTest, RejectsBadArguments) {
   auto image = BuildPForDocids(std::vector<uint32_t>{1, 5, 9}, PFor(128));
@@ -414,6 +533,20 @@ TEST(DecodeArgumentsTest, RejectsBadArguments) {
             absl::StatusCode::kInvalidArgument);
   FreqDesc freq{};
   EXPECT_EQ(code(FetchFreqs({freq, fake}, fake, 1, fake, some_stream)),
+            absl::StatusCode::kInvalidArgument);
+  ParaPForDesc para{};
+  EXPECT_EQ(code(DecodeParaPForList({para, fake}, DecodeOutput::kDocids, fake, some_stream)),
+            absl::StatusCode::kInvalidArgument);
+  auto lrc = BuildLrcDocids(std::vector<uint32_t>{1, 5, 9});
+  ASSERT_TRUE(lrc.ok());
+  EXPECT_EQ(code(DecodeLrcList({lrc->desc, fake}, fake, nullptr)),
+            absl::StatusCode::kInvalidArgument);
+  EXPECT_EQ(code(FetchLrcDocids({lrc->desc, fake}, nullptr, 2, fake, some_stream)),
+            absl::StatusCode::kInvalidArgument);
+  LrcDesc bad_lrc = lrc->desc;
+  bad_lrc.kind = LrcKind::kLrcSeg;
+  bad_lrc.segment_length = 0;
+  EXPECT_EQ(code(DecodeLrcList({bad_lrc, fake}, fake, some_stream)),
             absl::StatusCode::kInvalidArgument);
 }
 

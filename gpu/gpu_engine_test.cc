@@ -14,6 +14,7 @@
 
 #include "cpu/daat_engine.h"
 #include "gtest/gtest.h"
+#include "index/block_codec.h"
 #include "index/index.h"
 #include "index_builder/document_reader.h"
 #include "index_builder/inverter.h"
@@ -298,7 +299,7 @@ TEST_P(GpuEngineTest, ErrorsAreStatuses) {
   EXPECT_TRUE(empty->hits.empty());
 }
 
-INSTANTIATE_TEST_SUITE_P(Codecs, GpuEngineTest, ::testing::Values("pfor", "rice"));
+INSTANTIATE_TEST_SUITE_P(Codecs, GpuEngineTest, ::testing::ValuesIn(index::BlockCodecNames()));
 
 // Real text: BEIR SciFact through both engines (skips when ../shared/data is absent).
 TEST(GpuEngineSciFactTest, MatchesCpuEngine) {

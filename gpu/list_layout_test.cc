@@ -297,7 +297,7 @@ TEST_P(TranscodeTest, IndexListsRoundTripThroughEveryGpuLayout) {
   }
 }
 
-INSTANTIATE_TEST_SUITE_P(BothIndexCodecs, TranscodeTest, ::testing::Values("pfor", "rice"));
+INSTANTIATE_TEST_SUITE_P(EveryIndexCodec, TranscodeTest, ::testing::ValuesIn(index::BlockCodecNames()));
 
 }  // namespace
 }  // namespace tandem::gpu

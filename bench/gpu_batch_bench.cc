@@ -3,7 +3,8 @@
 // scores):
 //   - the paper's Figure 5 and Figure 6: throughput and response time (the time a batch takes) by
 //     computational threshold c, the sum of the batch's shortest-list lengths (OR: of all its list
-//     lengths), for each search range (BS, LR, HS16, HS32, HS256) on uncompressed docIDs;
+//     lengths), for each search range (BS, LR, HS16, HS32, HS256) on uncompressed docIDs, or with
+//     --seglrc_forms on docIDs compressed in SegLRC and searched in place (section 4.3);
 //   - the per-query path with all cores calling it, for the same queries.
 // Batches are formed from the query log in order until the threshold is reached and run by
 // --batch_threads callers of GpuEngine::SearchBatch at once. Prints a table and writes JSON with
@@ -46,6 +47,9 @@ ABSL_FLAG(std::string, k, "10,1000", "hits per query, a list");
 ABSL_FLAG(std::string, ranges, "bs,lr,hs16,hs32,hs256", "search ranges of the AND to measure");
 ABSL_FLAG(std::string, thresholds, "16384,65536,262144,1048576,4194304,16777216,67108864",
           "computational thresholds c to measure (postings per batch)");
+ABSL_FLAG(bool, seglrc_forms, false,
+          "keep the search forms' docIDs in SegLRC and search them in place (Ao et al. 2011, "
+          "section 4.3) instead of plain");
 ABSL_FLAG(int, batch_threads, 2, "callers of SearchBatch at once (batch contexts)");
 ABSL_FLAG(int, threads, 0, "callers of the per-query path (0: all cores)");
 ABSL_FLAG(int, repeat, 3, "timed runs per configuration; the fastest is reported");
@@ -209,7 +213,9 @@ int Run() {
   auto cpu = cpu::DaatEngine::Create(index);
   if (!cpu.ok()) return Fail("cpu engine: " + cpu.status().ToString());
   gpu::GpuEngineOptions options;  // the default 4 query contexts: each holds scratch for an OR
-  options.batch = {.enabled = true, .contexts = batch_threads};
+  options.batch = {.enabled = true,
+                   .compressed_forms = absl::GetFlag(FLAGS_seglrc_forms),
+                   .contexts = batch_threads};
   auto created = gpu::GpuEngine::Create(index, options);
   if (!created.ok()) return Fail("gpu engine: " + created.status().ToString());
   const gpu::GpuEngine& gpu = **created;
@@ -225,6 +231,7 @@ int Run() {
                     {"split", absl::GetFlag(FLAGS_split)},
                     {"count", analyzed.size()}};
   out["batch_threads"] = batch_threads;
+  out["search_forms"] = absl::GetFlag(FLAGS_seglrc_forms) ? "seglrc" : "plain";
   out["per_query_threads"] = threads;
   std::printf(
       "index: %u docs, %lu postings; %zu %s queries; GPU %s; %d batch callers, %d "
@@ -267,8 +274,14 @@ int Run() {
       // Warm: every list of the queries in the device cache, with its search form.
       const auto warm_start = Clock::now();
       (void)gpu.SearchBatch(queries, {index::SearchContext{}});
-      std::printf("%-4s %5u warm-up (lists loaded, search forms built): %.1f s\n",
-                  mode_name.c_str(), k, Seconds(warm_start, Clock::now()));
+      const gpu::GpuCacheStats cache = gpu.cache_stats();
+      std::printf(
+          "%-4s %5u warm-up (lists loaded, search forms built): %.1f s; device cache %.2f "
+          "GB, %.2f bytes per posting of the index\n",
+          mode_name.c_str(), k, Seconds(warm_start, Clock::now()), cache.bytes_resident / 1e9,
+          static_cast<double>(cache.bytes_resident) /
+              std::max<uint64_t>(1, index.manifest().stats.num_postings));
+      out["device_cache_bytes"] = cache.bytes_resident;
       // The per-query path.
       int per_query_wrong = 0;
       double best_qps = 0;

@@ -10,6 +10,7 @@
 #include <random>
 #include <string>
 #include <thread>
+#include <tuple>
 #include <vector>
 
 #include "cpu/daat_engine.h"
@@ -68,7 +69,8 @@ std::vector<Query> MixedQueries(uint32_t vocabulary, int count, uint64_t seed) {
   return queries;
 }
 
-class BatchEngineTest : public ::testing::TestWithParam<std::string> {
+// Every index codec, with the search forms' docIDs plain or in SegLRC.
+class BatchEngineTest : public ::testing::TestWithParam<std::tuple<std::string, bool>> {
  protected:
   void SetUp() override {
     absl::StatusOr<DeviceInfo> device = ProbeDevice();
@@ -76,7 +78,7 @@ class BatchEngineTest : public ::testing::TestWithParam<std::string> {
     testing::CollectionSpec spec;
     spec.num_docs = 20000;  // three ranges of the OR's accumulators
     spec.vocabulary = 500;
-    spec.codec = GetParam();
+    spec.codec = std::get<0>(GetParam());
     dir_ = std::make_unique<testing::TempDir>();
     ASSERT_TRUE(
         testing::BuildIndex(testing::RandomDocuments(spec), dir_->path() + "/idx", spec.codec)
@@ -94,8 +96,11 @@ class BatchEngineTest : public ::testing::TestWithParam<std::string> {
     options.cache_bytes = 512u << 20;
     options.num_contexts = 2;
     options.tuning.batch_range = range;
-    options.batch = {
-        .enabled = true, .contexts = 2, .scratch_bytes = scratch_bytes, .host_bytes = host_bytes};
+    options.batch = {.enabled = true,
+                     .compressed_forms = std::get<1>(GetParam()),
+                     .contexts = 2,
+                     .scratch_bytes = scratch_bytes,
+                     .host_bytes = host_bytes};
     auto gpu = GpuEngine::Create(*index_, options);
     EXPECT_TRUE(gpu.ok()) << gpu.status();
     return gpu.ok() ? *std::move(gpu) : nullptr;
@@ -262,7 +267,9 @@ TEST_P(BatchEngineTest, WithoutTheBatchPathSearchBatchRunsEachQuery) {
   EXPECT_EQ(GpuEngine::Create(*index_, bad).status().code(), absl::StatusCode::kInvalidArgument);
 }
 
-INSTANTIATE_TEST_SUITE_P(Codecs, BatchEngineTest, ::testing::ValuesIn(index::BlockCodecNames()));
+INSTANTIATE_TEST_SUITE_P(CodecsAndForms, BatchEngineTest,
+                         ::testing::Combine(::testing::ValuesIn(index::BlockCodecNames()),
+                                            ::testing::Bool()));
 
 }  // namespace
 }  // namespace tandem::gpu

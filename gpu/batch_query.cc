@@ -215,7 +215,7 @@ absl::Status RunBatch(const std::vector<BatchItem>& items, const float* norms, u
     uint32_t by_length[kMaxBatchTerms], by_bound[kMaxBatchTerms];
     for (uint32_t s = 0; s < bq.num_terms; ++s) {
       const DeviceList& list = *item.lists[s];
-      if (list.search.docids == nullptr) {
+      if (!list.search.present()) {
         return absl::FailedPreconditionError("a list has no search form: batches need them");
       }
       const index::ResolvedTerm& t = rq.terms[s];

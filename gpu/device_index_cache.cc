@@ -67,6 +67,7 @@ absl::StatusOr<std::shared_ptr<const DeviceList>> DeviceIndexCache::Load(
   TANDEM_ASSIGN_OR_RETURN(index::PostingListView view, index_.postings(term));
   TranscodeOptions transcode = options_.transcode;
   transcode.codec = DefaultGpuCodec(index_.codec());
+  transcode.seglrc_docids = options_.search_forms && options_.compressed_search_forms;
   TANDEM_ASSIGN_OR_RETURN(GpuPostingList host, TranscodeList(view, index_.codec(), transcode));
 
   auto list = std::make_shared<DeviceList>();
@@ -127,10 +128,12 @@ absl::StatusOr<std::shared_ptr<const DeviceList>> DeviceIndexCache::Load(
       device + (list->codec == GpuCodec::kPFor ? list->pfor.desc.bases : list->rice.desc.bases);
   if (options_.search_forms) {
     TANDEM_ASSIGN_OR_RETURN(
-        list->search, BuildSearchForm(list->codec == GpuCodec::kPFor ? &list->pfor : nullptr,
-                                      list->codec == GpuCodec::kRice ? &list->rice : nullptr,
-                                      list->num_postings, std::max(index_.num_docs(), 1u), pool_,
-                                      copy_stream_, &list->search_allocation));
+        list->search,
+        BuildSearchForm(list->codec == GpuCodec::kPFor ? &list->pfor : nullptr,
+                        list->codec == GpuCodec::kRice ? &list->rice : nullptr, list->num_postings,
+                        std::max(index_.num_docs(), 1u), host.seglrc ? &host.seglrc->desc : nullptr,
+                        host.seglrc ? host.seglrc->words.data() : nullptr, pool_, copy_stream_,
+                        &list->search_allocation));
     list->bytes += list->search.bytes;
   }
   return std::shared_ptr<const DeviceList>(std::move(list));

@@ -42,7 +42,8 @@ struct DeviceList {
   uint32_t num_blocks = 0;
   uint32_t block_size = 0;          // postings per docID block: 128 or 512
   const uint32_t* bases = nullptr;  // device: num_blocks + 1 block boundaries (list_format.h)
-  // The docIDs uncompressed, for the batch path (search_form.h); empty unless the cache builds it.
+  // The docIDs for the batch path, plain or in SegLRC (search_form.h); empty unless the cache
+  // builds it.
   SearchForm search;
   uint64_t bytes = 0;  // device bytes of both images and the search form
 
@@ -68,6 +69,8 @@ struct DeviceIndexCacheOptions {
   uint64_t staging_bytes = 8u << 20;  // pinned staging buffer
   // Build every list's search form at load (the batch path): about 4.4 more bytes per posting.
   bool search_forms = false;
+  // Keep the search forms' docIDs in SegLRC (search_form.h): about 1.6 bytes per posting instead.
+  bool compressed_search_forms = false;
 };
 
 class DeviceIndexCache {

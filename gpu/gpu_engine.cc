@@ -155,6 +155,7 @@ absl::StatusOr<std::unique_ptr<GpuEngine>> GpuEngine::Create(const index::Index&
   cache_options.capacity_bytes =
       options.cache_bytes != 0 ? options.cache_bytes : free_bytes / 10 * 6;
   cache_options.search_forms = options.batch.enabled;
+  cache_options.compressed_search_forms = options.batch.compressed_forms;
   TANDEM_ASSIGN_OR_RETURN(impl->cache, DeviceIndexCache::Create(index, cache_options));
   if (options.preload) TANDEM_RETURN_IF_ERROR(impl->cache->Preload().status());
   return std::unique_ptr<GpuEngine>(new GpuEngine(std::move(impl)));

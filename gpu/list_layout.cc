@@ -343,6 +343,11 @@ absl::StatusOr<GpuPostingList> TranscodeList(const index::PostingListView& list,
   absl::StatusOr<FreqImage> freq_image = BuildFreqs(freqs);
   if (!freq_image.ok()) return freq_image.status();
   out.freqs = *std::move(freq_image);
+  if (options.seglrc_docids) {
+    absl::StatusOr<LrcImage> seglrc = BuildLrcDocids(docids);  // SegLRC, segments of 256
+    if (!seglrc.ok()) return seglrc.status();
+    out.seglrc = *std::move(seglrc);
+  }
   return out;
 }
 

@@ -113,12 +113,16 @@ GpuCodec DefaultGpuCodec(const index::BlockCodec& codec);
 struct TranscodeOptions {
   GpuCodec codec = GpuCodec::kPFor;
   uint32_t pfor_block_size = 512;
+  // Also build the docIDs in SegLRC (segments of 256), the compressed form the batch path can
+  // search in place (Ao et al. 2011, section 4.3).
+  bool seglrc_docids = false;
 };
 
 // One index list in GPU layouts.
 struct GpuPostingList {
   std::variant<PForImage, RiceImage> docids;
   FreqImage freqs;
+  std::optional<LrcImage> seglrc;  // with TranscodeOptions::seglrc_docids
 
   uint32_t num_postings() const { return freqs.desc.num_postings; }
   // Bytes of both images.

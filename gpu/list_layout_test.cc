@@ -297,7 +297,8 @@ TEST_P(TranscodeTest, IndexListsRoundTripThroughEveryGpuLayout) {
   }
 }
 
-INSTANTIATE_TEST_SUITE_P(EveryIndexCodec, TranscodeTest, ::testing::ValuesIn(index::BlockCodecNames()));
+INSTANTIATE_TEST_SUITE_P(EveryIndexCodec, TranscodeTest,
+                         ::testing::ValuesIn(index::BlockCodecNames()));
 
 }  // namespace
 }  // namespace tandem::gpu

@@ -79,6 +79,7 @@ dim3 GridFor(uint64_t n) {
 
 absl::StatusOr<SearchForm> BuildSearchForm(const DevicePForList* pfor, const DeviceRiceList* rice,
                                            uint32_t num_postings, uint32_t num_docs,
+                                           const LrcDesc* seglrc, const uint32_t* seglrc_words,
                                            cudaMemPool_t pool, cudaStream_t stream,
                                            void** allocation) {
   if ((pfor == nullptr) == (rice == nullptr)) {
@@ -87,10 +88,19 @@ absl::StatusOr<SearchForm> BuildSearchForm(const DevicePForList* pfor, const Dev
   if (num_postings == 0 || num_docs == 0) {
     return absl::InvalidArgumentError("a search form needs postings and documents");
   }
+  if (seglrc != nullptr) {
+    if (const char* error = CheckDesc(*seglrc)) {
+      return absl::InvalidArgumentError(absl::StrCat("bad SegLRC descriptor: ", error));
+    }
+    if (seglrc->num_postings != num_postings || seglrc_words == nullptr) {
+      return absl::InvalidArgumentError("the SegLRC image is not the list's");
+    }
+  }
   SearchForm form;
   form.num_postings = num_postings;
-  // One allocation: docIDs, then the three bucket arrays, each 16-byte aligned.
-  uint64_t words = AlignedWords(num_postings);
+  // One allocation: the docIDs (plain or SegLRC), then the three bucket arrays, each 16-byte
+  // aligned.
+  uint64_t words = AlignedWords(seglrc != nullptr ? seglrc->image_words : num_postings);
   uint64_t bucket_offset[3];
   for (int t = 0; t < 3; ++t) {
     HashBuckets& b = form.hash[t];
@@ -105,7 +115,19 @@ absl::StatusOr<SearchForm> BuildSearchForm(const DevicePForList* pfor, const Dev
   *allocation = memory;
   uint32_t* base = static_cast<uint32_t*>(memory);
   uint32_t* docids = base;
-  form.docids = docids;
+  void* plain = nullptr;  // the decoded docIDs of a compressed form, until the ranges are built
+  if (seglrc != nullptr) {
+    form.lrc = *seglrc;
+    form.lrc_image = base;
+    TANDEM_CUDA_RETURN_IF_ERROR(cudaMemcpyAsync(base, seglrc_words,
+                                                seglrc->image_words * sizeof(uint32_t),
+                                                cudaMemcpyHostToDevice, stream));
+    TANDEM_CUDA_RETURN_IF_ERROR(
+        cudaMallocFromPoolAsync(&plain, uint64_t{num_postings} * sizeof(uint32_t), pool, stream));
+    docids = static_cast<uint32_t*>(plain);
+  } else {
+    form.docids = docids;
+  }
   TANDEM_RETURN_IF_ERROR(pfor != nullptr
                              ? DecodePForList(*pfor, DecodeOutput::kDocids, docids, stream)
                              : DecodeRiceList(*rice, DecodeOutput::kDocids, docids, stream));
@@ -158,6 +180,7 @@ absl::StatusOr<SearchForm> BuildSearchForm(const DevicePForList* pfor, const Dev
     }
     TANDEM_CUDA_RETURN_IF_ERROR(cudaFreeAsync(scratch, stream));
   }
+  if (plain != nullptr) TANDEM_CUDA_RETURN_IF_ERROR(cudaFreeAsync(plain, stream));
   return form;
 }
 

@@ -12,6 +12,9 @@
 //                                    in [starts[h], starts[h + 1]). HS16, HS32 and HS256 choose the
 //                                    number of buckets, a power of two, so that a bucket holds at
 //                                    most 16, 32 or 256 postings on average.
+// The docIDs are kept either plainly (4 bytes a posting) or compressed in SegLRC (section 4.3: a
+// search reads any position alone, one segment record and one packed deviation; about 1.2 bytes a
+// posting on the 25M-document index), where the batch path searches them in place.
 // Built on the device from the list's GPU layout when the device cache loads it (BuildSearchForm);
 // both ranges are computed with the same double arithmetic at build time and at search time
 // (kernels/search_range.cuh), so they are safe by construction. Plain types: compiles as C++17
@@ -41,21 +44,29 @@ struct HashBuckets {
 };
 
 struct SearchForm {
-  const uint32_t* docids = nullptr;  // device: num_postings docIDs, increasing
+  const uint32_t* docids = nullptr;  // device: num_postings docIDs, increasing; or null, and
+  LrcDesc lrc;                       // the docIDs in SegLRC at lrc_image (device)
+  const uint32_t* lrc_image = nullptr;
   uint32_t num_postings = 0;
   double lr_alpha = 0, lr_beta = 0;  // alpha 0: no usable line, the range is the whole list
   double lr_left = 0, lr_right = 0;  // largest deviations, in positions, both >= 0
   HashBuckets hash[3];               // HS16, HS32, HS256
-  uint64_t bytes = 0;                // device bytes of docids and the bucket arrays
+  uint64_t bytes = 0;                // device bytes of the docIDs and the bucket arrays
+
+  bool present() const { return docids != nullptr || lrc_image != nullptr; }
 };
 
 // Builds the search form of a list already on the device (its PForDelta or Rice image, the other
 // null) on `stream`: decodes the docIDs, fits the line and its deviations, fills the three bucket
-// arrays. Its memory is one allocation from `pool`, returned in *allocation (free it with
+// arrays. With `seglrc` (the list's docIDs in SegLRC: the image's descriptor, its words on the
+// host, as gpu/list_layout.h builds them) the form keeps that image
+// instead of the plain docIDs, which are then decoded into temporary memory only to build the
+// ranges. Its memory is one allocation from `pool`, returned in *allocation (free it with
 // cudaFreeAsync once no kernel reads the form). Synchronizes `stream` (twice: the line's sums,
 // then the deviations come back to the host).
 absl::StatusOr<SearchForm> BuildSearchForm(const DevicePForList* pfor, const DeviceRiceList* rice,
                                            uint32_t num_postings, uint32_t num_docs,
+                                           const LrcDesc* seglrc, const uint32_t* seglrc_words,
                                            cudaMemPool_t pool, cudaStream_t stream,
                                            void** allocation);
 

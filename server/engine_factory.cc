@@ -97,7 +97,9 @@ absl::StatusOr<EngineSet> CreateEngines(const index::Index& index, const EngineO
                                       .cache_bytes = options.gpu_cache_bytes,
                                       .num_contexts = options.gpu_contexts,
                                       .host_wait = ToHostWait(options.gpu_wait)};
-    gpu_options.batch = {.enabled = options.gpu_batch, .contexts = options.gpu_batching.runners};
+    gpu_options.batch = {.enabled = options.gpu_batch,
+                         .compressed_forms = options.gpu_batch_compressed,
+                         .contexts = options.gpu_batching.runners};
     absl::StatusOr<std::unique_ptr<index::Engine>> engine =
         gpu::CreateGpuEngine(index, gpu_options);
     std::string batching = "one query per launch sequence";

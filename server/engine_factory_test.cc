@@ -57,6 +57,12 @@ TEST(EngineFactoryTest, GpuWaitNamesAndContexts) {
   EXPECT_EQ(CreateEngines(**index, bad_batch).status().code(), absl::StatusCode::kInvalidArgument);
   bad_batch.gpu_batch = false;
   EXPECT_TRUE(CreateEngines(**index, bad_batch).ok());
+  // Compressed search forms: a GPU engine, when there is one, is created with them.
+  EngineOptions compressed{.gpu = GpuMode::kAuto};
+  compressed.gpu_batch_compressed = true;
+  auto with_compressed = CreateEngines(**index, compressed);
+  ASSERT_TRUE(with_compressed.ok()) << with_compressed.status();
+  EXPECT_NE(with_compressed->cpu, nullptr);
   // Blocking waits and eight contexts: a GPU engine, when there is one, still answers.
   auto engines = CreateEngines(
       **index, {.gpu = GpuMode::kAuto, .gpu_contexts = 8, .gpu_wait = GpuWait::kBlocking});

@@ -240,7 +240,7 @@ __global__ void __launch_bounds__(kBatchThreads)
     const uint32_t i = base + threadIdx.x;
     uint64_t key = kNoKey;
     if (i < end) {
-      const uint32_t d = __ldg(qt[lead].form.docids + i);
+      const uint32_t d = FormDocid(qt[lead].form, i);
       uint32_t pos[kMaxBatchTerms];
       pos[lead] = i;
       bool all = true;
@@ -331,7 +331,7 @@ __device__ __forceinline__ uint32_t RangeStart(const SearchForm& f, uint32_t x) 
   const HashBuckets& b = f.hash[0];
   const uint32_t h = x >> b.shift;
   if (h >= b.num_buckets) return f.num_postings;
-  return LowerBound(f.docids, {__ldg(b.starts + h), __ldg(b.starts + h + 1)}, x);
+  return LowerBound(f, {__ldg(b.starts + h), __ldg(b.starts + h + 1)}, x);
 }
 
 __global__ void __launch_bounds__(kBatchThreads)
@@ -380,7 +380,7 @@ __global__ void __launch_bounds__(kBatchThreads)
       bool first = false;
       uint32_t j = 0;
       if (p < hi) {
-        const uint32_t d = __ldg(term.form.docids + p);
+        const uint32_t d = FormDocid(term.form, p);
         j = d - base;
         const float before = sh.acc[j];
         first = __float_as_uint(before) == kUntouched;
@@ -438,7 +438,7 @@ __global__ void __launch_bounds__(kBatchThreads)
     const uint32_t i = base + threadIdx.x;
     uint64_t key = kNoKey;
     if (i < end) {
-      const uint32_t d = __ldg(qt[own].form.docids + i);
+      const uint32_t d = FormDocid(qt[own].form, i);
       uint32_t pos[kMaxBatchTerms];
       for (uint32_t slot = 0; slot < n; ++slot) pos[slot] = UINT32_MAX;
       pos[own] = i;

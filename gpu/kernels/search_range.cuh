@@ -1,13 +1,15 @@
 // File: kernels/search_range.cuh
 //
 // The range of a list's search form (gpu/search_form.h) that can hold a docID, by linear regression
-// or hash segmentation (Ao et al. 2011, sections 3.3 and 3.4), and the binary search inside it.
+// or hash segmentation (Ao et al. 2011, sections 3.3 and 3.4), and the binary search inside it, on
+// plain docIDs or on SegLRC (section 4.3).
 // The line's estimate is computed here for the search and, through LineEstimate, when the form is
 // built, so the deviations it stores bound exactly the estimates the search makes.
 #pragma once
 
 #include <cstdint>
 
+#include "gpu/kernels/lrc_access.cuh"
 #include "gpu/search_form.h"
 
 namespace tandem::gpu::kernels {
@@ -73,11 +75,33 @@ __device__ __forceinline__ uint32_t LowerBound(const uint32_t* __restrict__ doci
   return lo;
 }
 
+// The docID at position p of a form: one load, or a SegLRC posting decoded alone (its segment's
+// record and one packed deviation; section 4.3).
+__device__ __forceinline__ uint32_t FormDocid(const SearchForm& f, uint32_t p) {
+  return f.docids != nullptr ? __ldg(f.docids + p) : LrcDocidAt(f.lrc, f.lrc_image, p);
+}
+
+// The first position p in [r.lo, r.hi) of the form with docid >= x (r.hi when none).
+__device__ __forceinline__ uint32_t LowerBound(const SearchForm& f, PositionRange r, uint32_t x) {
+  if (f.docids != nullptr) return LowerBound(f.docids, r, x);
+  uint32_t lo = r.lo, len = r.hi - r.lo;
+  while (len > 0) {
+    const uint32_t half = len / 2;
+    if (LrcDocidAt(f.lrc, f.lrc_image, lo + half) < x) {
+      lo += half + 1;
+      len -= half + 1;
+    } else {
+      len = half;
+    }
+  }
+  return lo;
+}
+
 // The position of x in the list, or UINT32_MAX when it is not there.
 __device__ __forceinline__ uint32_t FindDocid(const SearchForm& f, SearchRange method, uint32_t x) {
   const PositionRange r = SearchRangeOf(f, method, x);
-  const uint32_t p = LowerBound(f.docids, r, x);
-  return p < r.hi && __ldg(f.docids + p) == x ? p : UINT32_MAX;
+  const uint32_t p = LowerBound(f, r, x);
+  return p < r.hi && FormDocid(f, p) == x ? p : UINT32_MAX;
 }
 
 }  // namespace tandem::gpu::kernels

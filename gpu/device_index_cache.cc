@@ -2,6 +2,7 @@
 
 #include <algorithm>
 #include <cstring>
+#include <optional>
 #include <utility>
 #include <variant>
 
@@ -64,33 +65,54 @@ absl::StatusOr<std::unique_ptr<DeviceIndexCache>> DeviceIndexCache::Create(
 
 absl::StatusOr<std::shared_ptr<const DeviceList>> DeviceIndexCache::Load(
     const index::TermInfo& term) {
-  TANDEM_ASSIGN_OR_RETURN(index::PostingListView view, index_.postings(term));
   TranscodeOptions transcode = options_.transcode;
   transcode.codec = DefaultGpuCodec(index_.codec());
   transcode.seglrc_docids = options_.search_forms && options_.compressed_search_forms;
-  TANDEM_ASSIGN_OR_RETURN(GpuPostingList host, TranscodeList(view, index_.codec(), transcode));
+  // The images: stored beside the index (a copy, no transcode), or transcoded here.
+  std::optional<GpuPostingList> host;
+  std::variant<PForDesc, RiceDesc> docid_desc;
+  absl::Span<const uint32_t> docid_words, freq_words;
+  FreqDesc freq_desc;
+  const StoredGpuLayouts* stored = options_.stored;
+  if (stored != nullptr && !transcode.seglrc_docids && stored->codec() == transcode.codec &&
+      stored->pfor_block_size() == transcode.pfor_block_size) {
+    TANDEM_ASSIGN_OR_RETURN(StoredList s, stored->Get(term));
+    docid_desc = s.docid_desc;
+    docid_words = s.docid_words;
+    freq_desc = s.freq_desc;
+    freq_words = s.freq_words;
+  } else {
+    TANDEM_ASSIGN_OR_RETURN(index::PostingListView view, index_.postings(term));
+    TANDEM_ASSIGN_OR_RETURN(host, TranscodeList(view, index_.codec(), transcode));
+    if (const auto* p = std::get_if<PForImage>(&host->docids)) {
+      docid_desc = p->desc;
+      docid_words = p->words;
+    } else {
+      docid_desc = std::get<RiceImage>(host->docids).desc;
+      docid_words = std::get<RiceImage>(host->docids).words;
+    }
+    freq_desc = host->freqs.desc;
+    freq_words = host->freqs.words;
+  }
 
   auto list = std::make_shared<DeviceList>();
-  const std::vector<uint32_t>* docid_words = nullptr;
-  if (const auto* p = std::get_if<PForImage>(&host.docids)) {
+  if (const auto* p = std::get_if<PForDesc>(&docid_desc)) {
     list->codec = GpuCodec::kPFor;
-    list->pfor.desc = p->desc;
-    list->num_blocks = p->desc.num_blocks;
-    list->block_size = p->desc.block_size;
-    docid_words = &p->words;
+    list->pfor.desc = *p;
+    list->num_blocks = p->num_blocks;
+    list->block_size = p->block_size;
   } else {
-    const RiceImage& r = std::get<RiceImage>(host.docids);
+    const RiceDesc& r = std::get<RiceDesc>(docid_desc);
     list->codec = GpuCodec::kRice;
-    list->rice.desc = r.desc;
-    list->num_blocks = r.desc.num_blocks;
+    list->rice.desc = r;
+    list->num_blocks = r.num_blocks;
     list->block_size = kRiceBlock;
-    docid_words = &r.words;
   }
-  list->freqs.desc = host.freqs.desc;
-  list->num_postings = host.num_postings();
+  list->freqs.desc = freq_desc;
+  list->num_postings = freq_desc.num_postings;
   // One allocation: the docID image, then (16-byte aligned) the frequency image.
-  const uint64_t freq_offset = AlignedWords(docid_words->size());
-  const uint64_t words = freq_offset + host.freqs.words.size();
+  const uint64_t freq_offset = AlignedWords(docid_words.size());
+  const uint64_t words = freq_offset + freq_words.size();
   list->bytes = words * sizeof(uint32_t);
 
   std::lock_guard<std::mutex> lock(copy_mu_);
@@ -103,7 +125,7 @@ absl::StatusOr<std::shared_ptr<const DeviceList>> DeviceIndexCache::Load(
   uint32_t* device = static_cast<uint32_t*>(allocation);
   // Host → pinned staging → device, one chunk at a time (the staging buffer is reused after each
   // chunk's copy completes).
-  auto copy = [&](const std::vector<uint32_t>& src, uint32_t* dst) -> absl::Status {
+  auto copy = [&](absl::Span<const uint32_t> src, uint32_t* dst) -> absl::Status {
     const char* from = reinterpret_cast<const char*>(src.data());
     char* to = reinterpret_cast<char*>(dst);
     uint64_t left = src.size() * sizeof(uint32_t);
@@ -119,8 +141,8 @@ absl::StatusOr<std::shared_ptr<const DeviceList>> DeviceIndexCache::Load(
     }
     return absl::OkStatus();
   };
-  TANDEM_RETURN_IF_ERROR(copy(*docid_words, device));
-  TANDEM_RETURN_IF_ERROR(copy(host.freqs.words, device + freq_offset));
+  TANDEM_RETURN_IF_ERROR(copy(docid_words, device));
+  TANDEM_RETURN_IF_ERROR(copy(freq_words, device + freq_offset));
   list->pfor.image = device;
   list->rice.image = device;
   list->freqs.image = device + freq_offset;
@@ -128,12 +150,12 @@ absl::StatusOr<std::shared_ptr<const DeviceList>> DeviceIndexCache::Load(
       device + (list->codec == GpuCodec::kPFor ? list->pfor.desc.bases : list->rice.desc.bases);
   if (options_.search_forms) {
     TANDEM_ASSIGN_OR_RETURN(
-        list->search,
-        BuildSearchForm(list->codec == GpuCodec::kPFor ? &list->pfor : nullptr,
-                        list->codec == GpuCodec::kRice ? &list->rice : nullptr, list->num_postings,
-                        std::max(index_.num_docs(), 1u), host.seglrc ? &host.seglrc->desc : nullptr,
-                        host.seglrc ? host.seglrc->words.data() : nullptr, pool_, copy_stream_,
-                        &list->search_allocation));
+        list->search, BuildSearchForm(list->codec == GpuCodec::kPFor ? &list->pfor : nullptr,
+                                      list->codec == GpuCodec::kRice ? &list->rice : nullptr,
+                                      list->num_postings, std::max(index_.num_docs(), 1u),
+                                      host && host->seglrc ? &host->seglrc->desc : nullptr,
+                                      host && host->seglrc ? host->seglrc->words.data() : nullptr,
+                                      pool_, copy_stream_, &list->search_allocation));
     list->bytes += list->search.bytes;
   }
   return std::shared_ptr<const DeviceList>(std::move(list));

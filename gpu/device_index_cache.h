@@ -28,6 +28,7 @@
 #include "gpu/decode.h"
 #include "gpu/list_layout.h"
 #include "gpu/search_form.h"
+#include "gpu/stored_layouts.h"
 #include "index/index.h"
 
 namespace tandem::gpu {
@@ -71,6 +72,9 @@ struct DeviceIndexCacheOptions {
   bool search_forms = false;
   // Keep the search forms' docIDs in SegLRC (search_form.h): about 1.6 bytes per posting instead.
   bool compressed_search_forms = false;
+  // Images stored beside the index (gpu_layouts.bin), copied instead of transcoded when their
+  // codec and block size are the cache's; must outlive the cache.
+  const StoredGpuLayouts* stored = nullptr;
 };
 
 class DeviceIndexCache {

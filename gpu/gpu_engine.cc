@@ -65,9 +65,10 @@ struct GpuEngine::Impl {
   const index::Index& index;
   GpuEngineOptions options;
   DeviceInfo info;
-  DeviceBuffer<uint32_t> doc_lengths;  // num_docs
-  DeviceBuffer<float> default_norms;   // the index's table for its own BM25 parameters
-  DeviceBuffer<uint32_t> iota;         // 0, 1, ..., num_docs - 1: posting positions
+  DeviceBuffer<uint32_t> doc_lengths;        // num_docs
+  DeviceBuffer<float> default_norms;         // the index's table for its own BM25 parameters
+  DeviceBuffer<uint32_t> iota;               // 0, 1, ..., num_docs - 1: posting positions
+  std::unique_ptr<StoredGpuLayouts> stored;  // outlives the cache, which reads it
   std::unique_ptr<DeviceIndexCache> cache;
   std::unique_ptr<QueryContextPool> contexts;
   std::unique_ptr<QueryContextPool> batch_contexts;  // with the batch path only
@@ -156,6 +157,16 @@ absl::StatusOr<std::unique_ptr<GpuEngine>> GpuEngine::Create(const index::Index&
       options.cache_bytes != 0 ? options.cache_bytes : free_bytes / 10 * 6;
   cache_options.search_forms = options.batch.enabled;
   cache_options.compressed_search_forms = options.batch.compressed_forms;
+  if (options.stored_layouts) {
+    absl::StatusOr<std::unique_ptr<StoredGpuLayouts>> stored =
+        StoredGpuLayouts::Open(index.directory() + "/" + kStoredLayoutsFile, index);
+    if (stored.ok()) {
+      impl->stored = *std::move(stored);
+      cache_options.stored = impl->stored.get();
+    } else if (!absl::IsNotFound(stored.status())) {
+      return stored.status();
+    }
+  }
   TANDEM_ASSIGN_OR_RETURN(impl->cache, DeviceIndexCache::Create(index, cache_options));
   if (options.preload) TANDEM_RETURN_IF_ERROR(impl->cache->Preload().status());
   return std::unique_ptr<GpuEngine>(new GpuEngine(std::move(impl)));
@@ -380,7 +391,8 @@ GpuCacheStats GpuEngine::cache_stats() const {
           c.bytes_copied,
           c.evictions,
           c.lists_resident,
-          impl_->cache->capacity_bytes()};
+          impl_->cache->capacity_bytes(),
+          impl_->stored != nullptr};
 }
 
 const DeviceInfo& GpuEngine::device() const { return impl_->info; }

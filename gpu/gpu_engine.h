@@ -99,6 +99,10 @@ struct GpuEngineOptions {
   uint64_t cache_bytes = 0;
   // Load every list that fits into the cache at start.
   bool preload = false;
+  // Copy lists from the GPU layouts stored beside the index (gpu_layouts.bin, written by
+  // `tandem-index gpu-layouts`) when it has them, instead of transcoding them at first use. A file
+  // that is damaged or written for another index fails Create.
+  bool stored_layouts = true;
   // Queries that may run on the device at once (one stream and scratch arena each).
   int num_contexts = 4;
   // Scratch bytes per context; 0 sizes it from the index (enough for an OR over every document and
@@ -118,6 +122,7 @@ struct GpuCacheStats {
   uint64_t evictions = 0;
   uint64_t lists_resident = 0;
   uint64_t capacity_bytes = 0;
+  bool stored_layouts = false;  // lists are copied from gpu_layouts.bin, not transcoded
 };
 
 class GpuEngine : public index::Engine {

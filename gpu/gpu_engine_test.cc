@@ -6,6 +6,7 @@
 #include "gpu/gpu_engine.h"
 
 #include <cmath>
+#include <fstream>
 #include <memory>
 #include <random>
 #include <string>
@@ -13,6 +14,7 @@
 #include <vector>
 
 #include "cpu/daat_engine.h"
+#include "gpu/stored_layouts.h"
 #include "gtest/gtest.h"
 #include "index/block_codec.h"
 #include "index/index.h"
@@ -227,6 +229,47 @@ TEST_P(GpuEngineTest, PreloadServesFromCache) {
   const uint64_t misses = gpu->cache_stats().misses;
   CompareAll(*gpu, RandomQueries(vocabulary_, 5, 17), index::Bm25Params{});
   EXPECT_EQ(gpu->cache_stats().misses, misses);
+}
+
+// Lists copied from gpu_layouts.bin answer like transcoded ones, per query and in batches (whose
+// search forms are built from them); a damaged file fails Create, and without the option it is
+// not read.
+TEST_P(GpuEngineTest, StoredLayoutsAnswerLikeTranscodedLists) {
+  const std::string path = dir_->path() + "/idx/" + kStoredLayoutsFile;
+  ASSERT_TRUE(WriteGpuLayouts(*index_, {}, path, 2).ok());
+  {
+    GpuEngineOptions options{.cache_bytes = 256u << 20, .num_contexts = 2};
+    options.batch = {.enabled = true, .contexts = 1, .scratch_bytes = 128u << 20};
+    std::unique_ptr<GpuEngine> gpu = MakeGpu(options);
+    ASSERT_NE(gpu, nullptr);
+    EXPECT_TRUE(gpu->cache_stats().stored_layouts);
+    CompareAll(*gpu, RandomQueries(vocabulary_, 30, 19), index::Bm25Params{});
+    std::vector<Query> batch = RandomQueries(vocabulary_, 40, 23);
+    for (size_t i = 0; i < batch.size(); ++i) batch[i].mode = kModes[i % 3];
+    const auto got = gpu->SearchBatch(batch, {index::SearchContext{}});
+    ASSERT_EQ(got.size(), batch.size());
+    int inexact = 0;
+    for (size_t i = 0; i < batch.size(); ++i) {
+      ASSERT_TRUE(got[i].ok()) << got[i].status();
+      ExpectSameHits(*cpu_->Search(batch[i], {}), *got[i], "batch query " + std::to_string(i),
+                     &inexact);
+    }
+    EXPECT_EQ(inexact, 0);
+  }
+  std::string bytes;
+  {
+    std::ifstream in(path, std::ios::binary);
+    bytes.assign(std::istreambuf_iterator<char>(in), {});
+  }
+  bytes[bytes.size() / 2] ^= 1;
+  std::ofstream(path, std::ios::binary | std::ios::trunc) << bytes;
+  EXPECT_EQ(GpuEngine::Create(*index_, {.cache_bytes = 256u << 20}).status().code(),
+            absl::StatusCode::kDataLoss);
+  std::unique_ptr<GpuEngine> ignoring =
+      MakeGpu({.cache_bytes = 256u << 20, .stored_layouts = false});
+  ASSERT_NE(ignoring, nullptr);
+  EXPECT_FALSE(ignoring->cache_stats().stored_layouts);
+  CompareAll(*ignoring, RandomQueries(vocabulary_, 5, 29), index::Bm25Params{});
 }
 
 TEST_P(GpuEngineTest, ConcurrentQueriesMatch) {

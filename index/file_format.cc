@@ -61,6 +61,8 @@ absl::string_view FileKindTag(FileKind kind) {
       return absl::string_view("POSTINGS", 8);
     case FileKind::kDocuments:
       return absl::string_view("DOCTABLE", 8);
+    case FileKind::kGpuLayouts:
+      return absl::string_view("GPULAYTS", 8);
   }
   return absl::string_view("UNKNOWN\0", 8);
 }

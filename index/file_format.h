@@ -30,7 +30,8 @@ inline constexpr uint32_t kFormatVersion = 1;
 inline constexpr size_t kHeaderBytes = 32;
 inline constexpr size_t kFooterBytes = 16;
 
-enum class FileKind { kManifest, kLexicon, kPostings, kDocuments };
+// kGpuLayouts: the optional GPU layouts beside an index (gpu/stored_layouts.h).
+enum class FileKind { kManifest, kLexicon, kPostings, kDocuments, kGpuLayouts };
 
 // The 8-byte kind tag stored in the header ("LEXICON\0", ...).
 absl::string_view FileKindTag(FileKind kind);

@@ -5,12 +5,15 @@
 //                      --vocabulary query-terms|all [--postings-per-doc P] --seed S --output DIR
 //   tandem-index inspect DIR
 //   tandem-index lookup DIR TERM
+//   tandem-index gpu-layouts DIR [--threads N]
 #include <unistd.h>
 
 #include <algorithm>
 #include <cstdio>
+#include <filesystem>
 #include <iostream>
 #include <string>
+#include <thread>
 #include <vector>
 
 #include "absl/flags/flag.h"
@@ -18,6 +21,8 @@
 #include "absl/strings/str_format.h"
 #include "absl/strings/str_join.h"
 #include "absl/strings/str_replace.h"
+#include "absl/time/clock.h"
+#include "gpu/stored_layouts.h"
 #include "index/block_codec.h"
 #include "index/bm25.h"
 #include "index/index.h"
@@ -34,7 +39,7 @@ ABSL_FLAG(std::string, output, "",
 ABSL_FLAG(std::string, codec, "pfor",
           absl::StrCat("build, synth: block codec (",
                        absl::StrJoin(tandem::index::BlockCodecNames(), ", "), ")"));
-ABSL_FLAG(int, threads, 0, "build, synth: worker threads (0: all cores)");
+ABSL_FLAG(int, threads, 0, "build, synth, gpu-layouts: worker threads (0: all cores)");
 ABSL_FLAG(bool, strict, false,
           "build: stop at the first malformed document instead of skipping it");
 ABSL_FLAG(int, memory_mb, 1024, "build: memory budget for in-memory runs before spilling to disk");
@@ -236,6 +241,29 @@ int Lookup(const std::string& dir, const std::string& raw) {
   return 0;
 }
 
+// Writes DIR/gpu_layouts.bin: every list in the GPU engine's layouts, so that the device cache
+// copies a list at first use instead of transcoding it.
+int GpuLayouts(const std::string& dir) {
+  absl::StatusOr<std::unique_ptr<index::Index>> opened = index::Index::Open(dir);
+  if (!opened.ok()) return Fail(opened.status());
+  const index::Index& idx = **opened;
+  const int threads = absl::GetFlag(FLAGS_threads) > 0
+                          ? absl::GetFlag(FLAGS_threads)
+                          : static_cast<int>(std::max(1u, std::thread::hardware_concurrency()));
+  const std::string path = dir + "/" + gpu::kStoredLayoutsFile;
+  const absl::Time start = absl::Now();
+  if (absl::Status s = gpu::WriteGpuLayouts(idx, {}, path, threads); !s.ok()) return Fail(s);
+  absl::StatusOr<std::unique_ptr<gpu::StoredGpuLayouts>> stored =
+      gpu::StoredGpuLayouts::Open(path, idx);
+  if (!stored.ok()) return Fail(stored.status());
+  const double seconds = absl::ToDoubleSeconds(absl::Now() - start);
+  const uint64_t bytes = std::filesystem::file_size(path);
+  std::printf("wrote %s: %llu lists, %.2f GB, %.2f bits per posting, in %.1f s on %d threads\n",
+              path.c_str(), static_cast<unsigned long long>(idx.num_terms()), bytes / 1e9,
+              8.0 * bytes / std::max<uint64_t>(1, idx.stats().num_postings), seconds, threads);
+  return 0;
+}
+
 }  // namespace
 }  // namespace tandem::index_builder
 
@@ -250,7 +278,8 @@ std::string Usage() {
       "      --vocabulary query-terms|all [--postings-per-doc P] [--clustering F] --seed S\n"
       "      --output DIR\n"
       "  tandem-index inspect DIR\n"
-      "  tandem-index lookup DIR TERM");
+      "  tandem-index lookup DIR TERM\n"
+      "  tandem-index gpu-layouts DIR [--threads N]   (the GPU engine's list layouts, stored)");
 }
 
 int main(int argc, char** argv) {
@@ -263,6 +292,7 @@ int main(int argc, char** argv) {
   if (command == "synth" && args.size() == 1) return Synth();
   if (command == "inspect" && args.size() == 2) return Inspect(args[1]);
   if (command == "lookup" && args.size() == 3) return Lookup(args[1], args[2]);
+  if (command == "gpu-layouts" && args.size() == 2) return GpuLayouts(args[1]);
   std::fprintf(stderr, "%s\n", usage.c_str());
   return 2;
 }

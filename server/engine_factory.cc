@@ -7,7 +7,10 @@
 #include "base/status_macros.h"
 #include "cpu/daat_engine.h"
 #if TANDEM_HAVE_GPU
+#include <filesystem>
+
 #include "gpu/gpu_engine.h"
+#include "gpu/stored_layouts.h"
 #endif
 
 namespace tandem::server {
@@ -118,8 +121,15 @@ absl::StatusOr<EngineSet> CreateEngines(const index::Index& index, const EngineO
     }
     if (engine.ok()) {
       set.gpu = *std::move(engine);
-      set.summary = absl::StrCat("CPU and GPU engines (", device->name, "; ", batching,
-                                 "; GPU waits: ", AbslUnparseFlag(options.gpu_wait), ")");
+      // The engine opened gpu_layouts.bin if it is there (a bad one fails the engine).
+      std::error_code error;
+      const bool stored =
+          std::filesystem::exists(index.directory() + "/" + gpu::kStoredLayoutsFile, error);
+      set.summary = absl::StrCat(
+          "CPU and GPU engines (", device->name, "; ", batching,
+          options.gpu_batch && options.gpu_batch_compressed ? ", docIDs searched in SegLRC" : "",
+          "; lists ", stored ? "copied from gpu_layouts.bin" : "transcoded at first use",
+          "; GPU waits: ", AbslUnparseFlag(options.gpu_wait), ")");
       set.gpu_name = device->name;
       return set;
     }

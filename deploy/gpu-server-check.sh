@@ -4,13 +4,17 @@
 #   build/index_builder/tandem-index -- STATS.tsv.gz DOCLENGTHS.tsv trec05-efficiency.txt;
 #   mkdir -p .gpu-carry/e2e; tar -cJf .gpu-carry/e2e/e2e.tar.xz .gpu-bundle
 # then run `bash deploy/gpu-server-check.sh` on the GPU machine with .gpu-carry/e2e beside it.
+# STORED=1 first writes the GPU layouts beside the index (tandem-index gpu-layouts); SERVER_FLAGS
+# are passed to tandem-server (e.g. --tune-gpu-batch-compressed).
 set -u
 tar -xJf .gpu-carry/e2e/e2e.tar.xz
 export LD_LIBRARY_PATH=$PWD/.gpu-bundle/lib
 B=.gpu-bundle/bin; D=.gpu-bundle/data
 $B/tandem-index synth --docs 2000000 --termstats $D/wikipedia-termstats.tsv.gz --doclengths $D/wikipedia-doclengths.tsv \
   --queries $D/trec05-efficiency.txt --vocabulary query-terms --postings-per-doc 240 --seed 1 --threads 16 --output /tmp/idx | tail -3
-$B/tandem-server --index /tmp/idx --listen 127.0.0.1:50051 --metrics-listen 127.0.0.1:9464 --gpu required > $OUT/server.log 2>&1 &
+[[ -n ${STORED:-} ]] && $B/tandem-index gpu-layouts /tmp/idx | tail -1
+$B/tandem-server --index /tmp/idx --listen 127.0.0.1:50051 --metrics-listen 127.0.0.1:9464 --gpu required \
+  ${SERVER_FLAGS:-} > $OUT/server.log 2>&1 &
 SP=$!
 for i in $(seq 300); do $B/tandem-cli health >/dev/null 2>&1 && break; sleep 0.2; done
 cat $OUT/server.log
@@ -35,5 +39,5 @@ for m in ["and", "or", "and_or"]:
     errs = sum("status" in x for x in a) + sum("status" in y for y in b)
     print(f"{m}: {len(a)} queries, {errs} errors, {hits} hits, identical {same}, different {diff}, gpu-side engines {sorted(e for e in engines if e)}")
 PY
-python3 -c "import urllib.request;t=urllib.request.urlopen('http://127.0.0.1:9464/metrics').read().decode();print('\n'.join(l for l in t.splitlines() if l.startswith(('tandem_queries_total','tandem_gpu_fallbacks','tandem_build_info'))))" | tee $OUT/metrics.txt
+python3 -c "import urllib.request;t=urllib.request.urlopen('http://127.0.0.1:9464/metrics').read().decode();print('\n'.join(l for l in t.splitlines() if l.startswith(('tandem_queries_total','tandem_gpu_fallbacks','tandem_build_info','tandem_gpu_batch'))))" | tee $OUT/metrics.txt
 kill -TERM $SP; wait $SP; echo "server exit $?"

@@ -68,6 +68,7 @@ absl::StatusOr<std::shared_ptr<const DeviceList>> DeviceIndexCache::Load(
   TranscodeOptions transcode = options_.transcode;
   transcode.codec = DefaultGpuCodec(index_.codec());
   transcode.seglrc_docids = options_.search_forms && options_.compressed_search_forms;
+  transcode.num_docs = std::max(index_.num_docs(), 1u);
   // The images: stored beside the index (a copy, no transcode), or transcoded here.
   std::optional<GpuPostingList> host;
   std::variant<PForDesc, RiceDesc> docid_desc;
@@ -148,6 +149,17 @@ absl::StatusOr<std::shared_ptr<const DeviceList>> DeviceIndexCache::Load(
   list->freqs.image = device + freq_offset;
   list->bases =
       device + (list->codec == GpuCodec::kPFor ? list->pfor.desc.bases : list->rice.desc.bases);
+  if (!host.has_value()) {
+    // Stored images are checked where they are decoded: every docID indexes per-document arrays.
+    if (absl::Status s = CheckDeviceDocids(list->codec == GpuCodec::kPFor ? &list->pfor : nullptr,
+                                           list->codec == GpuCodec::kRice ? &list->rice : nullptr,
+                                           list->num_postings, std::max(index_.num_docs(), 1u),
+                                           pool_, copy_stream_);
+        !s.ok()) {
+      return absl::DataLossError(
+          absl::StrCat(kStoredLayoutsFile, ", term ", term.ordinal, ": ", s.message()));
+    }
+  }
   if (options_.search_forms) {
     TANDEM_ASSIGN_OR_RETURN(
         list->search, BuildSearchForm(list->codec == GpuCodec::kPFor ? &list->pfor : nullptr,

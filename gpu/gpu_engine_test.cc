@@ -6,6 +6,7 @@
 #include "gpu/gpu_engine.h"
 
 #include <cmath>
+#include <cstring>
 #include <fstream>
 #include <memory>
 #include <random>
@@ -17,6 +18,7 @@
 #include "gpu/stored_layouts.h"
 #include "gtest/gtest.h"
 #include "index/block_codec.h"
+#include "index/file_format.h"
 #include "index/index.h"
 #include "index_builder/document_reader.h"
 #include "index_builder/inverter.h"
@@ -255,6 +257,56 @@ TEST_P(GpuEngineTest, StoredLayoutsAnswerLikeTranscodedLists) {
                      &inexact);
     }
     EXPECT_EQ(inexact, 0);
+  }
+  // A list whose images decode to docIDs beyond the collection, in a file framed anew (a valid
+  // checksum, as a buggy writer or a hostile file would have it): its queries get DATA_LOSS, the
+  // rest are answered, nothing reads out of bounds.
+  if (DefaultGpuCodec(index_->codec()) == GpuCodec::kPFor) {
+    auto file = index::MappedFile::Open(path, index::FileKind::kGpuLayouts);
+    ASSERT_TRUE(file.ok()) << file.status();
+    std::string payload(file->payload());
+    auto read64 = [&](uint64_t at) {
+      uint64_t v;
+      std::memcpy(&v, payload.data() + at, 8);
+      return v;
+    };
+    const uint64_t table = read64(payload.size() - 16);
+    auto padded = [](uint64_t bytes) { return (bytes + 15) / 16 * 16; };
+    // The term whose slots are widest among those of a few blocks: all-ones slots overshoot.
+    uint64_t victim = 0;
+    uint32_t widest = 0;
+    for (uint64_t t = 0; t < index_->num_terms(); ++t) {
+      PForDesc d;
+      std::memcpy(&d, payload.data() + read64(table + 16 * t), sizeof(d));
+      if (d.num_postings >= 8 && d.bit_width > widest) {
+        widest = d.bit_width;
+        victim = t;
+      }
+    }
+    ASSERT_GE(widest, 4u);
+    const uint64_t entry = read64(table + 16 * victim);
+    PForDesc d;
+    std::memcpy(&d, payload.data() + entry, sizeof(d));
+    const uint64_t words = entry + padded(sizeof(PForDesc)) + padded(sizeof(FreqDesc));
+    std::memset(payload.data() + words + 4 * d.slots, 0xff,
+                4 * PackedWords(d.num_postings, widest));
+    *file = index::MappedFile();
+    auto writer = index::FileWriter::Create(path, index::FileKind::kGpuLayouts);
+    ASSERT_TRUE(writer.ok());
+    ASSERT_TRUE((*writer)->Append(payload).ok());
+    ASSERT_TRUE((*writer)->Finish().ok());
+    std::unique_ptr<GpuEngine> gpu = MakeGpu({.cache_bytes = 256u << 20, .num_contexts = 1});
+    ASSERT_NE(gpu, nullptr);
+    Query bad;
+    bad.terms = {{std::string(index_->term_at(victim).term), 1.0f}};
+    const auto refused = gpu->Search(bad, {});
+    EXPECT_EQ(refused.status().code(), absl::StatusCode::kDataLoss) << refused.status();
+    Query good;  // another list of the same file
+    good.terms = {{std::string(index_->term_at(victim == 0 ? 1 : 0).term), 1.0f}};
+    const auto answered = gpu->Search(good, {});
+    ASSERT_TRUE(answered.ok()) << answered.status();
+    int inexact = 0;
+    ExpectSameHits(*cpu_->Search(good, {}), *answered, "another term", &inexact);
   }
   std::string bytes;
   {

@@ -328,6 +328,17 @@ absl::StatusOr<GpuPostingList> TranscodeList(const index::PostingListView& list,
     if (absl::Status s = list.DecodeDocids(codec, block, docids.data() + first); !s.ok()) return s;
     if (absl::Status s = list.DecodeFreqs(codec, block, freqs.data() + first); !s.ok()) return s;
   }
+  if (options.num_docs != 0) {
+    for (uint32_t i = 0; i < n; ++i) {
+      if (docids[i] >= options.num_docs || (i > 0 && docids[i] <= docids[i - 1])) {
+        return absl::DataLossError(absl::StrFormat(
+            "posting %d of a list: docID %d is %s", i, docids[i],
+            docids[i] >= options.num_docs
+                ? absl::StrFormat("not below the collection size %d", options.num_docs)
+                : std::string("not above the one before")));
+      }
+    }
+  }
   GpuPostingList out;
   if (options.codec == GpuCodec::kPFor) {
     PForOptions pfor;

@@ -116,6 +116,9 @@ struct TranscodeOptions {
   // Also build the docIDs in SegLRC (segments of 256), the compressed form the batch path can
   // search in place (Ao et al. 2011, section 4.3).
   bool seglrc_docids = false;
+  // When set, the list's docIDs must increase and stay below it (the collection size): kernels
+  // index per-document arrays by them, so a list that breaks this is DATA_LOSS, not transcoded.
+  uint32_t num_docs = 0;
 };
 
 // One index list in GPU layouts.

@@ -297,6 +297,35 @@ TEST_P(TranscodeTest, IndexListsRoundTripThroughEveryGpuLayout) {
   }
 }
 
+// With the collection size given, docIDs at or above it are DATA_LOSS: kernels index
+// per-document arrays by them.
+TEST_P(TranscodeTest, DocidsBeyondTheCollectionAreDataLoss) {
+  tandem::testing::TempDir dir;
+  tandem::testing::CollectionSpec spec;
+  spec.num_docs = 1000;
+  spec.codec = GetParam();
+  ASSERT_TRUE(tandem::testing::BuildIndex(tandem::testing::RandomDocuments(spec),
+                                          dir.path() + "/index", spec.codec)
+                  .ok());
+  auto index = index::Index::Open(dir.path() + "/index");
+  ASSERT_TRUE(index.ok()) << index.status();
+  auto view = (*index)->postings((*index)->term_at(0));
+  ASSERT_TRUE(view.ok());
+  TranscodeOptions options;
+  options.codec = DefaultGpuCodec((*index)->codec());
+  options.num_docs = (*index)->num_docs();
+  EXPECT_TRUE(TranscodeList(*view, (*index)->codec(), options).ok());
+  std::vector<uint32_t> docids(view->num_postings());
+  for (uint32_t k = 0; k < view->num_blocks(); ++k) {
+    ASSERT_TRUE(
+        view->DecodeDocids((*index)->codec(), k, docids.data() + k * index::kBlockSize).ok());
+  }
+  options.num_docs = docids.back();  // the last docID is not below it
+  const absl::Status status = TranscodeList(*view, (*index)->codec(), options).status();
+  EXPECT_EQ(status.code(), absl::StatusCode::kDataLoss) << status;
+  EXPECT_NE(status.message().find("collection size"), std::string::npos) << status;
+}
+
 INSTANTIATE_TEST_SUITE_P(EveryIndexCodec, TranscodeTest,
                          ::testing::ValuesIn(index::BlockCodecNames()));
 

@@ -71,11 +71,61 @@ __global__ void BucketStartsKernel(const uint32_t* __restrict__ docids, uint32_t
   }
 }
 
+// violations[0] counts the docIDs at or above num_docs or not above the one before.
+__global__ void DocidViolationsKernel(const uint32_t* __restrict__ docids, uint32_t n,
+                                      uint32_t num_docs, uint32_t* __restrict__ violations) {
+  uint32_t bad = 0;
+  for (uint32_t i = blockIdx.x * kThreads + threadIdx.x; i < n; i += gridDim.x * kThreads) {
+    const uint32_t d = docids[i];
+    bad += d >= num_docs || (i > 0 && d <= docids[i - 1]);
+  }
+  if (bad > 0) atomicAdd(violations, bad);
+}
+
 dim3 GridFor(uint64_t n) {
   return dim3(static_cast<unsigned>(std::clamp<uint64_t>((n + kThreads - 1) / kThreads, 1, 4096)));
 }
 
 }  // namespace
+
+absl::Status CheckDeviceDocids(const DevicePForList* pfor, const DeviceRiceList* rice,
+                               uint32_t num_postings, uint32_t num_docs, cudaMemPool_t pool,
+                               cudaStream_t stream) {
+  if ((pfor == nullptr) == (rice == nullptr)) {
+    return absl::InvalidArgumentError("a list is checked from one image");
+  }
+  if (num_postings == 0) return absl::OkStatus();
+  void* memory = nullptr;
+  TANDEM_CUDA_RETURN_IF_ERROR(cudaMallocFromPoolAsync(
+      &memory, (AlignedWords(num_postings) + 4) * sizeof(uint32_t), pool, stream));
+  uint32_t* docids = static_cast<uint32_t*>(memory);
+  uint32_t* violations = docids + AlignedWords(num_postings);
+  absl::Status status = [&]() -> absl::Status {
+    TANDEM_CUDA_RETURN_IF_ERROR(cudaMemsetAsync(violations, 0, sizeof(uint32_t), stream));
+    TANDEM_RETURN_IF_ERROR(pfor != nullptr
+                               ? DecodePForList(*pfor, DecodeOutput::kDocids, docids, stream)
+                               : DecodeRiceList(*rice, DecodeOutput::kDocids, docids, stream));
+    DocidViolationsKernel<<<GridFor(num_postings), kThreads, 0, stream>>>(docids, num_postings,
+                                                                          num_docs, violations);
+    TANDEM_CUDA_RETURN_IF_ERROR(cudaGetLastError());
+    uint32_t bad = 0;
+    TANDEM_CUDA_RETURN_IF_ERROR(
+        cudaMemcpyAsync(&bad, violations, sizeof(bad), cudaMemcpyDeviceToHost, stream));
+    TANDEM_CUDA_RETURN_IF_ERROR(cudaStreamSynchronize(stream));
+    if (bad > 0) {
+      return absl::DataLossError(absl::StrCat(bad, " of the list's ", num_postings,
+                                              " docIDs are out of order or not below the "
+                                              "collection size ",
+                                              num_docs));
+    }
+    return absl::OkStatus();
+  }();
+  const cudaError_t freed = cudaFreeAsync(memory, stream);
+  if (status.ok() && freed != cudaSuccess) {
+    return absl::InternalError(absl::StrCat("cudaFreeAsync: ", cudaGetErrorString(freed)));
+  }
+  return status;
+}
 
 absl::StatusOr<SearchForm> BuildSearchForm(const DevicePForList* pfor, const DeviceRiceList* rice,
                                            uint32_t num_postings, uint32_t num_docs,

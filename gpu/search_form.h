@@ -56,6 +56,14 @@ struct SearchForm {
   bool present() const { return docids != nullptr || lrc_image != nullptr; }
 };
 
+// Decodes a list already on the device (its PForDelta or Rice image, the other null) into
+// temporary memory from `pool` and checks that its docIDs increase and stay below `num_docs`, the
+// collection size every per-document array has: DATA_LOSS otherwise. For images that did not come
+// from the host transcoder, which checks its input (stored layouts). Synchronizes `stream`.
+absl::Status CheckDeviceDocids(const DevicePForList* pfor, const DeviceRiceList* rice,
+                               uint32_t num_postings, uint32_t num_docs, cudaMemPool_t pool,
+                               cudaStream_t stream);
+
 // Builds the search form of a list already on the device (its PForDelta or Rice image, the other
 // null) on `stream`: decodes the docIDs, fits the line and its deviations, fills the three bucket
 // arrays. With `seglrc` (the list's docIDs in SegLRC: the image's descriptor, its words on the

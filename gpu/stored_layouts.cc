@@ -71,13 +71,67 @@ absl::Status Corrupt(const std::string& path, const std::string& what) {
   return absl::DataLossError(absl::StrCat(path, ": ", what));
 }
 
+// values[0..count) start at `first`, never decrease and end at `last`.
+bool Monotone(const uint32_t* values, uint64_t count, uint32_t first, uint32_t last) {
+  if (count == 0 || values[0] != first || values[count - 1] != last) return false;
+  for (uint64_t i = 1; i < count; ++i) {
+    if (values[i] < values[i - 1]) return false;
+  }
+  return true;
+}
+
+// Block bases: the docID before each block (0 for the first), increasing, the last below num_docs.
+bool BasesInRange(const uint32_t* bases, uint64_t count, uint32_t num_docs) {
+  for (uint64_t i = 1; i < count; ++i) {
+    if (bases[i] <= bases[i - 1] && !(i == 1 && bases[0] == 0 && bases[1] == 0)) return false;
+  }
+  return count > 0 && bases[0] == 0 && bases[count - 1] < num_docs;
+}
+
 }  // namespace
+
+absl::Status CheckStoredList(const StoredList& list, uint32_t num_docs) {
+  const uint32_t* w = list.docid_words.data();
+  if (const auto* p = std::get_if<PForDesc>(&list.docid_desc)) {
+    const uint64_t nb1 = uint64_t{p->num_blocks} + 1;
+    if (!Monotone(w + p->exc_begin, nb1, 0, p->num_exceptions) ||
+        !Monotone(w + p->sub_begin, nb1, 0, p->num_sub_exceptions)) {
+      return absl::DataLossError("stored PForDelta exception ranges out of order");
+    }
+    for (uint32_t s = 0; s < p->num_sub_exceptions; ++s) {
+      if ((w[p->sub_index + s] >> 1) >= p->num_exceptions ||
+          (s > 0 && w[p->sub_index + s] <= w[p->sub_index + s - 1])) {
+        return absl::DataLossError("stored PForDelta second-level exceptions out of order");
+      }
+    }
+    if (!BasesInRange(w + p->bases, nb1, num_docs)) {
+      return absl::DataLossError("stored PForDelta block bases out of range");
+    }
+  } else {
+    const RiceDesc& r = std::get<RiceDesc>(list.docid_desc);
+    const uint64_t nb1 = uint64_t{r.num_blocks} + 1;
+    if (!Monotone(w + r.unary_bases, nb1, 0,
+                  static_cast<uint32_t>(r.unary_bits - r.num_postings))) {
+      return absl::DataLossError("stored Rice unary sums out of order");
+    }
+    if (!BasesInRange(w + r.bases, nb1, num_docs)) {
+      return absl::DataLossError("stored Rice block bases out of range");
+    }
+  }
+  const FreqDesc& f = list.freq_desc;
+  if (!Monotone(list.freq_words.data() + f.exc_begin, uint64_t{f.num_blocks} + 1, 0,
+                f.num_exceptions)) {
+    return absl::DataLossError("stored frequency exception ranges out of order");
+  }
+  return absl::OkStatus();
+}
 
 absl::Status WriteGpuLayouts(const index::Index& index, const TranscodeOptions& given,
                              const std::string& path, int threads) {
   TranscodeOptions options = given;
   options.codec = DefaultGpuCodec(index.codec());
   options.seglrc_docids = false;
+  options.num_docs = std::max(index.num_docs(), 1u);
   if (options.pfor_block_size != 128 && options.pfor_block_size != 512) {
     return absl::InvalidArgumentError("PForDelta blocks hold 128 or 512 postings");
   }
@@ -174,6 +228,7 @@ absl::StatusOr<std::unique_ptr<StoredGpuLayouts>> StoredGpuLayouts::Open(
   stored->codec_ = static_cast<GpuCodec>(codec);
   stored->pfor_block_size_ = block_size;
   stored->num_terms_ = terms;
+  stored->num_docs_ = index.num_docs();
   stored->table_ = bytes + table_offset;
   stored->file_ = std::move(file);
   return stored;
@@ -232,6 +287,9 @@ absl::StatusOr<StoredList> StoredGpuLayouts::Get(const index::TermInfo& term) co
   list.docid_words = absl::MakeConstSpan(reinterpret_cast<const uint32_t*>(p), docid_words);
   p += Padded(docid_words * 4);
   list.freq_words = absl::MakeConstSpan(reinterpret_cast<const uint32_t*>(p), freq_words);
+  if (absl::Status s = CheckStoredList(list, num_docs_); !s.ok()) {
+    return Corrupt(path, absl::StrCat("term ", term.ordinal, ": ", s.message()));
+  }
   return list;
 }
 

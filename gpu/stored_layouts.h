@@ -56,6 +56,13 @@ struct StoredList {
 absl::Status WriteGpuLayouts(const index::Index& index, const TranscodeOptions& options,
                              const std::string& path, int threads);
 
+// The checks that keep the GPU decoders inside the images of a stored list whose descriptors
+// passed CheckDesc: every per-block range (exceptions, second-level exceptions, unary sums) starts
+// at 0, never decreases and ends at its total; second-level exception indices point at exceptions;
+// block bases increase and stay below `num_docs`. O(blocks + second-level exceptions), no decoding:
+// the decoded docIDs themselves are checked on the device (CheckDeviceDocids in search_form.h).
+absl::Status CheckStoredList(const StoredList& list, uint32_t num_docs);
+
 class StoredGpuLayouts {
  public:
   // Maps and checks the file against `index` (terms, postings, codec). NOT_FOUND when there is
@@ -68,8 +75,8 @@ class StoredGpuLayouts {
   uint32_t pfor_block_size() const { return pfor_block_size_; }
   uint64_t num_terms() const { return num_terms_; }
 
-  // The images of `term`, checked against its descriptors and its document frequency; DATA_LOSS
-  // when they disagree.
+  // The images of `term`, checked against its descriptors, its document frequency and the
+  // collection size (CheckStoredList); DATA_LOSS when they disagree.
   absl::StatusOr<StoredList> Get(const index::TermInfo& term) const;
 
  private:
@@ -79,6 +86,7 @@ class StoredGpuLayouts {
   GpuCodec codec_ = GpuCodec::kPFor;
   uint32_t pfor_block_size_ = 0;
   uint64_t num_terms_ = 0;
+  uint32_t num_docs_ = 0;
   const unsigned char* table_ = nullptr;
 };
 

@@ -114,5 +114,78 @@ TEST(StoredLayoutsFileTest, MissingDamagedAndForeignFilesAreRefused) {
   EXPECT_EQ(StoredGpuLayouts::Open(path, *index).status().code(), absl::StatusCode::kDataLoss);
 }
 
+// A list's images as StoredList views over vectors the test may damage.
+struct OwnedList {
+  std::vector<uint32_t> docid_words, freq_words;
+  StoredList list;
+};
+
+OwnedList Own(const GpuPostingList& transcoded) {
+  OwnedList o;
+  if (const auto* p = std::get_if<PForImage>(&transcoded.docids)) {
+    o.list.docid_desc = p->desc;
+    o.docid_words = p->words;
+  } else {
+    o.list.docid_desc = std::get<RiceImage>(transcoded.docids).desc;
+    o.docid_words = std::get<RiceImage>(transcoded.docids).words;
+  }
+  o.list.freq_desc = transcoded.freqs.desc;
+  o.freq_words = transcoded.freqs.words;
+  o.list.docid_words = o.docid_words;
+  o.list.freq_words = o.freq_words;
+  return o;
+}
+
+TEST(CheckStoredListTest, DamagedBlockArraysAndBasesAreDataLoss) {
+  tandem::testing::TempDir dir;
+  for (const std::string codec : {"pfor", "rice"}) {
+    auto index = BuildAndOpen(dir.path() + "/" + codec, 20000, codec);
+    ASSERT_NE(index, nullptr);
+    // The most frequent term: several blocks, exceptions in every one.
+    uint64_t longest = 0;
+    for (uint64_t t = 1; t < index->num_terms(); ++t) {
+      if (index->term_at(t).df > index->term_at(longest).df) longest = t;
+    }
+    auto view = index->postings(index->term_at(longest));
+    ASSERT_TRUE(view.ok());
+    TranscodeOptions options;
+    options.codec = DefaultGpuCodec(index->codec());
+    options.pfor_block_size = 128;
+    auto transcoded = TranscodeList(*view, index->codec(), options);
+    ASSERT_TRUE(transcoded.ok()) << transcoded.status();
+    const uint32_t num_docs = index->num_docs();
+    EXPECT_TRUE(CheckStoredList(Own(*transcoded).list, num_docs).ok());
+    // The collection is smaller than the list's docIDs.
+    EXPECT_EQ(CheckStoredList(Own(*transcoded).list, 10).code(), absl::StatusCode::kDataLoss);
+    auto damaged = [&](auto damage) {
+      OwnedList o = Own(*transcoded);
+      damage(o);
+      o.list.docid_words = o.docid_words;
+      o.list.freq_words = o.freq_words;
+      return CheckStoredList(o.list, num_docs).code();
+    };
+    if (codec == "pfor") {
+      const PForDesc d = std::get<PForImage>(transcoded->docids).desc;
+      ASSERT_GT(d.num_blocks, 2u);
+      ASSERT_GT(d.num_exceptions, 0u);
+      EXPECT_EQ(damaged([&](OwnedList& o) { o.docid_words[d.exc_begin + 1] = 0xffffff; }),
+                absl::StatusCode::kDataLoss);
+      EXPECT_EQ(damaged([&](OwnedList& o) { o.docid_words[d.bases + 2] = 0; }),
+                absl::StatusCode::kDataLoss);
+      EXPECT_EQ(damaged([&](OwnedList& o) { o.docid_words[d.sub_begin + d.num_blocks] += 1; }),
+                absl::StatusCode::kDataLoss);
+    } else {
+      const RiceDesc d = std::get<RiceImage>(transcoded->docids).desc;
+      EXPECT_EQ(damaged([&](OwnedList& o) { o.docid_words[d.unary_bases + 1] = 0xffffff; }),
+                absl::StatusCode::kDataLoss);
+      EXPECT_EQ(damaged([&](OwnedList& o) { o.docid_words[d.bases + d.num_blocks] = num_docs; }),
+                absl::StatusCode::kDataLoss);
+    }
+    const FreqDesc f = transcoded->freqs.desc;
+    EXPECT_EQ(damaged([&](OwnedList& o) { o.freq_words[f.exc_begin + f.num_blocks] += 1; }),
+              absl::StatusCode::kDataLoss);
+  }
+}
+
 }  // namespace
 }  // namespace tandem::gpu

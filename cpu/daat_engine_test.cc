@@ -169,6 +169,11 @@ TEST_P(DaatEngineTest, InvalidQueries) {
   q.bm25.b = 0.4f;
   q.terms[0].weight = -1.0f;
   EXPECT_EQ(engine_->Search(q, {}).status().code(), absl::StatusCode::kInvalidArgument);
+  // Finite but huge weights would sum to inf and rank in docID order.
+  q.terms[0].weight = 3.4e38f;
+  EXPECT_EQ(engine_->Search(q, {}).status().code(), absl::StatusCode::kInvalidArgument);
+  q.terms[0].weight = index::kMaxTermWeight;
+  EXPECT_TRUE(engine_->Search(q, {}).ok());
 }
 
 TEST_P(DaatEngineTest, DeadlineAndCancellation) {

@@ -47,9 +47,9 @@ absl::Status ValidateQuery(const Query& query) {
   }
   for (size_t i = 0; i < query.terms.size(); ++i) {
     const QueryTerm& t = query.terms[i];
-    if (!std::isfinite(t.weight) || t.weight <= 0.0f) {
-      return absl::InvalidArgumentError(
-          absl::StrFormat("terms[%d].weight must be a finite number > 0, got %g", i, t.weight));
+    if (!std::isfinite(t.weight) || t.weight <= 0.0f || t.weight > kMaxTermWeight) {
+      return absl::InvalidArgumentError(absl::StrFormat(
+          "terms[%d].weight must be in (0, %g], got %g", i, kMaxTermWeight, t.weight));
     }
     if (t.term.empty()) {
       return absl::InvalidArgumentError(absl::StrFormat("terms[%d].term is empty", i));

@@ -28,6 +28,9 @@ absl::string_view QueryModeName(QueryMode mode);  // "and", "or", "and_or"
 bool ParseQueryMode(absl::string_view name, QueryMode* mode);
 
 inline constexpr uint32_t kMaxK = 10000;
+// The largest term weight. With k1 <= 100 and idf below 50, a term adds less than 1e6 * 50 * 101
+// to a score, so the sum over any query stays finite (3.4e38 weights ranked everything as inf).
+inline constexpr float kMaxTermWeight = 1e6f;
 
 struct QueryTerm {
   std::string term;
@@ -42,7 +45,7 @@ struct Query {
 };
 
 // Checks k (1..kMaxK), BM25 parameters (k1 in [0, 100], b in [0, 1], finite) and term weights
-// (finite, > 0). INVALID_ARGUMENT with a message naming the field.
+// (in (0, kMaxTermWeight]). INVALID_ARGUMENT with a message naming the field.
 absl::Status ValidateQuery(const Query& query);
 
 // Merges repeated terms into one with the summed weight, keeping first-occurrence order. This is

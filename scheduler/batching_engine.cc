@@ -15,7 +15,7 @@ struct BatchingEngine::Pending {
   uint64_t work;
   absl::Time arrival;
   absl::StatusOr<index::SearchResult> result = index::SearchResult{};
-  absl::Notification done;
+  absl::Notification done{};
 };
 
 absl::Status ValidateBatchingOptions(const BatchingOptions& options) {

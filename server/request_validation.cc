@@ -91,9 +91,10 @@ absl::StatusOr<std::vector<index::QueryTerm>> ListTerms(const tandem::v1::TermLi
     if (t.term().empty()) {
       return absl::InvalidArgumentError(absl::StrFormat("terms.terms[%d].term is empty", i));
     }
-    if (!std::isfinite(t.weight()) || t.weight() < 0.0f) {
-      return absl::InvalidArgumentError(absl::StrFormat(
-          "terms.terms[%d].weight must be a finite number >= 0, got %g", i, t.weight()));
+    if (!std::isfinite(t.weight()) || t.weight() < 0.0f || t.weight() > index::kMaxTermWeight) {
+      return absl::InvalidArgumentError(
+          absl::StrFormat("terms.terms[%d].weight must be in [0, %g] (0: 1), got %g", i,
+                          index::kMaxTermWeight, t.weight()));
     }
     bytes += t.term().size();
     // 0 is proto3's "unset": weight 1, as documented in search.proto.
@@ -109,6 +110,10 @@ absl::StatusOr<scheduler::QueryTask> ParseSearchRequest(const SearchRequest& req
                                                         const index::Analyzer& analyzer,
                                                         const RequestLimits& limits) {
   scheduler::QueryTask task;
+  if (request.request_id().size() > kMaxRequestIdBytes) {
+    return absl::InvalidArgumentError(absl::StrFormat(
+        "request_id has %d bytes, at most %d", request.request_id().size(), kMaxRequestIdBytes));
+  }
   TANDEM_ASSIGN_OR_RETURN(task.query.mode, ParseMode(request.mode()));
   TANDEM_ASSIGN_OR_RETURN(task.engine, ParseEngine(request.engine()));
   if (request.k() > index::kMaxK) {

@@ -26,6 +26,9 @@
 
 namespace tandem::server {
 
+// request_id is echoed in every response: a caller's id, not a payload.
+inline constexpr size_t kMaxRequestIdBytes = 256;
+
 struct RequestLimits {
   uint32_t max_query_terms = 64;
   uint32_t max_query_bytes = 4096;

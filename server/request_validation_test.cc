@@ -126,7 +126,11 @@ TEST_F(RequestValidationTest, PreAnalyzedTerms) {
   EXPECT_EQ(task->query.terms[1].weight, 2.5f);
 
   b->set_weight(-1.0f);
-  ExpectInvalid(r, "terms.terms[1].weight must be a finite number >= 0, got -1");
+  ExpectInvalid(r, "terms.terms[1].weight must be in [0, 1e+06] (0: 1), got -1");
+  b->set_weight(3.4e38f);  // finite, but three of them ranked every document as inf
+  ExpectInvalid(r, "terms.terms[1].weight must be in [0, 1e+06]");
+  b->set_weight(1e6f);
+  EXPECT_TRUE(Parse(r).ok());
   b->set_weight(std::numeric_limits<float>::quiet_NaN());
   ExpectInvalid(r, "terms.terms[1].weight");
   b->set_weight(std::numeric_limits<float>::infinity());
@@ -134,6 +138,13 @@ TEST_F(RequestValidationTest, PreAnalyzedTerms) {
   b->set_weight(1.0f);
   b->clear_term();
   ExpectInvalid(r, "terms.terms[1].term is empty");
+
+  SearchRequest long_id;
+  long_id.set_text("t1");
+  long_id.set_request_id(std::string(kMaxRequestIdBytes, 'x'));
+  EXPECT_TRUE(Parse(long_id).ok());
+  long_id.set_request_id(std::string(kMaxRequestIdBytes + 1, 'x'));
+  ExpectInvalid(long_id, "request_id has 257 bytes, at most 256");
 
   SearchRequest many;
   for (int i = 0; i < 65; ++i) many.mutable_terms()->add_terms()->set_term(absl::StrCat("t", i));

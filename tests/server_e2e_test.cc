@@ -210,7 +210,13 @@ TEST_F(ServerE2eTest, InvalidArgumentsNameTheField) {
   auto* t = bad_weight.mutable_terms()->add_terms();
   t->set_term("t1");
   t->set_weight(-3.0f);
-  cases.push_back({bad_weight, "terms.terms[0].weight must be a finite number >= 0, got -3"});
+  cases.push_back({bad_weight, "terms.terms[0].weight must be in [0, 1e+06] (0: 1), got -3"});
+  SearchRequest huge_weight = bad_weight;
+  huge_weight.mutable_terms()->mutable_terms(0)->set_weight(3.4e38f);
+  cases.push_back({huge_weight, "terms.terms[0].weight must be in [0, 1e+06]"});
+  SearchRequest long_id = TextRequest("t1");
+  long_id.set_request_id(std::string(257, 'i'));
+  cases.push_back({long_id, "request_id has 257 bytes, at most 256"});
   SearchRequest bad_mode = TextRequest("t1");
   bad_mode.set_mode(static_cast<tandem::v1::QueryMode>(9));
   cases.push_back({bad_mode, "mode: unknown QueryMode value 9"});

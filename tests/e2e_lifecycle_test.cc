@@ -216,8 +216,15 @@ TEST_F(LifecycleE2eTest, SigtermDrainsInFlightQueriesThenExitsZero) {
   AsyncSearch in_flight(*stub, request);
   ASSERT_TRUE(WaitForMetric(server->metrics_address(), "tandem_queries_in_flight", {}, Equals(1)));
 
+  // SIGHUP changes nothing: the query goes on, the server keeps serving.
+  server->Signal(SIGHUP);
+  EXPECT_TRUE(WaitForHealth(server->address(), cli::ServingStatus::kServing));
   server->Signal(SIGTERM);
   ASSERT_TRUE(WaitForHealth(server->address(), cli::ServingStatus::kNotServing));
+  // A second SIGTERM (a supervisor repeating itself) and a SIGHUP do not cut the drain short.
+  server->Signal(SIGTERM);
+  server->Signal(SIGHUP);
+  absl::SleepFor(absl::Milliseconds(200));
   EXPECT_EQ(server->WaitForExit(absl::ZeroDuration()), std::nullopt) << "exited before draining";
   // New work is refused while the in-flight query finishes.
   SearchResponse response;
@@ -237,6 +244,8 @@ TEST_F(LifecycleE2eTest, SigtermDrainsInFlightQueriesThenExitsZero) {
   index_->ExpectSameHits(in_flight.response(), index_->Expected(request));
   EXPECT_EQ(server->WaitForExit(), 0) << server->Stderr();
   EXPECT_THAT(server->Stderr(), HasSubstr("draining"));
+  EXPECT_THAT(server->Stderr(), HasSubstr("SIGHUP ignored"));
+  EXPECT_THAT(server->Stderr(), HasSubstr("ignored: already draining"));
   EXPECT_THAT(server->Stderr(), Not(HasSubstr("drain timeout")));
 }
 

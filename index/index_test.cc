@@ -200,6 +200,30 @@ TEST_F(IndexTest, RebuildReplacesIndexAtomically) {
   EXPECT_EQ((*after)->manifest().codec, "rice");
   // The old mapping stays valid while held.
   EXPECT_EQ((*before)->num_docs(), 500u);
+  // Nothing is left beside the index: the old one went with the exchange.
+  for (const auto& e : fs::directory_iterator(fs::path(dir_).parent_path())) {
+    EXPECT_THAT(e.path().filename().string(), ::testing::Not(HasSubstr(".old-")));
+    EXPECT_THAT(e.path().filename().string(), ::testing::Not(HasSubstr(".tmp-")));
+  }
+}
+
+// A build killed mid-way leaves its temporary directory behind; the next build of the same index
+// removes it, and leaves those of builds still running.
+TEST_F(IndexTest, NextBuildRemovesTheLeftoversOfKilledBuilds) {
+  const fs::path parent = fs::path(dir_).parent_path();
+  const std::string name = fs::path(dir_).filename().string();
+  const fs::path killed = parent / (name + ".tmp-4194400-0a1b2c3d4e5f");  // no such process
+  const fs::path killed_old = parent / (name + ".old-4194400-0a1b2c3d4e5f");
+  const fs::path running = parent / (name + ".tmp-1-0a1b2c3d4e5f");  // init: always there
+  for (const fs::path& p : {killed, killed_old, running}) {
+    fs::create_directories(p);
+    std::ofstream(p / "postings.bin") << "half-written";
+  }
+  ASSERT_TRUE(testing::BuildIndex({{"a"}}, dir_, "pfor").ok());
+  EXPECT_FALSE(fs::exists(killed));
+  EXPECT_FALSE(fs::exists(killed_old));
+  EXPECT_TRUE(fs::exists(running));
+  EXPECT_TRUE(Index::Open(dir_).ok());
 }
 
 TEST_F(IndexTest, RefusesToReplaceANonIndexDirectory) {

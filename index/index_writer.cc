@@ -3,6 +3,7 @@
 #include <fcntl.h>
 #include <unistd.h>
 
+#include <cerrno>
 #include <cstdio>
 #include <cstring>
 #include <filesystem>
@@ -13,6 +14,7 @@
 #include "absl/strings/str_format.h"
 #include "absl/time/clock.h"
 #include "absl/time/time.h"
+#include "base/stale_files.h"
 #include "base/status_macros.h"
 #include "base/version.h"
 
@@ -91,7 +93,11 @@ absl::StatusOr<std::unique_ptr<IndexWriter>> IndexWriter::Create(
 
   std::unique_ptr<IndexWriter> w(new IndexWriter());
   w->dir_ = target.string();
-  w->tmp_dir_ = absl::StrCat(w->dir_, ".tmp-", RandomHex(6));
+  // Leftovers of builds of this index that were killed (their process is gone) go first.
+  const std::string name = target.filename().string();
+  base::RemoveStaleSiblings(target.parent_path().string(), name + ".tmp-");
+  base::RemoveStaleSiblings(target.parent_path().string(), name + ".old-");
+  w->tmp_dir_ = w->dir_ + base::PidTaggedSuffix(".tmp-");
   w->options_ = options;
   w->codec_ = codec;
   fs::create_directory(w->tmp_dir_, ec);
@@ -277,14 +283,25 @@ absl::Status IndexWriter::Finish() {
   }
   SyncDirectory(tmp_dir_);
 
-  // Swap into place: an existing index is moved aside first and removed after the rename.
+  // Swap into place. An existing index is exchanged with the new one in one step
+  // (renameat2 RENAME_EXCHANGE), so DIR holds the old index or the new one at every instant,
+  // whenever the process dies; the old one, now at the temporary name, is removed after. A file
+  // system without the exchange gets two renames, old aside first.
   std::string old_dir;
   if (fs::exists(dir_, ec)) {
-    old_dir = absl::StrCat(dir_, ".old-", RandomHex(6));
-    fs::rename(dir_, old_dir, ec);
-    if (ec) return FsError(absl::StrCat("cannot move the old index '", dir_, "' aside"), ec);
+    if (::renameat2(AT_FDCWD, tmp_dir_.c_str(), AT_FDCWD, dir_.c_str(), RENAME_EXCHANGE) == 0) {
+      old_dir = tmp_dir_;
+    } else if (errno == EINVAL || errno == ENOSYS) {
+      old_dir = dir_ + base::PidTaggedSuffix(".old-");
+      fs::rename(dir_, old_dir, ec);
+      if (ec) return FsError(absl::StrCat("cannot move the old index '", dir_, "' aside"), ec);
+      fs::rename(tmp_dir_, dir_, ec);
+    } else {
+      ec = std::error_code(errno, std::generic_category());
+    }
+  } else {
+    fs::rename(tmp_dir_, dir_, ec);
   }
-  fs::rename(tmp_dir_, dir_, ec);
   if (ec) return FsError(absl::StrCat("cannot rename '", tmp_dir_, "' to '", dir_, "'"), ec);
   finished_ = true;
   SyncDirectory(fs::path(dir_).parent_path().string());

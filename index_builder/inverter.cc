@@ -20,6 +20,7 @@
 #include "absl/strings/str_cat.h"
 #include "absl/strings/str_format.h"
 #include "absl/synchronization/mutex.h"
+#include "base/stale_files.h"
 #include "base/status_macros.h"
 #include "index/bm25.h"
 #include "index/posting_list.h"
@@ -294,7 +295,10 @@ absl::StatusOr<BuildSummary> BuildIndex(DocumentReader& reader, const std::strin
   // Spill files live in their own temporary directory, removed however the build ends.
   fs::path base =
       options.spill_dir.empty() ? fs::absolute(output).parent_path() : fs::path(options.spill_dir);
-  std::string tmpl = (base / ".tandem-spill-XXXXXX").string();
+  // Named after this process: a later build removes the spill directories of killed ones.
+  tandem::base::RemoveStaleSiblings(base.string(), ".tandem-spill-");
+  std::string tmpl =
+      (base / (tandem::base::PidTaggedSuffix(".tandem-spill-") + "-XXXXXX")).string();
   if (::mkdtemp(tmpl.data()) == nullptr) {
     return absl::InternalError(
         absl::StrCat("cannot create a spill directory in '", base.string(), "'"));

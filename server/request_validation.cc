@@ -153,6 +153,14 @@ absl::Status ValidateBatchSize(const tandem::v1::SearchBatchRequest& request,
         absl::StrFormat("requests has %d queries, more than the limit of %d (--max-batch)",
                         request.requests_size(), limits.max_batch));
   }
+  uint64_t hits = 0;
+  for (const SearchRequest& r : request.requests()) hits += r.k() == 0 ? kDefaultK : r.k();
+  if (hits > limits.max_batch_hits) {
+    return absl::InvalidArgumentError(absl::StrFormat(
+        "requests ask for %d hits in all (the sum of their k), more than the limit of %d "
+        "(--max-batch-hits): split the batch",
+        hits, limits.max_batch_hits));
+  }
   return absl::OkStatus();
 }
 
@@ -176,7 +184,8 @@ absl::string_view RequestModeLabel(const SearchRequest& request) {
 absl::Status ValidateLimits(const RequestLimits& limits) {
   for (const auto& [value, name] : {std::pair{limits.max_query_terms, "max_query_terms"},
                                     std::pair{limits.max_query_bytes, "max_query_bytes"},
-                                    std::pair{limits.max_batch, "max_batch"}}) {
+                                    std::pair{limits.max_batch, "max_batch"},
+                                    std::pair{limits.max_batch_hits, "max_batch_hits"}}) {
     if (value < 1) return absl::InvalidArgumentError(absl::StrCat(name, " must be at least 1"));
   }
   return absl::OkStatus();

@@ -33,6 +33,9 @@ struct RequestLimits {
   uint32_t max_query_terms = 64;
   uint32_t max_query_bytes = 4096;
   uint32_t max_batch = 1024;
+  // Most hits one SearchBatch call may ask for, the sum of its queries' k: a call of 1,024
+  // queries with k = 10,000 would otherwise build a 100 MB response and hold workers for seconds.
+  uint32_t max_batch_hits = 100000;
 };
 
 // INVALID_ARGUMENT naming the limit when one is 0 (nothing would be accepted).
@@ -43,7 +46,8 @@ absl::StatusOr<scheduler::QueryTask> ParseSearchRequest(const tandem::v1::Search
                                                         const index::Analyzer& analyzer,
                                                         const RequestLimits& limits);
 
-// INVALID_ARGUMENT when the batch holds more than limits.max_batch queries.
+// INVALID_ARGUMENT when the batch holds more than limits.max_batch queries, or asks for more than
+// limits.max_batch_hits hits in all (k, 10 when unset, summed over its queries).
 absl::Status ValidateBatchSize(const tandem::v1::SearchBatchRequest& request,
                                const RequestLimits& limits);
 

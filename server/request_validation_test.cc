@@ -208,6 +208,17 @@ TEST_F(RequestValidationTest, BatchSize) {
   absl::Status s = ValidateBatchSize(batch, limits_);
   EXPECT_EQ(s.code(), absl::StatusCode::kInvalidArgument);
   EXPECT_THAT(std::string(s.message()), HasSubstr("requests has 3 queries"));
+
+  // The hits asked for in all: k summed, 10 for an unset k.
+  limits_.max_batch = 1024;
+  limits_.max_batch_hits = 30;
+  EXPECT_TRUE(ValidateBatchSize(batch, limits_).ok());
+  batch.mutable_requests(2)->set_k(11);
+  s = ValidateBatchSize(batch, limits_);
+  EXPECT_EQ(s.code(), absl::StatusCode::kInvalidArgument);
+  EXPECT_THAT(std::string(s.message()), HasSubstr("requests ask for 31 hits in all"));
+  limits_.max_batch_hits = 0;
+  EXPECT_EQ(ValidateLimits(limits_).code(), absl::StatusCode::kInvalidArgument);
 }
 
 }  // namespace

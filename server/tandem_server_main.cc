@@ -71,6 +71,8 @@ ABSL_FLAG(std::string, tls_client_ca, "",
 ABSL_FLAG(uint32_t, max_query_terms, 64, "Most terms in one query (after analysis, for text).");
 ABSL_FLAG(uint32_t, max_query_bytes, 4096, "Most bytes of query text (or of all terms together).");
 ABSL_FLAG(uint32_t, max_batch, 1024, "Most queries in one SearchBatch call.");
+ABSL_FLAG(uint32_t, max_batch_hits, 100000,
+          "Most hits one SearchBatch call may ask for (its queries' k summed).");
 ABSL_FLAG(int32_t, max_receive_message_bytes, 16 << 20, "Largest request message accepted.");
 ABSL_FLAG(int32_t, max_send_message_bytes, 256 << 20, "Largest response message sent.");
 ABSL_FLAG(absl::Duration, keepalive_time, absl::Seconds(60),
@@ -151,7 +153,8 @@ tandem::server::ServerOptions OptionsFromFlags() {
                   .keepalive_timeout = absl::GetFlag(FLAGS_keepalive_timeout)};
   options.limits = {.max_query_terms = absl::GetFlag(FLAGS_max_query_terms),
                     .max_query_bytes = absl::GetFlag(FLAGS_max_query_bytes),
-                    .max_batch = absl::GetFlag(FLAGS_max_batch)};
+                    .max_batch = absl::GetFlag(FLAGS_max_batch),
+                    .max_batch_hits = absl::GetFlag(FLAGS_max_batch_hits)};
   const bool batch = absl::GetFlag(FLAGS_tune_gpu_batch);
   options.engines = {
       .gpu = absl::GetFlag(FLAGS_gpu),

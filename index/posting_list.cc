@@ -55,11 +55,24 @@ absl::Status PostingListView::DecodeDocids(const BlockCodec& codec, uint32_t blo
   if (end == nullptr) {
     return absl::DataLossError(absl::StrFormat("block %d: docID gaps do not decode", block));
   }
-  // Gaps → docIDs. 32-bit wrap-around is checked by Verify; here it cannot crash.
-  uint32_t doc = block_base(block);
+  // Gaps → docIDs, bounded as they are decoded: engines index per-document arrays by them, and a
+  // list that passed its file's checksum may still be wrong (a buggy writer, a hostile file). Every
+  // gap but the list's first is at least 1, the sum never wraps, the block ends on its skip
+  // entry's last docID, and that is at most the list's last docID (which Index::postings checks
+  // against the document count). So every docID increases and stays below the document count.
+  const uint32_t base = block_base(block);
+  uint64_t doc = base;
+  uint32_t zero_gaps = 0;
   for (uint32_t i = 0; i < n; ++i) {
+    zero_gaps += out[i] == 0;
     doc += out[i];
-    out[i] = doc;
+    out[i] = static_cast<uint32_t>(doc);
+  }
+  const uint32_t allowed_zero = block == 0 && out[0] == 0 ? 1 : 0;  // docID 0 opens the list
+  if (zero_gaps > allowed_zero || doc != s.last_docid ||
+      s.last_docid > skips_[header_.num_blocks - 1].last_docid) {
+    return absl::DataLossError(
+        absl::StrFormat("block %d: docIDs out of order or beyond the list's skip entries", block));
   }
   return absl::OkStatus();
 }

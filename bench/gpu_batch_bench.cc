@@ -197,16 +197,14 @@ int Run() {
   // --max_queries.
   auto part = workload::ParseSplitPart(absl::GetFlag(FLAGS_split));
   if (!part.ok()) return Fail(std::string(part.status().message()));
-  auto loaded = workload::LoadQuerySet(absl::GetFlag(FLAGS_queries), index.analyzer());
-  if (!loaded.ok()) return Fail("queries: " + loaded.status().ToString());
   auto selected = workload::SelectQueries(
-      *std::move(loaded), index,
+      absl::GetFlag(FLAGS_queries), index,
       {.part = *part,
        .seed = absl::GetFlag(FLAGS_seed),
        .train = absl::GetFlag(FLAGS_train),
        .eval = absl::GetFlag(FLAGS_eval),
        .limit = static_cast<size_t>(std::max(0, absl::GetFlag(FLAGS_max_queries)))});
-  if (!selected.ok()) return Fail(std::string(selected.status().message()));
+  if (!selected.ok()) return Fail("queries: " + selected.status().ToString());
   std::vector<std::vector<std::string>> analyzed;
   for (workload::AnalyzedQuery& q : *selected) analyzed.push_back(std::move(q.terms));
 

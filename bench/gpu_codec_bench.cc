@@ -153,16 +153,14 @@ int Run() {
   const index::Index& index = **idx;
   auto part = workload::ParseSplitPart(absl::GetFlag(FLAGS_split));
   if (!part.ok()) return Fail(std::string(part.status().message()));
-  auto loaded = workload::LoadQuerySet(absl::GetFlag(FLAGS_queries), index.analyzer());
-  if (!loaded.ok()) return Fail("queries: " + loaded.status().ToString());
   auto selected = workload::SelectQueries(
-      *std::move(loaded), index,
+      absl::GetFlag(FLAGS_queries), index,
       {.part = *part,
        .seed = absl::GetFlag(FLAGS_seed),
        .train = absl::GetFlag(FLAGS_train),
        .eval = absl::GetFlag(FLAGS_eval),
        .limit = static_cast<size_t>(std::max(0, absl::GetFlag(FLAGS_max_queries)))});
-  if (!selected.ok()) return Fail(std::string(selected.status().message()));
+  if (!selected.ok()) return Fail("queries: " + selected.status().ToString());
   auto device = gpu::ProbeDevice();
   if (!device.ok()) return Fail("no CUDA device: " + device.status().ToString());
   auto stream = gpu::CudaStream::Create();

@@ -78,12 +78,10 @@ int Run() {
   if (!index::ParseQueryMode(absl::GetFlag(FLAGS_mode), &mode)) return Fail("bad --mode");
   auto part = workload::ParseSplitPart(absl::GetFlag(FLAGS_split));
   if (!part.ok()) return Fail(std::string(part.status().message()));
-  auto loaded = workload::LoadQuerySet(absl::GetFlag(FLAGS_queries), index.analyzer());
-  if (!loaded.ok()) return Fail("queries: " + loaded.status().ToString());
   auto selected = workload::SelectQueries(
-      *std::move(loaded), index,
+      absl::GetFlag(FLAGS_queries), index,
       {.part = *part, .limit = static_cast<size_t>(std::max(1, absl::GetFlag(FLAGS_max_queries)))});
-  if (!selected.ok()) return Fail(std::string(selected.status().message()));
+  if (!selected.ok()) return Fail("queries: " + selected.status().ToString());
   std::vector<index::Query> queries;
   for (const workload::AnalyzedQuery& a : *selected) {
     index::Query q;

@@ -49,6 +49,14 @@ absl::StatusOr<std::vector<AnalyzedQuery>> SelectQueries(std::vector<AnalyzedQue
   return chosen;
 }
 
+absl::StatusOr<std::vector<AnalyzedQuery>> SelectQueries(const std::string& path,
+                                                         const index::Index& index,
+                                                         const QuerySelection& selection) {
+  absl::StatusOr<std::vector<AnalyzedQuery>> loaded = LoadQuerySet(path, index.analyzer());
+  if (!loaded.ok()) return loaded.status();
+  return SelectQueries(*std::move(loaded), index, selection);
+}
+
 std::vector<std::string> DistinctTerms(const std::vector<std::string>& terms) {
   std::vector<std::string> out;
   absl::flat_hash_set<absl::string_view> seen;

@@ -46,6 +46,10 @@ struct QuerySelection {
 absl::StatusOr<std::vector<AnalyzedQuery>> SelectQueries(std::vector<AnalyzedQuery> queries,
                                                          const index::Index& index,
                                                          const QuerySelection& selection);
+// The same from the query log at `path`, analyzed with the index's analyzer (LoadQuerySet).
+absl::StatusOr<std::vector<AnalyzedQuery>> SelectQueries(const std::string& path,
+                                                         const index::Index& index,
+                                                         const QuerySelection& selection);
 
 // The distinct terms of `terms`, in first-occurrence order.
 std::vector<std::string> DistinctTerms(const std::vector<std::string>& terms);

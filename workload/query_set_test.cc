@@ -102,6 +102,17 @@ TEST(QuerySetTest, SelectQueriesPoolsThenSplitsThenLimits) {
                 .status()
                 .code(),
             absl::StatusCode::kInvalidArgument);
+
+  // From a query log: loaded with the index's analyzer, then selected alike.
+  const std::string log = tmp.path() + "/queries.txt";
+  std::ofstream(log) << "1:t1 missing\n2:absent\n3:T2 t3\n";
+  auto from_file = SelectQueries(log, **idx, {.part = SplitPart::kAll});
+  ASSERT_TRUE(from_file.ok()) << from_file.status();
+  ASSERT_EQ(from_file->size(), 2u);
+  EXPECT_EQ((*from_file)[1].id, "3");
+  EXPECT_EQ((*from_file)[1].terms, (std::vector<std::string>{"t2", "t3"}));
+  EXPECT_EQ(SelectQueries(tmp.path() + "/none.txt", **idx, {}).status().code(),
+            absl::StatusCode::kNotFound);
 }
 
 TEST(QuerySetTest, MissingFileIsNotFound) {

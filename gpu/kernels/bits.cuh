@@ -54,4 +54,19 @@ __device__ __forceinline__ void StageSlots(const uint32_t* __restrict__ src, uin
   if (lane == 0) smem[4 * vecs] = 0;
 }
 
+// Lane `lane` stores its four consecutive values of a block, v[0..4) at dst[4 lane ..), with one
+// 16-byte store (dst is 16-byte aligned) unless the block ends inside them (count values in all).
+__device__ __forceinline__ void StoreLaneVector(uint32_t* __restrict__ dst, uint32_t lane,
+                                                uint32_t count, const uint32_t (&v)[4]) {
+  const uint32_t i = 4 * lane;
+  if (i + 4 <= count) {
+    reinterpret_cast<uint4*>(dst)[lane] = make_uint4(v[0], v[1], v[2], v[3]);
+  } else {
+#pragma unroll
+    for (uint32_t r = 0; r < 4; ++r) {
+      if (i + r < count) dst[i + r] = v[r];
+    }
+  }
+}
+
 }  // namespace tandem::gpu::kernels

@@ -93,37 +93,22 @@ __device__ __forceinline__ void ParaPForDecodeBlock(const ParaPForDesc& d,
 #pragma unroll
     for (uint32_t r = 0; r < 4; ++r) v[r] = running += v[r];
   }
-  const uint32_t i = 4 * lane;
-  if (i + 4 <= count) {
-    reinterpret_cast<uint4*>(dst)[lane] = make_uint4(v[0], v[1], v[2], v[3]);
-  } else {
-#pragma unroll
-    for (uint32_t r = 0; r < 4; ++r) {
-      if (i + r < count) dst[i + r] = v[r];
-    }
-  }
+  StoreLaneVector(dst, lane, count, v);
   __syncwarp();
 }
 
-// Warp `selected` of the launch decodes block blocks[selected] (or `selected` when blocks is null)
-// into out + selected * kParaPForBlock (or out + first posting for a whole-list launch).
+// Warp `selected` of the launch decodes block blocks[selected] (DecodeSelectedBlock).
 template <bool kDocids>
 __global__ void __launch_bounds__(kDecodeThreads)
     ParaPForDecodeKernel(const ParaPForDesc d, const uint32_t* __restrict__ image,
                          const uint32_t* __restrict__ blocks, uint32_t num_selected,
                          uint32_t* __restrict__ out) {
-  using WarpScan = cub::WarpScan<uint32_t>;
   __shared__ ParaPForWarpStorage storage[kDecodeWarpsPerCta];
-  __shared__ typename WarpScan::TempStorage scan_storage[kDecodeWarpsPerCta];
-  const uint32_t warp = threadIdx.x / 32;
-  const uint32_t lane = threadIdx.x % 32;
-  const uint32_t selected = blockIdx.x * kDecodeWarpsPerCta + warp;
-  if (selected >= num_selected) return;  // warp-uniform from here on
-  const uint32_t k = blocks == nullptr ? selected : __ldg(blocks + selected);
-  if (k >= d.num_blocks) return;
-  WarpScan scan(scan_storage[warp]);
-  const uint64_t slot = blocks == nullptr ? k : selected;
-  ParaPForDecodeBlock<kDocids>(d, image, k, out + slot * kParaPForBlock, storage[warp], scan, lane);
+  __shared__ cub::WarpScan<uint32_t>::TempStorage scan_storage[kDecodeWarpsPerCta];
+  DecodeSelectedBlock<kParaPForBlock>(
+      d.num_blocks, blocks, num_selected, out, storage, scan_storage,
+      [&](uint32_t k, uint32_t* dst, ParaPForWarpStorage& s, cub::WarpScan<uint32_t>& scan,
+          uint32_t lane) { ParaPForDecodeBlock<kDocids>(d, image, k, dst, s, scan, lane); });
 }
 
 }  // namespace tandem::gpu::kernels

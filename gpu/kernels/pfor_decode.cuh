@@ -168,15 +168,7 @@ __device__ __forceinline__ void PForDecodeBlock(const PForDesc& d,
   // 4. Store. dst is a multiple of 4 values from a 16-byte aligned output (the block's first
   // posting, or a selection slot), so 16-byte stores stay aligned.
   if constexpr (kVecsPerLane == 1) {
-    const uint32_t i = 4 * lane;
-    if (i + 4 <= count) {
-      reinterpret_cast<uint4*>(dst)[lane] = make_uint4(v[0], v[1], v[2], v[3]);
-    } else {
-#pragma unroll
-      for (uint32_t r = 0; r < 4; ++r) {
-        if (i + r < count) dst[i + r] = v[r];
-      }
-    }
+    StoreLaneVector(dst, lane, count, v);
   } else {
     // Lanes hold consecutive runs of kPerLane values; go through shared memory so that each store
     // instruction writes 512 contiguous bytes.
@@ -204,25 +196,36 @@ __device__ __forceinline__ void PForDecodeBlock(const PForDesc& d,
   __syncwarp();
 }
 
-// Warp `selected` of the launch decodes list block blocks[selected] (or `selected` when blocks is
-// null) into out + selected * kBlock (or out + first posting for a whole-list launch).
-template <uint32_t kBlock, bool kDocids>
-__global__ void __launch_bounds__(kDecodeThreads)
-    PForDecodeKernel(const PForDesc d, const uint32_t* __restrict__ image,
-                     const uint32_t* __restrict__ blocks, uint32_t num_selected,
-                     uint32_t* __restrict__ out) {
-  using WarpScan = cub::WarpScan<uint32_t>;
-  __shared__ PForWarpStorage<kBlock> storage[kDecodeWarpsPerCta];
-  __shared__ typename WarpScan::TempStorage scan_storage[kDecodeWarpsPerCta];
+// For warp `selected` of a launch: decode(k, dst, warp storage, scan, lane) of list block
+// k = blocks[selected] (or `selected` when blocks is null) into dst = out + selected * kBlock (or
+// out + k * kBlock, where a whole-list decode puts it). The PForDelta, Rice and ParaPFor kernels'
+// shared launch shape: a warp per block, four warps per CTA.
+template <uint32_t kBlock, typename Storage, typename Decode>
+__device__ __forceinline__ void DecodeSelectedBlock(
+    uint32_t num_blocks, const uint32_t* __restrict__ blocks, uint32_t num_selected,
+    uint32_t* __restrict__ out, Storage* storage,
+    cub::WarpScan<uint32_t>::TempStorage* scan_storage, Decode decode) {
   const uint32_t warp = threadIdx.x / 32;
   const uint32_t lane = threadIdx.x % 32;
   const uint32_t selected = blockIdx.x * kDecodeWarpsPerCta + warp;
   if (selected >= num_selected) return;  // warp-uniform from here on
   const uint32_t k = blocks == nullptr ? selected : __ldg(blocks + selected);
-  if (k >= d.num_blocks) return;
-  WarpScan scan(scan_storage[warp]);
-  uint32_t* dst = out + (blocks == nullptr ? uint64_t{k} * kBlock : uint64_t{selected} * kBlock);
-  PForDecodeBlock<kBlock, kDocids>(d, image, k, dst, storage[warp], scan, lane);
+  if (k >= num_blocks) return;
+  cub::WarpScan<uint32_t> scan(scan_storage[warp]);
+  decode(k, out + uint64_t{blocks == nullptr ? k : selected} * kBlock, storage[warp], scan, lane);
+}
+
+template <uint32_t kBlock, bool kDocids>
+__global__ void __launch_bounds__(kDecodeThreads)
+    PForDecodeKernel(const PForDesc d, const uint32_t* __restrict__ image,
+                     const uint32_t* __restrict__ blocks, uint32_t num_selected,
+                     uint32_t* __restrict__ out) {
+  __shared__ PForWarpStorage<kBlock> storage[kDecodeWarpsPerCta];
+  __shared__ cub::WarpScan<uint32_t>::TempStorage scan_storage[kDecodeWarpsPerCta];
+  DecodeSelectedBlock<kBlock>(
+      d.num_blocks, blocks, num_selected, out, storage, scan_storage,
+      [&](uint32_t k, uint32_t* dst, PForWarpStorage<kBlock>& s, cub::WarpScan<uint32_t>& scan,
+          uint32_t lane) { PForDecodeBlock<kBlock, kDocids>(d, image, k, dst, s, scan, lane); });
 }
 
 // Calls decode(k, warp storage, scan, lane) for every list block k < num_blocks named by

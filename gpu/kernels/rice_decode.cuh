@@ -131,37 +131,22 @@ __device__ __forceinline__ void RiceDecodeBlock(const RiceDesc& d,
     }
   }
 
-  const uint32_t i = kPerLane * lane;
-  if (i + kPerLane <= count) {
-    reinterpret_cast<uint4*>(dst)[lane] = make_uint4(v[0], v[1], v[2], v[3]);
-  } else {
-#pragma unroll
-    for (uint32_t t = 0; t < kPerLane; ++t) {
-      if (i + t < count) dst[i + t] = v[t];
-    }
-  }
+  StoreLaneVector(dst, lane, count, v);
   __syncwarp();
 }
 
-// Warp `selected` of the launch decodes list block blocks[selected] (or `selected` when blocks is
-// null) into out + selected * kRiceBlock (or out + first posting for a whole-list launch).
+// Warp `selected` of the launch decodes list block blocks[selected] (DecodeSelectedBlock).
 template <bool kDocids>
 __global__ void __launch_bounds__(kDecodeThreads)
     RiceDecodeKernel(const RiceDesc d, const uint32_t* __restrict__ image,
                      const uint32_t* __restrict__ blocks, uint32_t num_selected,
                      uint32_t* __restrict__ out) {
-  using WarpScan = cub::WarpScan<uint32_t>;
   __shared__ RiceWarpStorage storage[kDecodeWarpsPerCta];
-  __shared__ typename WarpScan::TempStorage scan_storage[kDecodeWarpsPerCta];
-  const uint32_t warp = threadIdx.x / 32;
-  const uint32_t lane = threadIdx.x % 32;
-  const uint32_t selected = blockIdx.x * kDecodeWarpsPerCta + warp;
-  if (selected >= num_selected) return;  // warp-uniform from here on
-  const uint32_t k = blocks == nullptr ? selected : __ldg(blocks + selected);
-  if (k >= d.num_blocks) return;
-  WarpScan scan(scan_storage[warp]);
-  uint32_t* dst = out + uint64_t{blocks == nullptr ? k : selected} * kRiceBlock;
-  RiceDecodeBlock<kDocids>(d, image, k, dst, storage[warp], scan, lane);
+  __shared__ cub::WarpScan<uint32_t>::TempStorage scan_storage[kDecodeWarpsPerCta];
+  DecodeSelectedBlock<kRiceBlock>(
+      d.num_blocks, blocks, num_selected, out, storage, scan_storage,
+      [&](uint32_t k, uint32_t* dst, RiceWarpStorage& s, cub::WarpScan<uint32_t>& scan,
+          uint32_t lane) { RiceDecodeBlock<kDocids>(d, image, k, dst, s, scan, lane); });
 }
 
 // Decodes every list block named by entries (ForEachEntryBlock, pfor_decode.cuh) in place: block k

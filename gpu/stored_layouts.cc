@@ -137,6 +137,14 @@ absl::Status WriteGpuLayouts(const index::Index& index, const TranscodeOptions& 
   }
   const uint64_t terms = index.num_terms();
   const std::string temporary = path + ".tmp";
+  // The temporary file goes away however the write fails (a full disk leaves no half file).
+  struct RemoveUnlessRenamed {
+    const std::string& path;
+    bool renamed = false;
+    ~RemoveUnlessRenamed() {
+      if (!renamed) std::remove(path.c_str());
+    }
+  } guard{temporary};
   TANDEM_ASSIGN_OR_RETURN(auto writer,
                           index::FileWriter::Create(temporary, index::FileKind::kGpuLayouts));
   std::string header;
@@ -165,10 +173,7 @@ absl::Status WriteGpuLayouts(const index::Index& index, const TranscodeOptions& 
     }
     for (std::thread& t : pool) t.join();
     for (uint64_t t = first; t < end; ++t) {
-      if (!entries[t - first].ok()) {
-        std::remove(temporary.c_str());
-        return entries[t - first].status();
-      }
+      if (!entries[t - first].ok()) return entries[t - first].status();
       TANDEM_RETURN_IF_ERROR(writer->Align(16));
       table.push_back(writer->payload_offset());
       table.push_back(entries[t - first]->size());
@@ -186,6 +191,7 @@ absl::Status WriteGpuLayouts(const index::Index& index, const TranscodeOptions& 
   if (std::rename(temporary.c_str(), path.c_str()) != 0) {
     return absl::InternalError(absl::StrCat("renaming ", temporary, " to ", path, " failed"));
   }
+  guard.renamed = true;
   return absl::OkStatus();
 }
 

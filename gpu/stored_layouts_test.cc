@@ -5,6 +5,7 @@
 
 #include <cstdio>
 #include <cstring>
+#include <filesystem>
 #include <fstream>
 #include <string>
 #include <vector>
@@ -92,7 +93,9 @@ TEST(StoredLayoutsFileTest, MissingDamagedAndForeignFilesAreRefused) {
   bad.pfor_block_size = 256;
   EXPECT_EQ(WriteGpuLayouts(*index, bad, path, 2).code(), absl::StatusCode::kInvalidArgument);
 
+  EXPECT_FALSE(WriteGpuLayouts(*index, {}, dir.path() + "/missing/dir/layouts.bin", 2).ok());
   ASSERT_TRUE(WriteGpuLayouts(*index, {}, path, 2).ok());
+  EXPECT_FALSE(std::filesystem::exists(path + ".tmp"));
   ASSERT_TRUE(StoredGpuLayouts::Open(path, *index).ok());
   // Written for another index: the counts differ.
   const absl::Status foreign = StoredGpuLayouts::Open(path, *other).status();

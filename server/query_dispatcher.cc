@@ -1,5 +1,6 @@
 #include "server/query_dispatcher.h"
 
+#include <cstdio>
 #include <utility>
 
 #include "absl/strings/str_cat.h"
@@ -44,8 +45,30 @@ struct QueryDispatcher::JobState {
 };
 
 QueryDispatcher::QueryDispatcher(const index::Index& index, scheduler::QueryExecutor& executor,
-                                 QueryMetrics& metrics, const RequestLimits& limits)
-    : index_(index), executor_(executor), metrics_(metrics), limits_(limits) {}
+                                 QueryMetrics& metrics, const RequestLimits& limits, LogSink log)
+    : index_(index),
+      executor_(executor),
+      metrics_(metrics),
+      limits_(limits),
+      log_(log != nullptr ? std::move(log) : [](absl::string_view line) {
+        std::fprintf(stderr, "%.*s\n", static_cast<int>(line.size()), line.data());
+      }) {}
+
+void QueryDispatcher::LogDataLossOnce(absl::string_view message) {
+  absl::MutexLock lock(&log_mu_);
+  if (logged_data_loss_.size() > kMaxLoggedDataLoss) return;
+  if (logged_data_loss_.size() == kMaxLoggedDataLoss) {
+    logged_data_loss_.insert("");  // past the cap: this line once, then nothing
+    log_(absl::StrCat("tandem-server: more than ", kMaxLoggedDataLoss,
+                      " distinct data-loss errors; no more are logged (they are still counted)"));
+    return;
+  }
+  if (!logged_data_loss_.insert(std::string(message)).second) return;
+  log_(
+      absl::StrCat("tandem-server: data loss (its queries fail until the index is rebuilt; "
+                   "logged once): ",
+                   message));
+}
 
 absl::Status QueryDispatcher::Dispatch(absl::Span<const SearchRequest* const> requests,
                                        const CallContext& call, QueryDone done) {
@@ -154,6 +177,9 @@ void QueryDispatcher::Complete(JobState& job, size_t task, scheduler::QueryOutco
   } else {
     response = outcome.result.status();
     if (!outcome.started) metrics_.RecordRejection(RejectReason(outcome.result.status()));
+    if (outcome.result.status().code() == absl::StatusCode::kDataLoss) {
+      LogDataLossOnce(outcome.result.status().message());
+    }
   }
   metrics_.RecordQuery(record);
   job.done(job.request_index[task], std::move(response));

@@ -23,6 +23,7 @@
 #include <vector>
 
 #include "absl/base/thread_annotations.h"
+#include "absl/container/flat_hash_set.h"
 #include "absl/status/statusor.h"
 #include "absl/synchronization/mutex.h"
 #include "absl/time/time.h"
@@ -46,11 +47,19 @@ struct CallContext {
 using QueryDone =
     std::function<void(size_t request, absl::StatusOr<tandem::v1::SearchResponse> response)>;
 
+// Where the dispatcher's few log lines go (one line each, no newline); null: standard error.
+using LogSink = std::function<void(absl::string_view line)>;
+
 class QueryDispatcher {
  public:
   // All references must outlive the dispatcher.
   QueryDispatcher(const index::Index& index, scheduler::QueryExecutor& executor,
-                  QueryMetrics& metrics, const RequestLimits& limits);
+                  QueryMetrics& metrics, const RequestLimits& limits, LogSink log = nullptr);
+
+  // A query that fails with DATA_LOSS (a damaged list: it fails until the index is rebuilt) is
+  // counted like any other (tandem_queries_total{code="DATA_LOSS"}) and its message logged once,
+  // for the first kMaxLoggedDataLoss distinct messages.
+  static constexpr size_t kMaxLoggedDataLoss = 256;
 
   const RequestLimits& limits() const { return limits_; }
 
@@ -75,6 +84,7 @@ class QueryDispatcher {
   struct JobState;
 
   void Complete(JobState& job, size_t task, scheduler::QueryOutcome outcome);
+  void LogDataLossOnce(absl::string_view message);
   void ReleaseInFlight(int64_t queries);
 
   const index::Index& index_;
@@ -84,6 +94,9 @@ class QueryDispatcher {
   mutable absl::Mutex mu_;
   bool draining_ ABSL_GUARDED_BY(mu_) = false;
   int64_t in_flight_ ABSL_GUARDED_BY(mu_) = 0;
+  const LogSink log_;
+  absl::Mutex log_mu_;
+  absl::flat_hash_set<std::string> logged_data_loss_ ABSL_GUARDED_BY(log_mu_);
 };
 
 }  // namespace tandem::server

@@ -349,6 +349,36 @@ TEST_F(QueryDispatcherTest, BuildsTheResponseFromTheOutcome) {
   EXPECT_EQ(scrape.Value("tandem_gpu_fallbacks_total"), 0);
 }
 
+// A damaged list fails its queries with DATA_LOSS: each is answered and counted, and each distinct
+// message is logged once.
+TEST_F(QueryDispatcherTest, DataLossIsAnsweredCountedAndLoggedOnce) {
+  std::vector<std::string> lines;
+  absl::Mutex mu;
+  dispatcher_ = std::make_unique<QueryDispatcher>(*index_, executor_, metrics_, RequestLimits{},
+                                                  [&](absl::string_view line) {
+                                                    absl::MutexLock lock(&mu);
+                                                    lines.emplace_back(line);
+                                                  });
+  const SearchRequest r = Text("cat");
+  ASSERT_TRUE(Dispatch({&r, &r, &r}).ok());
+  const QueryOutcome bad{.result = absl::DataLossError("list of term 'cat': block 3 out of order"),
+                         .engine = "cpu",
+                         .started = true};
+  executor_.Complete(0, 0, bad);
+  executor_.Complete(0, 1, bad);
+  executor_.Complete(
+      0, 2,
+      {.result = absl::DataLossError("list of term 'dog'"), .engine = "cpu", .started = true});
+  for (size_t i = 0; i < 3; ++i) {
+    EXPECT_EQ(responses_.Get(i).status().code(), absl::StatusCode::kDataLoss);
+  }
+  absl::MutexLock lock(&mu);
+  ASSERT_EQ(lines.size(), 2u);
+  EXPECT_THAT(lines[0], HasSubstr("data loss"));
+  EXPECT_THAT(lines[0], HasSubstr("block 3 out of order"));
+  EXPECT_THAT(lines[1], HasSubstr("term 'dog'"));
+}
+
 TEST_F(QueryDispatcherTest, MapsFailedOutcomesToErrors) {
   const SearchRequest r = Text("cat");
   ASSERT_TRUE(Dispatch({&r, &r, &r, &r, &r}).ok());

@@ -178,7 +178,10 @@ void QueryDispatcher::Complete(JobState& job, size_t task, scheduler::QueryOutco
     response = outcome.result.status();
     if (!outcome.started) metrics_.RecordRejection(RejectReason(outcome.result.status()));
     if (outcome.result.status().code() == absl::StatusCode::kDataLoss) {
+      // The details (the index's path, the term) go to the node's log, not to the caller.
       LogDataLossOnce(outcome.result.status().message());
+      response = absl::DataLossError(
+          "the index data this query reads is damaged; the node's log has the details");
     }
   }
   metrics_.RecordQuery(record);

@@ -371,6 +371,10 @@ TEST_F(QueryDispatcherTest, DataLossIsAnsweredCountedAndLoggedOnce) {
       {.result = absl::DataLossError("list of term 'dog'"), .engine = "cpu", .started = true});
   for (size_t i = 0; i < 3; ++i) {
     EXPECT_EQ(responses_.Get(i).status().code(), absl::StatusCode::kDataLoss);
+    // The caller learns that the data is damaged, not where the index lives or which list.
+    EXPECT_THAT(std::string(responses_.Get(i).status().message()), HasSubstr("node's log"));
+    EXPECT_THAT(std::string(responses_.Get(i).status().message()),
+                ::testing::Not(HasSubstr("term")));
   }
   absl::MutexLock lock(&mu);
   ASSERT_EQ(lines.size(), 2u);

@@ -2,6 +2,7 @@
 
 #include <atomic>
 #include <chrono>
+#include <filesystem>
 #include <memory>
 #include <utility>
 
@@ -125,7 +126,8 @@ grpc::ServerUnaryReactor* SearchService::GetIndexInfo(grpc::CallbackServerContex
   for (const std::string& engine : engines_) response->add_engines(engine);
   response->set_format_version(m.format_version);
   response->set_source_format(m.source_format);
-  response->set_source_input(m.source_input);
+  // The input's name without the build host's directories (which a client has no use for).
+  response->set_source_input(std::filesystem::path(m.source_input).filename().string());
   grpc::ServerUnaryReactor* reactor = context->DefaultReactor();
   reactor->Finish(grpc::Status::OK);
   return reactor;

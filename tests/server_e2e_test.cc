@@ -356,6 +356,7 @@ TEST_F(ServerE2eTest, GetIndexInfoDescribesTheIndex) {
   EXPECT_EQ(info.average_document_length(), index.avg_doc_length());
   EXPECT_EQ(info.format_version(), index.manifest().format_version);
   EXPECT_EQ(info.source_format(), "test");
+  EXPECT_EQ(info.source_input(), "test-docs.txt");  // no host path
   EXPECT_THAT(info.engines(), Contains("cpu"));
 }
 

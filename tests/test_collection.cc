@@ -18,6 +18,7 @@ absl::Status BuildIndex(const std::vector<std::vector<std::string>>& docs, const
   index::IndexWriterOptions options;
   options.codec = codec;
   options.source_format = "test";
+  options.source_input = "/srv/corpora/test-docs.txt";
   TANDEM_ASSIGN_OR_RETURN(auto writer, index::IndexWriter::Create(dir, options));
   std::map<std::string, std::map<uint32_t, uint32_t>> postings;
   for (uint32_t d = 0; d < docs.size(); ++d) {

@@ -136,7 +136,12 @@ absl::Status Server::Start(const ServerOptions& options) {
 
   if (!options.metrics_listen.empty()) {
     try {
-      exposer_ = std::make_unique<prometheus::Exposer>(options.metrics_listen, /*num_threads=*/2);
+      // CivetWeb gives each connection a thread until its request arrives: with its default two
+      // threads and 30 s wait, two idle connections blocked every scrape. Eight threads, and a
+      // connection that sends nothing for 5 s is dropped.
+      exposer_ = std::make_unique<prometheus::Exposer>(
+          std::vector<std::string>{"listening_ports", options.metrics_listen, "num_threads", "8",
+                                   "request_timeout_ms", "5000"});
     } catch (const std::exception& e) {
       return absl::UnavailableError(absl::StrCat("cannot serve metrics on ", options.metrics_listen,
                                                  ": the address is in use or invalid (", e.what(),

@@ -1,5 +1,10 @@
 // End-to-end tests of tandem-server's RPCs over real gRPC on loopback: the real binary serves a
 // small index; every answer must equal what cpu::DaatEngine returns in-process on the same index.
+#include <arpa/inet.h>
+#include <netinet/in.h>
+#include <sys/socket.h>
+#include <unistd.h>
+
 #include <random>
 #include <string>
 #include <thread>
@@ -75,6 +80,27 @@ std::vector<std::string> Queries() {
     queries.push_back(absl::StrJoin(terms, " "));
   }
   return queries;
+}
+
+// Connections that open and send nothing (a stuck or hostile client) do not hold up scrapes.
+TEST_F(ServerE2eTest, IdleMetricsConnectionsDoNotBlockScrapes) {
+  const std::string address = server_->metrics_address();
+  const size_t colon = address.rfind(':');
+  sockaddr_in addr{};
+  addr.sin_family = AF_INET;
+  addr.sin_port = htons(static_cast<uint16_t>(std::stoi(address.substr(colon + 1))));
+  ASSERT_EQ(::inet_pton(AF_INET, address.substr(0, colon).c_str(), &addr.sin_addr), 1);
+  std::vector<int> idle;
+  for (int i = 0; i < 4; ++i) {
+    const int fd = ::socket(AF_INET, SOCK_STREAM | SOCK_CLOEXEC, 0);
+    ASSERT_EQ(::connect(fd, reinterpret_cast<sockaddr*>(&addr), sizeof(addr)), 0);
+    idle.push_back(fd);
+  }
+  const absl::Time start = absl::Now();
+  absl::StatusOr<std::string> scrape = HttpGet(address, "/metrics");
+  EXPECT_TRUE(scrape.ok()) << scrape.status();
+  EXPECT_LT(absl::Now() - start, absl::Seconds(2));
+  for (int fd : idle) ::close(fd);
 }
 
 TEST_F(ServerE2eTest, SearchEqualsTheEngineInEveryMode) {

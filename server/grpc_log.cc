@@ -1,9 +1,13 @@
 #include "server/grpc_log.h"
 
 #include <cstdio>
+#include <string>
 
+#include "absl/strings/str_cat.h"
 #include "absl/synchronization/mutex.h"
+#include "google/protobuf/stubs/logging.h"
 #include "grpc/support/log.h"
+#include "server/rate_limited_log.h"
 
 namespace tandem::server {
 namespace {
@@ -26,10 +30,28 @@ void Route(gpr_log_func_args* args) {
     state.captured.append(args->message).push_back('\n');
     return;
   }
-  std::fprintf(stderr, "tandem-server: grpc: %s\n", args->message);
+  // A client can provoke some records (a broken connection); they must not flood the log.
+  static RateLimitedLog* limited = new RateLimitedLog(absl::Seconds(1), nullptr);
+  limited->Log(absl::StrCat("tandem-server: grpc: ", args->message));
+}
+
+void RouteProtobuf(google::protobuf::LogLevel level, const char* /*filename*/, int /*line*/,
+                   const std::string& message) {
+  // Every request whose strings are not UTF-8 makes protobuf log an error: at most one a minute.
+  static RateLimitedLog* limited = new RateLimitedLog(absl::Minutes(1), nullptr);
+  if (level == google::protobuf::LOGLEVEL_FATAL) {
+    std::fprintf(stderr, "tandem-server: protobuf: %s\n", message.c_str());
+    return;
+  }
+  limited->Log(absl::StrCat("tandem-server: protobuf: ", message));
 }
 
 }  // namespace
+
+void LimitLibraryLogs() {
+  gpr_set_log_function(&Route);
+  google::protobuf::SetLogHandler(&RouteProtobuf);
+}
 
 GrpcLogCapture::GrpcLogCapture() {
   LogState& state = State();

@@ -3,7 +3,8 @@
 // gRPC reports some failures (a port already in use) only through its own log, as long multi-line
 // records. The server routes that log here: while a capture is open (startup) records are kept so
 // the caller can turn them into one clear line; otherwise each record goes to stderr prefixed with
-// "tandem-server: grpc: ".
+// "tandem-server: grpc: ", at most one a second. Protobuf's log, which a client provokes with
+// every request whose strings are not UTF-8, passes at most one line a minute.
 //
 //   GrpcLogCapture capture;                 // installs the router on first use
 //   ... builder.BuildAndStart() ...
@@ -13,6 +14,9 @@
 #include <string>
 
 namespace tandem::server {
+
+// Installs both routes; GrpcLogCapture installs gRPC's too.
+void LimitLibraryLogs();
 
 class GrpcLogCapture {
  public:

@@ -1,9 +1,10 @@
 #include "server/query_dispatcher.h"
 
-#include <cstdio>
 #include <utility>
 
+#include "absl/strings/cord.h"
 #include "absl/strings/str_cat.h"
+#include "base/status_macros.h"
 #include "server/status_mapping.h"
 
 namespace tandem::server {
@@ -14,8 +15,21 @@ using tandem::v1::SearchResponse;
 
 uint64_t Micros(absl::Duration d) { return static_cast<uint64_t>(absl::ToInt64Microseconds(d)); }
 
+// Where a refusal that is not told apart by its code alone carries its reject_reason label.
+constexpr absl::string_view kReasonPayload = "type.tandem/reject_reason";
+
+absl::Status WithReason(absl::Status status, absl::string_view reason) {
+  status.SetPayload(kReasonPayload, absl::Cord(reason));
+  return status;
+}
+
 // A refused or rejected query never reached an engine: its reason label.
 absl::string_view RejectReason(const absl::Status& status) {
+  if (auto reason = status.GetPayload(kReasonPayload)) {
+    for (absl::string_view known : {reject_reason::kInFlightLimit, reject_reason::kMemoryBreaker}) {
+      if (*reason == known) return known;
+    }
+  }
   switch (status.code()) {
     case absl::StatusCode::kResourceExhausted:
       return reject_reason::kQueueFull;
@@ -34,9 +48,14 @@ absl::string_view RejectReason(const absl::Status& status) {
 
 }  // namespace
 
+// The mode label of a call refused before its request was parsed.
+constexpr absl::string_view kUnparsedMode = "unparsed";
+
 struct QueryDispatcher::JobState {
   CallContext call;
   QueryDone done;
+  // Reserved against max_response_bytes_in_flight per task (its k hits).
+  std::vector<uint64_t> response_bytes;
   // Per task (the executor job's order): the request it answers and what its response echoes.
   std::vector<size_t> request_index;
   std::vector<std::string> request_id;
@@ -50,9 +69,7 @@ QueryDispatcher::QueryDispatcher(const index::Index& index, scheduler::QueryExec
       executor_(executor),
       metrics_(metrics),
       limits_(limits),
-      log_(log != nullptr ? std::move(log) : [](absl::string_view line) {
-        std::fprintf(stderr, "%.*s\n", static_cast<int>(line.size()), line.data());
-      }) {}
+      log_(SinkOrStderr(std::move(log))) {}
 
 void QueryDispatcher::LogDataLossOnce(absl::string_view message) {
   absl::MutexLock lock(&log_mu_);
@@ -85,6 +102,7 @@ absl::Status QueryDispatcher::Dispatch(absl::Span<const SearchRequest* const> re
       continue;
     }
     state->request_index.push_back(i);
+    state->response_bytes.push_back(uint64_t{task->query.k} * kResponseBytesPerHit);
     state->request_id.push_back(requests[i]->request_id());
     state->mode.push_back(task->query.mode);
     std::vector<std::string>& terms = state->terms.emplace_back();
@@ -94,6 +112,8 @@ absl::Status QueryDispatcher::Dispatch(absl::Span<const SearchRequest* const> re
 
   const int64_t admitted = static_cast<int64_t>(job.tasks.size());
   if (admitted > 0) {
+    uint64_t bytes = 0;
+    for (uint64_t b : state->response_bytes) bytes += b;
     absl::Status refused;
     {
       absl::MutexLock lock(&mu_);
@@ -102,7 +122,11 @@ absl::Status QueryDispatcher::Dispatch(absl::Span<const SearchRequest* const> re
       if (draining_) {
         refused = absl::UnavailableError("the server is draining; retry on another node");
       } else {
+        refused = CheckInFlightLimits(admitted, bytes);
+      }
+      if (refused.ok()) {
         in_flight_ += admitted;
+        response_bytes_in_flight_ += bytes;
         metrics_.SetInFlight(in_flight_);
       }
     }
@@ -113,7 +137,7 @@ absl::Status QueryDispatcher::Dispatch(absl::Span<const SearchRequest* const> re
         Complete(*state, task, std::move(outcome));
       };
       refused = executor_.Submit(std::move(job));
-      if (!refused.ok()) ReleaseInFlight(admitted);
+      if (!refused.ok()) ReleaseInFlight(admitted, bytes);
     }
     if (!refused.ok()) {
       RecordRefusedCall(requests, refused);
@@ -128,6 +152,52 @@ absl::Status QueryDispatcher::Dispatch(absl::Span<const SearchRequest* const> re
     state->done(i, std::move(status));
   }
   return absl::OkStatus();
+}
+
+absl::Status QueryDispatcher::CheckInFlightLimits(int64_t queries, uint64_t bytes) const {
+  if (in_flight_ + queries > static_cast<int64_t>(limits_.max_queries_in_flight)) {
+    return WithReason(absl::ResourceExhaustedError(absl::StrCat(
+                          "the node has ", in_flight_, " queries in flight and admits at most ",
+                          limits_.max_queries_in_flight, "; retry later or on another node")),
+                      reject_reason::kInFlightLimit);
+  }
+  if (response_bytes_in_flight_ + bytes > limits_.max_response_bytes_in_flight) {
+    return WithReason(
+        absl::ResourceExhaustedError(absl::StrCat(
+            "the responses in flight would take more than this node's limit of ",
+            limits_.max_response_bytes_in_flight >> 20, " MiB (", response_bytes_in_flight_ >> 20,
+            " MiB now, ", (bytes + (1 << 20) - 1) >> 20,
+            " MiB more for this call); retry later, or ask for fewer hits")),
+        reject_reason::kMemoryBreaker);
+  }
+  return absl::OkStatus();
+}
+
+absl::Status QueryDispatcher::Admissible() const {
+  {
+    absl::MutexLock lock(&mu_);
+    if (draining_) return absl::UnavailableError("the server is draining; retry on another node");
+    TANDEM_RETURN_IF_ERROR(CheckInFlightLimits(1, 0));
+  }
+  if (executor_.queue_depth() >= executor_.queue_capacity()) {
+    return absl::ResourceExhaustedError(absl::StrCat(
+        "the admission queue is full (", executor_.queue_capacity(), " waiting); retry later"));
+  }
+  return absl::OkStatus();
+}
+
+void QueryDispatcher::RecordUnparsedCall(const absl::Status& status) {
+  // A code of INVALID_ARGUMENT here means the bytes did not parse.
+  metrics_.RecordRejection(status.code() == absl::StatusCode::kInvalidArgument
+                               ? reject_reason::kMalformed
+                               : RejectReason(status));
+  metrics_.RecordQuery(
+      {.mode = kUnparsedMode, .engine = "none", .code = ToGrpcCode(status.code())});
+}
+
+uint64_t QueryDispatcher::response_bytes_in_flight() const {
+  absl::MutexLock lock(&mu_);
+  return response_bytes_in_flight_;
 }
 
 void QueryDispatcher::RecordRefusedCall(absl::Span<const SearchRequest* const> requests,
@@ -185,13 +255,16 @@ void QueryDispatcher::Complete(JobState& job, size_t task, scheduler::QueryOutco
     }
   }
   metrics_.RecordQuery(record);
+  // `done` builds the call's answer (a batch's whole response, from its last query) before the
+  // query's bytes leave the breaker.
   job.done(job.request_index[task], std::move(response));
-  ReleaseInFlight(1);
+  ReleaseInFlight(1, job.response_bytes[task]);
 }
 
-void QueryDispatcher::ReleaseInFlight(int64_t queries) {
+void QueryDispatcher::ReleaseInFlight(int64_t queries, uint64_t bytes) {
   absl::MutexLock lock(&mu_);
   in_flight_ -= queries;
+  response_bytes_in_flight_ -= bytes;
   metrics_.SetInFlight(in_flight_);
 }
 

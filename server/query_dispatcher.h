@@ -8,8 +8,10 @@
 // Dispatch calls `done` exactly once per request unless it refuses the whole call:
 //   - invalid requests are answered at once (INVALID_ARGUMENT) from the calling thread;
 //   - the valid ones are admitted as one executor job and answered from executor threads.
-// While draining, or when the executor's queue is full, Dispatch returns UNAVAILABLE or
-// RESOURCE_EXHAUSTED and calls nothing.
+// While draining, when the executor's queue is full, or when the call's queries would pass the
+// in-flight limits (RequestLimits::max_queries_in_flight, max_response_bytes_in_flight: every
+// query of a batch counts), Dispatch returns UNAVAILABLE or RESOURCE_EXHAUSTED and calls nothing.
+// Admissible() answers the same question, without a request, before one is parsed.
 //
 //   absl::Status admitted = dispatcher.Dispatch({&request}, call,
 //       [](size_t i, absl::StatusOr<SearchResponse> response) { ... });
@@ -31,6 +33,7 @@
 #include "index/index.h"
 #include "scheduler/query_executor.h"
 #include "server/query_metrics.h"
+#include "server/rate_limited_log.h"
 #include "server/request_validation.h"
 #include "tandem/v1/search.pb.h"
 
@@ -46,9 +49,6 @@ struct CallContext {
 
 using QueryDone =
     std::function<void(size_t request, absl::StatusOr<tandem::v1::SearchResponse> response)>;
-
-// Where the dispatcher's few log lines go (one line each, no newline); null: standard error.
-using LogSink = std::function<void(absl::string_view line)>;
 
 class QueryDispatcher {
  public:
@@ -68,9 +68,20 @@ class QueryDispatcher {
   absl::Status Dispatch(absl::Span<const tandem::v1::SearchRequest* const> requests,
                         const CallContext& call, QueryDone done);
 
+  // Whether a call would be refused now whatever it asks (draining, a full queue, in-flight limits
+  // reached), so that an overloaded node refuses it before parsing it. Racy by nature: Dispatch
+  // checks again.
+  absl::Status Admissible() const;
+
   // Counts a whole call refused before dispatch (an oversized batch) in the metrics.
   void RecordRefusedCall(absl::Span<const tandem::v1::SearchRequest* const> requests,
                          const absl::Status& status);
+  // Counts a call refused before its request was parsed (by Admissible, or because it does not
+  // parse): mode "unparsed", one query.
+  void RecordUnparsedCall(const absl::Status& status);
+
+  // Estimated bytes of the responses of admitted, unanswered queries (the breaker's measure).
+  uint64_t response_bytes_in_flight() const;
 
   // From now on Dispatch refuses new work with UNAVAILABLE; admitted queries run to completion.
   void StartDraining();
@@ -85,7 +96,10 @@ class QueryDispatcher {
 
   void Complete(JobState& job, size_t task, scheduler::QueryOutcome outcome);
   void LogDataLossOnce(absl::string_view message);
-  void ReleaseInFlight(int64_t queries);
+  // RESOURCE_EXHAUSTED when `queries` more queries, taking `bytes`, would pass a limit.
+  absl::Status CheckInFlightLimits(int64_t queries, uint64_t bytes) const
+      ABSL_EXCLUSIVE_LOCKS_REQUIRED(mu_);
+  void ReleaseInFlight(int64_t queries, uint64_t bytes);
 
   const index::Index& index_;
   scheduler::QueryExecutor& executor_;
@@ -94,6 +108,7 @@ class QueryDispatcher {
   mutable absl::Mutex mu_;
   bool draining_ ABSL_GUARDED_BY(mu_) = false;
   int64_t in_flight_ ABSL_GUARDED_BY(mu_) = 0;
+  uint64_t response_bytes_in_flight_ ABSL_GUARDED_BY(mu_) = 0;
   const LogSink log_;
   absl::Mutex log_mu_;
   absl::flat_hash_set<std::string> logged_data_loss_ ABSL_GUARDED_BY(log_mu_);

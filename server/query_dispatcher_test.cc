@@ -458,6 +458,108 @@ TEST_F(QueryDispatcherTest, QueueFullRefusesTheWholeCall) {
   EXPECT_EQ(Scrape(registry_).Value("tandem_queries_in_flight"), 0);
 }
 
+TEST_F(QueryDispatcherTest, EveryQueryOfABatchCountsAgainstTheInFlightLimit) {
+  RequestLimits limits;
+  limits.max_batch = 3;
+  limits.max_queries_in_flight = 4;
+  dispatcher_ = std::make_unique<QueryDispatcher>(*index_, executor_, metrics_, limits);
+  const SearchRequest r = Text("cat");
+  ASSERT_TRUE(Dispatch({&r, &r, &r}).ok());  // one job, three queries
+  EXPECT_TRUE(dispatcher_->Admissible().ok());
+
+  // Two more queries would make five: the call is refused whole, though the queue has room.
+  Responses refused;
+  const absl::Status status = dispatcher_->Dispatch({&r, &r}, {}, refused.Done());
+  EXPECT_EQ(status.code(), absl::StatusCode::kResourceExhausted);
+  EXPECT_THAT(std::string(status.message()), HasSubstr("3 queries in flight"));
+  EXPECT_THAT(std::string(status.message()), HasSubstr("at most 4"));
+  EXPECT_EQ(refused.size(), 0u);
+  EXPECT_EQ(executor_.jobs(), 1u);
+  EXPECT_EQ(dispatcher_->in_flight(), 3);
+
+  // One more fits, and then nothing does: Admissible says so before any request is parsed.
+  ASSERT_TRUE(Dispatch({&r}).ok());
+  const absl::Status full = dispatcher_->Admissible();
+  EXPECT_EQ(full.code(), absl::StatusCode::kResourceExhausted);
+  dispatcher_->RecordUnparsedCall(full);
+
+  const Scrape scrape(registry_);
+  EXPECT_EQ(scrape.Value("tandem_rejected_queries_total", Reason("in_flight_limit")), 3);
+  EXPECT_EQ(scrape.Value("tandem_rejected_queries_total", Reason("queue_full")), 0);
+  EXPECT_EQ(scrape.Value("tandem_queries_total", Query("or", "none", "RESOURCE_EXHAUSTED")), 2);
+  EXPECT_EQ(scrape.Value("tandem_queries_total", Query("unparsed", "none", "RESOURCE_EXHAUSTED")),
+            1);
+
+  // Answers free the room.
+  executor_.Complete(0, 0, Ran({}));
+  EXPECT_TRUE(dispatcher_->Admissible().ok());
+  ASSERT_TRUE(Dispatch({&r}).ok());
+}
+
+TEST_F(QueryDispatcherTest, TheMemoryBreakerRefusesCallsWhoseResponsesWouldNotFit) {
+  RequestLimits limits;
+  limits.max_batch_hits = 1000;
+  limits.max_response_bytes_in_flight = 2500 * kResponseBytesPerHit;
+  dispatcher_ = std::make_unique<QueryDispatcher>(*index_, executor_, metrics_, limits);
+  SearchRequest big = Text("cat");
+  big.set_k(1000);
+  SearchRequest small = Text("dog");  // k = 10 by default
+  ASSERT_TRUE(Dispatch({&big, &big}).ok());
+  EXPECT_EQ(dispatcher_->response_bytes_in_flight(), 2000 * kResponseBytesPerHit);
+
+  // A third k = 1000 does not fit; ten hits do. Invalid requests reserve nothing.
+  Responses refused;
+  const absl::Status status = dispatcher_->Dispatch({&big}, {}, refused.Done());
+  EXPECT_EQ(status.code(), absl::StatusCode::kResourceExhausted);
+  EXPECT_THAT(std::string(status.message()), HasSubstr("responses in flight"));
+  const SearchRequest invalid = TooManyHits();
+  ASSERT_TRUE(Dispatch({&small, &invalid}).ok());
+  EXPECT_EQ(dispatcher_->response_bytes_in_flight(), 2010 * kResponseBytesPerHit);
+
+  // Each answer returns its query's bytes; a refused call never held any.
+  executor_.Complete(0, 1, Ran({}));
+  EXPECT_EQ(dispatcher_->response_bytes_in_flight(), 1010 * kResponseBytesPerHit);
+  ASSERT_TRUE(Dispatch({&big}).ok());
+  executor_.Complete(0, 0, Ran({}));
+  executor_.Complete(1, 0, Ran({}));
+  executor_.Complete(2, 0, Ran({}));
+  EXPECT_EQ(dispatcher_->response_bytes_in_flight(), 0u);
+  EXPECT_EQ(dispatcher_->in_flight(), 0);
+  EXPECT_EQ(Scrape(registry_).Value("tandem_rejected_queries_total", Reason("memory_breaker")), 1);
+}
+
+TEST_F(QueryDispatcherTest, AdmissibleRefusesWhileDrainingOrWithTheQueueFull) {
+  EXPECT_TRUE(dispatcher_->Admissible().ok());
+  executor_.set_capacity(1);
+  const SearchRequest r = Text("cat");
+  ASSERT_TRUE(Dispatch({&r}).ok());
+  const absl::Status full = dispatcher_->Admissible();
+  EXPECT_EQ(full.code(), absl::StatusCode::kResourceExhausted);
+  dispatcher_->RecordUnparsedCall(full);
+  dispatcher_->StartDraining();
+  const absl::Status draining = dispatcher_->Admissible();
+  EXPECT_EQ(draining.code(), absl::StatusCode::kUnavailable);
+  dispatcher_->RecordUnparsedCall(draining);
+  dispatcher_->RecordUnparsedCall(absl::InvalidArgumentError("request is not valid"));
+
+  const Scrape scrape(registry_);
+  EXPECT_EQ(scrape.Value("tandem_rejected_queries_total", Reason("queue_full")), 1);
+  EXPECT_EQ(scrape.Value("tandem_rejected_queries_total", Reason("draining")), 1);
+  EXPECT_EQ(scrape.Value("tandem_rejected_queries_total", Reason("malformed_request")), 1);
+  EXPECT_EQ(scrape.Value("tandem_queries_total", Query("unparsed", "none", "INVALID_ARGUMENT")), 1);
+}
+
+TEST(RequestLimitsTest, AdmissionLimitsMustAdmitTheLargestBatch) {
+  RequestLimits limits;
+  EXPECT_TRUE(ValidateLimits(limits).ok());
+  limits.max_queries_in_flight = limits.max_batch - 1;
+  EXPECT_THAT(std::string(ValidateLimits(limits).message()), HasSubstr("max_queries_in_flight"));
+  limits = RequestLimits{};
+  limits.max_response_bytes_in_flight = uint64_t{limits.max_batch_hits} * kResponseBytesPerHit - 1;
+  EXPECT_THAT(std::string(ValidateLimits(limits).message()),
+              HasSubstr("max_response_bytes_in_flight"));
+}
+
 TEST_F(QueryDispatcherTest, DrainingRefusesNewWorkAndFinishesAdmittedWork) {
   const SearchRequest r = Text("cat");
   ASSERT_TRUE(Dispatch({&r}).ok());

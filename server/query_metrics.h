@@ -16,8 +16,9 @@
 //   tandem_index_documents / _terms / _postings / _size_bytes
 //   tandem_build_info{version,commit,gpu} 1            gpu: "true" when a GPU engine serves queries
 //
-// `mode` is "and", "or", "and_or" ("invalid" for an unknown value); `engine` is the engine that ran
-// the query, "none" when it never reached one. The histograms cover queries that reached an
+// `mode` is "and", "or", "and_or" ("invalid" for an unknown value, "unparsed" for a call refused
+// before its request was parsed: overload, or bytes that do not parse); `engine` is the engine that
+// ran the query, "none" when it never reached one. The histograms cover queries that reached an
 // engine's queue; rejected ones are counted only.
 //
 //   QueryMetrics metrics(*registry, {.version = "0.1.0", .commit = "...", .gpu = true}, {"cpu"});
@@ -52,6 +53,12 @@ inline constexpr absl::string_view kDraining = "draining";
 inline constexpr absl::string_view kExpiredInQueue = "expired_in_queue";
 // It asked for the GPU engine on a node without one.
 inline constexpr absl::string_view kNoGpu = "no_gpu";
+// Admitting it would pass --max-queries-in-flight (every query of a batch counts).
+inline constexpr absl::string_view kInFlightLimit = "in_flight_limit";
+// Its response would pass --max-response-bytes-in-flight, the memory circuit breaker.
+inline constexpr absl::string_view kMemoryBreaker = "memory_breaker";
+// Its request did not parse as the method's message.
+inline constexpr absl::string_view kMalformed = "malformed_request";
 }  // namespace reject_reason
 
 struct BuildInfo {

@@ -188,6 +188,18 @@ absl::Status ValidateLimits(const RequestLimits& limits) {
                                     std::pair{limits.max_batch_hits, "max_batch_hits"}}) {
     if (value < 1) return absl::InvalidArgumentError(absl::StrCat(name, " must be at least 1"));
   }
+  if (limits.max_queries_in_flight < limits.max_batch) {
+    return absl::InvalidArgumentError(absl::StrCat(
+        "max_queries_in_flight (", limits.max_queries_in_flight, ") must be at least max_batch (",
+        limits.max_batch, "), or no full batch could run"));
+  }
+  const uint64_t batch_bytes = uint64_t{limits.max_batch_hits} * kResponseBytesPerHit;
+  if (limits.max_response_bytes_in_flight < batch_bytes) {
+    return absl::InvalidArgumentError(
+        absl::StrCat("max_response_bytes_in_flight (", limits.max_response_bytes_in_flight,
+                     ") must be at least what a batch of max_batch_hits (", limits.max_batch_hits,
+                     ") hits takes, ", batch_bytes, " bytes"));
+  }
   return absl::OkStatus();
 }
 

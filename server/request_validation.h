@@ -36,9 +36,22 @@ struct RequestLimits {
   // Most hits one SearchBatch call may ask for, the sum of its queries' k: a call of 1,024
   // queries with k = 10,000 would otherwise build a 100 MB response and hold workers for seconds.
   uint32_t max_batch_hits = 100000;
+  // Admission, over all calls. Queries admitted and not yet answered, each query of a batch
+  // counted: a call that would pass it is refused whole with RESOURCE_EXHAUSTED. At least
+  // max_batch, so that any valid batch can run on an idle node.
+  uint32_t max_queries_in_flight = 4096;
+  // The memory circuit breaker: the estimated bytes of the responses of admitted, unanswered
+  // queries (k hits each, kResponseBytesPerHit apiece); a call that would pass it is refused whole
+  // with RESOURCE_EXHAUSTED. At least what one batch of max_batch_hits hits takes.
+  uint64_t max_response_bytes_in_flight = uint64_t{256} << 20;
 };
 
-// INVALID_ARGUMENT naming the limit when one is 0 (nothing would be accepted).
+// What a response takes per hit while it is built and sent: the Hit message and its external id
+// (in memory and encoded), for ids of up to about 32 bytes.
+inline constexpr uint64_t kResponseBytesPerHit = 192;
+
+// INVALID_ARGUMENT naming the limit when one is 0 (nothing would be accepted), or when the
+// admission limits could never admit a batch the request limits accept.
 absl::Status ValidateLimits(const RequestLimits& limits);
 
 // The task's query terms are analyzed and merged (repeats summed), ready for an engine.

@@ -6,12 +6,15 @@
 #include <memory>
 #include <utility>
 
+#include "absl/strings/str_cat.h"
 #include "server/search_stream.h"
 #include "server/status_mapping.h"
+#include "server/wire.h"
 
 namespace tandem::server {
 namespace {
 
+using tandem::v1::SearchBatchResponse;
 using tandem::v1::SearchRequest;
 using tandem::v1::SearchResponse;
 
@@ -48,88 +51,138 @@ void MarkCancelled(std::atomic<bool>& cancelled, absl::Time deadline) {
   cancelled.store(true, std::memory_order_relaxed);
 }
 
+RequestReader::RequestReader(QueryDispatcher& dispatcher, LogSink log)
+    : dispatcher_(dispatcher), log_(absl::Minutes(1), std::move(log)) {}
+
+absl::Status RequestReader::Read(const grpc::ByteBuffer& bytes,
+                                 const grpc::CallbackServerContext& context,
+                                 google::protobuf::Message& request) {
+  absl::Status parsed = ParseRequest(bytes, request);
+  if (!parsed.ok()) {
+    dispatcher_.RecordUnparsedCall(parsed);
+    log_.Log(absl::StrCat("tandem-server: answered INVALID_ARGUMENT to ", context.peer(), ": ",
+                          parsed.message()));
+  }
+  return parsed;
+}
+
 SearchService::SearchService(const index::Index& index, QueryDispatcher& dispatcher,
-                             std::vector<std::string> engines)
-    : index_(index), dispatcher_(dispatcher), engines_(std::move(engines)) {}
+                             std::vector<std::string> engines, SearchServiceOptions options)
+    : index_(index),
+      dispatcher_(dispatcher),
+      engines_(std::move(engines)),
+      max_response_bytes_(options.max_response_bytes),
+      reader_(dispatcher, std::move(options.log)) {}
 
 grpc::ServerUnaryReactor* SearchService::Search(grpc::CallbackServerContext* context,
-                                                const SearchRequest* request,
-                                                SearchResponse* response) {
+                                                const grpc::ByteBuffer* request_bytes,
+                                                grpc::ByteBuffer* response_bytes) {
   auto* reactor = new CancellableReactor(CallDeadline(*context));
+  // Refused before parsing when nothing could be admitted: under overload a refusal costs little.
+  if (absl::Status admissible = dispatcher_.Admissible(); !admissible.ok()) {
+    dispatcher_.RecordUnparsedCall(admissible);
+    reactor->Finish(ToGrpcStatus(admissible));
+    return reactor;
+  }
+  SearchRequest request;
+  if (absl::Status read = reader_.Read(*request_bytes, *context, request); !read.ok()) {
+    reactor->Finish(ToGrpcStatus(read));
+    return reactor;
+  }
   const CallContext call{.deadline = reactor->deadline(), .cancelled = reactor->cancelled()};
-  const SearchRequest* const requests[] = {request};
+  const SearchRequest* const requests[] = {&request};
   absl::Status admitted = dispatcher_.Dispatch(
-      requests, call, [reactor, response](size_t, absl::StatusOr<SearchResponse> result) {
-        if (result.ok()) *response = *std::move(result);
-        reactor->Finish(ToGrpcStatus(result.status()));
+      requests, call,
+      [this, reactor, response_bytes](size_t, absl::StatusOr<SearchResponse> result) {
+        absl::Status status = result.status();
+        if (result.ok()) status = SerializeResponse(*result, max_response_bytes_, *response_bytes);
+        reactor->Finish(ToGrpcStatus(status));
       });
   if (!admitted.ok()) reactor->Finish(ToGrpcStatus(admitted));
   return reactor;
 }
 
 grpc::ServerUnaryReactor* SearchService::SearchBatch(grpc::CallbackServerContext* context,
-                                                     const tandem::v1::SearchBatchRequest* request,
-                                                     tandem::v1::SearchBatchResponse* response) {
+                                                     const grpc::ByteBuffer* request_bytes,
+                                                     grpc::ByteBuffer* response_bytes) {
   auto* reactor = new CancellableReactor(CallDeadline(*context));
+  if (absl::Status admissible = dispatcher_.Admissible(); !admissible.ok()) {
+    dispatcher_.RecordUnparsedCall(admissible);
+    reactor->Finish(ToGrpcStatus(admissible));
+    return reactor;
+  }
+  tandem::v1::SearchBatchRequest request;
+  if (absl::Status read = reader_.Read(*request_bytes, *context, request); !read.ok()) {
+    reactor->Finish(ToGrpcStatus(read));
+    return reactor;
+  }
   std::vector<const SearchRequest*> requests;
-  requests.reserve(request->requests_size());
-  for (const SearchRequest& r : request->requests()) requests.push_back(&r);
-  if (absl::Status valid = ValidateBatchSize(*request, dispatcher_.limits()); !valid.ok()) {
+  requests.reserve(request.requests_size());
+  for (const SearchRequest& r : request.requests()) requests.push_back(&r);
+  if (absl::Status valid = ValidateBatchSize(request, dispatcher_.limits()); !valid.ok()) {
     dispatcher_.RecordRefusedCall(requests, valid);
     reactor->Finish(ToGrpcStatus(valid));
     return reactor;
   }
   if (requests.empty()) {
-    reactor->Finish(grpc::Status::OK);
+    reactor->Finish(ToGrpcStatus(
+        SerializeResponse(SearchBatchResponse(), max_response_bytes_, *response_bytes)));
     return reactor;
   }
   // Results are pre-allocated so that workers fill distinct elements without locking; the last one
-  // to finish completes the call.
+  // to finish serializes the response and completes the call.
+  auto response = std::make_shared<SearchBatchResponse>();
   for (size_t i = 0; i < requests.size(); ++i) response->add_results();
   auto remaining = std::make_shared<std::atomic<size_t>>(requests.size());
   const CallContext call{.deadline = reactor->deadline(), .cancelled = reactor->cancelled()};
   absl::Status admitted = dispatcher_.Dispatch(
       requests, call,
-      [reactor, response, remaining](size_t i, absl::StatusOr<SearchResponse> result) {
+      [this, reactor, response, response_bytes, remaining](size_t i,
+                                                           absl::StatusOr<SearchResponse> result) {
         tandem::v1::SearchBatchResult* slot = response->mutable_results(static_cast<int>(i));
         *slot->mutable_status() = ToQueryStatus(result.status());
         if (result.ok()) *slot->mutable_response() = *std::move(result);
         if (remaining->fetch_sub(1, std::memory_order_acq_rel) == 1) {
-          reactor->Finish(grpc::Status::OK);
+          absl::Status written = SerializeResponse(*response, max_response_bytes_, *response_bytes);
+          response->Clear();
+          reactor->Finish(ToGrpcStatus(written));
         }
       });
-  if (!admitted.ok()) {
-    response->clear_results();
-    reactor->Finish(ToGrpcStatus(admitted));
-  }
+  if (!admitted.ok()) reactor->Finish(ToGrpcStatus(admitted));
   return reactor;
 }
 
-grpc::ServerBidiReactor<SearchRequest, tandem::v1::SearchStreamResponse>*
-SearchService::SearchStream(grpc::CallbackServerContext* context) {
-  return new SearchStreamReactor(context, dispatcher_);
+grpc::ServerBidiReactor<grpc::ByteBuffer, grpc::ByteBuffer>* SearchService::SearchStream(
+    grpc::CallbackServerContext* context) {
+  return new SearchStreamReactor(context, dispatcher_, reader_, max_response_bytes_);
 }
 
 grpc::ServerUnaryReactor* SearchService::GetIndexInfo(grpc::CallbackServerContext* context,
-                                                      const tandem::v1::GetIndexInfoRequest*,
-                                                      tandem::v1::GetIndexInfoResponse* response) {
-  const index::IndexManifest& m = index_.manifest();
-  response->set_index_id(m.index_id);
-  response->set_documents(m.stats.num_docs);
-  response->set_terms(index_.num_terms());
-  response->set_postings(m.stats.num_postings);
-  response->set_index_bytes(index_.index_bytes());
-  response->set_codec(m.codec);
-  response->set_analyzer(m.analyzer.Describe());
-  response->set_build_time(m.build_time);
-  response->set_average_document_length(m.stats.avg_doc_length);
-  for (const std::string& engine : engines_) response->add_engines(engine);
-  response->set_format_version(m.format_version);
-  response->set_source_format(m.source_format);
-  // The input's name without the build host's directories (which a client has no use for).
-  response->set_source_input(std::filesystem::path(m.source_input).filename().string());
+                                                      const grpc::ByteBuffer* request_bytes,
+                                                      grpc::ByteBuffer* response_bytes) {
   grpc::ServerUnaryReactor* reactor = context->DefaultReactor();
-  reactor->Finish(grpc::Status::OK);
+  tandem::v1::GetIndexInfoRequest request;
+  if (absl::Status read = reader_.Read(*request_bytes, *context, request); !read.ok()) {
+    reactor->Finish(ToGrpcStatus(read));
+    return reactor;
+  }
+  tandem::v1::GetIndexInfoResponse response;
+  const index::IndexManifest& m = index_.manifest();
+  response.set_index_id(m.index_id);
+  response.set_documents(m.stats.num_docs);
+  response.set_terms(index_.num_terms());
+  response.set_postings(m.stats.num_postings);
+  response.set_index_bytes(index_.index_bytes());
+  response.set_codec(m.codec);
+  response.set_analyzer(m.analyzer.Describe());
+  response.set_build_time(m.build_time);
+  response.set_average_document_length(m.stats.avg_doc_length);
+  for (const std::string& engine : engines_) response.add_engines(engine);
+  response.set_format_version(m.format_version);
+  response.set_source_format(m.source_format);
+  // The input's name without the build host's directories (which a client has no use for).
+  response.set_source_input(std::filesystem::path(m.source_input).filename().string());
+  reactor->Finish(ToGrpcStatus(SerializeResponse(response, max_response_bytes_, *response_bytes)));
   return reactor;
 }
 

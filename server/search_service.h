@@ -7,10 +7,15 @@
 // threads only parse, validate and admit, so RESOURCE_EXHAUSTED and UNAVAILABLE answers stay fast
 // under overload.
 //
+// Every method is raw (bytes in, bytes out; wire.h says why): a call is refused before its request
+// is parsed when the node could not admit it anyway (QueryDispatcher::Admissible), and a request
+// that does not parse is answered INVALID_ARGUMENT, counted (reason "malformed_request") and logged
+// at most once a minute.
+//
 // Cancellation: each call's reactor sets a shared flag in OnCancel (client cancel, deadline, server
 // shutdown); the engines poll it with the call's deadline through index::SearchContext.
 //
-//   SearchService service(index, dispatcher, engines);
+//   SearchService service(index, dispatcher, engines, {.max_response_bytes = 256 << 20});
 //   builder.RegisterService(&service);
 #pragma once
 
@@ -18,37 +23,70 @@
 #include <string>
 #include <vector>
 
+#include "grpcpp/support/byte_buffer.h"
 #include "index/index.h"
 #include "server/query_dispatcher.h"
+#include "server/rate_limited_log.h"
 #include "tandem/v1/search.grpc.pb.h"
 
 namespace tandem::server {
 
-class SearchService final : public tandem::v1::SearchService::CallbackService {
+// The generated service with every method taking and giving bytes.
+using RawSearchServiceBase = tandem::v1::SearchService::WithRawCallbackMethod_Search<
+    tandem::v1::SearchService::WithRawCallbackMethod_SearchBatch<
+        tandem::v1::SearchService::WithRawCallbackMethod_SearchStream<
+            tandem::v1::SearchService::WithRawCallbackMethod_GetIndexInfo<
+                tandem::v1::SearchService::Service>>>>;
+
+struct SearchServiceOptions {
+  // A response (one stream message) larger than this is answered RESOURCE_EXHAUSTED; the gRPC
+  // server's own send limit (GrpcOptions::max_send_message_bytes).
+  size_t max_response_bytes = 256 << 20;
+  // Where lines about malformed requests go (at most one a minute); null: standard error.
+  LogSink log = nullptr;
+};
+
+// How the service turns one request's bytes into a request, for every method: parsed, or counted
+// and logged as malformed.
+class RequestReader {
+ public:
+  RequestReader(QueryDispatcher& dispatcher, LogSink log);
+  // INVALID_ARGUMENT for bytes that do not parse; the call is then counted and logged.
+  absl::Status Read(const grpc::ByteBuffer& bytes, const grpc::CallbackServerContext& context,
+                    google::protobuf::Message& request);
+
+ private:
+  QueryDispatcher& dispatcher_;
+  RateLimitedLog log_;
+};
+
+class SearchService final : public RawSearchServiceBase {
  public:
   // The references must outlive the service.
   SearchService(const index::Index& index, QueryDispatcher& dispatcher,
-                std::vector<std::string> engines);
+                std::vector<std::string> engines, SearchServiceOptions options = {});
 
   grpc::ServerUnaryReactor* Search(grpc::CallbackServerContext* context,
-                                   const tandem::v1::SearchRequest* request,
-                                   tandem::v1::SearchResponse* response) override;
+                                   const grpc::ByteBuffer* request,
+                                   grpc::ByteBuffer* response) override;
 
   grpc::ServerUnaryReactor* SearchBatch(grpc::CallbackServerContext* context,
-                                        const tandem::v1::SearchBatchRequest* request,
-                                        tandem::v1::SearchBatchResponse* response) override;
+                                        const grpc::ByteBuffer* request,
+                                        grpc::ByteBuffer* response) override;
 
-  grpc::ServerBidiReactor<tandem::v1::SearchRequest, tandem::v1::SearchStreamResponse>*
-  SearchStream(grpc::CallbackServerContext* context) override;
+  grpc::ServerBidiReactor<grpc::ByteBuffer, grpc::ByteBuffer>* SearchStream(
+      grpc::CallbackServerContext* context) override;
 
   grpc::ServerUnaryReactor* GetIndexInfo(grpc::CallbackServerContext* context,
-                                         const tandem::v1::GetIndexInfoRequest* request,
-                                         tandem::v1::GetIndexInfoResponse* response) override;
+                                         const grpc::ByteBuffer* request,
+                                         grpc::ByteBuffer* response) override;
 
  private:
   const index::Index& index_;
   QueryDispatcher& dispatcher_;
   const std::vector<std::string> engines_;
+  const size_t max_response_bytes_;
+  RequestReader reader_;
 };
 
 // The call's deadline (InfiniteFuture when the client set none).

@@ -4,6 +4,7 @@
 
 #include "server/search_service.h"
 #include "server/status_mapping.h"
+#include "server/wire.h"
 
 namespace tandem::server {
 
@@ -11,8 +12,12 @@ using tandem::v1::SearchRequest;
 using tandem::v1::SearchResponse;
 
 SearchStreamReactor::SearchStreamReactor(grpc::CallbackServerContext* context,
-                                         QueryDispatcher& dispatcher)
-    : dispatcher_(dispatcher),
+                                         QueryDispatcher& dispatcher, RequestReader& reader,
+                                         size_t max_response_bytes)
+    : context_(*context),
+      dispatcher_(dispatcher),
+      reader_(reader),
+      max_response_bytes_(max_response_bytes),
       deadline_(CallDeadline(*context)),
       cancelled_(std::make_shared<std::atomic<bool>>(false)) {
   absl::MutexLock lock(&mu_);
@@ -30,18 +35,23 @@ void SearchStreamReactor::OnReadDone(bool ok) {
     } else {
       slots_.push_back(std::make_unique<Slot>());
       slot = slots_.back().get();
-      slot->response.set_request_id(request_.request_id());
       ++unanswered_;
     }
   }
   if (slot != nullptr) {
     // Outside the lock: Dispatch may answer an invalid request on this thread, through Fill.
-    const CallContext call{.deadline = deadline_, .cancelled = cancelled_};
-    const SearchRequest* const requests[] = {&request_};
-    absl::Status admitted = dispatcher_.Dispatch(
-        requests, call,
-        [this, slot](size_t, absl::StatusOr<SearchResponse> r) { Fill(*slot, std::move(r)); });
-    if (!admitted.ok()) Fill(*slot, admitted);
+    SearchRequest request;
+    if (absl::Status read = reader_.Read(request_, context_, request); !read.ok()) {
+      Fill(*slot, read);
+    } else {
+      slot->request_id = request.request_id();
+      const CallContext call{.deadline = deadline_, .cancelled = cancelled_};
+      const SearchRequest* const requests[] = {&request};
+      absl::Status admitted = dispatcher_.Dispatch(
+          requests, call,
+          [this, slot](size_t, absl::StatusOr<SearchResponse> r) { Fill(*slot, std::move(r)); });
+      if (!admitted.ok()) Fill(*slot, admitted);
+    }
   }
   std::optional<grpc::Status> finish;
   {
@@ -53,11 +63,21 @@ void SearchStreamReactor::OnReadDone(bool ok) {
 }
 
 void SearchStreamReactor::Fill(Slot& slot, absl::StatusOr<SearchResponse> result) {
+  // Encoded before taking the lock; `slot` is this thread's until it is marked ready.
+  tandem::v1::SearchStreamResponse message;
+  message.set_request_id(slot.request_id);
+  *message.mutable_status() = ToQueryStatus(result.status());
+  if (result.ok()) *message.mutable_response() = *std::move(result);
+  if (absl::Status written = SerializeResponse(message, max_response_bytes_, slot.response);
+      !written.ok()) {
+    message.clear_response();
+    *message.mutable_status() = ToQueryStatus(written);
+    // A status and an id always fit.
+    SerializeResponse(message, max_response_bytes_, slot.response).IgnoreError();
+  }
   std::optional<grpc::Status> finish;
   {
     absl::MutexLock lock(&mu_);
-    *slot.response.mutable_status() = ToQueryStatus(result.status());
-    if (result.ok()) *slot.response.mutable_response() = *std::move(result);
     slot.ready = true;
     --unanswered_;
     finish = Advance();

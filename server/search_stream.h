@@ -7,7 +7,8 @@
 // stream can neither fill the admission queue on its own nor hold unbounded memory, and HTTP/2 flow
 // control pushes back on a sender that runs ahead. Each query is admitted like a Search call; a bad
 // or refused one (INVALID_ARGUMENT, RESOURCE_EXHAUSTED, UNAVAILABLE) yields a response with its
-// status set, and the stream goes on.
+// status set, and the stream goes on; so does a message that does not parse (INVALID_ARGUMENT,
+// with an empty request_id). Messages are read and written as bytes (wire.h).
 //
 // Lifetime: gRPC allows one outstanding read and one outstanding write. The reactor finishes once
 // the client has half-closed (or the call was cancelled), every dispatched query has completed and
@@ -20,24 +21,31 @@
 #include <deque>
 #include <memory>
 #include <optional>
+#include <string>
 
 #include "absl/base/thread_annotations.h"
 #include "absl/synchronization/mutex.h"
 #include "grpcpp/grpcpp.h"
+#include "grpcpp/support/byte_buffer.h"
 #include "server/query_dispatcher.h"
 #include "tandem/v1/search.pb.h"
 
 namespace tandem::server {
 
+class RequestReader;
+
 class SearchStreamReactor final
-    : public grpc::ServerBidiReactor<tandem::v1::SearchRequest, tandem::v1::SearchStreamResponse> {
+    : public grpc::ServerBidiReactor<grpc::ByteBuffer, grpc::ByteBuffer> {
  public:
   // Queries of one stream running or waiting (answered or not, until written) before reading
   // stops. Small, so that a pipelining client gets parallelism without crowding out other callers;
   // it opens more streams for more.
   static constexpr size_t kMaxQueriesInFlight = 4;
 
-  SearchStreamReactor(grpc::CallbackServerContext* context, QueryDispatcher& dispatcher);
+  // The references must outlive the reactor. A response larger than `max_response_bytes` is sent
+  // as its RESOURCE_EXHAUSTED status.
+  SearchStreamReactor(grpc::CallbackServerContext* context, QueryDispatcher& dispatcher,
+                      RequestReader& reader, size_t max_response_bytes);
 
   void OnReadDone(bool ok) override;
   void OnWriteDone(bool ok) override;
@@ -46,7 +54,8 @@ class SearchStreamReactor final
 
  private:
   struct Slot {
-    tandem::v1::SearchStreamResponse response;
+    std::string request_id;
+    grpc::ByteBuffer response;  // encoded SearchStreamResponse, once ready
     bool ready = false;
   };
 
@@ -55,10 +64,13 @@ class SearchStreamReactor final
   // stream is over (the caller calls Finish after releasing mu_).
   std::optional<grpc::Status> Advance() ABSL_EXCLUSIVE_LOCKS_REQUIRED(mu_);
 
+  grpc::CallbackServerContext& context_;
   QueryDispatcher& dispatcher_;
+  RequestReader& reader_;
+  const size_t max_response_bytes_;
   const absl::Time deadline_;
   const std::shared_ptr<std::atomic<bool>> cancelled_;
-  tandem::v1::SearchRequest request_;  // target of the one outstanding read
+  grpc::ByteBuffer request_;  // target of the one outstanding read
 
   absl::Mutex mu_;
   std::deque<std::unique_ptr<Slot>> slots_ ABSL_GUARDED_BY(mu_);  // request order

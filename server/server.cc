@@ -14,6 +14,7 @@
 #include "grpcpp/ext/proto_server_reflection_plugin.h"
 #include "grpcpp/grpcpp.h"
 #include "grpcpp/health_check_service_interface.h"
+#include "grpcpp/resource_quota.h"
 #include "grpcpp/security/server_credentials.h"
 #include "index/index.h"
 #include "prometheus/exposer.h"
@@ -95,6 +96,18 @@ absl::Status Server::Start(const ServerOptions& options) {
   if (grpc.max_receive_message_bytes < 1 || grpc.max_send_message_bytes < 1) {
     return absl::InvalidArgumentError("message size limits must be at least 1 byte");
   }
+  if (grpc.max_concurrent_streams < 1 || grpc.max_concurrent_streams > INT32_MAX) {
+    return absl::InvalidArgumentError(
+        absl::StrCat("grpc_max_concurrent_streams must be between 1 and ", INT32_MAX, ", got ",
+                     grpc.max_concurrent_streams));
+  }
+  constexpr uint64_t kMinMemoryQuota = uint64_t{16} << 20;
+  if (grpc.memory_quota_bytes < kMinMemoryQuota) {
+    return absl::InvalidArgumentError(absl::StrCat("grpc_memory_quota_bytes must be at least ",
+                                                   kMinMemoryQuota, ", got ",
+                                                   grpc.memory_quota_bytes));
+  }
+  LimitLibraryLogs();
   absl::StatusOr<std::unique_ptr<index::Index>> index = index::Index::Open(options.index_dir);
   if (!index.ok()) {
     return absl::Status(index.status().code(),
@@ -132,7 +145,9 @@ absl::Status Server::Start(const ServerOptions& options) {
   scheduler_summary_ = executors_.summary;
   dispatcher_ =
       std::make_unique<QueryDispatcher>(*index_, *executors_.executor, *metrics_, options.limits);
-  service_ = std::make_unique<SearchService>(*index_, *dispatcher_, executors_.executor->engines());
+  service_ = std::make_unique<SearchService>(
+      *index_, *dispatcher_, executors_.executor->engines(),
+      SearchServiceOptions{.max_response_bytes = static_cast<size_t>(grpc.max_send_message_bytes)});
 
   if (!options.metrics_listen.empty()) {
     try {
@@ -174,6 +189,13 @@ absl::Status Server::Start(const ServerOptions& options) {
                              static_cast<int>(absl::ToInt64Milliseconds(grpc.keepalive_timeout)));
   builder.AddChannelArgument(GRPC_ARG_KEEPALIVE_PERMIT_WITHOUT_CALLS, 1);
   builder.AddChannelArgument(GRPC_ARG_HTTP2_MIN_RECV_PING_INTERVAL_WITHOUT_DATA_MS, 10000);
+  // Overload: a client connection has at most this many calls open, so a flood waits in the
+  // client instead of in the node's memory and threads; the quota bounds what the transport holds.
+  builder.AddChannelArgument(GRPC_ARG_MAX_CONCURRENT_STREAMS,
+                             static_cast<int>(grpc.max_concurrent_streams));
+  grpc::ResourceQuota quota("tandem-server");
+  quota.Resize(static_cast<size_t>(grpc.memory_quota_bytes));
+  builder.SetResourceQuota(quota);
   {
     GrpcLogCapture capture;
     grpc_server_ = builder.BuildAndStart();

@@ -57,6 +57,11 @@ struct GrpcOptions {
   int max_send_message_bytes = 256 << 20;
   absl::Duration keepalive_time = absl::Seconds(60);
   absl::Duration keepalive_timeout = absl::Seconds(20);
+  // Calls one connection may have open at once (HTTP/2 SETTINGS_MAX_CONCURRENT_STREAMS); more wait
+  // in the client and cost the node nothing.
+  uint32_t max_concurrent_streams = 256;
+  // gRPC's resource quota: memory for connections and calls in transit.
+  uint64_t memory_quota_bytes = uint64_t{1} << 30;
 };
 
 // Everything a node is configured with, each part owned (and validated) by the component that

@@ -73,6 +73,16 @@ ABSL_FLAG(uint32_t, max_query_bytes, 4096, "Most bytes of query text (or of all 
 ABSL_FLAG(uint32_t, max_batch, 1024, "Most queries in one SearchBatch call.");
 ABSL_FLAG(uint32_t, max_batch_hits, 100000,
           "Most hits one SearchBatch call may ask for (its queries' k summed).");
+ABSL_FLAG(uint32_t, max_queries_in_flight, 4096,
+          "Most queries admitted and not yet answered, over all calls (every query of a batch "
+          "counts); a call past it gets RESOURCE_EXHAUSTED. At least --max-batch.");
+ABSL_FLAG(uint64_t, max_response_bytes_in_flight, uint64_t{256} << 20,
+          "Memory circuit breaker: the most bytes the responses of admitted, unanswered queries "
+          "may take (estimated from their k); a call past it gets RESOURCE_EXHAUSTED.");
+ABSL_FLAG(uint32_t, grpc_max_concurrent_streams, 256,
+          "Most calls one client connection may have open at once; more wait in the client.");
+ABSL_FLAG(uint64_t, grpc_memory_quota_bytes, uint64_t{1} << 30,
+          "Memory gRPC may take for connections and calls in transit (its resource quota).");
 ABSL_FLAG(int32_t, max_receive_message_bytes, 16 << 20, "Largest request message accepted.");
 ABSL_FLAG(int32_t, max_send_message_bytes, 256 << 20, "Largest response message sent.");
 ABSL_FLAG(absl::Duration, keepalive_time, absl::Seconds(60),
@@ -150,11 +160,16 @@ tandem::server::ServerOptions OptionsFromFlags() {
                   .max_receive_message_bytes = absl::GetFlag(FLAGS_max_receive_message_bytes),
                   .max_send_message_bytes = absl::GetFlag(FLAGS_max_send_message_bytes),
                   .keepalive_time = absl::GetFlag(FLAGS_keepalive_time),
-                  .keepalive_timeout = absl::GetFlag(FLAGS_keepalive_timeout)};
-  options.limits = {.max_query_terms = absl::GetFlag(FLAGS_max_query_terms),
-                    .max_query_bytes = absl::GetFlag(FLAGS_max_query_bytes),
-                    .max_batch = absl::GetFlag(FLAGS_max_batch),
-                    .max_batch_hits = absl::GetFlag(FLAGS_max_batch_hits)};
+                  .keepalive_timeout = absl::GetFlag(FLAGS_keepalive_timeout),
+                  .max_concurrent_streams = absl::GetFlag(FLAGS_grpc_max_concurrent_streams),
+                  .memory_quota_bytes = absl::GetFlag(FLAGS_grpc_memory_quota_bytes)};
+  options.limits = {
+      .max_query_terms = absl::GetFlag(FLAGS_max_query_terms),
+      .max_query_bytes = absl::GetFlag(FLAGS_max_query_bytes),
+      .max_batch = absl::GetFlag(FLAGS_max_batch),
+      .max_batch_hits = absl::GetFlag(FLAGS_max_batch_hits),
+      .max_queries_in_flight = absl::GetFlag(FLAGS_max_queries_in_flight),
+      .max_response_bytes_in_flight = absl::GetFlag(FLAGS_max_response_bytes_in_flight)};
   const bool batch = absl::GetFlag(FLAGS_tune_gpu_batch);
   options.engines = {
       .gpu = absl::GetFlag(FLAGS_gpu),

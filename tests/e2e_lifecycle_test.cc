@@ -203,9 +203,12 @@ TEST_F(LifecycleE2eTest, FullQueueAnswersResourceExhaustedAtOnce) {
   EXPECT_TRUE(running.Join().ok()) << running.Join().error_message();
   EXPECT_TRUE(queued.Join().ok()) << queued.Join().error_message();
   index_->ExpectSameHits(queued.response(), index_->Expected(TextRequest("t2")));
+  // The Search and the batch are refused before they are parsed (one query each); the stream
+  // message after (a stream's messages are always read).
   EXPECT_TRUE(WaitForMetric(server->metrics_address(), "tandem_rejected_queries_total",
-                            {{"reason", "queue_full"}},
-                            Equals(4)));  // one Search, two batch queries, one stream message
+                            {{"reason", "queue_full"}}, Equals(3)));
+  EXPECT_TRUE(WaitForMetric(server->metrics_address(), "tandem_queries_total",
+                            {{"mode", "unparsed"}, {"code", "RESOURCE_EXHAUSTED"}}, Equals(2)));
 }
 
 TEST_F(LifecycleE2eTest, SigtermDrainsInFlightQueriesThenExitsZero) {

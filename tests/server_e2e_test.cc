@@ -5,6 +5,7 @@
 #include <sys/socket.h>
 #include <unistd.h>
 
+#include <future>
 #include <random>
 #include <string>
 #include <thread>
@@ -15,6 +16,9 @@
 #include "clients/cli/health_client.h"
 #include "gmock/gmock.h"
 #include "google/protobuf/descriptor.pb.h"
+#include "grpcpp/generic/generic_stub.h"
+#include "grpcpp/support/byte_buffer.h"
+#include "grpcpp/support/client_callback.h"
 #include "gtest/gtest.h"
 #include "tests/e2e_clients.h"
 #include "tests/e2e_fixture.h"
@@ -255,6 +259,146 @@ TEST_F(ServerE2eTest, InvalidArgumentsNameTheField) {
     EXPECT_EQ(status.error_code(), grpc::StatusCode::INVALID_ARGUMENT) << c.message;
     EXPECT_THAT(status.error_message(), HasSubstr(c.message));
   }
+}
+
+// Raw bytes to a method, as a client with a broken or foreign encoder sends them.
+grpc::Status RawUnaryCall(const std::string& address, const std::string& method,
+                          const std::string& bytes, std::string* response = nullptr) {
+  grpc::GenericStub stub(NewChannel(address));
+  grpc::ClientContext context;
+  SetTimeout(context, kE2eTimeout);
+  grpc::Slice slice(bytes);
+  const grpc::ByteBuffer request(&slice, 1);
+  grpc::ByteBuffer reply;
+  std::promise<grpc::Status> done;
+  stub.UnaryCall(&context, method, grpc::StubOptions(), &request, &reply,
+                 [&done](grpc::Status status) { done.set_value(std::move(status)); });
+  grpc::Status status = done.get_future().get();
+  if (response != nullptr && status.ok()) {
+    std::vector<grpc::Slice> slices;
+    EXPECT_TRUE(reply.Dump(&slices).ok());
+    response->clear();
+    for (const grpc::Slice& s : slices) {
+      response->append(reinterpret_cast<const char*>(s.begin()), s.size());
+    }
+  }
+  return status;
+}
+
+// A bidirectional stream of raw messages: writes them all, half-closes, reads every response.
+class RawStream final : public grpc::ClientBidiReactor<grpc::ByteBuffer, grpc::ByteBuffer> {
+ public:
+  RawStream(const std::string& address, std::vector<std::string> messages)
+      : stub_(NewChannel(address)) {
+    SetTimeout(context_, kE2eTimeout);
+    for (const std::string& m : messages) {
+      grpc::Slice slice(m);
+      messages_.emplace_back(&slice, 1);
+    }
+    stub_.PrepareBidiStreamingCall(&context_, "/tandem.v1.SearchService/SearchStream",
+                                   grpc::StubOptions(), this);
+    StartRead(&reply_);
+    NextWrite();
+    StartCall();
+  }
+  void OnWriteDone(bool ok) override {
+    if (ok) NextWrite();
+  }
+  void OnReadDone(bool ok) override {
+    if (!ok) return;
+    std::vector<grpc::Slice> slices;
+    std::string bytes;
+    if (reply_.Dump(&slices).ok()) {
+      for (const grpc::Slice& s : slices) {
+        bytes.append(reinterpret_cast<const char*>(s.begin()), s.size());
+      }
+    }
+    tandem::v1::SearchStreamResponse response;
+    EXPECT_TRUE(response.ParseFromString(bytes));
+    responses_.push_back(std::move(response));
+    StartRead(&reply_);
+  }
+  void OnDone(const grpc::Status& status) override { done_.set_value(status); }
+
+  // The call's status, once every response was read.
+  grpc::Status Await() { return done_.get_future().get(); }
+  const std::vector<tandem::v1::SearchStreamResponse>& responses() const { return responses_; }
+
+ private:
+  void NextWrite() {
+    if (next_ < messages_.size()) {
+      StartWrite(&messages_[next_++]);
+    } else {
+      StartWritesDone();
+    }
+  }
+
+  grpc::GenericStub stub_;
+  grpc::ClientContext context_;
+  std::vector<grpc::ByteBuffer> messages_;
+  size_t next_ = 0;
+  grpc::ByteBuffer reply_;
+  std::vector<tandem::v1::SearchStreamResponse> responses_;
+  std::promise<grpc::Status> done_;
+};
+
+// Bytes that are not the method's message get INVALID_ARGUMENT with a message, are counted, and
+// leave the node serving; gRPC's own handlers would answer UNIMPLEMENTED, with no message.
+TEST_F(ServerE2eTest, MalformedRequestsAreInvalidArgumentAndCounted) {
+  const std::string before = Scrape();
+  const std::string garbage("\x0a\x64xy", 4);         // field 1, 100 bytes long, with 2 of them
+  const std::string not_utf8("\x0a\x02\xff\xfe", 4);  // text that is not UTF-8
+  for (const char* method :
+       {"/tandem.v1.SearchService/Search", "/tandem.v1.SearchService/SearchBatch"}) {
+    for (const std::string& bytes : {garbage, not_utf8}) {
+      SCOPED_TRACE(method);
+      const grpc::Status status = RawUnaryCall(server_->address(), method, bytes);
+      EXPECT_EQ(status.error_code(), grpc::StatusCode::INVALID_ARGUMENT);
+      EXPECT_THAT(status.error_message(), HasSubstr("request is not a valid tandem.v1.Search"));
+    }
+  }
+  const grpc::Status info =
+      RawUnaryCall(server_->address(), "/tandem.v1.SearchService/GetIndexInfo", "\xff");
+  EXPECT_EQ(info.error_code(), grpc::StatusCode::INVALID_ARGUMENT);
+  EXPECT_THAT(info.error_message(), HasSubstr("tandem.v1.GetIndexInfoRequest (1 bytes)"));
+
+  // Valid bytes through the same path are answered as usual.
+  std::string reply;
+  ASSERT_TRUE(RawUnaryCall(server_->address(), "/tandem.v1.SearchService/Search",
+                           TextRequest("t0 t1").SerializeAsString(), &reply)
+                  .ok());
+  SearchResponse response;
+  ASSERT_TRUE(response.ParseFromString(reply));
+  index_->ExpectSameHits(response, index_->Expected(TextRequest("t0 t1")));
+
+  // In a stream, a malformed message gets its own INVALID_ARGUMENT response and the stream goes on.
+  SearchRequest first = TextRequest("t3");
+  first.set_request_id("first");
+  SearchRequest last = TextRequest("t5 t6", tandem::v1::QUERY_MODE_AND);
+  last.set_request_id("last");
+  RawStream stream(server_->address(),
+                   {first.SerializeAsString(), garbage, not_utf8, last.SerializeAsString()});
+  const grpc::Status stream_status = stream.Await();
+  EXPECT_TRUE(stream_status.ok()) << stream_status.error_message();
+  ASSERT_EQ(stream.responses().size(), 4u);
+  EXPECT_EQ(stream.responses()[0].request_id(), "first");
+  index_->ExpectSameHits(stream.responses()[0].response(), index_->Expected(first));
+  for (int i : {1, 2}) {
+    EXPECT_EQ(stream.responses()[i].status().code(), grpc::StatusCode::INVALID_ARGUMENT);
+    EXPECT_THAT(stream.responses()[i].status().message(),
+                HasSubstr("request is not a valid tandem.v1.SearchRequest"));
+  }
+  EXPECT_EQ(stream.responses()[3].request_id(), "last");
+  index_->ExpectSameHits(stream.responses()[3].response(), index_->Expected(last));
+
+  const std::string after = Scrape();
+  auto delta = [&](const std::string& name, const std::map<std::string, std::string>& labels) {
+    return MetricSum(after, name, labels) - MetricSum(before, name, labels);
+  };
+  EXPECT_EQ(delta("tandem_rejected_queries_total", {{"reason", "malformed_request"}}), 7);
+  EXPECT_EQ(delta("tandem_queries_total",
+                  {{"mode", "unparsed"}, {"engine", "none"}, {"code", "INVALID_ARGUMENT"}}),
+            7);
 }
 
 TEST_F(ServerE2eTest, GpuHintWithoutGpuEngineIsFailedPrecondition) {

@@ -16,7 +16,10 @@ using metrics::LatencyBuckets;
 using metrics::NameSlot;
 using metrics::Str;
 
-constexpr const char* kModeNames[] = {"and", "or", "and_or"};
+// The engines' modes, then the mode of calls refused before their request was parsed (counted
+// only, on engine "none"; a slot so that a flood of them takes no lookup by labels).
+constexpr const char* kModeNames[] = {"and", "or", "and_or", "unparsed"};
+constexpr int kEngineModes = 3;
 
 }  // namespace
 
@@ -78,7 +81,8 @@ QueryMetrics::QueryMetrics(prometheus::Registry& registry, const BuildInfo& buil
       .Set(1);
   for (absl::string_view reason :
        {reject_reason::kInvalidArgument, reject_reason::kQueueFull, reject_reason::kDraining,
-        reject_reason::kExpiredInQueue, reject_reason::kNoGpu}) {
+        reject_reason::kExpiredInQueue, reject_reason::kNoGpu, reject_reason::kInFlightLimit,
+        reject_reason::kMemoryBreaker, reject_reason::kMalformed}) {
     rejected_series_.emplace_back(reason, &rejected_.Add({{"reason", Str(reason)}}));
   }
   engine_names_ = engines;
@@ -89,7 +93,7 @@ QueryMetrics::QueryMetrics(prometheus::Registry& registry, const BuildInfo& buil
     const bool real = e < engines.size();  // "none" has no histograms nor postings
     postings_series_.push_back(real ? &postings_.Add({{"engine", engine}}) : nullptr);
     if (!real) continue;
-    for (int m = 0; m < kModes; ++m) {
+    for (int m = 0; m < kEngineModes; ++m) {
       QuerySeries& series = query_series_[e][m];
       const prometheus::Labels labels{{"mode", kModeNames[m]}, {"engine", engine}};
       series.queries[0] =

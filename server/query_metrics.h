@@ -96,7 +96,7 @@ class QueryMetrics {
   void RecordRejection(absl::string_view reason, uint64_t queries = 1);
 
  private:
-  static constexpr int kModes = 3;   // and, or, and_or
+  static constexpr int kModes = 4;   // and, or, and_or, unparsed
   static constexpr int kCodes = 17;  // grpc::StatusCode 0..16
   // The series of one engine (or "none", the last slot) and mode.
   struct QuerySeries {

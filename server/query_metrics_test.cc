@@ -107,7 +107,8 @@ TEST_F(QueryMetricsTest, SeriesExistBeforeTheFirstQuery) {
   std::set<Labels> reasons;
   for (absl::string_view reason :
        {reject_reason::kInvalidArgument, reject_reason::kQueueFull, reject_reason::kDraining,
-        reject_reason::kExpiredInQueue, reject_reason::kNoGpu}) {
+        reject_reason::kExpiredInQueue, reject_reason::kNoGpu, reject_reason::kInFlightLimit,
+        reject_reason::kMemoryBreaker, reject_reason::kMalformed}) {
     reasons.insert({{"reason", std::string(reason)}});
   }
   EXPECT_EQ(scrape.LabelSets("tandem_rejected_queries_total"), reasons);
@@ -296,12 +297,17 @@ TEST_F(QueryMetricsTest, CountsRejectionsByReason) {
   metrics.RecordRejection(reject_reason::kDraining, 2);
   metrics.RecordRejection(reject_reason::kExpiredInQueue);
   metrics.RecordRejection(reject_reason::kNoGpu, 5);
+  metrics.RecordRejection(reject_reason::kInFlightLimit, 6);
+  metrics.RecordRejection(reject_reason::kMemoryBreaker, 7);
+  metrics.RecordRejection(reject_reason::kMalformed);
   metrics.RecordRejection("too_large", 2);  // a reason without a cached series
   metrics.RecordRejection(reject_reason::kDraining, 0);
   const Scrape scrape(registry_);
   const std::map<std::string, double> want = {{"invalid_argument", 1}, {"queue_full", 4},
                                               {"draining", 2},         {"expired_in_queue", 1},
-                                              {"no_gpu", 5},           {"too_large", 2}};
+                                              {"no_gpu", 5},           {"in_flight_limit", 6},
+                                              {"memory_breaker", 7},   {"malformed_request", 1},
+                                              {"too_large", 2}};
   EXPECT_EQ(scrape.Series("tandem_rejected_queries_total").size(), want.size());
   for (const auto& [reason, count] : want) {
     EXPECT_EQ(scrape.Value("tandem_rejected_queries_total", {{"reason", reason}}), count) << reason;

@@ -2,6 +2,7 @@
 
 #include <algorithm>
 #include <chrono>
+#include <cstdio>
 #include <exception>
 #include <fstream>
 #include <sstream>
@@ -10,6 +11,7 @@
 #include "absl/strings/match.h"
 #include "absl/strings/str_cat.h"
 #include "base/status_macros.h"
+#include "base/thread_priority.h"
 #include "base/version.h"
 #include "grpcpp/ext/proto_server_reflection_plugin.h"
 #include "grpcpp/grpcpp.h"
@@ -127,9 +129,6 @@ absl::Status Server::Start(const ServerOptions& options) {
   }
   engines_ = *std::move(engines);
   engine_summary_ = engines_.summary;
-  TANDEM_ASSIGN_OR_RETURN(std::shared_ptr<grpc::ServerCredentials> credentials,
-                          MakeCredentials(grpc.tls));
-
   std::vector<std::string> engine_names{std::string(engines_.cpu->name())};
   if (engines_.gpu != nullptr) engine_names.emplace_back(engines_.gpu->name());
   registry_ = std::make_shared<prometheus::Registry>();
@@ -143,6 +142,19 @@ absl::Status Server::Start(const ServerOptions& options) {
       executors_, CreateExecutor(options.scheduler, *index_, engines_, *registry_, *metrics_));
   metrics_->SetQueueCapacity(executors_.executor->queue_capacity());
   scheduler_summary_ = executors_.summary;
+  // The query workers exist; every thread created from here on (gRPC's, which start with its
+  // credentials, and the metrics endpoint's) inherits the lower priority of this one.
+  const int rpc_nice = grpc.rpc_nice.value_or(engines_.gpu == nullptr ? kRpcNiceWithoutGpu : 0);
+  if (rpc_nice < 0 || rpc_nice > 19) {
+    return absl::InvalidArgumentError(
+        absl::StrCat("rpc_nice must be between 0 and 19 nice levels, got ", rpc_nice));
+  }
+  if (absl::Status lowered = base::LowerThreadPriority(rpc_nice); !lowered.ok()) {
+    std::fprintf(stderr, "tandem-server: RPC threads keep the workers' priority: %s\n",
+                 std::string(lowered.message()).c_str());
+  }
+  TANDEM_ASSIGN_OR_RETURN(std::shared_ptr<grpc::ServerCredentials> credentials,
+                          MakeCredentials(grpc.tls));
   dispatcher_ =
       std::make_unique<QueryDispatcher>(*index_, *executors_.executor, *metrics_, options.limits);
   service_ = std::make_unique<SearchService>(

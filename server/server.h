@@ -14,6 +14,7 @@
 #include <cstddef>
 #include <cstdint>
 #include <memory>
+#include <optional>
 #include <string>
 #include <vector>
 
@@ -62,7 +63,16 @@ struct GrpcOptions {
   uint32_t max_concurrent_streams = 256;
   // gRPC's resource quota: memory for connections and calls in transit.
   uint64_t memory_quota_bytes = uint64_t{1} << 30;
+  // Nice levels below the query workers for the threads that accept calls (gRPC's, and the
+  // metrics endpoint's), 0..19; nothing: kRpcNiceWithoutGpu on a node without a GPU engine, 0 with
+  // one (there the CPU workers already run below them; worker_placement.h). Under overload the
+  // workers then keep their cores, and refusing the excess takes what is left.
+  std::optional<int> rpc_nice;
 };
+
+// See GrpcOptions::rpc_nice: measured at three times a CPU-only node's capacity
+// (bench/results/unary_overload_h100.txt).
+inline constexpr int kRpcNiceWithoutGpu = 10;
 
 // Everything a node is configured with, each part owned (and validated) by the component that
 // uses it; tandem-server fills it from its flags.

@@ -90,6 +90,11 @@ ABSL_FLAG(absl::Duration, keepalive_time, absl::Seconds(60),
 ABSL_FLAG(absl::Duration, keepalive_timeout, absl::Seconds(20),
           "How long a keepalive ping may go unanswered before the connection is closed.");
 
+ABSL_FLAG(tandem::tools::CountOrAuto, tune_rpc_nice, tandem::tools::CountOrAuto{},
+          "Nice levels below the query workers for the threads that accept calls (0..19); auto: "
+          "10 without a GPU engine, so that under overload the workers keep their cores, 0 with "
+          "one.");
+
 // Tuning of the hybrid scheduler: the defaults are the measured best (bench/results/README.md).
 ABSL_FLAG(tandem::tools::CountOrAuto, tune_answer_threads, tandem::tools::CountOrAuto{},
           "Threads that answer the queries the GPU ran (build the response, complete the RPC), so "
@@ -163,6 +168,9 @@ tandem::server::ServerOptions OptionsFromFlags() {
                   .keepalive_timeout = absl::GetFlag(FLAGS_keepalive_timeout),
                   .max_concurrent_streams = absl::GetFlag(FLAGS_grpc_max_concurrent_streams),
                   .memory_quota_bytes = absl::GetFlag(FLAGS_grpc_memory_quota_bytes)};
+  if (const std::optional<uint32_t> nice = absl::GetFlag(FLAGS_tune_rpc_nice).count) {
+    options.grpc.rpc_nice = static_cast<int>(std::min<uint32_t>(*nice, INT32_MAX));
+  }
   options.limits = {
       .max_query_terms = absl::GetFlag(FLAGS_max_query_terms),
       .max_query_bytes = absl::GetFlag(FLAGS_max_query_bytes),

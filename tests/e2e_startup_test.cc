@@ -10,9 +10,14 @@
 #include <filesystem>
 #include <fstream>
 #include <iterator>
+#include <string>
+#include <utility>
+#include <vector>
 
 #include "absl/strings/match.h"
+#include "absl/strings/numbers.h"
 #include "absl/strings/str_cat.h"
+#include "absl/strings/str_split.h"
 #include "gmock/gmock.h"
 #include "grpcpp/create_channel.h"
 #include "grpcpp/security/credentials.h"
@@ -266,6 +271,57 @@ grpc::Status SearchOver(const std::shared_ptr<grpc::ChannelCredentials>& credent
   SetTimeout(context, absl::Seconds(20));
   SearchResponse response;
   return stub->Search(&context, TextRequest("t1"), &response);
+}
+
+// Each thread of process `pid`: its name and nice value (/proc/PID/task/TID/stat, field 19).
+std::vector<std::pair<std::string, int>> ThreadNices(pid_t pid) {
+  std::vector<std::pair<std::string, int>> threads;
+  const std::string tasks = absl::StrCat("/proc/", pid, "/task");
+  for (const auto& task : std::filesystem::directory_iterator(tasks)) {
+    std::ifstream in(task.path() / "stat");
+    std::string stat((std::istreambuf_iterator<char>(in)), std::istreambuf_iterator<char>());
+    // "tid (name) state ppid ...": fields after the name's closing parenthesis.
+    const size_t close = stat.rfind(')');
+    const size_t open = stat.find('(');
+    if (close == std::string::npos || open == std::string::npos) continue;
+    const std::vector<std::string> fields =
+        absl::StrSplit(stat.substr(close + 2), ' ', absl::SkipEmpty());
+    int nice = 0;
+    if (fields.size() > 16 && absl::SimpleAtoi(fields[16], &nice)) {
+      threads.emplace_back(stat.substr(open + 1, close - open - 1), nice);
+    }
+  }
+  return threads;
+}
+
+// Without a GPU the threads that accept calls run 10 nice levels below the query workers, so that
+// under overload the workers keep their cores; --tune-rpc-nice sets the gap.
+TEST_F(StartupE2eTest, RpcThreadsRunBelowTheQueryWorkers) {
+  for (const auto& [flag, gap] : std::vector<std::pair<std::string, int>>{{"auto", 10}, {"4", 4}}) {
+    SCOPED_TRACE(flag);
+    auto server = Start({"--gpu", "off", "--threads", "2", "--tune-rpc-nice", flag});
+    ASSERT_NE(server, nullptr);
+    // A query, so that gRPC has started every thread a call needs.
+    auto stub = NewStub(server->address());
+    grpc::ClientContext context;
+    SetTimeout(context, kE2eTimeout);
+    SearchResponse response;
+    ASSERT_TRUE(stub->Search(&context, TextRequest("t1"), &response).ok());
+    int workers = 0, others = 0;
+    for (const auto& [name, nice] : ThreadNices(server->pid())) {
+      if (name == "tandem-worker") {
+        EXPECT_EQ(nice, 0) << name;
+        ++workers;
+      } else {
+        EXPECT_EQ(nice, gap) << name;  // gRPC's threads, the metrics endpoint's, the main thread
+        ++others;
+      }
+    }
+    EXPECT_EQ(workers, 2);
+    EXPECT_GT(others, 3);
+  }
+  ExpectStartupFailure({"--index", index_->dir(), "--gpu", "off", "--tune-rpc-nice", "20"},
+                       "rpc_nice must be between 0 and 19 nice levels, got 20");
 }
 
 TEST_F(StartupE2eTest, TlsAndMutualTls) {

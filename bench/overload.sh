@@ -1,9 +1,9 @@
 #!/usr/bin/env bash
 # Unary overload: how a CPU-only node behaves when offered three times what it can serve. For each
-# server binary (or flag set) it measures the node's capacity (closed loop), then offers 3x that
-# rate open loop (Poisson, Search calls) and reports what was answered, the client-side latency of
-# the answered queries, the errors by code, and the server's memory before, at peak and after ten
-# idle seconds. Server and load generator run on disjoint CPUs (SERVER_CPUS, LOADGEN_CPUS).
+# server binary (or flag set) it measures the node's capacity (closed loop), then offers multiples
+# of that rate open loop (Poisson, Search calls; FACTORS, default 0.7 and 3) and reports what was
+# answered, the client-side latency of the answered queries, the errors by code, and the server's
+# memory before, at peak and after ten idle seconds. Server and load generator run on disjoint CPUs (SERVER_CPUS, LOADGEN_CPUS).
 #
 #   bench/overload.sh BIN_DIR DATA_DIR OUT_DIR 'label|/path/to/tandem-server|flags' ...
 #   BIN_DIR: tandem-index, tandem-loadgen; DATA_DIR: as for bench/figure7.sh
@@ -17,7 +17,7 @@ LOADGEN_CPUS=${LOADGEN_CPUS:-8-15}
 THREADS=${THREADS:-8}
 DOCS=${DOCS:-5000000}
 DURATION=${DURATION:-30}
-FACTOR=${FACTOR:-3}
+FACTORS=${FACTORS:-0.7 3}
 mkdir -p "$OUT"
 if [[ ! -f "$OUT/index/manifest.bin" ]]; then
   "$BIN/tandem-index" synth --docs "$DOCS" --termstats "$DATA/wikipedia-termstats.tsv.gz" \
@@ -44,9 +44,10 @@ for spec in "$@"; do
   # holds 4 per worker), so that no query is refused.
   capacity=$(loadgen --concurrency "$THREADS,$((2 * THREADS)),$((4 * THREADS))" --duration 4 \
     --warmup 1 | awk '/^conc=/ && $6 > best {best = $6} END {print best}')
-  rate=$(awk -v c="$capacity" -v f="$FACTOR" 'BEGIN {printf "%d", c * f}')
-  echo "== $label: capacity ${capacity} q/s (closed loop); offered ${rate} q/s for ${DURATION} s"
-  loadgen --rate "$rate" --duration "$DURATION" --warmup 0 --timeout 10 | grep -E "^(load|rate=| )"
+  rates=$(for f in $FACTORS; do awk -v c="$capacity" -v f="$f" 'BEGIN {printf "%d,", c * f}'; done)
+  echo "== $label: capacity ${capacity} q/s (closed loop); offered ${FACTORS// /x, }x that"
+  loadgen --rates "${rates%,}" --duration "$DURATION" --warmup 0 --timeout 10 |
+    grep -E "^(load|rate=| )"
   peak=$(rss_mb "$pid" VmHWM)
   sleep 10
   after=$(rss_mb "$pid" VmRSS)

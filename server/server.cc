@@ -1,5 +1,7 @@
 #include "server/server.h"
 
+#include <malloc.h>
+
 #include <algorithm>
 #include <chrono>
 #include <cstdio>
@@ -228,6 +230,12 @@ Server::~Server() {
     if (grpc_server_ != nullptr) grpc_server_->Shutdown(std::chrono::system_clock::now());
     if (executors_.executor != nullptr) executors_.executor->Shutdown();
   }
+}
+
+bool Server::TrimMemoryIfIdle() {
+  if (dispatcher_ == nullptr || dispatcher_->in_flight() != 0) return false;
+  malloc_trim(0);
+  return true;
 }
 
 bool Server::Drain(absl::Duration timeout) {

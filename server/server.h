@@ -107,6 +107,12 @@ class Server {
   // The admission queue's capacity (ExecutorOptions::queue_capacity, resolved when it was 0).
   size_t queue_capacity() const { return executors_.executor->queue_capacity(); }
 
+  // Gives the allocator's free memory back to the system (malloc_trim) when no query is in flight.
+  // After a burst (an overload, a large batch) the allocator keeps what the burst freed; the
+  // server's main loop calls this every few seconds, so that the node's memory returns to its
+  // baseline once the burst is over. Returns whether it trimmed.
+  bool TrimMemoryIfIdle();
+
   // Health goes NOT_SERVING and new queries get UNAVAILABLE; in-flight queries run to completion
   // for at most `timeout`, then the rest are cancelled and the server stops. Returns whether every
   // in-flight query finished within the timeout. Call once.

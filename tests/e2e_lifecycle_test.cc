@@ -156,6 +156,78 @@ TEST_F(LifecycleE2eTest, QueryThatExpiredInTheQueueIsNeverRun) {
                             Equals(1)));
 }
 
+// Batches count every query against admission, and the responses in flight are bounded: a call
+// that would pass either limit is refused whole with a message, and the node goes on serving.
+TEST_F(LifecycleE2eTest, BatchesCountEveryQueryAndTheMemoryBreakerHolds) {
+  // Each k = 1000 query reserves 1000 x 192 bytes: the breaker admits four.
+  auto server = Start({"--threads", "1", "--gpu", "off", "--queue-capacity", "100", "--max-batch",
+                       "4", "--max-batch-hits", "4000", "--max-queries-in-flight", "6",
+                       "--max-response-bytes-in-flight", "800000", "--testing-query-delay", "2s"});
+  ASSERT_NE(server, nullptr);
+  auto stub = NewStub(server->address());
+  auto batch_of = [](int queries, uint32_t k) {
+    tandem::v1::SearchBatchRequest batch;
+    for (int i = 0; i < queries; ++i) {
+      SearchRequest* r = batch.add_requests();
+      r->set_text(absl::StrCat("t", i));
+      r->set_k(k);
+    }
+    return batch;
+  };
+  // Three queries of k = 1000 held by the slow worker.
+  const tandem::v1::SearchBatchRequest held = batch_of(3, 1000);
+  tandem::v1::SearchBatchResponse held_response;
+  grpc::ClientContext held_context;
+  SetTimeout(held_context, kE2eTimeout);
+  grpc::Status held_status;
+  std::thread holder([&] { held_status = stub->SearchBatch(&held_context, held, &held_response); });
+  ASSERT_TRUE(WaitForMetric(server->metrics_address(), "tandem_queries_in_flight", {}, Equals(3)));
+
+  auto call = [&](const tandem::v1::SearchBatchRequest& batch) {
+    grpc::ClientContext context;
+    SetTimeout(context, kE2eTimeout);
+    tandem::v1::SearchBatchResponse response;
+    return stub->SearchBatch(&context, batch, &response);
+  };
+  // Two more k = 1000 queries would pass the breaker (5 x 192,000 > 800,000).
+  const grpc::Status breaker = call(batch_of(2, 1000));
+  EXPECT_EQ(breaker.error_code(), grpc::StatusCode::RESOURCE_EXHAUSTED);
+  EXPECT_THAT(breaker.error_message(), HasSubstr("responses in flight"));
+  // Four small queries would make seven in flight, past 6, though the queue has room.
+  const grpc::Status in_flight = call(batch_of(4, 10));
+  EXPECT_EQ(in_flight.error_code(), grpc::StatusCode::RESOURCE_EXHAUSTED);
+  EXPECT_THAT(in_flight.error_message(), HasSubstr("3 queries in flight and admits at most 6"));
+  // One small query fits both.
+  AsyncSearch small(*stub, TextRequest("t1"));
+  holder.join();
+  EXPECT_TRUE(held_status.ok()) << held_status.error_message();
+  ASSERT_EQ(held_response.results_size(), 3);
+  EXPECT_TRUE(small.Join().ok()) << small.Join().error_message();
+  EXPECT_TRUE(WaitForMetric(server->metrics_address(), "tandem_rejected_queries_total",
+                            {{"reason", "memory_breaker"}}, Equals(2)));
+  EXPECT_TRUE(WaitForMetric(server->metrics_address(), "tandem_rejected_queries_total",
+                            {{"reason", "in_flight_limit"}}, Equals(4)));
+}
+
+// A response larger than --max-send-message-bytes is refused with a message naming both sizes.
+TEST_F(LifecycleE2eTest, AnOversizedResponseIsResourceExhausted) {
+  auto server = Start({"--threads", "1", "--gpu", "off", "--max-send-message-bytes", "2000"});
+  ASSERT_NE(server, nullptr);
+  auto stub = NewStub(server->address());
+  grpc::ClientContext context;
+  SetTimeout(context, kE2eTimeout);
+  SearchResponse response;
+  const grpc::Status status =
+      stub->Search(&context, TextRequest("t0 t1 t2", tandem::v1::QUERY_MODE_OR, 1000), &response);
+  EXPECT_EQ(status.error_code(), grpc::StatusCode::RESOURCE_EXHAUSTED);
+  EXPECT_THAT(status.error_message(), HasSubstr("more than this node sends in one message (2000)"));
+  grpc::ClientContext small_context;
+  SetTimeout(small_context, kE2eTimeout);
+  EXPECT_TRUE(
+      stub->Search(&small_context, TextRequest("t0", tandem::v1::QUERY_MODE_OR, 3), &response)
+          .ok());
+}
+
 TEST_F(LifecycleE2eTest, FullQueueAnswersResourceExhaustedAtOnce) {
   auto server = Start(
       {"--threads", "1", "--gpu", "off", "--queue-capacity", "1", "--testing-query-delay", "5s"});

@@ -67,6 +67,50 @@ absl::string_view FileKindTag(FileKind kind) {
   return absl::string_view("UNKNOWN\0", 8);
 }
 
+absl::StatusOr<absl::string_view> VerifyFrame(absl::string_view file, FileKind kind,
+                                              absl::string_view name) {
+  const uint64_t size = file.size();
+  if (size < kHeaderBytes + kFooterBytes) {
+    return absl::DataLossError(
+        absl::StrFormat("index file '%s' is truncated: %d bytes, a valid file has at least %d",
+                        name, size, kHeaderBytes + kFooterBytes));
+  }
+  const char* bytes = file.data();
+  if (std::memcmp(bytes, kMagic, sizeof(kMagic)) != 0) {
+    return absl::DataLossError(
+        absl::StrCat("'", name, "' is not a Tandem index file (bad magic number)"));
+  }
+  absl::string_view tag(bytes + 8, 8);
+  if (tag != FileKindTag(kind)) {
+    return absl::DataLossError(absl::StrCat(
+        "index file '", name, "' holds the wrong kind of data: '", absl::CHexEscape(tag),
+        "', expected '", absl::CHexEscape(FileKindTag(kind)), "'"));
+  }
+  const uint32_t version = Load<uint32_t>(bytes + 16);
+  if (version != kFormatVersion) {
+    return absl::FailedPreconditionError(
+        absl::StrFormat("index file '%s' has format version %d, this build reads version %d; "
+                        "rebuild the index with "
+                        "this version of tandem-index",
+                        name, version, kFormatVersion));
+  }
+  const uint64_t payload_size = Load<uint64_t>(bytes + size - kFooterBytes);
+  if (payload_size != size - kHeaderBytes - kFooterBytes) {
+    return absl::DataLossError(absl::StrFormat(
+        "index file '%s' is truncated or has trailing bytes: the footer records %d payload bytes, "
+        "the file holds %d",
+        name, payload_size, size - kHeaderBytes - kFooterBytes));
+  }
+  const uint64_t stored = Load<uint64_t>(bytes + size - 8);
+  const uint64_t computed = XXH3_64bits(bytes, size - 8);
+  if (stored != computed) {
+    return absl::DataLossError(absl::StrFormat(
+        "index file '%s' is corrupted: checksum mismatch (stored %016x, computed %016x)", name,
+        stored, computed));
+  }
+  return file.substr(kHeaderBytes, payload_size);
+}
+
 // --- MappedFile
 // -------------------------------------------------------------------------------------
 
@@ -98,42 +142,11 @@ absl::StatusOr<MappedFile> MappedFile::Open(const std::string& path, FileKind ki
   file.path_ = path;
   file.data_ = data;
   file.size_ = size;
-  const char* bytes = static_cast<const char*>(data);
-
-  if (std::memcmp(bytes, kMagic, sizeof(kMagic)) != 0) {
-    return absl::DataLossError(
-        absl::StrCat("'", path, "' is not a Tandem index file (bad magic number)"));
-  }
-  absl::string_view tag(bytes + 8, 8);
-  if (tag != FileKindTag(kind)) {
-    return absl::DataLossError(absl::StrCat(
-        "index file '", path, "' holds the wrong kind of data: '", absl::CHexEscape(tag),
-        "', expected '", absl::CHexEscape(FileKindTag(kind)), "'"));
-  }
-  const uint32_t version = Load<uint32_t>(bytes + 16);
-  if (version != kFormatVersion) {
-    return absl::FailedPreconditionError(
-        absl::StrFormat("index file '%s' has format version %d, this build reads version %d; "
-                        "rebuild the index with "
-                        "this version of tandem-index",
-                        path, version, kFormatVersion));
-  }
-  const uint64_t payload_size = Load<uint64_t>(bytes + size - kFooterBytes);
-  if (payload_size != size - kHeaderBytes - kFooterBytes) {
-    return absl::DataLossError(absl::StrFormat(
-        "index file '%s' is truncated or has trailing bytes: the footer records %d payload bytes, "
-        "the file holds %d",
-        path, payload_size, size - kHeaderBytes - kFooterBytes));
-  }
-  const uint64_t stored = Load<uint64_t>(bytes + size - 8);
-  const uint64_t computed = XXH3_64bits(bytes, size - 8);
-  if (stored != computed) {
-    return absl::DataLossError(absl::StrFormat(
-        "index file '%s' is corrupted: checksum mismatch (stored %016x, computed %016x)", path,
-        stored, computed));
-  }
+  absl::StatusOr<absl::string_view> payload =
+      VerifyFrame(absl::string_view(static_cast<const char*>(data), size), kind, path);
+  if (!payload.ok()) return payload.status();
   ::madvise(data, size, MADV_WILLNEED);
-  file.payload_ = absl::string_view(bytes + kHeaderBytes, payload_size);
+  file.payload_ = *payload;
   return file;
 }
 

@@ -36,6 +36,12 @@ enum class FileKind { kManifest, kLexicon, kPostings, kDocuments, kGpuLayouts };
 // The 8-byte kind tag stored in the header ("LEXICON\0", ...).
 absl::string_view FileKindTag(FileKind kind);
 
+// Checks the frame of one whole index file held in memory (magic, kind, version, sizes, checksum)
+// and returns its payload, a view into `file`. `name` names the file in messages. Errors as
+// MappedFile::Open's, which runs this over its mapping.
+absl::StatusOr<absl::string_view> VerifyFrame(absl::string_view file, FileKind kind,
+                                              absl::string_view name);
+
 // A verified, read-only memory mapping of one index file. Movable, not copyable.
 class MappedFile {
  public:

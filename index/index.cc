@@ -98,14 +98,42 @@ absl::StatusOr<std::unique_ptr<Index>> Index::Open(const std::string& dir,
                                                    const IndexOpenOptions& options) {
   std::unique_ptr<Index> index(new Index());
   index->dir_ = dir;
-  TANDEM_RETURN_IF_ERROR(index->Load(options));
+  const auto open = [&dir](const char* file, FileKind kind) {
+    return MappedFile::Open(absl::StrCat(dir, "/", file), kind);
+  };
+  TANDEM_ASSIGN_OR_RETURN(index->manifest_file_, open(kManifestFile, FileKind::kManifest));
+  TANDEM_ASSIGN_OR_RETURN(index->lexicon_file_, open(kLexiconFile, FileKind::kLexicon));
+  TANDEM_ASSIGN_OR_RETURN(index->postings_file_, open(kPostingsFile, FileKind::kPostings));
+  TANDEM_ASSIGN_OR_RETURN(index->documents_file_, open(kDocumentsFile, FileKind::kDocuments));
+  const IndexPayloads payloads = {
+      .manifest = index->manifest_file_.payload(),
+      .lexicon = index->lexicon_file_.payload(),
+      .postings = index->postings_file_.payload(),
+      .documents = index->documents_file_.payload(),
+  };
+  TANDEM_RETURN_IF_ERROR(index->Load(payloads, options));
   return index;
 }
 
-absl::Status Index::Load(const IndexOpenOptions& options) {
+absl::StatusOr<std::unique_ptr<Index>> Index::FromPayloads(const IndexPayloads& payloads,
+                                                           const std::string& name,
+                                                           const IndexOpenOptions& options) {
+  for (absl::string_view payload :
+       {payloads.manifest, payloads.lexicon, payloads.postings, payloads.documents}) {
+    if (reinterpret_cast<uintptr_t>(payload.data()) % 8 != 0) {
+      return absl::InvalidArgumentError(
+          absl::StrCat("index '", name, "': a payload does not start 8-byte aligned"));
+    }
+  }
+  std::unique_ptr<Index> index(new Index());
+  index->dir_ = name;
+  TANDEM_RETURN_IF_ERROR(index->Load(payloads, options));
+  return index;
+}
+
+absl::Status Index::Load(const IndexPayloads& payloads, const IndexOpenOptions& options) {
   const std::string manifest_path = absl::StrCat(dir_, "/", kManifestFile);
-  TANDEM_ASSIGN_OR_RETURN(manifest_file_, MappedFile::Open(manifest_path, FileKind::kManifest));
-  absl::StatusOr<IndexManifest> manifest = IndexManifest::FromJson(manifest_file_.payload());
+  absl::StatusOr<IndexManifest> manifest = IndexManifest::FromJson(payloads.manifest);
   if (!manifest.ok()) return Corrupt(manifest_path, manifest.status().message());
   manifest_ = *std::move(manifest);
   if (manifest_.block_size != kBlockSize) {
@@ -122,8 +150,7 @@ absl::Status Index::Load(const IndexOpenOptions& options) {
 
   // Lexicon.
   const std::string lexicon_path = absl::StrCat(dir_, "/", kLexiconFile);
-  TANDEM_ASSIGN_OR_RETURN(lexicon_file_, MappedFile::Open(lexicon_path, FileKind::kLexicon));
-  absl::string_view lex = lexicon_file_.payload();
+  absl::string_view lex = payloads.lexicon;
   if (lex.size() < sizeof(LexiconHeader)) return Corrupt(lexicon_path, "no lexicon header");
   LexiconHeader lh;
   std::memcpy(&lh, lex.data(), sizeof(lh));
@@ -141,9 +168,7 @@ absl::Status Index::Load(const IndexOpenOptions& options) {
   term_pool_ = lex.substr(sizeof(lh) + entries_bytes);
 
   // Postings.
-  const std::string postings_path = absl::StrCat(dir_, "/", kPostingsFile);
-  TANDEM_ASSIGN_OR_RETURN(postings_file_, MappedFile::Open(postings_path, FileKind::kPostings));
-  postings_ = postings_file_.payload();
+  postings_ = payloads.postings;
 
   uint64_t total_postings = 0;
   absl::string_view previous;
@@ -175,8 +200,7 @@ absl::Status Index::Load(const IndexOpenOptions& options) {
 
   // Document table.
   const std::string docs_path = absl::StrCat(dir_, "/", kDocumentsFile);
-  TANDEM_ASSIGN_OR_RETURN(documents_file_, MappedFile::Open(docs_path, FileKind::kDocuments));
-  absl::string_view docs = documents_file_.payload();
+  absl::string_view docs = payloads.documents;
   if (docs.size() < sizeof(DocumentsHeader)) return Corrupt(docs_path, "no header");
   DocumentsHeader dh;
   std::memcpy(&dh, docs.data(), sizeof(dh));

@@ -82,6 +82,15 @@ struct TermInfo {
   uint32_t num_blocks = 0;
 };
 
+// The payloads of an index's four files: the bytes between each file's header and footer
+// (FORMAT.md), each starting 8-byte aligned.
+struct IndexPayloads {
+  absl::string_view manifest;
+  absl::string_view lexicon;
+  absl::string_view postings;
+  absl::string_view documents;
+};
+
 struct IndexOpenOptions {
   // Also decode and check every posting list (slow on big indexes; `tandem-index inspect` does it).
   bool verify_lists = false;
@@ -91,6 +100,13 @@ class Index {
  public:
   static absl::StatusOr<std::unique_ptr<Index>> Open(const std::string& dir,
                                                      const IndexOpenOptions& options = {});
+  // An index over payloads already in memory, checked exactly as Open checks the payloads of the
+  // files it maps (frames and checksums are VerifyFrame's). The bytes must outlive the index;
+  // `name` stands for the directory in messages, and index_bytes() is 0. INVALID_ARGUMENT when a
+  // payload is not 8-byte aligned. For the fuzzers and tests of the payload checks.
+  static absl::StatusOr<std::unique_ptr<Index>> FromPayloads(const IndexPayloads& payloads,
+                                                             const std::string& name,
+                                                             const IndexOpenOptions& options = {});
   ~Index();
 
   const std::string& directory() const { return dir_; }
@@ -120,7 +136,7 @@ class Index {
 
  private:
   Index() = default;
-  absl::Status Load(const IndexOpenOptions& options);
+  absl::Status Load(const IndexPayloads& payloads, const IndexOpenOptions& options);
 
   std::string dir_;
   IndexManifest manifest_;

@@ -1,7 +1,9 @@
 #include "index/index.h"
 
 #include <algorithm>
+#include <cmath>
 #include <cstring>
+#include <limits>
 
 #include "absl/strings/str_cat.h"
 #include "absl/strings/str_format.h"
@@ -29,6 +31,31 @@ uint64_t Align8(uint64_t n) { return (n + 7) & ~uint64_t{7}; }
 
 absl::Status Corrupt(const std::string& path, absl::string_view what) {
   return absl::DataLossError(absl::StrCat("index file '", path, "' is inconsistent: ", what));
+}
+
+// A manifest number that does not fit its field.
+struct BadNumber {
+  const char* key;
+  const char* expected;
+};
+
+// nlohmann's get<> converts numbers with a plain cast: a negative or too large value would become
+// some other integer, and a float outside the target's range is undefined behavior. These take
+// only values that fit.
+template <typename T>
+T UnsignedField(const nlohmann::json& object, const char* key) {
+  const nlohmann::json& value = object.at(key);
+  if (!value.is_number_unsigned() || value.get<uint64_t>() > std::numeric_limits<T>::max()) {
+    throw BadNumber{key, sizeof(T) == 4 ? "an integer in [0, 2^32)" : "an integer in [0, 2^64)"};
+  }
+  return static_cast<T>(value.get<uint64_t>());
+}
+
+float FloatField(const nlohmann::json& object, const char* key) {
+  const nlohmann::json& value = object.at(key);
+  const double v = value.is_number() ? value.get<double>() : NAN;
+  if (!(std::fabs(v) <= std::numeric_limits<float>::max())) throw BadNumber{key, "a float"};
+  return static_cast<float>(v);
 }
 
 }  // namespace
@@ -63,31 +90,33 @@ absl::StatusOr<IndexManifest> IndexManifest::FromJson(absl::string_view json) {
   }
   IndexManifest m;
   try {
-    m.format_version = j.at("format_version").get<uint32_t>();
+    m.format_version = UnsignedField<uint32_t>(j, "format_version");
     m.index_id = j.at("index_id").get<std::string>();
     m.build_time = j.at("build_time").get<std::string>();
     m.codec = j.at("codec").get<std::string>();
-    m.block_size = j.at("block_size").get<uint32_t>();
+    m.block_size = UnsignedField<uint32_t>(j, "block_size");
     const auto& a = j.at("analyzer");
     m.analyzer.tokenizer = a.at("tokenizer").get<std::string>();
     m.analyzer.possessive = a.at("possessive").get<bool>();
     m.analyzer.lowercase = a.at("lowercase").get<bool>();
     m.analyzer.stopwords = a.at("stopwords").get<std::string>();
     m.analyzer.stemmer = a.at("stemmer").get<std::string>();
-    m.bm25.k1 = j.at("bm25").at("k1").get<float>();
-    m.bm25.b = j.at("bm25").at("b").get<float>();
+    m.bm25.k1 = FloatField(j.at("bm25"), "k1");
+    m.bm25.b = FloatField(j.at("bm25"), "b");
     const auto& s = j.at("stats");
-    m.stats.num_docs = s.at("num_docs").get<uint32_t>();
-    m.stats.num_terms = s.at("num_terms").get<uint64_t>();
-    m.stats.num_postings = s.at("num_postings").get<uint64_t>();
-    m.stats.total_doc_length = s.at("total_doc_length").get<uint64_t>();
-    m.stats.avg_doc_length = s.at("avg_doc_length").get<float>();
+    m.stats.num_docs = UnsignedField<uint32_t>(s, "num_docs");
+    m.stats.num_terms = UnsignedField<uint64_t>(s, "num_terms");
+    m.stats.num_postings = UnsignedField<uint64_t>(s, "num_postings");
+    m.stats.total_doc_length = UnsignedField<uint64_t>(s, "total_doc_length");
+    m.stats.avg_doc_length = FloatField(s, "avg_doc_length");
     m.source_format = j.at("source").at("format").get<std::string>();
     m.source_input = j.at("source").at("input").get<std::string>();
     m.builder = j.at("builder").get<std::string>();
   } catch (const nlohmann::json::exception& e) {
     return absl::DataLossError(
         absl::StrCat("manifest is missing a field or has a wrong type: ", e.what()));
+  } catch (const BadNumber& e) {
+    return absl::DataLossError(absl::StrCat("manifest field \"", e.key, "\" is not ", e.expected));
   }
   return m;
 }
@@ -155,7 +184,8 @@ absl::Status Index::Load(const IndexPayloads& payloads, const IndexOpenOptions& 
   LexiconHeader lh;
   std::memcpy(&lh, lex.data(), sizeof(lh));
   const uint64_t entries_bytes = lh.num_terms * sizeof(LexiconEntry);
-  if (lh.num_terms > lex.size() / sizeof(LexiconEntry) ||
+  // Each part no larger than the payload first, so that the sum cannot wrap around 2^64.
+  if (lh.num_terms > lex.size() / sizeof(LexiconEntry) || lh.term_pool_bytes > lex.size() ||
       sizeof(lh) + entries_bytes + lh.term_pool_bytes != lex.size()) {
     return Corrupt(lexicon_path, "sizes do not add up");
   }
@@ -213,8 +243,10 @@ absl::Status Index::Load(const IndexPayloads& payloads, const IndexOpenOptions& 
   const uint64_t id_offsets_at = lengths_at + Align8(n * 4);
   const uint64_t field_offsets_at = id_offsets_at + (n + 1) * 8;
   const uint64_t id_pool_at = field_offsets_at + (n + 1) * 8;
+  // n < 2^32 keeps the tables' offsets far from 2^64; the pools must not wrap the sum either.
   const uint64_t field_pool_at = id_pool_at + dh.id_pool_bytes;
-  if (field_pool_at + dh.field_pool_bytes != docs.size()) {
+  if (dh.id_pool_bytes > docs.size() || dh.field_pool_bytes > docs.size() ||
+      field_pool_at + dh.field_pool_bytes != docs.size()) {
     return Corrupt(docs_path, "sizes do not add up");
   }
   doc_lengths_ = reinterpret_cast<const uint32_t*>(docs.data() + lengths_at);

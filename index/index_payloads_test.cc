@@ -1,7 +1,8 @@
 // The checks Index::Open runs on its files' contents, through Index::FromPayloads (the same checks
 // over payloads already in memory) and VerifyFrame (the frame MappedFile::Open checks): a payload
 // that passed its checksum may still be hostile, and what it claims must never make the reader
-// leave it. Fuzzers can feed the same entry points arbitrary bytes.
+// leave it. The index fuzzers (fuzz/index_reader_fuzzer.cc, fuzz/index_frame_fuzzer.cc) feed the
+// same entry points arbitrary bytes; the cases here are what they and reviews found.
 #include <cstring>
 #include <filesystem>
 #include <fstream>
@@ -99,6 +100,58 @@ TEST_F(IndexPayloadsTest, VerifyFrameChecksKindAndChecksum) {
   EXPECT_EQ(
       VerifyFrame(absl::string_view(file).substr(0, 47), FileKind::kLexicon, "x").status().code(),
       absl::StatusCode::kDataLoss);
+}
+
+// A manifest number that nlohmann's get<> would convert by a plain cast: a float beyond the
+// field's range (undefined behavior), a negative or a too large integer (a wrong value).
+TEST_F(IndexPayloadsTest, ManifestNumbersOutOfRangeAreDataLoss) {
+  const std::string original = manifest_;
+  for (const char* bad : {"2.03e35", "-1", "4294967296", "1.5"}) {
+    manifest_ = original;
+    const size_t at = manifest_.find("\"num_docs\": ");
+    ASSERT_NE(at, std::string::npos);
+    const size_t value = at + std::strlen("\"num_docs\": ");
+    manifest_.replace(value, manifest_.find_first_of(",\n}", value) - value, bad);
+    const absl::Status s = Load();
+    EXPECT_EQ(s.code(), absl::StatusCode::kDataLoss) << bad;
+    EXPECT_THAT(std::string(s.message()), HasSubstr("num_docs")) << bad;
+  }
+  manifest_ = original;
+  const size_t k1 = manifest_.find("\"k1\": ");
+  ASSERT_NE(k1, std::string::npos);
+  const size_t value = k1 + std::strlen("\"k1\": ");
+  manifest_.replace(value, manifest_.find_first_of(",\n}", value) - value, "1e39");
+  EXPECT_EQ(Load().code(), absl::StatusCode::kDataLoss);
+}
+
+// The lexicon's pool size chosen so that header + entries + pool wraps around 2^64 to the
+// payload's size, which ends inside the entries: the term pool would start past the payload.
+TEST_F(IndexPayloadsTest, LexiconPoolSizeThatWrapsIsDataLoss) {
+  uint64_t terms;
+  std::memcpy(&terms, lexicon_.data(), 8);
+  lexicon_.resize(terms * sizeof(LexiconEntry));
+  Put64(&lexicon_, 8, ~uint64_t{0} - 15);  // 16 + 48 * terms + (2^64 - 16) = 48 * terms
+  const absl::Status s = Load();
+  EXPECT_EQ(s.code(), absl::StatusCode::kDataLoss) << s;
+  EXPECT_THAT(std::string(s.message()), HasSubstr("lexicon.bin"));
+}
+
+// The document table's id pool size chosen so that the offsets of the pools wrap around 2^64 and
+// add up to a 32-byte payload, while the manifest and the table claim a million documents: their
+// lengths and offsets would be read far past the payload.
+TEST_F(IndexPayloadsTest, DocumentPoolSizeThatWrapsIsDataLoss) {
+  constexpr uint64_t kDocs = 1000000;
+  const size_t at = manifest_.find("\"num_docs\": 300");
+  ASSERT_NE(at, std::string::npos);
+  manifest_.replace(at, std::strlen("\"num_docs\": 300"), "\"num_docs\": 1000000");
+  documents_.assign(32, '\0');
+  const uint64_t id_pool_at = 32 + 4 * kDocs + 2 * 8 * (kDocs + 1);
+  Put64(&documents_, 0, kDocs);
+  Put64(&documents_, 8, 0 - id_pool_at);  // the field pool then starts at 0 (mod 2^64)
+  Put64(&documents_, 16, 32);             // and ends at 32, the payload's size
+  const absl::Status s = Load();
+  EXPECT_EQ(s.code(), absl::StatusCode::kDataLoss) << s;
+  EXPECT_THAT(std::string(s.message()), HasSubstr("documents.bin"));
 }
 
 }  // namespace

@@ -89,7 +89,15 @@ absl::Status PostingListView::DecodeFreqs(const BlockCodec& codec, uint32_t bloc
   if (end == nullptr) {
     return absl::DataLossError(absl::StrFormat("block %d: frequencies do not decode", block));
   }
-  for (uint32_t i = 0; i < n; ++i) out[i] += 1;
+  // Stored minus one: 2^32 - 1 would be a frequency of 2^32, which wraps to 0.
+  bool too_large = false;
+  for (uint32_t i = 0; i < n; ++i) {
+    too_large |= out[i] == UINT32_MAX;
+    out[i] += 1;
+  }
+  if (too_large) {
+    return absl::DataLossError(absl::StrFormat("block %d: a frequency beyond 2^32 - 1", block));
+  }
   return absl::OkStatus();
 }
 

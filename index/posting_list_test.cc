@@ -69,5 +69,30 @@ TEST(PostingListDecodeTest, SkipEntriesThatDisagreeWithTheGapsAreDataLoss) {
   }
 }
 
+// A frequency section holding 2^32 - 1 (a frequency of 2^32) is DATA_LOSS, not a frequency that
+// wrapped to 0: DecodeFreqs promises frequencies of at least 1.
+TEST(PostingListDecodeTest, FrequencyBeyond32BitsIsDataLoss) {
+  const BlockCodec& pfor = *GetBlockCodec("pfor");
+  std::string bytes;
+  const std::vector<uint32_t> docids = {5};
+  const std::vector<uint32_t> freqs = {7};
+  const std::vector<float> norms(6, 1.0f);
+  ASSERT_TRUE(EncodePostingList(pfor, docids, freqs, norms.data(), 1.0f, &bytes).ok());
+  // Re-encode the frequency section with the value a writer never stores.
+  std::string freq_section;
+  const uint32_t wrapped = UINT32_MAX;
+  pfor.Encode(&wrapped, 1, 0, &freq_section);
+  const SkipEntry* skip = reinterpret_cast<const SkipEntry*>(bytes.data() + sizeof(ListHeader));
+  const size_t data_at = sizeof(ListHeader) + sizeof(SkipEntry);
+  bytes.resize(data_at + skip->docs_end);
+  bytes += freq_section;
+  reinterpret_cast<SkipEntry*>(bytes.data() + sizeof(ListHeader))->block_end =
+      static_cast<uint32_t>(bytes.size() - data_at);
+  const PostingListView view = *PostingListView::Parse(bytes);
+  uint32_t out[kBlockSize];
+  EXPECT_EQ(view.DecodeFreqs(pfor, 0, out).code(), absl::StatusCode::kDataLoss);
+  EXPECT_EQ(view.Verify(pfor, 6).code(), absl::StatusCode::kDataLoss);
+}
+
 }  // namespace
 }  // namespace tandem::index

@@ -74,11 +74,20 @@ struct GrpcOptions {
 // (bench/results/unary_overload_h100.txt).
 inline constexpr int kRpcNiceWithoutGpu = 10;
 
+// The Prometheus endpoint's protection (its address is ServerOptions::metrics_listen).
+struct MetricsSecurity {
+  // A file of one line "user:password", readable by its owner only: scrapes must authenticate
+  // with HTTP basic auth. The endpoint itself speaks plain HTTP (server.cc says why): across hosts,
+  // behind a TLS-terminating proxy.
+  std::string basic_auth_file;
+};
+
 // Everything a node is configured with, each part owned (and validated) by the component that
 // uses it; tandem-server fills it from its flags.
 struct ServerOptions {
   std::string index_dir;
   std::string metrics_listen = "127.0.0.1:9464";  // empty disables the metrics endpoint
+  MetricsSecurity metrics_security;
   GrpcOptions grpc;
   RequestLimits limits;
   // gpu_contexts is taken from scheduler.executor.gpu_threads: one context per GPU worker (at most

@@ -62,6 +62,9 @@ ABSL_FLAG(uint32_t, queue_capacity, 0,
           "flight when a GPU engine serves), about four query times of waiting.");
 ABSL_FLAG(absl::Duration, drain_timeout, absl::Seconds(10),
           "On SIGTERM/SIGINT, how long in-flight queries may run before they are cancelled.");
+ABSL_FLAG(std::string, metrics_basic_auth_file, "",
+          "File of one line user:password, readable by its owner only: scrapes of /metrics must "
+          "authenticate with HTTP basic auth.");
 ABSL_FLAG(std::string, tls_cert, "",
           "PEM server certificate chain; turns TLS on (with --tls-key).");
 ABSL_FLAG(std::string, tls_key, "", "PEM private key of --tls-cert.");
@@ -159,6 +162,7 @@ tandem::server::ServerOptions OptionsFromFlags() {
   tandem::server::ServerOptions options;
   options.index_dir = absl::GetFlag(FLAGS_index);
   options.metrics_listen = absl::GetFlag(FLAGS_metrics_listen);
+  options.metrics_security = {.basic_auth_file = absl::GetFlag(FLAGS_metrics_basic_auth_file)};
   options.grpc = {.listen = absl::GetFlag(FLAGS_listen),
                   .tls = {.cert_file = absl::GetFlag(FLAGS_tls_cert),
                           .key_file = absl::GetFlag(FLAGS_tls_key),
@@ -168,7 +172,8 @@ tandem::server::ServerOptions OptionsFromFlags() {
                   .keepalive_time = absl::GetFlag(FLAGS_keepalive_time),
                   .keepalive_timeout = absl::GetFlag(FLAGS_keepalive_timeout),
                   .max_concurrent_streams = absl::GetFlag(FLAGS_grpc_max_concurrent_streams),
-                  .memory_quota_bytes = absl::GetFlag(FLAGS_grpc_memory_quota_bytes)};
+                  .memory_quota_bytes = absl::GetFlag(FLAGS_grpc_memory_quota_bytes),
+                  .rpc_nice = std::nullopt};
   if (const std::optional<uint32_t> nice = absl::GetFlag(FLAGS_tune_rpc_nice).count) {
     options.grpc.rpc_nice = static_cast<int>(std::min<uint32_t>(*nice, INT32_MAX));
   }

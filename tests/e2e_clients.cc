@@ -8,6 +8,7 @@
 #include <cstdlib>
 #include <sstream>
 
+#include "absl/strings/escaping.h"
 #include "absl/strings/match.h"
 #include "absl/strings/numbers.h"
 #include "absl/strings/str_cat.h"
@@ -138,7 +139,8 @@ absl::StatusOr<std::vector<std::string>> ReflectionFileContainingSymbol(
   return files;
 }
 
-absl::StatusOr<std::string> HttpGet(const std::string& address, const std::string& path) {
+absl::StatusOr<std::string> HttpGet(const std::string& address, const std::string& path,
+                                    const std::string& user_password) {
   const size_t colon = address.rfind(':');
   if (colon == std::string::npos) return absl::InvalidArgumentError("address needs a port");
   int port = 0;
@@ -158,8 +160,12 @@ absl::StatusOr<std::string> HttpGet(const std::string& address, const std::strin
     ::close(fd);
     return absl::UnavailableError(absl::StrCat("cannot connect to ", address));
   }
+  const std::string auth =
+      user_password.empty()
+          ? ""
+          : absl::StrCat("Authorization: Basic ", absl::Base64Escape(user_password), "\r\n");
   const std::string request =
-      absl::StrCat("GET ", path, " HTTP/1.0\r\nHost: ", address, "\r\n\r\n");
+      absl::StrCat("GET ", path, " HTTP/1.0\r\nHost: ", address, "\r\n", auth, "\r\n");
   if (::send(fd, request.data(), request.size(), MSG_NOSIGNAL) !=
       static_cast<ssize_t>(request.size())) {
     ::close(fd);

@@ -29,8 +29,10 @@ absl::StatusOr<std::vector<std::string>> ReflectionListServices(
 absl::StatusOr<std::vector<std::string>> ReflectionFileContainingSymbol(
     const std::shared_ptr<grpc::ChannelInterface>& channel, const std::string& symbol);
 
-// GET http://`address``path`; the body when the status is 200.
-absl::StatusOr<std::string> HttpGet(const std::string& address, const std::string& path);
+// GET http://`address``path`, with HTTP basic auth when `user_password` ("user:password") is set;
+// the body when the status is 200, else UNKNOWN with the status line.
+absl::StatusOr<std::string> HttpGet(const std::string& address, const std::string& path,
+                                    const std::string& user_password = "");
 
 // Sum of the samples named `name` whose labels include all of `labels`; 0 when none match.
 double MetricSum(const std::string& exposition, const std::string& name,

@@ -4,6 +4,7 @@
 #include <arpa/inet.h>
 #include <netinet/in.h>
 #include <sys/socket.h>
+#include <sys/stat.h>
 #include <unistd.h>
 
 #include <algorithm>
@@ -22,6 +23,7 @@
 #include "grpcpp/create_channel.h"
 #include "grpcpp/security/credentials.h"
 #include "gtest/gtest.h"
+#include "tests/e2e_clients.h"
 #include "tests/e2e_fixture.h"
 #include "tests/e2e_process.h"
 
@@ -322,6 +324,41 @@ TEST_F(StartupE2eTest, RpcThreadsRunBelowTheQueryWorkers) {
   }
   ExpectStartupFailure({"--index", index_->dir(), "--gpu", "off", "--tune-rpc-nice", "20"},
                        "rpc_nice must be between 0 and 19 nice levels, got 20");
+}
+
+// --metrics-basic-auth-file: scrapes without the user and password get 401; a file others may
+// read is refused at startup.
+TEST_F(StartupE2eTest, MetricsBasicAuth) {
+  TempDir dir;
+  const std::string file = dir.path() + "/metrics-auth";
+  std::ofstream(file) << "prometheus:s3cret-pass\n";
+  ASSERT_EQ(::chmod(file.c_str(), 0600), 0);
+  {
+    auto server = Start(
+        {"--gpu", "off", "--metrics-listen", "127.0.0.1:0", "--metrics-basic-auth-file", file});
+    ASSERT_NE(server, nullptr);
+    absl::StatusOr<std::string> scrape =
+        HttpGet(server->metrics_address(), "/metrics", "prometheus:s3cret-pass");
+    ASSERT_TRUE(scrape.ok()) << scrape.status();
+    EXPECT_THAT(*scrape, HasSubstr("tandem_build_info"));
+    for (const char* wrong : {"", "prometheus:wrong", "other:s3cret-pass", "prometheus:"}) {
+      absl::StatusOr<std::string> refused = HttpGet(server->metrics_address(), "/metrics", wrong);
+      ASSERT_FALSE(refused.ok()) << wrong;
+      EXPECT_THAT(std::string(refused.status().message()), HasSubstr("401")) << wrong;
+    }
+  }
+  ASSERT_EQ(::chmod(file.c_str(), 0640), 0);
+  ExpectStartupFailure(
+      {"--index", index_->dir(), "--gpu", "off", "--metrics-basic-auth-file", file},
+      "may be read by others than its owner; chmod 600 it");
+  std::ofstream(file, std::ios::trunc) << "no-colon\n";
+  ASSERT_EQ(::chmod(file.c_str(), 0600), 0);
+  ExpectStartupFailure(
+      {"--index", index_->dir(), "--gpu", "off", "--metrics-basic-auth-file", file},
+      "must hold one line \"user:password\"");
+  ExpectStartupFailure({"--index", index_->dir(), "--gpu", "off", "--metrics-basic-auth-file",
+                        dir.path() + "/absent"},
+                       "cannot read the metrics basic-auth file");
 }
 
 TEST_F(StartupE2eTest, TlsAndMutualTls) {

@@ -5,6 +5,7 @@
 // it runs, so these tests do not depend on how fast the machine is.
 #include <signal.h>
 
+#include <atomic>
 #include <functional>
 #include <map>
 #include <thread>
@@ -281,6 +282,49 @@ TEST_F(LifecycleE2eTest, FullQueueAnswersResourceExhaustedAtOnce) {
                             {{"reason", "queue_full"}}, Equals(3)));
   EXPECT_TRUE(WaitForMetric(server->metrics_address(), "tandem_queries_total",
                             {{"mode", "unparsed"}, {"code", "RESOURCE_EXHAUSTED"}}, Equals(2)));
+}
+
+// A stream client that writes and never reads: the node reads at most a few of its messages
+// ahead, holds its answers under flow control, and goes on serving everyone else.
+TEST_F(LifecycleE2eTest, AStreamClientThatNeverReadsHoldsNothingUp) {
+  auto server = Start({"--threads", "2", "--gpu", "off"});
+  ASSERT_NE(server, nullptr);
+  auto slow_stub = NewStub(server->address());
+  grpc::ClientContext slow_context;
+  SetTimeout(slow_context, kE2eTimeout);
+  auto stream = slow_stub->SearchStream(&slow_context);
+  constexpr int kOffered = 100000;  // 27 MB of requests
+  std::atomic<int> written{0};
+  std::thread writer([&] {
+    // Large answers (k = 1000, every document of frequent terms) fill the flow-control windows.
+    SearchRequest request = TextRequest("t0 t1 t2 t3", tandem::v1::QUERY_MODE_AND_OR, 1000);
+    request.set_request_id(std::string(256, 'r'));
+    for (int i = 0; i < kOffered && stream->Write(request); ++i) written.fetch_add(1);
+  });
+  absl::SleepFor(absl::Seconds(2));  // the writer stalls against flow control
+
+  // Everyone else is served at once, over a connection of their own.
+  auto stub = NewStub(server->address());
+  for (int i = 0; i < 20; ++i) {
+    grpc::ClientContext context;
+    SetTimeout(context, absl::Seconds(5));
+    SearchResponse response;
+    const grpc::Status status = stub->Search(&context, TextRequest("t5 t6"), &response);
+    ASSERT_TRUE(status.ok()) << status.error_message();
+  }
+  const std::string scrape = HttpGet(server->metrics_address(), "/metrics").value_or("");
+  const double answered = MetricSum(scrape, "tandem_queries_total", {{"mode", "and_or"}});
+  EXPECT_LT(written.load(), kOffered) << "flow control never pushed back on the writer";
+  EXPECT_LT(answered, 1000) << "the node read far ahead of a client that reads nothing";
+  EXPECT_EQ(MetricSum(scrape, "tandem_queries_in_flight"), 0);
+
+  slow_context.TryCancel();
+  writer.join();
+  EXPECT_FALSE(stream->Finish().ok());
+  grpc::ClientContext context;
+  SetTimeout(context, kE2eTimeout);
+  SearchResponse response;
+  EXPECT_TRUE(stub->Search(&context, TextRequest("t7"), &response).ok());
 }
 
 TEST_F(LifecycleE2eTest, SigtermDrainsInFlightQueriesThenExitsZero) {

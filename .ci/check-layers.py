@@ -4,8 +4,10 @@
     server -> scheduler -> {cpu, gpu, cost_model} -> index -> base
 
 A folder may include its own headers and those of the folders listed for it below. Tests
-(*_test.cc) and programs (*_main.cc) are not part of any library: they may use every library folder
-(a GPU test runs the CPU engine as its oracle), and tests also the shared helpers in tests/. Exits 1 naming each include that breaks the rule.
+(*_test.cc), programs (*_main.cc) and fuzzers (*_fuzzer.cc) are not part of any library: they may
+use every library folder (a GPU test runs the CPU engine as its oracle), tests also the shared
+helpers in tests/, and fuzzers those in tests/ and fuzz/. Exits 1 naming each include that
+breaks the rule.
 
     .ci/check-layers.py [ROOT]
 """
@@ -32,8 +34,10 @@ ALLOWED = {
               "index", "tools", "base", "proto"},
     "tests": {"server", "scheduler", "cost_model", "cpu", "gpu", "index_builder", "workload",
               "index", "tools", "base", "proto", "clients", "bench"},
+    "fuzz": {"server", "scheduler", "cost_model", "cpu", "gpu", "index_builder", "workload",
+             "index", "tools", "base", "proto", "clients", "tests"},
 }
-LIBRARIES = set(ALLOWED) - {"tests", "bench"}
+LIBRARIES = set(ALLOWED) - {"tests", "bench", "fuzz"}
 INCLUDE = re.compile(r'^\s*#\s*include\s+"([^"]+)"')
 
 
@@ -62,6 +66,8 @@ def main():
             allowed |= LIBRARIES | {"tests"}
         if name.endswith("_main.cc"):
             allowed |= LIBRARIES
+        if name.endswith("_fuzzer.cc"):
+            allowed |= LIBRARIES | {"tests", "fuzz"}
         if not os.path.exists(os.path.join(root, path)):
             continue  # deleted in the working tree
         with open(os.path.join(root, path), encoding="utf-8") as f:

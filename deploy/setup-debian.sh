@@ -11,6 +11,7 @@ PACKAGES=(
   libstemmer-dev libxxhash-dev libicu-dev zlib1g-dev nlohmann-json3-dev
   python3 python3-grpcio python3-grpc-tools python3-protobuf
   prometheus curl openssl clang-format strace
+  clang libclang-rt-14-dev
 )
 # The demo fetches its sample corpus with npm. Machines that already have Node.js (from NodeSource,
 # say) keep it: Debian's npm package would conflict with theirs.

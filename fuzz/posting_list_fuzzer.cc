@@ -1,0 +1,75 @@
+// Feeds arbitrary bytes as one posting list (index/FORMAT.md, `postings.bin`) to
+// PostingListView::Parse, then decodes it block by block as a cursor does and verifies it, with
+// every registered codec. Input: codec (1 byte, modulo the number of codecs), document count (4
+// bytes, little-endian), then the list's bytes, in a buffer that ends exactly where they do.
+//
+// Checks, besides no crash and no read out of bounds:
+//   - a parsed list's header, skip table and block data lie inside the input;
+//   - every block whose docIDs decode gives strictly increasing docIDs that end on the block's skip
+//     entry and stay at or below the list's last skip entry; frequencies that decode are >= 1;
+//   - a list that Verify accepts decodes completely, all docIDs below the document count.
+#include <cstddef>
+#include <cstdint>
+#include <string>
+#include <vector>
+
+#include "fuzz/fuzz_util.h"
+#include "index/block_codec.h"
+#include "index/posting_list.h"
+
+namespace {
+
+using tandem::index::BlockCodec;
+using tandem::index::kBlockSize;
+using tandem::index::PostingListView;
+
+const std::vector<const BlockCodec*>& Codecs() {
+  static const auto* codecs = [] {
+    auto* v = new std::vector<const BlockCodec*>;
+    for (const std::string& name : tandem::index::BlockCodecNames()) {
+      v->push_back(tandem::index::GetBlockCodec(name));
+    }
+    return v;
+  }();
+  return *codecs;
+}
+
+}  // namespace
+
+extern "C" int LLVMFuzzerTestOneInput(const uint8_t* data, size_t size) {
+  tandem::fuzz::Input input(data, size);
+  const BlockCodec& codec = *Codecs()[input.Byte() % Codecs().size()];
+  const uint32_t num_docs = input.U32();
+  const tandem::fuzz::Bytes bytes(input.rest());
+  absl::StatusOr<PostingListView> list = PostingListView::Parse(bytes.view());
+  if (!list.ok()) return 0;
+  TANDEM_FUZZ_CHECK(list->num_blocks() >= 1);
+  TANDEM_FUZZ_CHECK(list->total_bytes() == bytes.size());
+  TANDEM_FUZZ_CHECK(list->data() + list->data_bytes() == bytes.end());
+
+  const uint32_t list_last = list->skip(list->num_blocks() - 1).last_docid;
+  uint32_t docs[kBlockSize];
+  uint32_t freqs[kBlockSize];
+  bool all_decoded = true;
+  for (uint32_t b = 0; b < list->num_blocks(); ++b) {
+    const uint32_t n = list->block_postings(b);
+    TANDEM_FUZZ_CHECK(n >= 1 && n <= kBlockSize);
+    if (list->DecodeDocids(codec, b, docs).ok()) {
+      for (uint32_t i = 1; i < n; ++i) TANDEM_FUZZ_CHECK(docs[i] > docs[i - 1]);
+      TANDEM_FUZZ_CHECK(docs[n - 1] == list->skip(b).last_docid);
+      TANDEM_FUZZ_CHECK(docs[n - 1] <= list_last);
+    } else {
+      all_decoded = false;
+    }
+    if (list->DecodeFreqs(codec, b, freqs).ok()) {
+      for (uint32_t i = 0; i < n; ++i) TANDEM_FUZZ_CHECK(freqs[i] >= 1);
+    } else {
+      all_decoded = false;
+    }
+  }
+  if (list->Verify(codec, num_docs).ok()) {
+    TANDEM_FUZZ_CHECK(all_decoded);
+    TANDEM_FUZZ_CHECK(list_last < num_docs);
+  }
+  return 0;
+}

@@ -163,14 +163,14 @@ TEST_F(QueryMetricsTest, CountsEveryGrpcCode) {
 TEST_F(QueryMetricsTest, CountsLabelsWithoutACachedSeries) {
   QueryMetrics metrics(registry_, {}, {"cpu"});
   // An unknown mode, the "none" engine, an engine the node does not know, a code outside the
-  // canonical range.
+  // canonical range (20: still a value of the enum, whose values span -32..31).
   metrics.RecordQuery(
       {.mode = "invalid", .engine = "none", .code = grpc::StatusCode::INVALID_ARGUMENT});
   metrics.RecordQuery(
       {.mode = "invalid", .engine = "none", .code = grpc::StatusCode::INVALID_ARGUMENT});
   metrics.RecordQuery({.mode = "or", .engine = "none", .code = grpc::StatusCode::UNAVAILABLE});
   metrics.RecordQuery({.mode = "or", .engine = "cpu", .code = grpc::StatusCode::UNKNOWN});
-  metrics.RecordQuery({.mode = "or", .engine = "cpu", .code = static_cast<grpc::StatusCode>(42)});
+  metrics.RecordQuery({.mode = "or", .engine = "cpu", .code = static_cast<grpc::StatusCode>(20)});
   metrics.RecordQuery({.mode = "and_or",
                        .engine = "tpu",
                        .code = grpc::StatusCode::OK,

@@ -8,9 +8,14 @@
 #   ./deploy/fuzz.sh                          # every target, 30 s each
 #   ./deploy/fuzz.sh --seconds 300 --target analyzer --target reader_trec
 #   ./deploy/fuzz.sh --runs 10000000 --record bench/results/fuzz_executions_cpu.json
+#   ./deploy/fuzz.sh --bin-dir DIR --parallel 16 --workers 4 --runs 10000000
 #
-# --runs N runs each target until N inputs instead of for a time. --record FILE writes JSON: date,
-# commit, machine, clang and, per target, executions, seconds and findings.
+# --runs N runs each target until N inputs instead of for a time (with --seconds too, until
+# whichever comes first). --record FILE writes JSON: date, commit, machine, clang and, per
+# target, executions, seconds and findings. --parallel P runs P
+# targets at once; --workers W runs each target as W libFuzzer processes that share its corpus
+# (libFuzzer reloads it), splitting the runs between them. --bin-dir DIR runs binaries built
+# elsewhere (DIR holds the *_fuzzer binaries and their fuzzers.tsv) instead of building.
 set -euo pipefail
 
 ROOT="$(cd "$(dirname "$0")/.." && pwd)"
@@ -19,34 +24,52 @@ SECONDS_EACH=30
 RUNS=0
 RECORD=""
 TARGETS=()
+SECONDS_SET=0
+BIN_DIR=""
+PARALLEL=1
+WORKERS=1
 JOBS="${JOBS:-2}"
 RSS_LIMIT_MB=2048
 INPUT_TIMEOUT_S=10
 
-usage() { sed -n '2,14p' "$0" | sed 's/^# \{0,1\}//'; exit 2; }
+usage() { sed -n '2,20p' "$0" | sed 's/^# \{0,1\}//'; exit 2; }
 while (($# > 0)); do
   case "$1" in
-    --seconds) SECONDS_EACH="$2"; shift 2 ;;
+    --seconds) SECONDS_EACH="$2"; SECONDS_SET=1; shift 2 ;;
     --runs) RUNS="$2"; shift 2 ;;
     --target) TARGETS+=("$2"); shift 2 ;;
     --record) RECORD="$2"; shift 2 ;;
+    --bin-dir) BIN_DIR="$(cd "$2" && pwd)"; shift 2 ;;
+    --parallel) PARALLEL="$2"; shift 2 ;;
+    --workers) WORKERS="$2"; shift 2 ;;
     -h|--help) usage ;;
     *) echo "fuzz: unknown argument $1" >&2; usage ;;
   esac
 done
 [[ "$SECONDS_EACH" =~ ^[0-9]+$ && "$RUNS" =~ ^[0-9]+$ ]] || usage
+[[ "$PARALLEL" =~ ^[1-9][0-9]*$ && "$WORKERS" =~ ^[1-9][0-9]*$ ]] || usage
 if [[ -n "$RECORD" && "$RECORD" != /* ]]; then RECORD="$PWD/$RECORD"; fi
 
-CC=clang CXX=clang++ cmake -S "$ROOT" -B "$BUILD" -G Ninja -DCMAKE_BUILD_TYPE=RelWithDebInfo \
-  -DTANDEM_FUZZ=ON -DTANDEM_ENABLE_GPU=OFF -DTANDEM_BUILD_BENCH=OFF >/dev/null
-ninja -C "$BUILD" -j"$JOBS" fuzzers
+if [[ -z "$BIN_DIR" ]]; then
+  CC=clang CXX=clang++ cmake -S "$ROOT" -B "$BUILD" -G Ninja -DCMAKE_BUILD_TYPE=RelWithDebInfo \
+    -DTANDEM_FUZZ=ON -DTANDEM_ENABLE_GPU=OFF -DTANDEM_BUILD_BENCH=OFF >/dev/null
+  ninja -C "$BUILD" -j"$JOBS" fuzzers
+  TSV="$BUILD/fuzzers.tsv"
+else
+  TSV="$BIN_DIR/fuzzers.tsv"
+  [[ -f "$TSV" ]] || { echo "fuzz: no fuzzers.tsv in $BIN_DIR" >&2; exit 2; }
+fi
+# The list holds the binary relative to the build folder and the corpus and dictionary relative
+# to the source root.
+resolve_binary() { if [[ -n "$BIN_DIR" ]]; then echo "$BIN_DIR/${1##*/}"; else echo "$BUILD/$1"; fi; }
+resolve_source() { if [[ -z "$1" || "$1" == /* ]]; then echo "$1"; else echo "$ROOT/$1"; fi; }
 
 # Fuzzers that read files get a scratch directory on tmpfs where there is one.
 if [[ -d /dev/shm && -w /dev/shm ]]; then SCRATCH_BASE=/dev/shm; else SCRATCH_BASE="${TMPDIR:-/tmp}"; fi
 SCRATCH="$(mktemp -d "$SCRATCH_BASE/tandem-fuzz.XXXXXX")"
 trap 'rm -rf "$SCRATCH"' EXIT
 
-mapfile -t LINES < "$BUILD/fuzzers.tsv"
+mapfile -t LINES < "$TSV"
 selected=()
 for line in "${LINES[@]}"; do
   [[ -z "$line" ]] && continue
@@ -55,53 +78,92 @@ for line in "${LINES[@]}"; do
 done
 for t in "${TARGETS[@]}"; do
   if ! printf '%s\n' "${LINES[@]}" | cut -f1 | grep -qx "$t"; then
-    echo "fuzz: no target $t (known: $(cut -f1 "$BUILD/fuzzers.tsv" | tr '\n' ' '))" >&2
+    echo "fuzz: no target $t (known: $(cut -f1 "$TSV" | tr '\n' ' '))" >&2
     exit 2
   fi
 done
 
 RESULTS="$SCRATCH/results.tsv"
 : > "$RESULTS"
-failed=0
 if ((RUNS > 0)); then limit="$RUNS runs"; else limit="${SECONDS_EACH} s"; fi
-echo "fuzz: ${#selected[@]} targets, $limit each, scratch $SCRATCH"
-for line in "${selected[@]}"; do
-  IFS=$'\t' read -r name binary corpus max_len dict <<< "$line"
-  work="$SCRATCH/$name"
-  findings="$BUILD/findings/$name"
+echo "fuzz: ${#selected[@]} targets, $limit each, $PARALLEL at once, $WORKERS processes each," \
+  "scratch $SCRATCH"
+
+# Runs one target (its fuzzers.tsv line) and appends its row to $RESULTS; returns 1 on a finding.
+run_target() {
+  local name binary corpus max_len dict
+  IFS=$'\t' read -r name binary corpus max_len dict <<< "$1"
+  binary="$(resolve_binary "$binary")"
+  corpus="$(resolve_source "$corpus")"
+  dict="$(resolve_source "$dict")"
+  local work="$SCRATCH/$name" findings="$BUILD/findings/$name"
   rm -rf "$findings"
   mkdir -p "$work/corpus" "$work/tmp" "$findings"
   if [[ -d "$corpus" ]]; then cp -r "$corpus/." "$work/corpus/"; fi
-  args=(-max_len="$max_len" -rss_limit_mb="$RSS_LIMIT_MB" -timeout="$INPUT_TIMEOUT_S"
-        -print_final_stats=1 -artifact_prefix="$findings/")
-  if ((RUNS > 0)); then args+=(-runs="$RUNS"); else args+=(-max_total_time="$SECONDS_EACH"); fi
+  local args=(-max_len="$max_len" -rss_limit_mb="$RSS_LIMIT_MB" -timeout="$INPUT_TIMEOUT_S"
+              -print_final_stats=1 -artifact_prefix="$findings/")
+  if ((RUNS > 0)); then
+    args+=(-runs="$(((RUNS + WORKERS - 1) / WORKERS))")
+    if ((SECONDS_SET)); then args+=(-max_total_time="$SECONDS_EACH"); fi
+  else
+    args+=(-max_total_time="$SECONDS_EACH")
+  fi
   if [[ -n "$dict" ]]; then args+=(-dict="$dict"); fi
+  local start end rc=0 pids=() w
   start=$(date +%s.%N)
-  rc=0
-  UBSAN_OPTIONS="print_stacktrace=1:${UBSAN_OPTIONS:-}" TMPDIR="$work/tmp" "$binary" "${args[@]}" "$work/corpus" > "$work/log" 2>&1 || rc=$?
+  for ((w = 0; w < WORKERS; ++w)); do
+    UBSAN_OPTIONS="print_stacktrace=1:${UBSAN_OPTIONS:-}" TMPDIR="$work/tmp" \
+      "$binary" "${args[@]}" -seed="$((w + 1))" "$work/corpus" > "$work/log.$w" 2>&1 &
+    pids+=($!)
+  done
+  for w in "${pids[@]}"; do wait "$w" || rc=$?; done
   end=$(date +%s.%N)
-  execs=$(grep -o 'stat::number_of_executed_units: *[0-9]*' "$work/log" | tail -1 | grep -o '[0-9]*$' || true)
-  cov=$(grep -o ' cov: [0-9]*' "$work/log" | tail -1 | grep -o '[0-9]*$' || true)
+  local execs=0 cov=0 e c
+  for ((w = 0; w < WORKERS; ++w)); do
+    e=$(grep -o 'stat::number_of_executed_units: *[0-9]*' "$work/log.$w" | tail -1 |
+        grep -o '[0-9]*$' || true)
+    c=$(grep -o ' cov: [0-9]*' "$work/log.$w" | tail -1 | grep -o '[0-9]*$' || true)
+    execs=$((execs + ${e:-0}))
+    if ((${c:-0} > cov)); then cov=${c:-0}; fi
+  done
+  local artifacts count
   artifacts=$(find "$findings" -type f ! -name 'slow-unit-*' | sort)
   count=$(printf '%s' "$artifacts" | grep -c . || true)
   if ((rc != 0 && count == 0)); then count=1; fi  # died without saving an input (start-up)
   if ((count > 0)); then
-    failed=1
-    cp "$work/log" "$findings/log.txt"
+    cat "$work"/log.* > "$findings/log.txt"
     echo "fuzz: FINDING in $name (exit $rc); log $findings/log.txt" >&2
-    grep -E 'ERROR:|invariant failed|runtime error|SUMMARY' "$work/log" | head -5 >&2 || true
+    grep -E 'ERROR:|invariant failed|runtime error|SUMMARY' "$findings/log.txt" | head -5 >&2 || true
     for a in $artifacts; do echo "fuzz: input $a" >&2; done
   else
     rm -rf "$findings"
   fi
-  printf '%s\t%s\t%s\t%s\t%s\t%s\n' "$name" "${execs:-0}" "$start" "$end" "${cov:-0}" "$count" \
-    >> "$RESULTS"
-  echo "fuzz: $name: ${execs:-0} executions, cov ${cov:-0}, $count findings"
+  printf '%s\t%s\t%s\t%s\t%s\t%s\n' "$name" "$execs" "$start" "$end" "$cov" "$count" >> "$RESULTS"
+  echo "fuzz: $name: $execs executions, cov $cov, $count findings"
+  ((count == 0))
+}
+
+failed=0
+running=0
+for line in "${selected[@]}"; do
+  if ((running >= PARALLEL)); then
+    wait -n || failed=1
+    running=$((running - 1))
+  fi
+  run_target "$line" &
+  running=$((running + 1))
+done
+while ((running > 0)); do
+  wait -n || failed=1
+  running=$((running - 1))
 done
 
-python3 - "$RESULTS" "$RECORD" "$ROOT" "$SECONDS_EACH" "$RUNS" <<'EOF'
+FIRST_BINARY="$(resolve_binary "$(cut -f2 <<< "${selected[0]}")")"
+python3 - "$RESULTS" "$RECORD" "$ROOT" "$SECONDS_EACH" "$RUNS" "$PARALLEL" "$WORKERS" \
+  "$FIRST_BINARY" "$TSV" "$SECONDS_SET" <<'EOF'
 import datetime, json, os, subprocess, sys
-results, record, root, seconds_each, runs = sys.argv[1:6]
+results, record, root, seconds_each, runs, parallel, workers, binary, tsv, seconds_set = sys.argv[1:11]
+order = [line.split("\t", 1)[0] for line in open(tsv) if line.strip()]
 rows = []
 for line in open(results):
     name, execs, start, end, cov, findings = line.rstrip("\n").split("\t")
@@ -109,23 +171,33 @@ for line in open(results):
     rows.append({"target": name, "executions": int(execs), "seconds": round(secs, 1),
                  "exec_per_second": round(int(execs) / secs) if secs > 0 else 0,
                  "coverage": int(cov), "findings": int(findings)})
+rows.sort(key=lambda r: order.index(r["target"]))
 print(f"{'target':<22}{'executions':>14}{'seconds':>10}{'exec/s':>10}{'cov':>8}{'findings':>10}")
 for r in rows:
     print(f"{r['target']:<22}{r['executions']:>14,}{r['seconds']:>10.1f}{r['exec_per_second']:>10,}"
           f"{r['coverage']:>8}{r['findings']:>10}")
 if record:
     def run(*cmd):
-        return subprocess.run(cmd, capture_output=True, text=True, cwd=root).stdout.strip()
+        try:
+            return subprocess.run(cmd, capture_output=True, text=True, cwd=root).stdout.strip()
+        except OSError:
+            return ""
+    # The compiler as the binaries record it, so that binaries built elsewhere report their own.
+    clang = next((l.split("]", 1)[-1].strip() for l in run("readelf", "-p", ".comment", binary)
+                  .splitlines() if "clang version" in l), "") or run("clang++", "--version")
+    commit = run("git", "rev-parse", "HEAD") or os.environ.get("TANDEM_COMMIT", "unknown")
     model = next((l.split(":", 1)[1].strip() for l in open("/proc/cpuinfo")
                   if l.startswith("model name")), "unknown")
     data = {
         "benchmark": "fuzz_executions",
         "date": datetime.datetime.now(datetime.timezone.utc).strftime("%Y-%m-%dT%H:%M:%SZ"),
-        "commit": run("git", "rev-parse", "HEAD"),
-        "tree_clean": run("git", "status", "--porcelain", "--untracked-files=no") == "",
+        "commit": commit,
         "machine": {"cpu": model, "cores": os.cpu_count()},
-        "clang": run("clang++", "--version").splitlines()[0],
-        "limit": {"runs": int(runs)} if int(runs) > 0 else {"seconds": int(seconds_each)},
+        "clang": clang.splitlines()[0] if clang else "unknown",
+        "limit": ({"runs": int(runs)} if int(runs) > 0 else {}) |
+                 ({"seconds": int(seconds_each)} if int(runs) == 0 or seconds_set == "1" else {}),
+        "targets_at_once": int(parallel),
+        "processes_per_target": int(workers),
         "sanitizers": "address,undefined",
         "targets": rows,
     }

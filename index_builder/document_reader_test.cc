@@ -6,6 +6,7 @@
 #include <algorithm>
 #include <cstdlib>
 #include <filesystem>
+#include <fstream>
 #include <set>
 #include <string>
 #include <string_view>
@@ -255,6 +256,24 @@ TEST(EmailReaderTest, ReadsNpmSpamAssassinJsonRecords) {
       got.bad,
       ElementsAre(StartsWith(Fixture("email-json/all.json") + ":1: 1 of 3 JSON values"),
                   StartsWith(Fixture("email-json/file_list.json") + ":1: 1 of 1 JSON values")));
+}
+
+TEST(EmailReaderTest, JsonRecordsWithAnEmptyIdOrGroupAreNamedByTheirPlace) {
+  const std::filesystem::path dir =
+      std::filesystem::path(::testing::TempDir()) / "email-json-empty-ids";
+  std::filesystem::remove_all(dir);
+  std::filesystem::create_directories(dir);
+  {
+    std::ofstream out(dir / "records.json");
+    out << R"([{"id": "", "text": "Subject: a\n\nfirst"},)"
+        << R"( {"id": "", "group": "spam", "text": "Subject: b\n\nsecond"},)"
+        << R"( {"id": "9", "group": "", "text": "Subject: c\n\nthird"},)"
+        << R"( {"id": 4, "group": "ham", "text": "Subject: d\n\nfourth"}])";
+  }
+  const Collected got = ReadAll("email", dir.string());
+  EXPECT_THAT(Ids(got), ElementsAre("records.json#1", "records.json#2", "9", "ham/4"));
+  EXPECT_THAT(got.bad, IsEmpty());
+  std::filesystem::remove_all(dir);
 }
 
 TEST(LinesReaderTest, OneDocumentPerNonBlankLine) {

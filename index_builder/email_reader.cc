@@ -25,6 +25,7 @@
 #include <memory>
 #include <set>
 #include <string>
+#include <string_view>
 #include <utility>
 #include <vector>
 
@@ -364,13 +365,18 @@ class EmailReader : public FileSequenceReader {
         ++skipped;
         continue;
       }
+      // The record's own id ("group/id"), or its place in the file when it has none: an empty
+      // id or group counts as none.
       std::string id = single ? file.relative : absl::StrCat(file.relative, "#", i + 1);
-      if (const auto it = record.find("id");
-          it != record.end() && (it->is_string() || it->is_number_integer())) {
-        id = it->is_string() ? it->get<std::string>() : it->dump();
-        if (const auto group = record.find("group"); group != record.end() && group->is_string()) {
-          id = absl::StrCat(group->get<std::string>(), "/", id);
-        }
+      const auto nonempty_string = [&record](const char* key) -> std::string {
+        const auto it = record.find(key);
+        if (it == record.end()) return "";
+        if (it->is_string()) return it->get<std::string>();
+        return it->is_number_integer() && std::string_view(key) == "id" ? it->dump() : "";
+      };
+      if (std::string own = nonempty_string("id"); !own.empty()) {
+        const std::string group = nonempty_string("group");
+        id = group.empty() ? std::move(own) : absl::StrCat(group, "/", own);
       }
       messages_.push_back({record["text"].get<std::string>(), std::move(id)});
     }

@@ -8,14 +8,17 @@
 #   ./deploy/fuzz.sh                          # every target, 30 s each
 #   ./deploy/fuzz.sh --seconds 300 --target analyzer --target reader_trec
 #   ./deploy/fuzz.sh --runs 10000000 --record bench/results/fuzz_executions_cpu.json
-#   ./deploy/fuzz.sh --bin-dir DIR --parallel 16 --workers 4 --runs 10000000
+#   ./deploy/fuzz.sh --bin-dir DIR --parallel 18 --workers 2 --workers query_parser=8 --seconds 600
 #
 # --runs N runs each target until N inputs instead of for a time (with --seconds too, until
 # whichever comes first). --record FILE writes JSON: date, commit, machine, clang and, per
 # target, executions, seconds and findings. --parallel P runs P
 # targets at once; --workers W runs each target as W libFuzzer processes that share its corpus
-# (libFuzzer reloads it), splitting the runs between them. --bin-dir DIR runs binaries built
-# elsewhere (DIR holds the *_fuzzer binaries and their fuzzers.tsv) instead of building.
+# (libFuzzer reloads it), splitting the runs between them, and --workers NAME=W sets it for one
+# target. --bin-dir DIR runs binaries built elsewhere (DIR holds the *_fuzzer binaries and their
+# fuzzers.tsv) instead of building. --append adds this campaign to the campaigns already in the
+# --record file and totals the executions of every target over the campaigns that found nothing
+# in it.
 set -euo pipefail
 
 ROOT="$(cd "$(dirname "$0")/.." && pwd)"
@@ -28,11 +31,13 @@ SECONDS_SET=0
 BIN_DIR=""
 PARALLEL=1
 WORKERS=1
+declare -A TARGET_WORKERS=()
+APPEND=0
 JOBS="${JOBS:-2}"
 RSS_LIMIT_MB=2048
 INPUT_TIMEOUT_S=10
 
-usage() { sed -n '2,20p' "$0" | sed 's/^# \{0,1\}//'; exit 2; }
+usage() { sed -n '2,23p' "$0" | sed 's/^# \{0,1\}//'; exit 2; }
 while (($# > 0)); do
   case "$1" in
     --seconds) SECONDS_EACH="$2"; SECONDS_SET=1; shift 2 ;;
@@ -41,13 +46,17 @@ while (($# > 0)); do
     --record) RECORD="$2"; shift 2 ;;
     --bin-dir) BIN_DIR="$(cd "$2" && pwd)"; shift 2 ;;
     --parallel) PARALLEL="$2"; shift 2 ;;
-    --workers) WORKERS="$2"; shift 2 ;;
+    --workers)
+      if [[ "$2" == *=* ]]; then TARGET_WORKERS["${2%%=*}"]="${2#*=}"; else WORKERS="$2"; fi
+      shift 2 ;;
+    --append) APPEND=1; shift ;;
     -h|--help) usage ;;
     *) echo "fuzz: unknown argument $1" >&2; usage ;;
   esac
 done
 [[ "$SECONDS_EACH" =~ ^[0-9]+$ && "$RUNS" =~ ^[0-9]+$ ]] || usage
 [[ "$PARALLEL" =~ ^[1-9][0-9]*$ && "$WORKERS" =~ ^[1-9][0-9]*$ ]] || usage
+for w in "${TARGET_WORKERS[@]}"; do [[ "$w" =~ ^[1-9][0-9]*$ ]] || usage; done
 if [[ -n "$RECORD" && "$RECORD" != /* ]]; then RECORD="$PWD/$RECORD"; fi
 
 if [[ -z "$BIN_DIR" ]]; then
@@ -97,13 +106,14 @@ run_target() {
   corpus="$(resolve_source "$corpus")"
   dict="$(resolve_source "$dict")"
   local work="$SCRATCH/$name" findings="$BUILD/findings/$name"
+  local workers="${TARGET_WORKERS[$name]:-$WORKERS}"
   rm -rf "$findings"
   mkdir -p "$work/corpus" "$work/tmp" "$findings"
   if [[ -d "$corpus" ]]; then cp -r "$corpus/." "$work/corpus/"; fi
   local args=(-max_len="$max_len" -rss_limit_mb="$RSS_LIMIT_MB" -timeout="$INPUT_TIMEOUT_S"
               -print_final_stats=1 -artifact_prefix="$findings/")
   if ((RUNS > 0)); then
-    args+=(-runs="$(((RUNS + WORKERS - 1) / WORKERS))")
+    args+=(-runs="$(((RUNS + workers - 1) / workers))")
     if ((SECONDS_SET)); then args+=(-max_total_time="$SECONDS_EACH"); fi
   else
     args+=(-max_total_time="$SECONDS_EACH")
@@ -111,7 +121,7 @@ run_target() {
   if [[ -n "$dict" ]]; then args+=(-dict="$dict"); fi
   local start end rc=0 pids=() w
   start=$(date +%s.%N)
-  for ((w = 0; w < WORKERS; ++w)); do
+  for ((w = 0; w < workers; ++w)); do
     UBSAN_OPTIONS="print_stacktrace=1:${UBSAN_OPTIONS:-}" TMPDIR="$work/tmp" \
       "$binary" "${args[@]}" -seed="$((w + 1))" "$work/corpus" > "$work/log.$w" 2>&1 &
     pids+=($!)
@@ -119,7 +129,7 @@ run_target() {
   for w in "${pids[@]}"; do wait "$w" || rc=$?; done
   end=$(date +%s.%N)
   local execs=0 cov=0 e c
-  for ((w = 0; w < WORKERS; ++w)); do
+  for ((w = 0; w < workers; ++w)); do
     e=$(grep -o 'stat::number_of_executed_units: *[0-9]*' "$work/log.$w" | tail -1 |
         grep -o '[0-9]*$' || true)
     c=$(grep -o ' cov: [0-9]*' "$work/log.$w" | tail -1 | grep -o '[0-9]*$' || true)
@@ -138,7 +148,8 @@ run_target() {
   else
     rm -rf "$findings"
   fi
-  printf '%s\t%s\t%s\t%s\t%s\t%s\n' "$name" "$execs" "$start" "$end" "$cov" "$count" >> "$RESULTS"
+  printf '%s\t%s\t%s\t%s\t%s\t%s\t%s\n' "$name" "$execs" "$start" "$end" "$cov" "$count" \
+    "$workers" >> "$RESULTS"
   echo "fuzz: $name: $execs executions, cov $cov, $count findings"
   ((count == 0))
 }
@@ -160,17 +171,18 @@ done
 
 FIRST_BINARY="$(resolve_binary "$(cut -f2 <<< "${selected[0]}")")"
 python3 - "$RESULTS" "$RECORD" "$ROOT" "$SECONDS_EACH" "$RUNS" "$PARALLEL" "$WORKERS" \
-  "$FIRST_BINARY" "$TSV" "$SECONDS_SET" <<'EOF'
+  "$FIRST_BINARY" "$TSV" "$SECONDS_SET" "$APPEND" <<'EOF'
 import datetime, json, os, subprocess, sys
-results, record, root, seconds_each, runs, parallel, workers, binary, tsv, seconds_set = sys.argv[1:11]
+(results, record, root, seconds_each, runs, parallel, workers, binary, tsv, seconds_set,
+ append) = sys.argv[1:12]
 order = [line.split("\t", 1)[0] for line in open(tsv) if line.strip()]
 rows = []
 for line in open(results):
-    name, execs, start, end, cov, findings = line.rstrip("\n").split("\t")
+    name, execs, start, end, cov, findings, processes = line.rstrip("\n").split("\t")
     secs = float(end) - float(start)
     rows.append({"target": name, "executions": int(execs), "seconds": round(secs, 1),
                  "exec_per_second": round(int(execs) / secs) if secs > 0 else 0,
-                 "coverage": int(cov), "findings": int(findings)})
+                 "coverage": int(cov), "findings": int(findings), "processes": int(processes)})
 rows.sort(key=lambda r: order.index(r["target"]))
 print(f"{'target':<22}{'executions':>14}{'seconds':>10}{'exec/s':>10}{'cov':>8}{'findings':>10}")
 for r in rows:
@@ -188,8 +200,7 @@ if record:
     commit = run("git", "rev-parse", "HEAD") or os.environ.get("TANDEM_COMMIT", "unknown")
     model = next((l.split(":", 1)[1].strip() for l in open("/proc/cpuinfo")
                   if l.startswith("model name")), "unknown")
-    data = {
-        "benchmark": "fuzz_executions",
+    campaign = {
         "date": datetime.datetime.now(datetime.timezone.utc).strftime("%Y-%m-%dT%H:%M:%SZ"),
         "commit": commit,
         "machine": {"cpu": model, "cores": os.cpu_count()},
@@ -197,10 +208,29 @@ if record:
         "limit": ({"runs": int(runs)} if int(runs) > 0 else {}) |
                  ({"seconds": int(seconds_each)} if int(runs) == 0 or seconds_set == "1" else {}),
         "targets_at_once": int(parallel),
-        "processes_per_target": int(workers),
         "sanitizers": "address,undefined",
         "targets": rows,
     }
+    campaigns = []
+    if append == "1" and os.path.exists(record):
+        campaigns = json.load(open(record)).get("campaigns", [])
+    campaigns.append(campaign)
+    totals = {}
+    for c in campaigns:
+        for r in c["targets"]:
+            t = totals.setdefault(r["target"], {"target": r["target"], "executions": 0,
+                                                "findings": 0})
+            # A campaign that found something in a target is fixed and run again: its
+            # executions do not count toward the target's total.
+            if r["findings"] == 0:
+                t["executions"] += r["executions"]
+            t["findings"] += r["findings"]
+    data = {"benchmark": "fuzz_executions", "campaigns": campaigns,
+            "totals": sorted(totals.values(), key=lambda t: t["executions"])}
+    if len(campaigns) > 1:
+        print(f"{'target':<22}{'total executions':>18}  (over {len(campaigns)} campaigns)")
+        for t in data["totals"]:
+            print(f"{t['target']:<22}{t['executions']:>18,}")
     os.makedirs(os.path.dirname(record) or ".", exist_ok=True)
     with open(record, "w") as f:
         json.dump(data, f, indent=2)

@@ -197,7 +197,8 @@ if record:
     # The compiler as the binaries record it, so that binaries built elsewhere report their own.
     clang = next((l.split("]", 1)[-1].strip() for l in run("readelf", "-p", ".comment", binary)
                   .splitlines() if "clang version" in l), "") or run("clang++", "--version")
-    commit = run("git", "rev-parse", "HEAD") or os.environ.get("TANDEM_COMMIT", "unknown")
+    # TANDEM_COMMIT names the commit of binaries built elsewhere (--bin-dir).
+    commit = os.environ.get("TANDEM_COMMIT") or run("git", "rev-parse", "HEAD") or "unknown"
     model = next((l.split(":", 1)[1].strip() for l in open("/proc/cpuinfo")
                   if l.startswith("model name")), "unknown")
     campaign = {

@@ -7,7 +7,7 @@
 #
 #   ./deploy/fuzz.sh                          # every target, 30 s each
 #   ./deploy/fuzz.sh --seconds 300 --target analyzer --target reader_trec
-#   ./deploy/fuzz.sh --runs 10000000 --record bench/results/fuzz_executions_cpu.json
+#   ./deploy/fuzz.sh --runs 10000000 --record bench/results/fuzz_executions_h200x4.json
 #   ./deploy/fuzz.sh --bin-dir DIR --parallel 18 --workers 2 --workers query_parser=8 --seconds 600
 #
 # --runs N runs each target until N inputs instead of for a time (with --seconds too, until

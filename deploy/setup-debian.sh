@@ -6,7 +6,7 @@ set -euo pipefail
 PACKAGES=(
   build-essential cmake ninja-build pkg-config git
   libgrpc++-dev protobuf-compiler-grpc libprotobuf-dev protobuf-compiler
-  libabsl-dev prometheus-cpp-dev
+  libabsl-dev prometheus-cpp-dev libmicrohttpd-dev
   libgtest-dev libgmock-dev libbenchmark-dev
   libstemmer-dev libxxhash-dev libicu-dev zlib1g-dev nlohmann-json3-dev
   python3 python3-grpcio python3-grpc-tools python3-protobuf

@@ -1,20 +1,16 @@
 #include "server/server.h"
 
 #include <malloc.h>
-#include <sys/stat.h>
 
 #include <algorithm>
-#include <cerrno>
 #include <chrono>
 #include <cstdio>
-#include <cstring>
 #include <exception>
-#include <fstream>
-#include <sstream>
 #include <utility>
 
 #include "absl/strings/match.h"
 #include "absl/strings/str_cat.h"
+#include "base/read_file.h"
 #include "base/status_macros.h"
 #include "base/thread_priority.h"
 #include "base/version.h"
@@ -24,11 +20,11 @@
 #include "grpcpp/resource_quota.h"
 #include "grpcpp/security/server_credentials.h"
 #include "index/index.h"
-#include "prometheus/exposer.h"
 #include "prometheus/registry.h"
 #include "server/batch_metrics.h"
 #include "server/executor_factory.h"
 #include "server/grpc_log.h"
+#include "server/metrics_endpoint.h"
 #include "server/query_dispatcher.h"
 #include "server/search_service.h"
 
@@ -39,15 +35,6 @@ constexpr char kServiceName[] = "tandem.v1.SearchService";
 // After the in-flight queries are done, how long the gRPC server may take to flush their responses
 // before it cancels what is left (idle streams, health watches).
 constexpr absl::Duration kShutdownGrace = absl::Seconds(1);
-
-absl::StatusOr<std::string> ReadFile(const std::string& path, absl::string_view what) {
-  std::ifstream in(path, std::ios::binary);
-  std::ostringstream contents;
-  if (in) contents << in.rdbuf();
-  if (!in || in.bad())
-    return absl::NotFoundError(absl::StrCat("cannot read ", what, " '", path, "'"));
-  return contents.str();
-}
 
 absl::StatusOr<std::shared_ptr<grpc::ServerCredentials>> MakeCredentials(const TlsOptions& tls) {
   if (tls.cert_file.empty() && tls.key_file.empty()) {
@@ -61,83 +48,15 @@ absl::StatusOr<std::shared_ptr<grpc::ServerCredentials>> MakeCredentials(const T
   }
   grpc::SslServerCredentialsOptions ssl;
   grpc::SslServerCredentialsOptions::PemKeyCertPair pair;
-  TANDEM_ASSIGN_OR_RETURN(pair.cert_chain, ReadFile(tls.cert_file, "TLS certificate"));
-  TANDEM_ASSIGN_OR_RETURN(pair.private_key, ReadFile(tls.key_file, "TLS key"));
+  TANDEM_ASSIGN_OR_RETURN(pair.cert_chain, base::ReadFile(tls.cert_file, "TLS certificate"));
+  TANDEM_ASSIGN_OR_RETURN(pair.private_key, base::ReadFile(tls.key_file, "TLS key"));
   ssl.pem_key_cert_pairs.push_back(std::move(pair));
   if (!tls.client_ca_file.empty()) {
-    TANDEM_ASSIGN_OR_RETURN(ssl.pem_root_certs, ReadFile(tls.client_ca_file, "TLS client CA"));
+    TANDEM_ASSIGN_OR_RETURN(ssl.pem_root_certs,
+                            base::ReadFile(tls.client_ca_file, "TLS client CA"));
     ssl.client_certificate_request = GRPC_SSL_REQUEST_AND_REQUIRE_CLIENT_CERTIFICATE_AND_VERIFY;
   }
   return grpc::SslServerCredentials(ssl);
-}
-
-// "user:password" from `path`, which only its owner may read.
-absl::StatusOr<std::pair<std::string, std::string>> ReadBasicAuth(const std::string& path) {
-  struct stat info;
-  if (::stat(path.c_str(), &info) != 0) {
-    return absl::NotFoundError(absl::StrCat("cannot read the metrics basic-auth file '", path,
-                                            "': ", std::strerror(errno)));
-  }
-  if ((info.st_mode & (S_IRWXG | S_IRWXO)) != 0) {
-    return absl::InvalidArgumentError(
-        absl::StrCat("the metrics basic-auth file '", path,
-                     "' may be read by others than its owner; chmod 600 it"));
-  }
-  TANDEM_ASSIGN_OR_RETURN(std::string text, ReadFile(path, "metrics basic-auth file"));
-  while (!text.empty() && (text.back() == '\n' || text.back() == '\r')) text.pop_back();
-  const size_t colon = text.find(':');
-  if (colon == std::string::npos || colon == 0 || colon + 1 == text.size() ||
-      text.find('\n') != std::string::npos) {
-    return absl::InvalidArgumentError(absl::StrCat("the metrics basic-auth file '", path,
-                                                   "' must hold one line \"user:password\""));
-  }
-  return std::make_pair(text.substr(0, colon), text.substr(colon + 1));
-}
-
-// Equal strings, in a time that does not depend on where they differ.
-bool ConstantTimeEquals(const std::string& a, const std::string& b) {
-  unsigned char diff = a.size() == b.size() ? 0 : 1;
-  for (size_t i = 0; i < a.size(); ++i) {
-    diff |= static_cast<unsigned char>(a[i] ^ (i < b.size() ? b[i] : 0));
-  }
-  return diff == 0;
-}
-
-// The Prometheus endpoint on `listen`, with basic auth when `security` asks for it.
-absl::StatusOr<std::unique_ptr<prometheus::Exposer>> StartMetricsEndpoint(
-    const std::string& listen, const MetricsSecurity& security) {
-  // CivetWeb gives each connection a thread until its request arrives: with its default two
-  // threads and 30 s wait, two idle connections blocked every scrape. Eight threads, and a
-  // connection that sends nothing for 5 s is dropped.
-  std::vector<std::string> civetweb = {"num_threads", "8", "request_timeout_ms", "5000"};
-  // No TLS here: Debian 12's CivetWeb 1.15 calls SSL_get_peer_certificate, which OpenSSL 3 no
-  // longer exports, and its worker dies on the null function pointer as soon as a TLS client sends
-  // a request. The endpoint listens on loopback by default; across hosts, put a TLS-terminating
-  // proxy in front of it (deploy/tandem-server.service says how).
-  civetweb.insert(civetweb.end(), {"listening_ports", listen});
-  std::unique_ptr<prometheus::Exposer> exposer;
-  std::string failure;
-  try {
-    exposer = std::make_unique<prometheus::Exposer>(civetweb);
-  } catch (const std::exception& e) {
-    failure = e.what();
-  }
-  if (exposer == nullptr) {
-    return absl::UnavailableError(absl::StrCat(
-        "cannot serve metrics on ", listen, ": the address is in use or invalid (", failure, ")"));
-  }
-  if (!security.basic_auth_file.empty()) {
-    TANDEM_ASSIGN_OR_RETURN(auto credentials, ReadBasicAuth(security.basic_auth_file));
-    exposer->RegisterAuth(
-        [credentials](const std::string& user, const std::string& password) {
-          // Both compared, whichever differs, so that the time tells nothing.
-          const bool user_ok = ConstantTimeEquals(user, credentials.first);
-          const bool password_ok = ConstantTimeEquals(password, credentials.second);
-          return user_ok && password_ok;
-        },
-        "tandem-server metrics");
-  }
-  return exposer;
 }
 
 // "host:port" with the port replaced by `port` (the bound one when 0 was asked for).
@@ -236,15 +155,19 @@ absl::Status Server::Start(const ServerOptions& options) {
       SearchServiceOptions{.max_response_bytes = static_cast<size_t>(grpc.max_send_message_bytes)});
 
   if (!options.metrics_listen.empty()) {
-    TANDEM_ASSIGN_OR_RETURN(exposer_,
-                            StartMetricsEndpoint(options.metrics_listen, options.metrics_security));
-    exposer_->RegisterCollectable(registry_);
+    std::vector<std::weak_ptr<prometheus::Collectable>> collectables = {registry_};
     if (engines_.gpu_batching != nullptr) {
       batch_metrics_ = std::make_shared<BatchMetrics>(*engines_.gpu_batching);
-      exposer_->RegisterCollectable(batch_metrics_);
+      collectables.push_back(batch_metrics_);
     }
-    const std::vector<int> ports = exposer_->GetListeningPorts();
-    metrics_address_ = WithPort(options.metrics_listen, ports.empty() ? 0 : ports.front());
+    const MetricsSecurity& security = options.metrics_security;
+    TANDEM_ASSIGN_OR_RETURN(metrics_endpoint_,
+                            MetricsEndpoint::Start({.listen = options.metrics_listen,
+                                                    .tls_cert_file = security.tls_cert_file,
+                                                    .tls_key_file = security.tls_key_file,
+                                                    .basic_auth_file = security.basic_auth_file},
+                                                   std::move(collectables)));
+    metrics_address_ = WithPort(options.metrics_listen, metrics_endpoint_->port());
   }
 
   grpc::EnableDefaultHealthCheckService(true);

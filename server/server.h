@@ -29,7 +29,6 @@ namespace grpc {
 class Server;
 }  // namespace grpc
 namespace prometheus {
-class Exposer;
 class Registry;
 }  // namespace prometheus
 
@@ -38,6 +37,8 @@ class Index;
 }  // namespace tandem::index
 
 namespace tandem::server {
+
+class MetricsEndpoint;
 
 class BatchMetrics;
 class QueryDispatcher;
@@ -74,11 +75,11 @@ struct GrpcOptions {
 // (bench/results/unary_overload_h100.txt).
 inline constexpr int kRpcNiceWithoutGpu = 10;
 
-// The Prometheus endpoint's protection (its address is ServerOptions::metrics_listen).
+// The Prometheus endpoint's protection (its address is ServerOptions::metrics_listen; what each
+// field means: MetricsEndpointOptions in metrics_endpoint.h).
 struct MetricsSecurity {
-  // A file of one line "user:password", readable by its owner only: scrapes must authenticate
-  // with HTTP basic auth. The endpoint itself speaks plain HTTP (server.cc says why): across hosts,
-  // behind a TLS-terminating proxy.
+  std::string tls_cert_file;
+  std::string tls_key_file;
   std::string basic_auth_file;
 };
 
@@ -141,8 +142,8 @@ class Server {
   std::unique_ptr<QueryDispatcher> dispatcher_;
   std::unique_ptr<SearchService> service_;
   std::unique_ptr<grpc::Server> grpc_server_;
-  std::shared_ptr<BatchMetrics> batch_metrics_;  // with GPU batches; scraped by exposer_
-  std::unique_ptr<prometheus::Exposer> exposer_;
+  std::shared_ptr<BatchMetrics> batch_metrics_;  // with GPU batches; scraped by the endpoint
+  std::unique_ptr<MetricsEndpoint> metrics_endpoint_;
   std::string address_;
   std::string metrics_address_;
   bool stopped_ = false;

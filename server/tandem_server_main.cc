@@ -65,6 +65,10 @@ ABSL_FLAG(absl::Duration, drain_timeout, absl::Seconds(10),
 ABSL_FLAG(std::string, metrics_basic_auth_file, "",
           "File of one line user:password, readable by its owner only: scrapes of /metrics must "
           "authenticate with HTTP basic auth.");
+ABSL_FLAG(std::string, metrics_tls_cert, "",
+          "PEM certificate chain of the metrics endpoint; with --metrics-tls-key it serves "
+          "/metrics over HTTPS only (TLS 1.2 or later).");
+ABSL_FLAG(std::string, metrics_tls_key, "", "PEM private key of --metrics-tls-cert.");
 ABSL_FLAG(std::string, tls_cert, "",
           "PEM server certificate chain; turns TLS on (with --tls-key).");
 ABSL_FLAG(std::string, tls_key, "", "PEM private key of --tls-cert.");
@@ -162,7 +166,9 @@ tandem::server::ServerOptions OptionsFromFlags() {
   tandem::server::ServerOptions options;
   options.index_dir = absl::GetFlag(FLAGS_index);
   options.metrics_listen = absl::GetFlag(FLAGS_metrics_listen);
-  options.metrics_security = {.basic_auth_file = absl::GetFlag(FLAGS_metrics_basic_auth_file)};
+  options.metrics_security = {.tls_cert_file = absl::GetFlag(FLAGS_metrics_tls_cert),
+                              .tls_key_file = absl::GetFlag(FLAGS_metrics_tls_key),
+                              .basic_auth_file = absl::GetFlag(FLAGS_metrics_basic_auth_file)};
   options.grpc = {.listen = absl::GetFlag(FLAGS_listen),
                   .tls = {.cert_file = absl::GetFlag(FLAGS_tls_cert),
                           .key_file = absl::GetFlag(FLAGS_tls_key),

@@ -401,5 +401,79 @@ TEST_F(StartupE2eTest, TlsAndMutualTls) {
   }
 }
 
+// --metrics-tls-cert/--metrics-tls-key: /metrics over HTTPS only (TLS 1.2 or later), with basic
+// auth on top; a certificate without its key, or a key of another certificate, fails at startup.
+TEST_F(StartupE2eTest, MetricsOverTls) {
+  const std::string openssl = FindInPath("openssl");
+  const std::string curl = FindInPath("curl");
+  if (openssl.empty() || curl.empty()) {
+    GTEST_SKIP() << "openssl or curl is not installed; cannot make certificates or scrape";
+  }
+  auto certs = TestCertificates::Make(openssl);
+  ASSERT_NE(certs, nullptr);
+  const std::string auth = certs->path("metrics-auth");
+  std::ofstream(auth) << "prometheus:s3cret-pass\n";
+  ASSERT_EQ(::chmod(auth.c_str(), 0600), 0);
+  {
+    auto server = Start({"--gpu", "off", "--metrics-listen", "127.0.0.1:0", "--metrics-tls-cert",
+                         certs->path("server.pem"), "--metrics-tls-key", certs->path("server.key"),
+                         "--metrics-basic-auth-file", auth});
+    ASSERT_NE(server, nullptr);
+    const std::string url = absl::StrCat("https://", server->metrics_address(), "/metrics");
+    // curl -s prints the body; -w the status on a last line.
+    const auto scrape = [&](std::vector<std::string> extra) {
+      std::vector<std::string> args = {
+          "-s", "--max-time", "10", "--cacert", certs->path("ca.pem"), "-w", "\n%{http_code}"};
+      args.insert(args.end(), extra.begin(), extra.end());
+      return RunProcess(curl, args);
+    };
+    absl::StatusOr<ProcessResult> ok = scrape({"-u", "prometheus:s3cret-pass", url});
+    ASSERT_TRUE(ok.ok()) << ok.status();
+    EXPECT_EQ(ok->exit_code, 0) << ok->err;
+    EXPECT_THAT(ok->out, HasSubstr("tandem_build_info"));
+    EXPECT_TRUE(absl::EndsWith(ok->out, "\n200")) << ok->out.substr(ok->out.size() - 40);
+
+    absl::StatusOr<ProcessResult> no_auth = scrape({url});
+    ASSERT_TRUE(no_auth.ok());
+    EXPECT_TRUE(absl::EndsWith(no_auth->out, "\n401")) << no_auth->out;
+    absl::StatusOr<ProcessResult> wrong = scrape({"-u", "prometheus:wrong", url});
+    ASSERT_TRUE(wrong.ok());
+    EXPECT_TRUE(absl::EndsWith(wrong->out, "\n401")) << wrong->out;
+    absl::StatusOr<ProcessResult> elsewhere =
+        scrape({"-u", "prometheus:s3cret-pass",
+                absl::StrCat("https://", server->metrics_address(), "/other")});
+    ASSERT_TRUE(elsewhere.ok());
+    EXPECT_TRUE(absl::EndsWith(elsewhere->out, "\n404")) << elsewhere->out;
+    absl::StatusOr<ProcessResult> post =
+        scrape({"-u", "prometheus:s3cret-pass", "-X", "POST", url});
+    ASSERT_TRUE(post.ok());
+    EXPECT_TRUE(absl::EndsWith(post->out, "\n405")) << post->out;
+
+    // No certificate chain the client trusts, an old TLS version, or plain HTTP: no metrics.
+    absl::StatusOr<ProcessResult> untrusted =
+        RunProcess(curl, {"-s", "--max-time", "10", "-u", "prometheus:s3cret-pass", url});
+    ASSERT_TRUE(untrusted.ok());
+    EXPECT_NE(untrusted->exit_code, 0);
+    absl::StatusOr<ProcessResult> old_tls =
+        scrape({"--tlsv1.1", "--tls-max", "1.1", "-u", "prometheus:s3cret-pass", url});
+    ASSERT_TRUE(old_tls.ok());
+    EXPECT_NE(old_tls->exit_code, 0) << old_tls->out;
+    EXPECT_FALSE(HttpGet(server->metrics_address(), "/metrics", "prometheus:s3cret-pass").ok());
+  }
+  ExpectStartupFailure(
+      {"--index", index_->dir(), "--gpu", "off", "--metrics-tls-cert", certs->path("server.pem")},
+      "metrics TLS needs both --metrics-tls-cert and --metrics-tls-key");
+  ExpectStartupFailure({"--index", index_->dir(), "--gpu", "off", "--metrics-listen", "127.0.0.1:0",
+                        "--metrics-tls-cert", certs->path("server.pem"), "--metrics-tls-key",
+                        certs->path("client.key")},
+                       "cannot serve metrics on 127.0.0.1:0 with TLS");
+  ExpectStartupFailure({"--index", index_->dir(), "--gpu", "off", "--metrics-tls-cert",
+                        certs->path("absent.pem"), "--metrics-tls-key", certs->path("server.key")},
+                       "cannot read metrics TLS certificate");
+  ExpectStartupFailure(
+      {"--index", index_->dir(), "--gpu", "off", "--metrics-listen", "127.0.0.1:99999"},
+      "the port is not a number from 0 to 65535");
+}
+
 }  // namespace
 }  // namespace tandem::testing

@@ -6,6 +6,8 @@
 #include <string>
 #include <utility>
 
+#include "absl/strings/ascii.h"
+#include "absl/strings/match.h"
 #include "absl/strings/str_cat.h"
 #include "absl/strings/strip.h"
 #include "base/status_macros.h"
@@ -112,6 +114,14 @@ std::unique_ptr<DocumentReader> MakeBeirReader(InputFiles files, ReaderOptions o
 
 }  // namespace
 
-const FormatSpec kBeirFormat = {"beir", "corpus*.jsonl", &SelectsBeirFile, &MakeBeirReader};
+// JSON lines whose first object has an "_id" member.
+bool RecognizesBeir(absl::string_view head) {
+  const absl::string_view line = FirstNonBlankLine(head);
+  return absl::StartsWith(absl::StripLeadingAsciiWhitespace(line), "{") &&
+         HasJsonMember(line, "_id");
+}
+
+const FormatSpec kBeirFormat = {"beir", "corpus*.jsonl", &SelectsBeirFile, &MakeBeirReader,
+                                &RecognizesBeir};
 
 }  // namespace tandem::index_builder::internal

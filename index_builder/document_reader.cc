@@ -9,6 +9,8 @@
 #include <string_view>
 #include <system_error>
 
+#include "absl/strings/ascii.h"
+#include "absl/strings/match.h"
 #include "absl/strings/str_cat.h"
 #include "absl/strings/str_join.h"
 #include "base/status_macros.h"
@@ -225,7 +227,69 @@ absl::StatusOr<bool> ElementReader::NextInFile(const InputFile& file, Document* 
   }
 }
 
+absl::string_view FirstNonBlankLine(absl::string_view text) {
+  while (!text.empty()) {
+    const size_t eol = std::min(text.find('\n'), text.size());
+    absl::string_view line = text.substr(0, eol);
+    if (absl::EndsWith(line, "\r")) line.remove_suffix(1);
+    if (!absl::StripAsciiWhitespace(line).empty()) return line;
+    text.remove_prefix(std::min(eol + 1, text.size()));
+  }
+  return {};
+}
+
+bool HasJsonMember(absl::string_view json, absl::string_view key) {
+  const std::string quoted = absl::StrCat("\"", key, "\"");
+  for (size_t at = json.find(quoted); at != absl::string_view::npos;
+       at = json.find(quoted, at + 1)) {
+    const absl::string_view rest =
+        absl::StripLeadingAsciiWhitespace(json.substr(at + quoted.size()));
+    if (absl::StartsWith(rest, ":")) return true;
+  }
+  return false;
+}
+
 }  // namespace internal
+
+absl::StatusOr<DetectedFormat> DetectDocumentFormat(const std::string& path) {
+  // Every file counts, whatever a format would pick from a directory: kLinesFormat lists them all.
+  TANDEM_ASSIGN_OR_RETURN(internal::InputFiles files,
+                          internal::ListInputFiles(path, internal::kLinesFormat));
+  constexpr size_t kSampledFiles = 16;
+  std::array<size_t, internal::kFormats.size()> votes{};
+  size_t sampled = 0;
+  for (const internal::InputFile& file : files.files) {
+    if (sampled == kSampledFiles) break;
+    std::ifstream in(file.path, std::ios::binary);
+    if (!in) {
+      return absl::NotFoundError(absl::StrCat("cannot read ", file.name, " to tell its format"));
+    }
+    std::string head(internal::kSniffBytes, '\0');
+    in.read(head.data(), static_cast<std::streamsize>(head.size()));
+    head.resize(static_cast<size_t>(in.gcount()));
+    if (head.starts_with("\xEF\xBB\xBF")) head.erase(0, 3);  // a UTF-8 byte order mark
+    ++sampled;
+    for (size_t f = 0; f < internal::kFormats.size(); ++f) {
+      const internal::FormatSpec& spec = *internal::kFormats[f];
+      if ((!files.from_directory || spec.selects(file.path)) && spec.recognizes(head)) ++votes[f];
+    }
+  }
+  // Most files recognized wins; on a tie the earlier format of kFormats. Lines, the last, takes
+  // any text, so it wins only when no other format recognizes a file.
+  size_t best = 0;
+  for (size_t f = 1; f + 1 < votes.size(); ++f) {
+    if (votes[f] > votes[best]) best = f;
+  }
+  if (votes[best] == 0) best = votes.size() - 1;
+  if (votes[best] == 0) {
+    return absl::InvalidArgumentError(
+        absl::StrCat("cannot tell the format of ", path, " from its first ", sampled,
+                     " file(s); give --format (", absl::StrJoin(DocumentFormatNames(), ", "), ")"));
+  }
+  return DetectedFormat{.format = std::string(internal::kFormats[best]->name),
+                        .files_recognized = votes[best],
+                        .files_sampled = sampled};
+}
 
 absl::StatusOr<std::unique_ptr<DocumentReader>> OpenDocumentReader(std::string_view format_name,
                                                                    const std::string& path,

@@ -63,22 +63,38 @@ class DocumentReader {
 };
 
 // Opens a reader of `format` over `path`. Formats, with the files a directory PATH contributes:
+// clang-format off
 //   beir           BEIR corpus JSONL (corpus*.jsonl); id "_id", text title + "\n" + text
 //   trec           TREC SGML <DOC> files (all); id DOCNO, text headline and <TEXT> sections
 //   smart          SMART .I/.T/.W collections (*.all*: cran.all.1400, CISI.ALL, MED.ALL); id .I
-//   number npl            NPL doc-text blocks (doc-text); id the block number reuters Reuters-21578
-//   (*.sgm); id NEWID, text TITLE + BODY wikiextractor  WikiExtractor <doc> files (all); id the id
-//   attribute email          RFC 5322 messages, one per file, or the npm SpamAssassin JSON records
-//   (all);
+//                  number
+//   npl            NPL doc-text blocks (doc-text); id the block number
+//   reuters        Reuters-21578 (*.sgm); id NEWID, text TITLE + BODY
+//   wikiextractor  WikiExtractor <doc> files (all); id the id attribute
+//   email          RFC 5322 messages, one per file, or the npm SpamAssassin JSON records (all);
 //                  id the path relative to PATH ("<group>/<id>" for JSON records)
 //   lines          one document per non-blank line (all); id the line number ("file:line" in a
 //                  directory)
+// clang-format on
 // Every Document::text is valid UTF-8 (stray bytes are read as windows-1252). Errors: NOT_FOUND
 // when PATH does not exist or a directory holds none of the format's files, INVALID_ARGUMENT for an
 // unknown format (the message lists the known ones).
 absl::StatusOr<std::unique_ptr<DocumentReader>> OpenDocumentReader(std::string_view format,
                                                                    const std::string& path,
                                                                    ReaderOptions options);
+
+struct DetectedFormat {
+  std::string format;
+  size_t files_recognized = 0;  // of the files sampled, those that look like `format`
+  size_t files_sampled = 0;
+};
+
+// The format of the collection at `path` (--format auto), judged from the first 64 KiB of each of
+// its first 16 files (sorted path order): the format that recognizes the most of them, among the
+// files it would read from a directory; ties go to the earlier format of the list above. "lines"
+// is chosen only for text that opens with no markup or JSON. INVALID_ARGUMENT, listing the
+// formats, when no format recognizes any file.
+absl::StatusOr<DetectedFormat> DetectDocumentFormat(const std::string& path);
 
 // The names accepted by OpenDocumentReader, for help texts.
 std::vector<std::string> DocumentFormatNames();

@@ -21,6 +21,7 @@
 namespace tandem::index_builder {
 namespace {
 
+using ::testing::AllOf;
 using ::testing::ElementsAre;
 using ::testing::HasSubstr;
 using ::testing::IsEmpty;
@@ -284,6 +285,48 @@ TEST(LinesReaderTest, OneDocumentPerNonBlankLine) {
   EXPECT_THAT(got.bad, IsEmpty());
 }
 
+TEST(DetectDocumentFormatTest, RecognizesEveryFixture) {
+  for (const auto& [format, path] :
+       std::vector<std::pair<std::string, std::string>>{{"beir", "beir"},
+                                                        {"beir", "beir/corpus.jsonl"},
+                                                        {"trec", "trec"},
+                                                        {"smart", "smart"},
+                                                        {"smart", "smart/MED.ALL"},
+                                                        {"npl", "npl"},
+                                                        {"reuters", "reuters"},
+                                                        {"wikiextractor", "wikiextractor"},
+                                                        {"email", "email"},
+                                                        {"email", "email/plain.eml"},
+                                                        {"email", "email-json"},
+                                                        {"lines", "lines"},
+                                                        {"lines", "walk"}}) {
+    absl::StatusOr<DetectedFormat> detected = DetectDocumentFormat(Fixture(path));
+    ASSERT_TRUE(detected.ok()) << path << ": " << detected.status();
+    EXPECT_EQ(detected->format, format) << path;
+    EXPECT_GT(detected->files_recognized, 0u) << path;
+    EXPECT_LE(detected->files_recognized, detected->files_sampled) << path;
+  }
+}
+
+TEST(DetectDocumentFormatTest, RefusesWhatNoFormatRecognizes) {
+  const std::filesystem::path dir = std::filesystem::path(::testing::TempDir()) / "detect-unknown";
+  std::filesystem::remove_all(dir);
+  std::filesystem::create_directories(dir);
+  // JSON that is neither BEIR nor e-mail records, and markup that is neither TREC nor
+  // WikiExtractor.
+  std::ofstream(dir / "a.jsonl") << R"({"id": 1, "body": "text"})"
+                                 << "\n";
+  std::ofstream(dir / "b.xml") << "<root><item>text</item></root>\n";
+  absl::StatusOr<DetectedFormat> detected = DetectDocumentFormat(dir.string());
+  ASSERT_FALSE(detected.ok());
+  EXPECT_EQ(detected.status().code(), absl::StatusCode::kInvalidArgument);
+  EXPECT_THAT(std::string(detected.status().message()),
+              AllOf(HasSubstr("cannot tell the format of"), HasSubstr("give --format (beir,")));
+  EXPECT_EQ(DetectDocumentFormat((dir / "absent").string()).status().code(),
+            absl::StatusCode::kNotFound);
+  std::filesystem::remove_all(dir);
+}
+
 // The real collections of ../shared/data (README.md there says where they come from).
 class RealDataTest : public ::testing::Test {
  protected:
@@ -317,6 +360,22 @@ class RealDataTest : public ::testing::Test {
 
   std::string data_dir_;
 };
+
+TEST_F(RealDataTest, AutoDetectsEveryCollectionsFormat) {
+  for (const auto& [format, relative] :
+       std::vector<std::pair<std::string, std::string>>{{"beir", "beir-scifact"},
+                                                        {"smart", "classic/cranfield"},
+                                                        {"smart", "classic/cisi"},
+                                                        {"smart", "classic/med"},
+                                                        {"npl", "classic/npl"},
+                                                        {"reuters", "text/reuters21578"},
+                                                        {"wikiextractor", "text/wikipedia"}}) {
+    const std::string path = absl::StrCat(data_dir_, "/", relative);
+    absl::StatusOr<DetectedFormat> detected = DetectDocumentFormat(path);
+    ASSERT_TRUE(detected.ok()) << relative << ": " << detected.status();
+    EXPECT_EQ(detected->format, format) << relative;
+  }
+}
 
 TEST_F(RealDataTest, SciFact) {
   const Collected got = ReadCollection("beir", "beir-scifact");

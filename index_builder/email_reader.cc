@@ -409,6 +409,27 @@ std::unique_ptr<DocumentReader> MakeEmailReader(InputFiles files, ReaderOptions 
 
 }  // namespace
 
-const FormatSpec kEmailFormat = {"email", "every file", &SelectsAnyFile, &MakeEmailReader};
+// A message whose header block (after an mbox "From " line) holds a field every mail has, or the
+// npm package's JSON records: objects with a "text" member and no BEIR "_id".
+bool RecognizesEmail(absl::string_view head) {
+  const absl::string_view first = absl::StripLeadingAsciiWhitespace(FirstNonBlankLine(head));
+  if (absl::StartsWith(first, "{") || absl::StartsWith(first, "[")) {
+    return HasJsonMember(head, "text") && !HasJsonMember(first, "_id");
+  }
+  absl::string_view raw = head;
+  if (absl::StartsWith(raw, "From "))
+    raw.remove_prefix(std::min(raw.find('\n'), raw.size() - 1) + 1);
+  const Part top = ParsePart(raw);
+  if (top.header_end == Part::HeaderEnd::kNonHeaderLine) return false;
+  for (const Header& header : top.headers) {
+    for (const char* name : {"from", "received", "subject", "message-id", "return-path", "date"}) {
+      if (header.name == name) return true;
+    }
+  }
+  return false;
+}
+
+const FormatSpec kEmailFormat = {"email", "every file", &SelectsAnyFile, &MakeEmailReader,
+                                 &RecognizesEmail};
 
 }  // namespace tandem::index_builder::internal

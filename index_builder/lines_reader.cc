@@ -51,6 +51,15 @@ std::unique_ptr<DocumentReader> MakeLinesReader(InputFiles files, ReaderOptions 
 
 }  // namespace
 
-const FormatSpec kLinesFormat = {"lines", "every file", &SelectsAnyFile, &MakeLinesReader};
+// Text that does not open with markup or JSON: any such file is taken for one of the other
+// formats or refused, never read line by line by guess.
+bool RecognizesLines(absl::string_view head) {
+  const absl::string_view line = absl::StripLeadingAsciiWhitespace(FirstNonBlankLine(head));
+  return !line.empty() && line[0] != '<' && line[0] != '{' && line[0] != '[' &&
+         line.find('\0') == absl::string_view::npos;
+}
+
+const FormatSpec kLinesFormat = {"lines", "every file", &SelectsAnyFile, &MakeLinesReader,
+                                 &RecognizesLines};
 
 }  // namespace tandem::index_builder::internal

@@ -8,7 +8,9 @@
 #include <utility>
 
 #include "absl/strings/ascii.h"
+#include "absl/strings/numbers.h"
 #include "absl/strings/str_cat.h"
+#include "absl/strings/str_split.h"
 #include "base/status_macros.h"
 #include "index_builder/readers_internal.h"
 #include "index_builder/utf8.h"
@@ -83,6 +85,16 @@ std::unique_ptr<DocumentReader> MakeNplReader(InputFiles files, ReaderOptions op
 
 }  // namespace
 
-const FormatSpec kNplFormat = {"npl", "doc-text", &SelectsNplFile, &MakeNplReader};
+// A number alone on the first line, and a block end ("/" alone) further on.
+bool RecognizesNpl(absl::string_view head) {
+  uint64_t number = 0;
+  if (!absl::SimpleAtoi(absl::StripAsciiWhitespace(FirstNonBlankLine(head)), &number)) return false;
+  for (absl::string_view line : absl::StrSplit(head, '\n')) {
+    if (IsEndOfBlock(line)) return true;
+  }
+  return false;
+}
+
+const FormatSpec kNplFormat = {"npl", "doc-text", &SelectsNplFile, &MakeNplReader, &RecognizesNpl};
 
 }  // namespace tandem::index_builder::internal

@@ -45,7 +45,17 @@ struct FormatSpec {
   // directly as PATH is always read.
   bool (*selects)(const std::filesystem::path& file);
   std::unique_ptr<DocumentReader> (*make)(InputFiles files, ReaderOptions options);
+  // Whether a file's first bytes (up to kSniffBytes) look like this format, for --format auto.
+  bool (*recognizes)(absl::string_view head);
 };
+
+inline constexpr size_t kSniffBytes = 64 << 10;
+
+// The first line of `text` that is not blank, without its line end ("" when there is none).
+absl::string_view FirstNonBlankLine(absl::string_view text);
+
+// Whether JSON text holds the member name `key` ("\"key\"" followed by a colon).
+bool HasJsonMember(absl::string_view json, absl::string_view key);
 
 extern const FormatSpec kBeirFormat;
 extern const FormatSpec kEmailFormat;

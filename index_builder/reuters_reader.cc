@@ -11,6 +11,7 @@
 #include <utility>
 
 #include "absl/strings/ascii.h"
+#include "absl/strings/match.h"
 #include "absl/strings/str_cat.h"
 #include "base/status_macros.h"
 #include "index_builder/markup.h"
@@ -75,6 +76,9 @@ std::unique_ptr<DocumentReader> MakeReutersReader(InputFiles files, ReaderOption
 
 }  // namespace
 
-const FormatSpec kReutersFormat = {"reuters", "*.sgm", &SelectsSgmFile, &MakeReutersReader};
+bool RecognizesReuters(absl::string_view head) { return absl::StrContains(head, "<REUTERS"); }
+
+const FormatSpec kReutersFormat = {"reuters", "*.sgm", &SelectsSgmFile, &MakeReutersReader,
+                                   &RecognizesReuters};
 
 }  // namespace tandem::index_builder::internal

@@ -15,6 +15,7 @@
 
 #include "absl/strings/ascii.h"
 #include "absl/strings/match.h"
+#include "absl/strings/numbers.h"
 #include "absl/strings/str_cat.h"
 #include "absl/strings/str_join.h"
 #include "base/status_macros.h"
@@ -167,7 +168,15 @@ std::unique_ptr<DocumentReader> MakeSmartReader(InputFiles files, ReaderOptions 
 
 }  // namespace
 
+// The first line is ".I" and a number.
+bool RecognizesSmart(absl::string_view head) {
+  const absl::string_view line = absl::StripAsciiWhitespace(FirstNonBlankLine(head));
+  uint64_t number = 0;
+  return SectionLetter(line) == 'I' &&
+         absl::SimpleAtoi(absl::StripAsciiWhitespace(line.substr(2)), &number);
+}
+
 const FormatSpec kSmartFormat = {"smart", "*.all* files such as cran.all.1400, CISI.ALL, MED.ALL",
-                                 &SelectsSmartFile, &MakeSmartReader};
+                                 &SelectsSmartFile, &MakeSmartReader, &RecognizesSmart};
 
 }  // namespace tandem::index_builder::internal

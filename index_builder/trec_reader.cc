@@ -12,6 +12,7 @@
 #include <utility>
 
 #include "absl/strings/ascii.h"
+#include "absl/strings/match.h"
 #include "absl/strings/str_cat.h"
 #include "base/status_macros.h"
 #include "index_builder/markup.h"
@@ -96,6 +97,12 @@ std::unique_ptr<DocumentReader> MakeTrecReader(InputFiles files, ReaderOptions o
 
 }  // namespace
 
-const FormatSpec kTrecFormat = {"trec", "every file", &SelectsAnyFile, &MakeTrecReader};
+// SGML <DOC> elements with a <DOCNO> (not Reuters', whose <REUTERS> elements hold no <DOC>).
+bool RecognizesTrec(absl::string_view head) {
+  return absl::StrContains(head, "<DOC>") && absl::StrContains(head, "<DOCNO>");
+}
+
+const FormatSpec kTrecFormat = {"trec", "every file", &SelectsAnyFile, &MakeTrecReader,
+                                &RecognizesTrec};
 
 }  // namespace tandem::index_builder::internal

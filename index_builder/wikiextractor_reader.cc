@@ -13,6 +13,7 @@
 #include <utility>
 
 #include "absl/strings/ascii.h"
+#include "absl/strings/match.h"
 #include "absl/strings/str_cat.h"
 #include "base/status_macros.h"
 #include "index_builder/html_entities.h"
@@ -71,7 +72,12 @@ std::unique_ptr<DocumentReader> MakeWikiExtractorReader(InputFiles files, Reader
 
 }  // namespace
 
+bool RecognizesWikiExtractor(absl::string_view head) {
+  const absl::string_view line = absl::StripLeadingAsciiWhitespace(FirstNonBlankLine(head));
+  return absl::StartsWith(line, "<doc ") && absl::StrContains(line, "id=");
+}
+
 const FormatSpec kWikiExtractorFormat = {"wikiextractor", "every file", &SelectsAnyFile,
-                                         &MakeWikiExtractorReader};
+                                         &MakeWikiExtractorReader, &RecognizesWikiExtractor};
 
 }  // namespace tandem::index_builder::internal

@@ -8,15 +8,18 @@
 #include <chrono>
 #include <condition_variable>
 #include <cstdio>
+#include <cstring>
 #include <deque>
 #include <filesystem>
 #include <map>
+#include <memory>
 #include <mutex>
 #include <optional>
 #include <thread>
 #include <vector>
 
 #include "absl/container/flat_hash_map.h"
+#include "absl/container/flat_hash_set.h"
 #include "absl/strings/str_cat.h"
 #include "absl/strings/str_format.h"
 #include "absl/synchronization/mutex.h"
@@ -270,14 +273,46 @@ std::string HumanBytes(double b) {
 
 }  // namespace
 
+namespace {
+
+// The external ids read so far, each copied once into stable chunks: about 20 bytes per document
+// beyond the ids themselves. Used by the reading thread only.
+class ExternalIdSet {
+ public:
+  // True when `id` was not seen before (it is remembered from now on).
+  bool Insert(absl::string_view id) {
+    if (seen_.contains(id)) return false;
+    if (chunks_.empty() || chunk_used_ + id.size() > kChunkBytes) {
+      chunks_.push_back(std::make_unique<char[]>(std::max(kChunkBytes, id.size())));
+      chunk_used_ = 0;
+    }
+    char* copy = chunks_.back().get() + chunk_used_;
+    std::memcpy(copy, id.data(), id.size());
+    chunk_used_ += id.size();
+    seen_.insert(absl::string_view(copy, id.size()));
+    return true;
+  }
+
+ private:
+  static constexpr size_t kChunkBytes = 1 << 20;
+  std::vector<std::unique_ptr<char[]>> chunks_;
+  size_t chunk_used_ = 0;
+  absl::flat_hash_set<absl::string_view> seen_;
+};
+
+}  // namespace
+
 std::string BuildSummary::Describe() const {
   const double s = std::max(seconds, 1e-9);
   return absl::StrFormat(
-      "documents %d (%d bad, skipped), terms %d, postings %d, index %s (postings %s, %.2f "
+      "documents %d (%d bad, skipped%s), terms %d, postings %d, index %s (postings %s, %.2f "
       "bits/posting), %.1f s, %.0f docs/s, %.1f MB/s of text, %d spilled runs",
-      documents, bad_documents, terms, postings, HumanBytes(index_bytes),
-      HumanBytes(postings_bytes), bits_per_posting(), seconds, documents / s, text_bytes / 1e6 / s,
-      spilled_runs);
+      documents, bad_documents,
+      duplicate_documents == 0 ? std::string()
+                               : absl::StrFormat("; %d with a repeated id, skipped: the first kept",
+                                                 duplicate_documents),
+      terms, postings, HumanBytes(index_bytes), HumanBytes(postings_bytes), bits_per_posting(),
+      seconds, documents / s, text_bytes / 1e6 / s, spilled_runs);
 }
 
 absl::StatusOr<BuildSummary> BuildIndex(DocumentReader& reader, const std::string& output,
@@ -324,6 +359,9 @@ absl::StatusOr<BuildSummary> BuildIndex(DocumentReader& reader, const std::strin
   const bool show_progress = options.progress && ::isatty(STDERR_FILENO);
   auto last_progress = start;
   absl::Status read_status;
+  ExternalIdSet ids;
+  uint64_t duplicates = 0;
+  std::string first_duplicate;  // "'id' at file:line"
   uint64_t next_docid = 0;
   uint64_t batch_index = 0;
   Batch batch;
@@ -345,6 +383,12 @@ absl::StatusOr<BuildSummary> BuildIndex(DocumentReader& reader, const std::strin
     if (options.input_check) {
       read_status = options.input_check();
       if (!read_status.ok()) break;
+    }
+    if (!ids.Insert(doc.external_id)) {
+      if (duplicates++ == 0) {
+        first_duplicate = absl::StrCat("'", doc.external_id, "' at ", doc.location);
+      }
+      continue;
     }
     if (next_docid + batch.docs.size() >= UINT32_MAX - 1) {
       read_status = absl::ResourceExhaustedError("an index holds at most 2^32 - 2 documents");
@@ -375,8 +419,22 @@ absl::StatusOr<BuildSummary> BuildIndex(DocumentReader& reader, const std::strin
     if (!build.finished_rows.empty()) return absl::InternalError("document rows left unwritten");
   }
 
+  if (duplicates > 0 && options.duplicate_ids == DuplicateIds::kFail) {
+    return absl::InvalidArgumentError(absl::StrCat(
+        duplicates,
+        " document(s) repeat the external id of an earlier one (the first: ", first_duplicate,
+        "); nothing was written. --duplicate-ids keep-first keeps the first document of each id"));
+  }
+  if (writer->num_docs() == 0) {
+    return absl::InvalidArgumentError(
+        "the input holds no documents that could be read; nothing was written (is --format "
+        "right? --format auto tells it from the files)");
+  }
+  if (options.before_write) TANDEM_RETURN_IF_ERROR(options.before_write(writer->num_docs()));
+
   BuildSummary summary;
   summary.documents = writer->num_docs();
+  summary.duplicate_documents = duplicates;
   summary.text_bytes = build.text_bytes;
   summary.spilled_runs = build.runs.size();
   TANDEM_RETURN_IF_ERROR(writer->FinishDocuments());

@@ -23,6 +23,12 @@
 
 namespace tandem::index_builder {
 
+// What a build does with a document whose external id an earlier document already has.
+enum class DuplicateIds {
+  kFail,       // read on to count them all, then fail the build; nothing is written
+  kKeepFirst,  // skip the later documents, count them, and say so in the summary
+};
+
 struct InverterOptions {
   int threads = 0;                            // 0: hardware concurrency
   uint64_t memory_budget_bytes = 1ull << 30;  // for all in-memory runs together
@@ -31,11 +37,17 @@ struct InverterOptions {
   // Called after every document read; a non-OK status stops the build with that status (--strict
   // uses it to fail on the first bad document).
   std::function<absl::Status()> input_check;
+  // Called once the whole input is read, with the number of documents kept, before anything is
+  // written to the output; a non-OK status fails the build (tandem-index checks the share of bad
+  // documents here). Whatever fails, an index already at the output stays as it was.
+  std::function<absl::Status(uint64_t documents)> before_write;
+  DuplicateIds duplicate_ids = DuplicateIds::kFail;
 };
 
 struct BuildSummary {
   uint64_t documents = 0;
-  uint64_t bad_documents = 0;  // reported and skipped by the reader
+  uint64_t bad_documents = 0;        // reported and skipped by the reader
+  uint64_t duplicate_documents = 0;  // skipped for an earlier document's id (kKeepFirst)
   uint64_t terms = 0;
   uint64_t postings = 0;
   uint64_t index_bytes = 0;
@@ -53,6 +65,9 @@ struct BuildSummary {
 
 // Reads every document of `reader` and writes the index to `output`. The reader's bad-document
 // callback is left to the caller (strict mode: make it record the error and return it afterwards).
+// An input with no documents is INVALID_ARGUMENT, and so are repeated external ids under
+// DuplicateIds::kFail (the message names the first repeat and its place); in every failure the
+// output is left as it was.
 absl::StatusOr<BuildSummary> BuildIndex(DocumentReader& reader, const std::string& output,
                                         const index::IndexWriterOptions& writer_options,
                                         const InverterOptions& options);

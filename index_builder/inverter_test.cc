@@ -91,13 +91,106 @@ TEST(InverterStrictTest, InputCheckStopsTheBuildAndLeavesNoIndex) {
   EXPECT_FALSE(std::filesystem::exists(tmp.path() + "/out"));
 }
 
-TEST(InverterStrictTest, EmptyInputBuildsAnEmptyIndex) {
-  VectorReader reader({});
+// Serves (external id, text) pairs.
+class IdReader : public DocumentReader {
+ public:
+  explicit IdReader(std::vector<std::pair<std::string, std::string>> docs)
+      : docs_(std::move(docs)) {}
+  absl::StatusOr<bool> Next(Document* doc) override {
+    if (next_ == docs_.size()) return false;
+    doc->Clear();
+    doc->external_id = docs_[next_].first;
+    doc->text = docs_[next_].second;
+    doc->location = absl::StrCat("mem:", next_ + 1);
+    ++next_;
+    return true;
+  }
+
+ private:
+  std::vector<std::pair<std::string, std::string>> docs_;
+  size_t next_ = 0;
+};
+
+// An index at `dir` with one document "old".
+void BuildOldIndex(const std::string& dir) {
+  IdReader reader(std::vector<std::pair<std::string, std::string>>{{"old", "previous index"}});
+  ASSERT_TRUE(BuildIndex(reader, dir, {}, {}).ok());
+}
+
+void ExpectOldIndex(const std::string& dir) {
+  absl::StatusOr<std::unique_ptr<index::Index>> idx = index::Index::Open(dir);
+  ASSERT_TRUE(idx.ok()) << idx.status();
+  ASSERT_EQ((*idx)->num_docs(), 1u);
+  EXPECT_EQ((*idx)->external_id(0), "old");
+}
+
+TEST(InverterInputTest, AnInputWithoutDocumentsFailsAndLeavesTheOldIndex) {
   testing::TempDir tmp;
-  auto s = BuildIndex(reader, tmp.path() + "/out", {}, {});
+  const std::string out = tmp.path() + "/out";
+  BuildOldIndex(out);
+  VectorReader reader({});
+  auto s = BuildIndex(reader, out, {}, {});
+  EXPECT_EQ(s.status().code(), absl::StatusCode::kInvalidArgument);
+  EXPECT_THAT(std::string(s.status().message()), ::testing::HasSubstr("no documents"));
+  ExpectOldIndex(out);
+  // Nothing but the old index is left beside it.
+  for (const auto& e : std::filesystem::directory_iterator(tmp.path())) {
+    EXPECT_EQ(e.path().filename().string(), "out");
+  }
+}
+
+TEST(InverterInputTest, RepeatedIdsFailByDefaultNamingTheFirstRepeat) {
+  testing::TempDir tmp;
+  const std::string out = tmp.path() + "/out";
+  BuildOldIndex(out);
+  IdReader reader({{"a", "one"}, {"b", "two"}, {"a", "three"}, {"c", "four"}, {"b", "five"}});
+  auto s = BuildIndex(reader, out, {}, {});
+  ASSERT_EQ(s.status().code(), absl::StatusCode::kInvalidArgument);
+  EXPECT_THAT(std::string(s.status().message()),
+              ::testing::AllOf(::testing::StartsWith("2 document(s) repeat the external id"),
+                               ::testing::HasSubstr("the first: 'a' at mem:3"),
+                               ::testing::HasSubstr("--duplicate-ids keep-first")));
+  ExpectOldIndex(out);
+}
+
+TEST(InverterInputTest, KeepFirstSkipsTheLaterDocumentsOfAnId) {
+  testing::TempDir tmp;
+  const std::string out = tmp.path() + "/out";
+  IdReader reader({{"a", "one"}, {"b", "two"}, {"a", "three"}, {"c", "four"}, {"b", "five"}});
+  InverterOptions options;
+  options.duplicate_ids = DuplicateIds::kKeepFirst;
+  auto s = BuildIndex(reader, out, {}, options);
   ASSERT_TRUE(s.ok()) << s.status();
-  EXPECT_EQ(s->documents, 0u);
-  EXPECT_TRUE(index::Index::Open(tmp.path() + "/out").ok());
+  EXPECT_EQ(s->documents, 3u);
+  EXPECT_EQ(s->duplicate_documents, 2u);
+  EXPECT_THAT(s->Describe(), ::testing::HasSubstr("2 with a repeated id, skipped: the first kept"));
+  auto idx = index::Index::Open(out, {.verify_lists = true});
+  ASSERT_TRUE(idx.ok()) << idx.status();
+  ASSERT_EQ((*idx)->num_docs(), 3u);
+  EXPECT_EQ((*idx)->external_id(0), "a");
+  EXPECT_EQ((*idx)->external_id(1), "b");
+  EXPECT_EQ((*idx)->external_id(2), "c");
+  const testing::DecodedLists lists = Dump(**idx);
+  EXPECT_TRUE(lists.contains("on"));  // "one", stemmed
+  EXPECT_FALSE(lists.contains("three"));
+  EXPECT_FALSE(lists.contains("five"));
+}
+
+TEST(InverterInputTest, BeforeWriteSeesTheDocumentCountAndCanRefuse) {
+  testing::TempDir tmp;
+  const std::string out = tmp.path() + "/out";
+  BuildOldIndex(out);
+  IdReader reader({{"a", "one"}, {"b", "two"}});
+  InverterOptions options;
+  uint64_t seen = 0;
+  options.before_write = [&](uint64_t documents) {
+    seen = documents;
+    return absl::InvalidArgumentError("too many bad documents");
+  };
+  auto s = BuildIndex(reader, out, {}, options);
+  EXPECT_EQ(s.status().message(), "too many bad documents");
+  EXPECT_EQ(seen, 2u);
+  ExpectOldIndex(out);
 }
 
 }  // namespace

@@ -33,7 +33,8 @@
 
 ABSL_FLAG(std::string, input, "", "build: input file or directory");
 ABSL_FLAG(std::string, format, "",
-          "build: input format (beir, trec, smart, npl, reuters, wikiextractor, email, lines)");
+          "build: input format (auto, beir, trec, smart, npl, reuters, wikiextractor, email, "
+          "lines); auto tells it from the first files and says which it picked");
 ABSL_FLAG(std::string, output, "",
           "build, synth: index directory to create (replaced atomically if it holds an index)");
 ABSL_FLAG(std::string, codec, "pfor",
@@ -42,6 +43,12 @@ ABSL_FLAG(std::string, codec, "pfor",
 ABSL_FLAG(int, threads, 0, "build, synth, gpu-layouts: worker threads (0: all cores)");
 ABSL_FLAG(bool, strict, false,
           "build: stop at the first malformed document instead of skipping it");
+ABSL_FLAG(double, max_bad_fraction, 0.01,
+          "build: fail, leaving any index at --output as it was, when more than this share of "
+          "the documents read are malformed (1 keeps every good document whatever the share)");
+ABSL_FLAG(std::string, duplicate_ids, "fail",
+          "build: documents that repeat an earlier document's external id: fail (count them "
+          "all, write nothing) or keep-first (skip the later ones and say how many)");
 ABSL_FLAG(int, memory_mb, 1024, "build: memory budget for in-memory runs before spilling to disk");
 ABSL_FLAG(std::string, tokenizer, "standard",
           "build: tokenizer (standard = Unicode UAX#29 words, alnum = [a-z0-9]+)");
@@ -81,6 +88,27 @@ int Build() {
         absl::StrCat("build needs --input PATH --format FORMAT --output DIR (formats: ",
                      absl::StrJoin(DocumentFormatNames(), ", "), ")")));
   }
+  const double max_bad_fraction = absl::GetFlag(FLAGS_max_bad_fraction);
+  if (!(max_bad_fraction >= 0 && max_bad_fraction <= 1)) {
+    return Fail(absl::InvalidArgumentError(
+        absl::StrCat("--max-bad-fraction must be between 0 and 1, got ", max_bad_fraction)));
+  }
+  const std::string duplicate_ids = absl::GetFlag(FLAGS_duplicate_ids);
+  if (duplicate_ids != "fail" && duplicate_ids != "keep-first") {
+    return Fail(absl::InvalidArgumentError(
+        absl::StrCat("--duplicate-ids must be fail or keep-first, got \"", duplicate_ids, "\"")));
+  }
+  std::string format_used = format;
+  if (format == "auto") {
+    absl::StatusOr<DetectedFormat> detected = DetectDocumentFormat(input);
+    if (!detected.ok()) return Fail(detected.status());
+    format_used = detected->format;
+    std::fprintf(stderr,
+                 "tandem-index: --format auto: reading %s as %s (%zu of the %zu files "
+                 "sampled look like it)\n",
+                 input.c_str(), format_used.c_str(), detected->files_recognized,
+                 detected->files_sampled);
+  }
   const bool quiet = absl::GetFlag(FLAGS_quiet);
   uint64_t bad = 0;
   absl::Status first_bad;
@@ -92,7 +120,7 @@ int Build() {
       std::fprintf(stderr, "tandem-index: skipped: %s\n", std::string(s.message()).c_str());
   };
   absl::StatusOr<std::unique_ptr<DocumentReader>> reader =
-      OpenDocumentReader(format, input, reader_options);
+      OpenDocumentReader(format_used, input, reader_options);
   if (!reader.ok()) return Fail(reader.status());
 
   index::IndexWriterOptions w;
@@ -100,13 +128,25 @@ int Build() {
   w.analyzer.tokenizer = absl::GetFlag(FLAGS_tokenizer);
   w.analyzer.stopwords = absl::GetFlag(FLAGS_stopwords);
   w.analyzer.stemmer = absl::GetFlag(FLAGS_stemmer);
-  w.source_format = format;
+  w.source_format = format_used;
   w.source_input = input;
   InverterOptions options;
   options.threads = absl::GetFlag(FLAGS_threads);
   options.memory_budget_bytes = static_cast<uint64_t>(std::max(16, absl::GetFlag(FLAGS_memory_mb)))
                                 << 20;
   options.progress = !quiet;
+  options.duplicate_ids = duplicate_ids == "fail" ? DuplicateIds::kFail : DuplicateIds::kKeepFirst;
+  options.before_write = [&](uint64_t documents) -> absl::Status {
+    const double read = static_cast<double>(documents + bad);
+    if (bad > 0 && static_cast<double>(bad) > max_bad_fraction * read) {
+      return absl::InvalidArgumentError(absl::StrFormat(
+          "%d of the %d documents read (%.1f%%) are malformed, more than --max-bad-fraction "
+          "%g allows; nothing was written (the first: %s). Is --format right?",
+          bad, static_cast<uint64_t>(read), 100.0 * bad / read, max_bad_fraction,
+          first_bad.message()));
+    }
+    return absl::OkStatus();
+  };
   if (absl::GetFlag(FLAGS_strict)) {
     options.input_check = [&]() -> absl::Status {
       if (first_bad.ok()) return absl::OkStatus();
@@ -271,9 +311,10 @@ int GpuLayouts(const std::string& dir) {
 std::string Usage() {
   return absl::StrCat(
       "tandem-index builds and inspects Tandem indexes.\n"
-      "  tandem-index build --input PATH --format FORMAT --output DIR [--codec ",
+      "  tandem-index build --input PATH --format FORMAT|auto --output DIR [--codec ",
       absl::StrJoin(tandem::index::BlockCodecNames(), "|"),
-      "] [--threads N] [--strict]\n"
+      "] [--threads N]\n"
+      "      [--strict | --max-bad-fraction F] [--duplicate-ids fail|keep-first]\n"
       "  tandem-index synth --docs N --termstats FILE --doclengths FILE [--queries FILE,...]\n"
       "      --vocabulary query-terms|all [--postings-per-doc P] [--clustering F] --seed S\n"
       "      --output DIR\n"

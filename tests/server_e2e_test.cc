@@ -567,6 +567,23 @@ TEST_F(ServerE2eTest, ReflectionListsAndDescribesTheService) {
                                                          "GetIndexInfo"));
   }
   EXPECT_TRUE(found);
+
+  // Every service it lists, health included, can be described (buf curl --list-methods, grpcurl).
+  for (const std::string& service : *services) {
+    absl::StatusOr<std::vector<std::string>> described =
+        ReflectionFileContainingSymbol(channel, service);
+    EXPECT_TRUE(described.ok()) << service << ": " << described.status();
+  }
+  absl::StatusOr<std::vector<std::string>> health =
+      ReflectionFileContainingSymbol(channel, "grpc.health.v1.Health");
+  ASSERT_TRUE(health.ok()) << health.status();
+  google::protobuf::FileDescriptorProto file;
+  ASSERT_TRUE(file.ParseFromString(health->front()));
+  EXPECT_EQ(file.name(), "grpc/health/v1/health.proto");
+  ASSERT_EQ(file.service_size(), 1);
+  std::vector<std::string> methods;
+  for (const auto& m : file.service(0).method()) methods.push_back(m.name());
+  EXPECT_THAT(methods, ::testing::UnorderedElementsAre("Check", "Watch"));
 }
 
 TEST_F(ServerE2eTest, MetricsCountQueriesAndPassPromtool) {

@@ -1,10 +1,14 @@
 #!/usr/bin/env bash
 # Packs built binaries, the non-system shared libraries they load (absl, ICU, gRPC, ...; the GPU
-# machine has none of them) and optional data files into .gpu-bundle (git-ignored), so the device
-# tool can carry them (64 MiB limit). On the GPU machine:
+# machine has none of them) and optional data files into .gpu-bundle (git-ignored), to be copied to
+# the GPU machine (64 MiB at most). There:
 #   export LD_LIBRARY_PATH=$PWD/.gpu-bundle/lib; .gpu-bundle/bin/tandem-index ...
 # Usage: deploy/gpu-bundle.sh BINARY... [-- DATA_FILE...]
 set -euo pipefail
+if (($# == 0)) || [[ "$1" == "-h" || "$1" == "--help" ]]; then
+  sed -n '2,6p' "$0" | sed 's/^# \{0,1\}//'
+  (($# == 0)) && exit 2 || exit 0
+fi
 cd "$(dirname "$0")/.."
 OUT=.gpu-bundle
 rm -rf "$OUT"

@@ -245,7 +245,14 @@ int Lookup(const std::string& dir, const std::string& raw) {
   std::optional<index::TermInfo> info = idx.Lookup(term);
   if (!info) {
     std::string analyzed;
-    if (idx.analyzer().Normalize(raw, &analyzed) && analyzed != raw) {
+    if (!idx.analyzer().Normalize(raw, &analyzed)) {
+      std::fprintf(stderr,
+                   "tandem-index: '%s' is a stop word of this index's analyzer (%s): it is not "
+                   "indexed, and queries drop it\n",
+                   raw.c_str(), idx.analyzer().config().Describe().c_str());
+      return 2;
+    }
+    if (analyzed != raw) {
       info = idx.Lookup(analyzed);
       if (info) {
         std::printf("'%s' is not an index term; its analyzed form '%s' is:\n", raw.c_str(),

@@ -138,8 +138,9 @@ absl::StatusOr<EngineSet> CreateEngines(const index::Index& index, const EngineO
     why = device.status();
   }
 #else
-  absl::Status why =
-      absl::UnimplementedError("this build has no CUDA support (TANDEM_ENABLE_GPU=OFF)");
+  absl::Status why = absl::UnimplementedError(
+      "this build has no CUDA support (no CUDA compiler was found when it "
+      "was configured, or it was configured with -DTANDEM_ENABLE_GPU=OFF)");
 #endif
   if (options.gpu == GpuMode::kRequired) {
     return absl::FailedPreconditionError(

@@ -9,6 +9,7 @@
 #include <utility>
 
 #include "absl/strings/match.h"
+#include "absl/strings/numbers.h"
 #include "absl/strings/str_cat.h"
 #include "base/read_file.h"
 #include "base/status_macros.h"
@@ -65,6 +66,23 @@ std::string WithPort(const std::string& address, int port) {
   const size_t colon = address.rfind(':');
   const std::string host = colon == std::string::npos ? address : address.substr(0, colon);
   return absl::StrCat(host, ":", port);
+}
+
+// gRPC takes a port above 65535 modulo 2^16 ("127.0.0.1:99999" listened on 34463): a host:port
+// address must have a port from 0 to 65535. Other URIs (unix:PATH) are gRPC's to check.
+absl::Status CheckListenPort(const std::string& address) {
+  if (absl::StartsWith(address, "unix:") || absl::StartsWith(address, "unix-abstract:")) {
+    return absl::OkStatus();
+  }
+  const size_t colon = address.rfind(':');
+  const std::string port = colon == std::string::npos ? "" : address.substr(colon + 1);
+  int value = -1;
+  if (port.empty() || port.find_first_not_of("0123456789") != std::string::npos ||
+      !absl::SimpleAtoi(port, &value) || value > 65535) {
+    return absl::InvalidArgumentError(
+        absl::StrCat("cannot listen on ", address, ": the port must be a number from 0 to 65535"));
+  }
+  return absl::OkStatus();
 }
 
 // gRPC logs why a bind failed; this keeps the one fact an operator needs.
@@ -178,6 +196,7 @@ absl::Status Server::Start(const ServerOptions& options) {
   grpc::reflection::InitProtoReflectionServerBuilderPlugin();
   grpc::ServerBuilder builder;
   int port = 0;
+  TANDEM_RETURN_IF_ERROR(CheckListenPort(grpc.listen));
   builder.AddListeningPort(grpc.listen, credentials, &port);
   builder.RegisterService(service_.get());
   builder.SetMaxReceiveMessageSize(grpc.max_receive_message_bytes);

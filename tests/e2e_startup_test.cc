@@ -148,6 +148,12 @@ TEST_F(StartupE2eTest, HelpAndVersion) {
 // Options that parse but cannot be used: exit status 1 and one line saying which and why.
 TEST_F(StartupE2eTest, StartupFailuresExitNonZeroWithOneLine) {
   ExpectStartupFailure({"--listen", "127.0.0.1:0"}, "--index is required");
+  // gRPC would listen on a port above 65535 modulo 2^16.
+  ExpectStartupFailure({"--index", index_->dir(), "--gpu", "off", "--listen", "127.0.0.1:99999"},
+                       "cannot listen on 127.0.0.1:99999: the port must be a number from 0 to "
+                       "65535");
+  ExpectStartupFailure({"--index", index_->dir(), "--gpu", "off", "--listen", "127.0.0.1:port"},
+                       "the port must be a number from 0 to 65535");
   ExpectStartupFailure({"--index", "/nonexistent/tandem-index", "--listen", "127.0.0.1:0"},
                        "cannot open index: ");
   ExpectStartupFailure({"--index", index_->dir(), "--scheduler", "hybrid", "--tune-max-wait",

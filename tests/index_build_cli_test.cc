@@ -147,5 +147,20 @@ TEST_F(IndexBuildCliTest, FormatAutoSaysWhatItPicked) {
   EXPECT_THAT(unknown.err, HasSubstr("cannot tell the format of " + input));
 }
 
+TEST_F(IndexBuildCliTest, LookupSaysWhenATermIsAStopWord) {
+  absl::StatusOr<ProcessResult> run = RunProcess(TANDEM_INDEX_BINARY, {"lookup", out_, "The"});
+  ASSERT_TRUE(run.ok()) << run.status();
+  EXPECT_EQ(run->exit_code, 2);
+  EXPECT_EQ(run->err,
+            "tandem-index: 'The' is a stop word of this index's analyzer "
+            "(standard+possessive+lowercase+stop(lucene)+porter): it is not indexed, and queries "
+            "drop it\n");
+  absl::StatusOr<ProcessResult> absent =
+      RunProcess(TANDEM_INDEX_BINARY, {"lookup", out_, "zzzqqq"});
+  ASSERT_TRUE(absent.ok());
+  EXPECT_EQ(absent->exit_code, 2);
+  EXPECT_THAT(absent->err, HasSubstr("'zzzqqq' is not in the index"));
+}
+
 }  // namespace
 }  // namespace tandem::testing

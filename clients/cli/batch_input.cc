@@ -14,10 +14,15 @@ BatchQuery ParseBatchLine(absl::string_view line, size_t line_number) {
   }
   const size_t colon = line.find(':');
   if (colon != absl::string_view::npos && colon > 0) {
+    // Query log ids are numbers or carry one ("701", "q12"); a word before a colon ("re: free
+    // money", "http://...") is text.
     const absl::string_view id = line.substr(0, colon);
-    bool has_space = false;
-    for (char c : id) has_space |= absl::ascii_isspace(static_cast<unsigned char>(c));
-    if (!has_space) return {std::string(id), std::string(line.substr(colon + 1))};
+    bool has_space = false, has_digit = false;
+    for (char c : id) {
+      has_space |= absl::ascii_isspace(static_cast<unsigned char>(c));
+      has_digit |= absl::ascii_isdigit(static_cast<unsigned char>(c));
+    }
+    if (!has_space && has_digit) return {std::string(id), std::string(line.substr(colon + 1))};
   }
   return {absl::StrCat(line_number), std::string(line)};
 }

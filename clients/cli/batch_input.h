@@ -3,6 +3,7 @@
 // Reads the queries of `tandem-cli batch`, one per line, in the formats of the common query logs:
 //   id<TAB>text      MS MARCO, BEIR queries.tsv
 //   id:text          TREC efficiency topics, Million Query ("12:foo bar"); the id has no spaces
+//                    and holds a digit, so "re: free money" is text
 //   text             anything else; the id is the line number (1-based)
 // Blank lines are skipped; a trailing CR (Windows line ends) is dropped.
 //

@@ -21,6 +21,10 @@ TEST(BatchInputTest, LineFormats) {
   EXPECT_EQ(ParseBatchLine("what is it: a question", 3),
             (BatchQuery{"3", "what is it: a question"}));
   EXPECT_EQ(ParseBatchLine(":leading colon", 4), (BatchQuery{"4", ":leading colon"}));
+  // A word without a digit before a colon is text: a mail subject, a URL.
+  EXPECT_EQ(ParseBatchLine("re: free money", 5), (BatchQuery{"5", "re: free money"}));
+  EXPECT_EQ(ParseBatchLine("http://example.com", 6), (BatchQuery{"6", "http://example.com"}));
+  EXPECT_EQ(ParseBatchLine("q12:a query", 8), (BatchQuery{"q12", "a query"}));
   EXPECT_EQ(ParseBatchLine("q2\tcr line\r", 1), (BatchQuery{"q2", "cr line"}));
 }
 

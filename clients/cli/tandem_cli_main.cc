@@ -2,7 +2,8 @@
 //
 //   tandem-cli [--server 127.0.0.1:50051] search [--mode and|or|and_or] [--k 10]
 //              [--engine auto|cpu|gpu] [--json] [--timeout 5s] QUERY TEXT...
-//   tandem-cli batch [FILE|-]        queries one per line: text, id<TAB>text or id:text
+//   tandem-cli batch [FILE|-]        queries one per line: text, id<TAB>text or id:text (an id
+//                                    holds a digit)
 //   tandem-cli health [--service NAME]
 //   tandem-cli info
 // TLS: --tls (system roots), --tls-ca FILE, --tls-cert FILE --tls-key FILE (mutual TLS),

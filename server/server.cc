@@ -27,6 +27,7 @@
 #include "server/executor_factory.h"
 #include "server/grpc_log.h"
 #include "server/metrics_endpoint.h"
+#include "server/process_metrics.h"
 #include "server/query_dispatcher.h"
 #include "server/search_service.h"
 
@@ -174,7 +175,9 @@ absl::Status Server::Start(const ServerOptions& options) {
       SearchServiceOptions{.max_response_bytes = static_cast<size_t>(grpc.max_send_message_bytes)});
 
   if (!options.metrics_listen.empty()) {
-    std::vector<std::weak_ptr<prometheus::Collectable>> collectables = {registry_};
+    process_metrics_ = std::make_shared<ProcessMetrics>();
+    std::vector<std::weak_ptr<prometheus::Collectable>> collectables = {registry_,
+                                                                        process_metrics_};
     if (engines_.gpu_batching != nullptr) {
       batch_metrics_ = std::make_shared<BatchMetrics>(*engines_.gpu_batching);
       collectables.push_back(batch_metrics_);

@@ -39,6 +39,7 @@ class Index;
 namespace tandem::server {
 
 class MetricsEndpoint;
+class ProcessMetrics;
 
 class BatchMetrics;
 class QueryDispatcher;
@@ -143,6 +144,7 @@ class Server {
   std::unique_ptr<SearchService> service_;
   std::unique_ptr<grpc::Server> grpc_server_;
   std::shared_ptr<BatchMetrics> batch_metrics_;  // with GPU batches; scraped by the endpoint
+  std::shared_ptr<ProcessMetrics> process_metrics_;
   std::unique_ptr<MetricsEndpoint> metrics_endpoint_;
   std::string address_;
   std::string metrics_address_;

@@ -593,6 +593,10 @@ TEST_F(ServerE2eTest, MetricsCountQueriesAndPassPromtool) {
   EXPECT_EQ(MetricSum(before, "tandem_index_terms"), index_->index().num_terms());
   EXPECT_EQ(MetricSum(before, "tandem_index_size_bytes"), index_->index().index_bytes());
   EXPECT_EQ(MetricSum(before, "tandem_admission_queue_capacity"), 8.0);  // 4 x 2 threads
+  // The process series every exporter has, the server's own.
+  EXPECT_GT(MetricSum(before, "process_resident_memory_bytes"), 1 << 20);
+  EXPECT_GT(MetricSum(before, "process_open_fds"), 0.0);
+  EXPECT_GT(MetricSum(before, "process_start_time_seconds"), 1.7e9);
 
   uint64_t postings = 0;
   for (int i = 0; i < 3; ++i) {

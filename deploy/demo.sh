@@ -34,7 +34,7 @@ fi
 step() { printf '\n\033[1m== %s\033[0m\n' "$*"; }
 
 step "1/6 Debian packages"
-./deploy/setup-debian.sh
+./deploy/setup-debian.sh --demo
 
 step "2/6 build"
 ./deploy/build.sh

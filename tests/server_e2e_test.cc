@@ -5,6 +5,7 @@
 #include <sys/socket.h>
 #include <unistd.h>
 
+#include <cstdlib>
 #include <future>
 #include <random>
 #include <string>
@@ -586,7 +587,7 @@ TEST_F(ServerE2eTest, ReflectionListsAndDescribesTheService) {
   EXPECT_THAT(methods, ::testing::UnorderedElementsAre("Check", "Watch"));
 }
 
-TEST_F(ServerE2eTest, MetricsCountQueriesAndPassPromtool) {
+TEST_F(ServerE2eTest, MetricsCountQueriesAndPassTheFormatChecks) {
   const std::string before = Scrape();
   EXPECT_EQ(MetricSum(before, "tandem_build_info", {{"gpu", "false"}}), 1.0);
   EXPECT_EQ(MetricSum(before, "tandem_index_documents"), index_->index().num_docs());
@@ -632,8 +633,19 @@ TEST_F(ServerE2eTest, MetricsCountQueriesAndPassPromtool) {
   EXPECT_EQ(MetricSum(after, "tandem_queries_in_flight"), 0.0);
   EXPECT_EQ(MetricSum(after, "tandem_admission_queue_depth"), 0.0);
 
+  // The exposition format, by the Prometheus Python client's parser and promtool's lint rules
+  // (tests/check_metrics_format.py); by promtool itself where it is installed.
+  const char* source = std::getenv("TANDEM_SOURCE_DIR");
+  absl::StatusOr<ProcessResult> parsed =
+      RunProcess("/usr/bin/python3",
+                 {absl::StrCat(source != nullptr ? source : ".", "/tests/check_metrics_format.py")},
+                 kE2eTimeout, after);
+  ASSERT_TRUE(parsed.ok()) << parsed.status();
+  EXPECT_EQ(parsed->exit_code, 0) << parsed->out << parsed->err;
+  EXPECT_EQ(parsed->out + parsed->err, "") << "format findings";
+
   const std::string promtool = FindInPath("promtool");
-  if (promtool.empty()) GTEST_SKIP() << "promtool is not installed; the format check is skipped";
+  if (promtool.empty()) return;
   absl::StatusOr<ProcessResult> check =
       RunProcess(promtool, {"check", "metrics"}, kE2eTimeout, after);
   ASSERT_TRUE(check.ok()) << check.status();

@@ -128,6 +128,8 @@ class Index {
   const uint32_t* doc_lengths() const { return doc_lengths_; }
   absl::string_view external_id(uint32_t docid) const;
   std::vector<std::pair<absl::string_view, absl::string_view>> stored_fields(uint32_t docid) const;
+  // Bytes of every document's stored fields together.
+  uint64_t stored_field_bytes() const { return field_pool_.size(); }
   // Bm25DocNorm of every document under manifest().bm25, computed once at Open.
   const float* default_doc_norms() const { return default_norms_.data(); }
 

@@ -1,5 +1,6 @@
 #include "server/query_dispatcher.h"
 
+#include <algorithm>
 #include <utility>
 
 #include "absl/strings/cord.h"
@@ -61,7 +62,26 @@ struct QueryDispatcher::JobState {
   std::vector<std::string> request_id;
   std::vector<index::QueryMode> mode;
   std::vector<std::vector<std::string>> terms;
+  // The stored fields each hit carries: none, all ("*"), or these names.
+  std::vector<std::vector<std::string>> fields;
 };
+
+namespace {
+
+// The stored fields of `docid` that `wanted` names ("*": all), in the document's order.
+void AddStoredFields(const index::Index& index, uint32_t docid,
+                     const std::vector<std::string>& wanted, tandem::v1::Hit* hit) {
+  const bool all = std::find(wanted.begin(), wanted.end(), "*") != wanted.end();
+  for (const auto& [name, value] : index.stored_fields(docid)) {
+    if (all || std::find(wanted.begin(), wanted.end(), name) != wanted.end()) {
+      tandem::v1::StoredField* field = hit->add_fields();
+      field->set_name(name.data(), name.size());
+      field->set_value(value.data(), value.size());
+    }
+  }
+}
+
+}  // namespace
 
 QueryDispatcher::QueryDispatcher(const index::Index& index, scheduler::QueryExecutor& executor,
                                  QueryMetrics& metrics, const RequestLimits& limits, LogSink log)
@@ -102,7 +122,13 @@ absl::Status QueryDispatcher::Dispatch(absl::Span<const SearchRequest* const> re
       continue;
     }
     state->request_index.push_back(i);
-    state->response_bytes.push_back(uint64_t{task->query.k} * kResponseBytesPerHit);
+    // A hit with stored fields is counted with twice the average document's stored bytes.
+    const uint64_t fields_per_hit = requests[i]->fields().empty() || index_.num_docs() == 0
+                                        ? 0
+                                        : 2 * index_.stored_field_bytes() / index_.num_docs();
+    state->response_bytes.push_back(uint64_t{task->query.k} *
+                                    (kResponseBytesPerHit + fields_per_hit));
+    state->fields.emplace_back(requests[i]->fields().begin(), requests[i]->fields().end());
     state->request_id.push_back(requests[i]->request_id());
     state->mode.push_back(task->query.mode);
     std::vector<std::string>& terms = state->terms.emplace_back();
@@ -234,6 +260,7 @@ void QueryDispatcher::Complete(JobState& job, size_t task, scheduler::QueryOutco
       h->set_score(hit.score);
       const absl::string_view id = index_.external_id(hit.docid);
       h->set_external_id(id.data(), id.size());
+      if (!job.fields[task].empty()) AddStoredFields(index_, hit.docid, job.fields[task], h);
     }
     tandem::v1::QueryStats* stats = r.mutable_stats();
     stats->set_engine(outcome.engine);

@@ -114,6 +114,16 @@ absl::StatusOr<scheduler::QueryTask> ParseSearchRequest(const SearchRequest& req
     return absl::InvalidArgumentError(absl::StrFormat(
         "request_id has %d bytes, at most %d", request.request_id().size(), kMaxRequestIdBytes));
   }
+  if (request.fields_size() > kMaxFieldNames) {
+    return absl::InvalidArgumentError(absl::StrFormat("fields names %d stored fields, at most %d",
+                                                      request.fields_size(), kMaxFieldNames));
+  }
+  for (const std::string& name : request.fields()) {
+    if (name.empty() || name.size() > kMaxFieldNameBytes) {
+      return absl::InvalidArgumentError(absl::StrFormat(
+          "fields: a field name has 1 to %d bytes, got %d", kMaxFieldNameBytes, name.size()));
+    }
+  }
   TANDEM_ASSIGN_OR_RETURN(task.query.mode, ParseMode(request.mode()));
   TANDEM_ASSIGN_OR_RETURN(task.engine, ParseEngine(request.engine()));
   if (request.k() > index::kMaxK) {

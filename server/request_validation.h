@@ -28,6 +28,9 @@ namespace tandem::server {
 
 // request_id is echoed in every response: a caller's id, not a payload.
 inline constexpr size_t kMaxRequestIdBytes = 256;
+// SearchRequest.fields: how many stored-field names, and how long each.
+inline constexpr int kMaxFieldNames = 32;
+inline constexpr size_t kMaxFieldNameBytes = 128;
 
 struct RequestLimits {
   uint32_t max_query_terms = 64;

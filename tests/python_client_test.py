@@ -391,6 +391,52 @@ class InfoAndHealthTest(unittest.TestCase):
         self.assertEqual(cm.exception.code, "NOT_FOUND")
 
 
+class StoredFieldsTest(unittest.TestCase):
+    """Hits carry the stored fields a query asks for, here BEIR titles."""
+
+    @classmethod
+    def setUpClass(cls):
+        cls.tmp = tempfile.TemporaryDirectory(prefix="tandem-python-fields-test-")
+        corpus = Path(cls.tmp.name) / "corpus.jsonl"
+        corpus.write_text(
+            '{"_id": "a", "title": "Black bears", "text": "a black bear by the river"}\n'
+            '{"_id": "b", "text": "a brown bear without a title"}\n', encoding="utf-8")
+        index = Path(cls.tmp.name) / "index"
+        subprocess.run([ARGS.index_binary, "build", "--input", str(corpus), "--format", "beir",
+                        "--output", str(index), "--quiet"], check=True, capture_output=True)
+        cls.server = tandem_testing.LocalServer(ARGS.server_binary, index)
+        cls.server.start()
+        cls.client = TandemClient(cls.server.address, timeout=60.0)
+        cls.client.wait_until_serving(timeout=120.0)
+
+    @classmethod
+    def tearDownClass(cls):
+        cls.client.close()
+        cls.server.stop()
+        cls.tmp.cleanup()
+
+    def test_fields_asked_for_come_with_each_hit(self):
+        hits = {h.external_id: h for h in self.client.search("bear", fields=["title"]).hits}
+        self.assertEqual(hits["a"].fields, (("title", "Black bears"),))
+        self.assertEqual(hits["a"].field("title"), "Black bears")
+        self.assertEqual(hits["b"].fields, ())
+        self.assertIsNone(hits["b"].field("title"))
+        everything = self.client.search("bear", fields=["*"]).hits
+        self.assertEqual({h.external_id: h.fields for h in everything},
+                         {"a": (("title", "Black bears"),), "b": ()})
+        self.assertTrue(all(h.fields == () for h in self.client.search("bear").hits))
+        batch = self.client.search_batch([{"text": "black", "fields": ["title"]}])
+        self.assertEqual(batch[0].hits[0].field("title"), "Black bears")
+
+    def test_bad_field_lists(self):
+        with self.assertRaises(ValueError):
+            self.client.search("bear", fields="title")
+        with self.assertRaises(TandemError) as cm:
+            self.client.search("bear", fields=["title"] * 33)
+        self.assertEqual(cm.exception.code, "INVALID_ARGUMENT")
+        self.assertIn("at most 32", cm.exception.message)
+
+
 def main() -> int:
     global ARGS
     parser = argparse.ArgumentParser(description=__doc__.split("\n", 1)[0])

@@ -272,6 +272,45 @@ TEST_F(TinyCorpusTest, ServerGivesTheKnownAnswers) {
   }
 }
 
+// SearchRequest.fields: each hit carries the stored fields asked for ("*": all), nothing else.
+TEST_F(TinyCorpusTest, ServerReturnsTheStoredFieldsAskedFor) {
+  auto search = [&](std::vector<std::string> fields, tandem::v1::SearchResponse* response) {
+    grpc::ClientContext context;
+    SetTimeout(context, kE2eTimeout);
+    tandem::v1::SearchRequest request = TextRequest("salmon", tandem::v1::QUERY_MODE_OR, 10);
+    for (std::string& f : fields) request.add_fields(std::move(f));
+    return stub_->Search(&context, request, response);
+  };
+  for (const std::vector<std::string>& fields :
+       std::vector<std::vector<std::string>>{{"title"}, {"*"}, {"title", "nope"}}) {
+    tandem::v1::SearchResponse response;
+    ASSERT_TRUE(search(fields, &response).ok());
+    ASSERT_EQ(response.hits_size(), 6);
+    for (const tandem::v1::Hit& hit : response.hits()) {
+      SCOPED_TRACE(hit.external_id());
+      const auto stored = shared_->index->stored_fields(hit.docid());
+      ASSERT_EQ(stored.size(), 1u);  // BEIR keeps the title
+      ASSERT_EQ(hit.fields_size(), 1);
+      EXPECT_EQ(hit.fields(0).name(), "title");
+      EXPECT_EQ(hit.fields(0).value(), stored[0].second);
+      if (hit.external_id() == "river-01") EXPECT_EQ(hit.fields(0).value(), "salmon run");
+    }
+  }
+  for (const std::vector<std::string>& fields :
+       std::vector<std::vector<std::string>>{{}, {"nope"}, {"Title"}}) {
+    tandem::v1::SearchResponse response;
+    ASSERT_TRUE(search(fields, &response).ok());
+    for (const tandem::v1::Hit& hit : response.hits()) EXPECT_EQ(hit.fields_size(), 0);
+  }
+  tandem::v1::SearchResponse response;
+  grpc::Status status = search({""}, &response);
+  EXPECT_EQ(status.error_code(), grpc::StatusCode::INVALID_ARGUMENT);
+  EXPECT_EQ(status.error_message(), "fields: a field name has 1 to 128 bytes, got 0");
+  status = search(std::vector<std::string>(33, "title"), &response);
+  EXPECT_EQ(status.error_code(), grpc::StatusCode::INVALID_ARGUMENT);
+  EXPECT_EQ(status.error_message(), "fields names 33 stored fields, at most 32");
+}
+
 TEST_F(TinyCorpusTest, StopWordsOnlyQueryHasNoHits) {
   const std::string text = "the and of it";
   std::vector<std::string> terms;

@@ -22,6 +22,9 @@ std::string ModeName(tandem::v1::QueryMode mode) {
   return "unspecified";
 }
 
+// The longest stored-field value a table line shows, in bytes (cut on a character boundary).
+constexpr size_t kFieldValueWidth = 96;
+
 }  // namespace
 
 std::string FormatSearchResponse(const tandem::v1::SearchResponse& response) {
@@ -35,6 +38,19 @@ std::string FormatSearchResponse(const tandem::v1::SearchResponse& response) {
     const tandem::v1::Hit& hit = response.hits(i);
     absl::StrAppendFormat(&out, "%5d  %10.6f  %-*s  %10d\n", i + 1, hit.score(),
                           static_cast<int>(id_width), hit.external_id(), hit.docid());
+    // Stored fields under their hit, one line each, cut to a line's width (--json has them whole).
+    for (const tandem::v1::StoredField& field : hit.fields()) {
+      std::string value = field.value();
+      for (char& c : value) {
+        if (c == '\n' || c == '\r' || c == '\t') c = ' ';
+      }
+      if (value.size() > kFieldValueWidth) {
+        size_t cut = kFieldValueWidth;
+        while (cut > 0 && (static_cast<unsigned char>(value[cut]) & 0xC0) == 0x80) --cut;
+        value = absl::StrCat(value.substr(0, cut), "...");
+      }
+      absl::StrAppendFormat(&out, "%19s%s: %s\n", "", field.name(), value);
+    }
   }
   const tandem::v1::QueryStats& s = response.stats();
   absl::StrAppendFormat(

@@ -35,6 +35,20 @@ TEST(OutputTest, TableHasOneRowPerHitAndAStatsLine) {
   EXPECT_THAT(out, HasSubstr("terms: t1 t2"));
 }
 
+TEST(OutputTest, StoredFieldsFollowTheirHitOnOneLineEach) {
+  tandem::v1::SearchResponse response = Response();
+  tandem::v1::StoredField* subject = response.mutable_hits(0)->add_fields();
+  subject->set_name("subject");
+  subject->set_value("Re: free\nmoney");
+  tandem::v1::StoredField* long_one = response.mutable_hits(1)->add_fields();
+  long_one->set_name("title");
+  long_one->set_value(std::string(95, 'x') + "\u00e9\u00e9");  // cut inside the first é
+  const std::string out = FormatSearchResponse(response);
+  EXPECT_THAT(out, HasSubstr(" 12\n                   subject: Re: free money\n    2 "));
+  EXPECT_THAT(out, HasSubstr("title: " + std::string(95, 'x') + "...\n"));
+  EXPECT_EQ(ToJson(response)["hits"][0]["fields"][0]["value"], "Re: free\nmoney");
+}
+
 TEST(OutputTest, JsonUsesProtoFieldNames) {
   const nlohmann::json j = ToJson(Response());
   ASSERT_EQ(j["hits"].size(), 2u);

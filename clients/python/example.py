@@ -36,7 +36,8 @@ def main() -> int:
                   f"engines {', '.join(info.engines)} (health: {client.health()})")
             for mode in args.modes.split(","):
                 start = time.perf_counter()
-                result = client.search(args.query, mode=mode, k=args.k, engine=args.engine)
+                result = client.search(args.query, mode=mode, k=args.k, engine=args.engine,
+                                       fields=["title", "subject"])
                 elapsed_ms = (time.perf_counter() - start) * 1000
                 s = result.stats
                 print(f"\n== {mode}: {len(result.hits)} hits in {elapsed_ms:.1f} ms "
@@ -44,6 +45,9 @@ def main() -> int:
                       f"terms {' '.join(s.terms) or '-'})")
                 for rank, hit in enumerate(result.hits, 1):
                     print(f"{rank:4d}. {hit.score:9.4f}  {hit.external_id}  (docid {hit.docid})")
+                    heading = hit.field("title") or hit.field("subject")
+                    if heading:
+                        print(f"{'':16}{heading[:100]}")
     except TandemError as e:
         print(f"error: {e}", file=sys.stderr)
         return 1

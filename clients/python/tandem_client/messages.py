@@ -79,6 +79,8 @@ class Query:
     b: float | None = None
     engine: str | int = "auto"
     request_id: str = ""
+    # Stored fields each hit should carry ("title", "subject", ...; "*" for all).
+    fields: Sequence[str] = ()
 
     def to_proto(self) -> search_pb2.SearchRequest:
         """The SearchRequest; raises ValueError for what the request cannot express."""
@@ -104,6 +106,12 @@ class Query:
             req.bm25.k1 = float(self.k1)
         if self.b is not None:
             req.bm25.b = float(self.b)
+        if isinstance(self.fields, str):
+            raise ValueError("fields must be a list of field names, not a str")
+        for name in self.fields:
+            if not isinstance(name, str):
+                raise ValueError(f"a field name must be a str, got {type(name).__name__}")
+            req.fields.append(name)
         return req
 
 
@@ -135,11 +143,17 @@ def to_query(item: QueryLike, defaults: Mapping) -> Query:
 
 @dataclass(frozen=True)
 class Hit:
-    """One ranked document."""
+    """One ranked document, with the stored fields its query asked for as (name, value) pairs in
+    the document's order (a name may repeat)."""
 
     docid: int
     external_id: str
     score: float
+    fields: tuple[tuple[str, str], ...] = ()
+
+    def field(self, name: str) -> str | None:
+        """The first value of stored field `name`, or None."""
+        return next((value for field, value in self.fields if field == name), None)
 
 
 @dataclass(frozen=True)
@@ -184,7 +198,8 @@ class SearchResult:
     @classmethod
     def from_proto(cls, r: search_pb2.SearchResponse) -> "SearchResult":
         return cls(
-            hits=[Hit(h.docid, h.external_id, h.score) for h in r.hits],
+            hits=[Hit(h.docid, h.external_id, h.score,
+                      tuple((f.name, f.value) for f in h.fields)) for h in r.hits],
             stats=QueryStats.from_proto(r.stats),
             request_id=r.request_id,
         )

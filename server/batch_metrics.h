@@ -2,19 +2,20 @@
 //
 // The GPU batch buffer's metrics (scheduler::BatchingEngine), read from its counters at each
 // scrape:
-//   tandem_gpu_batches_total                  batches run (a batch of one runs on the per-query
-//   path) tandem_gpu_batch_queries_total{path}      queries answered in batches (path="batch") or
-//   that
+// clang-format off
+//   tandem_gpu_batches_total                  batches run (a batch of one runs on the per-query path)
+//   tandem_gpu_batch_queries_total{path}      queries answered in batches (path="batch") or that
 //                                             skipped the buffer (path="alone": the engine answers
 //                                             them alone)
 //   tandem_gpu_batch_postings_total           the batches' work, in postings (Ao et al.'s
 //                                             computational threshold counts the same)
 //   tandem_gpu_batch_seconds_total            time spent running batches, added over the runners
 //   tandem_gpu_batch_buffered                 queries waiting in the buffer now
+// clang-format on
 // Queries per batch and seconds per batch are ratios of these over any window.
 //
 //   auto metrics = std::make_shared<BatchMetrics>(*engines.gpu_batching);
-//   exposer->RegisterCollectable(metrics);
+//   collectables.push_back(metrics);
 #pragma once
 
 #include <vector>

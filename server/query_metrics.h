@@ -11,9 +11,13 @@
 //   tandem_postings_decoded_total{engine}              docIDs decoded from posting blocks
 //   tandem_gpu_fallbacks_total                         GPU failures answered by the CPU engine
 //   tandem_queries_in_flight                           admitted and not yet answered
-//   tandem_admission_queue_depth / _capacity           jobs waiting for a worker / the bound
+//   tandem_admission_queue_depth                       jobs waiting for a worker
+//   tandem_admission_queue_capacity                    the bound on them
 //   tandem_rejected_queries_total{reason}              queries not run (reject_reason below)
-//   tandem_index_documents / _terms / _postings / _size_bytes
+//   tandem_index_documents                             the served index: documents,
+//   tandem_index_terms                                 terms,
+//   tandem_index_postings                              postings
+//   tandem_index_size_bytes                            and bytes on disk
 //   tandem_build_info{version,commit,gpu} 1            gpu: "true" when a GPU engine serves queries
 //
 // `mode` is "and", "or", "and_or" ("invalid" for an unknown value, "unparsed" for a call refused

@@ -22,6 +22,7 @@ from pathlib import Path
 from typing import Sequence
 
 _LISTENING = re.compile(r"tandem-server listening on (\S+:\d+)")
+_METRICS = re.compile(r"\(metrics on (\S+:\d+)\)")
 
 
 def build_index(
@@ -81,6 +82,8 @@ class LocalServer:
         self._listening: queue.Queue[str | None] = queue.Queue()
         self._reader: threading.Thread | None = None
         self.address: str | None = None
+        # Where it serves /metrics ("127.0.0.1:43818"), when it does.
+        self.metrics_address: str | None = None
 
     def start(self) -> str:
         self._proc = subprocess.Popen(
@@ -117,6 +120,8 @@ class LocalServer:
                 m = _LISTENING.search(line)
                 if m:
                     announced = True
+                    metrics = _METRICS.search(line)
+                    self.metrics_address = metrics.group(1) if metrics else None
                     self._listening.put(m.group(1))
         if not announced:
             self._listening.put(None)

@@ -104,6 +104,8 @@ class BeirReader : public FileSequenceReader {
     return true;
   }
 
+  uint64_t BytesReadInFile() const override { return lines_.bytes_read(); }
+
   LineSource lines_;
   std::string error_;
 };

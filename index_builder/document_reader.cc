@@ -95,6 +95,7 @@ absl::Status LineSource::Open(const InputFile& file) {
   in_.open(file.path, std::ios::binary);
   name_ = file.name;
   line_number_ = 0;
+  bytes_read_ = 0;
   if (!in_) return absl::ErrnoToStatus(errno, absl::StrCat("cannot open ", file.name));
   return absl::OkStatus();
 }
@@ -102,6 +103,7 @@ absl::Status LineSource::Open(const InputFile& file) {
 bool LineSource::Next(std::string* line) {
   if (!std::getline(in_, *line)) return false;
   ++line_number_;
+  bytes_read_ += line->size() + 1;
   if (!line->empty() && line->back() == '\r') line->pop_back();
   return true;
 }
@@ -182,6 +184,17 @@ absl::StatusOr<bool> ElementScanner::Next(Element* element) {
   }
 }
 
+FileSequenceReader::FileSequenceReader(InputFiles files, ReaderOptions options)
+    : files_(std::move(files)), options_(std::move(options)) {
+  file_bytes_.reserve(files_.files.size());
+  for (const InputFile& file : files_.files) {
+    std::error_code error;
+    const uintmax_t size = fs::file_size(file.path, error);
+    file_bytes_.push_back(error ? 0 : static_cast<uint64_t>(size));
+    total_bytes_ += file_bytes_.back();
+  }
+}
+
 absl::StatusOr<bool> FileSequenceReader::Next(Document* doc) {
   while (true) {
     if (current_ == nullptr) {
@@ -194,7 +207,14 @@ absl::StatusOr<bool> FileSequenceReader::Next(Document* doc) {
     TANDEM_ASSIGN_OR_RETURN(const bool found, NextInFile(*current_, doc));
     if (found) return true;
     current_ = nullptr;
+    finished_bytes_ += file_bytes_[next_file_ - 1];
   }
+}
+
+ReadProgress FileSequenceReader::Progress() const {
+  uint64_t in_file = 0;
+  if (current_ != nullptr) in_file = std::min(BytesReadInFile(), file_bytes_[next_file_ - 1]);
+  return {.bytes_read = finished_bytes_ + in_file, .bytes_total = total_bytes_};
 }
 
 void FileSequenceReader::ReportBadDocument(const InputFile& file, int64_t line,

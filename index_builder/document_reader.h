@@ -53,6 +53,12 @@ struct ReaderOptions {
   std::function<void(const absl::Status&)> on_bad_document;
 };
 
+// How far a reader has got, in bytes of its input files, for progress reports.
+struct ReadProgress {
+  uint64_t bytes_read = 0;
+  uint64_t bytes_total = 0;  // 0: unknown
+};
+
 class DocumentReader {
  public:
   virtual ~DocumentReader() = default;
@@ -60,6 +66,10 @@ class DocumentReader {
   // Fills *doc with the next document and returns true, or returns false at the end of input.
   // Errors that stop reading (unreadable file) are returned as a status.
   virtual absl::StatusOr<bool> Next(Document* doc) = 0;
+
+  // Bytes read so far of the input's bytes: exact within files read line by line, whole files
+  // otherwise. From the reading thread only.
+  virtual ReadProgress Progress() const { return {}; }
 };
 
 // Opens a reader of `format` over `path`. Formats, with the files a directory PATH contributes:

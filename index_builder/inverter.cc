@@ -27,6 +27,7 @@
 #include "base/status_macros.h"
 #include "index/bm25.h"
 #include "index/posting_list.h"
+#include "index_builder/progress.h"
 #include "index_builder/spill_run.h"
 
 namespace tandem::index_builder {
@@ -102,6 +103,7 @@ struct Build {
 
   std::atomic<uint64_t> documents{0};
   std::atomic<uint64_t> text_bytes{0};
+  std::atomic<uint64_t> postings{0};  // inverted so far: the merge's total
 
   // Set with `status`; read without the lock on every document and batch.
   std::atomic<bool> has_failed{false};
@@ -174,6 +176,7 @@ void InvertWorker(Build& build, BatchQueue& queue) {
       rows[i].length = static_cast<uint32_t>(terms.size());
       rows[i].fields = std::move(doc.fields);
       build.text_bytes += doc.text.size();
+      build.postings += tf.size();
     }
     build.documents += batch->docs.size();
     build.FinishRows(batch->index, std::move(rows));
@@ -234,7 +237,8 @@ absl::Status EncodeAndWrite(std::vector<PendingList>& group, index::IndexWriter&
 
 // Merges the spilled runs term by term and encodes and writes the lists in term order.
 absl::Status MergeRuns(const std::vector<std::string>& paths, index::IndexWriter& writer,
-                       int threads, BuildSummary& summary) {
+                       int threads, uint64_t total_postings, Progress& progress,
+                       BuildSummary& summary) {
   RunMerger merger(paths);
   std::vector<PendingList> group;
   size_t group_postings = 0;
@@ -255,6 +259,12 @@ absl::Status MergeRuns(const std::vector<std::string>& paths, index::IndexWriter
     if (group_postings >= kEncodeGroupPostings || group.size() >= 8192) {
       TANDEM_RETURN_IF_ERROR(EncodeAndWrite(group, writer, threads));
       group_postings = 0;
+    }
+    if (progress.Due()) {
+      progress.Report("writing", static_cast<double>(summary.postings),
+                      static_cast<double>(total_postings),
+                      absl::StrFormat("%d terms, %d postings merged from %d runs", summary.terms,
+                                      summary.postings, paths.size()));
     }
   }
   TANDEM_RETURN_IF_ERROR(merger.status());
@@ -356,8 +366,7 @@ absl::StatusOr<BuildSummary> BuildIndex(DocumentReader& reader, const std::strin
   std::vector<std::thread> workers;
   for (int t = 0; t < threads; ++t) workers.emplace_back([&] { InvertWorker(build, queue); });
 
-  const bool show_progress = options.progress && ::isatty(STDERR_FILENO);
-  auto last_progress = start;
+  Progress progress(options.progress);
   absl::Status read_status;
   ExternalIdSet ids;
   uint64_t duplicates = 0;
@@ -397,21 +406,19 @@ absl::StatusOr<BuildSummary> BuildIndex(DocumentReader& reader, const std::strin
     batch.docs.push_back(std::move(doc));
     if (batch.docs.size() == kBatchDocuments) flush_batch();
     if (build.failed()) break;
-    if (show_progress) {
-      auto now = std::chrono::steady_clock::now();
-      if (now - last_progress > std::chrono::milliseconds(500)) {
-        last_progress = now;
-        const double s = std::chrono::duration<double>(now - start).count();
-        std::fprintf(stderr, "\r  %llu documents, %.0f docs/s, %.1f MB/s   ",
-                     static_cast<unsigned long long>(build.documents.load()), build.documents / s,
-                     build.text_bytes / 1e6 / s);
-      }
+    if (progress.Due()) {
+      const ReadProgress read = reader.Progress();
+      const double s =
+          std::chrono::duration<double>(std::chrono::steady_clock::now() - start).count();
+      progress.Report(
+          "reading", static_cast<double>(read.bytes_read), static_cast<double>(read.bytes_total),
+          absl::StrFormat("%d documents, %.0f docs/s, %.1f MB/s of text", build.documents.load(),
+                          build.documents / s, build.text_bytes / 1e6 / s));
     }
   }
   if (read_status.ok() && !batch.docs.empty()) flush_batch();
   queue.Close();
   for (std::thread& t : workers) t.join();
-  if (show_progress) std::fprintf(stderr, "\r%*s\r", 60, "");
   TANDEM_RETURN_IF_ERROR(read_status);
   {
     std::lock_guard<std::mutex> lock(build.rows_mu);
@@ -438,8 +445,10 @@ absl::StatusOr<BuildSummary> BuildIndex(DocumentReader& reader, const std::strin
   summary.text_bytes = build.text_bytes;
   summary.spilled_runs = build.runs.size();
   TANDEM_RETURN_IF_ERROR(writer->FinishDocuments());
-  TANDEM_RETURN_IF_ERROR(MergeRuns(build.runs, *writer, threads, summary));
+  TANDEM_RETURN_IF_ERROR(
+      MergeRuns(build.runs, *writer, threads, build.postings, progress, summary));
   TANDEM_RETURN_IF_ERROR(writer->Finish());
+  progress.Clear();
 
   std::error_code ec;
   for (const char* f :

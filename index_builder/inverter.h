@@ -33,7 +33,7 @@ struct InverterOptions {
   int threads = 0;                            // 0: hardware concurrency
   uint64_t memory_budget_bytes = 1ull << 30;  // for all in-memory runs together
   std::string spill_dir;                      // "" : next to the output directory
-  bool progress = false;                      // a refreshing progress line on stderr
+  bool progress = false;  // progress on stderr: phase, percent, rate, ETA (progress.h)
   // Called after every document read; a non-OK status stops the build with that status (--strict
   // uses it to fail on the first bad document).
   std::function<absl::Status()> input_check;

@@ -42,6 +42,8 @@ class LinesReader : public FileSequenceReader {
   }
 
  private:
+  uint64_t BytesReadInFile() const override { return lines_.bytes_read(); }
+
   LineSource lines_;
 };
 

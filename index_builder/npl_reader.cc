@@ -76,6 +76,8 @@ class NplReader : public FileSequenceReader {
   }
 
  private:
+  uint64_t BytesReadInFile() const override { return lines_.bytes_read(); }
+
   LineSource lines_;
 };
 

@@ -85,6 +85,8 @@ class LineSource {
   bool Next(std::string* line);
   // 1-based number of the line Next returned last.
   int64_t line_number() const { return line_number_; }
+  // Bytes of the file read so far, line ends included.
+  uint64_t bytes_read() const { return bytes_read_; }
   // Not OK when reading failed (as opposed to reaching the end).
   absl::Status status() const;
 
@@ -92,6 +94,7 @@ class LineSource {
   std::ifstream in_;
   std::string name_;
   int64_t line_number_ = 0;
+  uint64_t bytes_read_ = 0;
 };
 
 // One element found by ElementScanner.
@@ -130,10 +133,13 @@ class ElementScanner {
 class FileSequenceReader : public DocumentReader {
  public:
   absl::StatusOr<bool> Next(Document* doc) final;
+  ReadProgress Progress() const final;
 
  protected:
-  FileSequenceReader(InputFiles files, ReaderOptions options)
-      : files_(std::move(files)), options_(std::move(options)) {}
+  FileSequenceReader(InputFiles files, ReaderOptions options);
+
+  // Bytes of the current file read so far; 0 for readers that take a file whole.
+  virtual uint64_t BytesReadInFile() const { return 0; }
 
   // Starts reading `file`.
   virtual absl::Status OpenFile(const InputFile& file) = 0;
@@ -148,6 +154,9 @@ class FileSequenceReader : public DocumentReader {
   ReaderOptions options_;
   size_t next_file_ = 0;
   const InputFile* current_ = nullptr;
+  std::vector<uint64_t> file_bytes_;  // each file's size (0 when it cannot be read)
+  uint64_t total_bytes_ = 0;
+  uint64_t finished_bytes_ = 0;  // of the files read to their end
 };
 
 // A FileSequenceReader for files that hold a sequence of <TAG ...> ... </TAG> elements, one
@@ -164,6 +173,7 @@ class ElementReader : public FileSequenceReader {
  private:
   absl::Status OpenFile(const InputFile& file) final;
   absl::StatusOr<bool> NextInFile(const InputFile& file, Document* doc) final;
+  uint64_t BytesReadInFile() const final { return lines_.bytes_read(); }
 
   std::string tag_;
   LineSource lines_;

@@ -156,6 +156,8 @@ class SmartReader : public FileSequenceReader {
     }
   }
 
+  uint64_t BytesReadInFile() const override { return lines_.bytes_read(); }
+
   LineSource lines_;
   std::string next_start_;
   int64_t next_start_line_ = 0;

@@ -114,7 +114,7 @@ absl::Status AddDocuments(const SynthOptions& o, double scale, const LengthHisto
     const auto end = std::to_chars(id, id + sizeof(id), d).ptr;
     TANDEM_RETURN_IF_ERROR(writer.AddDocument(absl::string_view(id, end - id), lengths[d]));
     if ((d & 0xfffff) == 0 && progress.Due()) {
-      progress.Show(absl::StrFormat("documents %d / %d", d, o.num_docs));
+      progress.Report("documents", d, o.num_docs, absl::StrFormat("%d / %d", d, o.num_docs));
     }
   }
   return writer.FinishDocuments();

@@ -1,7 +1,5 @@
 #include "index_builder/synth_pipeline.h"
 
-#include <unistd.h>
-
 #include <condition_variable>
 #include <cstdio>
 #include <mutex>
@@ -16,38 +14,6 @@
 #include "index_builder/synth_random.h"
 
 namespace tandem::index_builder {
-
-Progress::Progress(bool enabled)
-    : enabled_(enabled),
-      tty_(::isatty(STDERR_FILENO) != 0),
-      interval_(tty_ ? std::chrono::milliseconds(500) : std::chrono::seconds(10)),
-      last_(std::chrono::steady_clock::now()),
-      start_(last_) {}
-
-bool Progress::Due() {
-  if (!enabled_) return false;
-  const auto now = std::chrono::steady_clock::now();
-  if (now - last_ < interval_) return false;
-  last_ = now;
-  return true;
-}
-
-void Progress::Show(const std::string& line) {
-  if (!enabled_) return;
-  const double s = std::chrono::duration<double>(std::chrono::steady_clock::now() - start_).count();
-  if (tty_) {
-    std::fprintf(stderr, "\r  %6.1f s  %-90s", s, line.c_str());
-    shown_ = true;
-  } else {
-    std::fprintf(stderr, "  %6.1f s  %s\n", s, line.c_str());
-  }
-  std::fflush(stderr);
-}
-
-void Progress::Clear() {
-  if (enabled_ && tty_ && shown_) std::fprintf(stderr, "\r%*s\r", 102, "");
-  shown_ = false;
-}
 
 namespace {
 
@@ -134,9 +100,9 @@ absl::Status ListGenerator::Run(const std::vector<PlannedList>& plan, Progress& 
     }
     room_cv.notify_all();
     if (progress.Due()) {
-      progress.Show(absl::StrFormat("lists %d / %d, postings %.0fM / %.0fM (%.1f%%)", i + 1,
-                                    plan.size(), postings_ / 1e6, total / 1e6,
-                                    100.0 * postings_ / std::max<uint64_t>(total, 1)));
+      progress.Report("lists", static_cast<double>(postings_), static_cast<double>(total),
+                      absl::StrFormat("%d / %d lists, %.0fM / %.0fM postings", i + 1, plan.size(),
+                                      postings_ / 1e6, total / 1e6));
     }
   }
   for (std::thread& t : pool) t.join();

@@ -18,6 +18,7 @@
 
 #include "absl/status/status.h"
 #include "index/index_writer.h"
+#include "index_builder/progress.h"
 #include "index_builder/synth.h"
 
 namespace tandem::index_builder {
@@ -26,26 +27,6 @@ struct PlannedList {
   std::string term;
   uint32_t df = 0;       // the list's exact length
   double mean_tf = 1.0;  // cf / df of the source statistics
-};
-
-// Progress lines on stderr: a refreshing line twice a second on a terminal, otherwise one line
-// every ten seconds (build logs of the GPU machine).
-class Progress {
- public:
-  explicit Progress(bool enabled);
-  // True when a line is due now.
-  bool Due();
-  void Show(const std::string& line);
-  // Ends a refreshing line.
-  void Clear();
-
- private:
-  bool enabled_;
-  bool tty_;
-  bool shown_ = false;
-  std::chrono::steady_clock::duration interval_;
-  std::chrono::steady_clock::time_point last_;
-  std::chrono::steady_clock::time_point start_;
 };
 
 class ListGenerator {

@@ -49,7 +49,8 @@ echo "corpus: $CORPUS"
 
 step "4/6 index"
 if [[ ! -f "$DEMO/index/manifest.bin" ]]; then
-  build/index_builder/tandem-index build --quiet --format email --input "$CORPUS" --output "$DEMO/index"
+  build/index_builder/tandem-index build --quiet --format email --store-text --input "$CORPUS" \
+    --output "$DEMO/index"
 fi
 build/index_builder/tandem-index inspect "$DEMO/index" | head -9
 

@@ -189,7 +189,8 @@ bool Analyzer::Normalize(absl::string_view token, std::string* term) const {
   return kept;
 }
 
-void Analyzer::Analyze(absl::string_view text, std::vector<std::string>* terms) const {
+template <typename Visit>
+void Analyzer::ForEachTerm(absl::string_view text, Visit&& visit) const {
   std::unique_ptr<State> state = Borrow();
   std::string term;
   auto emit = [&](absl::string_view token) {
@@ -199,7 +200,10 @@ void Analyzer::Analyze(absl::string_view text, std::vector<std::string>* terms) 
       while (cut < token.size() && cut > 0 && (static_cast<uint8_t>(token[cut]) & 0xC0) == 0x80) {
         --cut;  // keep UTF-8 sequences whole
       }
-      if (NormalizeWith(*state, token.substr(0, cut), &term)) terms->push_back(term);
+      if (NormalizeWith(*state, token.substr(0, cut), &term)) {
+        const size_t begin = static_cast<size_t>(token.data() - text.data());
+        visit(term, begin, begin + cut);
+      }
       token.remove_prefix(cut);
     }
   };
@@ -234,6 +238,16 @@ void Analyzer::Analyze(absl::string_view text, std::vector<std::string>* terms) 
     utext_close(ut);
   }
   Return(std::move(state));
+}
+
+void Analyzer::Analyze(absl::string_view text, std::vector<std::string>* terms) const {
+  ForEachTerm(text, [terms](const std::string& term, size_t, size_t) { terms->push_back(term); });
+}
+
+void Analyzer::AnalyzeWithOffsets(absl::string_view text, std::vector<TermSpan>* spans) const {
+  ForEachTerm(text, [spans](const std::string& term, size_t begin, size_t end) {
+    spans->push_back({term, begin, end});
+  });
 }
 
 }  // namespace tandem::index

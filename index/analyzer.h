@@ -52,6 +52,16 @@ class Analyzer {
   // Appends the terms of `text` (UTF-8; invalid bytes are treated as separators) to *terms.
   void Analyze(absl::string_view text, std::vector<std::string>* terms) const;
 
+  // The same terms, each with the bytes of `text` its token spans ([begin, end)); a token longer
+  // than 255 characters gives several terms, each spanning its piece. For highlighting.
+  struct TermSpan {
+    std::string term;
+    size_t begin = 0;
+    size_t end = 0;
+    friend bool operator==(const TermSpan&, const TermSpan&) = default;
+  };
+  void AnalyzeWithOffsets(absl::string_view text, std::vector<TermSpan>* spans) const;
+
   // Analyzes one raw token the way the chain after the tokenizer does (possessive, lower-case,
   // stop words, stemmer). Returns false when the token is dropped (a stop word).
   bool Normalize(absl::string_view token, std::string* term) const;
@@ -62,6 +72,9 @@ class Analyzer {
   std::unique_ptr<State> Borrow() const;
   void Return(std::unique_ptr<State> state) const;
   bool NormalizeWith(State& state, absl::string_view token, std::string* term) const;
+  // Calls visit(term, begin, end) for each term of `text` (defined and used in analyzer.cc only).
+  template <typename Visit>
+  void ForEachTerm(absl::string_view text, Visit&& visit) const;
 
   AnalyzerConfig config_;
   bool drop_stopwords_ = false;

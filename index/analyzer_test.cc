@@ -99,5 +99,23 @@ TEST(AnalyzerTest, DescribeNamesTheChain) {
   EXPECT_EQ(AnalyzerConfig{}.Describe(), "standard+possessive+lowercase+stop(lucene)+porter");
 }
 
+TEST(AnalyzerTest, OffsetsSpanEachTermsToken) {
+  auto analyzer = Analyzer::Create(AnalyzerConfig{});
+  ASSERT_TRUE(analyzer.ok());
+  const std::string text = "The dog's BARKING, caf\u00e9 bears!";
+  std::vector<Analyzer::TermSpan> spans;
+  (*analyzer)->AnalyzeWithOffsets(text, &spans);
+  std::vector<std::string> terms;
+  (*analyzer)->Analyze(text, &terms);
+  ASSERT_EQ(spans.size(), terms.size());
+  for (size_t i = 0; i < spans.size(); ++i) EXPECT_EQ(spans[i].term, terms[i]);
+  ASSERT_EQ(spans.size(), 4u);  // "the" is a stop word
+  EXPECT_EQ(text.substr(spans[0].begin, spans[0].end - spans[0].begin), "dog's");
+  EXPECT_EQ(spans[0].term, "dog");
+  EXPECT_EQ(text.substr(spans[1].begin, spans[1].end - spans[1].begin), "BARKING");
+  EXPECT_EQ(text.substr(spans[2].begin, spans[2].end - spans[2].begin), "caf\u00e9");
+  EXPECT_EQ(text.substr(spans[3].begin, spans[3].end - spans[3].begin), "bears");
+}
+
 }  // namespace
 }  // namespace tandem::index

@@ -104,6 +104,7 @@ struct Build {
   std::atomic<uint64_t> documents{0};
   std::atomic<uint64_t> text_bytes{0};
   std::atomic<uint64_t> postings{0};  // inverted so far: the merge's total
+  bool store_text = false;
 
   // Set with `status`; read without the lock on every document and batch.
   std::atomic<bool> has_failed{false};
@@ -175,6 +176,7 @@ void InvertWorker(Build& build, BatchQueue& queue) {
       rows[i].external_id = std::move(doc.external_id);
       rows[i].length = static_cast<uint32_t>(terms.size());
       rows[i].fields = std::move(doc.fields);
+      if (build.store_text) rows[i].fields.emplace_back("text", doc.text);
       build.text_bytes += doc.text.size();
       build.postings += tf.size();
     }
@@ -360,6 +362,7 @@ absl::StatusOr<BuildSummary> BuildIndex(DocumentReader& reader, const std::strin
   build.analyzer = analyzer.get();
   build.writer = writer.get();
   build.spill_dir = tmpl;
+  build.store_text = options.store_text;
   build.worker_budget = std::max<uint64_t>(options.memory_budget_bytes / threads, 1 << 12);
 
   BatchQueue queue(2 * threads);

@@ -42,6 +42,8 @@ struct InverterOptions {
   // documents here). Whatever fails, an index already at the output stays as it was.
   std::function<absl::Status(uint64_t documents)> before_write;
   DuplicateIds duplicate_ids = DuplicateIds::kFail;
+  // Keep each document's indexed text as its stored field "text", for snippets (--store-text).
+  bool store_text = false;
 };
 
 struct BuildSummary {

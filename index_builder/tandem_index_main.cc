@@ -43,6 +43,9 @@ ABSL_FLAG(std::string, codec, "pfor",
 ABSL_FLAG(int, threads, 0, "build, synth, gpu-layouts: worker threads (0: all cores)");
 ABSL_FLAG(bool, strict, false,
           "build: stop at the first malformed document instead of skipping it");
+ABSL_FLAG(bool, store_text, false,
+          "build: keep each document's indexed text in the index (stored field \"text\"), so that "
+          "searches can ask for snippets; the document table grows by about the input's text");
 ABSL_FLAG(double, max_bad_fraction, 0.01,
           "build: fail, leaving any index at --output as it was, when more than this share of "
           "the documents read are malformed (1 keeps every good document whatever the share)");
@@ -135,6 +138,7 @@ int Build() {
   options.memory_budget_bytes = static_cast<uint64_t>(std::max(16, absl::GetFlag(FLAGS_memory_mb)))
                                 << 20;
   options.progress = !quiet;
+  options.store_text = absl::GetFlag(FLAGS_store_text);
   options.duplicate_ids = duplicate_ids == "fail" ? DuplicateIds::kFail : DuplicateIds::kKeepFirst;
   options.before_write = [&](uint64_t documents) -> absl::Status {
     const double read = static_cast<double>(documents + bad);
@@ -321,7 +325,7 @@ std::string Usage() {
       "  tandem-index build --input PATH --format FORMAT|auto --output DIR [--codec ",
       absl::StrJoin(tandem::index::BlockCodecNames(), "|"),
       "] [--threads N]\n"
-      "      [--strict | --max-bad-fraction F] [--duplicate-ids fail|keep-first]\n"
+      "      [--strict | --max-bad-fraction F] [--duplicate-ids fail|keep-first] [--store-text]\n"
       "  tandem-index synth --docs N --termstats FILE --doclengths FILE [--queries FILE,...]\n"
       "      --vocabulary query-terms|all [--postings-per-doc P] [--clustering F] --seed S\n"
       "      --output DIR\n"

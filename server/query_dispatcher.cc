@@ -6,6 +6,7 @@
 #include "absl/strings/cord.h"
 #include "absl/strings/str_cat.h"
 #include "base/status_macros.h"
+#include "server/snippet.h"
 #include "server/status_mapping.h"
 
 namespace tandem::server {
@@ -64,9 +65,31 @@ struct QueryDispatcher::JobState {
   std::vector<std::vector<std::string>> terms;
   // The stored fields each hit carries: none, all ("*"), or these names.
   std::vector<std::vector<std::string>> fields;
+  // The longest snippet of each hit's stored text; 0 for none.
+  std::vector<uint32_t> snippet_bytes;
 };
 
 namespace {
+
+// The snippet of `docid`'s stored text ("text", kept by --store-text) around `terms`, if it has
+// one.
+void AddSnippet(const index::Index& index, uint32_t docid, const std::vector<std::string>& terms,
+                uint32_t max_bytes, tandem::v1::Hit* hit) {
+  for (const auto& [name, value] : index.stored_fields(docid)) {
+    if (name != "text") continue;
+    const Snippet snippet = MakeSnippet(index.analyzer(), value, terms, max_bytes);
+    tandem::v1::Snippet* out = hit->mutable_snippet();
+    out->set_text(snippet.text);
+    for (const auto& [begin, end] : snippet.highlights) {
+      tandem::v1::Highlight* h = out->add_highlights();
+      h->set_begin(static_cast<uint32_t>(begin));
+      h->set_end(static_cast<uint32_t>(end));
+    }
+    out->set_starts_inside(snippet.starts_inside);
+    out->set_ends_inside(snippet.ends_inside);
+    return;
+  }
+}
 
 // The stored fields of `docid` that `wanted` names ("*": all), in the document's order.
 void AddStoredFields(const index::Index& index, uint32_t docid,
@@ -126,8 +149,11 @@ absl::Status QueryDispatcher::Dispatch(absl::Span<const SearchRequest* const> re
     const uint64_t fields_per_hit = requests[i]->fields().empty() || index_.num_docs() == 0
                                         ? 0
                                         : 2 * index_.stored_field_bytes() / index_.num_docs();
-    state->response_bytes.push_back(uint64_t{task->query.k} *
-                                    (kResponseBytesPerHit + fields_per_hit));
+    // A snippet counts at twice its bound (its highlights and framing).
+    state->response_bytes.push_back(
+        uint64_t{task->query.k} *
+        (kResponseBytesPerHit + fields_per_hit + 2 * uint64_t{requests[i]->snippet_bytes()}));
+    state->snippet_bytes.push_back(requests[i]->snippet_bytes());
     state->fields.emplace_back(requests[i]->fields().begin(), requests[i]->fields().end());
     state->request_id.push_back(requests[i]->request_id());
     state->mode.push_back(task->query.mode);
@@ -261,6 +287,9 @@ void QueryDispatcher::Complete(JobState& job, size_t task, scheduler::QueryOutco
       const absl::string_view id = index_.external_id(hit.docid);
       h->set_external_id(id.data(), id.size());
       if (!job.fields[task].empty()) AddStoredFields(index_, hit.docid, job.fields[task], h);
+      if (job.snippet_bytes[task] > 0) {
+        AddSnippet(index_, hit.docid, job.terms[task], job.snippet_bytes[task], h);
+      }
     }
     tandem::v1::QueryStats* stats = r.mutable_stats();
     stats->set_engine(outcome.engine);

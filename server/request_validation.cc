@@ -124,6 +124,10 @@ absl::StatusOr<scheduler::QueryTask> ParseSearchRequest(const SearchRequest& req
           "fields: a field name has 1 to %d bytes, got %d", kMaxFieldNameBytes, name.size()));
     }
   }
+  if (request.snippet_bytes() > kMaxSnippetBytes) {
+    return absl::InvalidArgumentError(absl::StrFormat("snippet_bytes must be at most %d, got %d",
+                                                      kMaxSnippetBytes, request.snippet_bytes()));
+  }
   TANDEM_ASSIGN_OR_RETURN(task.query.mode, ParseMode(request.mode()));
   TANDEM_ASSIGN_OR_RETURN(task.engine, ParseEngine(request.engine()));
   if (request.k() > index::kMaxK) {

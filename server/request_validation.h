@@ -31,6 +31,8 @@ inline constexpr size_t kMaxRequestIdBytes = 256;
 // SearchRequest.fields: how many stored-field names, and how long each.
 inline constexpr int kMaxFieldNames = 32;
 inline constexpr size_t kMaxFieldNameBytes = 128;
+// SearchRequest.snippet_bytes.
+inline constexpr uint32_t kMaxSnippetBytes = 1000;
 
 struct RequestLimits {
   uint32_t max_query_terms = 64;

@@ -403,7 +403,8 @@ class StoredFieldsTest(unittest.TestCase):
             '{"_id": "b", "text": "a brown bear without a title"}\n', encoding="utf-8")
         index = Path(cls.tmp.name) / "index"
         subprocess.run([ARGS.index_binary, "build", "--input", str(corpus), "--format", "beir",
-                        "--output", str(index), "--quiet"], check=True, capture_output=True)
+                        "--output", str(index), "--quiet", "--store-text"],
+                       check=True, capture_output=True)
         cls.server = tandem_testing.LocalServer(ARGS.server_binary, index)
         cls.server.start()
         cls.client = TandemClient(cls.server.address, timeout=60.0)
@@ -416,17 +417,37 @@ class StoredFieldsTest(unittest.TestCase):
         cls.tmp.cleanup()
 
     def test_fields_asked_for_come_with_each_hit(self):
-        hits = {h.external_id: h for h in self.client.search("bear", fields=["title"]).hits}
+        hits = {h.external_id: h
+                for h in self.client.search("bear", fields=["title", "author"]).hits}
         self.assertEqual(hits["a"].fields, (("title", "Black bears"),))
         self.assertEqual(hits["a"].field("title"), "Black bears")
         self.assertEqual(hits["b"].fields, ())
         self.assertIsNone(hits["b"].field("title"))
-        everything = self.client.search("bear", fields=["*"]).hits
-        self.assertEqual({h.external_id: h.fields for h in everything},
-                         {"a": (("title", "Black bears"),), "b": ()})
+        everything = {h.external_id: h.fields for h in self.client.search("bear", fields=["*"]).hits}
+        # --store-text keeps the indexed text (title and text) as the field "text".
+        self.assertEqual(everything["a"], (("title", "Black bears"),
+                                           ("text", "Black bears\na black bear by the river")))
+        self.assertEqual(everything["b"], (("text", "a brown bear without a title"),))
         self.assertTrue(all(h.fields == () for h in self.client.search("bear").hits))
         batch = self.client.search_batch([{"text": "black", "fields": ["title"]}])
         self.assertEqual(batch[0].hits[0].field("title"), "Black bears")
+
+    def test_snippets_highlight_the_query_terms(self):
+        hits = {h.external_id: h for h in self.client.search("black bear", snippet_bytes=200).hits}
+        a = hits["a"].snippet
+        self.assertEqual(a.text, "Black bears a black bear by the river")
+        self.assertEqual([a.text[s:e] for s, e in a.highlights],
+                         ["Black", "bears", "black", "bear"])
+        self.assertEqual(a.marked(), "[Black] [bears] a [black] [bear] by the river")
+        self.assertFalse(a.starts_inside or a.ends_inside)
+        self.assertEqual(hits["b"].snippet.marked(), "a brown [bear] without a title")
+        short = self.client.search("river", snippet_bytes=12).hits[0].snippet
+        self.assertLessEqual(len(short.text.encode()), 12)
+        self.assertEqual(short.marked(), "...by the [river]")
+        self.assertTrue(all(h.snippet is None for h in self.client.search("bear").hits))
+        with self.assertRaises(TandemError) as cm:
+            self.client.search("bear", snippet_bytes=1001)
+        self.assertIn("snippet_bytes must be at most 1000", cm.exception.message)
 
     def test_bad_field_lists(self):
         with self.assertRaises(ValueError):

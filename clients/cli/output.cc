@@ -22,6 +22,21 @@ std::string ModeName(tandem::v1::QueryMode mode) {
   return "unspecified";
 }
 
+// The snippet with its highlights in [brackets] and "..." where it cuts the document's text.
+std::string MarkedSnippet(const tandem::v1::Snippet& snippet) {
+  const std::string& text = snippet.text();
+  std::string out = snippet.starts_inside() ? "..." : "";
+  size_t at = 0;
+  for (const tandem::v1::Highlight& h : snippet.highlights()) {
+    if (h.begin() < at || h.end() < h.begin() || h.end() > text.size()) break;  // malformed
+    absl::StrAppend(&out, text.substr(at, h.begin() - at), "[",
+                    text.substr(h.begin(), h.end() - h.begin()), "]");
+    at = h.end();
+  }
+  absl::StrAppend(&out, text.substr(at), snippet.ends_inside() ? "..." : "");
+  return out;
+}
+
 // The longest stored-field value a table line shows, in bytes (cut on a character boundary).
 constexpr size_t kFieldValueWidth = 96;
 
@@ -50,6 +65,9 @@ std::string FormatSearchResponse(const tandem::v1::SearchResponse& response) {
         value = absl::StrCat(value.substr(0, cut), "...");
       }
       absl::StrAppendFormat(&out, "%19s%s: %s\n", "", field.name(), value);
+    }
+    if (hit.has_snippet() && !hit.snippet().text().empty()) {
+      absl::StrAppendFormat(&out, "%19s%s\n", "", MarkedSnippet(hit.snippet()));
     }
   }
   const tandem::v1::QueryStats& s = response.stats();

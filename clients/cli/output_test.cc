@@ -49,6 +49,23 @@ TEST(OutputTest, StoredFieldsFollowTheirHitOnOneLineEach) {
   EXPECT_EQ(ToJson(response)["hits"][0]["fields"][0]["value"], "Re: free\nmoney");
 }
 
+TEST(OutputTest, SnippetsMarkTheirHighlights) {
+  tandem::v1::SearchResponse response = Response();
+  tandem::v1::Snippet* snippet = response.mutable_hits(0)->mutable_snippet();
+  snippet->set_text("send free money now");
+  for (auto [begin, end] : {std::pair{5u, 9u}, std::pair{10u, 15u}}) {
+    tandem::v1::Highlight* h = snippet->add_highlights();
+    h->set_begin(begin);
+    h->set_end(end);
+  }
+  snippet->set_starts_inside(true);
+  EXPECT_THAT(FormatSearchResponse(response),
+              HasSubstr("\n                   ...send [free] [money] now\n    2 "));
+  // A span outside the text is not followed.
+  snippet->mutable_highlights(1)->set_end(99);
+  EXPECT_THAT(FormatSearchResponse(response), HasSubstr("...send [free] money now\n"));
+}
+
 TEST(OutputTest, JsonUsesProtoFieldNames) {
   const nlohmann::json j = ToJson(Response());
   ASSERT_EQ(j["hits"].size(), 2u);

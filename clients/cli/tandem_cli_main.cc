@@ -1,7 +1,8 @@
 // tandem-cli: a command-line client of tandem-server.
 //
 //   tandem-cli [--server 127.0.0.1:50051] search [--mode and|or|and_or] [--k 10]
-//              [--engine auto|cpu|gpu] [--fields title,subject] [--json] [--timeout 5s]
+//              [--engine auto|cpu|gpu] [--fields title,subject] [--snippet 160] [--json]
+//              [--timeout 5s]
 //              QUERY TEXT...
 //   tandem-cli batch [FILE|-]        queries one per line: text, id<TAB>text or id:text (an id
 //                                    holds a digit)
@@ -42,6 +43,9 @@ ABSL_FLAG(bool, json, false, "Print JSON (one document per line) instead of tabl
 ABSL_FLAG(std::vector<std::string>, fields, std::vector<std::string>({"title", "subject"}),
           "search, batch: stored fields to show with each hit, comma-separated (\"*\" for all, "
           "empty for none); a field a document lacks is skipped.");
+ABSL_FLAG(int32_t, snippet, 160,
+          "search, batch: longest snippet of each hit's text, in bytes, query terms in [brackets] "
+          "(0: none; only indexes built with --store-text keep text).");
 ABSL_FLAG(absl::Duration, timeout, absl::Seconds(5), "Deadline of each call.");
 ABSL_FLAG(int32_t, batch_size, 256, "batch: queries per SearchBatch call.");
 ABSL_FLAG(std::string, service, "", "health: service to ask about; empty means the whole server.");
@@ -100,6 +104,9 @@ absl::StatusOr<tandem::v1::SearchRequest> RequestTemplate() {
   for (const std::string& field : absl::GetFlag(FLAGS_fields)) {
     if (!field.empty()) request.add_fields(field);
   }
+  const int32_t snippet = absl::GetFlag(FLAGS_snippet);
+  if (snippet < 0) return absl::InvalidArgumentError("--snippet must be >= 0");
+  request.set_snippet_bytes(static_cast<uint32_t>(snippet));
   for (auto [value, name, setter] :
        {std::tuple{absl::GetFlag(FLAGS_bm25_k1), "--bm25-k1", &tandem::v1::Bm25Params::set_k1},
         std::tuple{absl::GetFlag(FLAGS_bm25_b), "--bm25-b", &tandem::v1::Bm25Params::set_b}}) {
@@ -230,7 +237,8 @@ int Main(int argc, char** argv) {
        .usage =
            "tandem-cli is a client of tandem-server.\n"
            "  tandem-cli [--server HOST:PORT] search [--mode and|or|and_or] [--k 10] "
-           "[--engine auto|cpu|gpu] [--fields title,subject] [--json] [--timeout 5s] QUERY "
+           "[--engine auto|cpu|gpu] [--fields title,subject] [--snippet 160] [--json] [--timeout "
+           "5s] QUERY "
            "TEXT...\n"
            "  tandem-cli batch [FILE|-]\n  tandem-cli health [--service NAME]\n  tandem-cli info",
        .main_file = __FILE__});

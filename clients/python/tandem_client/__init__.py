@@ -10,7 +10,7 @@
 
 from .client import TandemClient
 from .errors import TandemError
-from .messages import ENGINES, MODES, Hit, IndexInfo, Query, QueryStats, SearchResult
+from .messages import ENGINES, MODES, Hit, IndexInfo, Query, QueryStats, SearchResult, Snippet
 
 __all__ = [
     "ENGINES",
@@ -20,6 +20,7 @@ __all__ = [
     "Query",
     "QueryStats",
     "SearchResult",
+    "Snippet",
     "TandemClient",
     "TandemError",
 ]

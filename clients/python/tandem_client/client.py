@@ -114,16 +114,19 @@ class TandemClient:
         engine: str | int = "auto",
         request_id: str = "",
         fields: Sequence[str] = (),
+        snippet_bytes: int = 0,
         timeout=_DEFAULT,
     ) -> SearchResult:
         """Runs one query: free `text`, or pre-analyzed `terms` (["t1", ("t2", 2.0)] or {"t": w}).
 
         mode: "or", "and" or "and_or"; k: hits wanted (the server accepts 1..10000; 0 means 10);
         k1, b: BM25 parameters (None: the server's defaults); engine: "auto", "cpu" or "gpu";
-        fields: stored fields each hit carries (["title", "subject"], or ["*"] for all).
+        fields: stored fields each hit carries (["title", "subject"], or ["*"] for all);
+        snippet_bytes: a snippet of each hit's text with the query terms highlighted, at most this
+        long (indexes built with --store-text; 0 for none).
         """
         query = Query(text=text, terms=terms, mode=mode, k=k, k1=k1, b=b, engine=engine,
-                      request_id=request_id, fields=fields)
+                      request_id=request_id, fields=fields, snippet_bytes=snippet_bytes)
         response = self._unary(self._stub.Search, query.to_proto(), timeout)
         return SearchResult.from_proto(response)
 

@@ -81,6 +81,8 @@ class Query:
     request_id: str = ""
     # Stored fields each hit should carry ("title", "subject", ...; "*" for all).
     fields: Sequence[str] = ()
+    # Longest snippet of each hit's stored text (indexes built with --store-text); 0 for none.
+    snippet_bytes: int = 0
 
     def to_proto(self) -> search_pb2.SearchRequest:
         """The SearchRequest; raises ValueError for what the request cannot express."""
@@ -106,6 +108,10 @@ class Query:
             req.bm25.k1 = float(self.k1)
         if self.b is not None:
             req.bm25.b = float(self.b)
+        if isinstance(self.snippet_bytes, bool) or not isinstance(self.snippet_bytes, int) \
+                or self.snippet_bytes < 0:
+            raise ValueError(f"snippet_bytes must be a non-negative integer, got {self.snippet_bytes!r}")
+        req.snippet_bytes = self.snippet_bytes
         if isinstance(self.fields, str):
             raise ValueError("fields must be a list of field names, not a str")
         for name in self.fields:
@@ -142,6 +148,37 @@ def to_query(item: QueryLike, defaults: Mapping) -> Query:
 
 
 @dataclass(frozen=True)
+class Snippet:
+    """Part of a hit's text around the query terms; `highlights` are (start, end) indices into
+    `text` (a str), one per query-term token, in order."""
+
+    text: str
+    highlights: tuple[tuple[int, int], ...] = ()
+    starts_inside: bool = False
+    ends_inside: bool = False
+
+    def marked(self, open: str = "[", close: str = "]", ellipsis: str = "...") -> str:
+        """The text with each highlight between `open` and `close`, and `ellipsis` where the
+        snippet cuts the document's text."""
+        out, at = [], 0
+        for start, end in self.highlights:
+            out += [self.text[at:start], open, self.text[start:end], close]
+            at = end
+        out.append(self.text[at:])
+        return (ellipsis if self.starts_inside else "") + "".join(out) + \
+            (ellipsis if self.ends_inside else "")
+
+    @classmethod
+    def from_proto(cls, s) -> "Snippet":
+        # The server's spans count UTF-8 bytes; a str counts characters.
+        raw = s.text.encode("utf-8")
+        def index(offset: int) -> int:
+            return len(raw[:offset].decode("utf-8", errors="ignore"))
+        return cls(s.text, tuple((index(h.begin), index(h.end)) for h in s.highlights),
+                   s.starts_inside, s.ends_inside)
+
+
+@dataclass(frozen=True)
 class Hit:
     """One ranked document, with the stored fields its query asked for as (name, value) pairs in
     the document's order (a name may repeat)."""
@@ -150,6 +187,7 @@ class Hit:
     external_id: str
     score: float
     fields: tuple[tuple[str, str], ...] = ()
+    snippet: Snippet | None = None
 
     def field(self, name: str) -> str | None:
         """The first value of stored field `name`, or None."""
@@ -199,7 +237,9 @@ class SearchResult:
     def from_proto(cls, r: search_pb2.SearchResponse) -> "SearchResult":
         return cls(
             hits=[Hit(h.docid, h.external_id, h.score,
-                      tuple((f.name, f.value) for f in h.fields)) for h in r.hits],
+                      tuple((f.name, f.value) for f in h.fields),
+                      Snippet.from_proto(h.snippet) if h.HasField("snippet") else None)
+                  for h in r.hits],
             stats=QueryStats.from_proto(r.stats),
             request_id=r.request_id,
         )

@@ -1,26 +1,12 @@
 #include "clients/cli/channel.h"
 
-#include <fstream>
-#include <sstream>
-
 #include "absl/strings/str_cat.h"
+#include "base/read_file.h"
 #include "grpcpp/create_channel.h"
 #include "grpcpp/security/credentials.h"
 #include "grpcpp/support/channel_arguments.h"
 
 namespace tandem::cli {
-namespace {
-
-absl::StatusOr<std::string> ReadFile(const std::string& path, absl::string_view what) {
-  std::ifstream in(path, std::ios::binary);
-  std::ostringstream contents;
-  if (in) contents << in.rdbuf();
-  if (!in || in.bad())
-    return absl::NotFoundError(absl::StrCat("cannot read ", what, " '", path, "'"));
-  return contents.str();
-}
-
-}  // namespace
 
 absl::StatusOr<std::shared_ptr<grpc::Channel>> MakeChannel(const std::string& address,
                                                            const ChannelTls& tls) {
@@ -36,14 +22,14 @@ absl::StatusOr<std::shared_ptr<grpc::Channel>> MakeChannel(const std::string& ad
     }
     grpc::SslCredentialsOptions ssl;
     if (!tls.ca_file.empty()) {
-      absl::StatusOr<std::string> ca = ReadFile(tls.ca_file, "TLS CA");
+      absl::StatusOr<std::string> ca = base::ReadFile(tls.ca_file, "TLS CA");
       if (!ca.ok()) return ca.status();
       ssl.pem_root_certs = *std::move(ca);
     }
     if (!tls.cert_file.empty()) {
-      absl::StatusOr<std::string> cert = ReadFile(tls.cert_file, "TLS certificate");
+      absl::StatusOr<std::string> cert = base::ReadFile(tls.cert_file, "TLS certificate");
       if (!cert.ok()) return cert.status();
-      absl::StatusOr<std::string> key = ReadFile(tls.key_file, "TLS key");
+      absl::StatusOr<std::string> key = base::ReadFile(tls.key_file, "TLS key");
       if (!key.ok()) return key.status();
       ssl.pem_cert_chain = *std::move(cert);
       ssl.pem_private_key = *std::move(key);

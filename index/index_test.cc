@@ -235,6 +235,40 @@ TEST_F(IndexTest, RefusesToReplaceANonIndexDirectory) {
   EXPECT_TRUE(fs::exists(d + "/thesis.tex"));
 }
 
+TEST_F(IndexTest, RemovedDocumentsLeaveTheTableAndLaterOnesMoveDown) {
+  auto w = IndexWriter::Create(tmp_.path() + "/removed", {});
+  ASSERT_TRUE(w.ok());
+  for (int d = 0; d < 6; ++d) {
+    // Documents 1 and 2 have no fields, so the kept byte ranges of the two pools differ.
+    std::vector<std::pair<std::string, std::string>> fields;
+    if (d != 1 && d != 2) fields.emplace_back("n", absl::StrCat("value-", d));
+    ASSERT_TRUE((*w)->AddDocument(absl::StrCat("id", d), 10 + d, fields).ok());
+  }
+  using V = std::vector<uint32_t>;
+  EXPECT_EQ((*w)->RemoveDocuments(V{2, 1}).code(), absl::StatusCode::kInvalidArgument);
+  EXPECT_EQ((*w)->RemoveDocuments(V{1, 1}).code(), absl::StatusCode::kInvalidArgument);
+  EXPECT_EQ((*w)->RemoveDocuments(V{6}).code(), absl::StatusCode::kInvalidArgument);
+  ASSERT_TRUE((*w)->RemoveDocuments(V{0, 2, 3}).ok());
+  EXPECT_EQ((*w)->RemoveDocuments(V{0}).code(), absl::StatusCode::kFailedPrecondition);
+  EXPECT_EQ((*w)->AddDocument("late", 1).code(), absl::StatusCode::kFailedPrecondition);
+  EXPECT_EQ((*w)->num_docs(), 3u);
+  ASSERT_TRUE((*w)->AddPostingList("t", V{0, 2}, V{1, 3}).ok());
+  EXPECT_EQ((*w)->RemoveDocuments(V{0}).code(), absl::StatusCode::kFailedPrecondition);
+  ASSERT_TRUE((*w)->Finish().ok());
+  auto idx = Index::Open(tmp_.path() + "/removed");
+  ASSERT_TRUE(idx.ok()) << idx.status();
+  ASSERT_EQ((*idx)->num_docs(), 3u);
+  const char* ids[] = {"id1", "id4", "id5"};
+  for (uint32_t d = 0; d < 3; ++d) EXPECT_EQ((*idx)->external_id(d), ids[d]);
+  EXPECT_EQ((*idx)->doc_length(0), 11u);
+  EXPECT_EQ((*idx)->doc_length(2), 15u);
+  EXPECT_FLOAT_EQ((*idx)->avg_doc_length(), (11 + 14 + 15) / 3.0f);
+  EXPECT_TRUE((*idx)->stored_fields(0).empty());
+  ASSERT_EQ((*idx)->stored_fields(1).size(), 1u);
+  EXPECT_EQ((*idx)->stored_fields(1)[0].second, "value-4");
+  EXPECT_EQ((*idx)->stored_fields(2)[0].second, "value-5");
+}
+
 TEST_F(IndexTest, WriterRejectsBadInput) {
   auto w = IndexWriter::Create(tmp_.path() + "/bad", {});
   ASSERT_TRUE(w.ok());

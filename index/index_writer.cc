@@ -3,6 +3,7 @@
 #include <fcntl.h>
 #include <unistd.h>
 
+#include <algorithm>
 #include <cerrno>
 #include <cstdio>
 #include <cstring>
@@ -129,6 +130,9 @@ absl::Status IndexWriter::AddDocument(
   if (documents_finished_) {
     return absl::FailedPreconditionError("IndexWriter::AddDocument after the first posting list");
   }
+  if (documents_removed_) {
+    return absl::FailedPreconditionError("IndexWriter::AddDocument after RemoveDocuments");
+  }
   if (doc_lengths_.size() >= UINT32_MAX - 1) {
     return absl::ResourceExhaustedError("an index holds at most 2^32 - 2 documents");
   }
@@ -150,6 +154,71 @@ absl::Status IndexWriter::AddDocument(
     return absl::InternalError(
         absl::StrCat("cannot write document table spill in '", tmp_dir_, "'"));
   }
+  return absl::OkStatus();
+}
+
+namespace {
+
+// Keeps the rows of `offsets` (row r spans [offsets[r], offsets[r + 1])) that `removed` (sorted)
+// does not name: rewrites `offsets` for the kept rows and returns the kept byte ranges, merged.
+std::vector<std::pair<uint64_t, uint64_t>> DropRows(std::vector<uint64_t>& offsets,
+                                                     absl::Span<const uint32_t> removed) {
+  std::vector<std::pair<uint64_t, uint64_t>> ranges;
+  std::vector<uint64_t> kept{0};
+  kept.reserve(offsets.size() - removed.size());
+  size_t next_removed = 0;
+  for (size_t r = 0; r + 1 < offsets.size(); ++r) {
+    if (next_removed < removed.size() && removed[next_removed] == r) {
+      ++next_removed;
+      continue;
+    }
+    const uint64_t begin = offsets[r], end = offsets[r + 1];
+    if (!ranges.empty() && ranges.back().second == begin) {
+      ranges.back().second = end;
+    } else if (end > begin) {
+      ranges.emplace_back(begin, end);
+    }
+    kept.push_back(kept.back() + (end - begin));
+  }
+  offsets = std::move(kept);
+  return ranges;
+}
+
+}  // namespace
+
+absl::Status IndexWriter::RemoveDocuments(absl::Span<const uint32_t> docids) {
+  if (documents_finished_) {
+    return absl::FailedPreconditionError(
+        "IndexWriter::RemoveDocuments after the first posting list");
+  }
+  if (documents_removed_) {
+    return absl::FailedPreconditionError("IndexWriter::RemoveDocuments called twice");
+  }
+  for (size_t i = 0; i < docids.size(); ++i) {
+    if (docids[i] >= num_docs() || (i > 0 && docids[i] <= docids[i - 1])) {
+      return absl::InvalidArgumentError(absl::StrFormat(
+          "RemoveDocuments: docIDs must increase and stay below %d (the %d-th is %d)", num_docs(),
+          i, docids[i]));
+    }
+  }
+  if (docids.empty()) return absl::OkStatus();
+  documents_removed_ = true;
+  std::vector<uint32_t> lengths;
+  lengths.reserve(doc_lengths_.size() - docids.size());
+  size_t next_removed = 0;
+  for (uint32_t d = 0; d < doc_lengths_.size(); ++d) {
+    if (next_removed < docids.size() && docids[next_removed] == d) {
+      total_doc_length_ -= doc_lengths_[d];
+      ++next_removed;
+    } else {
+      lengths.push_back(doc_lengths_[d]);
+    }
+  }
+  doc_lengths_ = std::move(lengths);
+  id_ranges_ = DropRows(id_offsets_, docids);
+  field_ranges_ = DropRows(field_offsets_, docids);
+  files_->ids_bytes = id_offsets_.back();
+  files_->fields_bytes = field_offsets_.back();
   return absl::OkStatus();
 }
 
@@ -241,15 +310,26 @@ absl::Status IndexWriter::Finish() {
     TANDEM_RETURN_IF_ERROR(f->Append(Bytes(id_offsets_.data(), id_offsets_.size())));
     TANDEM_RETURN_IF_ERROR(f->Append(Bytes(field_offsets_.data(), field_offsets_.size())));
     std::string chunk(1 << 20, '\0');
-    for (std::fstream* spill : {&files_->ids, &files_->fields}) {
+    for (auto [spill, ranges] : {std::pair(&files_->ids, &id_ranges_),
+                                 std::pair(&files_->fields, &field_ranges_)}) {
       spill->flush();
-      spill->seekg(0);
-      while (*spill) {
-        spill->read(chunk.data(), static_cast<std::streamsize>(chunk.size()));
-        const std::streamsize got = spill->gcount();
-        if (got > 0) TANDEM_RETURN_IF_ERROR(f->Append(absl::string_view(chunk.data(), got)));
+      if (!documents_removed_) {
+        spill->seekg(0, std::ios::end);
+        const uint64_t size = static_cast<uint64_t>(spill->tellg());
+        ranges->assign(size > 0 ? 1 : 0, {0, size});
       }
-      if (spill->bad()) return absl::InternalError("cannot read document table spill");
+      for (auto [begin, end] : *ranges) {
+        spill->seekg(static_cast<std::streamoff>(begin));
+        while (begin < end && *spill) {
+          const uint64_t want = std::min<uint64_t>(chunk.size(), end - begin);
+          spill->read(chunk.data(), static_cast<std::streamsize>(want));
+          const std::streamsize got = spill->gcount();
+          if (got <= 0) break;
+          TANDEM_RETURN_IF_ERROR(f->Append(absl::string_view(chunk.data(), got)));
+          begin += static_cast<uint64_t>(got);
+        }
+        if (begin < end) return absl::InternalError("cannot read document table spill");
+      }
     }
     TANDEM_RETURN_IF_ERROR(f->Finish());
   }

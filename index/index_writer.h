@@ -53,7 +53,12 @@ class IndexWriter {
   // Documents get docIDs 0, 1, 2, ... in call order. `length` counts the document's terms.
   absl::Status AddDocument(absl::string_view external_id, uint32_t length,
                            absl::Span<const std::pair<std::string, std::string>> fields = {});
-  // Documents added so far.
+  // Drops documents already added, after the last AddDocument and before the first posting list:
+  // the documents after each one move down so docIDs stay dense (docID d becomes d minus the
+  // removed docIDs below it). `docids` is sorted, without repeats, each below num_docs(). Used to
+  // keep the last of several documents with one external id.
+  absl::Status RemoveDocuments(absl::Span<const uint32_t> docids);
+  // Documents added so far (less the removed ones).
   uint32_t num_docs() const { return static_cast<uint32_t>(doc_lengths_.size()); }
 
   // Ends the document phase (implicit in the first AddPostingList). After it, doc_norms() and
@@ -88,6 +93,9 @@ class IndexWriter {
   std::vector<uint32_t> doc_lengths_;
   std::vector<uint64_t> id_offsets_{0};
   std::vector<uint64_t> field_offsets_{0};
+  // After RemoveDocuments: the byte ranges of the spilled pools that Finish copies (empty: all).
+  std::vector<std::pair<uint64_t, uint64_t>> id_ranges_, field_ranges_;
+  bool documents_removed_ = false;
   uint64_t total_doc_length_ = 0;
   float avg_doc_length_ = 0.0f;
   std::vector<float> norms_;

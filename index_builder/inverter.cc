@@ -19,7 +19,6 @@
 #include <vector>
 
 #include "absl/container/flat_hash_map.h"
-#include "absl/container/flat_hash_set.h"
 #include "absl/strings/str_cat.h"
 #include "absl/strings/str_format.h"
 #include "absl/synchronization/mutex.h"
@@ -194,6 +193,8 @@ void InvertWorker(Build& build, BatchQueue& queue) {
   }
 }
 
+constexpr uint32_t kDroppedDocument = UINT32_MAX;
+
 // One merged list waiting to be encoded.
 struct PendingList {
   std::string term;
@@ -238,7 +239,10 @@ absl::Status EncodeAndWrite(std::vector<PendingList>& group, index::IndexWriter&
 }
 
 // Merges the spilled runs term by term and encodes and writes the lists in term order.
-absl::Status MergeRuns(const std::vector<std::string>& paths, index::IndexWriter& writer,
+// `new_docid`, when not empty, renumbers the documents: kDroppedDocument drops a posting, and a
+// term left without postings is left out.
+absl::Status MergeRuns(const std::vector<std::string>& paths,
+                       const std::vector<uint32_t>& new_docid, index::IndexWriter& writer,
                        int threads, uint64_t total_postings, Progress& progress,
                        BuildSummary& summary) {
   RunMerger merger(paths);
@@ -250,14 +254,22 @@ absl::Status MergeRuns(const std::vector<std::string>& paths, index::IndexWriter
     l.term = merger.term();
     l.docids.reserve(merged.size());
     l.freqs.reserve(merged.size());
-    for (const auto& [d, f] : merged) {
+    for (auto [d, f] : merged) {
+      if (!new_docid.empty()) {
+        d = new_docid[d];
+        if (d == kDroppedDocument) continue;
+      }
       l.docids.push_back(d);
       l.freqs.push_back(f);
       l.cf += f;
     }
-    summary.postings += merged.size();
+    if (l.docids.empty()) {
+      group.pop_back();
+      continue;
+    }
+    summary.postings += l.docids.size();
     ++summary.terms;
-    group_postings += merged.size();
+    group_postings += l.docids.size();
     if (group_postings >= kEncodeGroupPostings || group.size() >= 8192) {
       TANDEM_RETURN_IF_ERROR(EncodeAndWrite(group, writer, threads));
       group_postings = 0;
@@ -287,13 +299,19 @@ std::string HumanBytes(double b) {
 
 namespace {
 
-// The external ids read so far, each copied once into stable chunks: about 20 bytes per document
-// beyond the ids themselves. Used by the reading thread only.
+// The external ids read so far with the docID that holds each, every id copied once into stable
+// chunks: about 24 bytes per document beyond the ids themselves. Used by the reading thread only.
 class ExternalIdSet {
  public:
-  // True when `id` was not seen before (it is remembered from now on).
-  bool Insert(absl::string_view id) {
-    if (seen_.contains(id)) return false;
+  // Records that `docid` holds `id`. Returns the docID that held it before, if any; under
+  // `replace` the id then belongs to `docid`, otherwise it stays with the earlier one.
+  std::optional<uint32_t> Insert(absl::string_view id, uint32_t docid, bool replace) {
+    auto it = holder_.find(id);
+    if (it != holder_.end()) {
+      const uint32_t earlier = it->second;
+      if (replace) it->second = docid;
+      return earlier;
+    }
     if (chunks_.empty() || chunk_used_ + id.size() > kChunkBytes) {
       chunks_.push_back(std::make_unique<char[]>(std::max(kChunkBytes, id.size())));
       chunk_used_ = 0;
@@ -301,18 +319,25 @@ class ExternalIdSet {
     char* copy = chunks_.back().get() + chunk_used_;
     std::memcpy(copy, id.data(), id.size());
     chunk_used_ += id.size();
-    seen_.insert(absl::string_view(copy, id.size()));
-    return true;
+    holder_.emplace(absl::string_view(copy, id.size()), docid);
+    return std::nullopt;
   }
 
  private:
   static constexpr size_t kChunkBytes = 1 << 20;
   std::vector<std::unique_ptr<char[]>> chunks_;
   size_t chunk_used_ = 0;
-  absl::flat_hash_set<absl::string_view> seen_;
+  absl::flat_hash_map<absl::string_view, uint32_t> holder_;
 };
 
 }  // namespace
+
+std::optional<DuplicateIds> ParseDuplicateIds(absl::string_view name) {
+  if (name == "fail") return DuplicateIds::kFail;
+  if (name == "keep-first") return DuplicateIds::kKeepFirst;
+  if (name == "keep-last") return DuplicateIds::kKeepLast;
+  return std::nullopt;
+}
 
 std::string BuildSummary::Describe() const {
   const double s = std::max(seconds, 1e-9);
@@ -320,9 +345,11 @@ std::string BuildSummary::Describe() const {
       "documents %d (%d bad, skipped%s), terms %d, postings %d, index %s (postings %s, %.2f "
       "bits/posting), %.1f s, %.0f docs/s, %.1f MB/s of text, %d spilled runs",
       documents, bad_documents,
-      duplicate_documents == 0 ? std::string()
-                               : absl::StrFormat("; %d with a repeated id, skipped: the first kept",
-                                                 duplicate_documents),
+      duplicate_documents == 0
+          ? std::string()
+          : absl::StrFormat("; %d dropped for a repeated id: the %s of each kept",
+                            duplicate_documents,
+                            duplicate_ids == DuplicateIds::kKeepLast ? "last" : "first"),
       terms, postings, HumanBytes(index_bytes), HumanBytes(postings_bytes), bits_per_posting(),
       seconds, documents / s, text_bytes / 1e6 / s, spilled_runs);
 }
@@ -372,6 +399,8 @@ absl::StatusOr<BuildSummary> BuildIndex(DocumentReader& reader, const std::strin
   Progress progress(options.progress);
   absl::Status read_status;
   ExternalIdSet ids;
+  const bool keep_last = options.duplicate_ids == DuplicateIds::kKeepLast;
+  std::vector<uint32_t> replaced;  // docIDs whose id a later document took (kKeepLast)
   uint64_t duplicates = 0;
   std::string first_duplicate;  // "'id' at file:line"
   uint64_t next_docid = 0;
@@ -396,15 +425,17 @@ absl::StatusOr<BuildSummary> BuildIndex(DocumentReader& reader, const std::strin
       read_status = options.input_check();
       if (!read_status.ok()) break;
     }
-    if (!ids.Insert(doc.external_id)) {
-      if (duplicates++ == 0) {
-        first_duplicate = absl::StrCat("'", doc.external_id, "' at ", doc.location);
-      }
-      continue;
-    }
     if (next_docid + batch.docs.size() >= UINT32_MAX - 1) {
       read_status = absl::ResourceExhaustedError("an index holds at most 2^32 - 2 documents");
       break;
+    }
+    const uint32_t docid = static_cast<uint32_t>(next_docid + batch.docs.size());
+    if (std::optional<uint32_t> earlier = ids.Insert(doc.external_id, docid, keep_last)) {
+      if (duplicates++ == 0) {
+        first_duplicate = absl::StrCat("'", doc.external_id, "' at ", doc.location);
+      }
+      if (!keep_last) continue;
+      replaced.push_back(*earlier);
     }
     batch.docs.push_back(std::move(doc));
     if (batch.docs.size() == kBatchDocuments) flush_batch();
@@ -433,7 +464,21 @@ absl::StatusOr<BuildSummary> BuildIndex(DocumentReader& reader, const std::strin
     return absl::InvalidArgumentError(absl::StrCat(
         duplicates,
         " document(s) repeat the external id of an earlier one (the first: ", first_duplicate,
-        "); nothing was written. --duplicate-ids keep-first keeps the first document of each id"));
+        "); nothing was written. --duplicate-ids keep-first or keep-last keeps the first or the "
+        "last document of each id"));
+  }
+  // Replaced documents leave the index; every later docID moves down past them.
+  std::vector<uint32_t> new_docid;
+  if (!replaced.empty()) {
+    std::sort(replaced.begin(), replaced.end());
+    TANDEM_RETURN_IF_ERROR(writer->RemoveDocuments(replaced));
+    new_docid.resize(next_docid);
+    size_t below = 0;
+    for (uint32_t d = 0; d < next_docid; ++d) {
+      const bool gone = below < replaced.size() && replaced[below] == d;
+      new_docid[d] = gone ? kDroppedDocument : d - static_cast<uint32_t>(below);
+      below += gone;
+    }
   }
   if (writer->num_docs() == 0) {
     return absl::InvalidArgumentError(
@@ -445,11 +490,12 @@ absl::StatusOr<BuildSummary> BuildIndex(DocumentReader& reader, const std::strin
   BuildSummary summary;
   summary.documents = writer->num_docs();
   summary.duplicate_documents = duplicates;
+  summary.duplicate_ids = options.duplicate_ids;
   summary.text_bytes = build.text_bytes;
   summary.spilled_runs = build.runs.size();
   TANDEM_RETURN_IF_ERROR(writer->FinishDocuments());
   TANDEM_RETURN_IF_ERROR(
-      MergeRuns(build.runs, *writer, threads, build.postings, progress, summary));
+      MergeRuns(build.runs, new_docid, *writer, threads, build.postings, progress, summary));
   TANDEM_RETURN_IF_ERROR(writer->Finish());
   progress.Clear();
 

@@ -15,9 +15,11 @@
 
 #include <cstdint>
 #include <functional>
+#include <optional>
 #include <string>
 
 #include "absl/status/statusor.h"
+#include "absl/strings/string_view.h"
 #include "index/index_writer.h"
 #include "index_builder/document_reader.h"
 
@@ -27,7 +29,12 @@ namespace tandem::index_builder {
 enum class DuplicateIds {
   kFail,       // read on to count them all, then fail the build; nothing is written
   kKeepFirst,  // skip the later documents, count them, and say so in the summary
+  kKeepLast,   // each later document replaces the earlier one: it is dropped from the index and
+               // the documents after it move down one docID; counted in the summary
 };
+
+// "fail", "keep-first", "keep-last"; nullopt for anything else.
+std::optional<DuplicateIds> ParseDuplicateIds(absl::string_view name);
 
 struct InverterOptions {
   int threads = 0;                            // 0: hardware concurrency
@@ -49,7 +56,8 @@ struct InverterOptions {
 struct BuildSummary {
   uint64_t documents = 0;
   uint64_t bad_documents = 0;        // reported and skipped by the reader
-  uint64_t duplicate_documents = 0;  // skipped for an earlier document's id (kKeepFirst)
+  uint64_t duplicate_documents = 0;  // documents dropped for a repeated id (kKeepFirst/kKeepLast)
+  DuplicateIds duplicate_ids = DuplicateIds::kFail;
   uint64_t terms = 0;
   uint64_t postings = 0;
   uint64_t index_bytes = 0;

@@ -1,6 +1,8 @@
 #include "index_builder/inverter.h"
 
 #include <filesystem>
+#include <random>
+#include <map>
 
 #include "absl/strings/str_cat.h"
 #include "absl/strings/str_join.h"
@@ -101,6 +103,7 @@ class IdReader : public DocumentReader {
     doc->Clear();
     doc->external_id = docs_[next_].first;
     doc->text = docs_[next_].second;
+    doc->fields = {{"text", docs_[next_].second}};
     doc->location = absl::StrCat("mem:", next_ + 1);
     ++next_;
     return true;
@@ -163,7 +166,8 @@ TEST(InverterInputTest, KeepFirstSkipsTheLaterDocumentsOfAnId) {
   ASSERT_TRUE(s.ok()) << s.status();
   EXPECT_EQ(s->documents, 3u);
   EXPECT_EQ(s->duplicate_documents, 2u);
-  EXPECT_THAT(s->Describe(), ::testing::HasSubstr("2 with a repeated id, skipped: the first kept"));
+  EXPECT_THAT(s->Describe(),
+              ::testing::HasSubstr("2 dropped for a repeated id: the first of each kept"));
   auto idx = index::Index::Open(out, {.verify_lists = true});
   ASSERT_TRUE(idx.ok()) << idx.status();
   ASSERT_EQ((*idx)->num_docs(), 3u);
@@ -175,6 +179,92 @@ TEST(InverterInputTest, KeepFirstSkipsTheLaterDocumentsOfAnId) {
   EXPECT_FALSE(lists.contains("three"));
   EXPECT_FALSE(lists.contains("five"));
 }
+
+TEST(InverterInputTest, KeepLastReplacesTheEarlierDocumentOfAnId) {
+  testing::TempDir tmp;
+  const std::string out = tmp.path() + "/out";
+  IdReader reader({{"a", "one"}, {"b", "two"}, {"a", "three"}, {"c", "four"}, {"b", "five"}});
+  InverterOptions options;
+  options.duplicate_ids = DuplicateIds::kKeepLast;
+  auto s = BuildIndex(reader, out, {}, options);
+  ASSERT_TRUE(s.ok()) << s.status();
+  EXPECT_EQ(s->documents, 3u);
+  EXPECT_EQ(s->duplicate_documents, 2u);
+  EXPECT_THAT(s->Describe(),
+              ::testing::HasSubstr("2 dropped for a repeated id: the last of each kept"));
+  auto idx = index::Index::Open(out, {.verify_lists = true});
+  ASSERT_TRUE(idx.ok()) << idx.status();
+  ASSERT_EQ((*idx)->num_docs(), 3u);
+  const char* ids[] = {"a", "c", "b"};
+  const char* texts[] = {"three", "four", "five"};
+  for (uint32_t d = 0; d < 3; ++d) {
+    EXPECT_EQ((*idx)->external_id(d), ids[d]);
+    ASSERT_EQ((*idx)->stored_fields(d).size(), 1u);
+    EXPECT_EQ((*idx)->stored_fields(d)[0].second, texts[d]);
+  }
+  const testing::DecodedLists lists = Dump(**idx);
+  EXPECT_FALSE(lists.contains("on"));  // "one", stemmed: its document was replaced
+  EXPECT_FALSE(lists.contains("two"));
+  ASSERT_TRUE(lists.contains("five"));
+  EXPECT_EQ(lists.at("five").first, std::vector<uint32_t>{2});
+}
+
+// Keep-last over many repeats, with spilled runs and several threads, gives the index of the
+// input with every replaced document left out.
+class KeepLastTest : public ::testing::TestWithParam<int> {};
+
+TEST_P(KeepLastTest, EqualsTheIndexOfTheDeduplicatedInput) {
+  testing::CollectionSpec spec;
+  spec.num_docs = 2500;
+  const auto texts = testing::RandomDocuments(spec);
+  std::mt19937 rng(GetParam());
+  std::vector<std::pair<std::string, std::string>> input;
+  for (const auto& t : texts) {
+    input.emplace_back(absl::StrCat("id", rng() % 1500), absl::StrJoin(t, " "));
+  }
+  std::map<std::string, size_t> last;
+  for (size_t i = 0; i < input.size(); ++i) last[input[i].first] = i;
+  std::vector<std::pair<std::string, std::string>> kept;
+  for (size_t i = 0; i < input.size(); ++i) {
+    if (last[input[i].first] == i) kept.push_back(input[i]);
+  }
+  ASSERT_LT(kept.size(), input.size());
+
+  testing::TempDir tmp;
+  IdReader want_reader(kept);
+  ASSERT_TRUE(BuildIndex(want_reader, tmp.path() + "/want", {}, {}).ok());
+  IdReader reader(input);
+  InverterOptions options;
+  options.threads = 1 + GetParam() % 3;
+  options.memory_budget_bytes = 64 << 10;
+  options.duplicate_ids = DuplicateIds::kKeepLast;
+  auto s = BuildIndex(reader, tmp.path() + "/got", {}, options);
+  ASSERT_TRUE(s.ok()) << s.status();
+  EXPECT_EQ(s->documents, kept.size());
+  EXPECT_EQ(s->duplicate_documents, input.size() - kept.size());
+  EXPECT_GT(s->spilled_runs, 2u);
+
+  auto want = index::Index::Open(tmp.path() + "/want");
+  auto got = index::Index::Open(tmp.path() + "/got", {.verify_lists = true});
+  ASSERT_TRUE(want.ok() && got.ok());
+  EXPECT_EQ((*got)->stats().num_postings, (*want)->stats().num_postings);
+  EXPECT_EQ((*got)->stats().num_terms, (*want)->stats().num_terms);
+  EXPECT_EQ((*got)->avg_doc_length(), (*want)->avg_doc_length());
+  EXPECT_EQ(s->postings, (*want)->stats().num_postings);
+  EXPECT_EQ(Dump(**got), Dump(**want));
+  for (uint32_t d = 0; d < kept.size(); ++d) {
+    ASSERT_EQ((*got)->external_id(d), kept[d].first);
+    EXPECT_EQ((*got)->doc_length(d), (*want)->doc_length(d));
+    ASSERT_EQ((*got)->stored_fields(d).size(), 1u);
+    EXPECT_EQ((*got)->stored_fields(d)[0].second, kept[d].second);
+  }
+  // Block maxima come from the kept documents' norms: every list's maximum score agrees.
+  for (uint64_t t = 0; t < (*want)->stats().num_terms; ++t) {
+    EXPECT_EQ((*got)->term_at(t).max_score, (*want)->term_at(t).max_score);
+  }
+}
+
+INSTANTIATE_TEST_SUITE_P(Seeds, KeepLastTest, ::testing::Values(1, 2, 3));
 
 TEST(InverterInputTest, BeforeWriteSeesTheDocumentCountAndCanRefuse) {
   testing::TempDir tmp;

@@ -12,6 +12,7 @@
 #include <cstdio>
 #include <filesystem>
 #include <iostream>
+#include <optional>
 #include <string>
 #include <thread>
 #include <vector>
@@ -51,7 +52,8 @@ ABSL_FLAG(double, max_bad_fraction, 0.01,
           "the documents read are malformed (1 keeps every good document whatever the share)");
 ABSL_FLAG(std::string, duplicate_ids, "fail",
           "build: documents that repeat an earlier document's external id: fail (count them "
-          "all, write nothing) or keep-first (skip the later ones and say how many)");
+          "all, write nothing), keep-first (skip the later ones) or keep-last (each later one "
+          "replaces the earlier); the build says how many were dropped");
 ABSL_FLAG(int, memory_mb, 1024, "build: memory budget for in-memory runs before spilling to disk");
 ABSL_FLAG(std::string, tokenizer, "standard",
           "build: tokenizer (standard = Unicode UAX#29 words, alnum = [a-z0-9]+)");
@@ -96,10 +98,11 @@ int Build() {
     return Fail(absl::InvalidArgumentError(
         absl::StrCat("--max-bad-fraction must be between 0 and 1, got ", max_bad_fraction)));
   }
-  const std::string duplicate_ids = absl::GetFlag(FLAGS_duplicate_ids);
-  if (duplicate_ids != "fail" && duplicate_ids != "keep-first") {
-    return Fail(absl::InvalidArgumentError(
-        absl::StrCat("--duplicate-ids must be fail or keep-first, got \"", duplicate_ids, "\"")));
+  const std::string duplicate_ids_flag = absl::GetFlag(FLAGS_duplicate_ids);
+  const std::optional<DuplicateIds> duplicate_ids = ParseDuplicateIds(duplicate_ids_flag);
+  if (!duplicate_ids) {
+    return Fail(absl::InvalidArgumentError(absl::StrCat(
+        "--duplicate-ids must be fail, keep-first or keep-last, got \"", duplicate_ids_flag, "\"")));
   }
   std::string format_used = format;
   if (format == "auto") {
@@ -139,7 +142,7 @@ int Build() {
                                 << 20;
   options.progress = !quiet;
   options.store_text = absl::GetFlag(FLAGS_store_text);
-  options.duplicate_ids = duplicate_ids == "fail" ? DuplicateIds::kFail : DuplicateIds::kKeepFirst;
+  options.duplicate_ids = *duplicate_ids;
   options.before_write = [&](uint64_t documents) -> absl::Status {
     const double read = static_cast<double>(documents + bad);
     if (bad > 0 && static_cast<double>(bad) > max_bad_fraction * read) {
@@ -325,7 +328,7 @@ std::string Usage() {
       "  tandem-index build --input PATH --format FORMAT|auto --output DIR [--codec ",
       absl::StrJoin(tandem::index::BlockCodecNames(), "|"),
       "] [--threads N]\n"
-      "      [--strict | --max-bad-fraction F] [--duplicate-ids fail|keep-first] [--store-text]\n"
+      "      [--strict | --max-bad-fraction F] [--duplicate-ids fail|keep-first|keep-last] [--store-text]\n"
       "  tandem-index synth --docs N --termstats FILE --doclengths FILE [--queries FILE,...]\n"
       "      --vocabulary query-terms|all [--postings-per-doc P] [--clustering F] --seed S\n"
       "      --output DIR\n"

@@ -101,7 +101,7 @@ TEST_F(IndexBuildCliTest, TooManyMalformedDocumentsFailUnlessAllowed) {
   EXPECT_THAT(refused->err, HasSubstr("--max-bad-fraction must be between 0 and 1"));
 }
 
-TEST_F(IndexBuildCliTest, RepeatedIdsFailOrKeepTheFirst) {
+TEST_F(IndexBuildCliTest, RepeatedIdsFailOrKeepTheFirstOrTheLast) {
   const std::string input = tmp_.path() + "/input";
   std::filesystem::create_directory(input);
   std::ofstream(input + "/corpus.jsonl") << R"({"_id": "1", "text": "first"})"
@@ -120,13 +120,30 @@ TEST_F(IndexBuildCliTest, RepeatedIdsFailOrKeepTheFirst) {
   keep.insert(keep.end(), {"--duplicate-ids", "keep-first"});
   ProcessResult built = Build(keep);
   ASSERT_EQ(built.exit_code, 0) << built.err;
-  EXPECT_THAT(built.out, HasSubstr("1 with a repeated id, skipped: the first kept"));
+  EXPECT_THAT(built.out, HasSubstr("1 dropped for a repeated id: the first of each kept"));
   absl::StatusOr<std::unique_ptr<index::Index>> idx = index::Index::Open(out_);
   ASSERT_TRUE(idx.ok());
-  EXPECT_EQ((*idx)->num_docs(), 2u);
+  ASSERT_EQ((*idx)->num_docs(), 2u);
+  EXPECT_EQ((*idx)->external_id(0), "1");
+  EXPECT_TRUE((*idx)->Lookup("first").has_value());
+  EXPECT_FALSE((*idx)->Lookup("again").has_value());
+  idx->reset();
+  std::vector<std::string> last = args;
+  last.insert(last.end(), {"--duplicate-ids", "keep-last"});
+  built = Build(last);
+  ASSERT_EQ(built.exit_code, 0) << built.err;
+  EXPECT_THAT(built.out, HasSubstr("1 dropped for a repeated id: the last of each kept"));
+  idx = index::Index::Open(out_);
+  ASSERT_TRUE(idx.ok());
+  ASSERT_EQ((*idx)->num_docs(), 2u);
+  EXPECT_EQ((*idx)->external_id(0), "2");
+  EXPECT_EQ((*idx)->external_id(1), "1");
+  EXPECT_FALSE((*idx)->Lookup("first").has_value());
+  EXPECT_TRUE((*idx)->Lookup("again").has_value());
   std::vector<std::string> bogus = args;
-  bogus.insert(bogus.end(), {"--duplicate-ids", "keep-last"});
-  EXPECT_THAT(Build(bogus).err, HasSubstr("--duplicate-ids must be fail or keep-first"));
+  bogus.insert(bogus.end(), {"--duplicate-ids", "keep-newest"});
+  EXPECT_THAT(Build(bogus).err,
+              HasSubstr("--duplicate-ids must be fail, keep-first or keep-last, got \"keep-newest\""));
 }
 
 TEST_F(IndexBuildCliTest, FormatAutoSaysWhatItPicked) {

@@ -1,6 +1,7 @@
 // tandem-bench-query: query latency and throughput of the CPU engine over a query log.
 //
-// For every mode (AND, OR, AND+OR) and k: latency per query on one thread (mean, median, p95, p99),
+// For every mode (AND, OR, AND+OR), k and algorithm (every OR algorithm; AND with and without
+// block-max skipping): latency per query on one thread (mean, median, p95, p99),
 // throughput on one thread and on all threads, postings decoded per query. Before timing, a sample
 // of queries is checked against the brute-force reference scorer in the same run. Prints a table
 // and writes JSON with the machine, the commit and every figure.
@@ -28,8 +29,10 @@ ABSL_FLAG(int, max_queries, 10000, "use the first N queries that have at least o
 ABSL_FLAG(std::string, modes, "and,or,and_or", "modes to measure");
 ABSL_FLAG(std::string, ks, "10,1000", "k values to measure");
 ABSL_FLAG(int, threads, 0, "threads for the throughput run (0: all cores)");
-ABSL_FLAG(std::string, or_algorithms, "maxscore,exhaustive",
-          "CPU OR algorithms to measure side by side (OR and AND+OR rows; AND rows use the first)");
+ABSL_FLAG(std::string, or_algorithms, "maxscore,block-max-maxscore,wand,block-max-wand,exhaustive",
+          "CPU OR algorithms to measure side by side (OR and AND+OR rows)");
+ABSL_FLAG(std::string, and_block_max, "on,off",
+          "AND rows: with block-max skipping (on), without (off), or both side by side");
 ABSL_FLAG(int, verify, 50, "queries per configuration checked against the reference scorer");
 ABSL_FLAG(std::string, json, "", "write results here");
 
@@ -63,6 +66,13 @@ int main(int argc, char** argv) {
                          *cpu::DaatEngine::Create(**idx, {.or_algorithm = *algorithm}));
   }
   if (engines.empty()) return Fail("--or-algorithms is empty");
+  std::vector<std::pair<std::string, std::unique_ptr<cpu::DaatEngine>>> and_engines;
+  for (absl::string_view v : absl::StrSplit(absl::GetFlag(FLAGS_and_block_max), ',')) {
+    if (v != "on" && v != "off") return Fail("--and-block-max takes on, off or on,off");
+    and_engines.emplace_back(v == "on" ? "block-max" : "plain",
+                             *cpu::DaatEngine::Create(**idx, {.block_max_and = v == "on"}));
+  }
+  if (and_engines.empty()) return Fail("--and-block-max is empty");
   cpu::ReferenceEngine reference(**idx);
 
   // Analyze once; keep queries with at least one index term.
@@ -91,8 +101,8 @@ int main(int argc, char** argv) {
       {"results", nlohmann::json::array()}};
   tools::ThreadPool pool(absl::GetFlag(FLAGS_threads));
   std::printf("%zu queries, %zu threads for throughput\n", queries.size(), pool.size());
-  std::printf("%-7s %5s %-10s | %9s %9s %9s %9s | %9s %9s | %12s %12s | %s\n", "mode", "k",
-              "or-alg", "mean ms", "p50 ms", "p95 ms", "p99 ms", "QPS 1thr", "QPS all",
+  std::printf("%-7s %5s %-18s | %9s %9s %9s %9s | %9s %9s | %12s %12s | %s\n", "mode", "k",
+              "algorithm", "mean ms", "p50 ms", "p95 ms", "p99 ms", "QPS 1thr", "QPS all",
               "postings/q", "scored/q", "verified");
   for (absl::string_view mode_name : absl::StrSplit(absl::GetFlag(FLAGS_modes), ',')) {
     index::QueryMode mode;
@@ -107,9 +117,10 @@ int main(int argc, char** argv) {
         for (const auto& t : terms) q.terms.push_back({t, 1.0f});
         return q;
       };
-      for (size_t e = 0; e < (mode == index::QueryMode::kAnd ? 1 : engines.size()); ++e) {
-        const std::string& algorithm = engines[e].first;
-        const cpu::DaatEngine* engine = engines[e].second.get();
+      const auto& variants = mode == index::QueryMode::kAnd ? and_engines : engines;
+      for (size_t e = 0; e < variants.size(); ++e) {
+        const std::string& algorithm = variants[e].first;
+        const cpu::DaatEngine* engine = variants[e].second.get();
         // Correctness first, in the same run.
         int verified = 0;
         for (int i = 0; i < absl::GetFlag(FLAGS_verify) && i < static_cast<int>(queries.size());
@@ -124,7 +135,7 @@ int main(int argc, char** argv) {
         }
         // One thread: per-query latency.
         std::vector<double> latency;
-        uint64_t postings = 0, scored = 0;
+        uint64_t postings = 0, scored = 0, skips = 0;
         const auto t0 = Clock::now();
         for (const auto& terms : queries) {
           const auto s = Clock::now();
@@ -133,6 +144,7 @@ int main(int argc, char** argv) {
           if (!r.ok()) return Fail(r.status().message());
           postings += r->stats.postings_decoded;
           scored += r->stats.documents_scored;
+          skips += r->stats.block_max_skips;
         }
         const double one = std::chrono::duration<double>(Clock::now() - t0).count();
         // All threads: throughput.
@@ -148,15 +160,17 @@ int main(int argc, char** argv) {
         if (errors > 0) return Fail("queries failed in the throughput run");
         tools::LatencySummary l = tools::Summarize(latency);
         const double n = static_cast<double>(queries.size());
-        std::printf("%-7s %5u %-10s | %9.3f %9.3f %9.3f %9.3f | %9.0f %9.0f | %12.0f %12.0f | %d\n",
-                    std::string(mode_name).c_str(), k,
-                    mode == index::QueryMode::kAnd ? "-" : algorithm.c_str(), l.mean * 1e3,
+        std::printf("%-7s %5u %-18s | %9.3f %9.3f %9.3f %9.3f | %9.0f %9.0f | %12.0f %12.0f | %d\n",
+                    std::string(mode_name).c_str(), k, algorithm.c_str(), l.mean * 1e3,
                     l.p50 * 1e3, l.p95 * 1e3, l.p99 * 1e3, n / one, n / all, postings / n,
                     scored / n, verified);
         out["results"].push_back(
             {{"mode", std::string(mode_name)},
              {"k", k},
              {"or_algorithm", mode == index::QueryMode::kAnd ? "" : algorithm},
+             {"and_block_max", mode == index::QueryMode::kAnd ? nlohmann::json(algorithm == "block-max")
+                                                              : nlohmann::json()},
+             {"block_max_skips_per_query", skips / n},
              {"documents_scored_per_query", scored / n},
              {"latency_seconds",
               {{"mean", l.mean}, {"p50", l.p50}, {"p95", l.p95}, {"p99", l.p99}, {"max", l.max}}},

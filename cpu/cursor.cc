@@ -45,26 +45,45 @@ void Cursor::LoadFreqs() {
   freqs_loaded_ = true;
 }
 
+namespace {
+
+// The first block in [from, n) whose last docID is >= target, or n: gallop over the skip table,
+// then binary search the bracket, which is cheap for both short and long jumps.
+uint32_t FindBlock(const index::SkipEntry* skips, uint32_t n, uint32_t from, uint32_t target) {
+  uint32_t lo = from;
+  uint32_t step = 1;
+  uint32_t hi = lo;
+  while (hi < n && skips[hi].last_docid < target) {
+    lo = hi + 1;
+    hi = lo + step;
+    step *= 2;
+  }
+  hi = std::min(hi, n);
+  const index::SkipEntry* found =
+      std::lower_bound(skips + lo, skips + hi, target,
+                       [](const index::SkipEntry& s, uint32_t t) { return s.last_docid < t; });
+  return static_cast<uint32_t>(found - skips);
+}
+
+}  // namespace
+
+void Cursor::block_max_next_geq(uint32_t target) {
+  const uint32_t n = list_.num_blocks();
+  if (shallow_ < block_) shallow_ = block_;
+  if (shallow_ >= n || list_.skip(shallow_).last_docid >= target) return;
+  shallow_ = FindBlock(list_.skips(), n, shallow_ + 1, target);
+}
+
 void Cursor::next_geq(uint32_t target) {
   if (docid_ >= target) return;  // also covers kEnd
   if (list_.skip(block_).last_docid < target) {
-    // Gallop over the skip table, then binary search the bracket: cheap for both short and long
-    // jumps.
-    const index::SkipEntry* skips = list_.skips();
+    // Start from the shallow position when every block before it ends below the target.
     const uint32_t n = list_.num_blocks();
-    uint32_t lo = block_ + 1;
-    uint32_t step = 1;
-    uint32_t hi = lo;
-    while (hi < n && skips[hi].last_docid < target) {
-      lo = hi + 1;
-      hi = lo + step;
-      step *= 2;
+    uint32_t from = block_ + 1;
+    if (shallow_ > from && shallow_ <= n && list_.skip(shallow_ - 1).last_docid < target) {
+      from = shallow_;
     }
-    hi = std::min(hi, n);
-    const index::SkipEntry* found =
-        std::lower_bound(skips + lo, skips + hi, target,
-                         [](const index::SkipEntry& s, uint32_t t) { return s.last_docid < t; });
-    LoadBlock(static_cast<uint32_t>(found - skips));
+    LoadBlock(FindBlock(list_.skips(), n, from, target));
     if (docid_ >= target) return;
   }
   // The target lies in the current block.

@@ -6,6 +6,11 @@
 // al. 2009, section 2, "skip over most elements of the longer list without uncompressing them").
 // Frequencies of a block are decoded only when freq() is asked for.
 //
+// For block-max pruning (Ding and Suel 2011, "Faster top-k document retrieval using block-max
+// indexes", section 4; PISA's block_max_scorer) a cursor also keeps a shallow position in the skip
+// table: block_max_next_geq moves it to the block that would hold a docID without decoding
+// anything, and block_max() / block_max_docid() read that block's stored maximum and last docID.
+//
 //   Cursor c(list, index.codec(), &stats);
 //   for (c.next_geq(1000); c.docid() != Cursor::kEnd; c.next()) Use(c.docid(), c.freq());
 #pragma once
@@ -49,8 +54,18 @@ class Cursor {
   // Moves to the first posting with docID >= target (no move when already there).
   void next_geq(uint32_t target);
 
-  // The maximum score contribution of the block holding the current posting (default BM25).
-  float block_max_score() const { return list_.skip(block_).max_score; }
+  // Moves the shallow position to the first block whose last docID is >= target, never backwards
+  // and never behind the decoded block. Decodes nothing.
+  void block_max_next_geq(uint32_t target);
+  // The last docID of the shallow block; kEnd once the shallow position is past the last block.
+  uint32_t block_max_docid() const {
+    return shallow_ < list_.num_blocks() ? list_.skip(shallow_).last_docid : kEnd;
+  }
+  // The stored maximum score contribution in the shallow block (default BM25, weight 1); 0 past
+  // the last block.
+  float block_max() const {
+    return shallow_ < list_.num_blocks() ? list_.skip(shallow_).max_score : 0.0f;
+  }
 
   // Not OK when a block failed to decode; the cursor then sits at kEnd.
   const absl::Status& status() const { return status_; }
@@ -63,6 +78,7 @@ class Cursor {
   const index::BlockCodec* codec_;
   index::QueryStats* stats_;
   uint32_t block_ = 0;
+  uint32_t shallow_ = 0;  // block_max_next_geq's block, >= block_ once moved
   uint32_t pos_ = 0;
   uint32_t block_len_ = 0;
   uint32_t docid_ = kEnd;

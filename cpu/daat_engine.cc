@@ -24,11 +24,21 @@ using index::SearchResult;
 // How many candidate documents pass between deadline/cancellation checks.
 constexpr uint32_t kCheckInterval = 4096;
 
-// One query term with its cursor, weighted idf and an upper bound of its score contribution.
+// Pruning compares float sums taken in another order than the final score's and bounds computed
+// from the index's stored maxima; inflating the bound side by this relative margin (far above the
+// few ulps those roundings can differ by) keeps every pruning decision safe.
+constexpr float kBoundMargin = 1.0f + 1e-4f;
+
+// One query term with its cursor, weighted idf and upper bounds of its score contribution.
 struct TermScorer {
   Cursor cursor;
   float weighted_idf;
-  float max_score;
+  float max_score;    // over the whole list
+  float block_scale;  // stored block maximum -> bound of this term; 0 when there are none
+  // The bound in the cursor's shallow block (Cursor::block_max_next_geq), at most max_score.
+  float block_bound() const {
+    return block_scale > 0.0f ? std::min(max_score, cursor.block_max() * block_scale) : max_score;
+  }
 };
 
 // Document length norms: the index's precomputed table for its default parameters, else computed
@@ -52,8 +62,12 @@ class DocNorms {
 
 // Ranked AND. `order` lists the terms by increasing df; scores are summed in query-term order so
 // every engine adds the same floats in the same order.
-absl::Status RunAnd(std::vector<TermScorer>& terms, const DocNorms& norm, const SearchContext& ctx,
-                    TopK& top, QueryStats& stats) {
+// With `block_max`, once k hits are kept, a candidate whose lists' block maxima sum to at most the
+// k-th score is skipped along with every docID up to the end of the first of those blocks to end
+// (each such document is bounded by the same blocks), and so on from there: the skip tables alone
+// decide, and the lists are decoded only where the blocks could hold a hit.
+absl::Status RunAnd(std::vector<TermScorer>& terms, const DocNorms& norm, bool block_max,
+                    const SearchContext& ctx, TopK& top, QueryStats& stats) {
   std::vector<size_t> order(terms.size());
   std::iota(order.begin(), order.end(), 0);
   std::stable_sort(order.begin(), order.end(), [&](size_t a, size_t b) {
@@ -66,6 +80,29 @@ absl::Status RunAnd(std::vector<TermScorer>& terms, const DocNorms& norm, const 
     if (++since_check == kCheckInterval) {
       since_check = 0;
       TANDEM_RETURN_IF_ERROR(ctx.Check());
+    }
+    if (block_max && top.full()) {
+      // Walk the skip tables while the blocks at `target` cannot reach the k-th score.
+      const float threshold = top.threshold();
+      uint32_t target = candidate;
+      while (target != Cursor::kEnd) {
+        float bound = 0.0f;
+        uint32_t blocks_end = Cursor::kEnd;
+        for (TermScorer& t : terms) {
+          t.cursor.block_max_next_geq(target);
+          bound += t.block_bound();
+          blocks_end = std::min(blocks_end, t.cursor.block_max_docid());
+        }
+        if (bound * kBoundMargin > threshold) break;
+        ++stats.block_max_skips;
+        target = blocks_end == Cursor::kEnd ? Cursor::kEnd : blocks_end + 1;
+      }
+      if (target != candidate) {
+        if (target == Cursor::kEnd) break;
+        lead.next_geq(target);
+        candidate = lead.docid();
+        continue;
+      }
     }
     bool match = true;
     for (size_t i = 1; i < order.size(); ++i) {
@@ -122,16 +159,14 @@ absl::Status RunOr(std::vector<TermScorer>& terms, const DocNorms& norm, const S
   return absl::OkStatus();
 }
 
-// Pruning compares float sums taken in another order than the final score's and bounds computed
-// from the index's stored maxima; inflating the bound side by this relative margin (far above the
-// few ulps those roundings can differ by) keeps every pruning decision safe.
-constexpr float kBoundMargin = 1.0f + 1e-4f;
-
 // Ranked OR by MaxScore. Terms are ordered by increasing bound; bound_sum[i] is the sum of the
 // bounds of the i + 1 lowest. The lowest terms whose bound_sum stays at or below the k-th score
 // are non-essential: a document in none of the other lists cannot enter the top k (a document
 // scoring exactly the k-th score loses the docID tie, as it comes later). Every document that
-// is kept is scored in query-term order, so its float score equals RunOr's.
+// is kept is scored in query-term order, so its float score equals RunOr's. kBlockMax: the
+// non-essential bounds of a candidate are those of the blocks that would hold it (block-max
+// MaxScore), read before any of them is decoded.
+template <bool kBlockMax>
 absl::Status RunMaxScore(std::vector<TermScorer>& terms, const DocNorms& norm,
                          const SearchContext& ctx, TopK& top, QueryStats& stats) {
   const size_t n = terms.size();
@@ -145,6 +180,7 @@ absl::Status RunMaxScore(std::vector<TermScorer>& terms, const DocNorms& norm,
     sum += terms[order[i]].max_score;
     bound_sum[i] = sum * kBoundMargin;
   }
+  std::vector<float> block_sum(n);           // kBlockMax: bound_sum over the candidate's blocks
   std::vector<float> contribution(n, 0.0f);  // by query-term position
   size_t first_essential = 0;
   float threshold = top.threshold();
@@ -172,10 +208,21 @@ absl::Status RunMaxScore(std::vector<TermScorer>& terms, const DocNorms& norm,
       contribution[order[i]] = c;
       partial += c;
     }
+    const std::vector<float>* bounds = &bound_sum;
+    if constexpr (kBlockMax) {
+      float block = 0.0f;
+      for (size_t i = 0; i < first_essential; ++i) {
+        TermScorer& t = terms[order[i]];
+        t.cursor.block_max_next_geq(doc);
+        block += t.block_bound();
+        block_sum[i] = block * kBoundMargin;
+      }
+      bounds = &block_sum;
+    }
     // Non-essential terms from the highest bound down, while the document can still enter.
     bool pruned = false;
     for (size_t i = first_essential; i-- > 0;) {
-      if ((partial + bound_sum[i]) * kBoundMargin <= threshold) {
+      if ((partial + (*bounds)[i]) * kBoundMargin <= threshold) {
         pruned = true;
         break;
       }
@@ -197,17 +244,161 @@ absl::Status RunMaxScore(std::vector<TermScorer>& terms, const DocNorms& norm,
   return absl::OkStatus();
 }
 
+// Ranked OR by WAND (Broder et al. 2003) and, with kBlockMax, by block-max WAND (Ding and Suel
+// 2011, Algorithm 2 with PISA's choice of the list to move). `sorted` orders the lists by current
+// docID. The pivot is the first list at which the summed list bounds exceed the k-th score, widened
+// to every list on the pivot's docID; no document below the pivot's docID can enter the top k, as
+// the lists holding it have bounds summing to at most the k-th score, and that sum only shrinks
+// as they move on while the k-th score only grows.
+template <bool kBlockMax>
+absl::Status RunWand(std::vector<TermScorer>& terms, const DocNorms& norm,
+                     const SearchContext& ctx, TopK& top, QueryStats& stats) {
+  const size_t n = terms.size();
+  std::vector<TermScorer*> sorted(n);
+  for (size_t i = 0; i < n; ++i) sorted[i] = &terms[i];
+  auto by_docid = [](const TermScorer* a, const TermScorer* b) {
+    return a->cursor.docid() < b->cursor.docid();
+  };
+  std::sort(sorted.begin(), sorted.end(), by_docid);
+  // Restores the order after sorted[i] moved forward.
+  auto sink = [&](size_t i) {
+    for (; i + 1 < n && sorted[i + 1]->cursor.docid() < sorted[i]->cursor.docid(); ++i) {
+      std::swap(sorted[i], sorted[i + 1]);
+    }
+  };
+  float threshold = top.threshold();
+  uint32_t since_check = 0;
+  while (true) {
+    if (++since_check == kCheckInterval) {
+      since_check = 0;
+      TANDEM_RETURN_IF_ERROR(ctx.Check());
+    }
+    float bound = 0.0f;
+    size_t pivot = n;
+    for (size_t i = 0; i < n && sorted[i]->cursor.docid() != Cursor::kEnd; ++i) {
+      bound += sorted[i]->max_score;
+      if (bound * kBoundMargin > threshold) {
+        pivot = i;
+        break;
+      }
+    }
+    if (pivot == n) break;  // no document left can enter the top k
+    const uint32_t pivot_doc = sorted[pivot]->cursor.docid();
+    while (pivot + 1 < n && sorted[pivot + 1]->cursor.docid() == pivot_doc) ++pivot;
+
+    if constexpr (kBlockMax) {
+      float block = 0.0f;
+      for (size_t i = 0; i <= pivot; ++i) {
+        sorted[i]->cursor.block_max_next_geq(pivot_doc);
+        block += sorted[i]->block_bound();
+      }
+      if (block * kBoundMargin <= threshold) {
+        // Every document from the pivot's docID to the end of the first of these blocks to end
+        // (and before the next list's docID) holds only these lists, each within its block.
+        uint32_t next = Cursor::kEnd;
+        size_t move = pivot;  // the list with the highest bound moves: it skips the most
+        for (size_t i = 0; i <= pivot; ++i) {
+          next = std::min(next, sorted[i]->cursor.block_max_docid());
+          if (sorted[i]->max_score > sorted[move]->max_score) move = i;
+        }
+        next = next == Cursor::kEnd ? Cursor::kEnd : next + 1;
+        if (pivot + 1 < n) next = std::min(next, sorted[pivot + 1]->cursor.docid());
+        next = std::max(next, pivot_doc + 1);
+        ++stats.block_max_skips;
+        sorted[move]->cursor.next_geq(next);
+        sink(move);
+        continue;
+      }
+    }
+
+    if (sorted[0]->cursor.docid() == pivot_doc) {
+      // Every list holding pivot_doc stands on it; sum in query-term order as RunOr does.
+      const float dn = norm(pivot_doc);
+      float score = 0.0f;
+      for (TermScorer& t : terms) {
+        if (t.cursor.docid() == pivot_doc) {
+          score += index::Bm25Score(t.weighted_idf, t.cursor.freq(), dn);
+        }
+      }
+      ++stats.documents_scored;
+      top.Push(pivot_doc, score);
+      threshold = top.threshold();
+      for (size_t i = 0; i <= pivot; ++i) sorted[i]->cursor.next();
+      std::sort(sorted.begin(), sorted.end(), by_docid);
+    } else {
+      // Move the last list before those on pivot_doc up to it.
+      size_t i = pivot;
+      while (sorted[i]->cursor.docid() == pivot_doc) --i;
+      sorted[i]->cursor.next_geq(pivot_doc);
+      sink(i);
+    }
+  }
+  return absl::OkStatus();
+}
+
+absl::Status RunOrAlgorithm(OrAlgorithm algorithm, std::vector<TermScorer>& terms,
+                            const DocNorms& norm, const SearchContext& ctx, TopK& top,
+                            QueryStats& stats) {
+  switch (algorithm) {
+    case OrAlgorithm::kMaxScore:
+      return RunMaxScore<false>(terms, norm, ctx, top, stats);
+    case OrAlgorithm::kBlockMaxMaxScore:
+      return RunMaxScore<true>(terms, norm, ctx, top, stats);
+    case OrAlgorithm::kWand:
+      return RunWand<false>(terms, norm, ctx, top, stats);
+    case OrAlgorithm::kBlockMaxWand:
+      return RunWand<true>(terms, norm, ctx, top, stats);
+    case OrAlgorithm::kExhaustive:
+      break;
+  }
+  return RunOr(terms, norm, ctx, top, stats);
+}
+
+constexpr std::pair<OrAlgorithm, absl::string_view> kOrAlgorithmNames[] = {
+    {OrAlgorithm::kMaxScore, "maxscore"},
+    {OrAlgorithm::kBlockMaxMaxScore, "block-max-maxscore"},
+    {OrAlgorithm::kWand, "wand"},
+    {OrAlgorithm::kBlockMaxWand, "block-max-wand"},
+    {OrAlgorithm::kExhaustive, "exhaustive"},
+};
+
 }  // namespace
 
 absl::string_view OrAlgorithmName(OrAlgorithm algorithm) {
-  return algorithm == OrAlgorithm::kMaxScore ? "maxscore" : "exhaustive";
+  for (const auto& [a, name] : kOrAlgorithmNames) {
+    if (a == algorithm) return name;
+  }
+  return "unknown";
 }
 
 absl::StatusOr<OrAlgorithm> ParseOrAlgorithm(absl::string_view name) {
-  if (name == "maxscore") return OrAlgorithm::kMaxScore;
-  if (name == "exhaustive") return OrAlgorithm::kExhaustive;
+  std::string choices;
+  for (const auto& [a, known] : kOrAlgorithmNames) {
+    if (name == known) return a;
+    absl::StrAppend(&choices, choices.empty() ? "" : ", ", known);
+  }
   return absl::InvalidArgumentError(
-      absl::StrCat("OR algorithm must be maxscore or exhaustive, got '", name, "'"));
+      absl::StrCat("OR algorithm must be one of ", choices, "; got '", name, "'"));
+}
+
+bool AbslParseFlag(absl::string_view text, OrAlgorithm* algorithm, std::string* error) {
+  absl::StatusOr<OrAlgorithm> parsed = ParseOrAlgorithm(text);
+  if (!parsed.ok()) {
+    *error = std::string(parsed.status().message());
+    return false;
+  }
+  *algorithm = *parsed;
+  return true;
+}
+
+std::string AbslUnparseFlag(OrAlgorithm algorithm) {
+  return std::string(OrAlgorithmName(algorithm));
+}
+
+std::vector<OrAlgorithm> AllOrAlgorithms() {
+  std::vector<OrAlgorithm> all;
+  for (const auto& [a, name] : kOrAlgorithmNames) all.push_back(a);
+  return all;
 }
 
 absl::StatusOr<std::unique_ptr<DaatEngine>> DaatEngine::Create(const index::Index& index,
@@ -228,15 +419,22 @@ absl::StatusOr<SearchResult> DaatEngine::Search(const Query& query,
     index::PostingListView list;
     float weighted_idf;
     float max_score;
+    float block_scale;
   };
-  // Score bounds for MaxScore: weighted_idf times the bound of tf / (tf + norm), inflated by the
-  // pruning margin when it is the index's stored maximum, never above weighted_idf.
+  // Score bounds for pruning: weighted_idf times the bound of tf / (tf + norm), inflated by the
+  // pruning margin when it is the index's stored maximum, never above weighted_idf. A block's
+  // stored maximum (weight 1, idf) becomes this term's bound through weighted_idf / idf.
+  const float scale = options_.bound_scale_for_testing;
   std::vector<Resolved> present;
   present.reserve(resolved.terms.size());
   for (const index::ResolvedTerm& t : resolved.terms) {
     TANDEM_ASSIGN_OR_RETURN(index::PostingListView list, index_.postings(t.info));
     const float max_ratio = t.has_stored_bound ? t.bound_ratio * kBoundMargin : 1.0f;
-    present.push_back({list, t.weighted_idf, std::min(t.weighted_idf, t.weighted_idf * max_ratio)});
+    const float idf = index::Bm25Idf(index_.num_docs(), t.info.df);
+    const float block_scale =
+        t.has_stored_bound && idf > 0.0f ? t.weighted_idf / idf * kBoundMargin * scale : 0.0f;
+    present.push_back({list, t.weighted_idf,
+                       std::min(t.weighted_idf, t.weighted_idf * max_ratio) * scale, block_scale});
   }
 
   const DocNorms norm(index_, query.bm25, resolved.default_bm25);
@@ -244,7 +442,8 @@ absl::StatusOr<SearchResult> DaatEngine::Search(const Query& query,
     std::vector<TermScorer> terms;
     terms.reserve(present.size());
     for (const Resolved& r : present) {
-      terms.push_back({Cursor(r.list, index_.codec(), &result.stats), r.weighted_idf, r.max_score});
+      terms.push_back({Cursor(r.list, index_.codec(), &result.stats), r.weighted_idf, r.max_score,
+                       r.block_scale});
     }
     return terms;
   };
@@ -256,7 +455,8 @@ absl::StatusOr<SearchResult> DaatEngine::Search(const Query& query,
   if (resolved.runs_and()) {
     std::vector<TermScorer> terms = make_scorers();
     TopK top(query.k);
-    TANDEM_RETURN_IF_ERROR(RunAnd(terms, norm, context, top, result.stats));
+    TANDEM_RETURN_IF_ERROR(
+        RunAnd(terms, norm, options_.block_max_and, context, top, result.stats));
     TANDEM_RETURN_IF_ERROR(check_cursors(terms));
     result.hits = std::move(top).Finish();
     result.stats.executed_mode = QueryMode::kAnd;
@@ -264,9 +464,8 @@ absl::StatusOr<SearchResult> DaatEngine::Search(const Query& query,
   if (resolved.runs_or(result.hits.size())) {
     std::vector<TermScorer> terms = make_scorers();
     TopK top(query.k);
-    TANDEM_RETURN_IF_ERROR(options_.or_algorithm == OrAlgorithm::kMaxScore
-                               ? RunMaxScore(terms, norm, context, top, result.stats)
-                               : RunOr(terms, norm, context, top, result.stats));
+    TANDEM_RETURN_IF_ERROR(RunOrAlgorithm(options_.or_algorithm, terms, norm, context, top,
+                                          result.stats));
     TANDEM_RETURN_IF_ERROR(check_cursors(terms));
     result.hits = std::move(top).Finish();
     result.stats.executed_mode = QueryMode::kOr;

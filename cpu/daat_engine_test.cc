@@ -145,7 +145,7 @@ TEST_P(DaatEngineTest, AndSkipsBlocks) {
   ASSERT_TRUE(testing::BuildIndex(docs, dir.path() + "/i", GetParam()).ok());
   auto index = index::Index::Open(dir.path() + "/i");
   ASSERT_TRUE(index.ok());
-  auto engine = *DaatEngine::Create(**index);
+  auto engine = *DaatEngine::Create(**index, {.or_algorithm = OrAlgorithm::kMaxScore});
   auto a = engine->Search(MakeQuery({"common", "rare"}, QueryMode::kAnd, 10), {});
   auto o = engine->Search(MakeQuery({"common", "rare"}, QueryMode::kOr, 10), {});
   ASSERT_TRUE(a.ok() && o.ok());
@@ -225,16 +225,19 @@ TEST_P(DaatEngineTest, CursorNextGeqVisitsEveryPosting) {
   }
 }
 
-// MaxScore against the exhaustive union: identical hits and bit-identical scores, for weighted,
-// repeated and absent terms, other BM25 parameters, every k, OR and AND+OR; and it must prune.
-TEST_P(DaatEngineTest, MaxScoreEqualsExhaustiveOr) {
-  auto exhaustive = *DaatEngine::Create(*index_, {.or_algorithm = OrAlgorithm::kExhaustive});
-  std::mt19937_64 rng(11);
+// The algorithms that prune, against the exhaustive union.
+const OrAlgorithm kPruning[] = {OrAlgorithm::kMaxScore, OrAlgorithm::kBlockMaxMaxScore,
+                                OrAlgorithm::kWand, OrAlgorithm::kBlockMaxWand};
+
+// Random queries: 1-7 terms drawn with a skew towards the frequent ones, weights, repeated and
+// absent terms, and other BM25 parameters (whose bounds come from idf alone, without block maxima).
+std::vector<Query> RandomQueries(int count, uint64_t seed) {
+  std::mt19937_64 rng(seed);
   std::uniform_int_distribution<int> nterms(1, 7);
   std::uniform_int_distribution<int> term(0, 130);
   std::uniform_real_distribution<float> weight(0.2f, 4.0f);
-  uint64_t scored_maxscore = 0, scored_exhaustive = 0;
-  for (int i = 0; i < 80; ++i) {
+  std::vector<Query> queries;
+  for (int i = 0; i < count; ++i) {
     Query q;
     const int n = nterms(rng);
     for (int j = 0; j < n; ++j) {
@@ -244,31 +247,105 @@ TEST_P(DaatEngineTest, MaxScoreEqualsExhaustiveOr) {
     if (i % 4 == 1) q.terms.push_back(q.terms[0]);  // a repeated term
     if (i % 5 == 2) q.terms.push_back({"zz-absent", 1.0f});
     if (i % 7 == 3) q.bm25 = {.k1 = 1.2f, .b = 0.75f};  // not the index's: bounds from idf alone
-    for (uint32_t k : {1u, 10u, 100u, 1000u}) {
-      for (QueryMode mode : {QueryMode::kOr, QueryMode::kAndOr}) {
-        q.k = k;
-        q.mode = mode;
-        const std::string what =
-            absl::StrCat("query ", i, " k=", k, " ", index::QueryModeName(mode));
-        auto got = engine_->Search(q, {});
-        auto want = exhaustive->Search(q, {});
-        ASSERT_TRUE(got.ok()) << got.status();
-        ASSERT_TRUE(want.ok()) << want.status();
-        EXPECT_EQ(got->hits, want->hits) << what;
-        EXPECT_EQ(got->stats.executed_mode, want->stats.executed_mode) << what;
-        if (mode == QueryMode::kOr) {
-          scored_maxscore += got->stats.documents_scored;
-          scored_exhaustive += want->stats.documents_scored;
+    queries.push_back(std::move(q));
+  }
+  return queries;
+}
+
+// Each pruning algorithm against the exhaustive union: identical hits and bit-identical scores for
+// every k, OR and AND+OR; and each must prune. Block-max ranked AND against plain AND likewise.
+TEST_P(DaatEngineTest, PruningEqualsExhaustive) {
+  auto exhaustive = *DaatEngine::Create(
+      *index_, {.or_algorithm = OrAlgorithm::kExhaustive, .block_max_and = false});
+  const std::vector<Query> queries = RandomQueries(80, 11);
+  for (OrAlgorithm algorithm : kPruning) {
+    auto engine = *DaatEngine::Create(*index_, {.or_algorithm = algorithm});
+    uint64_t scored = 0, scored_exhaustive = 0;
+    for (size_t i = 0; i < queries.size(); ++i) {
+      Query q = queries[i];
+      for (uint32_t k : {1u, 10u, 100u, 1000u}) {
+        for (QueryMode mode : {QueryMode::kOr, QueryMode::kAndOr, QueryMode::kAnd}) {
+          q.k = k;
+          q.mode = mode;
+          const std::string what = absl::StrCat(OrAlgorithmName(algorithm), " query ", i, " k=", k,
+                                                " ", index::QueryModeName(mode));
+          auto got = engine->Search(q, {});
+          auto want = exhaustive->Search(q, {});
+          ASSERT_TRUE(got.ok()) << got.status();
+          ASSERT_TRUE(want.ok()) << want.status();
+          EXPECT_EQ(got->hits, want->hits) << what;
+          EXPECT_EQ(got->stats.executed_mode, want->stats.executed_mode) << what;
+          if (mode == QueryMode::kOr) {
+            scored += got->stats.documents_scored;
+            scored_exhaustive += want->stats.documents_scored;
+          }
         }
       }
     }
+    EXPECT_LT(scored, scored_exhaustive / 2)
+        << OrAlgorithmName(algorithm) << " should skip most documents";
   }
-  EXPECT_LT(scored_maxscore, scored_exhaustive / 2) << "MaxScore should skip most documents";
+}
+
+// Block-max ranked AND skips candidates on the skip table alone: on two long lists with k = 1 it
+// decodes fewer blocks than plain AND and gives the same hits.
+TEST_P(DaatEngineTest, BlockMaxAndSkipsBlocks) {
+  // "a" is in every document, "b" in every other; one document per 1,000 repeats "a" and "b"
+  // (high scores), so after the first the other blocks cannot reach the k-th score.
+  std::vector<std::vector<std::string>> docs;
+  for (int d = 0; d < 40000; ++d) {
+    std::vector<std::string> doc = {"a", "filler", "filler", "filler"};
+    if (d % 2 == 0) doc.push_back("b");
+    if (d % 1000 == 500) doc.insert(doc.end(), {"a", "a", "b", "b", "b"});
+    docs.push_back(std::move(doc));
+  }
+  testing::TempDir dir;
+  ASSERT_TRUE(testing::BuildIndex(docs, dir.path() + "/i", GetParam()).ok());
+  auto index = index::Index::Open(dir.path() + "/i");
+  ASSERT_TRUE(index.ok());
+  auto block_max = *DaatEngine::Create(**index);
+  auto plain = *DaatEngine::Create(**index, {.block_max_and = false});
+  for (uint32_t k : {1u, 5u, 40u, 100u}) {
+    Query q = MakeQuery({"a", "b"}, QueryMode::kAnd, k);
+    auto got = block_max->Search(q, {});
+    auto want = plain->Search(q, {});
+    ASSERT_TRUE(got.ok() && want.ok());
+    EXPECT_EQ(got->hits, want->hits) << "k=" << k;
+    if (k <= 5) {  // with 40 high-scoring documents, only the last few blocks skip at k = 40
+      EXPECT_GT(got->stats.block_max_skips, 0u) << "k=" << k;
+      EXPECT_LT(got->stats.blocks_decoded, want->stats.blocks_decoded / 2) << "k=" << k;
+    }
+  }
+}
+
+// An unsafe bound must change some answer: the tests above would catch a pruning bug that
+// underestimates scores.
+TEST_P(DaatEngineTest, AnUnsafeBoundChangesTheAnswers) {
+  auto exhaustive = *DaatEngine::Create(
+      *index_, {.or_algorithm = OrAlgorithm::kExhaustive, .block_max_and = false});
+  const std::vector<Query> queries = RandomQueries(80, 11);
+  for (OrAlgorithm algorithm : kPruning) {
+    auto unsafe = *DaatEngine::Create(
+        *index_, {.or_algorithm = algorithm, .bound_scale_for_testing = 0.6f});
+    int or_differs = 0, and_differs = 0;
+    for (Query q : queries) {
+      q.k = 10;
+      for (QueryMode mode : {QueryMode::kOr, QueryMode::kAnd}) {
+        q.mode = mode;
+        auto got = unsafe->Search(q, {});
+        auto want = exhaustive->Search(q, {});
+        ASSERT_TRUE(got.ok() && want.ok());
+        if (got->hits != want->hits) ++(mode == QueryMode::kOr ? or_differs : and_differs);
+      }
+    }
+    EXPECT_GT(or_differs, 0) << OrAlgorithmName(algorithm);
+    EXPECT_GT(and_differs, 0) << "block-max AND";
+  }
 }
 
 // Many documents with equal scores: the k-th score is tied, and the lower docIDs must win exactly
 // as in the exhaustive union.
-TEST_P(DaatEngineTest, MaxScoreKeepsDocIdTieOrder) {
+TEST_P(DaatEngineTest, PruningKeepsDocIdTieOrder) {
   std::vector<std::vector<std::string>> docs;
   for (int d = 0; d < 3000; ++d) {
     switch (d % 3) {
@@ -287,27 +364,71 @@ TEST_P(DaatEngineTest, MaxScoreKeepsDocIdTieOrder) {
   ASSERT_TRUE(testing::BuildIndex(docs, dir.path() + "/i", GetParam()).ok());
   auto index = index::Index::Open(dir.path() + "/i");
   ASSERT_TRUE(index.ok());
-  auto maxscore = *DaatEngine::Create(**index);
-  auto exhaustive = *DaatEngine::Create(**index, {.or_algorithm = OrAlgorithm::kExhaustive});
-  for (uint32_t k : {1u, 7u, 999u, 1000u, 1001u, 2500u}) {
-    for (const auto& terms : std::vector<std::vector<std::string>>{{"a", "b"}, {"x", "a"}, {"a"}}) {
-      Query q = MakeQuery(terms, QueryMode::kOr, k);
-      auto got = maxscore->Search(q, {});
-      auto want = exhaustive->Search(q, {});
-      ASSERT_TRUE(got.ok() && want.ok());
-      EXPECT_EQ(got->hits, want->hits) << "k=" << k << " " << terms[0];
+  auto exhaustive = *DaatEngine::Create(
+      **index, {.or_algorithm = OrAlgorithm::kExhaustive, .block_max_and = false});
+  for (OrAlgorithm algorithm : kPruning) {
+    auto engine = *DaatEngine::Create(**index, {.or_algorithm = algorithm});
+    for (uint32_t k : {1u, 7u, 999u, 1000u, 1001u, 2500u}) {
+      for (const auto& terms :
+           std::vector<std::vector<std::string>>{{"a", "b"}, {"x", "a"}, {"a"}, {"a", "b", "x"}}) {
+        for (QueryMode mode : {QueryMode::kOr, QueryMode::kAnd}) {
+          Query q = MakeQuery(terms, mode, k);
+          auto got = engine->Search(q, {});
+          auto want = exhaustive->Search(q, {});
+          ASSERT_TRUE(got.ok() && want.ok());
+          EXPECT_EQ(got->hits, want->hits) << OrAlgorithmName(algorithm) << " k=" << k << " "
+                                           << terms[0] << " " << index::QueryModeName(mode);
+        }
+      }
     }
   }
 }
 
+// Cursor::block_max_next_geq moves without decoding and agrees with the skip table.
+TEST_P(DaatEngineTest, CursorShallowMovesReadTheSkipTable) {
+  std::vector<std::vector<std::string>> docs(5000, std::vector<std::string>{"x"});
+  for (int d = 0; d < 5000; d += 3) docs[d].push_back("y");
+  testing::TempDir dir;
+  ASSERT_TRUE(testing::BuildIndex(docs, dir.path() + "/i", GetParam()).ok());
+  auto index = index::Index::Open(dir.path() + "/i");
+  ASSERT_TRUE(index.ok());
+  auto list = (*index)->postings(*(*index)->Lookup("y"));
+  ASSERT_TRUE(list.ok());
+  index::QueryStats stats;
+  Cursor c(*list, (*index)->codec(), &stats);
+  const uint64_t decoded = stats.blocks_decoded;
+  uint32_t reach = 0;  // the shallow position never moves back
+  for (uint32_t target : {0u, 383u, 384u, 385u, 2000u, 2000u, 1000u, 4998u}) {
+    c.block_max_next_geq(target);
+    reach = std::max(reach, target);
+    uint32_t b = 0;
+    while (list->skip(b).last_docid < reach) ++b;
+    EXPECT_EQ(c.block_max_docid(), list->skip(b).last_docid) << target;
+    EXPECT_EQ(c.block_max(), list->skip(b).max_score) << target;
+  }
+  EXPECT_EQ(stats.blocks_decoded, decoded);
+  c.block_max_next_geq(5000);
+  EXPECT_EQ(c.block_max_docid(), Cursor::kEnd);
+  EXPECT_EQ(c.block_max(), 0.0f);
+  // A real move after shallow ones lands where next_geq always lands.
+  Cursor d(*list, (*index)->codec(), &stats);
+  d.block_max_next_geq(3000);
+  d.next_geq(1500);
+  EXPECT_EQ(d.docid(), 1500u);
+  d.block_max_next_geq(4000);
+  d.next_geq(4001);
+  EXPECT_EQ(d.docid(), 4002u);
+}
+
 TEST(OrAlgorithmTest, Names) {
-  EXPECT_EQ(*ParseOrAlgorithm("maxscore"), OrAlgorithm::kMaxScore);
-  EXPECT_EQ(*ParseOrAlgorithm("exhaustive"), OrAlgorithm::kExhaustive);
+  for (OrAlgorithm a : AllOrAlgorithms()) EXPECT_EQ(*ParseOrAlgorithm(OrAlgorithmName(a)), a);
+  EXPECT_EQ(AllOrAlgorithms().size(), 5u);
+  EXPECT_EQ(*ParseOrAlgorithm("block-max-wand"), OrAlgorithm::kBlockMaxWand);
   EXPECT_EQ(OrAlgorithmName(OrAlgorithm::kMaxScore), "maxscore");
-  EXPECT_EQ(OrAlgorithmName(OrAlgorithm::kExhaustive), "exhaustive");
-  const auto bad = ParseOrAlgorithm("wand");
+  const auto bad = ParseOrAlgorithm("bmw");
   EXPECT_EQ(bad.status().code(), absl::StatusCode::kInvalidArgument);
-  EXPECT_THAT(std::string(bad.status().message()), ::testing::HasSubstr("'wand'"));
+  EXPECT_THAT(std::string(bad.status().message()),
+              ::testing::AllOf(::testing::HasSubstr("'bmw'"), ::testing::HasSubstr("wand")));
 }
 
 // Every registered codec, named by it ("Codecs/DaatEngineTest.X/seglrc").

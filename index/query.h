@@ -69,6 +69,7 @@ struct QueryStats {
   uint64_t postings_decoded = 0;  // docIDs decoded from compressed blocks
   uint64_t blocks_decoded = 0;
   uint64_t documents_scored = 0;
+  uint64_t block_max_skips = 0;  // docID ranges skipped on stored block maxima alone
   // The mode that produced the hits: for kAndOr, kOr when the AND pass fell short of k.
   QueryMode executed_mode = QueryMode::kOr;
 };

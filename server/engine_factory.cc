@@ -87,7 +87,7 @@ absl::StatusOr<EngineSet> CreateEngines(const index::Index& index, const EngineO
   }
   if (options.gpu_batch)
     TANDEM_RETURN_IF_ERROR(scheduler::ValidateBatchingOptions(options.gpu_batching));
-  TANDEM_ASSIGN_OR_RETURN(set.cpu, cpu::DaatEngine::Create(index));
+  TANDEM_ASSIGN_OR_RETURN(set.cpu, cpu::DaatEngine::Create(index, options.cpu));
   if (options.gpu == GpuMode::kOff) {
     set.summary = "CPU engine only (GPU turned off)";
     return set;

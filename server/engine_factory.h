@@ -14,6 +14,7 @@
 
 #include "absl/status/statusor.h"
 #include "absl/strings/string_view.h"
+#include "cpu/daat_engine.h"
 #include "index/engine.h"
 #include "index/index.h"
 #include "scheduler/batching_engine.h"
@@ -36,6 +37,7 @@ bool AbslParseFlag(absl::string_view text, GpuWait* wait, std::string* error);
 std::string AbslUnparseFlag(GpuWait wait);
 
 struct EngineOptions {
+  cpu::DaatEngineOptions cpu = {};  // the OR algorithm, block-max AND
   GpuMode gpu = GpuMode::kAuto;
   uint64_t gpu_cache_bytes = 0;  // the device index cache; 0: 60% of the free device memory
   int gpu_contexts = 4;          // queries on the GPU's per-query path at once

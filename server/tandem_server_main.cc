@@ -103,6 +103,10 @@ ABSL_FLAG(tandem::tools::CountOrAuto, tune_rpc_nice, tandem::tools::CountOrAuto{
           "10 without a GPU engine, so that under overload the workers keep their cores, 0 with "
           "one.");
 
+ABSL_FLAG(tandem::cpu::OrAlgorithm, cpu_or, tandem::cpu::DaatEngineOptions{}.or_algorithm,
+          "How the CPU engine runs OR and the OR pass of AND+OR, all rank-safe: maxscore, "
+          "block-max-maxscore, wand, block-max-wand, or exhaustive (every posting scored).");
+
 // Tuning of the hybrid scheduler: the defaults are the measured best (bench/results/README.md).
 ABSL_FLAG(tandem::tools::CountOrAuto, tune_answer_threads, tandem::tools::CountOrAuto{},
           "Threads that answer the queries the GPU ran (build the response, complete the RPC), so "
@@ -192,6 +196,7 @@ tandem::server::ServerOptions OptionsFromFlags() {
       .max_response_bytes_in_flight = absl::GetFlag(FLAGS_max_response_bytes_in_flight)};
   const bool batch = absl::GetFlag(FLAGS_tune_gpu_batch);
   options.engines = {
+      .cpu = {.or_algorithm = absl::GetFlag(FLAGS_cpu_or)},
       .gpu = absl::GetFlag(FLAGS_gpu),
       .gpu_wait = absl::GetFlag(FLAGS_tune_gpu_wait),
       .gpu_batch = batch,
@@ -265,9 +270,12 @@ int main(int argc, char** argv) {
       tandem::server::Server::Create(options);
   if (!server.ok()) return Fail(std::string(server.status().message()));
   const tandem::index::Index& index = (*server)->index();
-  std::fprintf(stderr, "tandem-server: serving %s (%u documents, %s); %s; queue %zu\n",
+  std::fprintf(stderr,
+               "tandem-server: serving %s (%u documents, %s); %s; CPU OR by %s; queue %zu\n",
                index.directory().c_str(), index.num_docs(), index.manifest().codec.c_str(),
-               (*server)->engine_summary().c_str(), (*server)->queue_capacity());
+               (*server)->engine_summary().c_str(),
+               tandem::cpu::AbslUnparseFlag(options.engines.cpu.or_algorithm).c_str(),
+               (*server)->queue_capacity());
   std::fprintf(stderr, "tandem-server: %s\n", (*server)->scheduler_summary().c_str());
   const std::string metrics = (*server)->metrics_address().empty()
                                   ? "metrics off"

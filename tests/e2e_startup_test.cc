@@ -122,7 +122,9 @@ TEST_F(StartupE2eTest, MalformedFlagsExitTwoNamingTheFlag) {
   ExpectBadFlag({"--tune-gpu-batch-threshold", "-1"},
                 "--tune-gpu-batch-threshold: invalid value '-1'");
   ExpectBadFlag({"--index"}, "--index: needs a value");
-  ExpectBadFlag({"--cpu-or", "wand"}, "--cpu-or: unknown flag (--help lists the flags)");
+  ExpectBadFlag({"--cpu-or", "bmw"},
+                "--cpu-or: OR algorithm must be one of maxscore, block-max-maxscore, wand, "
+                "block-max-wand, exhaustive; got 'bmw'");
 }
 
 // --help prints the usage and the server's own flags, with dashes; --version the commit.

@@ -173,8 +173,7 @@ class TinyCorpusTest : public ::testing::Test {
     absl::StatusOr<std::unique_ptr<index::Index>> index = index::Index::Open(dir);
     ASSERT_TRUE(index.ok()) << index.status();
     shared->index = *std::move(index);
-    for (cpu::OrAlgorithm algorithm :
-         {cpu::OrAlgorithm::kMaxScore, cpu::OrAlgorithm::kExhaustive}) {
+    for (cpu::OrAlgorithm algorithm : cpu::AllOrAlgorithms()) {
       auto engine = cpu::DaatEngine::Create(*shared->index, {.or_algorithm = algorithm});
       ASSERT_TRUE(engine.ok()) << engine.status();
       shared->engines.push_back(*std::move(engine));

@@ -75,13 +75,16 @@ absl::Status RunAnd(std::vector<TermScorer>& terms, const DocNorms& norm, bool b
   });
   Cursor& lead = terms[order[0]].cursor;
   uint32_t since_check = 0;
+  // Candidates up to here lie in blocks whose summed maxima last passed the check. Checking them
+  // again could only skip more as the k-th score grows; once per run of blocks keeps the cost low.
+  int64_t checked_until = -1;
   uint32_t candidate = lead.docid();
   while (candidate != Cursor::kEnd) {
     if (++since_check == kCheckInterval) {
       since_check = 0;
       TANDEM_RETURN_IF_ERROR(ctx.Check());
     }
-    if (block_max && top.full()) {
+    if (block_max && static_cast<int64_t>(candidate) > checked_until && top.full()) {
       // Walk the skip tables while the blocks at `target` cannot reach the k-th score.
       const float threshold = top.threshold();
       uint32_t target = candidate;
@@ -93,7 +96,11 @@ absl::Status RunAnd(std::vector<TermScorer>& terms, const DocNorms& norm, bool b
           bound += t.block_bound();
           blocks_end = std::min(blocks_end, t.cursor.block_max_docid());
         }
-        if (bound * kBoundMargin > threshold) break;
+        if (bound * kBoundMargin > threshold) {
+          // These blocks may hold hits: candidates up to their end are not checked again.
+          checked_until = blocks_end;
+          break;
+        }
         ++stats.block_max_skips;
         target = blocks_end == Cursor::kEnd ? Cursor::kEnd : blocks_end + 1;
       }

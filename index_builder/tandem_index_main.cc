@@ -6,6 +6,8 @@
 //   tandem-index inspect DIR
 //   tandem-index lookup DIR TERM
 //   tandem-index gpu-layouts DIR [--threads N]
+//   tandem-index import --format ciff FILE --output DIR [--codec CODEC]
+//   tandem-index export --format ciff|pisa DIR OUT
 #include <unistd.h>
 
 #include <algorithm>
@@ -27,7 +29,9 @@
 #include "index/block_codec.h"
 #include "index/bm25.h"
 #include "index/index.h"
+#include "index_builder/ciff_import.h"
 #include "index_builder/document_reader.h"
+#include "index_builder/index_export.h"
 #include "index_builder/inverter.h"
 #include "index_builder/synth.h"
 #include "tools/app.h"
@@ -35,11 +39,13 @@
 ABSL_FLAG(std::string, input, "", "build: input file or directory");
 ABSL_FLAG(std::string, format, "",
           "build: input format (auto, beir, trec, smart, npl, reuters, wikiextractor, email, "
-          "lines); auto tells it from the first files and says which it picked");
+          "lines); auto tells it from the first files and says which it picked. import: ciff. "
+          "export: ciff (one file) or pisa (OUT.docs, .freqs, .sizes, .terms, .documents)");
 ABSL_FLAG(std::string, output, "",
-          "build, synth: index directory to create (replaced atomically if it holds an index)");
+          "build, synth, import: index directory to create (replaced atomically if it holds an "
+          "index)");
 ABSL_FLAG(std::string, codec, "pfor",
-          absl::StrCat("build, synth: block codec (",
+          absl::StrCat("build, synth, import: block codec (",
                        absl::StrJoin(tandem::index::BlockCodecNames(), ", "), ")"));
 ABSL_FLAG(int, threads, 0, "build, synth, gpu-layouts: worker threads (0: all cores)");
 ABSL_FLAG(bool, strict, false,
@@ -56,12 +62,12 @@ ABSL_FLAG(std::string, duplicate_ids, "fail",
           "replaces the earlier); the build says how many were dropped");
 ABSL_FLAG(int, memory_mb, 1024, "build: memory budget for in-memory runs before spilling to disk");
 ABSL_FLAG(std::string, tokenizer, "standard",
-          "build: tokenizer (standard = Unicode UAX#29 words, alnum = [a-z0-9]+)");
+          "build, import: tokenizer (standard = Unicode UAX#29 words, alnum = [a-z0-9]+)");
 ABSL_FLAG(std::string, stopwords, "lucene",
-          "build: stop word list (lucene = Lucene's 33 English stop words, none)");
+          "build, import: stop word list (lucene = Lucene's 33 English stop words, none)");
 ABSL_FLAG(std::string, stemmer, "porter",
-          "build: stemmer (porter, none, or another libstemmer algorithm)");
-ABSL_FLAG(bool, quiet, false, "build, synth: no progress line, no per-document warnings");
+          "build, import: stemmer (porter, none, or another libstemmer algorithm)");
+ABSL_FLAG(bool, quiet, false, "build, synth, import: no progress line, no per-document warnings");
 ABSL_FLAG(uint32_t, docs, 25000000, "synth: documents to generate");
 ABSL_FLAG(std::string, termstats, "", "synth: term statistics, term<TAB>df<TAB>cf (plain or .gz)");
 ABSL_FLAG(std::string, doclengths, "", "synth: document length histogram, length<TAB>count");
@@ -101,8 +107,9 @@ int Build() {
   const std::string duplicate_ids_flag = absl::GetFlag(FLAGS_duplicate_ids);
   const std::optional<DuplicateIds> duplicate_ids = ParseDuplicateIds(duplicate_ids_flag);
   if (!duplicate_ids) {
-    return Fail(absl::InvalidArgumentError(absl::StrCat(
-        "--duplicate-ids must be fail, keep-first or keep-last, got \"", duplicate_ids_flag, "\"")));
+    return Fail(absl::InvalidArgumentError(
+        absl::StrCat("--duplicate-ids must be fail, keep-first or keep-last, got \"",
+                     duplicate_ids_flag, "\"")));
   }
   std::string format_used = format;
   if (format == "auto") {
@@ -318,6 +325,58 @@ int GpuLayouts(const std::string& dir) {
   return 0;
 }
 
+// Builds an index from another engine's index: a CIFF file. The analyzer flags name the analyzer
+// that made the file's terms, which queries are then analyzed with (CIFF does not record it).
+int Import(const std::string& file) {
+  const std::string format = absl::GetFlag(FLAGS_format);
+  const std::string output = absl::GetFlag(FLAGS_output);
+  if (format != "ciff" || output.empty()) {
+    return Fail(absl::InvalidArgumentError(absl::StrCat(
+        "import needs --format ciff FILE --output DIR",
+        format.empty() || format == "ciff" ? "" : absl::StrCat(" (not --format ", format, ")"))));
+  }
+  index::IndexWriterOptions w;
+  w.codec = absl::GetFlag(FLAGS_codec);
+  w.analyzer.tokenizer = absl::GetFlag(FLAGS_tokenizer);
+  w.analyzer.stopwords = absl::GetFlag(FLAGS_stopwords);
+  w.analyzer.stemmer = absl::GetFlag(FLAGS_stemmer);
+  absl::StatusOr<CiffImportSummary> summary = ImportCiff(file, output, w);
+  if (!summary.ok()) {
+    return Fail(absl::Status(summary.status().code(),
+                             absl::StrCat(summary.status().message(), "; nothing was written")));
+  }
+  std::printf(
+      "tandem-index: imported %s into %s\n  %s\n  analyzer recorded: %s (CIFF does not "
+      "say which made its terms; --tokenizer, --stopwords and --stemmer set it)\n",
+      file.c_str(), output.c_str(), summary->Describe().c_str(), w.analyzer.Describe().c_str());
+  return 0;
+}
+
+// Writes an index in another engine's format: CIFF, or PISA's binary collection.
+int Export(const std::string& dir, const std::string& out) {
+  const std::string format = absl::GetFlag(FLAGS_format);
+  if (format != "ciff" && format != "pisa") {
+    return Fail(absl::InvalidArgumentError(
+        absl::StrCat("export needs --format ciff or --format pisa",
+                     format.empty() ? "" : absl::StrCat(", not ", format))));
+  }
+  absl::StatusOr<std::unique_ptr<index::Index>> opened = index::Index::Open(dir);
+  if (!opened.ok()) return Fail(opened.status());
+  const index::Index& idx = **opened;
+  const absl::Time start = absl::Now();
+  const absl::Status s = format == "ciff" ? ExportCiff(idx, out) : ExportPisa(idx, out);
+  if (!s.ok()) return Fail(s);
+  std::printf(
+      "tandem-index: exported %s as %s to %s%s: %u documents, %llu terms, %llu postings, "
+      "%.1f s\n",
+      dir.c_str(), format.c_str(), out.c_str(),
+      format == "pisa" ? ".{docs,freqs,sizes,terms,documents}" : "", idx.num_docs(),
+      static_cast<unsigned long long>(idx.num_terms()),
+      static_cast<unsigned long long>(idx.stats().num_postings),
+      absl::ToDoubleSeconds(absl::Now() - start));
+  return 0;
+}
+
 }  // namespace
 }  // namespace tandem::index_builder
 
@@ -328,13 +387,22 @@ std::string Usage() {
       "  tandem-index build --input PATH --format FORMAT|auto --output DIR [--codec ",
       absl::StrJoin(tandem::index::BlockCodecNames(), "|"),
       "] [--threads N]\n"
-      "      [--strict | --max-bad-fraction F] [--duplicate-ids fail|keep-first|keep-last] [--store-text]\n"
+      "      [--strict | --max-bad-fraction F] [--duplicate-ids fail|keep-first|keep-last] "
+      "[--store-text]\n"
       "  tandem-index synth --docs N --termstats FILE --doclengths FILE [--queries FILE,...]\n"
       "      --vocabulary query-terms|all [--postings-per-doc P] [--clustering F] --seed S\n"
       "      --output DIR\n"
       "  tandem-index inspect DIR\n"
       "  tandem-index lookup DIR TERM\n"
-      "  tandem-index gpu-layouts DIR [--threads N]   (the GPU engine's list layouts, stored)");
+      "  tandem-index gpu-layouts DIR [--threads N]   (the GPU engine's list layouts, stored)\n"
+      "  tandem-index import --format ciff FILE --output DIR [--codec CODEC]\n"
+      "      [--tokenizer T --stopwords S --stemmer M]   (the analyzer that made the file's "
+      "terms;\n"
+      "      default Anserini's English one). Lists in any term order; doc records in docid order\n"
+      "  tandem-index export --format ciff DIR OUT.ciff\n"
+      "  tandem-index export --format pisa DIR BASE   (PISA's binary collection: BASE.docs, "
+      ".freqs,\n"
+      "      .sizes, and BASE.terms, BASE.documents one a line)");
 }
 
 int main(int argc, char** argv) {
@@ -348,6 +416,8 @@ int main(int argc, char** argv) {
   if (command == "inspect" && args.size() == 2) return Inspect(args[1]);
   if (command == "lookup" && args.size() == 3) return Lookup(args[1], args[2]);
   if (command == "gpu-layouts" && args.size() == 2) return GpuLayouts(args[1]);
+  if (command == "import" && args.size() == 2) return Import(args[1]);
+  if (command == "export" && args.size() == 3) return Export(args[1], args[2]);
   std::fprintf(stderr, "%s\n", usage.c_str());
   return 2;
 }

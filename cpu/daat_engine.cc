@@ -189,15 +189,25 @@ absl::Status RunMaxScore(std::vector<TermScorer>& terms, const DocNorms& norm,
   }
   std::vector<float> block_sum(n);           // kBlockMax: bound_sum over the candidate's blocks
   std::vector<float> contribution(n, 0.0f);  // by query-term position
+  std::vector<TermScorer*> by_bound(n);
+  for (size_t i = 0; i < n; ++i) by_bound[i] = &terms[order[i]];
   size_t first_essential = 0;
   float threshold = top.threshold();
   uint32_t since_check = 0;
+  // The next candidate: the lowest docID of the essential lists. The scoring pass below finds the
+  // one after it; a change of the essential set recomputes it.
+  auto lowest_essential = [&] {
+    uint32_t d = Cursor::kEnd;
+    for (size_t i = first_essential; i < n; ++i) d = std::min(d, by_bound[i]->cursor.docid());
+    return d;
+  };
+  uint32_t doc = lowest_essential();
   while (true) {
-    while (first_essential < n && bound_sum[first_essential] <= threshold) ++first_essential;
-    if (first_essential == n) break;  // no document left can enter the top k
-    uint32_t doc = Cursor::kEnd;
-    for (size_t i = first_essential; i < n; ++i)
-      doc = std::min(doc, terms[order[i]].cursor.docid());
+    if (first_essential < n && bound_sum[first_essential] <= threshold) {
+      while (first_essential < n && bound_sum[first_essential] <= threshold) ++first_essential;
+      if (first_essential == n) break;  // no document left can enter the top k
+      doc = lowest_essential();
+    }
     if (doc == Cursor::kEnd) break;
     if (++since_check == kCheckInterval) {
       since_check = 0;
@@ -205,22 +215,26 @@ absl::Status RunMaxScore(std::vector<TermScorer>& terms, const DocNorms& norm,
     }
     const float dn = norm(doc);
     float partial = 0.0f;
+    uint32_t next_doc = Cursor::kEnd;
     for (size_t i = first_essential; i < n; ++i) {
-      TermScorer& t = terms[order[i]];
+      TermScorer& t = *by_bound[i];
       float c = 0.0f;
       if (t.cursor.docid() == doc) {
         c = index::Bm25Score(t.weighted_idf, t.cursor.freq(), dn);
         t.cursor.next();
       }
+      next_doc = std::min(next_doc, t.cursor.docid());
       contribution[order[i]] = c;
       partial += c;
     }
+    const uint32_t candidate = doc;
+    doc = next_doc;
     const std::vector<float>* bounds = &bound_sum;
     if constexpr (kBlockMax) {
       float block = 0.0f;
       for (size_t i = 0; i < first_essential; ++i) {
-        TermScorer& t = terms[order[i]];
-        t.cursor.block_max_next_geq(doc);
+        TermScorer& t = *by_bound[i];
+        t.cursor.block_max_next_geq(candidate);
         block += t.block_bound();
         block_sum[i] = block * kBoundMargin;
       }
@@ -233,10 +247,10 @@ absl::Status RunMaxScore(std::vector<TermScorer>& terms, const DocNorms& norm,
         pruned = true;
         break;
       }
-      TermScorer& t = terms[order[i]];
-      t.cursor.next_geq(doc);
+      TermScorer& t = *by_bound[i];
+      t.cursor.next_geq(candidate);
       float c = 0.0f;
-      if (t.cursor.docid() == doc) c = index::Bm25Score(t.weighted_idf, t.cursor.freq(), dn);
+      if (t.cursor.docid() == candidate) c = index::Bm25Score(t.weighted_idf, t.cursor.freq(), dn);
       contribution[order[i]] = c;
       partial += c;
     }
@@ -245,7 +259,7 @@ absl::Status RunMaxScore(std::vector<TermScorer>& terms, const DocNorms& norm,
     float score = 0.0f;
     for (size_t q = 0; q < n; ++q) score += contribution[q];
     ++stats.documents_scored;
-    top.Push(doc, score);
+    top.Push(candidate, score);
     threshold = top.threshold();
   }
   return absl::OkStatus();

@@ -13,10 +13,10 @@ namespace {
 
 // Every registered codec, sorted by name. Codecs are stateless, so sharing one instance across
 // threads is safe.
-const std::array<const BlockCodec*, 4>& AllCodecs() {
-  static const std::array<const BlockCodec*, 4> kCodecs = {
+const std::array<const BlockCodec*, 5>& AllCodecs() {
+  static const std::array<const BlockCodec*, 5> kCodecs = {
       internal::ParaPForBlockCodec(), internal::PForBlockCodec(), internal::RiceBlockCodec(),
-      internal::SegLrcBlockCodec()};
+      internal::SegLrcBlockCodec(), internal::SimdBpBlockCodec()};
   return kCodecs;
 }
 

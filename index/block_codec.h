@@ -27,7 +27,7 @@ class BlockCodec {
  public:
   virtual ~BlockCodec() = default;
 
-  // The registry name ("parapfor", "pfor", "rice", "seglrc").
+  // The registry name ("parapfor", "pfor", "rice", "seglrc", "simdbp").
   virtual std::string_view name() const = 0;
 
   // Chooses the list-wide parameter from all values of one list (Rice's b, with 2^b close to the

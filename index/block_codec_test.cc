@@ -234,7 +234,8 @@ INSTANTIATE_TEST_SUITE_P(AllCodecs, BlockCodecTest, testing::ValuesIn(BlockCodec
                          });
 
 TEST(BlockCodecRegistryTest, NamesAreSortedAndUnknownNamesAreNull) {
-  EXPECT_THAT(BlockCodecNames(), testing::ElementsAre("parapfor", "pfor", "rice", "seglrc"));
+  EXPECT_THAT(BlockCodecNames(),
+              testing::ElementsAre("parapfor", "pfor", "rice", "seglrc", "simdbp"));
   EXPECT_EQ(GetBlockCodec("nope"), nullptr);
   EXPECT_EQ(GetBlockCodec(""), nullptr);
 }

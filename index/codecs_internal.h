@@ -20,4 +20,7 @@ const BlockCodec* RiceBlockCodec();
 // Linear Regression Compression per block, SegLRC (seglrc_codec.cc).
 const BlockCodec* SegLrcBlockCodec();
 
+// SIMD-BP128, one bit width per block of four interleaved lanes (simdbp_codec.cc).
+const BlockCodec* SimdBpBlockCodec();
+
 }  // namespace tandem::index::internal

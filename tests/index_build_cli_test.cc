@@ -1,7 +1,8 @@
 // tandem-index build on inputs a user gets wrong: the wrong --format, a collection with many
 // malformed documents, repeated external ids, nothing to read. Each fails with exit status 1 and
 // one line that says what to do, and the index already at --output is served as before; --format
-// auto says which format it picked.
+// auto says which format it picked. tandem-index import and export: a CIFF round trip, PISA's five
+// files, a damaged CIFF file and command lines that are wrong.
 #include <cstdlib>
 #include <filesystem>
 #include <fstream>
@@ -25,11 +26,15 @@ std::string Source(const std::string& relative) {
   return absl::StrCat(source != nullptr ? source : ".", "/", relative);
 }
 
-ProcessResult Build(std::vector<std::string> args) {
-  args.insert(args.begin(), "build");
+ProcessResult TandemIndex(const std::vector<std::string>& args) {
   absl::StatusOr<ProcessResult> run = RunProcess(TANDEM_INDEX_BINARY, args);
   EXPECT_TRUE(run.ok()) << run.status();
   return run.ok() ? *run : ProcessResult{.exit_code = -1};
+}
+
+ProcessResult Build(std::vector<std::string> args) {
+  args.insert(args.begin(), "build");
+  return TandemIndex(args);
 }
 
 class IndexBuildCliTest : public ::testing::Test {
@@ -142,8 +147,9 @@ TEST_F(IndexBuildCliTest, RepeatedIdsFailOrKeepTheFirstOrTheLast) {
   EXPECT_TRUE((*idx)->Lookup("again").has_value());
   std::vector<std::string> bogus = args;
   bogus.insert(bogus.end(), {"--duplicate-ids", "keep-newest"});
-  EXPECT_THAT(Build(bogus).err,
-              HasSubstr("--duplicate-ids must be fail, keep-first or keep-last, got \"keep-newest\""));
+  EXPECT_THAT(
+      Build(bogus).err,
+      HasSubstr("--duplicate-ids must be fail, keep-first or keep-last, got \"keep-newest\""));
 }
 
 TEST_F(IndexBuildCliTest, FormatAutoSaysWhatItPicked) {
@@ -177,6 +183,78 @@ TEST_F(IndexBuildCliTest, LookupSaysWhenATermIsAStopWord) {
   ASSERT_TRUE(absent.ok());
   EXPECT_EQ(absent->exit_code, 2);
   EXPECT_THAT(absent->err, HasSubstr("'zzzqqq' is not in the index"));
+}
+
+TEST_F(IndexBuildCliTest, ExportToCiffAndImportItBack) {
+  const std::string input = tmp_.path() + "/input";
+  std::filesystem::create_directory(input);
+  const std::string ciff = input + "/tiny.ciff";
+  ProcessResult exported = TandemIndex({"export", "--format", "ciff", out_, ciff});
+  ASSERT_EQ(exported.exit_code, 0) << exported.err;
+  EXPECT_THAT(exported.out, HasSubstr("exported " + out_ + " as ciff to " + ciff));
+
+  const std::string copy = input + "/copy";
+  ProcessResult imported =
+      TandemIndex({"import", "--format", "ciff", ciff, "--output", copy, "--codec", "rice"});
+  ASSERT_EQ(imported.exit_code, 0) << imported.err;
+  EXPECT_THAT(imported.out, HasSubstr("imported " + ciff + " into " + copy));
+  EXPECT_THAT(imported.out, HasSubstr("analyzer recorded: standard+possessive+lowercase+"
+                                      "stop(lucene)+porter (CIFF does not say which made its "
+                                      "terms; --tokenizer, --stopwords and --stemmer set it)"));
+  absl::StatusOr<std::unique_ptr<index::Index>> want = index::Index::Open(out_);
+  absl::StatusOr<std::unique_ptr<index::Index>> got = index::Index::Open(copy);
+  ASSERT_TRUE(want.ok() && got.ok());
+  EXPECT_EQ((*got)->manifest().source_format, "ciff");
+  EXPECT_EQ((*got)->manifest().codec, "rice");
+  EXPECT_EQ((*got)->stats().num_postings, (*want)->stats().num_postings);
+  EXPECT_EQ((*got)->stats().total_doc_length, (*want)->stats().total_doc_length);
+  EXPECT_EQ((*got)->external_id(3), (*want)->external_id(3));
+
+  // A damaged file leaves the index at --output as it was.
+  std::filesystem::resize_file(ciff, std::filesystem::file_size(ciff) - 1);
+  ExpectFailure(TandemIndex({"import", "--format", "ciff", ciff, "--output", out_}),
+                "past the end of the file (");
+  ExpectFailure(TandemIndex({"import", "--format", "ciff", ciff, "--output", out_}),
+                "; nothing was written");
+  ExpectFailure(TandemIndex({"import", "--format", "ciff", input + "/none.ciff", "--output", out_}),
+                "cannot open '" + input + "/none.ciff'");
+}
+
+TEST_F(IndexBuildCliTest, ExportToPisaWritesFiveFiles) {
+  const std::string base = tmp_.path() + "/input/tiny";
+  std::filesystem::create_directory(tmp_.path() + "/input");
+  ProcessResult exported = TandemIndex({"export", "--format", "pisa", out_, base});
+  ASSERT_EQ(exported.exit_code, 0) << exported.err;
+  EXPECT_THAT(exported.out, HasSubstr("to " + base + ".{docs,freqs,sizes,terms,documents}"));
+  absl::StatusOr<std::unique_ptr<index::Index>> idx = index::Index::Open(out_);
+  ASSERT_TRUE(idx.ok());
+  const uint64_t n = (*idx)->num_docs();
+  EXPECT_EQ(std::filesystem::file_size(base + ".docs"),
+            4 * (2 + (*idx)->num_terms() + (*idx)->stats().num_postings));
+  EXPECT_EQ(std::filesystem::file_size(base + ".freqs"),
+            4 * ((*idx)->num_terms() + (*idx)->stats().num_postings));
+  EXPECT_EQ(std::filesystem::file_size(base + ".sizes"), 4 * (1 + n));
+  EXPECT_TRUE(std::filesystem::exists(base + ".terms"));
+  EXPECT_TRUE(std::filesystem::exists(base + ".documents"));
+}
+
+TEST_F(IndexBuildCliTest, ImportAndExportCommandLinesThatAreWrong) {
+  ExpectFailure(TandemIndex({"import", "some.ciff", "--output", out_}),
+                "import needs --format ciff FILE --output DIR");
+  ExpectFailure(TandemIndex({"import", "--format", "trec", "some.ciff", "--output", out_}),
+                "import needs --format ciff FILE --output DIR (not --format trec)");
+  ExpectFailure(TandemIndex({"export", "--format", "lucene", out_, tmp_.path() + "/input/x"}),
+                "export needs --format ciff or --format pisa, not lucene");
+  ExpectFailure(TandemIndex({"export", "--format", "ciff", tmp_.path() + "/nothing", "x.ciff"}),
+                "nothing");
+  ProcessResult usage = TandemIndex({"import", "--format", "ciff"});
+  EXPECT_EQ(usage.exit_code, 2);
+  EXPECT_THAT(usage.err, HasSubstr("tandem-index import --format ciff FILE --output DIR"));
+  ProcessResult help = TandemIndex({"--help"});
+  EXPECT_EQ(help.exit_code, 0);
+  EXPECT_THAT(help.out, HasSubstr("tandem-index export --format ciff DIR OUT.ciff"));
+  EXPECT_THAT(help.out, HasSubstr("tandem-index export --format pisa DIR BASE"));
+  EXPECT_THAT(help.out, HasSubstr("import: ciff. export: ciff (one file)"));
 }
 
 }  // namespace

@@ -7,6 +7,7 @@
 // and writes JSON with the machine, the commit and every figure.
 //
 //   tandem-bench-query --index DIR --queries trec05-efficiency.txt --json bench/results/x.json
+#include <algorithm>
 #include <atomic>
 #include <chrono>
 #include <cstdio>
@@ -14,6 +15,8 @@
 
 #include "absl/flags/flag.h"
 #include "absl/strings/numbers.h"
+#include "absl/strings/str_cat.h"
+#include "absl/strings/str_join.h"
 #include "absl/strings/str_split.h"
 #include "cpu/daat_engine.h"
 #include "cpu/reference_engine.h"
@@ -33,6 +36,14 @@ ABSL_FLAG(std::string, or_algorithms, "maxscore,block-max-maxscore,wand,block-ma
           "CPU OR algorithms to measure side by side (OR and AND+OR rows)");
 ABSL_FLAG(std::string, and_block_max, "on,off",
           "AND rows: with block-max skipping (on), without (off), or both side by side");
+ABSL_FLAG(bool, known_terms_only, false,
+          "drop the terms the index lacks and repeated terms from every query, as PISA's queries "
+          "tool does (an AND with an unknown term otherwise matches nothing)");
+ABSL_FLAG(std::string, write_queries, "",
+          "write the queries as measured, one 'id:term term ...' line each, in the order run");
+ABSL_FLAG(bool, latency, true, "measure each query's latency on one thread");
+ABSL_FLAG(bool, throughput, true, "measure throughput on --threads threads");
+ABSL_FLAG(bool, write_queries_only, false, "write --write-queries and stop");
 ABSL_FLAG(int, verify, 50, "queries per configuration checked against the reference scorer");
 ABSL_FLAG(std::string, json, "", "write results here");
 
@@ -77,15 +88,31 @@ int main(int argc, char** argv) {
 
   // Analyze once; keep queries with at least one index term.
   std::vector<std::vector<std::string>> queries;
+  std::vector<std::string> query_ids;
+  const bool known_only = absl::GetFlag(FLAGS_known_terms_only);
   for (const workload::QueryRecord& r : *records) {
     if (static_cast<int>(queries.size()) >= absl::GetFlag(FLAGS_max_queries)) break;
     std::vector<std::string> terms;
     (*idx)->analyzer().Analyze(r.text, &terms);
-    bool known = false;
-    for (const auto& t : terms) known = known || (*idx)->Lookup(t).has_value();
-    if (known) queries.push_back(std::move(terms));
+    std::vector<std::string> kept;
+    for (const auto& t : terms) {
+      if (!(*idx)->Lookup(t).has_value()) continue;
+      if (known_only && std::find(kept.begin(), kept.end(), t) != kept.end()) continue;
+      kept.push_back(t);
+    }
+    if (kept.empty()) continue;
+    queries.push_back(known_only ? std::move(kept) : std::move(terms));
+    query_ids.push_back(r.id.empty() ? absl::StrCat(queries.size()) : r.id);
   }
   if (queries.empty()) return Fail("no query has a term in the index");
+  if (!absl::GetFlag(FLAGS_write_queries).empty()) {
+    std::ofstream f(absl::GetFlag(FLAGS_write_queries));
+    for (size_t i = 0; i < queries.size(); ++i) {
+      f << query_ids[i] << ":" << absl::StrJoin(queries[i], " ") << "\n";
+    }
+    if (!f) return Fail("cannot write --write-queries");
+  }
+  if (absl::GetFlag(FLAGS_write_queries_only)) return 0;
 
   nlohmann::json out = {
       {"benchmark", "query"},
@@ -97,7 +124,10 @@ int main(int argc, char** argv) {
         {"postings", (*idx)->stats().num_postings},
         {"codec", (*idx)->manifest().codec},
         {"bytes", (*idx)->index_bytes()}}},
-      {"queries", {{"file", absl::GetFlag(FLAGS_queries)}, {"count", queries.size()}}},
+      {"queries",
+       {{"file", absl::GetFlag(FLAGS_queries)},
+        {"count", queries.size()},
+        {"known_terms_only", known_only}}},
       {"results", nlohmann::json::array()}};
   tools::ThreadPool pool(absl::GetFlag(FLAGS_threads));
   std::printf("%zu queries, %zu threads for throughput\n", queries.size(), pool.size());
@@ -136,8 +166,10 @@ int main(int argc, char** argv) {
         // One thread: per-query latency.
         std::vector<double> latency;
         uint64_t postings = 0, scored = 0, skips = 0;
+        const bool measure_latency = absl::GetFlag(FLAGS_latency);
         const auto t0 = Clock::now();
         for (const auto& terms : queries) {
+          if (!measure_latency) break;
           const auto s = Clock::now();
           auto r = engine->Search(make(terms), {});
           latency.push_back(std::chrono::duration<double>(Clock::now() - s).count());
@@ -151,6 +183,7 @@ int main(int argc, char** argv) {
         std::atomic<int> errors{0};
         const auto t1 = Clock::now();
         for (const auto& terms : queries) {
+          if (!absl::GetFlag(FLAGS_throughput)) break;
           pool.Schedule([&, q = make(terms)] {
             if (!engine->Search(q, {}).ok()) ++errors;
           });
@@ -173,9 +206,15 @@ int main(int argc, char** argv) {
              {"block_max_skips_per_query", skips / n},
              {"documents_scored_per_query", scored / n},
              {"latency_seconds",
-              {{"mean", l.mean}, {"p50", l.p50}, {"p95", l.p95}, {"p99", l.p99}, {"max", l.max}}},
-             {"qps_one_thread", n / one},
-             {"qps_all_threads", n / all},
+              measure_latency ? nlohmann::json({{"mean", l.mean},
+                                                {"p50", l.p50},
+                                                {"p95", l.p95},
+                                                {"p99", l.p99},
+                                                {"max", l.max}})
+                              : nlohmann::json()},
+             {"qps_one_thread", measure_latency ? nlohmann::json(n / one) : nlohmann::json()},
+             {"qps_all_threads",
+              absl::GetFlag(FLAGS_throughput) ? nlohmann::json(n / all) : nlohmann::json()},
              {"threads", pool.size()},
              {"postings_decoded_per_query", postings / n},
              {"verified_against_reference", verified}});

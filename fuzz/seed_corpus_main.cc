@@ -29,6 +29,7 @@
 #include "index/index.h"
 #include "index/index_writer.h"
 #include "index_builder/document_reader.h"
+#include "index_builder/index_export.h"
 #include "tools/temp_dir.h"
 
 namespace tandem::fuzz {
@@ -333,6 +334,24 @@ void ReaderSeeds(Corpus& corpus) {
              "first line\n\n   \r\nsecond \xE9t\xE9\r\n\x01\x7F third");
 }
 
+// CIFF files: the tiny index and a small one with an empty document, exported (with a fixed
+// description in the header, so the bytes do not change from run to run).
+void CiffSeeds(Corpus& corpus, const std::string& scratch) {
+  const std::string dir = scratch + "/ciff-tiny";
+  BuildTinyIndex("pfor", dir);
+  absl::StatusOr<std::unique_ptr<index::Index>> idx = index::Index::Open(dir);
+  Check(idx.status(), dir);
+  const std::string path = scratch + "/tiny.ciff";
+  Check(index_builder::ExportCiff(**idx, path, "tiny corpus, tandem-fuzz-seeds"), path);
+  corpus.Add("ciff_reader", "tiny", ReadFile(path));
+  Check(testing::BuildIndex({{"b", "a", "b"}, {}, {"c"}}, scratch + "/ciff-small", "pfor"),
+        "small index");
+  idx = index::Index::Open(scratch + "/ciff-small");
+  Check(idx.status(), "small index");
+  Check(index_builder::ExportCiff(**idx, path, "small"), path);
+  corpus.Add("ciff_reader", "small", ReadFile(path));
+}
+
 }  // namespace
 }  // namespace tandem::fuzz
 
@@ -347,6 +366,7 @@ int main(int argc, char** argv) {
   tandem::fuzz::CodecSeeds(corpus);
   tandem::fuzz::TextSeeds(corpus);
   tandem::fuzz::ReaderSeeds(corpus);
+  tandem::fuzz::CiffSeeds(corpus, scratch.path());
   std::printf("tandem-fuzz-seeds: %d files under %s\n", corpus.written(), argv[1]);
   return 0;
 }

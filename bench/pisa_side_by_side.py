@@ -1,0 +1,176 @@
+#!/usr/bin/python3
+"""Summarizes one workload of bench/pisa_side_by_side.sh: Tandem's and PISA's latency per algorithm
+and k on the same queries and postings, their ratio, MaxScore throughput on all cores, and the two
+index sizes. Prints a table and writes JSON with the date, Tandem's commit, PISA's commit and the
+machine.
+
+  python3 bench/pisa_side_by_side.py --work /tmp/pisa-side/synth --workload synth \
+      --pisa-commit 69f2a83... --out bench/results/cpu_vs_pisa_synth_h100.json
+"""
+import argparse
+import collections
+import datetime
+import glob
+import json
+import os
+import subprocess
+import sys
+
+# PISA's algorithm -> Tandem's (mode, algorithm as tandem-bench-query names it).
+PAIRS = [
+    ("ranked_and", ("and", "plain")),
+    ("block_max_ranked_and", ("and", "block-max")),
+    ("maxscore", ("or", "maxscore")),
+    ("block_max_maxscore", ("or", "block-max-maxscore")),
+    ("wand", ("or", "wand")),
+    ("block_max_wand", ("or", "block-max-wand")),
+]
+
+
+def percentile(sorted_values, p):
+    """The nearest-rank percentile, as tandem-bench-query computes it."""
+    if not sorted_values:
+        return None
+    i = max(0, min(len(sorted_values) - 1, -(-int(p * 1000) * len(sorted_values) // 1000) - 1))
+    return sorted_values[i]
+
+
+def pisa_latency(path):
+    """{algorithm: {mean, p50, p99 in ms, queries}} from a `queries -o` TSV (usec per run)."""
+    times = collections.defaultdict(list)
+    queries = collections.defaultdict(set)
+    with open(path) as f:
+        next(f)
+        for line in f:
+            algorithm, qid, _, usec = line.rstrip("\n").split("\t")
+            times[algorithm].append(float(usec) / 1000.0)
+            queries[algorithm].add(qid)
+    out = {}
+    for algorithm, values in times.items():
+        values.sort()
+        out[algorithm] = {"mean": sum(values) / len(values), "p50": percentile(values, 0.5),
+                          "p99": percentile(values, 0.99), "queries": len(queries[algorithm]),
+                          "timed_runs": len(values) // max(1, len(queries[algorithm]))}
+    return out
+
+
+def tandem_latency(path):
+    """{(mode, k, algorithm): {mean, p50, p99 in ms, ...}} from tandem-bench-query's JSON."""
+    data = json.load(open(path))
+    out = {}
+    for r in data["results"]:
+        lat = r.get("latency_seconds")
+        if not lat:
+            continue
+        out[(r["mode"], r["k"], r["or_algorithm"] or ("block-max" if r["and_block_max"] else "plain"))] = {
+            "mean": lat["mean"] * 1e3, "p50": lat["p50"] * 1e3, "p99": lat["p99"] * 1e3,
+            "postings_decoded_per_query": r["postings_decoded_per_query"],
+            "documents_scored_per_query": r["documents_scored_per_query"],
+            "verified_against_reference": r["verified_against_reference"]}
+    return data, out
+
+
+def directory_bytes(paths):
+    return sum(os.path.getsize(p) for p in paths if os.path.exists(p))
+
+
+def main():
+    ap = argparse.ArgumentParser(description=__doc__.split("\n")[0])
+    ap.add_argument("--work", required=True, help="the workload's work directory")
+    ap.add_argument("--workload", required=True)
+    ap.add_argument("--pisa-commit", default="unknown")
+    ap.add_argument("--wand-block", type=int, default=64)
+    ap.add_argument("--out", required=True)
+    args = ap.parse_args()
+    w = args.work
+    here = os.path.dirname(os.path.abspath(__file__))
+    commit = os.environ.get("TANDEM_COMMIT") or subprocess.run(
+        ["git", "-C", here, "rev-parse", "--short=12", "HEAD"], capture_output=True,
+        text=True).stdout.strip() or "unknown"
+
+    result = {"benchmark": "cpu_vs_pisa", "workload": args.workload,
+              "date": datetime.datetime.now(datetime.timezone.utc).strftime("%Y-%m-%dT%H:%M:%SZ"),
+              "tandem_commit": commit, "pisa_commit": args.pisa_commit,
+              "pisa": {"encoding": "block_simdbp", "scorer": "bm25 k1 0.9 b 0.4",
+                       "wand_block_postings": args.wand_block},
+              "latency_ms": [], "throughput": {}}
+    tandem_json = None
+    tandem = {}
+    if os.path.exists(f"{w}/tandem-lat.json"):
+        tandem_json, tandem = tandem_latency(f"{w}/tandem-lat.json")
+        result["machine"] = tandem_json.get("machine")
+        result["index"] = tandem_json.get("index")
+        result["queries"] = tandem_json.get("queries")
+    print(f"{args.workload}: one thread, ms per query (mean / p50 / p99), Tandem / PISA = ratio of means")
+    print(f"{'algorithm':22} {'k':>5} | {'Tandem':>24} | {'PISA':>24} | {'ratio':>6}")
+    for k in (10, 1000):
+        path = f"{w}/pisa-lat-k{k}.tsv"
+        pisa = pisa_latency(path) if os.path.exists(path) else {}
+        for pisa_name, (mode, name) in PAIRS:
+            t = tandem.get((mode, k, name))
+            p = pisa.get(pisa_name)
+            if t is None and p is None:
+                continue
+            ratio = t["mean"] / p["mean"] if t and p and p["mean"] > 0 else None
+            result["latency_ms"].append({"k": k, "pisa_algorithm": pisa_name,
+                                         "tandem_algorithm": f"{mode}/{name}", "tandem": t,
+                                         "pisa": p, "tandem_over_pisa_mean": ratio})
+            fmt = lambda x: "-" if x is None else f"{x['mean']:7.3f} {x['p50']:7.3f} {x['p99']:8.3f}"
+            print(f"{pisa_name:22} {k:5} | {fmt(t):>24} | {fmt(p):>24} | "
+                  f"{'-' if ratio is None else f'{ratio:5.2f}x':>6}")
+
+    if os.path.exists(f"{w}/tandem-tput.json"):
+        tj = json.load(open(f"{w}/tandem-tput.json"))
+        r = [x for x in tj["results"] if x["mode"] == "or"][0]
+        result["throughput"]["tandem"] = {"qps": r["qps_all_threads"], "threads": r["threads"],
+                                          "queries": tj["queries"]["count"]}
+    parts = sorted(glob.glob(f"{w}/pisa-tput-*.tsv"))
+    if parts:
+        rate = 0.0
+        for part in parts:
+            n, usec = 0, 0.0
+            with open(part) as f:
+                next(f)
+                for line in f:
+                    n += 1
+                    usec += float(line.rstrip("\n").split("\t")[3])
+            rate += n / (usec / 1e6) if usec > 0 else 0.0
+        meta = json.load(open(f"{w}/pisa-tput.json"))
+        queries = sum(1 for part in glob.glob(f"{w}/tput-part-*") for _ in open(part))
+        result["throughput"]["pisa"] = {
+            "qps_sum_of_processes": rate, "processes": meta["processes"],
+            "qps_wall_clock": queries * meta["passes"] / meta["wall_seconds"], "queries": queries}
+    if result["throughput"]:
+        t = result["throughput"].get("tandem", {}).get("qps")
+        p = result["throughput"].get("pisa", {}).get("qps_sum_of_processes")
+        if t and p:
+            result["throughput"]["tandem_over_pisa"] = t / p
+        wall = result["throughput"].get("pisa", {}).get("qps_wall_clock")
+        print(f"MaxScore top-10 throughput: Tandem {t or 0:,.0f} q/s, PISA {p or 0:,.0f} q/s summed "
+              f"over its processes' timed passes ({wall or 0:,.0f} by the wall clock)"
+              + (f"; Tandem / PISA {t / p:.2f}x" if t and p else ""))
+
+    postings = (result.get("index") or {}).get("postings")
+    tandem_bytes = directory_bytes(glob.glob(f"{w}/idx/*.bin"))
+    pisa_bytes = directory_bytes([f"{w}/c.block_simdbp"])
+    postings_bytes = directory_bytes([f"{w}/idx/postings.bin"])
+    result["size"] = {"tandem_index_bytes": tandem_bytes, "tandem_postings_bytes": postings_bytes,
+                      "pisa_index_bytes": pisa_bytes,
+                      "pisa_wand_bytes": directory_bytes([f"{w}/c.wand"])}
+    if postings:
+        result["size"]["tandem_bits_per_posting"] = 8.0 * tandem_bytes / postings
+        result["size"]["tandem_postings_bits_per_posting"] = 8.0 * postings_bytes / postings
+        result["size"]["pisa_bits_per_posting"] = 8.0 * pisa_bytes / postings
+        print(f"index: Tandem {8.0 * tandem_bytes / postings:.2f} bits/posting with every file "
+              f"({8.0 * postings_bytes / postings:.2f} for postings.bin), PISA "
+              f"{8.0 * pisa_bytes / postings:.2f} (block_simdbp, without its WAND data)")
+    if os.path.exists(f"{w}/prepare.json"):
+        result["prepare_seconds"] = json.load(open(f"{w}/prepare.json"))
+    with open(args.out, "w") as f:
+        json.dump(result, f, indent=2)
+        f.write("\n")
+    return 0
+
+
+if __name__ == "__main__":
+    sys.exit(main())

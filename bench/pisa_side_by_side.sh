@@ -1,0 +1,186 @@
+#!/usr/bin/env bash
+# Tandem's CPU engine beside PISA (github.com/pisa-engine/pisa) on identical postings: each
+# workload's Tandem index is exported as PISA's binary collection (tandem-index export --format
+# pisa), compressed by PISA's compress_inverted_index (block_simdbp) with its WAND data (BM25 k1 0.9,
+# b 0.4, as Tandem scores), and both engines run the same queries, term for term: tandem-bench-query
+# writes the queries it measures (--known-terms-only: the index's terms, each once, as PISA's
+# queries tool keeps them) and this script hands PISA the same terms by their ids.
+#
+#   bench/pisa_side_by_side.sh --pisa ../shared/tools/pisa/pisa-69f2a83-x86-64-v3.tgz --out DIR \
+#     [--bin build] [--data ../shared/data] [--work /tmp/pisa-side] [--docs 25000000] \
+#     [--wikipedia-index DIR] [--workloads "synth wikipedia"] [--phases "prepare latency throughput"]
+#
+# --pisa: PISA's prebuilt bundle (the .tgz or its unpacked device-bundle/) or any directory with
+#   PISA's compress_inverted_index, create_wand_data and queries in it or in its bin/. PISA is not a
+#   dependency of Tandem: nothing is downloaded, and the script stops when it is missing.
+# --bin: the directory with tandem-index and tandem-bench-query (build/ or a bundle's bin/).
+# --data: holds stats/wikipedia-termstats.tsv.gz, stats/wikipedia-doclengths.tsv and
+#   queries/trec05-efficiency.txt, or the three files directly (a bundle's data/).
+# Workloads: synth (tandem-index synth, the 25M-document GOV2-like model of bench/WORKLOADS.md) and
+#   wikipedia (an index built from the WikiExtractor text with tandem-index build, given by
+#   --wikipedia-index).
+# Phases (later ones reuse --work): prepare (index, export, PISA's index, the query files), latency
+#   (one thread pinned to the last core: ranked AND, block-max AND, MaxScore, block-max MaxScore,
+#   WAND and block-max WAND at k 10 and 1,000 on the first LAT_QUERIES queries), throughput (MaxScore
+#   top-10 on all cores: PISA as one single-threaded process per core, as PISA's own benchmark
+#   does, Tandem as one process with a thread per core, over the first TPUT_QUERIES queries).
+# Environment: LAT_QUERIES (1000), TPUT_QUERIES (10000), RUNS (PISA's timed runs per query, 2),
+#   THREADS (nproc), WAND_BLOCK (PISA's fixed block size for block maxima, 64, its benchmark's;
+#   Tandem's blocks hold 128 postings).
+# Writes under --out: side_by_side_WORKLOAD.json (bench/pisa_side_by_side.py's summary), the raw
+#   PISA and Tandem outputs, and log.txt. Summarize again with
+#   python3 bench/pisa_side_by_side.py --work WORK --out OUT.
+set -euo pipefail
+usage() { sed -n '2,33p' "$0" | sed 's/^# \{0,1\}//'; }
+HERE=$(cd "$(dirname "$0")/.." && pwd)
+PISA="" OUTDIR="" BIN="$HERE/build" DATA="$HERE/../shared/data" WORK=/tmp/pisa-side DOCS=25000000
+WIKI_INDEX="" WORKLOADS="" PHASES="prepare latency throughput"
+while (($#)); do
+  case "$1" in
+    --pisa) PISA=$2; shift 2 ;;
+    --out) OUTDIR=$2; shift 2 ;;
+    --bin) BIN=$2; shift 2 ;;
+    --data) DATA=$2; shift 2 ;;
+    --work) WORK=$2; shift 2 ;;
+    --docs) DOCS=$2; shift 2 ;;
+    --wikipedia-index) WIKI_INDEX=$2; shift 2 ;;
+    --workloads) WORKLOADS=$2; shift 2 ;;
+    --phases) PHASES=$2; shift 2 ;;
+    -h | --help) usage; exit 0 ;;
+    *) echo "pisa_side_by_side.sh: unknown argument '$1' (--help)" >&2; exit 2 ;;
+  esac
+done
+die() { echo "pisa_side_by_side.sh: $*" >&2; exit 1; }
+[[ -n "$OUTDIR" ]] || die "--out DIR is required"
+[[ -n "$PISA" ]] || die "--pisa is required: PISA's prebuilt bundle (../shared/tools/pisa/*.tgz) or a PISA build directory"
+[[ -e "$PISA" ]] || die "no PISA at '$PISA': give the prebuilt bundle or a PISA build directory (nothing is downloaded)"
+[[ -z "$WORKLOADS" ]] && WORKLOADS="synth${WIKI_INDEX:+ wikipedia}"
+LAT_QUERIES=${LAT_QUERIES:-1000}
+TPUT_QUERIES=${TPUT_QUERIES:-10000}
+RUNS=${RUNS:-2}
+THREADS=${THREADS:-$(nproc)}
+WAND_BLOCK=${WAND_BLOCK:-64}
+mkdir -p "$OUTDIR" "$WORK"
+OUTDIR=$(cd "$OUTDIR" && pwd)
+LOG=$OUTDIR/log.txt
+has_phase() { [[ " $PHASES " == *" $1 "* ]]; }
+say() { echo "$@" | tee -a "$LOG"; }
+
+# PISA's binaries: an unpacked bundle, a .tgz of one, or a build directory.
+if [[ -f "$PISA" ]]; then
+  mkdir -p "$WORK/pisa"
+  [[ -d "$WORK/pisa/device-bundle" ]] || tar xzf "$PISA" -C "$WORK/pisa"
+  PISA=$WORK/pisa/device-bundle
+fi
+PBIN=$PISA
+[[ -x "$PBIN/queries" ]] || PBIN=$PISA/bin
+for t in compress_inverted_index create_wand_data queries; do
+  [[ -x "$PBIN/$t" ]] || die "PISA's $t is not in '$PISA' or its bin/"
+done
+PISA_COMMIT=$(sed -n 's/.*\([0-9a-f]\{40\}\).*/\1/p' "$PISA/BUILDINFO.txt" 2>/dev/null | head -1)
+[[ -n "$PISA_COMMIT" ]] || PISA_COMMIT=$(git -C "$PISA/.." rev-parse HEAD 2>/dev/null || echo unknown)
+for t in tandem-index tandem-bench-query; do
+  [[ -x "$BIN/$t" ]] || BIN_T=$(find "$BIN" -name "$t" -type f -perm -u+x 2>/dev/null | head -1)
+  [[ -x "$BIN/$t" ]] || [[ -n "${BIN_T:-}" ]] || die "no $t under '$BIN' (--bin)"
+done
+tool() { if [[ -x "$BIN/$1" ]]; then echo "$BIN/$1"; else find "$BIN" -name "$1" -type f | head -1; fi; }
+TINDEX=$(tool tandem-index)
+TBENCH=$(tool tandem-bench-query)
+datafile() {
+  for p in "$DATA/$1" "$DATA/$(basename "$1")"; do [[ -r "$p" ]] && { echo "$p"; return; }; done
+  die "no $(basename "$1") under '$DATA' (--data)"
+}
+QUERIES=$(datafile queries/trec05-efficiency.txt)
+CORE=$((THREADS - 1))
+pin() { if command -v taskset >/dev/null; then taskset -c "$CORE" "$@"; else "$@"; fi; }
+BM25=(-s bm25 --bm25-k1 0.9 --bm25-b 0.4)
+PISA_ALGOS=(ranked_and block_max_ranked_and maxscore block_max_maxscore wand block_max_wand)
+say "side by side: workloads '$WORKLOADS', phases '$PHASES', PISA $PISA_COMMIT, $THREADS threads, latency on core $CORE"
+
+for w in $WORKLOADS; do
+  W=$WORK/$w
+  mkdir -p "$W"
+  if has_phase prepare; then
+    rm -rf "$W/idx"
+    case "$w" in
+      synth)
+        "$TINDEX" synth --docs "$DOCS" --termstats "$(datafile stats/wikipedia-termstats.tsv.gz)" \
+          --doclengths "$(datafile stats/wikipedia-doclengths.tsv)" --queries "$QUERIES" \
+          --vocabulary query-terms --postings-per-doc 240 --seed 1 --threads "$THREADS" \
+          --output "$W/idx" --quiet | tee -a "$LOG"
+        ;;
+      wikipedia)
+        [[ -n "$WIKI_INDEX" ]] || die "the wikipedia workload needs --wikipedia-index DIR"
+        cp -r "$WIKI_INDEX" "$W/idx"
+        ;;
+      *) die "unknown workload '$w' (synth, wikipedia)" ;;
+    esac
+    # The uncompressed collection is 8 bytes per posting: in memory when it fits.
+    C=$W/coll
+    if [[ -d /dev/shm ]] && (($(df -Pk /dev/shm | awk 'NR == 2 { print $4 }') > 40000000)); then
+      C=/dev/shm/pisa-side-$w
+    fi
+    mkdir -p "$C"
+    t0=$(date +%s.%N)
+    "$TINDEX" export --format pisa "$W/idx" "$C/c" | tee -a "$LOG"
+    t1=$(date +%s.%N)
+    "$PBIN/compress_inverted_index" -c "$C/c" -o "$W/c.block_simdbp" -e block_simdbp >>"$LOG" 2>&1
+    t2=$(date +%s.%N)
+    "$PBIN/create_wand_data" -c "$C/c" -o "$W/c.wand" "${BM25[@]}" -b "$WAND_BLOCK" >>"$LOG" 2>&1
+    t3=$(date +%s.%N)
+    cp "$C/c.terms" "$C/c.sizes" "$W/"
+    rm -rf "$C/c.docs" "$C/c.freqs"
+    [[ "$C" == "$W/coll" ]] || rm -rf "$C"
+    awk -v a="$t0" -v b="$t1" -v c="$t2" -v d="$t3" \
+      'BEGIN { printf "{\"export_seconds\": %.2f, \"pisa_compress_seconds\": %.2f, \"pisa_wand_seconds\": %.2f}\n", b - a, c - b, d - c }' \
+      >"$W/prepare.json"
+    # The queries both engines run: written by tandem-bench-query, then as PISA's term ids (the
+    # line number in c.terms, counted from 0).
+    for n in "$LAT_QUERIES" "$TPUT_QUERIES"; do
+      "$TBENCH" --index "$W/idx" --queries "$QUERIES" --max_queries "$n" --known_terms_only \
+        --write_queries "$W/queries-$n.txt" --write_queries_only
+      awk 'NR == FNR { id[$0] = NR - 1; next }
+           { i = index($0, ":"); n = split(substr($0, i + 1), t, " "); s = ""
+             for (j = 1; j <= n; ++j) { if (!(t[j] in id)) { print "unknown term " t[j] > "/dev/stderr"; exit 1 }
+                                        s = s (j > 1 ? " " : "") id[t[j]] }
+             print substr($0, 1, i) s }' "$W/c.terms" "$W/queries-$n.txt" >"$W/queries-$n.ids"
+    done
+    say "$w: prepared $(cat "$W/prepare.json")"
+  fi
+  [[ -s "$W/c.block_simdbp" ]] || die "no PISA index for $w in $W (run the prepare phase)"
+
+  if has_phase latency; then
+    A=()
+    for a in "${PISA_ALGOS[@]}"; do A+=(-a "$a"); done
+    for k in 10 1000; do
+      pin "$PBIN/queries" -e block_simdbp -i "$W/c.block_simdbp" -w "$W/c.wand" "${BM25[@]}" -k "$k" \
+        "${A[@]}" -q "$W/queries-$LAT_QUERIES.ids" --runs "$RUNS" -o "$W/pisa-lat-k$k.tsv" \
+        >"$W/pisa-lat-k$k.json" 2>>"$LOG"
+    done
+    pin "$TBENCH" --index "$W/idx" --queries "$QUERIES" --max_queries "$LAT_QUERIES" --known_terms_only \
+      --modes and,or --ks 10,1000 --threads 1 --throughput=false \
+      --or_algorithms maxscore,block-max-maxscore,wand,block-max-wand --and_block_max on,off \
+      --json "$W/tandem-lat.json" | tee -a "$LOG"
+  fi
+
+  if has_phase throughput; then
+    rm -f "$W"/tput-part-* "$W"/pisa-tput-*
+    awk -v p="$THREADS" -v d="$W" '{ print > (d "/tput-part-" ((NR - 1) % p)) }' "$W/queries-$TPUT_QUERIES.ids"
+    t0=$(date +%s.%N)
+    pids=()
+    for ((i = 0; i < THREADS; i++)); do
+      taskset -c "$i" "$PBIN/queries" -e block_simdbp -i "$W/c.block_simdbp" -w "$W/c.wand" "${BM25[@]}" \
+        -k 10 -a maxscore -q "$W/tput-part-$i" --runs 3 -o "$W/pisa-tput-$i.tsv" >/dev/null 2>>"$LOG" &
+      pids+=($!)
+    done
+    for p in "${pids[@]}"; do wait "$p"; done
+    t1=$(date +%s.%N)
+    awk -v a="$t0" -v b="$t1" -v p="$THREADS" 'BEGIN { printf "{\"wall_seconds\": %.2f, \"processes\": %d, \"passes\": 4}\n", b - a, p }' \
+      >"$W/pisa-tput.json"
+    "$TBENCH" --index "$W/idx" --queries "$QUERIES" --max_queries "$TPUT_QUERIES" --known_terms_only \
+      --modes or --ks 10 --threads "$THREADS" --latency=false --or_algorithms maxscore \
+      --and_block_max on --json "$W/tandem-tput.json" | tee -a "$LOG"
+  fi
+  python3 "$HERE/bench/pisa_side_by_side.py" --work "$W" --workload "$w" --pisa-commit "$PISA_COMMIT" \
+    --wand-block "$WAND_BLOCK" --out "$OUTDIR/side_by_side_$w.json" | tee -a "$LOG"
+done

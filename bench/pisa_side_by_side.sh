@@ -26,12 +26,13 @@
 #   does, Tandem as one process with a thread per core, over the first TPUT_QUERIES queries).
 # Environment: LAT_QUERIES (1000), TPUT_QUERIES (10000), RUNS (PISA's timed runs per query, 2),
 #   THREADS (nproc), WAND_BLOCK (PISA's fixed block size for block maxima, 64, its benchmark's;
-#   Tandem's blocks hold 128 postings).
+#   Tandem's blocks hold 128 postings), CODEC (the synthetic index's block codec: tandem-index's
+#   default unless set).
 # Writes under --out: side_by_side_WORKLOAD.json (bench/pisa_side_by_side.py's summary), the raw
 #   PISA and Tandem outputs, and log.txt. Summarize again with
 #   python3 bench/pisa_side_by_side.py --work WORK --out OUT.
 set -euo pipefail
-usage() { sed -n '2,33p' "$0" | sed 's/^# \{0,1\}//'; }
+usage() { sed -n '2,34p' "$0" | sed 's/^# \{0,1\}//'; }
 HERE=$(cd "$(dirname "$0")/.." && pwd)
 PISA="" OUTDIR="" BIN="$HERE/build" DATA="$HERE/../shared/data" WORK=/tmp/pisa-side DOCS=25000000
 WIKI_INDEX="" WORKLOADS="" PHASES="prepare latency throughput"
@@ -107,7 +108,7 @@ for w in $WORKLOADS; do
         "$TINDEX" synth --docs "$DOCS" --termstats "$(datafile stats/wikipedia-termstats.tsv.gz)" \
           --doclengths "$(datafile stats/wikipedia-doclengths.tsv)" --queries "$QUERIES" \
           --vocabulary query-terms --postings-per-doc 240 --seed 1 --threads "$THREADS" \
-          --output "$W/idx" --quiet | tee -a "$LOG"
+          ${CODEC:+--codec "$CODEC"} --output "$W/idx" --quiet | tee -a "$LOG"
         ;;
       wikipedia)
         [[ -n "$WIKI_INDEX" ]] || die "the wikipedia workload needs --wikipedia-index DIR"

@@ -39,24 +39,30 @@ class TopK {
   }
 
   void Push(uint32_t docid, float score) {
+    // Most candidates are rejected here, without a call.
+    if (full() && !RanksBefore(Hit{docid, score}, heap_.front())) return;
     if (!full()) {
       heap_.push_back(Hit{docid, score});
-      std::push_heap(heap_.begin(), heap_.end(), RanksBefore);
+      std::push_heap(heap_.begin(), heap_.end(), RankOrder());
       return;
     }
-    if (!RanksBefore(Hit{docid, score}, heap_.front())) return;
-    std::pop_heap(heap_.begin(), heap_.end(), RanksBefore);
+    std::pop_heap(heap_.begin(), heap_.end(), RankOrder());
     heap_.back() = Hit{docid, score};
-    std::push_heap(heap_.begin(), heap_.end(), RanksBefore);
+    std::push_heap(heap_.begin(), heap_.end(), RankOrder());
   }
 
   // The kept hits in rank order.
   std::vector<Hit> Finish() && {
-    std::sort_heap(heap_.begin(), heap_.end(), RanksBefore);
+    std::sort_heap(heap_.begin(), heap_.end(), RankOrder());
     return std::move(heap_);
   }
 
  private:
+  // RanksBefore as a type, so the heap operations inline it.
+  struct RankOrder {
+    bool operator()(const Hit& a, const Hit& b) const { return RanksBefore(a, b); }
+  };
+
   size_t k_;
   // Max-heap under RanksBefore: front() is the hit that ranks last.
   std::vector<Hit> heap_;

@@ -45,6 +45,27 @@ struct Field {
 
 // ---- Portable scalar code ----------------------------------------------------------------------
 
+template <uint32_t B, uint32_t K>
+inline void UnpackRowScalar(const uint32_t* words, uint32_t* out, uint32_t* all) {
+  using F = Field<B, K>;
+  for (uint32_t lane = 0; lane < kSimdBpLanes; ++lane) {
+    uint32_t v = words[kSimdBpLanes * F::kWord + lane] >> F::kShift;
+    if constexpr (F::kSpills) {
+      v |= words[kSimdBpLanes * (F::kWord + 1) + lane] << (32 - F::kShift);
+    }
+    v &= kMask<B>;
+    out[kSimdBpLanes * K + lane] = v;
+    *all |= v;
+  }
+}
+
+template <uint32_t B, size_t... K>
+inline uint32_t UnpackRowsScalar(const uint32_t* words, uint32_t* out, std::index_sequence<K...>) {
+  uint32_t all = 0;
+  (UnpackRowScalar<B, K>(words, out, &all), ...);
+  return all;
+}
+
 template <uint32_t B>
 uint32_t UnpackScalar(const uint8_t* in, uint32_t* out) {
   if constexpr (B == 0) {
@@ -53,19 +74,7 @@ uint32_t UnpackScalar(const uint8_t* in, uint32_t* out) {
   } else {
     uint32_t words[kSimdBpWordsPerBit * B];
     std::memcpy(words, in, sizeof(words));
-    uint32_t all = 0;
-    for (uint32_t k = 0; k < kBlockSize / kSimdBpLanes; ++k) {
-      const uint32_t word = k * B / 32;
-      const uint32_t shift = k * B % 32;
-      for (uint32_t lane = 0; lane < kSimdBpLanes; ++lane) {
-        uint64_t v = words[kSimdBpLanes * word + lane] >> shift;
-        if (shift + B > 32) v |= uint64_t{words[kSimdBpLanes * (word + 1) + lane]} << (32 - shift);
-        const uint32_t value = static_cast<uint32_t>(v) & kMask<B>;
-        out[kSimdBpLanes * k + lane] = value;
-        all |= value;
-      }
-    }
-    return all;
+    return UnpackRowsScalar<B>(words, out, std::make_index_sequence<kBlockSize / kSimdBpLanes>{});
   }
 }
 

@@ -3,13 +3,28 @@
 // (geometric, as for terms placed at random in the collection) and term frequencies minus one
 // (power law). Ding et al. 2009, section 6 compares Rice and PForDelta the same way.
 //
+// DecodeDocids/<codec>/<path>/<lists> is what a cursor pays for a block of docIDs: the codec's
+// Decode of the gaps plus GapsToDocids, block after block into one 128-entry buffer, on every SIMD
+// path the CPU has (index/simdbp_codec.h; the path changes simdbp's unpacking and every codec's
+// prefix sum). Its items are docIDs, one thread, so items_per_second is docIDs/s per core. With
+// --index=DIR the lists are a sample of that index's own lists (whole lists, in random order, until
+// --sample_postings postings), re-encoded with each codec, so the mix of list lengths and gaps is
+// the index's; without it, the synthetic gap shapes below.
+//
 // Prints Google Benchmark's table and writes JSON (machine, caches, commit and every figure) to
 // codec_bench.json unless --benchmark_out is given:
 //
 //   codec_bench --benchmark_out=bench/results/codec.json --benchmark_out_format=json
+//   codec_bench --index=/tmp/gov2like --benchmark_filter='DecodeDocids/.*/index'
 #include <algorithm>
 #include <cmath>
 #include <cstdint>
+#include <cstdio>
+#include <cstdlib>
+#include <functional>
+#include <map>
+#include <memory>
+#include <numeric>
 #include <random>
 #include <string>
 #include <string_view>
@@ -18,6 +33,9 @@
 #include "base/version.h"
 #include "benchmark/benchmark.h"
 #include "index/block_codec.h"
+#include "index/index.h"
+#include "index/posting_list.h"
+#include "index/simdbp_codec.h"
 
 namespace tandem::index {
 namespace {
@@ -99,13 +117,179 @@ void BM_Decode(benchmark::State& state, const BlockCodec* codec, ListShape shape
   state.counters["bits_per_int"] = 8.0 * static_cast<double>(bytes.size()) / values.size();
 }
 
+// Lists of docIDs, concatenated: list i is docids[begin[i], begin[i + 1]).
+struct DocidLists {
+  std::vector<uint32_t> docids;
+  std::vector<size_t> begin = {0};
+  size_t size() const { return begin.size() - 1; }
+};
+
+// One list per gap shape, kListLength docIDs each.
+DocidLists SyntheticLists(const ListShape& shape) {
+  DocidLists lists;
+  std::vector<uint32_t> gaps = MakeList(shape);
+  std::partial_sum(gaps.begin(), gaps.end(), gaps.begin());
+  lists.docids = std::move(gaps);
+  lists.begin.push_back(lists.docids.size());
+  return lists;
+}
+
+// Whole lists of the index at `dir`, its terms in a random order (seed 1), until `max_postings`.
+DocidLists SampleIndexLists(const std::string& dir, uint64_t max_postings) {
+  absl::StatusOr<std::unique_ptr<Index>> index = Index::Open(dir);
+  if (!index.ok()) {
+    std::fprintf(stderr, "codec_bench: %s\n", index.status().ToString().c_str());
+    std::exit(1);
+  }
+  std::vector<uint64_t> order((*index)->num_terms());
+  std::iota(order.begin(), order.end(), 0);
+  std::shuffle(order.begin(), order.end(), std::mt19937_64(1));
+  DocidLists lists;
+  for (uint64_t ordinal : order) {
+    const TermInfo term = (*index)->term_at(ordinal);
+    if (lists.docids.size() + term.df > max_postings) continue;
+    absl::StatusOr<PostingListView> list = (*index)->postings(term);
+    const size_t first = lists.docids.size();
+    lists.docids.resize(first + term.df);
+    for (uint32_t b = 0; list.ok() && b < list->num_blocks(); ++b) {
+      const absl::Status s =
+          list->DecodeDocids((*index)->codec(), b, lists.docids.data() + first + b * kBlockSize);
+      if (!s.ok()) list = s;
+    }
+    if (!list.ok()) {
+      std::fprintf(stderr, "codec_bench: list of %s: %s\n", std::string(term.term).c_str(),
+                   list.status().ToString().c_str());
+      std::exit(1);
+    }
+    lists.begin.push_back(lists.docids.size());
+    if (lists.docids.size() + kBlockSize > max_postings) break;
+  }
+  std::fprintf(stderr, "codec_bench: %zu lists of %s, %zu postings\n", lists.size(), dir.c_str(),
+               lists.docids.size());
+  return lists;
+}
+
+// The lists encoded as an index stores their docIDs: per list a parameter, per block the gaps from
+// the previous block's last docID (0 before the list).
+struct EncodedLists {
+  std::string bytes;
+  std::vector<size_t> list_end;  // bytes of lists 0..i
+  std::vector<uint32_t> params;
+};
+
+EncodedLists EncodeDocids(const BlockCodec& codec, const DocidLists& lists) {
+  EncodedLists out;
+  std::vector<uint32_t> gaps;
+  for (size_t l = 0; l < lists.size(); ++l) {
+    const uint32_t* docids = lists.docids.data() + lists.begin[l];
+    const size_t n = lists.begin[l + 1] - lists.begin[l];
+    gaps.resize(n);
+    for (size_t i = 0; i < n; ++i) gaps[i] = docids[i] - (i == 0 ? 0 : docids[i - 1]);
+    const uint32_t param = codec.ChooseParameter(gaps.data(), n);
+    for (size_t i = 0; i < n; i += kBlockSize) {
+      codec.Encode(gaps.data() + i, std::min(kBlockSize, n - i), param, &out.bytes);
+    }
+    out.params.push_back(param);
+    out.list_end.push_back(out.bytes.size());
+  }
+  return out;
+}
+
+// Decodes every list block by block into one buffer, as a cursor does. Calls check(list, first
+// posting, docIDs, n) per block; false when a block does not decode.
+template <typename Check>
+bool DecodeDocidLists(const BlockCodec& codec, const DocidLists& lists, const EncodedLists& enc,
+                      Check check) {
+  const auto* bytes = reinterpret_cast<const uint8_t*>(enc.bytes.data());
+  const uint8_t* p = bytes;
+  uint32_t block[kBlockSize];
+  bool ok = true;
+  for (size_t l = 0; l < lists.size(); ++l) {
+    const uint8_t* end = bytes + enc.list_end[l];
+    const size_t n = lists.begin[l + 1] - lists.begin[l];
+    uint32_t base = 0;
+    for (size_t i = 0; i < n; i += kBlockSize) {
+      const size_t m = std::min(kBlockSize, n - i);
+      p = codec.Decode(p, end, m, enc.params[l], block);
+      if (p == nullptr) return false;
+      ok &= GapsToDocids(base, block, m, block);
+      base = block[m - 1];
+      check(l, i, block, m);
+    }
+  }
+  return ok;
+}
+
+// The lists each benchmark decodes, made once per source and codec.
+struct DocidSource {
+  std::string name;  // a shape's name or "index"
+  std::function<DocidLists()> make;
+};
+
+const DocidLists& ListsOf(const DocidSource& source) {
+  static auto* cache = new std::map<std::string, DocidLists>;
+  auto it = cache->find(source.name);
+  if (it == cache->end()) it = cache->emplace(source.name, source.make()).first;
+  return it->second;
+}
+
+const EncodedLists& EncodedOf(const BlockCodec& codec, const DocidSource& source) {
+  static auto* cache = new std::map<std::string, EncodedLists>;
+  const std::string key = std::string(codec.name()) + "/" + source.name;
+  auto it = cache->find(key);
+  if (it == cache->end()) it = cache->emplace(key, EncodeDocids(codec, ListsOf(source))).first;
+  return it->second;
+}
+
+void BM_DecodeDocids(benchmark::State& state, const BlockCodec* codec, SimdPath path,
+                     DocidSource source) {
+  if (!SetSimdPath(path)) {
+    state.SkipWithError("SIMD path not available");
+    return;
+  }
+  const DocidLists& lists = ListsOf(source);
+  const EncodedLists& enc = EncodedOf(*codec, source);
+  bool ok = true;
+  for (auto _ : state) {
+    ok &= DecodeDocidLists(*codec, lists, enc, [](size_t, size_t, const uint32_t* block, size_t) {
+      benchmark::DoNotOptimize(block);
+    });
+    benchmark::ClobberMemory();
+  }
+  // Untimed: every docID as encoded.
+  ok &= DecodeDocidLists(*codec, lists, enc,
+                         [&](size_t l, size_t first, const uint32_t* block, size_t n) {
+                           const uint32_t* want = lists.docids.data() + lists.begin[l] + first;
+                           ok &= std::equal(block, block + n, want);
+                         });
+  if (!ok) state.SkipWithError("decoded docIDs differ from the encoded ones");
+  state.SetItemsProcessed(static_cast<int64_t>(state.iterations() * lists.docids.size()));
+  state.SetLabel(std::string(SimdPathName(path)));
+  state.counters["bits_per_docid"] =
+      8.0 * static_cast<double>(enc.bytes.size()) / static_cast<double>(lists.docids.size());
+  state.counters["lists"] = static_cast<double>(lists.size());
+}
+
 }  // namespace
 }  // namespace tandem::index
 
 int main(int argc, char** argv) {
   using tandem::index::BlockCodec;
   // Write JSON next to the table unless the caller chose where.
-  std::vector<char*> args(argv, argv + argc);
+  // --index=DIR and --sample_postings=N are ours; the rest go to Google Benchmark.
+  std::string index_dir;
+  uint64_t sample_postings = uint64_t{1} << 25;
+  std::vector<char*> args;
+  for (int i = 0; i < argc; ++i) {
+    const std::string_view arg = argv[i];
+    if (arg.starts_with("--index=")) {
+      index_dir = arg.substr(8);
+    } else if (arg.starts_with("--sample_postings=")) {
+      sample_postings = std::strtoull(argv[i] + 18, nullptr, 10);
+    } else {
+      args.push_back(argv[i]);
+    }
+  }
   const bool has_out = std::any_of(args.begin(), args.end(), [](const char* a) {
     return std::string_view(a).starts_with("--benchmark_out=");
   });
@@ -129,6 +313,32 @@ int main(int argc, char** argv) {
                                    tandem::index::BM_Decode, codec, shape);
     }
   }
+  using tandem::index::DocidSource;
+  std::vector<DocidSource> sources;
+  for (const auto& shape : tandem::index::kShapes) {
+    if (shape.mean_gap == 0) continue;
+    sources.push_back({shape.name, [shape] { return tandem::index::SyntheticLists(shape); }});
+  }
+  if (!index_dir.empty()) {
+    sources.push_back({"index", [index_dir, sample_postings] {
+                         return tandem::index::SampleIndexLists(index_dir, sample_postings);
+                       }});
+  }
+  for (const std::string& name : tandem::index::BlockCodecNames()) {
+    const BlockCodec* codec = tandem::index::GetBlockCodec(name);
+    for (tandem::index::SimdPath path : tandem::index::AvailableSimdPaths()) {
+      for (const DocidSource& source : sources) {
+        benchmark::RegisterBenchmark(
+            ("DecodeDocids/" + name + "/" + std::string(tandem::index::SimdPathName(path)) + "/" +
+             source.name)
+                .c_str(),
+            tandem::index::BM_DecodeDocids, codec, path, source);
+      }
+    }
+  }
+  benchmark::AddCustomContext(
+      "simd_path_default",
+      std::string(tandem::index::SimdPathName(tandem::index::ActiveSimdPath())));
   benchmark::RunSpecifiedBenchmarks();
   benchmark::Shutdown();
   return 0;

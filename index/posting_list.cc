@@ -6,6 +6,7 @@
 
 #include "absl/strings/str_format.h"
 #include "index/bm25.h"
+#include "index/simdbp_codec.h"
 
 namespace tandem::index {
 
@@ -60,16 +61,11 @@ absl::Status PostingListView::DecodeDocids(const BlockCodec& codec, uint32_t blo
   // gap but the list's first is at least 1, the sum never wraps, the block ends on its skip
   // entry's last docID, and that is at most the list's last docID (which Index::postings checks
   // against the document count). So every docID increases and stays below the document count.
-  const uint32_t base = block_base(block);
-  uint64_t doc = base;
-  uint32_t zero_gaps = 0;
-  for (uint32_t i = 0; i < n; ++i) {
-    zero_gaps += out[i] == 0;
-    doc += out[i];
-    out[i] = static_cast<uint32_t>(doc);
-  }
-  const uint32_t allowed_zero = block == 0 && out[0] == 0 ? 1 : 0;  // docID 0 opens the list
-  if (zero_gaps > allowed_zero || doc != s.last_docid ||
+  // GapsToDocids is a vectorized prefix sum (simdbp_codec.h) that also says whether every docID
+  // increases without wrapping; only the list's first docID may repeat its base (docID 0).
+  const bool first_gap_zero = out[0] == 0;
+  const bool increasing = GapsToDocids(block_base(block), out, n, out);
+  if (!increasing || (first_gap_zero && block != 0) || out[n - 1] != s.last_docid ||
       s.last_docid > skips_[header_.num_blocks - 1].last_docid) {
     return absl::DataLossError(
         absl::StrFormat("block %d: docIDs out of order or beyond the list's skip entries", block));

@@ -325,8 +325,8 @@ TEST_P(DaatEngineTest, AnUnsafeBoundChangesTheAnswers) {
       *index_, {.or_algorithm = OrAlgorithm::kExhaustive, .block_max_and = false});
   const std::vector<Query> queries = RandomQueries(80, 11);
   for (OrAlgorithm algorithm : kPruning) {
-    auto unsafe = *DaatEngine::Create(
-        *index_, {.or_algorithm = algorithm, .bound_scale_for_testing = 0.6f});
+    auto unsafe =
+        *DaatEngine::Create(*index_, {.or_algorithm = algorithm, .bound_scale_for_testing = 0.6f});
     int or_differs = 0, and_differs = 0;
     for (Query q : queries) {
       q.k = 10;

@@ -162,7 +162,7 @@ namespace {
 // Keeps the rows of `offsets` (row r spans [offsets[r], offsets[r + 1])) that `removed` (sorted)
 // does not name: rewrites `offsets` for the kept rows and returns the kept byte ranges, merged.
 std::vector<std::pair<uint64_t, uint64_t>> DropRows(std::vector<uint64_t>& offsets,
-                                                     absl::Span<const uint32_t> removed) {
+                                                    absl::Span<const uint32_t> removed) {
   std::vector<std::pair<uint64_t, uint64_t>> ranges;
   std::vector<uint64_t> kept{0};
   kept.reserve(offsets.size() - removed.size());
@@ -310,8 +310,8 @@ absl::Status IndexWriter::Finish() {
     TANDEM_RETURN_IF_ERROR(f->Append(Bytes(id_offsets_.data(), id_offsets_.size())));
     TANDEM_RETURN_IF_ERROR(f->Append(Bytes(field_offsets_.data(), field_offsets_.size())));
     std::string chunk(1 << 20, '\0');
-    for (auto [spill, ranges] : {std::pair(&files_->ids, &id_ranges_),
-                                 std::pair(&files_->fields, &field_ranges_)}) {
+    for (auto [spill, ranges] :
+         {std::pair(&files_->ids, &id_ranges_), std::pair(&files_->fields, &field_ranges_)}) {
       spill->flush();
       if (!documents_removed_) {
         spill->seekg(0, std::ios::end);

@@ -1,8 +1,8 @@
 #include "index_builder/inverter.h"
 
 #include <filesystem>
-#include <random>
 #include <map>
+#include <random>
 
 #include "absl/strings/str_cat.h"
 #include "absl/strings/str_join.h"

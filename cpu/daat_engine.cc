@@ -272,8 +272,8 @@ absl::Status RunMaxScore(std::vector<TermScorer>& terms, const DocNorms& norm,
 // the lists holding it have bounds summing to at most the k-th score, and that sum only shrinks
 // as they move on while the k-th score only grows.
 template <bool kBlockMax>
-absl::Status RunWand(std::vector<TermScorer>& terms, const DocNorms& norm,
-                     const SearchContext& ctx, TopK& top, QueryStats& stats) {
+absl::Status RunWand(std::vector<TermScorer>& terms, const DocNorms& norm, const SearchContext& ctx,
+                     TopK& top, QueryStats& stats) {
   const size_t n = terms.size();
   std::vector<TermScorer*> sorted(n);
   for (size_t i = 0; i < n; ++i) sorted[i] = &terms[i];
@@ -476,8 +476,7 @@ absl::StatusOr<SearchResult> DaatEngine::Search(const Query& query,
   if (resolved.runs_and()) {
     std::vector<TermScorer> terms = make_scorers();
     TopK top(query.k);
-    TANDEM_RETURN_IF_ERROR(
-        RunAnd(terms, norm, options_.block_max_and, context, top, result.stats));
+    TANDEM_RETURN_IF_ERROR(RunAnd(terms, norm, options_.block_max_and, context, top, result.stats));
     TANDEM_RETURN_IF_ERROR(check_cursors(terms));
     result.hits = std::move(top).Finish();
     result.stats.executed_mode = QueryMode::kAnd;
@@ -485,8 +484,8 @@ absl::StatusOr<SearchResult> DaatEngine::Search(const Query& query,
   if (resolved.runs_or(result.hits.size())) {
     std::vector<TermScorer> terms = make_scorers();
     TopK top(query.k);
-    TANDEM_RETURN_IF_ERROR(RunOrAlgorithm(options_.or_algorithm, terms, norm, context, top,
-                                          result.stats));
+    TANDEM_RETURN_IF_ERROR(
+        RunOrAlgorithm(options_.or_algorithm, terms, norm, context, top, result.stats));
     TANDEM_RETURN_IF_ERROR(check_cursors(terms));
     result.hits = std::move(top).Finish();
     result.stats.executed_mode = QueryMode::kOr;

@@ -114,21 +114,20 @@ int main(int argc, char** argv) {
   }
   if (absl::GetFlag(FLAGS_write_queries_only)) return 0;
 
-  nlohmann::json out = {
-      {"benchmark", "query"},
-      {"machine", tools::MachineInfo()},
-      {"index",
-       {{"path", absl::GetFlag(FLAGS_index)},
-        {"documents", (*idx)->num_docs()},
-        {"terms", (*idx)->stats().num_terms},
-        {"postings", (*idx)->stats().num_postings},
-        {"codec", (*idx)->manifest().codec},
-        {"bytes", (*idx)->index_bytes()}}},
-      {"queries",
-       {{"file", absl::GetFlag(FLAGS_queries)},
-        {"count", queries.size()},
-        {"known_terms_only", known_only}}},
-      {"results", nlohmann::json::array()}};
+  nlohmann::json out = {{"benchmark", "query"},
+                        {"machine", tools::MachineInfo()},
+                        {"index",
+                         {{"path", absl::GetFlag(FLAGS_index)},
+                          {"documents", (*idx)->num_docs()},
+                          {"terms", (*idx)->stats().num_terms},
+                          {"postings", (*idx)->stats().num_postings},
+                          {"codec", (*idx)->manifest().codec},
+                          {"bytes", (*idx)->index_bytes()}}},
+                        {"queries",
+                         {{"file", absl::GetFlag(FLAGS_queries)},
+                          {"count", queries.size()},
+                          {"known_terms_only", known_only}}},
+                        {"results", nlohmann::json::array()}};
   tools::ThreadPool pool(absl::GetFlag(FLAGS_threads));
   std::printf("%zu queries, %zu threads for throughput\n", queries.size(), pool.size());
   std::printf("%-7s %5s %-18s | %9s %9s %9s %9s | %9s %9s | %12s %12s | %s\n", "mode", "k",
@@ -194,24 +193,23 @@ int main(int argc, char** argv) {
         tools::LatencySummary l = tools::Summarize(latency);
         const double n = static_cast<double>(queries.size());
         std::printf("%-7s %5u %-18s | %9.3f %9.3f %9.3f %9.3f | %9.0f %9.0f | %12.0f %12.0f | %d\n",
-                    std::string(mode_name).c_str(), k, algorithm.c_str(), l.mean * 1e3,
-                    l.p50 * 1e3, l.p95 * 1e3, l.p99 * 1e3, n / one, n / all, postings / n,
-                    scored / n, verified);
+                    std::string(mode_name).c_str(), k, algorithm.c_str(), l.mean * 1e3, l.p50 * 1e3,
+                    l.p95 * 1e3, l.p99 * 1e3, n / one, n / all, postings / n, scored / n, verified);
         out["results"].push_back(
             {{"mode", std::string(mode_name)},
              {"k", k},
              {"or_algorithm", mode == index::QueryMode::kAnd ? "" : algorithm},
-             {"and_block_max", mode == index::QueryMode::kAnd ? nlohmann::json(algorithm == "block-max")
-                                                              : nlohmann::json()},
+             {"and_block_max", mode == index::QueryMode::kAnd
+                                   ? nlohmann::json(algorithm == "block-max")
+                                   : nlohmann::json()},
              {"block_max_skips_per_query", skips / n},
              {"documents_scored_per_query", scored / n},
-             {"latency_seconds",
-              measure_latency ? nlohmann::json({{"mean", l.mean},
-                                                {"p50", l.p50},
-                                                {"p95", l.p95},
-                                                {"p99", l.p99},
-                                                {"max", l.max}})
-                              : nlohmann::json()},
+             {"latency_seconds", measure_latency ? nlohmann::json({{"mean", l.mean},
+                                                                   {"p50", l.p50},
+                                                                   {"p95", l.p95},
+                                                                   {"p99", l.p99},
+                                                                   {"max", l.max}})
+                                                 : nlohmann::json()},
              {"qps_one_thread", measure_latency ? nlohmann::json(n / one) : nlohmann::json()},
              {"qps_all_threads",
               absl::GetFlag(FLAGS_throughput) ? nlohmann::json(n / all) : nlohmann::json()},

@@ -86,9 +86,15 @@ void Cursor::next_geq(uint32_t target) {
     LoadBlock(FindBlock(list_.skips(), n, from, target));
     if (docid_ >= target) return;
   }
-  // The target lies in the current block.
-  const uint32_t* p = std::lower_bound(docs_ + pos_, docs_ + block_len_, target);
-  pos_ = static_cast<uint32_t>(p - docs_);
+  // The target lies in the current block: most moves are short (a candidate of a shorter list
+  // lands a few postings on), so scan a few before searching the rest.
+  uint32_t i = pos_ + 1;
+  const uint32_t scan_end = std::min(block_len_, pos_ + 9);
+  while (i < scan_end && docs_[i] < target) ++i;
+  if (i == scan_end && i < block_len_) {
+    i = static_cast<uint32_t>(std::lower_bound(docs_ + i, docs_ + block_len_, target) - docs_);
+  }
+  pos_ = i;
   if (pos_ < block_len_) {
     docid_ = docs_[pos_];
   } else {

@@ -123,7 +123,10 @@ bool RecognizesBeir(absl::string_view head) {
          HasJsonMember(line, "_id");
 }
 
-const FormatSpec kBeirFormat = {"beir", "corpus*.jsonl", &SelectsBeirFile, &MakeBeirReader,
-                                &RecognizesBeir};
+// One record a line: a file may be cut at any line (the byte-order mark is only on line 1).
+bool StartsBeirRecord(absl::string_view) { return true; }
+
+const FormatSpec kBeirFormat = {"beir",          "corpus*.jsonl", &SelectsBeirFile,
+                                &MakeBeirReader, &RecognizesBeir, &StartsBeirRecord};
 
 }  // namespace tandem::index_builder::internal

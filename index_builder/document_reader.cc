@@ -77,6 +77,14 @@ absl::StatusOr<InputFiles> ListInputFiles(const std::string& path, const FormatS
   return input;
 }
 
+bool StartsElement(absl::string_view line, absl::string_view tag) {
+  if (line.size() < tag.size() + 1 || line[0] != '<' || line.substr(1, tag.size()) != tag) {
+    return false;
+  }
+  const size_t after = tag.size() + 1;
+  return after == line.size() || line[after] == '>' || line[after] == ' ' || line[after] == '\t';
+}
+
 std::string Location(const InputFile& file, int64_t line) {
   return absl::StrCat(file.name, ":", line);
 }
@@ -94,13 +102,19 @@ absl::Status LineSource::Open(const InputFile& file) {
   in_.clear();
   in_.open(file.path, std::ios::binary);
   name_ = file.name;
-  line_number_ = 0;
+  line_number_ = file.first_line - 1;
   bytes_read_ = 0;
+  bytes_wanted_ = file.end == InputFile::kToEnd ? InputFile::kToEnd : file.end - file.begin;
   if (!in_) return absl::ErrnoToStatus(errno, absl::StrCat("cannot open ", file.name));
+  if (file.begin > 0 && !in_.seekg(static_cast<std::streamoff>(file.begin))) {
+    return absl::DataLossError(absl::StrCat("cannot seek to byte ", file.begin, " of ", file.name));
+  }
   return absl::OkStatus();
 }
 
 bool LineSource::Next(std::string* line) {
+  // A chunk ends at a line start, so the last line read ends exactly at the chunk's end.
+  if (bytes_read_ >= bytes_wanted_) return false;
   if (!std::getline(in_, *line)) return false;
   ++line_number_;
   bytes_read_ += line->size() + 1;
@@ -189,8 +203,12 @@ FileSequenceReader::FileSequenceReader(InputFiles files, ReaderOptions options)
   file_bytes_.reserve(files_.files.size());
   for (const InputFile& file : files_.files) {
     std::error_code error;
-    const uintmax_t size = fs::file_size(file.path, error);
-    file_bytes_.push_back(error ? 0 : static_cast<uint64_t>(size));
+    uint64_t size = file.end - file.begin;
+    if (file.end == InputFile::kToEnd) {
+      const uintmax_t whole = fs::file_size(file.path, error);
+      size = error || whole < file.begin ? 0 : static_cast<uint64_t>(whole) - file.begin;
+    }
+    file_bytes_.push_back(size);
     total_bytes_ += file_bytes_.back();
   }
 }
@@ -245,6 +263,14 @@ absl::StatusOr<bool> ElementReader::NextInFile(const InputFile& file, Document* 
     if (ParseElement(file, element, doc)) return true;
     doc->Clear();
   }
+}
+
+std::unique_ptr<DocumentReader> OpenUnitReader(const FormatSpec& format, bool from_directory,
+                                               const InputFile& unit, ReaderOptions options) {
+  InputFiles files;
+  files.from_directory = from_directory;
+  files.files.push_back(unit);
+  return format.make(std::move(files), std::move(options));
 }
 
 absl::string_view FirstNonBlankLine(absl::string_view text) {
@@ -319,6 +345,7 @@ absl::StatusOr<std::unique_ptr<DocumentReader>> OpenDocumentReader(std::string_v
   for (const internal::FormatSpec* spec : internal::kFormats) {
     if (spec->name != format) continue;
     TANDEM_ASSIGN_OR_RETURN(internal::InputFiles files, internal::ListInputFiles(path, *spec));
+    if (options.threads != 1) return internal::MakeParallelReader(*spec, std::move(files), options);
     return spec->make(std::move(files), std::move(options));
   }
   return absl::InvalidArgumentError(

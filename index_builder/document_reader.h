@@ -51,6 +51,21 @@ struct ReaderOptions {
   // INVALID_ARGUMENT and its message starts with "file:line: ". When unset, bad documents are
   // skipped silently.
   std::function<void(const absl::Status&)> on_bad_document;
+
+  // Parsing threads; 0: one per core. With more than one, the input's files, and chunks of its
+  // large files where the format allows cutting them at record boundaries (beir, lines, trec,
+  // reuters, wikiextractor), are parsed in parallel; Next still hands out the documents in the
+  // order one thread reads them, and on_bad_document is still called from Next's thread, in that
+  // order, with the same locations. Other formats (email, smart, npl) are parsed a whole file per
+  // thread; a pipe, or a file of theirs too large to hold parsed, is read by Next's thread.
+  int threads = 1;
+  // Large files of formats that can be cut are parsed in chunks of about this many bytes (cut at
+  // the next record start).
+  uint64_t chunk_bytes = 256 << 10;
+  // At most this many input bytes (of files or chunks) parsed or being parsed ahead of Next, and
+  // at most 4 units per thread: what bounds the parsed text held before inversion. One unit is
+  // always let through, however large.
+  uint64_t max_bytes_in_flight = 64 << 20;
 };
 
 // How far a reader has got, in bytes of its input files, for progress reports.

@@ -61,7 +61,10 @@ bool RecognizesLines(absl::string_view head) {
          line.find('\0') == absl::string_view::npos;
 }
 
-const FormatSpec kLinesFormat = {"lines", "every file", &SelectsAnyFile, &MakeLinesReader,
-                                 &RecognizesLines};
+// Every line is a document, known by its number, which a chunk's reader starts from.
+bool StartsLinesRecord(absl::string_view) { return true; }
+
+const FormatSpec kLinesFormat = {"lines",          "every file",     &SelectsAnyFile,
+                                 &MakeLinesReader, &RecognizesLines, &StartsLinesRecord};
 
 }  // namespace tandem::index_builder::internal

@@ -27,6 +27,14 @@ struct InputFile {
   std::string name;
   // The path relative to the input directory, '/'-separated; the file name for a single-file input.
   std::string relative;
+  // The part of the file read: bytes [begin, end), begin at the start of line `first_line`. A
+  // whole file by default; a chunk of it when a large file is parsed in parallel (ListInputUnits).
+  uint64_t begin = 0;
+  uint64_t end = kToEnd;
+  int64_t first_line = 1;
+
+  static constexpr uint64_t kToEnd = UINT64_MAX;
+  bool whole() const { return begin == 0 && end == kToEnd; }
 };
 
 struct InputFiles {
@@ -47,6 +55,10 @@ struct FormatSpec {
   std::unique_ptr<DocumentReader> (*make)(InputFiles files, ReaderOptions options);
   // Whether a file's first bytes (up to kSniffBytes) look like this format, for --format auto.
   bool (*recognizes)(absl::string_view head);
+  // For formats whose files can be cut into chunks parsed apart: whether a line (without its line
+  // end) opens a record, so a chunk may start there and a reader of the chunk alone reads exactly
+  // what a reader of the whole file reads from that line on. nullptr: files are parsed whole.
+  bool (*starts_record)(absl::string_view line) = nullptr;
 };
 
 inline constexpr size_t kSniffBytes = 64 << 10;
@@ -69,6 +81,10 @@ extern const FormatSpec kWikiExtractorFormat;
 // Lists PATH (a file, or a directory walked recursively in sorted path order, hidden entries
 // skipped) for `format`. NOT_FOUND when PATH does not exist or a directory holds no wanted file.
 absl::StatusOr<InputFiles> ListInputFiles(const std::string& path, const FormatSpec& format);
+
+// Whether `line` opens an element <TAG ...> the way ElementScanner finds one at its start: "<TAG"
+// followed by ">", white space or the line's end.
+bool StartsElement(absl::string_view line, absl::string_view tag);
 
 // "file:line", the prefix of every bad-document message and Document::location.
 std::string Location(const InputFile& file, int64_t line);
@@ -95,6 +111,7 @@ class LineSource {
   std::string name_;
   int64_t line_number_ = 0;
   uint64_t bytes_read_ = 0;
+  uint64_t bytes_wanted_ = InputFile::kToEnd;  // the file's range: end - begin
 };
 
 // One element found by ElementScanner.
@@ -179,5 +196,15 @@ class ElementReader : public FileSequenceReader {
   LineSource lines_;
   ElementScanner scanner_;
 };
+
+// A reader of one format over one unit of its input (a file, or a chunk of one, with the input's
+// from_directory), for parallel parsing.
+std::unique_ptr<DocumentReader> OpenUnitReader(const FormatSpec& format, bool from_directory,
+                                               const InputFile& unit, ReaderOptions options);
+
+// The parallel reader (parallel_reader.cc): parses the input's units on options.threads threads
+// and hands their documents out in the input's order.
+std::unique_ptr<DocumentReader> MakeParallelReader(const FormatSpec& format, InputFiles files,
+                                                   ReaderOptions options);
 
 }  // namespace tandem::index_builder::internal

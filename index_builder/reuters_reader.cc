@@ -78,7 +78,10 @@ std::unique_ptr<DocumentReader> MakeReutersReader(InputFiles files, ReaderOption
 
 bool RecognizesReuters(absl::string_view head) { return absl::StrContains(head, "<REUTERS"); }
 
-const FormatSpec kReutersFormat = {"reuters", "*.sgm", &SelectsSgmFile, &MakeReutersReader,
-                                   &RecognizesReuters};
+bool StartsReutersRecord(absl::string_view line) { return StartsElement(line, "REUTERS"); }
+
+const FormatSpec kReutersFormat = {"reuters",          "*.sgm",
+                                   &SelectsSgmFile,    &MakeReutersReader,
+                                   &RecognizesReuters, &StartsReutersRecord};
 
 }  // namespace tandem::index_builder::internal

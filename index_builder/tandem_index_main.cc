@@ -60,7 +60,13 @@ ABSL_FLAG(std::string, duplicate_ids, "fail",
           "build: documents that repeat an earlier document's external id: fail (count them "
           "all, write nothing), keep-first (skip the later ones) or keep-last (each later one "
           "replaces the earlier); the build says how many were dropped");
-ABSL_FLAG(int, memory_mb, 1024, "build: memory budget for in-memory runs before spilling to disk");
+ABSL_FLAG(int, memory_mb, 1024,
+          "build: memory budget for in-memory runs before spilling to disk, and (an eighth of it, "
+          "with more than one thread) for input parsed ahead of inversion");
+ABSL_FLAG(int, parse_chunk_kb, 256,
+          "build: with more than one thread, large files of the formats that can be cut (beir, "
+          "lines, trec, reuters, wikiextractor) are parsed in parallel in chunks of about this "
+          "size");
 ABSL_FLAG(std::string, tokenizer, "standard",
           "build, import: tokenizer (standard = Unicode UAX#29 words, alnum = [a-z0-9]+)");
 ABSL_FLAG(std::string, stopwords, "lucene",
@@ -132,6 +138,16 @@ int Build() {
     if (!quiet)
       std::fprintf(stderr, "tandem-index: skipped: %s\n", std::string(s.message()).c_str());
   };
+  // Parsed input waiting for the inverter takes an eighth of the memory budget, the runs the rest.
+  uint64_t memory_budget = static_cast<uint64_t>(std::max(16, absl::GetFlag(FLAGS_memory_mb)))
+                           << 20;
+  reader_options.threads = absl::GetFlag(FLAGS_threads);
+  reader_options.chunk_bytes =
+      static_cast<uint64_t>(std::max(1, absl::GetFlag(FLAGS_parse_chunk_kb))) << 10;
+  if (reader_options.threads != 1) {
+    reader_options.max_bytes_in_flight = memory_budget / 8;
+    memory_budget -= reader_options.max_bytes_in_flight;
+  }
   absl::StatusOr<std::unique_ptr<DocumentReader>> reader =
       OpenDocumentReader(format_used, input, reader_options);
   if (!reader.ok()) return Fail(reader.status());
@@ -145,8 +161,7 @@ int Build() {
   w.source_input = input;
   InverterOptions options;
   options.threads = absl::GetFlag(FLAGS_threads);
-  options.memory_budget_bytes = static_cast<uint64_t>(std::max(16, absl::GetFlag(FLAGS_memory_mb)))
-                                << 20;
+  options.memory_budget_bytes = memory_budget;
   options.progress = !quiet;
   options.store_text = absl::GetFlag(FLAGS_store_text);
   options.duplicate_ids = *duplicate_ids;

@@ -102,7 +102,10 @@ bool RecognizesTrec(absl::string_view head) {
   return absl::StrContains(head, "<DOC>") && absl::StrContains(head, "<DOCNO>");
 }
 
-const FormatSpec kTrecFormat = {"trec", "every file", &SelectsAnyFile, &MakeTrecReader,
-                                &RecognizesTrec};
+// A line opening a <DOC> ends any element before it (ElementScanner), so a chunk may start there.
+bool StartsTrecRecord(absl::string_view line) { return StartsElement(line, "DOC"); }
+
+const FormatSpec kTrecFormat = {"trec",          "every file",    &SelectsAnyFile,
+                                &MakeTrecReader, &RecognizesTrec, &StartsTrecRecord};
 
 }  // namespace tandem::index_builder::internal

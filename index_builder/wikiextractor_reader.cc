@@ -77,7 +77,10 @@ bool RecognizesWikiExtractor(absl::string_view head) {
   return absl::StartsWith(line, "<doc ") && absl::StrContains(line, "id=");
 }
 
-const FormatSpec kWikiExtractorFormat = {"wikiextractor", "every file", &SelectsAnyFile,
-                                         &MakeWikiExtractorReader, &RecognizesWikiExtractor};
+bool StartsWikiExtractorRecord(absl::string_view line) { return StartsElement(line, "doc"); }
+
+const FormatSpec kWikiExtractorFormat = {"wikiextractor",          "every file",
+                                         &SelectsAnyFile,          &MakeWikiExtractorReader,
+                                         &RecognizesWikiExtractor, &StartsWikiExtractorRecord};
 
 }  // namespace tandem::index_builder::internal

@@ -75,7 +75,8 @@ extern "C" int LLVMFuzzerTestOneInput(const uint8_t* data, size_t size) {
   for (uint64_t ordinal = 0; ordinal < index.num_terms(); ++ordinal) {
     const tandem::index::TermInfo term = index.term_at(ordinal);
     const std::optional<tandem::index::TermInfo> found = index.Lookup(term.term);
-    TANDEM_FUZZ_CHECK(found.has_value() && found->ordinal == ordinal);
+    TANDEM_FUZZ_CHECK(found.has_value() && found->ordinal == ordinal &&
+                      found->list_offset == term.list_offset && found->df == term.df);
     absl::StatusOr<PostingListView> list = index.postings(term);
     if (!list.ok()) {
       all_lists_ok = false;

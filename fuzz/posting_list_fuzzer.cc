@@ -1,10 +1,12 @@
 // Feeds arbitrary bytes as one posting list (index/FORMAT.md, `postings.bin`) to
 // PostingListView::Parse, then decodes it block by block as a cursor does and verifies it, with
 // every registered codec. Input: codec (1 byte, modulo the number of codecs), document count (4
-// bytes, little-endian), then the list's bytes, in a buffer that ends exactly where they do.
+// bytes, little-endian), the lexicon's df (4 bytes) and cf (8 bytes), then the list's bytes, in a
+// buffer that ends exactly where they do. A df of at most 128 selects the compact form.
 //
 // Checks, besides no crash and no read out of bounds:
-//   - a parsed list's header, skip table and block data lie inside the input;
+//   - a parsed list's header, skip table and block data lie inside the input, and its form is the
+//     one its df selects;
 //   - every block whose docIDs decode gives strictly increasing docIDs that end on the block's skip
 //     entry and stay at or below the list's last skip entry; frequencies that decode are >= 1;
 //   - a list that Verify accepts decodes completely, all docIDs below the document count.
@@ -40,10 +42,17 @@ extern "C" int LLVMFuzzerTestOneInput(const uint8_t* data, size_t size) {
   tandem::fuzz::Input input(data, size);
   const BlockCodec& codec = *Codecs()[input.Byte() % Codecs().size()];
   const uint32_t num_docs = input.U32();
+  tandem::index::ListMetadata meta;
+  meta.num_postings = input.U32();
+  meta.cf = input.U32();
+  meta.cf |= uint64_t{input.U32()} << 32;
+  meta.max_score = 1.0f;
   const tandem::fuzz::Bytes bytes(input.rest());
-  absl::StatusOr<PostingListView> list = PostingListView::Parse(bytes.view());
+  absl::StatusOr<PostingListView> list = PostingListView::Parse(codec, bytes.view(), meta);
   if (!list.ok()) return 0;
   TANDEM_FUZZ_CHECK(list->num_blocks() >= 1);
+  TANDEM_FUZZ_CHECK(list->num_postings() == meta.num_postings);
+  TANDEM_FUZZ_CHECK(list->compact() == tandem::index::IsCompactList(meta.num_postings));
   TANDEM_FUZZ_CHECK(list->total_bytes() == bytes.size());
   TANDEM_FUZZ_CHECK(list->data() + list->data_bytes() == bytes.end());
 

@@ -178,9 +178,11 @@ void IndexSeeds(Corpus& corpus, const std::string& scratch) {
         const index::TermInfo term = index.term_at(t);
         const std::string list = std::string(
             Payload(files[index::kPostingsFile]).substr(term.list_offset, term.list_bytes));
-        corpus.Add("posting_list", absl::StrCat(name, "-", term.term),
-                   absl::StrCat(std::string(1, static_cast<char>(codec_byte)),
-                                U32(index.num_docs()), list));
+        corpus.Add(
+            "posting_list", absl::StrCat(name, "-", term.term),
+            absl::StrCat(std::string(1, static_cast<char>(codec_byte)), U32(index.num_docs()),
+                         U32(term.df), U32(static_cast<uint32_t>(term.cf)),
+                         U32(static_cast<uint32_t>(term.cf >> 32)), list));
       }
 
       // GPU layouts of the fuzzer's own fixed indexes.

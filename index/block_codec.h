@@ -34,6 +34,9 @@ class BlockCodec {
   // mean value). Codecs whose blocks are self-describing return 0. The index stores it per list,
   // one for docID gaps and one for frequencies.
   virtual uint32_t ChooseParameter(const uint32_t* values, size_t n) const { return 0; }
+  // Whether ChooseParameter can return anything but 0. A compact list stores the parameters only
+  // for codecs that have them (FORMAT.md).
+  virtual bool has_parameters() const { return false; }
 
   // Appends the encoding of values[0..n) to *out. 1 <= n <= kBlockSize. Any 32-bit value is
   // allowed.

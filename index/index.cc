@@ -8,6 +8,7 @@
 #include "absl/strings/str_cat.h"
 #include "absl/strings/str_format.h"
 #include "base/status_macros.h"
+#include "index/varint.h"
 #include "nlohmann/json.hpp"
 
 namespace tandem::index {
@@ -18,14 +19,62 @@ struct DocumentsHeader {
   uint64_t num_docs;
   uint64_t id_pool_bytes;
   uint64_t field_pool_bytes;
-  uint64_t reserved;
+  uint64_t offset_width;  // bytes of each offset: 4 when both pools are below 4 GiB, else 8
 };
 
 // Fixed part of the lexicon payload.
 struct LexiconHeader {
   uint64_t num_terms;
-  uint64_t term_pool_bytes;
+  uint64_t num_samples;    // ceil(num_terms / kLexiconBlock)
+  uint64_t entries_bytes;  // bytes of the packed entries
 };
+
+// One packed lexicon entry, decoded (FORMAT.md): the term, its statistics, its list's size.
+struct PackedEntry {
+  absl::string_view term;
+  uint32_t df = 0;
+  uint64_t cf = 0;
+  float max_score = 0.0f;
+  uint64_t list_bytes = 0;
+};
+
+// Decodes the entry at p. Returns the byte after it, or nullptr when it runs past `end` or a
+// varint is malformed.
+const uint8_t* DecodeEntry(const uint8_t* p, const uint8_t* end, PackedEntry* e) {
+  uint64_t length = 0, df = 0, extra = 0;
+  p = GetVarint(p, end, &length);
+  if (p == nullptr || length > static_cast<uint64_t>(end - p)) return nullptr;
+  e->term = absl::string_view(reinterpret_cast<const char*>(p), length);
+  p += length;
+  p = GetVarint(p, end, &df, UINT32_MAX);
+  if (p == nullptr) return nullptr;
+  p = GetVarint(p, end, &extra, UINT64_MAX - df);
+  if (p == nullptr || end - p < 4) return nullptr;
+  e->df = static_cast<uint32_t>(df);
+  e->cf = df + extra;
+  std::memcpy(&e->max_score, p, 4);
+  p += 4;
+  return GetVarint(p, end, &e->list_bytes);
+}
+
+TermInfo MakeTermInfo(const PackedEntry& e, uint64_t ordinal, uint64_t list_offset) {
+  TermInfo t;
+  t.term = e.term;
+  t.ordinal = ordinal;
+  t.df = e.df;
+  t.cf = e.cf;
+  t.list_offset = list_offset;
+  t.list_bytes = e.list_bytes;
+  t.max_score = e.max_score;
+  t.num_blocks = static_cast<uint32_t>((uint64_t{e.df} + kBlockSize - 1) / kBlockSize);
+  return t;
+}
+
+// Where a list starts, given where the one before it ends: full-form lists are aligned.
+uint64_t ListStart(uint64_t previous_end, uint32_t df) {
+  return IsCompactList(df) ? previous_end
+                           : (previous_end + kFullListAlignment - 1) & ~(kFullListAlignment - 1);
+}
 
 uint64_t Align8(uint64_t n) { return (n + 7) & ~uint64_t{7}; }
 
@@ -121,6 +170,30 @@ absl::StatusOr<IndexManifest> IndexManifest::FromJson(absl::string_view json) {
   return m;
 }
 
+std::string EncodeLexicon(const std::vector<LexiconEntry>& entries, absl::string_view term_pool) {
+  std::string packed;
+  std::vector<uint64_t> samples;
+  for (size_t i = 0; i < entries.size(); ++i) {
+    const LexiconEntry& e = entries[i];
+    if (i % kLexiconBlock == 0) {
+      samples.push_back(packed.size());
+      samples.push_back(e.list_offset);
+    }
+    PutVarint(e.term_length, &packed);
+    const absl::string_view term = term_pool.substr(e.term_offset, e.term_length);
+    packed.append(term.data(), term.size());
+    PutVarint(e.df, &packed);
+    PutVarint(e.cf - e.df, &packed);
+    packed.append(reinterpret_cast<const char*>(&e.max_score), 4);
+    PutVarint(e.list_bytes, &packed);
+  }
+  const LexiconHeader header = {entries.size(), samples.size() / 2, packed.size()};
+  std::string out(reinterpret_cast<const char*>(&header), sizeof(header));
+  out.append(reinterpret_cast<const char*>(samples.data()), samples.size() * sizeof(uint64_t));
+  out.append(packed);
+  return out;
+}
+
 Index::~Index() = default;
 
 absl::StatusOr<std::unique_ptr<Index>> Index::Open(const std::string& dir,
@@ -183,10 +256,11 @@ absl::Status Index::Load(const IndexPayloads& payloads, const IndexOpenOptions& 
   if (lex.size() < sizeof(LexiconHeader)) return Corrupt(lexicon_path, "no lexicon header");
   LexiconHeader lh;
   std::memcpy(&lh, lex.data(), sizeof(lh));
-  const uint64_t entries_bytes = lh.num_terms * sizeof(LexiconEntry);
-  // Each part no larger than the payload first, so that the sum cannot wrap around 2^64.
-  if (lh.num_terms > lex.size() / sizeof(LexiconEntry) || lh.term_pool_bytes > lex.size() ||
-      sizeof(lh) + entries_bytes + lh.term_pool_bytes != lex.size()) {
+  // Each part no larger than the payload first, so that the sums cannot wrap around 2^64.
+  if (lh.num_terms > lex.size() || lh.num_samples > lex.size() / sizeof(LexiconSample) ||
+      lh.entries_bytes > lex.size() ||
+      lh.num_samples != (lh.num_terms + kLexiconBlock - 1) / kLexiconBlock ||
+      sizeof(lh) + lh.num_samples * sizeof(LexiconSample) + lh.entries_bytes != lex.size()) {
     return Corrupt(lexicon_path, "sizes do not add up");
   }
   if (lh.num_terms != manifest_.stats.num_terms) {
@@ -194,35 +268,52 @@ absl::Status Index::Load(const IndexPayloads& payloads, const IndexOpenOptions& 
                                                  manifest_.stats.num_terms));
   }
   num_terms_ = lh.num_terms;
-  lexicon_ = reinterpret_cast<const LexiconEntry*>(lex.data() + sizeof(lh));
-  term_pool_ = lex.substr(sizeof(lh) + entries_bytes);
+  lexicon_samples_ = reinterpret_cast<const LexiconSample*>(lex.data() + sizeof(lh));
+  lexicon_entries_ = lex.substr(sizeof(lh) + lh.num_samples * sizeof(LexiconSample));
 
   // Postings.
   postings_ = payloads.postings;
 
+  // Every entry decodes, terms increase, each sample points at its block's first entry and that
+  // list's offset, and every list lies inside the postings payload: later lookups and term_at
+  // decode these bytes without checking again.
   uint64_t total_postings = 0;
   absl::string_view previous;
+  const uint8_t* const entries_begin = reinterpret_cast<const uint8_t*>(lexicon_entries_.data());
+  const uint8_t* const entries_end = entries_begin + lexicon_entries_.size();
+  const uint8_t* p = entries_begin;
+  uint64_t list_end = 0;
   for (uint64_t i = 0; i < num_terms_; ++i) {
-    const LexiconEntry& e = lexicon_[i];
-    if (e.term_offset > term_pool_.size() || e.term_length > term_pool_.size() - e.term_offset) {
-      return Corrupt(lexicon_path, absl::StrFormat("term %d points outside the term pool", i));
+    PackedEntry e;
+    const uint8_t* const at = p;
+    p = DecodeEntry(p, entries_end, &e);
+    if (p == nullptr) {
+      return Corrupt(lexicon_path, absl::StrFormat("entry %d does not decode", i));
     }
-    absl::string_view term = term_pool_.substr(e.term_offset, e.term_length);
-    if (i > 0 && !(previous < term)) {
+    if (i > 0 && !(previous < e.term)) {
       return Corrupt(lexicon_path, absl::StrFormat("terms %d and %d are out of order", i - 1, i));
     }
-    previous = term;
-    if (e.list_offset % 8 != 0 || e.list_offset > postings_.size() ||
-        e.list_bytes > postings_.size() - e.list_offset) {
+    previous = e.term;
+    if (e.df == 0 || e.df > manifest_.stats.num_docs || e.cf < e.df) {
+      return Corrupt(lexicon_path, absl::StrCat("term '", e.term, "' has inconsistent statistics"));
+    }
+    const uint64_t list_offset = ListStart(list_end, e.df);
+    if (i % kLexiconBlock == 0) {
+      const LexiconSample& sample = lexicon_samples_[i / kLexiconBlock];
+      if (sample.entry_offset != static_cast<uint64_t>(at - entries_begin) ||
+          sample.list_offset != list_offset) {
+        return Corrupt(lexicon_path,
+                       absl::StrFormat("sample %d is inconsistent", i / kLexiconBlock));
+      }
+    }
+    if (list_offset > postings_.size() || e.list_bytes > postings_.size() - list_offset) {
       return Corrupt(lexicon_path,
-                     absl::StrCat("list of term '", term, "' lies outside the postings file"));
+                     absl::StrCat("list of term '", e.term, "' lies outside the postings file"));
     }
-    if (e.df == 0 || e.df > manifest_.stats.num_docs ||
-        e.num_blocks != (uint64_t{e.df} + kBlockSize - 1) / kBlockSize || e.cf < e.df) {
-      return Corrupt(lexicon_path, absl::StrCat("term '", term, "' has inconsistent statistics"));
-    }
+    list_end = list_offset + e.list_bytes;
     total_postings += e.df;
   }
+  if (p != entries_end) return Corrupt(lexicon_path, "bytes after the last entry");
   if (total_postings != manifest_.stats.num_postings) {
     return Corrupt(lexicon_path, absl::StrFormat("lists hold %d postings, the manifest says %d",
                                                  total_postings, manifest_.stats.num_postings));
@@ -239,30 +330,38 @@ absl::Status Index::Load(const IndexPayloads& payloads, const IndexOpenOptions& 
     return Corrupt(docs_path, absl::StrFormat("%d documents, the manifest says %d", n,
                                               manifest_.stats.num_docs));
   }
+  if (dh.offset_width != 4 && dh.offset_width != 8) {
+    return Corrupt(docs_path, absl::StrFormat("offset width %d, expected 4 or 8", dh.offset_width));
+  }
+  offset_width_ = static_cast<uint32_t>(dh.offset_width);
+  // n < 2^32 keeps the tables' offsets far from 2^64; the pools must not wrap the sum either.
   const uint64_t lengths_at = sizeof(dh);
   const uint64_t id_offsets_at = lengths_at + Align8(n * 4);
-  const uint64_t field_offsets_at = id_offsets_at + (n + 1) * 8;
-  const uint64_t id_pool_at = field_offsets_at + (n + 1) * 8;
-  // n < 2^32 keeps the tables' offsets far from 2^64; the pools must not wrap the sum either.
+  const uint64_t table_bytes = Align8((n + 1) * dh.offset_width);
+  // With no stored fields the field-offset table (all zeros) is left out.
+  const uint64_t field_offsets_at = id_offsets_at + table_bytes;
+  const uint64_t id_pool_at = field_offsets_at + (dh.field_pool_bytes > 0 ? table_bytes : 0);
   const uint64_t field_pool_at = id_pool_at + dh.id_pool_bytes;
   if (dh.id_pool_bytes > docs.size() || dh.field_pool_bytes > docs.size() ||
       field_pool_at + dh.field_pool_bytes != docs.size()) {
     return Corrupt(docs_path, "sizes do not add up");
   }
   doc_lengths_ = reinterpret_cast<const uint32_t*>(docs.data() + lengths_at);
-  id_offsets_ = reinterpret_cast<const uint64_t*>(docs.data() + id_offsets_at);
-  field_offsets_ = reinterpret_cast<const uint64_t*>(docs.data() + field_offsets_at);
+  id_offsets_ = reinterpret_cast<const uint8_t*>(docs.data() + id_offsets_at);
+  field_offsets_ = dh.field_pool_bytes > 0
+                       ? reinterpret_cast<const uint8_t*>(docs.data() + field_offsets_at)
+                       : nullptr;
   id_pool_ = docs.substr(id_pool_at, dh.id_pool_bytes);
   field_pool_ = docs.substr(field_pool_at, dh.field_pool_bytes);
   uint64_t total_length = 0;
   for (uint64_t d = 0; d < n; ++d) {
-    if (id_offsets_[d] > id_offsets_[d + 1] || field_offsets_[d] > field_offsets_[d + 1]) {
+    if (IdOffset(d) > IdOffset(d + 1) || FieldOffset(d) > FieldOffset(d + 1)) {
       return Corrupt(docs_path, absl::StrFormat("offsets of document %d decrease", d));
     }
     total_length += doc_lengths_[d];
   }
-  if (id_offsets_[0] != 0 || id_offsets_[n] != dh.id_pool_bytes || field_offsets_[0] != 0 ||
-      field_offsets_[n] != dh.field_pool_bytes) {
+  if (IdOffset(0) != 0 || IdOffset(n) != dh.id_pool_bytes || FieldOffset(0) != 0 ||
+      FieldOffset(n) != dh.field_pool_bytes) {
     return Corrupt(docs_path, "offset tables do not span the string pools");
   }
   if (total_length != manifest_.stats.total_doc_length) {
@@ -278,48 +377,82 @@ absl::Status Index::Load(const IndexPayloads& payloads, const IndexOpenOptions& 
   return absl::OkStatus();
 }
 
+uint64_t Index::Offset(const uint8_t* table, uint64_t i) const {
+  if (table == nullptr) return 0;
+  if (offset_width_ == 4) {
+    uint32_t v;
+    std::memcpy(&v, table + 4 * i, 4);
+    return v;
+  }
+  uint64_t v;
+  std::memcpy(&v, table + 8 * i, 8);
+  return v;
+}
+
 uint64_t Index::index_bytes() const {
   return manifest_file_.file_size() + lexicon_file_.file_size() + postings_file_.file_size() +
          documents_file_.file_size();
 }
 
+TermInfo Index::ScanBlock(uint64_t block, uint64_t ordinal) const {
+  const LexiconSample& sample = lexicon_samples_[block];
+  const uint8_t* const end =
+      reinterpret_cast<const uint8_t*>(lexicon_entries_.data()) + lexicon_entries_.size();
+  const uint8_t* p =
+      reinterpret_cast<const uint8_t*>(lexicon_entries_.data()) + sample.entry_offset;
+  uint64_t list_offset = sample.list_offset;
+  PackedEntry e;
+  for (uint64_t i = block * kLexiconBlock;; ++i) {
+    p = DecodeEntry(p, end, &e);  // checked at Load
+    if (i > block * kLexiconBlock) list_offset = ListStart(list_offset, e.df);
+    if (i == ordinal) break;
+    list_offset += e.list_bytes;
+  }
+  return MakeTermInfo(e, ordinal, list_offset);
+}
+
 TermInfo Index::term_at(uint64_t ordinal) const {
-  const LexiconEntry& e = lexicon_[ordinal];
-  TermInfo t;
-  t.term = term_pool_.substr(e.term_offset, e.term_length);
-  t.ordinal = ordinal;
-  t.df = e.df;
-  t.cf = e.cf;
-  t.list_offset = e.list_offset;
-  t.list_bytes = e.list_bytes;
-  t.max_score = e.max_score;
-  t.num_blocks = e.num_blocks;
-  return t;
+  return ScanBlock(ordinal / kLexiconBlock, ordinal);
 }
 
 std::optional<TermInfo> Index::Lookup(absl::string_view term) const {
+  // Binary search for the last block whose first term is <= term, then a scan of that block.
+  const uint8_t* const begin = reinterpret_cast<const uint8_t*>(lexicon_entries_.data());
+  const uint8_t* const end = begin + lexicon_entries_.size();
+  const uint64_t num_blocks = (num_terms_ + kLexiconBlock - 1) / kLexiconBlock;
   uint64_t lo = 0;
-  uint64_t hi = num_terms_;
+  uint64_t hi = num_blocks;
   while (lo < hi) {
     const uint64_t mid = lo + (hi - lo) / 2;
-    const LexiconEntry& e = lexicon_[mid];
-    absl::string_view t = term_pool_.substr(e.term_offset, e.term_length);
-    if (t < term) {
+    const uint8_t* p = begin + lexicon_samples_[mid].entry_offset;
+    uint64_t length = 0;
+    p = GetVarint(p, end, &length);  // checked at Load
+    if (absl::string_view(reinterpret_cast<const char*>(p), length) <= term) {
       lo = mid + 1;
     } else {
       hi = mid;
     }
   }
-  if (lo < num_terms_) {
-    TermInfo t = term_at(lo);
-    if (t.term == term) return t;
+  if (lo == 0) return std::nullopt;
+  const uint64_t block = lo - 1;
+  const uint8_t* p = begin + lexicon_samples_[block].entry_offset;
+  const uint64_t last = std::min(num_terms_, (block + 1) * kLexiconBlock);
+  uint64_t list_offset = lexicon_samples_[block].list_offset;
+  PackedEntry e;
+  for (uint64_t i = block * kLexiconBlock; i < last; ++i) {
+    p = DecodeEntry(p, end, &e);
+    if (i > block * kLexiconBlock) list_offset = ListStart(list_offset, e.df);
+    if (e.term == term) return MakeTermInfo(e, i, list_offset);
+    if (e.term > term) break;
+    list_offset += e.list_bytes;
   }
   return std::nullopt;
 }
 
 absl::StatusOr<PostingListView> Index::postings(const TermInfo& term) const {
   absl::StatusOr<PostingListView> view =
-      PostingListView::Parse(postings_.substr(term.list_offset, term.list_bytes));
+      PostingListView::Parse(*codec_, postings_.substr(term.list_offset, term.list_bytes),
+                             {.num_postings = term.df, .cf = term.cf, .max_score = term.max_score});
   if (!view.ok()) {
     return absl::DataLossError(absl::StrCat("index '", dir_, "', list of term '", term.term,
                                             "': ", view.status().message()));
@@ -337,14 +470,15 @@ absl::StatusOr<PostingListView> Index::postings(const TermInfo& term) const {
 }
 
 absl::string_view Index::external_id(uint32_t docid) const {
-  return id_pool_.substr(id_offsets_[docid], id_offsets_[docid + 1] - id_offsets_[docid]);
+  const uint64_t begin = IdOffset(docid);
+  return id_pool_.substr(begin, IdOffset(docid + 1) - begin);
 }
 
 std::vector<std::pair<absl::string_view, absl::string_view>> Index::stored_fields(
     uint32_t docid) const {
   std::vector<std::pair<absl::string_view, absl::string_view>> fields;
   absl::string_view blob =
-      field_pool_.substr(field_offsets_[docid], field_offsets_[docid + 1] - field_offsets_[docid]);
+      field_pool_.substr(FieldOffset(docid), FieldOffset(docid + 1) - FieldOffset(docid));
   // Each field: u32 name length, name, u32 value length, value. Stop at anything malformed.
   auto take = [&blob](absl::string_view* out) {
     uint32_t len;

@@ -58,18 +58,26 @@ struct IndexManifest {
   static absl::StatusOr<IndexManifest> FromJson(absl::string_view json);
 };
 
-// One lexicon entry, as stored (48 bytes).
+// One term's lexicon record as the writer collects it; lexicon.bin stores it packed
+// (EncodeLexicon, FORMAT.md).
 struct LexiconEntry {
-  uint64_t term_offset;  // into the term string pool
+  uint64_t term_offset;  // into the writer's term pool
   uint32_t term_length;
   uint32_t df;           // documents containing the term = postings in its list
   uint64_t cf;           // occurrences in the collection
-  uint64_t list_offset;  // into the postings payload, 8-byte aligned
+  uint64_t list_offset;  // into the postings payload
   uint64_t list_bytes;
   float max_score;  // max BM25 contribution over the list (default parameters)
-  uint32_t num_blocks;
 };
-static_assert(sizeof(LexiconEntry) == 48);
+
+// Terms per lexicon block: every block's first entry is reachable from a fixed-size sample, the
+// others are found by scanning at most this many packed entries (Lucene's block tree and PISA's
+// front-coded lexicon use blocks of the same order).
+inline constexpr uint64_t kLexiconBlock = 16;
+
+// The lexicon payload for `entries` (sorted by term, lists laid out in order in the postings
+// payload, each at its own list offset) whose terms are in `term_pool`.
+std::string EncodeLexicon(const std::vector<LexiconEntry>& entries, absl::string_view term_pool);
 
 struct TermInfo {
   absl::string_view term;
@@ -145,13 +153,27 @@ class Index {
   const BlockCodec* codec_ = nullptr;
   std::unique_ptr<Analyzer> analyzer_;
   MappedFile manifest_file_, lexicon_file_, postings_file_, documents_file_;
-  const LexiconEntry* lexicon_ = nullptr;
+  // Lexicon: one sample per kLexiconBlock terms (the block's first entry's place in the packed
+  // entries and its list's offset), then the packed entries, checked entry by entry at Load.
+  struct LexiconSample {
+    uint64_t entry_offset;
+    uint64_t list_offset;
+  };
+  const LexiconSample* lexicon_samples_ = nullptr;
   uint64_t num_terms_ = 0;
-  absl::string_view term_pool_;
+  absl::string_view lexicon_entries_;
+  // The TermInfo of entry `ordinal` of the block starting at sample `block`.
+  TermInfo ScanBlock(uint64_t block, uint64_t ordinal) const;
   absl::string_view postings_;
   const uint32_t* doc_lengths_ = nullptr;
-  const uint64_t* id_offsets_ = nullptr;
-  const uint64_t* field_offsets_ = nullptr;
+  // Document table offsets, offset_width_ bytes each; field_offsets_ is nullptr when no document
+  // has stored fields (every offset 0).
+  const uint8_t* id_offsets_ = nullptr;
+  const uint8_t* field_offsets_ = nullptr;
+  uint32_t offset_width_ = 8;
+  uint64_t Offset(const uint8_t* table, uint64_t i) const;
+  uint64_t IdOffset(uint64_t docid) const { return Offset(id_offsets_, docid); }
+  uint64_t FieldOffset(uint64_t docid) const { return Offset(field_offsets_, docid); }
   absl::string_view id_pool_;
   absl::string_view field_pool_;
   std::vector<float> default_norms_;

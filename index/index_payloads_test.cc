@@ -3,9 +3,11 @@
 // that passed its checksum may still be hostile, and what it claims must never make the reader
 // leave it. The index fuzzers (fuzz/index_reader_fuzzer.cc, fuzz/index_frame_fuzzer.cc) feed the
 // same entry points arbitrary bytes; the cases here are what they and reviews found.
+#include <algorithm>
 #include <cstring>
 #include <filesystem>
 #include <fstream>
+#include <optional>
 #include <sstream>
 #include <string>
 
@@ -124,16 +126,55 @@ TEST_F(IndexPayloadsTest, ManifestNumbersOutOfRangeAreDataLoss) {
   EXPECT_EQ(Load().code(), absl::StatusCode::kDataLoss);
 }
 
-// The lexicon's pool size chosen so that header + entries + pool wraps around 2^64 to the
-// payload's size, which ends inside the entries: the term pool would start past the payload.
+// The lexicon's entry-bytes field chosen so that header + samples + entries wraps around 2^64 to
+// the payload's size, which ends inside the samples: the entries would start past the payload.
 TEST_F(IndexPayloadsTest, LexiconPoolSizeThatWrapsIsDataLoss) {
-  uint64_t terms;
-  std::memcpy(&terms, lexicon_.data(), 8);
-  lexicon_.resize(terms * sizeof(LexiconEntry));
-  Put64(&lexicon_, 8, ~uint64_t{0} - 15);  // 16 + 48 * terms + (2^64 - 16) = 48 * terms
+  uint64_t samples;
+  std::memcpy(&samples, lexicon_.data() + 8, 8);
+  lexicon_.resize(24 + 16 * samples - 8);
+  Put64(&lexicon_, 16, ~uint64_t{0} - 7);  // 24 + 16 * samples + (2^64 - 8) = the size
   const absl::Status s = Load();
   EXPECT_EQ(s.code(), absl::StatusCode::kDataLoss) << s;
   EXPECT_THAT(std::string(s.message()), HasSubstr("lexicon.bin"));
+}
+
+// Changed bytes anywhere in the packed lexicon or in the postings are refused (DATA_LOSS at load
+// or when the lists are verified) or leave an index whose every lookup and list reads inside the
+// payloads; none makes the reader leave them.
+TEST_F(IndexPayloadsTest, ChangedLexiconAndPostingBytesAreDataLossOrHarmless) {
+  for (std::string* payload : {&lexicon_, &postings_}) {
+    const std::string intact = *payload;
+    const size_t stride = std::max<size_t>(1, intact.size() / 1500);
+    for (size_t at = 0; at < intact.size(); at += stride) {
+      for (const uint8_t flip : {0x01, 0x80}) {
+        *payload = intact;
+        (*payload)[at] = static_cast<char>((*payload)[at] ^ flip);
+        absl::StatusOr<std::unique_ptr<Index>> index =
+            Index::FromPayloads(Views(), "mem", {.verify_lists = true});
+        if (!index.ok()) {
+          ASSERT_EQ(index.status().code(), absl::StatusCode::kDataLoss) << index.status();
+          continue;
+        }
+        for (uint64_t t = 0; t < (*index)->num_terms(); ++t) {
+          const TermInfo term = (*index)->term_at(t);
+          const std::optional<TermInfo> found = (*index)->Lookup(term.term);
+          ASSERT_TRUE(found.has_value());
+          ASSERT_EQ(found->list_offset, term.list_offset);
+          ASSERT_TRUE((*index)->postings(term).ok());
+        }
+      }
+    }
+    *payload = intact;
+  }
+}
+
+// A document table whose offset width is neither 4 nor 8 is DATA_LOSS.
+TEST_F(IndexPayloadsTest, DocumentOffsetWidthOtherThan4Or8IsDataLoss) {
+  for (const uint64_t width : {0, 2, 5, 16}) {
+    Put64(&documents_, 24, width);
+    const absl::Status s = Load();
+    EXPECT_EQ(s.code(), absl::StatusCode::kDataLoss) << s;
+  }
 }
 
 // The document table's id pool size chosen so that the offsets of the pools wrap around 2^64 and
@@ -147,6 +188,7 @@ TEST_F(IndexPayloadsTest, DocumentPoolSizeThatWrapsIsDataLoss) {
   documents_.assign(32, '\0');
   const uint64_t id_pool_at = 32 + 4 * kDocs + 2 * 8 * (kDocs + 1);
   Put64(&documents_, 0, kDocs);
+  Put64(&documents_, 24, 8);              // 8-byte offsets
   Put64(&documents_, 8, 0 - id_pool_at);  // the field pool then starts at 0 (mod 2^64)
   Put64(&documents_, 16, 32);             // and ends at 32, the payload's size
   const absl::Status s = Load();

@@ -265,7 +265,8 @@ absl::Status IndexWriter::AddEncodedList(absl::string_view term, uint32_t df, ui
     return absl::InvalidArgumentError(absl::StrCat("terms must be added in increasing order: '",
                                                    term, "' after '", last_term_, "'"));
   }
-  TANDEM_RETURN_IF_ERROR(files_->postings->Align(8));
+  // Only a full-form list is aligned (its skip table is read in place; FORMAT.md).
+  if (!IsCompactList(df)) TANDEM_RETURN_IF_ERROR(files_->postings->Align(kFullListAlignment));
   LexiconEntry e{};
   e.term_offset = term_pool_.size();
   e.term_length = static_cast<uint32_t>(term.size());
@@ -274,7 +275,6 @@ absl::Status IndexWriter::AddEncodedList(absl::string_view term, uint32_t df, ui
   e.list_offset = files_->postings->payload_offset();
   e.list_bytes = encoded.size();
   e.max_score = max_score;
-  e.num_blocks = static_cast<uint32_t>((uint64_t{df} + kBlockSize - 1) / kBlockSize);
   TANDEM_RETURN_IF_ERROR(files_->postings->Append(encoded));
   lexicon_.push_back(e);
   term_pool_.append(term.data(), term.size());
@@ -292,10 +292,7 @@ absl::Status IndexWriter::Finish() {
   {
     TANDEM_ASSIGN_OR_RETURN(
         auto f, FileWriter::Create(absl::StrCat(tmp_dir_, "/", kLexiconFile), FileKind::kLexicon));
-    const uint64_t header[2] = {lexicon_.size(), term_pool_.size()};
-    TANDEM_RETURN_IF_ERROR(f->Append(Bytes(header, 2)));
-    TANDEM_RETURN_IF_ERROR(f->Append(Bytes(lexicon_.data(), lexicon_.size())));
-    TANDEM_RETURN_IF_ERROR(f->Append(term_pool_));
+    TANDEM_RETURN_IF_ERROR(f->Append(EncodeLexicon(lexicon_, term_pool_)));
     TANDEM_RETURN_IF_ERROR(f->Finish());
   }
 
@@ -303,12 +300,25 @@ absl::Status IndexWriter::Finish() {
   {
     TANDEM_ASSIGN_OR_RETURN(auto f, FileWriter::Create(absl::StrCat(tmp_dir_, "/", kDocumentsFile),
                                                        FileKind::kDocuments));
-    const uint64_t header[4] = {doc_lengths_.size(), files_->ids_bytes, files_->fields_bytes, 0};
+    // Offsets take 4 bytes while both pools are below 4 GiB; the field offsets are left out when
+    // no document has stored fields (FORMAT.md).
+    const uint64_t width = std::max(files_->ids_bytes, files_->fields_bytes) <= UINT32_MAX ? 4 : 8;
+    const uint64_t header[4] = {doc_lengths_.size(), files_->ids_bytes, files_->fields_bytes,
+                                width};
     TANDEM_RETURN_IF_ERROR(f->Append(Bytes(header, 4)));
     TANDEM_RETURN_IF_ERROR(f->Append(Bytes(doc_lengths_.data(), doc_lengths_.size())));
     TANDEM_RETURN_IF_ERROR(f->Align(8));
-    TANDEM_RETURN_IF_ERROR(f->Append(Bytes(id_offsets_.data(), id_offsets_.size())));
-    TANDEM_RETURN_IF_ERROR(f->Append(Bytes(field_offsets_.data(), field_offsets_.size())));
+    const auto append_offsets = [&](const std::vector<uint64_t>& offsets) -> absl::Status {
+      if (width == 8) {
+        TANDEM_RETURN_IF_ERROR(f->Append(Bytes(offsets.data(), offsets.size())));
+      } else {
+        const std::vector<uint32_t> narrow(offsets.begin(), offsets.end());
+        TANDEM_RETURN_IF_ERROR(f->Append(Bytes(narrow.data(), narrow.size())));
+      }
+      return f->Align(8);
+    };
+    TANDEM_RETURN_IF_ERROR(append_offsets(id_offsets_));
+    if (files_->fields_bytes > 0) TANDEM_RETURN_IF_ERROR(append_offsets(field_offsets_));
     std::string chunk(1 << 20, '\0');
     for (auto [spill, ranges] :
          {std::pair(&files_->ids, &id_ranges_), std::pair(&files_->fields, &field_ranges_)}) {

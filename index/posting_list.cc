@@ -7,38 +7,94 @@
 #include "absl/strings/str_format.h"
 #include "index/bm25.h"
 #include "index/simdbp_codec.h"
+#include "index/varint.h"
 
 namespace tandem::index {
 
-absl::StatusOr<PostingListView> PostingListView::Parse(absl::string_view bytes) {
-  if (bytes.size() < sizeof(ListHeader)) {
-    return absl::DataLossError(
-        absl::StrFormat("posting list of %d bytes is shorter than its %d-byte header", bytes.size(),
-                        sizeof(ListHeader)));
-  }
+namespace {
+
+// The 4-byte header of a full-form list.
+struct FullListHeader {
+  uint8_t doc_param;
+  uint8_t freq_param;
+  uint16_t reserved;  // 0
+};
+static_assert(sizeof(FullListHeader) == kFullListHeaderBytes);
+
+// Codec parameters are bit widths (Rice's b), below 32.
+constexpr uint32_t kMaxParam = 31;
+
+}  // namespace
+
+absl::StatusOr<PostingListView> PostingListView::Parse(const BlockCodec& codec,
+                                                       absl::string_view bytes,
+                                                       const ListMetadata& meta) {
   PostingListView view;
-  std::memcpy(&view.header_, bytes.data(), sizeof(ListHeader));
-  const ListHeader& h = view.header_;
-  const uint64_t expected_blocks = (uint64_t{h.num_postings} + kBlockSize - 1) / kBlockSize;
-  if (h.num_postings == 0 || h.num_blocks != expected_blocks) {
-    return absl::DataLossError(
-        absl::StrFormat("posting list header is inconsistent: %d postings in %d blocks",
-                        h.num_postings, h.num_blocks));
+  const uint32_t n = meta.num_postings;
+  if (n == 0) return absl::DataLossError("posting list of 0 postings");
+  view.num_postings_ = n;
+  view.num_blocks_ = static_cast<uint32_t>((uint64_t{n} + kBlockSize - 1) / kBlockSize);
+  view.cf_ = meta.cf;
+  view.total_bytes_ = bytes.size();
+  const uint8_t* p = reinterpret_cast<const uint8_t*>(bytes.data());
+  const uint8_t* const end = p + bytes.size();
+  if (IsCompactList(n)) {
+    // Compact form: varint last docID; for two or more postings the codec's parameters (if it has
+    // any), varint docID-section bytes, the n - 1 gaps before the last docID, the n frequencies.
+    uint64_t last = 0;
+    p = GetVarint(p, end, &last, UINT32_MAX);
+    if (p == nullptr) return absl::DataLossError("posting list: bad last-docID varint");
+    view.inline_skip_.last_docid = static_cast<uint32_t>(last);
+    view.inline_skip_.max_score = meta.max_score;
+    if (n == 1) {
+      if (p != end) return absl::DataLossError("posting list of one posting has extra bytes");
+      if (meta.cf == 0 || meta.cf > UINT32_MAX) {
+        return absl::DataLossError(
+            "posting list of one posting: its frequency (cf) is not in [1, 2^32)");
+      }
+    } else {
+      if (codec.has_parameters()) {
+        if (end - p < 2 || p[0] > kMaxParam || p[1] > kMaxParam) {
+          return absl::DataLossError("posting list: bad codec parameters");
+        }
+        view.doc_param_ = p[0];
+        view.freq_param_ = p[1];
+        p += 2;
+      }
+      uint64_t docs_bytes = 0;
+      p = GetVarint(p, end, &docs_bytes, UINT32_MAX);
+      if (p == nullptr || docs_bytes > static_cast<uint64_t>(end - p)) {
+        return absl::DataLossError("posting list: docID section runs past the list's end");
+      }
+      view.inline_skip_.docs_end = static_cast<uint32_t>(docs_bytes);
+    }
+    view.data_ = p;
+    view.data_bytes_ = static_cast<size_t>(end - p);
+    if (view.data_bytes_ > UINT32_MAX) return absl::DataLossError("posting list over 4 GiB");
+    view.inline_skip_.block_end = static_cast<uint32_t>(view.data_bytes_);
+    return view;
   }
-  const uint64_t skip_bytes = uint64_t{h.num_blocks} * sizeof(SkipEntry);
-  if (sizeof(ListHeader) + skip_bytes > bytes.size()) {
+  const uint64_t skip_bytes = uint64_t{view.num_blocks_} * sizeof(SkipEntry);
+  if (bytes.size() < sizeof(FullListHeader) || skip_bytes > bytes.size() - sizeof(FullListHeader)) {
     return absl::DataLossError(
         absl::StrFormat("posting list skip table (%d blocks) runs past the list's %d bytes",
-                        h.num_blocks, bytes.size()));
+                        view.num_blocks_, bytes.size()));
   }
-  if (reinterpret_cast<uintptr_t>(bytes.data()) % alignof(SkipEntry) != 0) {
+  if (reinterpret_cast<uintptr_t>(p) % kFullListAlignment != 0) {
     return absl::DataLossError("posting list is misaligned in the postings file");
   }
-  view.skips_ = reinterpret_cast<const SkipEntry*>(bytes.data() + sizeof(ListHeader));
-  view.data_ = reinterpret_cast<const uint8_t*>(bytes.data()) + sizeof(ListHeader) + skip_bytes;
-  view.data_bytes_ = bytes.size() - sizeof(ListHeader) - skip_bytes;
-  view.total_bytes_ = bytes.size();
-  if (view.skips_[h.num_blocks - 1].block_end > view.data_bytes_) {
+  FullListHeader h;
+  std::memcpy(&h, p, sizeof(h));
+  if (h.doc_param > kMaxParam || h.freq_param > kMaxParam || h.reserved != 0 ||
+      (!codec.has_parameters() && (h.doc_param != 0 || h.freq_param != 0))) {
+    return absl::DataLossError("posting list header is inconsistent");
+  }
+  view.doc_param_ = h.doc_param;
+  view.freq_param_ = h.freq_param;
+  view.skips_ = reinterpret_cast<const SkipEntry*>(p + sizeof(FullListHeader));
+  view.data_ = p + sizeof(FullListHeader) + skip_bytes;
+  view.data_bytes_ = bytes.size() - sizeof(FullListHeader) - skip_bytes;
+  if (view.skips_[view.num_blocks_ - 1].block_end > view.data_bytes_) {
     return absl::DataLossError("posting list's last block runs past the end of the list");
   }
   return view;
@@ -46,15 +102,20 @@ absl::StatusOr<PostingListView> PostingListView::Parse(absl::string_view bytes) 
 
 absl::Status PostingListView::DecodeDocids(const BlockCodec& codec, uint32_t block,
                                            uint32_t* out) const {
-  const uint32_t begin = block == 0 ? 0 : skips_[block - 1].block_end;
-  const SkipEntry& s = skips_[block];
+  const SkipEntry* skips = this->skips();
+  const uint32_t begin = block == 0 ? 0 : skips[block - 1].block_end;
+  const SkipEntry& s = skips[block];
   if (begin > s.docs_end || s.docs_end > s.block_end || s.block_end > data_bytes_) {
     return absl::DataLossError(absl::StrFormat("block %d has inconsistent offsets", block));
   }
   const uint32_t n = block_postings(block);
-  const uint8_t* end = codec.Decode(data_ + begin, data_ + s.docs_end, n, header_.doc_param, out);
-  if (end == nullptr) {
-    return absl::DataLossError(absl::StrFormat("block %d: docID gaps do not decode", block));
+  // A compact list stores only the gaps before its last docID, which its header holds.
+  const uint32_t coded = compact() ? n - 1 : n;
+  if (coded > 0) {
+    const uint8_t* end = codec.Decode(data_ + begin, data_ + s.docs_end, coded, doc_param_, out);
+    if (end == nullptr) {
+      return absl::DataLossError(absl::StrFormat("block %d: docID gaps do not decode", block));
+    }
   }
   // Gaps → docIDs, bounded as they are decoded: engines index per-document arrays by them, and a
   // list that passed its file's checksum may still be wrong (a buggy writer, a hostile file). Every
@@ -63,10 +124,17 @@ absl::Status PostingListView::DecodeDocids(const BlockCodec& codec, uint32_t blo
   // against the document count). So every docID increases and stays below the document count.
   // GapsToDocids is a vectorized prefix sum (simdbp_codec.h) that also says whether every docID
   // increases without wrapping; only the list's first docID may repeat its base (docID 0).
+  if (compact()) {
+    if (coded > 0 && (!GapsToDocids(0, out, coded, out) || out[coded - 1] >= s.last_docid)) {
+      return absl::DataLossError("docIDs out of order or beyond the list's last docID");
+    }
+    out[n - 1] = s.last_docid;
+    return absl::OkStatus();
+  }
   const bool first_gap_zero = out[0] == 0;
   const bool increasing = GapsToDocids(block_base(block), out, n, out);
   if (!increasing || (first_gap_zero && block != 0) || out[n - 1] != s.last_docid ||
-      s.last_docid > skips_[header_.num_blocks - 1].last_docid) {
+      s.last_docid > skips[num_blocks_ - 1].last_docid) {
     return absl::DataLossError(
         absl::StrFormat("block %d: docIDs out of order or beyond the list's skip entries", block));
   }
@@ -75,13 +143,16 @@ absl::Status PostingListView::DecodeDocids(const BlockCodec& codec, uint32_t blo
 
 absl::Status PostingListView::DecodeFreqs(const BlockCodec& codec, uint32_t block,
                                           uint32_t* out) const {
-  const SkipEntry& s = skips_[block];
+  const SkipEntry& s = skips()[block];
   if (s.docs_end > s.block_end || s.block_end > data_bytes_) {
     return absl::DataLossError(absl::StrFormat("block %d has inconsistent offsets", block));
   }
   const uint32_t n = block_postings(block);
-  const uint8_t* end =
-      codec.Decode(data_ + s.docs_end, data_ + s.block_end, n, header_.freq_param, out);
+  if (n == 1 && compact()) {  // one posting: its frequency is the term's cf (checked by Parse)
+    out[0] = static_cast<uint32_t>(cf_);
+    return absl::OkStatus();
+  }
+  const uint8_t* end = codec.Decode(data_ + s.docs_end, data_ + s.block_end, n, freq_param_, out);
   if (end == nullptr) {
     return absl::DataLossError(absl::StrFormat("block %d: frequencies do not decode", block));
   }
@@ -100,10 +171,12 @@ absl::Status PostingListView::DecodeFreqs(const BlockCodec& codec, uint32_t bloc
 absl::Status PostingListView::Verify(const BlockCodec& codec, uint32_t num_docs) const {
   uint32_t docs[kBlockSize];
   uint32_t freqs[kBlockSize];
+  const SkipEntry* skips = this->skips();
   uint64_t previous = 0;
+  uint64_t cf = 0;
   bool first = true;
-  for (uint32_t b = 0; b < header_.num_blocks; ++b) {
-    if (b > 0 && skips_[b].docs_end < skips_[b - 1].block_end) {
+  for (uint32_t b = 0; b < num_blocks_; ++b) {
+    if (b > 0 && skips[b].docs_end < skips[b - 1].block_end) {
       return absl::DataLossError(absl::StrFormat("block %d starts before block %d ends", b, b - 1));
     }
     absl::Status s = DecodeDocids(codec, b, docs);
@@ -123,12 +196,17 @@ absl::Status PostingListView::Verify(const BlockCodec& codec, uint32_t num_docs)
       if (freqs[i] == 0) {
         return absl::DataLossError(absl::StrFormat("block %d posting %d: frequency 0", b, i));
       }
+      cf += freqs[i];
     }
-    if (docs[n - 1] != skips_[b].last_docid) {
+    if (docs[n - 1] != skips[b].last_docid) {
       return absl::DataLossError(
           absl::StrFormat("block %d: skip entry says last docID %d, data says %d", b,
-                          skips_[b].last_docid, docs[n - 1]));
+                          skips[b].last_docid, docs[n - 1]));
     }
+  }
+  if (cf != cf_) {
+    return absl::DataLossError(
+        absl::StrFormat("frequencies sum to %d, the lexicon's cf is %d", cf, cf_));
   }
   return absl::OkStatus();
 }
@@ -154,22 +232,44 @@ absl::StatusOr<float> EncodePostingList(const BlockCodec& codec, absl::Span<cons
     gaps[i] = docids[i] - (i % kBlockSize == 0 ? (i == 0 ? 0 : docids[i - 1]) : docids[i - 1]);
     fminus[i] = freqs[i] - 1;
   }
-  ListHeader header;
-  header.num_postings = static_cast<uint32_t>(n);
-  header.num_blocks = static_cast<uint32_t>((n + kBlockSize - 1) / kBlockSize);
-  header.doc_param = codec.ChooseParameter(gaps.data(), n);
-  header.freq_param = codec.ChooseParameter(fminus.data(), n);
+  const bool compact = IsCompactList(static_cast<uint32_t>(n));
+  // A compact list codes only the gaps before its last docID (its header holds that one).
+  const size_t coded_gaps = compact ? n - 1 : n;
+  const uint32_t doc_param = coded_gaps > 0 ? codec.ChooseParameter(gaps.data(), coded_gaps) : 0;
+  const uint32_t freq_param = codec.ChooseParameter(fminus.data(), n);
+  if (doc_param > 31 || freq_param > 31) {
+    return absl::InternalError("codec parameter beyond 31");
+  }
+  if (compact) {
+    float list_max = 0.0f;
+    for (size_t i = 0; i < n; ++i) {
+      list_max = std::max(list_max, Bm25Score(idf, freqs[i], doc_norms[docids[i]]));
+    }
+    PutVarint(docids[n - 1], out);
+    if (n == 1) return list_max;  // the frequency is the term's cf
+    if (codec.has_parameters()) {
+      out->push_back(static_cast<char>(doc_param));
+      out->push_back(static_cast<char>(freq_param));
+    }
+    std::string docs;
+    codec.Encode(gaps.data(), coded_gaps, doc_param, &docs);
+    PutVarint(docs.size(), out);
+    out->append(docs);
+    codec.Encode(fminus.data(), n, freq_param, out);
+    return list_max;
+  }
 
-  std::vector<SkipEntry> skips(header.num_blocks);
+  const uint32_t num_blocks = static_cast<uint32_t>((n + kBlockSize - 1) / kBlockSize);
+  std::vector<SkipEntry> skips(num_blocks);
   std::string data;
   data.reserve(n * 2);
   float list_max = 0.0f;
-  for (uint32_t b = 0; b < header.num_blocks; ++b) {
+  for (uint32_t b = 0; b < num_blocks; ++b) {
     const size_t begin = size_t{b} * kBlockSize;
     const size_t len = std::min(kBlockSize, n - begin);
-    codec.Encode(gaps.data() + begin, len, header.doc_param, &data);
+    codec.Encode(gaps.data() + begin, len, doc_param, &data);
     skips[b].docs_end = static_cast<uint32_t>(data.size());
-    codec.Encode(fminus.data() + begin, len, header.freq_param, &data);
+    codec.Encode(fminus.data() + begin, len, freq_param, &data);
     if (data.size() > UINT32_MAX) {
       return absl::InvalidArgumentError("posting list compresses to more than 4 GiB");
     }
@@ -182,6 +282,8 @@ absl::StatusOr<float> EncodePostingList(const BlockCodec& codec, absl::Span<cons
     skips[b].max_score = block_max;
     list_max = std::max(list_max, block_max);
   }
+  const FullListHeader header = {static_cast<uint8_t>(doc_param), static_cast<uint8_t>(freq_param),
+                                 0};
   out->append(reinterpret_cast<const char*>(&header), sizeof(header));
   out->append(reinterpret_cast<const char*>(skips.data()), skips.size() * sizeof(SkipEntry));
   out->append(data);

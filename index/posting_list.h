@@ -1,7 +1,7 @@
 // File: posting_list.h
 //
 // One term's compressed posting list: docIDs (strictly increasing) and term frequencies, in blocks
-// of kBlockSize postings, preceded by a skip table with one entry per block. The skip entry holds
+// of kBlockSize postings, with a skip table of one entry per block. The skip entry holds
 // the block's last docID (so a cursor's next_geq can jump over whole blocks, Ding et al. 2009
 // section 2) and the block's maximum BM25 contribution under the index's default parameters (an
 // upper bound for block-max pruning and for GPU block selection). Byte layout in index/FORMAT.md.
@@ -21,13 +21,14 @@
 
 namespace tandem::index {
 
-struct ListHeader {
-  uint32_t num_postings;
-  uint32_t num_blocks;
-  uint32_t doc_param;   // the codec's list parameter for docID gaps (Rice's b)
-  uint32_t freq_param;  // ... and for frequencies
+// What the lexicon knows about a list and the list's bytes leave out (FORMAT.md): a list of one
+// posting stores no frequency (it is cf) and a list of one block no block maximum (it is the
+// list's).
+struct ListMetadata {
+  uint32_t num_postings = 0;  // df
+  uint64_t cf = 0;            // sum of the list's frequencies
+  float max_score = 0.0f;     // the list's maximum BM25 contribution
 };
-static_assert(sizeof(ListHeader) == 16);
 
 struct SkipEntry {
   uint32_t last_docid;
@@ -37,25 +38,37 @@ struct SkipEntry {
 };
 static_assert(sizeof(SkipEntry) == 16);
 
-// A parsed, bounds-checked view of one list inside the mapped postings file. Cheap to copy.
+// A list of more than one block is stored in the full form: a 4-byte header, the skip table, the
+// blocks. A list of one block (at most kBlockSize postings, most terms of a text collection) is
+// stored in the compact form: its last docID and the split between its two sections as varints,
+// no skip table; the view synthesizes the one skip entry, so consumers see the same interface.
+inline bool IsCompactList(uint32_t num_postings) { return num_postings <= kBlockSize; }
+// Bytes of a full-form list's header (u8 doc_param, u8 freq_param, u16 0).
+inline constexpr size_t kFullListHeaderBytes = 4;
+// Alignment of a full-form list in the postings payload (its skip table is read in place).
+inline constexpr uint64_t kFullListAlignment = 4;
+
+// A parsed, bounds-checked view of one list inside the mapped postings file. Cheap to copy; the
+// skip table of a compact list lives inside the view, so take skips() from the copy in use.
 class PostingListView {
  public:
   // Checks the header and that the skip table and block data fit in `bytes`; per-block offsets are
   // checked when a block is decoded. DATA_LOSS on any inconsistency.
-  static absl::StatusOr<PostingListView> Parse(absl::string_view bytes);
+  static absl::StatusOr<PostingListView> Parse(const BlockCodec& codec, absl::string_view bytes,
+                                               const ListMetadata& meta);
 
   PostingListView() = default;
 
-  uint32_t num_postings() const { return header_.num_postings; }
-  uint32_t num_blocks() const { return header_.num_blocks; }
-  uint32_t doc_param() const { return header_.doc_param; }
-  uint32_t freq_param() const { return header_.freq_param; }
-  const SkipEntry& skip(uint32_t block) const { return skips_[block]; }
-  const SkipEntry* skips() const { return skips_; }
+  uint32_t num_postings() const { return num_postings_; }
+  uint32_t num_blocks() const { return num_blocks_; }
+  uint32_t doc_param() const { return doc_param_; }
+  uint32_t freq_param() const { return freq_param_; }
+  bool compact() const { return skips_ == nullptr; }
+  const SkipEntry& skip(uint32_t block) const { return skips()[block]; }
+  const SkipEntry* skips() const { return skips_ != nullptr ? skips_ : &inline_skip_; }
   uint32_t block_postings(uint32_t block) const {
-    return block + 1 < header_.num_blocks
-               ? static_cast<uint32_t>(kBlockSize)
-               : header_.num_postings - static_cast<uint32_t>(kBlockSize) * block;
+    return block + 1 < num_blocks_ ? static_cast<uint32_t>(kBlockSize)
+                                   : num_postings_ - static_cast<uint32_t>(kBlockSize) * block;
   }
   // The docID the block's first gap is relative to (0 for the first block).
   uint32_t block_base(uint32_t block) const {
@@ -72,20 +85,27 @@ class PostingListView {
   absl::Status DecodeFreqs(const BlockCodec& codec, uint32_t block, uint32_t* out) const;
 
   // Full consistency check: every block decodes, docIDs strictly increase, skip entries match the
-  // decoded data, all docIDs < num_docs. Used by `tandem-index inspect` and Index::Open(verify).
+  // decoded data, all docIDs < num_docs, the frequencies sum to cf. Used by `tandem-index inspect`
+  // and Index::Open(verify).
   absl::Status Verify(const BlockCodec& codec, uint32_t num_docs) const;
 
  private:
-  ListHeader header_{};
-  const SkipEntry* skips_ = nullptr;
+  uint32_t num_postings_ = 0;
+  uint32_t num_blocks_ = 0;
+  uint32_t doc_param_ = 0;
+  uint32_t freq_param_ = 0;
+  uint64_t cf_ = 0;
+  const SkipEntry* skips_ = nullptr;  // nullptr: compact, the one entry is inline_skip_
+  SkipEntry inline_skip_{};
   const uint8_t* data_ = nullptr;
   size_t data_bytes_ = 0;
   size_t total_bytes_ = 0;
 };
 
-// Encodes a list. docids strictly increasing, freqs >= 1, same length >= 1. `doc_norms[d]` is
-// Bm25DocNorm under the default parameters and `idf` the term's idf; they give the block maxima.
-// Appends the bytes to *out and returns the list's maximum score.
+// Encodes a list, in the compact form when it fits one block, else in the full form (which the
+// caller places at a multiple of kFullListAlignment). docids strictly increasing, freqs >= 1, same
+// length >= 1. `doc_norms[d]` is Bm25DocNorm under the default parameters and `idf` the term's
+// idf; they give the block maxima. Appends the bytes to *out and returns the list's maximum score.
 absl::StatusOr<float> EncodePostingList(const BlockCodec& codec, absl::Span<const uint32_t> docids,
                                         absl::Span<const uint32_t> freqs, const float* doc_norms,
                                         float idf, std::string* out);

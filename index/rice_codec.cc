@@ -128,6 +128,7 @@ class RiceCodec final : public BlockCodec {
   // b = floor(log2(mean)), so 2^b <= mean < 2^(b+1): the paper's "2^b close to the average of the
   // gaps" (Ding et al. section 2). A mean below 1 (all or nearly all zeros, as frequencies minus
   // one often are) gives b = 0. The mean fits in 32 bits, so b <= 31.
+  bool has_parameters() const override { return true; }
   uint32_t ChooseParameter(const uint32_t* values, size_t n) const override {
     if (n == 0) return 0;
     uint64_t sum = 0;

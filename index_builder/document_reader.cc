@@ -70,6 +70,7 @@ absl::StatusOr<InputFiles> ListInputFiles(const std::string& path, const FormatS
   // Directory iteration order is unspecified; sorting makes docIDs the same on every machine.
   std::sort(input.files.begin(), input.files.end(),
             [](const InputFile& a, const InputFile& b) { return a.path < b.path; });
+  if (format.drop_files != nullptr) format.drop_files(&input.files);
   if (input.files.empty()) {
     return absl::NotFoundError(
         absl::StrCat("no ", format.name, " input files (", format.files_wanted, ") under ", path));

@@ -394,16 +394,19 @@ class EmailReader : public FileSequenceReader {
 
 // The npm package's layout keeps a raw copy (.txt) beside each .json record: read each message
 // once.
-std::unique_ptr<DocumentReader> MakeEmailReader(InputFiles files, ReaderOptions options) {
+void DropRawCopies(std::vector<InputFile>* files) {
   std::set<fs::path> json_stems;
-  for (const InputFile& file : files.files) {
+  for (const InputFile& file : *files) {
     if (file.path.extension() == ".json")
       json_stems.insert(file.path.parent_path() / file.path.stem());
   }
-  std::erase_if(files.files, [&](const InputFile& file) {
+  std::erase_if(*files, [&](const InputFile& file) {
     return file.path.extension() != ".json" &&
            json_stems.contains(file.path.parent_path() / file.path.stem());
   });
+}
+
+std::unique_ptr<DocumentReader> MakeEmailReader(InputFiles files, ReaderOptions options) {
   return std::make_unique<EmailReader>(std::move(files), std::move(options));
 }
 
@@ -429,7 +432,12 @@ bool RecognizesEmail(absl::string_view head) {
   return false;
 }
 
-const FormatSpec kEmailFormat = {"email", "every file", &SelectsAnyFile, &MakeEmailReader,
-                                 &RecognizesEmail};
+// Not cut into chunks: a message is a whole file, and a record file one JSON document.
+const FormatSpec kEmailFormat = {.name = "email",
+                                 .files_wanted = "every file",
+                                 .selects = &SelectsAnyFile,
+                                 .make = &MakeEmailReader,
+                                 .recognizes = &RecognizesEmail,
+                                 .drop_files = &DropRawCopies};
 
 }  // namespace tandem::index_builder::internal

@@ -59,6 +59,10 @@ struct FormatSpec {
   // end) opens a record, so a chunk may start there and a reader of the chunk alone reads exactly
   // what a reader of the whole file reads from that line on. nullptr: files are parsed whole.
   bool (*starts_record)(absl::string_view line) = nullptr;
+  // Drops, from a directory's files, those the format reads through others (an e-mail's raw .txt
+  // copy beside its .json record), so that every reader of a part of the input agrees on the
+  // files. nullptr: none.
+  void (*drop_files)(std::vector<InputFile>* files) = nullptr;
 };
 
 inline constexpr size_t kSniffBytes = 64 << 10;

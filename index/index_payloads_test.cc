@@ -168,6 +168,41 @@ TEST_F(IndexPayloadsTest, ChangedLexiconAndPostingBytesAreDataLossOrHarmless) {
   }
 }
 
+// The writer stores 4-byte document offsets below 4 GiB of pools and leaves out the field offsets
+// when no document has stored fields; the same table with 8-byte offsets reads the same.
+TEST_F(IndexPayloadsTest, DocumentOffsetsOfEitherWidthReadTheSame) {
+  uint64_t header[4];
+  std::memcpy(header, documents_.data(), sizeof(header));
+  ASSERT_EQ(header[3], 4u);
+  const uint64_t n = header[0];
+  const auto align8 = [](uint64_t x) { return (x + 7) & ~uint64_t{7}; };
+  const uint64_t ids_at = 32 + align8(4 * n);
+  const uint64_t narrow_table = align8(4 * (n + 1));
+  const uint64_t tables = header[2] > 0 ? 2 : 1;
+  std::string wide = documents_.substr(0, ids_at);
+  for (uint64_t t = 0; t < tables; ++t) {
+    for (uint64_t i = 0; i <= n; ++i) {
+      uint32_t v;
+      std::memcpy(&v, documents_.data() + ids_at + t * narrow_table + 4 * i, 4);
+      const uint64_t v64 = v;
+      wide.append(reinterpret_cast<const char*>(&v64), 8);
+    }
+  }
+  wide += documents_.substr(ids_at + tables * narrow_table);
+  Put64(&wide, 24, 8);
+  const std::string narrow = documents_;
+  documents_ = wide;
+  auto loaded = Index::FromPayloads(Views(), "mem");
+  ASSERT_TRUE(loaded.ok()) << loaded.status();
+  auto opened = Index::Open(dir_);
+  ASSERT_TRUE(opened.ok());
+  for (uint32_t d = 0; d < (*opened)->num_docs(); ++d) {
+    ASSERT_EQ((*loaded)->external_id(d), (*opened)->external_id(d));
+    ASSERT_EQ((*loaded)->stored_fields(d), (*opened)->stored_fields(d));
+  }
+  documents_ = narrow;
+}
+
 // A document table whose offset width is neither 4 nor 8 is DATA_LOSS.
 TEST_F(IndexPayloadsTest, DocumentOffsetWidthOtherThan4Or8IsDataLoss) {
   for (const uint64_t width : {0, 2, 5, 16}) {

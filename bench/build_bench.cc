@@ -1,8 +1,11 @@
 // tandem-bench-build: index build throughput on real collections.
 //
-// Builds each collection with 1 thread and with all threads (the inverter's parse → invert → merge
-// pipeline) and reports documents/s, MB/s of indexed text and bits per posting. Every built index
-// is reopened and its lists verified before the figures count. Prints a table and writes JSON.
+// Builds each collection with 1 thread and with all threads, or with the --threads counts (parsing
+// in parallel by file and by chunk, then the inverter's invert → merge pipeline), and reports
+// documents/s, MB/s of indexed text, bits per posting and the speed-up over the first thread
+// count. Every built index is reopened and its lists verified, and every build's postings.bin,
+// lexicon.bin and documents.bin must equal the first one's byte for byte, before the figures
+// count. Prints a table and writes JSON.
 //
 //   tandem-bench-build --json out.json --collection
 //       wikipedia:wikiextractor:../shared/data/text/wikipedia,reuters:reuters:../shared/data/text/reuters21578
@@ -10,9 +13,13 @@
 #include <cstdio>
 #include <filesystem>
 #include <fstream>
+#include <iterator>
+#include <string>
 #include <thread>
+#include <vector>
 
 #include "absl/flags/flag.h"
+#include "absl/strings/numbers.h"
 #include "absl/strings/str_cat.h"
 #include "absl/strings/str_split.h"
 #include "index/index.h"
@@ -27,6 +34,18 @@ ABSL_FLAG(std::string, codec, "pfor", "block codec");
 ABSL_FLAG(std::string, work_dir, "/tmp/tandem-bench-build", "where the indexes are built");
 ABSL_FLAG(bool, keep, false, "keep the built indexes (WORK_DIR/NAME) for the query benchmark");
 ABSL_FLAG(std::string, json, "", "write results here");
+ABSL_FLAG(std::vector<std::string>, threads, {},
+          "thread counts to build with, comma separated (default: 1 and all cores)");
+ABSL_FLAG(int, parse_chunk_kb, 256, "chunk size for parsing large files in parallel");
+
+namespace {
+
+std::string FileBytes(const std::string& path) {
+  std::ifstream in(path, std::ios::binary);
+  return std::string(std::istreambuf_iterator<char>(in), std::istreambuf_iterator<char>());
+}
+
+}  // namespace
 
 int main(int argc, char** argv) {
   using namespace tandem;
@@ -41,8 +60,20 @@ int main(int argc, char** argv) {
                         {"codec", absl::GetFlag(FLAGS_codec)},
                         {"results", nlohmann::json::array()}};
   const int cores = static_cast<int>(std::max(1u, std::thread::hardware_concurrency()));
-  std::printf("%-10s %7s | %9s %10s %9s %9s | %9s\n", "collection", "threads", "docs", "postings",
-              "docs/s", "MB/s", "bits/post");
+  std::vector<int> thread_counts;
+  for (const std::string& t : absl::GetFlag(FLAGS_threads)) {
+    int n = 0;
+    if (!absl::SimpleAtoi(t, &n) || n < 1) {
+      std::fprintf(stderr, "tandem-bench-build: --threads wants counts >= 1, got '%s'\n",
+                   t.c_str());
+      return 2;
+    }
+    thread_counts.push_back(n);
+  }
+  if (thread_counts.empty()) thread_counts = {1, cores};
+  if (thread_counts.size() == 2 && cores == 1) thread_counts.pop_back();
+  std::printf("%-10s %7s | %9s %10s %9s %9s | %9s %8s\n", "collection", "threads", "docs",
+              "postings", "docs/s", "MB/s", "bits/post", "speed-up");
   for (const std::string& spec : absl::GetFlag(FLAGS_collection)) {
     std::vector<std::string> parts = absl::StrSplit(spec, absl::MaxSplits(':', 2));
     if (parts.size() != 3) {
@@ -50,9 +81,13 @@ int main(int argc, char** argv) {
                    spec.c_str());
       return 2;
     }
-    for (int threads : {1, cores}) {
-      if (threads == cores && cores == 1) break;
-      auto reader = index_builder::OpenDocumentReader(parts[1], parts[2], {});
+    double first_seconds = 0;
+    std::vector<std::string> first_files;
+    for (const int threads : thread_counts) {
+      index_builder::ReaderOptions reader_options;
+      reader_options.threads = threads;
+      reader_options.chunk_bytes = static_cast<uint64_t>(absl::GetFlag(FLAGS_parse_chunk_kb)) << 10;
+      auto reader = index_builder::OpenDocumentReader(parts[1], parts[2], reader_options);
       if (!reader.ok()) {
         std::fprintf(stderr, "tandem-bench-build: %s\n",
                      std::string(reader.status().message()).c_str());
@@ -75,10 +110,24 @@ int main(int argc, char** argv) {
         std::fprintf(stderr, "tandem-bench-build: built index does not verify\n");
         return 1;
       }
-      std::printf("%-10s %7d | %9llu %10llu %9.0f %9.2f | %9.2f\n", parts[0].c_str(), threads,
-                  static_cast<unsigned long long>(s->documents),
+      std::vector<std::string> files;
+      for (const char* f : {index::kPostingsFile, index::kLexiconFile, index::kDocumentsFile}) {
+        files.push_back(FileBytes(dir + "/" + f));
+      }
+      if (first_files.empty()) {
+        first_files = std::move(files);
+        first_seconds = s->seconds;
+      } else if (files != first_files) {
+        std::fprintf(stderr,
+                     "tandem-bench-build: %s with %d threads differs from the first build\n",
+                     parts[0].c_str(), threads);
+        return 1;
+      }
+      const double speedup = first_seconds / s->seconds;
+      std::printf("%-10s %7d | %9llu %10llu %9.0f %9.2f | %9.2f %7.2fx\n", parts[0].c_str(),
+                  threads, static_cast<unsigned long long>(s->documents),
                   static_cast<unsigned long long>(s->postings), s->documents / s->seconds,
-                  s->text_bytes / 1e6 / s->seconds, s->bits_per_posting());
+                  s->text_bytes / 1e6 / s->seconds, s->bits_per_posting(), speedup);
       out["results"].push_back({{"collection", parts[0]},
                                 {"format", parts[1]},
                                 {"threads", threads},
@@ -91,8 +140,10 @@ int main(int argc, char** argv) {
                                 {"seconds", s->seconds},
                                 {"docs_per_second", s->documents / s->seconds},
                                 {"mb_per_second", s->text_bytes / 1e6 / s->seconds},
-                                {"bits_per_posting", s->bits_per_posting()}});
-      if (!absl::GetFlag(FLAGS_keep) || threads != cores) {
+                                {"bits_per_posting", s->bits_per_posting()},
+                                {"speedup_over_first", speedup},
+                                {"parse_chunk_bytes", reader_options.chunk_bytes}});
+      if (!absl::GetFlag(FLAGS_keep) || threads != thread_counts.back()) {
         std::error_code ec;
         std::filesystem::remove_all(dir, ec);
       }

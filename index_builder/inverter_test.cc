@@ -1,6 +1,8 @@
 #include "index_builder/inverter.h"
 
 #include <filesystem>
+#include <fstream>
+#include <iterator>
 #include <map>
 #include <random>
 
@@ -9,6 +11,7 @@
 #include "gmock/gmock.h"
 #include "gtest/gtest.h"
 #include "index/index.h"
+#include "tests/data_dir.h"
 #include "tests/test_collection.h"
 
 namespace tandem::index_builder {
@@ -280,6 +283,181 @@ TEST(InverterInputTest, BeforeWriteSeesTheDocumentCountAndCanRefuse) {
   auto s = BuildIndex(reader, out, {}, options);
   EXPECT_EQ(s.status().message(), "too many bad documents");
   EXPECT_EQ(seen, 2u);
+  ExpectOldIndex(out);
+}
+
+// Parallel parsing (ReaderOptions::threads): the index files are those of a one-thread build byte
+// for byte, and the bad documents are reported alike, whatever the threads and the chunk size.
+struct ParallelBuild {
+  absl::Status status;
+  std::vector<std::string> files;  // postings.bin, lexicon.bin, documents.bin
+  std::vector<std::string> bad;
+};
+
+std::string FileBytes(const std::string& path) {
+  std::ifstream in(path, std::ios::binary);
+  return std::string(std::istreambuf_iterator<char>(in), std::istreambuf_iterator<char>());
+}
+
+ParallelBuild BuildWithThreads(const std::string& format, const std::string& input,
+                               const std::string& out, int threads, uint64_t chunk_bytes,
+                               DuplicateIds duplicate_ids = DuplicateIds::kFail) {
+  ParallelBuild build;
+  ReaderOptions reader_options;
+  reader_options.threads = threads;
+  reader_options.chunk_bytes = chunk_bytes;
+  reader_options.on_bad_document = [&](const absl::Status& s) {
+    build.bad.emplace_back(s.message());
+  };
+  absl::StatusOr<std::unique_ptr<DocumentReader>> reader =
+      OpenDocumentReader(format, input, reader_options);
+  if (!reader.ok()) {
+    build.status = reader.status();
+    return build;
+  }
+  InverterOptions options;
+  options.threads = threads;
+  options.memory_budget_bytes = 256 << 10;  // spilled runs too
+  options.duplicate_ids = duplicate_ids;
+  build.status = BuildIndex(**reader, out, {}, options).status();
+  for (const char* f : {index::kPostingsFile, index::kLexiconFile, index::kDocumentsFile}) {
+    build.files.push_back(FileBytes(out + "/" + f));
+  }
+  return build;
+}
+
+void ExpectSameIndexWhateverTheThreads(const std::string& format, const std::string& input,
+                                       DuplicateIds duplicate_ids = DuplicateIds::kFail) {
+  testing::TempDir tmp;
+  const ParallelBuild want =
+      BuildWithThreads(format, input, tmp.path() + "/t1", 1, 256 << 10, duplicate_ids);
+  ASSERT_TRUE(want.status.ok()) << want.status;
+  for (int threads : {2, 5}) {
+    for (uint64_t chunk : {uint64_t{512}, uint64_t{64} << 10}) {
+      const ParallelBuild got =
+          BuildWithThreads(format, input, absl::StrCat(tmp.path(), "/t", threads, "-", chunk),
+                           threads, chunk, duplicate_ids);
+      ASSERT_TRUE(got.status.ok()) << got.status;
+      EXPECT_TRUE(got.files == want.files) << format << " " << input << ": index files differ with "
+                                           << threads << " threads, chunks of " << chunk;
+      EXPECT_EQ(got.bad, want.bad);
+    }
+  }
+}
+
+void WriteFile(const std::string& path, const std::string& text) {
+  std::ofstream(path, std::ios::binary) << text;
+}
+
+// A directory of WikiExtractor files, a large BEIR corpus and a large TREC file, each with some
+// malformed documents.
+class ParallelParsingInputs {
+ public:
+  ParallelParsingInputs() {
+    std::filesystem::create_directory(dir_.path() + "/wiki");
+    const std::vector<std::string> words = {"alpha",  "beta", "gamma", "delta", "epsilon",
+                                            "zeta",   "eta",  "theta", "iota",  "kappa",
+                                            "lambda", "mu",   "nu",    "xi",    "omicron"};
+    auto text = [&](int i) {
+      std::string t;
+      for (int w = 0; w < 5 + i % 23; ++w) absl::StrAppend(&t, words[(i * 7 + w * w) % 15], " ");
+      return t;
+    };
+    int id = 0;
+    for (int f = 0; f < 9; ++f) {
+      std::string wiki;
+      for (int d = 0; d < 30 + 7 * f; ++d, ++id) {
+        absl::StrAppend(&wiki, "<doc id=\"", id % 97 == 13 ? "" : absl::StrCat(id),
+                        "\" url=\"u\" title=\"T", id, "\">\n", text(id), "\n", text(id + 1), "\n");
+        if (id % 101 != 50) wiki += "</doc>\n";
+      }
+      WriteFile(absl::StrCat(dir_.path(), "/wiki/wiki_0", f), wiki);
+    }
+    std::string beir, trec;
+    for (int i = 0; i < 2500; ++i) {
+      if (i % 300 == 7) {
+        beir += "{\"title\": \"no id\"}\n";
+      } else {
+        absl::StrAppend(&beir, "{\"_id\": \"d", i, "\", \"title\": \"t", i % 9, "\", \"text\": \"",
+                        text(i), "\"}\n");
+      }
+      absl::StrAppend(&trec, "<DOC>\n",
+                      i % 250 == 9 ? "" : absl::StrCat("<DOCNO> X-", i, " </DOCNO>\n"), "<TEXT>\n",
+                      text(i), "\n</TEXT>\n</DOC>\n");
+    }
+    WriteFile(dir_.path() + "/corpus.jsonl", beir);
+    WriteFile(dir_.path() + "/big.trec", trec);
+  }
+  std::string path(const std::string& relative) const { return dir_.path() + "/" + relative; }
+
+ private:
+  testing::TempDir dir_;
+};
+
+TEST(InverterParallelParsingTest, IndexFilesAreTheSameWhateverTheThreads) {
+  const ParallelParsingInputs inputs;
+  ExpectSameIndexWhateverTheThreads("wikiextractor", inputs.path("wiki"));
+  ExpectSameIndexWhateverTheThreads("beir", inputs.path("corpus.jsonl"));
+  ExpectSameIndexWhateverTheThreads("trec", inputs.path("big.trec"));
+}
+
+TEST(InverterParallelParsingTest, RealCollectionsGiveTheSameIndexWhateverTheThreads) {
+  // Wikipedia's documents are compared one by one in parallel_reader_test; Reuters is built here.
+  for (const auto& [format, relative] :
+       std::vector<std::pair<std::string, std::string>>{{"reuters", "text/reuters21578"}}) {
+    const std::string input = testing::DataFile(relative);
+    if (input.empty()) continue;
+    testing::TempDir tmp;
+    const ParallelBuild want = BuildWithThreads(format, input, tmp.path() + "/t1", 1, 256 << 10);
+    ASSERT_TRUE(want.status.ok()) << want.status;
+    const ParallelBuild got = BuildWithThreads(format, input, tmp.path() + "/t4", 4, 64 << 10);
+    ASSERT_TRUE(got.status.ok()) << got.status;
+    EXPECT_TRUE(got.files == want.files) << input;
+    EXPECT_EQ(got.bad, want.bad);
+  }
+}
+
+TEST(InverterParallelParsingTest, KeepFirstAndKeepLastAreTheSameWhateverTheThreads) {
+  testing::TempDir tmp;
+  std::string beir;
+  for (int i = 0; i < 3000; ++i) {
+    absl::StrAppend(&beir, "{\"_id\": \"d", (i * 7919) % 900, "\", \"text\": \"v", i % 31, " w",
+                    i % 7, " version ", i, "\"}\n");
+  }
+  WriteFile(tmp.path() + "/corpus.jsonl", beir);
+  ExpectSameIndexWhateverTheThreads("beir", tmp.path() + "/corpus.jsonl", DuplicateIds::kKeepFirst);
+  ExpectSameIndexWhateverTheThreads("beir", tmp.path() + "/corpus.jsonl", DuplicateIds::kKeepLast);
+  // Under the default the build fails the same way, naming the same first repeat.
+  const ParallelBuild one =
+      BuildWithThreads("beir", tmp.path() + "/corpus.jsonl", tmp.path() + "/f1", 1, 256 << 10);
+  const ParallelBuild five =
+      BuildWithThreads("beir", tmp.path() + "/corpus.jsonl", tmp.path() + "/f5", 5, 512);
+  EXPECT_FALSE(one.status.ok());
+  EXPECT_EQ(five.status, one.status);
+}
+
+TEST(InverterParallelParsingTest, AFileThatCannotBeReadStopsTheBuildAndLeavesTheOldIndex) {
+  testing::TempDir tmp;
+  const std::string out = tmp.path() + "/out";
+  BuildOldIndex(out);
+  std::filesystem::create_directory(tmp.path() + "/in");
+  for (int f = 0; f < 8; ++f) {
+    std::string text;
+    for (int i = 0; i < 300; ++i) absl::StrAppend(&text, "file ", f, " line ", i, "\n");
+    WriteFile(absl::StrCat(tmp.path(), "/in/f", f, ".txt"), text);
+  }
+  ReaderOptions reader_options;
+  reader_options.threads = 4;
+  reader_options.chunk_bytes = 256;
+  absl::StatusOr<std::unique_ptr<DocumentReader>> reader =
+      OpenDocumentReader("lines", tmp.path() + "/in", reader_options);
+  ASSERT_TRUE(reader.ok());
+  std::filesystem::remove(tmp.path() + "/in/f5.txt");  // listed, then gone
+  InverterOptions options;
+  options.threads = 4;
+  auto s = BuildIndex(**reader, out, {}, options);
+  EXPECT_THAT(std::string(s.status().message()), ::testing::HasSubstr("cannot open"));
+  EXPECT_THAT(std::string(s.status().message()), ::testing::HasSubstr("f5.txt"));
   ExpectOldIndex(out);
 }
 

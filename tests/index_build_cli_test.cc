@@ -6,10 +6,13 @@
 #include <cstdlib>
 #include <filesystem>
 #include <fstream>
+#include <iterator>
 #include <string>
 #include <vector>
 
+#include "absl/strings/match.h"
 #include "absl/strings/str_cat.h"
+#include "absl/strings/str_split.h"
 #include "gmock/gmock.h"
 #include "gtest/gtest.h"
 #include "index/index.h"
@@ -76,6 +79,52 @@ TEST_F(IndexBuildCliTest, TheWrongFormatWritesNothing) {
   ExpectFailure(Build({"--input", Source("tests/data/readers/trec/fr940104.trec"), "--format",
                        "beir", "--output", out_, "--quiet"}),
                 "nothing was written");
+}
+
+// --threads parses in parallel (--parse-chunk-kb 1 cuts the fixture into many chunks): the index
+// files, the skipped documents' messages, --strict and --max-bad-fraction are those of --threads 1.
+TEST_F(IndexBuildCliTest, ParallelParsingBuildsTheSameIndexAndReportsTheSame) {
+  const std::string input = tmp_.path() + "/input";
+  std::string jsonl;
+  for (int i = 0; i < 400; ++i) {
+    absl::StrAppend(&jsonl, i % 150 == 20 ? std::string("{broken\n")
+                                          : absl::StrCat("{\"_id\": \"d", i, "\", \"text\": \"word",
+                                                         i % 17, " number ", i, "\"}\n"));
+  }
+  std::ofstream(input, std::ios::binary) << jsonl;
+  auto files_of = [](const std::string& dir) {
+    std::vector<std::string> files;
+    for (const char* f : {"postings.bin", "lexicon.bin", "documents.bin"}) {
+      std::ifstream in(dir + "/" + f, std::ios::binary);
+      files.emplace_back(std::istreambuf_iterator<char>(in), std::istreambuf_iterator<char>());
+    }
+    return files;
+  };
+  TempDir built;  // beside out_ only what ExpectTheTinyIndex allows
+  const std::string one = built.path() + "/one", many = built.path() + "/many";
+  ProcessResult built_one =
+      Build({"--input", input, "--format", "beir", "--output", one, "--threads", "1"});
+  ProcessResult built_many = Build({"--input", input, "--format", "beir", "--output", many,
+                                    "--threads", "5", "--parse-chunk-kb", "1"});
+  ASSERT_EQ(built_one.exit_code, 0) << built_one.err;
+  ASSERT_EQ(built_many.exit_code, 0) << built_many.err;
+  EXPECT_TRUE(files_of(one) == files_of(many));
+  EXPECT_THAT(built_many.err, HasSubstr("input:21: not valid JSON"));
+  auto skipped = [](const std::string& err) {
+    std::vector<std::string> lines;
+    for (absl::string_view line : absl::StrSplit(err, '\n')) {
+      if (absl::StrContains(line, "skipped:")) lines.emplace_back(line);
+    }
+    return lines;
+  };
+  EXPECT_EQ(skipped(built_many.err), skipped(built_one.err));
+  ProcessResult strict = Build({"--input", input, "--format", "beir", "--output", out_, "--threads",
+                                "5", "--parse-chunk-kb", "1", "--strict", "--quiet"});
+  ExpectFailure(strict, "--strict: " + input + ":21: not valid JSON");
+  ProcessResult too_many =
+      Build({"--input", input, "--format", "beir", "--output", out_, "--threads", "3",
+             "--parse-chunk-kb", "1", "--max-bad-fraction", "0.001", "--quiet"});
+  ExpectFailure(too_many, "3 of the 400 documents read");
 }
 
 TEST_F(IndexBuildCliTest, TooManyMalformedDocumentsFailUnlessAllowed) {

@@ -1,6 +1,7 @@
 // File: inverter.h
 //
-// Builds an index from a stream of documents with bounded memory: one thread parses, N threads
+// Builds an index from a stream of documents with bounded memory: one thread reads the documents
+// in order (a reader opened with ReaderOptions::threads parses ahead on its own threads), N threads
 // analyze and invert batches of documents into in-memory runs (term -> postings), and a run that
 // outgrows its share of the memory budget is sorted by term and spilled to a temporary file. At the
 // end all runs are merged term by term (k-way), lists are encoded in parallel and written through

@@ -31,20 +31,29 @@ struct LexiconHeader {
 
 // One packed lexicon entry, decoded (FORMAT.md): the term, its statistics, its list's size.
 struct PackedEntry {
-  absl::string_view term;
+  absl::string_view term;  // into the decoder's term buffer
   uint32_t df = 0;
   uint64_t cf = 0;
   float max_score = 0.0f;
   uint64_t list_bytes = 0;
 };
 
-// Decodes the entry at p. Returns the byte after it, or nullptr when it runs past `end` or a
-// varint is malformed.
-const uint8_t* DecodeEntry(const uint8_t* p, const uint8_t* end, PackedEntry* e) {
-  uint64_t length = 0, df = 0, extra = 0;
+// Decodes the entry at p. `term` holds the previous term of the block (ignored for a block's first
+// entry, which stores its term whole) and is replaced by this entry's: entries after a block's
+// first share a prefix with the term before them (front coding). Returns the byte after the
+// entry, or nullptr when it runs past `end` or a field is malformed.
+const uint8_t* DecodeEntry(const uint8_t* p, const uint8_t* end, bool first_in_block,
+                           std::string* term, PackedEntry* e) {
+  uint64_t shared = 0, length = 0, df = 0, extra = 0;
+  if (!first_in_block) {
+    p = GetVarint(p, end, &shared, term->size());
+    if (p == nullptr) return nullptr;
+  }
   p = GetVarint(p, end, &length);
   if (p == nullptr || length > static_cast<uint64_t>(end - p)) return nullptr;
-  e->term = absl::string_view(reinterpret_cast<const char*>(p), length);
+  term->resize(shared);
+  term->append(reinterpret_cast<const char*>(p), length);
+  e->term = *term;
   p += length;
   p = GetVarint(p, end, &df, UINT32_MAX);
   if (p == nullptr) return nullptr;
@@ -59,7 +68,7 @@ const uint8_t* DecodeEntry(const uint8_t* p, const uint8_t* end, PackedEntry* e)
 
 TermInfo MakeTermInfo(const PackedEntry& e, uint64_t ordinal, uint64_t list_offset) {
   TermInfo t;
-  t.term = e.term;
+  t.term.assign(e.term.data(), e.term.size());
   t.ordinal = ordinal;
   t.df = e.df;
   t.cf = e.cf;
@@ -179,9 +188,18 @@ std::string EncodeLexicon(const std::vector<LexiconEntry>& entries, absl::string
       samples.push_back(packed.size());
       samples.push_back(e.list_offset);
     }
-    PutVarint(e.term_length, &packed);
     const absl::string_view term = term_pool.substr(e.term_offset, e.term_length);
-    packed.append(term.data(), term.size());
+    size_t shared = 0;
+    if (i % kLexiconBlock != 0) {
+      const LexiconEntry& before = entries[i - 1];
+      const absl::string_view previous = term_pool.substr(before.term_offset, before.term_length);
+      while (shared < previous.size() && shared < term.size() && previous[shared] == term[shared]) {
+        ++shared;
+      }
+      PutVarint(shared, &packed);
+    }
+    PutVarint(term.size() - shared, &packed);
+    packed.append(term.data() + shared, term.size() - shared);
     PutVarint(e.df, &packed);
     PutVarint(e.cf - e.df, &packed);
     packed.append(reinterpret_cast<const char*>(&e.max_score), 4);
@@ -278,7 +296,7 @@ absl::Status Index::Load(const IndexPayloads& payloads, const IndexOpenOptions& 
   // list's offset, and every list lies inside the postings payload: later lookups and term_at
   // decode these bytes without checking again.
   uint64_t total_postings = 0;
-  absl::string_view previous;
+  std::string previous, term;
   const uint8_t* const entries_begin = reinterpret_cast<const uint8_t*>(lexicon_entries_.data());
   const uint8_t* const entries_end = entries_begin + lexicon_entries_.size();
   const uint8_t* p = entries_begin;
@@ -286,14 +304,14 @@ absl::Status Index::Load(const IndexPayloads& payloads, const IndexOpenOptions& 
   for (uint64_t i = 0; i < num_terms_; ++i) {
     PackedEntry e;
     const uint8_t* const at = p;
-    p = DecodeEntry(p, entries_end, &e);
+    p = DecodeEntry(p, entries_end, i % kLexiconBlock == 0, &term, &e);
     if (p == nullptr) {
       return Corrupt(lexicon_path, absl::StrFormat("entry %d does not decode", i));
     }
     if (i > 0 && !(previous < e.term)) {
       return Corrupt(lexicon_path, absl::StrFormat("terms %d and %d are out of order", i - 1, i));
     }
-    previous = e.term;
+    previous.assign(e.term.data(), e.term.size());
     if (e.df == 0 || e.df > manifest_.stats.num_docs || e.cf < e.df) {
       return Corrupt(lexicon_path, absl::StrCat("term '", e.term, "' has inconsistent statistics"));
     }
@@ -401,9 +419,10 @@ TermInfo Index::ScanBlock(uint64_t block, uint64_t ordinal) const {
   const uint8_t* p =
       reinterpret_cast<const uint8_t*>(lexicon_entries_.data()) + sample.entry_offset;
   uint64_t list_offset = sample.list_offset;
+  std::string term;
   PackedEntry e;
   for (uint64_t i = block * kLexiconBlock;; ++i) {
-    p = DecodeEntry(p, end, &e);  // checked at Load
+    p = DecodeEntry(p, end, i == block * kLexiconBlock, &term, &e);  // checked at Load
     if (i > block * kLexiconBlock) list_offset = ListStart(list_offset, e.df);
     if (i == ordinal) break;
     list_offset += e.list_bytes;
@@ -438,9 +457,10 @@ std::optional<TermInfo> Index::Lookup(absl::string_view term) const {
   const uint8_t* p = begin + lexicon_samples_[block].entry_offset;
   const uint64_t last = std::min(num_terms_, (block + 1) * kLexiconBlock);
   uint64_t list_offset = lexicon_samples_[block].list_offset;
+  std::string buffer;
   PackedEntry e;
   for (uint64_t i = block * kLexiconBlock; i < last; ++i) {
-    p = DecodeEntry(p, end, &e);
+    p = DecodeEntry(p, end, i == block * kLexiconBlock, &buffer, &e);
     if (i > block * kLexiconBlock) list_offset = ListStart(list_offset, e.df);
     if (e.term == term) return MakeTermInfo(e, i, list_offset);
     if (e.term > term) break;

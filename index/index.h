@@ -71,8 +71,9 @@ struct LexiconEntry {
 };
 
 // Terms per lexicon block: every block's first entry is reachable from a fixed-size sample, the
-// others are found by scanning at most this many packed entries (Lucene's block tree and PISA's
-// front-coded lexicon use blocks of the same order).
+// others, front-coded, by scanning at most this many packed entries (Lucene's block-tree terms
+// dictionary uses blocks of 25 to 48 terms; Witten, Moffat and Bell, Managing Gigabytes, for
+// front coding).
 inline constexpr uint64_t kLexiconBlock = 16;
 
 // The lexicon payload for `entries` (sorted by term, lists laid out in order in the postings
@@ -80,7 +81,7 @@ inline constexpr uint64_t kLexiconBlock = 16;
 std::string EncodeLexicon(const std::vector<LexiconEntry>& entries, absl::string_view term_pool);
 
 struct TermInfo {
-  absl::string_view term;
+  std::string term;      // a copy: the lexicon stores terms front-coded
   uint64_t ordinal = 0;  // position in lexicographic order
   uint32_t df = 0;
   uint64_t cf = 0;

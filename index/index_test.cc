@@ -82,6 +82,38 @@ TEST_F(IndexTest, RoundTrip) {
   EXPECT_EQ(idx.manifest().index_id.size(), 32u);
 }
 
+// The packed lexicon: every term is found at its ordinal with the list term_at gives, across block
+// boundaries and front-coded entries; terms between, before and after the stored ones are not.
+TEST_F(IndexTest, LexiconLookupsAcrossBlocks) {
+  auto index = Index::Open(dir_);
+  ASSERT_TRUE(index.ok()) << index.status();
+  const Index& idx = **index;
+  ASSERT_GT(idx.num_terms(), 3 * kLexiconBlock);
+  uint64_t list_end = 0;
+  for (uint64_t t = 0; t < idx.num_terms(); ++t) {
+    const TermInfo info = idx.term_at(t);
+    EXPECT_EQ(info.ordinal, t);
+    EXPECT_EQ(info.num_blocks, (info.df + kBlockSize - 1) / kBlockSize);
+    // Lists follow one another; only a full-form list is aligned.
+    EXPECT_GE(info.list_offset, list_end);
+    EXPECT_LT(info.list_offset, list_end + (info.df > kBlockSize ? kFullListAlignment : 1));
+    list_end = info.list_offset + info.list_bytes;
+    const std::optional<TermInfo> found = idx.Lookup(info.term);
+    ASSERT_TRUE(found.has_value()) << info.term;
+    EXPECT_EQ(found->ordinal, t);
+    EXPECT_EQ(found->term, info.term);
+    EXPECT_EQ(found->list_offset, info.list_offset);
+    EXPECT_EQ(found->list_bytes, info.list_bytes);
+    EXPECT_EQ(found->cf, info.cf);
+    EXPECT_EQ(found->max_score, info.max_score);
+    EXPECT_FALSE(idx.Lookup(info.term + std::string(1, '\0')).has_value());
+    EXPECT_FALSE(idx.Lookup(info.term.substr(0, info.term.size() - 1) + "\x01").has_value());
+    ASSERT_TRUE(idx.postings(info).ok());
+  }
+  EXPECT_FALSE(idx.Lookup("").has_value());
+  EXPECT_FALSE(idx.Lookup("\xff\xff").has_value());
+}
+
 TEST_F(IndexTest, StoredFields) {
   IndexWriterOptions o;
   auto w = IndexWriter::Create(tmp_.path() + "/fields", o);

@@ -100,28 +100,36 @@ absl::Status CiffReader::Seek(uint64_t offset) {
   return absl::OkStatus();
 }
 
-absl::Status CiffReader::ReadMessage(google::protobuf::Message* message, const std::string& what) {
-  const uint64_t start = offset();
+absl::Status CiffReader::ReadLengthPrefix(CodedInputStream& in, uint64_t start,
+                                          const std::string& what, uint32_t* size,
+                                          uint64_t* body) const {
   if (start >= file_bytes_) {
     return Bad(
         "%s: the file ends at byte %d, before it; the header promises %d postings lists and %d doc "
         "records (truncated?)",
         what, file_bytes_, num_lists_, num_docs_);
   }
-  CodedInputStream in(stream_.get());
-  uint32_t size = 0;
-  if (!in.ReadVarint32(&size)) {
+  if (!in.ReadVarint32(size)) {
     return Bad("%s: no length prefix at byte %d (a bad varint, or the file ends inside it)", what,
                start);
   }
-  const uint64_t body = start + static_cast<uint64_t>(in.CurrentPosition());
-  if (size > file_bytes_ - body) {
+  *body = start + static_cast<uint64_t>(in.CurrentPosition());
+  if (*size > file_bytes_ - *body) {
     return Bad("%s: its length prefix at byte %d says %d bytes, past the end of the file (%d left)",
-               what, start, size, file_bytes_ - body);
+               what, start, *size, file_bytes_ - *body);
   }
-  if (size > INT_MAX) {
-    return Bad("%s: %d bytes at byte %d; a message holds at most 2 GiB", what, size, start);
+  if (*size > INT_MAX) {
+    return Bad("%s: %d bytes at byte %d; a message holds at most 2 GiB", what, *size, start);
   }
+  return absl::OkStatus();
+}
+
+absl::Status CiffReader::ReadMessage(google::protobuf::Message* message, const std::string& what) {
+  const uint64_t start = offset();
+  CodedInputStream in(stream_.get());
+  uint32_t size = 0;
+  uint64_t body = 0;
+  TANDEM_RETURN_IF_ERROR(ReadLengthPrefix(in, start, what, &size, &body));
   const CodedInputStream::Limit limit = in.PushLimit(static_cast<int>(size));
   if (!message->ParseFromCodedStream(&in) || !in.ConsumedEntireMessage() ||
       in.BytesUntilLimit() != 0) {
@@ -193,26 +201,10 @@ absl::Status CiffReader::SkipPostingsList(std::string* term, uint64_t* offset) {
   const std::string what = absl::StrCat("postings list ", ordinal);
   const uint64_t start = this->offset();
   *offset = start;
-  if (start >= file_bytes_) {
-    return Bad(
-        "%s: the file ends at byte %d, before it; the header promises %d postings lists and %d doc "
-        "records (truncated?)",
-        what, file_bytes_, num_lists_, num_docs_);
-  }
   CodedInputStream in(stream_.get());
   uint32_t size = 0;
-  if (!in.ReadVarint32(&size)) {
-    return Bad("%s: no length prefix at byte %d (a bad varint, or the file ends inside it)", what,
-               start);
-  }
-  const uint64_t body = start + static_cast<uint64_t>(in.CurrentPosition());
-  if (size > file_bytes_ - body) {
-    return Bad("%s: its length prefix at byte %d says %d bytes, past the end of the file (%d left)",
-               what, start, size, file_bytes_ - body);
-  }
-  if (size > INT_MAX) {
-    return Bad("%s: %d bytes at byte %d; a message holds at most 2 GiB", what, size, start);
-  }
+  uint64_t body = 0;
+  TANDEM_RETURN_IF_ERROR(ReadLengthPrefix(in, start, what, &size, &body));
   in.PushLimit(static_cast<int>(size));
   term->clear();
   // Only the term is kept; the other fields are stepped over (their contents are checked when

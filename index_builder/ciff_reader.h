@@ -34,6 +34,7 @@
 #include "absl/status/status.h"
 #include "absl/status/statusor.h"
 #include "ciff/common_index_file_format.pb.h"
+#include "google/protobuf/io/coded_stream.h"
 
 namespace google::protobuf::io {
 class FileInputStream;
@@ -89,6 +90,10 @@ class CiffReader {
   // Reads the length prefix at the read position and parses the message after it into *message.
   // `what` names the record in messages ("postings list 17").
   absl::Status ReadMessage(google::protobuf::Message* message, const std::string& what);
+  // Reads the length prefix of the message at byte `start` (the stream's position): its size, and
+  // where its body begins. The errors name `what` and say how the prefix is wrong.
+  absl::Status ReadLengthPrefix(google::protobuf::io::CodedInputStream& in, uint64_t start,
+                                const std::string& what, uint32_t* size, uint64_t* body) const;
   absl::Status CheckList(const io::anserini::index::proto::PostingsList& message, uint32_t ordinal,
                          CiffPostingsList* list) const;
 

@@ -334,6 +334,31 @@ TEST_F(StartupE2eTest, RpcThreadsRunBelowTheQueryWorkers) {
                        "rpc_nice must be between 0 and 19 nice levels, got 20");
 }
 
+// --cpu-or picks the CPU engine's OR algorithm: the startup line names it, and every algorithm
+// answers as the exhaustive union does.
+TEST_F(StartupE2eTest, CpuOrAlgorithmIsChosenByFlag) {
+  std::vector<std::vector<std::pair<uint32_t, float>>> answers;
+  for (const std::string algorithm : {"exhaustive", "block-max-wand", "block-max-maxscore"}) {
+    SCOPED_TRACE(algorithm);
+    auto server = Start({"--gpu", "off", "--cpu-or", algorithm});
+    ASSERT_NE(server, nullptr);
+    auto stub = NewStub(server->address());
+    grpc::ClientContext context;
+    SetTimeout(context, kE2eTimeout);
+    SearchResponse response;
+    ASSERT_TRUE(
+        stub->Search(&context, TextRequest("t1 t2 t3 t5", tandem::v1::QUERY_MODE_OR, 20), &response)
+            .ok());
+    ASSERT_GT(response.hits_size(), 0);
+    std::vector<std::pair<uint32_t, float>> hits;
+    for (const auto& h : response.hits()) hits.emplace_back(h.docid(), h.score());
+    answers.push_back(std::move(hits));
+    EXPECT_THAT(server->Stderr(), HasSubstr("; CPU OR by " + algorithm + ";"));
+  }
+  EXPECT_EQ(answers[1], answers[0]);
+  EXPECT_EQ(answers[2], answers[0]);
+}
+
 // --metrics-basic-auth-file: scrapes without the user and password get 401; a file others may
 // read is refused at startup.
 TEST_F(StartupE2eTest, MetricsBasicAuth) {

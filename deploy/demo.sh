@@ -48,7 +48,8 @@ fi
 echo "corpus: $CORPUS"
 
 step "4/6 index"
-if [[ ! -f "$DEMO/index/manifest.bin" ]]; then
+# Built once; rebuilt when it does not open (an index of an older format, a damaged one).
+if ! build/index_builder/tandem-index inspect "$DEMO/index" >/dev/null 2>&1; then
   build/index_builder/tandem-index build --quiet --format email --store-text --input "$CORPUS" \
     --output "$DEMO/index"
 fi

@@ -12,6 +12,7 @@ import collections
 import datetime
 import glob
 import json
+import math
 import os
 import subprocess
 import sys
@@ -31,8 +32,8 @@ def percentile(sorted_values, p):
     """The nearest-rank percentile, as tandem-bench-query computes it."""
     if not sorted_values:
         return None
-    i = max(0, min(len(sorted_values) - 1, -(-int(p * 1000) * len(sorted_values) // 1000) - 1))
-    return sorted_values[i]
+    i = math.ceil(p * len(sorted_values)) - 1
+    return sorted_values[max(0, min(len(sorted_values) - 1, i))]
 
 
 def pisa_latency(path):

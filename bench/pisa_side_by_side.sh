@@ -80,11 +80,13 @@ for t in compress_inverted_index create_wand_data queries; do
 done
 PISA_COMMIT=$(sed -n 's/.*\([0-9a-f]\{40\}\).*/\1/p' "$PISA/BUILDINFO.txt" 2>/dev/null | head -1)
 [[ -n "$PISA_COMMIT" ]] || PISA_COMMIT=$(git -C "$PISA/.." rev-parse HEAD 2>/dev/null || echo unknown)
-for t in tandem-index tandem-bench-query; do
-  [[ -x "$BIN/$t" ]] || BIN_T=$(find "$BIN" -name "$t" -type f -perm -u+x 2>/dev/null | head -1)
-  [[ -x "$BIN/$t" ]] || [[ -n "${BIN_T:-}" ]] || die "no $t under '$BIN' (--bin)"
-done
-tool() { if [[ -x "$BIN/$1" ]]; then echo "$BIN/$1"; else find "$BIN" -name "$1" -type f | head -1; fi; }
+# Tandem's programs: directly in --bin (a bundle's bin/) or anywhere below it (a build directory).
+tool() {
+  local t
+  if [[ -x "$BIN/$1" ]]; then t=$BIN/$1; else t=$(find "$BIN" -name "$1" -type f -perm -u+x 2>/dev/null | head -1); fi
+  [[ -n "$t" ]] || die "no $1 under '$BIN' (--bin)"
+  echo "$t"
+}
 TINDEX=$(tool tandem-index)
 TBENCH=$(tool tandem-bench-query)
 datafile() {

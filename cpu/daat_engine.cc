@@ -444,16 +444,15 @@ absl::StatusOr<SearchResult> DaatEngine::Search(const Query& query,
   };
   // Score bounds for pruning: weighted_idf times the bound of tf / (tf + norm), inflated by the
   // pruning margin when it is the index's stored maximum, never above weighted_idf. A block's
-  // stored maximum (weight 1, idf) becomes this term's bound through weighted_idf / idf.
+  // stored maximum is for weight 1 (idf times the ratio), so the term's weight scales it; the
+  // margin covers the rounding between weight x (idf x ratio) and (weight x idf) x ratio.
   const float scale = options_.bound_scale_for_testing;
   std::vector<Resolved> present;
   present.reserve(resolved.terms.size());
   for (const index::ResolvedTerm& t : resolved.terms) {
     TANDEM_ASSIGN_OR_RETURN(index::PostingListView list, index_.postings(t.info));
     const float max_ratio = t.has_stored_bound ? t.bound_ratio * kBoundMargin : 1.0f;
-    const float idf = index::Bm25Idf(index_.num_docs(), t.info.df);
-    const float block_scale =
-        t.has_stored_bound && idf > 0.0f ? t.weighted_idf / idf * kBoundMargin * scale : 0.0f;
+    const float block_scale = t.has_stored_bound ? t.weight * kBoundMargin * scale : 0.0f;
     present.push_back({list, t.weighted_idf,
                        std::min(t.weighted_idf, t.weighted_idf * max_ratio) * scale, block_scale});
   }

@@ -30,8 +30,9 @@ inline constexpr uint32_t kFormatVersion = 2;
 inline constexpr size_t kHeaderBytes = 32;
 inline constexpr size_t kFooterBytes = 16;
 
-// kGpuLayouts: the optional GPU layouts beside an index (gpu/stored_layouts.h).
-enum class FileKind { kManifest, kLexicon, kPostings, kDocuments, kGpuLayouts };
+// kGpuLayouts: the optional GPU layouts beside an index (gpu/stored_layouts.h); kCollectionDfs: a
+// shard's collection document frequencies.
+enum class FileKind { kManifest, kLexicon, kPostings, kDocuments, kGpuLayouts, kCollectionDfs };
 
 // The 8-byte kind tag stored in the header ("LEXICON\0", ...).
 absl::string_view FileKindTag(FileKind kind);

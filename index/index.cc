@@ -138,6 +138,14 @@ std::string IndexManifest::ToJson() const {
                 {"avg_doc_length", stats.avg_doc_length}};
   j["source"] = {{"format", source_format}, {"input", source_input}};
   j["builder"] = builder;
+  if (shard) {
+    j["shard"] = {{"shard", shard->shard},
+                  {"shards", shard->shards},
+                  {"first_docid", shard->first_docid},
+                  {"collection_index_id", shard->collection_index_id},
+                  {"collection_num_docs", shard->collection_num_docs},
+                  {"collection_avg_doc_length", shard->collection_avg_doc_length}};
+  }
   return j.dump(2);
 }
 
@@ -170,6 +178,17 @@ absl::StatusOr<IndexManifest> IndexManifest::FromJson(absl::string_view json) {
     m.source_format = j.at("source").at("format").get<std::string>();
     m.source_input = j.at("source").at("input").get<std::string>();
     m.builder = j.at("builder").get<std::string>();
+    if (j.contains("shard")) {
+      const auto& sh = j.at("shard");
+      ShardManifest shard;
+      shard.shard = UnsignedField<uint32_t>(sh, "shard");
+      shard.shards = UnsignedField<uint32_t>(sh, "shards");
+      shard.first_docid = UnsignedField<uint32_t>(sh, "first_docid");
+      shard.collection_index_id = sh.at("collection_index_id").get<std::string>();
+      shard.collection_num_docs = UnsignedField<uint32_t>(sh, "collection_num_docs");
+      shard.collection_avg_doc_length = FloatField(sh, "collection_avg_doc_length");
+      m.shard = std::move(shard);
+    }
   } catch (const nlohmann::json::exception& e) {
     return absl::DataLossError(
         absl::StrCat("manifest is missing a field or has a wrong type: ", e.what()));
@@ -212,6 +231,13 @@ std::string EncodeLexicon(const std::vector<LexiconEntry>& entries, absl::string
   return out;
 }
 
+std::string EncodeCollectionDfs(const std::vector<uint32_t>& collection_dfs) {
+  const uint64_t count = collection_dfs.size();
+  std::string out(reinterpret_cast<const char*>(&count), sizeof(count));
+  out.append(reinterpret_cast<const char*>(collection_dfs.data()), 4 * collection_dfs.size());
+  return out;
+}
+
 Index::~Index() = default;
 
 absl::StatusOr<std::unique_ptr<Index>> Index::Open(const std::string& dir,
@@ -225,11 +251,19 @@ absl::StatusOr<std::unique_ptr<Index>> Index::Open(const std::string& dir,
   TANDEM_ASSIGN_OR_RETURN(index->lexicon_file_, open(kLexiconFile, FileKind::kLexicon));
   TANDEM_ASSIGN_OR_RETURN(index->postings_file_, open(kPostingsFile, FileKind::kPostings));
   TANDEM_ASSIGN_OR_RETURN(index->documents_file_, open(kDocumentsFile, FileKind::kDocuments));
+  // Only a shard has collection_df.bin; whether this index must have it, the manifest says (Load).
+  absl::StatusOr<MappedFile> collection_dfs = open(kCollectionDfFile, FileKind::kCollectionDfs);
+  if (collection_dfs.ok()) {
+    index->collection_df_file_ = *std::move(collection_dfs);
+  } else if (!absl::IsNotFound(collection_dfs.status())) {
+    return collection_dfs.status();
+  }
   const IndexPayloads payloads = {
       .manifest = index->manifest_file_.payload(),
       .lexicon = index->lexicon_file_.payload(),
       .postings = index->postings_file_.payload(),
       .documents = index->documents_file_.payload(),
+      .collection_dfs = index->collection_df_file_.payload(),
   };
   TANDEM_RETURN_IF_ERROR(index->Load(payloads, options));
   return index;
@@ -238,8 +272,8 @@ absl::StatusOr<std::unique_ptr<Index>> Index::Open(const std::string& dir,
 absl::StatusOr<std::unique_ptr<Index>> Index::FromPayloads(const IndexPayloads& payloads,
                                                            const std::string& name,
                                                            const IndexOpenOptions& options) {
-  for (absl::string_view payload :
-       {payloads.manifest, payloads.lexicon, payloads.postings, payloads.documents}) {
+  for (absl::string_view payload : {payloads.manifest, payloads.lexicon, payloads.postings,
+                                    payloads.documents, payloads.collection_dfs}) {
     if (reinterpret_cast<uintptr_t>(payload.data()) % 8 != 0) {
       return absl::InvalidArgumentError(
           absl::StrCat("index '", name, "': a payload does not start 8-byte aligned"));
@@ -386,12 +420,77 @@ absl::Status Index::Load(const IndexPayloads& payloads, const IndexOpenOptions& 
     return Corrupt(docs_path, "document lengths do not sum to the manifest's total");
   }
 
+  TANDEM_RETURN_IF_ERROR(LoadShard(payloads.collection_dfs));
+
+  // A shard's norms use the collection's average length (avg_doc_length()).
   default_norms_.resize(n);
   for (uint64_t d = 0; d < n; ++d) {
-    default_norms_[d] =
-        Bm25DocNorm(manifest_.bm25, doc_lengths_[d], manifest_.stats.avg_doc_length);
+    default_norms_[d] = Bm25DocNorm(manifest_.bm25, doc_lengths_[d], avg_doc_length());
   }
   if (options.verify_lists) TANDEM_RETURN_IF_ERROR(VerifyPostings());
+  return absl::OkStatus();
+}
+
+absl::Status Index::LoadShard(absl::string_view collection_dfs) {
+  const std::string dfs_path = absl::StrCat(dir_, "/", kCollectionDfFile);
+  if (!manifest_.shard) {
+    if (collection_dfs.data() != nullptr) {
+      return Corrupt(dfs_path, "the index is not a shard (its manifest has no \"shard\" section)");
+    }
+    return absl::OkStatus();
+  }
+  const ShardManifest& shard = *manifest_.shard;
+  const std::string manifest_path = absl::StrCat(dir_, "/", kManifestFile);
+  const uint64_t own_docs = manifest_.stats.num_docs;
+  if (shard.shards == 0 || shard.shard >= shard.shards) {
+    return Corrupt(manifest_path,
+                   absl::StrFormat("shard %d of %d does not exist", shard.shard, shard.shards));
+  }
+  if (shard.collection_num_docs >= UINT32_MAX ||
+      uint64_t{shard.first_docid} + own_docs > shard.collection_num_docs) {
+    return Corrupt(manifest_path,
+                   absl::StrFormat("the shard's %d documents from docID %d do not fit the "
+                                   "collection's %d",
+                                   own_docs, shard.first_docid, shard.collection_num_docs));
+  }
+  if (!(shard.collection_avg_doc_length > 0.0f) || shard.collection_index_id.empty()) {
+    return Corrupt(manifest_path,
+                   "the shard's collection statistics are incomplete (average document length or "
+                   "collection index id)");
+  }
+  if (collection_dfs.data() == nullptr) {
+    return absl::NotFoundError(absl::StrCat("index file '", dfs_path,
+                                            "' is missing: the index is a shard, and BM25 needs "
+                                            "its collection document frequencies"));
+  }
+  uint64_t count = 0;
+  if (collection_dfs.size() >= sizeof(count)) std::memcpy(&count, collection_dfs.data(), 8);
+  if (collection_dfs.size() < sizeof(count) || count != num_terms_ ||
+      collection_dfs.size() - sizeof(count) != 4 * num_terms_) {
+    return Corrupt(dfs_path,
+                   absl::StrFormat("holds %d bytes, not the collection document frequencies of "
+                                   "the lexicon's %d terms",
+                                   collection_dfs.size(), num_terms_));
+  }
+  collection_dfs_ = reinterpret_cast<const uint32_t*>(collection_dfs.data() + sizeof(count));
+  // A term's collection df counts its documents in this shard and at most every document of the
+  // others.
+  const uint64_t other_docs = shard.collection_num_docs - own_docs;
+  const uint8_t* p = reinterpret_cast<const uint8_t*>(lexicon_entries_.data());
+  const uint8_t* const end = p + lexicon_entries_.size();
+  std::string term;
+  PackedEntry e;
+  for (uint64_t i = 0; i < num_terms_; ++i) {
+    p = DecodeEntry(p, end, i % kLexiconBlock == 0, &term, &e);  // checked by Load
+    const uint64_t cdf = collection_dfs_[i];
+    if (cdf < e.df || cdf - e.df > other_docs) {
+      collection_dfs_ = nullptr;
+      return Corrupt(dfs_path,
+                     absl::StrFormat("term '%s' has collection df %d, impossible with df %d in "
+                                     "this shard of %d of the collection's %d documents",
+                                     e.term, cdf, e.df, own_docs, shard.collection_num_docs));
+    }
+  }
   return absl::OkStatus();
 }
 
@@ -409,7 +508,7 @@ uint64_t Index::Offset(const uint8_t* table, uint64_t i) const {
 
 uint64_t Index::index_bytes() const {
   return manifest_file_.file_size() + lexicon_file_.file_size() + postings_file_.file_size() +
-         documents_file_.file_size();
+         documents_file_.file_size() + collection_df_file_.file_size();
 }
 
 TermInfo Index::ScanBlock(uint64_t block, uint64_t ordinal) const {

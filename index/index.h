@@ -32,6 +32,8 @@ inline constexpr char kManifestFile[] = "manifest.bin";
 inline constexpr char kLexiconFile[] = "lexicon.bin";
 inline constexpr char kPostingsFile[] = "postings.bin";
 inline constexpr char kDocumentsFile[] = "documents.bin";
+// Only in a shard (tandem-index shard): each term's document frequency in the whole collection.
+inline constexpr char kCollectionDfFile[] = "collection_df.bin";
 
 struct IndexStats {
   uint32_t num_docs = 0;
@@ -39,6 +41,19 @@ struct IndexStats {
   uint64_t num_postings = 0;
   uint64_t total_doc_length = 0;  // sum of document lengths in terms (stop words excluded)
   float avg_doc_length = 0.0f;
+};
+
+// A shard's place in its collection and the collection's BM25 statistics, which the shard scores
+// with (with each term's collection df from collection_df.bin), so that its scores are those of one
+// index over the whole collection: Elasticsearch's DFS query-then-fetch, with the statistics
+// gathered once when the collection is cut instead of at every query.
+struct ShardManifest {
+  uint32_t shard = 0;  // 0 .. shards - 1
+  uint32_t shards = 1;
+  uint32_t first_docid = 0;         // the collection's docID of the shard's docID 0
+  std::string collection_index_id;  // index_id of the index the shards were cut from
+  uint32_t collection_num_docs = 0;
+  float collection_avg_doc_length = 0.0f;  // exactly the collection's manifest's avg_doc_length
 };
 
 struct IndexManifest {
@@ -53,6 +68,8 @@ struct IndexManifest {
   std::string source_format;
   std::string source_input;
   std::string builder;  // "tandem-index 0.1.0 (commit)"
+  // Set for a shard: `stats` are then the shard's own, and BM25 uses the collection's.
+  std::optional<ShardManifest> shard;
 
   std::string ToJson() const;
   static absl::StatusOr<IndexManifest> FromJson(absl::string_view json);
@@ -91,14 +108,20 @@ struct TermInfo {
   uint32_t num_blocks = 0;
 };
 
-// The payloads of an index's four files: the bytes between each file's header and footer
-// (FORMAT.md), each starting 8-byte aligned.
+// The payloads of an index's four files, and a shard's fifth: the bytes between each file's
+// header and footer (FORMAT.md), each starting 8-byte aligned.
 struct IndexPayloads {
   absl::string_view manifest;
   absl::string_view lexicon;
   absl::string_view postings;
   absl::string_view documents;
+  // collection_df.bin's; empty (data() == nullptr) when the index has no such file.
+  absl::string_view collection_dfs;
 };
+
+// The payload of collection_df.bin: the collection's document frequency of each of a shard's
+// terms, in lexicon order.
+std::string EncodeCollectionDfs(const std::vector<uint32_t>& collection_dfs);
 
 struct IndexOpenOptions {
   // Also decode and check every posting list (slow on big indexes; `tandem-index inspect` does it).
@@ -120,11 +143,31 @@ class Index {
 
   const std::string& directory() const { return dir_; }
   const IndexManifest& manifest() const { return manifest_; }
+  // The index's own counts (a shard's: its documents, terms and postings).
   const IndexStats& stats() const { return manifest_.stats; }
   const BlockCodec& codec() const { return *codec_; }
   const Analyzer& analyzer() const { return *analyzer_; }
   uint32_t num_docs() const { return manifest_.stats.num_docs; }
-  float avg_doc_length() const { return manifest_.stats.avg_doc_length; }
+  // The place of a shard in its collection; nullptr when the index is not a shard.
+  const ShardManifest* shard() const { return manifest_.shard ? &*manifest_.shard : nullptr; }
+
+  // BM25's statistics: the collection's on a shard, else the index's own. Every engine scores with
+  // these, so a shard's scores are bit-equal to those of one index over the collection.
+  // Documents N of idf.
+  uint32_t bm25_num_docs() const {
+    return manifest_.shard ? manifest_.shard->collection_num_docs : manifest_.stats.num_docs;
+  }
+  // The average document length of the norms (a shard's own is stats().avg_doc_length).
+  float avg_doc_length() const {
+    return manifest_.shard ? manifest_.shard->collection_avg_doc_length
+                           : manifest_.stats.avg_doc_length;
+  }
+  // The document frequency of idf: the collection's on a shard, else the list's length (t.df).
+  uint32_t bm25_df(const TermInfo& t) const {
+    return collection_dfs_ != nullptr ? collection_dfs_[t.ordinal] : t.df;
+  }
+  float Bm25TermIdf(const TermInfo& t) const { return Bm25Idf(bm25_num_docs(), bm25_df(t)); }
+
   // Bytes of all index files.
   uint64_t index_bytes() const;
 
@@ -139,7 +182,8 @@ class Index {
   std::vector<std::pair<absl::string_view, absl::string_view>> stored_fields(uint32_t docid) const;
   // Bytes of every document's stored fields together.
   uint64_t stored_field_bytes() const { return field_pool_.size(); }
-  // Bm25DocNorm of every document under manifest().bm25, computed once at Open.
+  // Bm25DocNorm of every document under manifest().bm25 and avg_doc_length(), computed once at
+  // Open.
   const float* default_doc_norms() const { return default_norms_.data(); }
 
   // Decodes and checks every posting list (see PostingListView::Verify).
@@ -148,12 +192,14 @@ class Index {
  private:
   Index() = default;
   absl::Status Load(const IndexPayloads& payloads, const IndexOpenOptions& options);
+  // Checks a shard's manifest section and collection_df.bin (after the lexicon is loaded).
+  absl::Status LoadShard(absl::string_view collection_dfs);
 
   std::string dir_;
   IndexManifest manifest_;
   const BlockCodec* codec_ = nullptr;
   std::unique_ptr<Analyzer> analyzer_;
-  MappedFile manifest_file_, lexicon_file_, postings_file_, documents_file_;
+  MappedFile manifest_file_, lexicon_file_, postings_file_, documents_file_, collection_df_file_;
   // Lexicon: one sample per kLexiconBlock terms (the block's first entry's place in the packed
   // entries and its list's offset), then the packed entries, checked entry by entry at Load.
   struct LexiconSample {
@@ -178,6 +224,8 @@ class Index {
   absl::string_view id_pool_;
   absl::string_view field_pool_;
   std::vector<float> default_norms_;
+  // A shard's collection document frequencies, one per term ordinal; nullptr otherwise.
+  const uint32_t* collection_dfs_ = nullptr;
 };
 
 }  // namespace tandem::index

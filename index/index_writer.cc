@@ -71,6 +71,14 @@ absl::StatusOr<std::unique_ptr<IndexWriter>> IndexWriter::Create(
         absl::StrCat("unknown codec '", options.codec, "' (known: ", known, ")"));
   }
   TANDEM_RETURN_IF_ERROR(Analyzer::Create(options.analyzer).status());
+  if (const std::optional<ShardManifest>& shard = options.shard) {
+    if (shard->shards == 0 || shard->shard >= shard->shards || shard->collection_num_docs == 0 ||
+        !(shard->collection_avg_doc_length > 0.0f) || shard->collection_index_id.empty()) {
+      return absl::InvalidArgumentError(absl::StrFormat(
+          "shard %d of %d: the collection's index id, documents and average length are needed",
+          shard->shard, shard->shards));
+    }
+  }
   std::error_code ec;
   fs::path target = fs::absolute(fs::path(dir), ec).lexically_normal();
   if (ec) return FsError(absl::StrCat("bad output path '", dir, "'"), ec);
@@ -229,15 +237,25 @@ absl::Status IndexWriter::FinishDocuments() {
   avg_doc_length_ = n == 0 || total_doc_length_ == 0
                         ? 1.0f
                         : static_cast<float>(static_cast<double>(total_doc_length_) / n);
+  if (options_.shard &&
+      uint64_t{options_.shard->first_docid} + n > options_.shard->collection_num_docs) {
+    return absl::InvalidArgumentError(
+        absl::StrFormat("shard %d: %d documents from docID %d do not fit the collection's %d",
+                        options_.shard->shard, n, options_.shard->first_docid,
+                        options_.shard->collection_num_docs));
+  }
+  // A shard's norms are the collection's (Index::avg_doc_length()).
+  const float bm25_avg_doc_length =
+      options_.shard ? options_.shard->collection_avg_doc_length : avg_doc_length_;
   norms_.resize(n);
   for (uint32_t d = 0; d < n; ++d) {
-    norms_[d] = Bm25DocNorm(options_.bm25, doc_lengths_[d], avg_doc_length_);
+    norms_[d] = Bm25DocNorm(options_.bm25, doc_lengths_[d], bm25_avg_doc_length);
   }
   return absl::OkStatus();
 }
 
 absl::Status IndexWriter::AddPostingList(absl::string_view term, absl::Span<const uint32_t> docids,
-                                         absl::Span<const uint32_t> freqs) {
+                                         absl::Span<const uint32_t> freqs, uint32_t collection_df) {
   TANDEM_RETURN_IF_ERROR(FinishDocuments());
   if (!docids.empty() && docids.back() >= num_docs()) {
     return absl::InvalidArgumentError(absl::StrFormat(
@@ -246,21 +264,32 @@ absl::Status IndexWriter::AddPostingList(absl::string_view term, absl::Span<cons
   uint64_t cf = 0;
   for (uint32_t f : freqs) cf += f;
   std::string encoded;
-  const float idf = Bm25Idf(num_docs(), docids.size());
+  // A shard's maxima bound the scores of the collection's BM25: its N and the term's df there.
+  const float idf = options_.shard ? Bm25Idf(options_.shard->collection_num_docs, collection_df)
+                                   : Bm25Idf(num_docs(), docids.size());
   absl::StatusOr<float> max_score =
       EncodePostingList(*codec_, docids, freqs, norms_.data(), idf, &encoded);
   if (!max_score.ok()) {
     return absl::InvalidArgumentError(
         absl::StrCat("term '", term, "': ", max_score.status().message()));
   }
-  return AddEncodedList(term, static_cast<uint32_t>(docids.size()), cf, *max_score, encoded);
+  return AddEncodedList(term, static_cast<uint32_t>(docids.size()), cf, *max_score, encoded,
+                        collection_df);
 }
 
 absl::Status IndexWriter::AddEncodedList(absl::string_view term, uint32_t df, uint64_t cf,
-                                         float max_score, absl::string_view encoded) {
+                                         float max_score, absl::string_view encoded,
+                                         uint32_t collection_df) {
   TANDEM_RETURN_IF_ERROR(FinishDocuments());
   if (finished_) return absl::FailedPreconditionError("IndexWriter used after Finish");
   if (term.empty()) return absl::InvalidArgumentError("empty term");
+  if (options_.shard ? collection_df < df ||
+                           collection_df - df > options_.shard->collection_num_docs - num_docs()
+                     : collection_df != 0) {
+    return absl::InvalidArgumentError(absl::StrFormat(
+        "term '%s': collection df %d with %d postings, in %s", term, collection_df, df,
+        options_.shard ? "a shard of the collection's documents" : "an index that is no shard"));
+  }
   if (!lexicon_.empty() && !(absl::string_view(last_term_) < term)) {
     return absl::InvalidArgumentError(absl::StrCat("terms must be added in increasing order: '",
                                                    term, "' after '", last_term_, "'"));
@@ -277,6 +306,7 @@ absl::Status IndexWriter::AddEncodedList(absl::string_view term, uint32_t df, ui
   e.max_score = max_score;
   TANDEM_RETURN_IF_ERROR(files_->postings->Append(encoded));
   lexicon_.push_back(e);
+  if (options_.shard) collection_dfs_.push_back(collection_df);
   term_pool_.append(term.data(), term.size());
   last_term_.assign(term.data(), term.size());
   num_postings_ += df;
@@ -343,6 +373,14 @@ absl::Status IndexWriter::Finish() {
     }
     TANDEM_RETURN_IF_ERROR(f->Finish());
   }
+  // A shard's collection document frequencies, aligned with the lexicon.
+  if (options_.shard) {
+    TANDEM_ASSIGN_OR_RETURN(auto f,
+                            FileWriter::Create(absl::StrCat(tmp_dir_, "/", kCollectionDfFile),
+                                               FileKind::kCollectionDfs));
+    TANDEM_RETURN_IF_ERROR(f->Append(EncodeCollectionDfs(collection_dfs_)));
+    TANDEM_RETURN_IF_ERROR(f->Finish());
+  }
   files_->ids.close();
   files_->fields.close();
   std::error_code ec;
@@ -365,6 +403,7 @@ absl::Status IndexWriter::Finish() {
   manifest_.source_format = options_.source_format;
   manifest_.source_input = options_.source_input;
   manifest_.builder = absl::StrCat("tandem-index ", base::Version());
+  manifest_.shard = options_.shard;
   {
     TANDEM_ASSIGN_OR_RETURN(auto f, FileWriter::Create(absl::StrCat(tmp_dir_, "/", kManifestFile),
                                                        FileKind::kManifest));
@@ -372,29 +411,34 @@ absl::Status IndexWriter::Finish() {
     TANDEM_RETURN_IF_ERROR(f->Finish());
   }
   SyncDirectory(tmp_dir_);
+  TANDEM_RETURN_IF_ERROR(InstallDirectory(tmp_dir_, dir_));
+  finished_ = true;
+  return absl::OkStatus();
+}
 
-  // Swap into place. An existing index is exchanged with the new one in one step
-  // (renameat2 RENAME_EXCHANGE), so DIR holds the old index or the new one at every instant,
-  // whenever the process dies; the old one, now at the temporary name, is removed after. A file
-  // system without the exchange gets two renames, old aside first.
+absl::Status InstallDirectory(const std::string& tmp_dir, const std::string& dir) {
+  // An existing directory is exchanged with the new one in one step (renameat2 RENAME_EXCHANGE),
+  // so DIR holds the old index or the new one at every instant, whenever the process dies; the
+  // old one, now at the temporary name, is removed after. A file system without the exchange gets
+  // two renames, old aside first.
+  std::error_code ec;
   std::string old_dir;
-  if (fs::exists(dir_, ec)) {
-    if (::renameat2(AT_FDCWD, tmp_dir_.c_str(), AT_FDCWD, dir_.c_str(), RENAME_EXCHANGE) == 0) {
-      old_dir = tmp_dir_;
+  if (fs::exists(dir, ec)) {
+    if (::renameat2(AT_FDCWD, tmp_dir.c_str(), AT_FDCWD, dir.c_str(), RENAME_EXCHANGE) == 0) {
+      old_dir = tmp_dir;
     } else if (errno == EINVAL || errno == ENOSYS) {
-      old_dir = dir_ + base::PidTaggedSuffix(".old-");
-      fs::rename(dir_, old_dir, ec);
-      if (ec) return FsError(absl::StrCat("cannot move the old index '", dir_, "' aside"), ec);
-      fs::rename(tmp_dir_, dir_, ec);
+      old_dir = dir + base::PidTaggedSuffix(".old-");
+      fs::rename(dir, old_dir, ec);
+      if (ec) return FsError(absl::StrCat("cannot move the old index '", dir, "' aside"), ec);
+      fs::rename(tmp_dir, dir, ec);
     } else {
       ec = std::error_code(errno, std::generic_category());
     }
   } else {
-    fs::rename(tmp_dir_, dir_, ec);
+    fs::rename(tmp_dir, dir, ec);
   }
-  if (ec) return FsError(absl::StrCat("cannot rename '", tmp_dir_, "' to '", dir_, "'"), ec);
-  finished_ = true;
-  SyncDirectory(fs::path(dir_).parent_path().string());
+  if (ec) return FsError(absl::StrCat("cannot rename '", tmp_dir, "' to '", dir, "'"), ec);
+  SyncDirectory(fs::path(dir).parent_path().string());
   if (!old_dir.empty()) fs::remove_all(old_dir, ec);
   return absl::OkStatus();
 }

@@ -18,6 +18,7 @@
 
 #include <cstdint>
 #include <memory>
+#include <optional>
 #include <string>
 #include <utility>
 #include <vector>
@@ -39,7 +40,17 @@ struct IndexWriterOptions {
   // Replace DIR if it already holds an index. A non-empty DIR that is not an index is never
   // touched.
   bool overwrite = true;
+  // Set when writing one shard of a collection (index_builder/shard.h): the norms and the stored
+  // maxima use the collection's statistics, every list comes with its collection df, and Finish
+  // writes them to the manifest and collection_df.bin. collection_index_id, collection_num_docs
+  // and collection_avg_doc_length must be set.
+  std::optional<ShardManifest> shard;
 };
+
+// Puts the complete directory `tmp_dir` at `dir`: renamed, or, when `dir` exists, exchanged with it
+// in one step (renameat2 RENAME_EXCHANGE) and the old one removed, so `dir` holds the old or the
+// new directory at every instant. `tmp_dir` must be a sibling of `dir`.
+absl::Status InstallDirectory(const std::string& tmp_dir, const std::string& dir);
 
 class IndexWriter {
  public:
@@ -64,15 +75,20 @@ class IndexWriter {
   // Ends the document phase (implicit in the first AddPostingList). After it, doc_norms() and
   // avg_doc_length() are valid.
   absl::Status FinishDocuments();
+  // The norms of BM25 under the options' parameters (a shard's with the collection's average
+  // length), which the stored maxima use.
   const float* doc_norms() const { return norms_.data(); }
+  // The documents' own average length (stats.avg_doc_length of the manifest).
   float avg_doc_length() const { return avg_doc_length_; }
 
-  // Adds a term's list; terms in strictly increasing byte order.
+  // Adds a term's list; terms in strictly increasing byte order. A shard's lists also give the
+  // term's document frequency in the collection (at least the list's length), which its idf
+  // uses; 0 for an index that is not a shard.
   absl::Status AddPostingList(absl::string_view term, absl::Span<const uint32_t> docids,
-                              absl::Span<const uint32_t> freqs);
+                              absl::Span<const uint32_t> freqs, uint32_t collection_df = 0);
   // Adds a list already encoded by EncodePostingList.
   absl::Status AddEncodedList(absl::string_view term, uint32_t df, uint64_t cf, float max_score,
-                              absl::string_view encoded);
+                              absl::string_view encoded, uint32_t collection_df = 0);
 
   // Writes lexicon, document table and manifest and renames the directory into place.
   absl::Status Finish();
@@ -100,6 +116,7 @@ class IndexWriter {
   float avg_doc_length_ = 0.0f;
   std::vector<float> norms_;
   std::vector<LexiconEntry> lexicon_;
+  std::vector<uint32_t> collection_dfs_;  // a shard's, one per lexicon entry
   std::string term_pool_;
   std::string last_term_;
   uint64_t num_postings_ = 0;

@@ -22,7 +22,7 @@ ResolvedQuery ResolveQuery(const Index& index, const Query& query) {
     ResolvedTerm& term = resolved.terms.emplace_back();
     term.info = *info;
     term.weight = t.weight;
-    const float idf = Bm25Idf(index.num_docs(), info->df);
+    const float idf = index.Bm25TermIdf(*info);  // a shard's: the collection's N and df
     term.weighted_idf = t.weight * idf;
     // The stored maximum is idf * max(tf / (tf + norm)) for the index's parameters and weight 1;
     // a value from other statistics cannot widen the ratio past 1.

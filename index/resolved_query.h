@@ -25,7 +25,7 @@ namespace tandem::index {
 struct ResolvedTerm {
   TermInfo info;              // the lexicon entry: document frequency, list location, stored bound
   float weight = 1.0f;        // the merged query weight
-  float weighted_idf = 0.0f;  // weight * Bm25Idf(num_docs, df)
+  float weighted_idf = 0.0f;  // weight * Index::Bm25TermIdf (a shard's: the collection's idf)
   // Upper bound of tf / (tf + norm) over the list when has_stored_bound: the index's stored maximum
   // contribution divided by idf, clamped to [0, 1]. Without a stored bound (the query's BM25
   // parameters are not the index's) the ratio is at most 1.

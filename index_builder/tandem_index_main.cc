@@ -8,6 +8,7 @@
 //   tandem-index gpu-layouts DIR [--threads N]
 //   tandem-index import --format ciff FILE --output DIR [--codec CODEC]
 //   tandem-index export --format ciff|pisa DIR OUT
+//   tandem-index shard --shards S DIR OUT [--threads N]
 #include <unistd.h>
 
 #include <algorithm>
@@ -33,6 +34,7 @@
 #include "index_builder/document_reader.h"
 #include "index_builder/index_export.h"
 #include "index_builder/inverter.h"
+#include "index_builder/shard.h"
 #include "index_builder/synth.h"
 #include "tools/app.h"
 
@@ -47,7 +49,8 @@ ABSL_FLAG(std::string, output, "",
 ABSL_FLAG(std::string, codec, "pfor",
           absl::StrCat("build, synth, import: block codec (",
                        absl::StrJoin(tandem::index::BlockCodecNames(), ", "), ")"));
-ABSL_FLAG(int, threads, 0, "build, synth, gpu-layouts: worker threads (0: all cores)");
+ABSL_FLAG(int, threads, 0, "build, synth, gpu-layouts, shard: worker threads (0: all cores)");
+ABSL_FLAG(int, shards, 0, "shard: number of shards, 1 to the number of documents");
 ABSL_FLAG(bool, strict, false,
           "build: stop at the first malformed document instead of skipping it");
 ABSL_FLAG(bool, store_text, false,
@@ -232,6 +235,15 @@ int Inspect(const std::string& dir) {
   std::printf("analyzer   %s\n", m.analyzer.Describe().c_str());
   std::printf("documents  %u (average length %.2f terms)\n", m.stats.num_docs,
               m.stats.avg_doc_length);
+  if (const index::ShardManifest* s = idx.shard()) {
+    std::printf("shard      shard %u of %u, docIDs %u..%u of %u\n", s->shard, s->shards,
+                s->first_docid, s->first_docid + m.stats.num_docs - 1, s->collection_num_docs);
+    std::printf(
+        "bm25       the collection's statistics (index %s): %u documents, average length "
+        "%.2f terms, each term's collection df (%s)\n",
+        s->collection_index_id.c_str(), s->collection_num_docs, s->collection_avg_doc_length,
+        index::kCollectionDfFile);
+  }
   std::printf("terms      %llu\npostings   %llu\n",
               static_cast<unsigned long long>(m.stats.num_terms),
               static_cast<unsigned long long>(m.stats.num_postings));
@@ -254,7 +266,7 @@ int Inspect(const std::string& dir) {
               static_cast<unsigned long long>(idx.index_bytes()),
               static_cast<unsigned long long>(list_bytes),
               m.stats.num_postings ? 8.0 * list_bytes / m.stats.num_postings : 0.0);
-  std::printf("checksums  OK (all 4 files)\n");
+  std::printf("checksums  OK (all %d files)\n", idx.shard() != nullptr ? 5 : 4);
   absl::Status lists = idx.VerifyPostings();
   if (!lists.ok()) return Fail(lists);
   std::printf("lists      OK (every block of %llu lists decodes and matches its skip data)\n",
@@ -294,9 +306,13 @@ int Lookup(const std::string& dir, const std::string& raw) {
     std::fprintf(stderr, "tandem-index: term '%s' is not in the index\n", raw.c_str());
     return 2;
   }
-  std::printf("term        %s\ndf          %u\ncf          %llu\nidf         %.6f\n", term.c_str(),
-              info->df, static_cast<unsigned long long>(info->cf),
-              index::Bm25Idf(idx.num_docs(), info->df));
+  std::printf("term        %s\ndf          %u\ncf          %llu\n", term.c_str(), info->df,
+              static_cast<unsigned long long>(info->cf));
+  if (idx.shard() != nullptr) {
+    std::printf("coll. df    %u (in the collection's %u documents)\n", idx.bm25_df(*info),
+                idx.bm25_num_docs());
+  }
+  std::printf("idf         %.6f\n", idx.Bm25TermIdf(*info));
   std::printf("list        offset %llu, %llu bytes, %u blocks, %.2f bits per posting\n",
               static_cast<unsigned long long>(info->list_offset),
               static_cast<unsigned long long>(info->list_bytes), info->num_blocks,
@@ -392,6 +408,30 @@ int Export(const std::string& dir, const std::string& out) {
   return 0;
 }
 
+// Cuts DIR into shards of consecutive docID ranges under OUT (index_builder/shard.h).
+int Shard(const std::string& dir, const std::string& out) {
+  const int shards = absl::GetFlag(FLAGS_shards);
+  if (shards < 1) {
+    return Fail(absl::InvalidArgumentError(
+        absl::StrCat("shard needs --shards S, at least 1",
+                     shards == 0 ? "" : absl::StrCat(" (not ", shards, ")"))));
+  }
+  absl::StatusOr<std::unique_ptr<index::Index>> opened = index::Index::Open(dir);
+  if (!opened.ok()) return Fail(opened.status());
+  const absl::Time start = absl::Now();
+  absl::StatusOr<ShardSummary> summary = ShardIndex(
+      **opened, out,
+      {.shards = static_cast<uint32_t>(shards), .threads = absl::GetFlag(FLAGS_threads)});
+  if (!summary.ok()) {
+    return Fail(absl::Status(summary.status().code(),
+                             absl::StrCat(summary.status().message(), "; nothing was written")));
+  }
+  std::printf("tandem-index: sharded %s into %s in %.1f s\n  %s\n", dir.c_str(), out.c_str(),
+              absl::ToDoubleSeconds(absl::Now() - start),
+              absl::StrReplaceAll(summary->Describe(), {{"\n", "\n  "}}).c_str());
+  return 0;
+}
+
 }  // namespace
 }  // namespace tandem::index_builder
 
@@ -417,7 +457,10 @@ std::string Usage() {
       "  tandem-index export --format ciff DIR OUT.ciff\n"
       "  tandem-index export --format pisa DIR BASE   (PISA's binary collection: BASE.docs, "
       ".freqs,\n"
-      "      .sizes, and BASE.terms, BASE.documents one a line)");
+      "      .sizes, and BASE.terms, BASE.documents one a line)\n"
+      "  tandem-index shard --shards S DIR OUT [--threads N]   (OUT/shard-000 ...: consecutive "
+      "docID\n"
+      "      ranges, each scoring with the whole collection's BM25 statistics)");
 }
 
 int main(int argc, char** argv) {
@@ -433,6 +476,7 @@ int main(int argc, char** argv) {
   if (command == "gpu-layouts" && args.size() == 2) return GpuLayouts(args[1]);
   if (command == "import" && args.size() == 2) return Import(args[1]);
   if (command == "export" && args.size() == 3) return Export(args[1], args[2]);
+  if (command == "shard" && args.size() == 3) return Shard(args[1], args[2]);
   std::fprintf(stderr, "%s\n", usage.c_str());
   return 2;
 }

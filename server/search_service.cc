@@ -182,6 +182,16 @@ grpc::ServerUnaryReactor* SearchService::GetIndexInfo(grpc::CallbackServerContex
   response.set_source_format(m.source_format);
   // The input's name without the build host's directories (which a client has no use for).
   response.set_source_input(std::filesystem::path(m.source_input).filename().string());
+  // A shard's place, and the collection's statistics its BM25 uses; the counts above are its own.
+  if (const index::ShardManifest* shard = index_.shard()) {
+    tandem::v1::ShardInfo& info = *response.mutable_shard();
+    info.set_shard(shard->shard);
+    info.set_shards(shard->shards);
+    info.set_first_docid(shard->first_docid);
+    info.set_collection_documents(shard->collection_num_docs);
+    info.set_collection_average_document_length(shard->collection_avg_doc_length);
+    info.set_collection_index_id(shard->collection_index_id);
+  }
   reactor->Finish(ToGrpcStatus(SerializeResponse(response, max_response_bytes_, *response_bytes)));
   return reactor;
 }

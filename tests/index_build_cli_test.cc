@@ -2,7 +2,9 @@
 // malformed documents, repeated external ids, nothing to read. Each fails with exit status 1 and
 // one line that says what to do, and the index already at --output is served as before; --format
 // auto says which format it picked. tandem-index import and export: a CIFF round trip, PISA's five
-// files, a damaged CIFF file and command lines that are wrong.
+// files, a damaged CIFF file and command lines that are wrong. tandem-index shard: shards that
+// inspect, lookup and tandem-server's GetIndexInfo place in their collection, and its refusals.
+#include <algorithm>
 #include <cstdlib>
 #include <filesystem>
 #include <fstream>
@@ -23,6 +25,7 @@ namespace tandem::testing {
 namespace {
 
 using ::testing::HasSubstr;
+using ::testing::Not;
 
 std::string Source(const std::string& relative) {
   const char* source = std::getenv("TANDEM_SOURCE_DIR");
@@ -304,6 +307,111 @@ TEST_F(IndexBuildCliTest, ImportAndExportCommandLinesThatAreWrong) {
   EXPECT_THAT(help.out, HasSubstr("tandem-index export --format ciff DIR OUT.ciff"));
   EXPECT_THAT(help.out, HasSubstr("tandem-index export --format pisa DIR BASE"));
   EXPECT_THAT(help.out, HasSubstr("import: ciff. export: ciff (one file)"));
+}
+
+TEST_F(IndexBuildCliTest, ShardCutsTheIndexIntoShardsThatKnowTheirPlace) {
+  absl::StatusOr<std::unique_ptr<index::Index>> whole = index::Index::Open(out_);
+  ASSERT_TRUE(whole.ok());
+  const uint32_t n = (*whole)->num_docs();
+  const std::string& id = (*whole)->manifest().index_id;
+  const std::string shards = tmp_.path() + "/input/shards";
+  ProcessResult cut = TandemIndex({"shard", "--shards", "4", out_, shards, "--threads", "2"});
+  ASSERT_EQ(cut.exit_code, 0) << cut.err;
+  // Consecutive ranges, sizes differing by at most one.
+  const uint32_t first2 = 2 * (n / 4) + std::min(2u, n % 4),
+                 first3 = 3 * (n / 4) + std::min(3u, n % 4);
+  EXPECT_THAT(cut.out, HasSubstr(absl::StrCat("sharded ", out_, " into ", shards)));
+  EXPECT_THAT(cut.out, HasSubstr(absl::StrCat("4 shards of ", n, " documents:")));
+  EXPECT_THAT(cut.out, HasSubstr(absl::StrCat("shard-002  docIDs ", first2, "..", first3 - 1)));
+
+  const std::string shard2 = shards + "/shard-002";
+  ProcessResult inspect = TandemIndex({"inspect", shard2});
+  ASSERT_EQ(inspect.exit_code, 0) << inspect.err;
+  EXPECT_THAT(inspect.out, HasSubstr(absl::StrCat("shard 2 of 4, docIDs ", first2, "..", first3 - 1,
+                                                  " of ", n)));
+  EXPECT_THAT(inspect.out, HasSubstr(absl::StrCat("the collection's statistics (index ", id,
+                                                  "): ", n, " documents")));
+  EXPECT_THAT(inspect.out, HasSubstr("checksums  OK (all 5 files)"));
+  ProcessResult plain = TandemIndex({"inspect", out_});
+  EXPECT_THAT(plain.out, HasSubstr("checksums  OK (all 4 files)"));
+  EXPECT_THAT(plain.out, Not(HasSubstr("collection's statistics")));
+  // lookup gives the idf of the whole index.
+  ProcessResult lookup_whole = TandemIndex({"lookup", out_, "river"});
+  ProcessResult lookup_shard = TandemIndex({"lookup", shards + "/shard-000", "river"});
+  ASSERT_EQ(lookup_shard.exit_code, 0) << lookup_shard.err;
+  EXPECT_THAT(lookup_shard.out, HasSubstr(absl::StrCat("(in the collection's ", n, " documents)")));
+  const auto idf_line = [](const std::string& out) {
+    for (absl::string_view line : absl::StrSplit(out, '\n')) {
+      if (absl::StartsWith(line, "idf")) return std::string(line);
+    }
+    return std::string("none");
+  };
+  EXPECT_EQ(idf_line(lookup_shard.out), idf_line(lookup_whole.out));
+  EXPECT_NE(idf_line(lookup_shard.out), "none");
+
+  // tandem-server serves a shard and GetIndexInfo gives its place; its counts are its own.
+  absl::StatusOr<std::unique_ptr<index::Index>> part = index::Index::Open(shard2);
+  ASSERT_TRUE(part.ok()) << part.status();
+  auto server = ServerProcess::Start({"--index", shard2, "--threads", "1"});
+  ASSERT_TRUE(server.ok()) << server.status();
+  auto stub = NewStub((*server)->address());
+  grpc::ClientContext context;
+  SetTimeout(context, kE2eTimeout);
+  tandem::v1::GetIndexInfoResponse info;
+  ASSERT_TRUE(stub->GetIndexInfo(&context, {}, &info).ok());
+  EXPECT_EQ(info.index_id(), (*part)->manifest().index_id);
+  EXPECT_EQ(info.documents(), first3 - first2);
+  EXPECT_EQ(info.postings(), (*part)->stats().num_postings);
+  ASSERT_TRUE(info.has_shard());
+  EXPECT_EQ(info.shard().shard(), 2u);
+  EXPECT_EQ(info.shard().shards(), 4u);
+  EXPECT_EQ(info.shard().first_docid(), first2);
+  EXPECT_EQ(info.shard().collection_documents(), n);
+  EXPECT_EQ(info.shard().collection_average_document_length(), (*whole)->avg_doc_length());
+  EXPECT_EQ(info.shard().collection_index_id(), id);
+
+  // A second run replaces the shards of the first whole.
+  cut = TandemIndex({"shard", "--shards", "2", out_, shards});
+  ASSERT_EQ(cut.exit_code, 0) << cut.err;
+  EXPECT_TRUE(std::filesystem::exists(shards + "/shard-001"));
+  EXPECT_FALSE(std::filesystem::exists(shards + "/shard-002"));
+  ExpectTheTinyIndex();
+}
+
+TEST_F(IndexBuildCliTest, ShardCommandLinesThatAreWrong) {
+  absl::StatusOr<std::unique_ptr<index::Index>> whole = index::Index::Open(out_);
+  ASSERT_TRUE(whole.ok());
+  const uint32_t n = (*whole)->num_docs();
+  const std::string shards = tmp_.path() + "/input/shards";
+  ExpectFailure(TandemIndex({"shard", out_, shards}), "shard needs --shards S, at least 1");
+  ExpectFailure(TandemIndex({"shard", "--shards", "0", out_, shards}),
+                "shard needs --shards S, at least 1");
+  ExpectFailure(TandemIndex({"shard", "--shards", "-3", out_, shards}), "at least 1 (not -3)");
+  ExpectFailure(TandemIndex({"shard", "--shards", absl::StrCat(n + 1), out_, shards}),
+                absl::StrCat("cannot cut ", n, " documents into ", n + 1,
+                             " shards: every shard needs a document (--shards at most ", n,
+                             "); nothing was written"));
+  ExpectFailure(TandemIndex({"shard", "--shards", "2", tmp_.path() + "/nothing", shards}),
+                tmp_.path() + "/nothing/manifest.bin");
+  EXPECT_FALSE(std::filesystem::exists(shards));
+  // An output that holds anything but shards, such as the index itself, is left alone.
+  ExpectFailure(TandemIndex({"shard", "--shards", "2", out_, out_}),
+                "' is not empty and holds no shards; refusing to replace it");
+  // A shard is not cut again.
+  ASSERT_EQ(TandemIndex({"shard", "--shards", "2", out_, shards}).exit_code, 0);
+  ExpectFailure(
+      TandemIndex({"shard", "--shards", "2", shards + "/shard-001", shards + "2"}),
+      absl::StrCat("is already a shard (shard 1 of 2 of index ", (*whole)->manifest().index_id,
+                   "); shard the collection's index instead"));
+  EXPECT_FALSE(std::filesystem::exists(shards + "2"));
+  // A damaged shard does not open: its statistics file is named.
+  std::filesystem::remove(shards + "/shard-000/collection_df.bin");
+  ProcessResult damaged = TandemIndex({"inspect", shards + "/shard-000"});
+  EXPECT_EQ(damaged.exit_code, 1);
+  EXPECT_THAT(damaged.err, HasSubstr(shards + "/shard-000/collection_df.bin' is missing"));
+  ProcessResult usage = TandemIndex({"shard", "--shards", "2", out_});
+  EXPECT_EQ(usage.exit_code, 2);
+  EXPECT_THAT(usage.err, HasSubstr("tandem-index shard --shards S DIR OUT"));
 }
 
 }  // namespace

@@ -1,7 +1,7 @@
 #!/usr/bin/env python3
 """Checks that #include lines point down the layers of ARCHITECTURE.md, never up or sideways.
 
-    server -> scheduler -> {cpu, gpu, cost_model} -> index -> base
+    broker -> server -> scheduler -> {cpu, gpu, cost_model} -> index -> base
 
 A folder may include its own headers and those of the folders listed for it below. Tests
 (*_test.cc), programs (*_main.cc) and fuzzers (*_fuzzer.cc) are not part of any library: they may
@@ -29,12 +29,13 @@ ALLOWED = {
     "index_builder": {"workload", "index", "base"},
     "proto": set(),
     "server": {"scheduler", "cost_model", "cpu", "gpu", "index", "base", "proto"},
+    "broker": {"server", "base", "proto"},
     "clients": {"proto", "base", "tools"},
-    "bench": {"server", "scheduler", "cost_model", "cpu", "gpu", "index_builder", "workload",
+    "bench": {"broker", "server", "scheduler", "cost_model", "cpu", "gpu", "index_builder", "workload",
               "index", "tools", "base", "proto"},
-    "tests": {"server", "scheduler", "cost_model", "cpu", "gpu", "index_builder", "workload",
+    "tests": {"broker", "server", "scheduler", "cost_model", "cpu", "gpu", "index_builder", "workload",
               "index", "tools", "base", "proto", "clients", "bench"},
-    "fuzz": {"server", "scheduler", "cost_model", "cpu", "gpu", "index_builder", "workload",
+    "fuzz": {"broker", "server", "scheduler", "cost_model", "cpu", "gpu", "index_builder", "workload",
              "index", "tools", "base", "proto", "clients", "tests"},
 }
 LIBRARIES = set(ALLOWED) - {"tests", "bench", "fuzz"}

@@ -1,5 +1,5 @@
 # What `cmake --install` puts where, and the Debian package CPack makes of it (deploy/package.sh):
-#   bin/tandem-server, tandem-index, tandem-cli, tandem-train-cost
+#   bin/tandem-server, tandem-broker, tandem-index, tandem-cli, tandem-train-cost
 #   lib/systemd/system/tandem-server.service   (hardened; deploy/tandem-server.service.in)
 #   /etc/default/tandem-server                 (the service's flags; a conffile)
 #   share/doc/tandem/                          (README, ARCHITECTURE, index format, LICENSE)
@@ -8,7 +8,7 @@
 # the paths of a Debian system (/etc/default, the unit's ExecStart), as deploy/package.sh does.
 include(GNUInstallDirs)
 
-set(_tandem_programs tandem-server tandem-index tandem-cli tandem-train-cost)
+set(_tandem_programs tandem-server tandem-broker tandem-index tandem-cli tandem-train-cost)
 foreach(_program ${_tandem_programs})
   if(TARGET ${_program})
     install(TARGETS ${_program} RUNTIME DESTINATION ${CMAKE_INSTALL_BINDIR} COMPONENT runtime)

@@ -25,6 +25,7 @@
 #include "prometheus/registry.h"
 #include "server/batch_metrics.h"
 #include "server/executor_factory.h"
+#include "server/grpc_listen.h"
 #include "server/grpc_log.h"
 #include "server/metrics_endpoint.h"
 #include "server/process_metrics.h"
@@ -38,64 +39,6 @@ constexpr char kServiceName[] = "tandem.v1.SearchService";
 // After the in-flight queries are done, how long the gRPC server may take to flush their responses
 // before it cancels what is left (idle streams, health watches).
 constexpr absl::Duration kShutdownGrace = absl::Seconds(1);
-
-absl::StatusOr<std::shared_ptr<grpc::ServerCredentials>> MakeCredentials(const TlsOptions& tls) {
-  if (tls.cert_file.empty() && tls.key_file.empty()) {
-    if (!tls.client_ca_file.empty()) {
-      return absl::InvalidArgumentError("--tls-client-ca needs --tls-cert and --tls-key");
-    }
-    return grpc::InsecureServerCredentials();
-  }
-  if (tls.cert_file.empty() || tls.key_file.empty()) {
-    return absl::InvalidArgumentError("TLS needs both --tls-cert and --tls-key");
-  }
-  grpc::SslServerCredentialsOptions ssl;
-  grpc::SslServerCredentialsOptions::PemKeyCertPair pair;
-  TANDEM_ASSIGN_OR_RETURN(pair.cert_chain, base::ReadFile(tls.cert_file, "TLS certificate"));
-  TANDEM_ASSIGN_OR_RETURN(pair.private_key, base::ReadFile(tls.key_file, "TLS key"));
-  ssl.pem_key_cert_pairs.push_back(std::move(pair));
-  if (!tls.client_ca_file.empty()) {
-    TANDEM_ASSIGN_OR_RETURN(ssl.pem_root_certs,
-                            base::ReadFile(tls.client_ca_file, "TLS client CA"));
-    ssl.client_certificate_request = GRPC_SSL_REQUEST_AND_REQUIRE_CLIENT_CERTIFICATE_AND_VERIFY;
-  }
-  return grpc::SslServerCredentials(ssl);
-}
-
-// "host:port" with the port replaced by `port` (the bound one when 0 was asked for).
-std::string WithPort(const std::string& address, int port) {
-  const size_t colon = address.rfind(':');
-  const std::string host = colon == std::string::npos ? address : address.substr(0, colon);
-  return absl::StrCat(host, ":", port);
-}
-
-// gRPC takes a port above 65535 modulo 2^16 ("127.0.0.1:99999" listened on 34463): a host:port
-// address must have a port from 0 to 65535. Other URIs (unix:PATH) are gRPC's to check.
-absl::Status CheckListenPort(const std::string& address) {
-  if (absl::StartsWith(address, "unix:") || absl::StartsWith(address, "unix-abstract:")) {
-    return absl::OkStatus();
-  }
-  const size_t colon = address.rfind(':');
-  const std::string port = colon == std::string::npos ? "" : address.substr(colon + 1);
-  int value = -1;
-  if (port.empty() || port.find_first_not_of("0123456789") != std::string::npos ||
-      !absl::SimpleAtoi(port, &value) || value > 65535) {
-    return absl::InvalidArgumentError(
-        absl::StrCat("cannot listen on ", address, ": the port must be a number from 0 to 65535"));
-  }
-  return absl::OkStatus();
-}
-
-// gRPC logs why a bind failed; this keeps the one fact an operator needs.
-std::string ListenFailure(const std::string& address, const std::string& grpc_log) {
-  if (absl::StrContains(grpc_log, "Address already in use")) {
-    return absl::StrCat("cannot listen on ", address, ": address already in use");
-  }
-  if (absl::StrContains(grpc_log, "Cannot assign requested address")) {
-    return absl::StrCat("cannot listen on ", address, ": address not available on this host");
-  }
-  return absl::StrCat("cannot listen on ", address, ": invalid address or port");
-}
 
 }  // namespace
 

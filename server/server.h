@@ -21,6 +21,7 @@
 #include "absl/status/statusor.h"
 #include "absl/time/time.h"
 #include "server/engine_factory.h"
+#include "server/grpc_listen.h"
 #include "server/executor_factory.h"
 #include "server/query_metrics.h"
 #include "server/request_validation.h"
@@ -44,13 +45,6 @@ class ProcessMetrics;
 class BatchMetrics;
 class QueryDispatcher;
 class SearchService;
-
-struct TlsOptions {
-  std::string cert_file;  // PEM server certificate chain; TLS is on when set
-  std::string key_file;   // PEM private key
-  // PEM CA bundle; when set, clients must present a certificate it signed (mutual TLS).
-  std::string client_ca_file;
-};
 
 // The gRPC front end.
 struct GrpcOptions {

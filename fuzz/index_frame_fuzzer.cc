@@ -16,7 +16,7 @@ extern "C" int LLVMFuzzerTestOneInput(const uint8_t* data, size_t size) {
   const tandem::fuzz::Bytes file({reinterpret_cast<const char*>(data), size});
   int accepted = 0;
   for (FileKind kind : {FileKind::kManifest, FileKind::kLexicon, FileKind::kPostings,
-                        FileKind::kDocuments, FileKind::kGpuLayouts}) {
+                        FileKind::kDocuments, FileKind::kGpuLayouts, FileKind::kCollectionDfs}) {
     absl::StatusOr<absl::string_view> payload =
         tandem::index::VerifyFrame(file.view(), kind, "fuzz-input");
     if (!payload.ok()) continue;

@@ -60,9 +60,9 @@ absl::Status Broker::Start(BrokerOptions options) {
 
   if (!options.metrics_listen.empty()) {
     auto process = std::make_shared<server::ProcessMetrics>();
-    TANDEM_ASSIGN_OR_RETURN(metrics_endpoint_,
-                            server::MetricsEndpoint::Start({.listen = options.metrics_listen},
-                                                           {registry_, process}));
+    TANDEM_ASSIGN_OR_RETURN(
+        metrics_endpoint_,
+        server::MetricsEndpoint::Start({.listen = options.metrics_listen}, {registry_, process}));
     // The endpoint holds its collectables weakly; the process metrics live with the registry.
     process_metrics_ = std::move(process);
     metrics_address_ = server::WithPort(options.metrics_listen, metrics_endpoint_->port());

@@ -33,8 +33,8 @@ BrokerMetrics::BrokerMetrics(prometheus::Registry& registry)
       cache_hits_(Counters(registry, "tandem_broker_cache_requests_total",
                            "Result cache lookups, by result.")
                       .Add({{"result", "hit"}})),
-      cache_misses_(Counters(registry, "tandem_broker_cache_requests_total", "")
-                        .Add({{"result", "miss"}})),
+      cache_misses_(
+          Counters(registry, "tandem_broker_cache_requests_total", "").Add({{"result", "miss"}})),
       replicas_(Gauges(registry, "tandem_broker_replicas",
                        "Replicas of each shard, by state (healthy or ejected).")) {
   Gauges(registry, "tandem_build_info", "Build of this program; the value is always 1.")
@@ -48,9 +48,8 @@ BrokerMetrics::BrokerMetrics(prometheus::Registry& registry)
 
 void BrokerMetrics::RecordQuery(absl::string_view method, grpc::StatusCode code, bool degraded,
                                 absl::Duration duration) {
-  const std::string outcome = code != grpc::StatusCode::OK
-                                  ? std::string(server::GrpcCodeName(code))
-                                  : (degraded ? "degraded" : "ok");
+  const std::string outcome = code != grpc::StatusCode::OK ? std::string(server::GrpcCodeName(code))
+                                                           : (degraded ? "degraded" : "ok");
   queries_.Add({{"method", std::string(method)}, {"outcome", outcome}}).Increment();
   if (degraded && code == grpc::StatusCode::OK) degraded_.Increment();
   duration_.Add({{"method", std::string(method)}}, LatencyBuckets())

@@ -176,8 +176,8 @@ void BrokerService::Answer(const SearchRequest& request, absl::Time deadline,
     }
   }
   fanout_.Search(request, deadline,
-                 [this, key = std::move(key), finish = std::move(finish)](
-                     absl::StatusOr<SearchResponse> answer) mutable {
+                 [this, key = std::move(key),
+                  finish = std::move(finish)](absl::StatusOr<SearchResponse> answer) mutable {
                    // Only complete answers are kept: a degraded one would outlive the outage.
                    if (answer.ok() && !answer->degraded() && !key.empty()) {
                      cache_.Insert(key, *answer, absl::Now());
@@ -208,9 +208,9 @@ grpc::ServerUnaryReactor* BrokerService::SearchBatch(grpc::CallbackServerContext
   grpc::ServerUnaryReactor* reactor = context->DefaultReactor();
   const int n = request->requests_size();
   if (static_cast<uint32_t>(n) > options_.max_batch) {
-    reactor->Finish(grpc::Status(grpc::StatusCode::INVALID_ARGUMENT,
-                                 absl::StrCat("a batch holds at most ", options_.max_batch,
-                                              " queries, got ", n)));
+    reactor->Finish(grpc::Status(
+        grpc::StatusCode::INVALID_ARGUMENT,
+        absl::StrCat("a batch holds at most ", options_.max_batch, " queries, got ", n)));
     return reactor;
   }
   if (n == 0) {

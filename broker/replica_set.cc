@@ -192,8 +192,8 @@ absl::Status ReplicaSet::ReadTargetsFile() {
     return absl::InvalidArgumentError(
         absl::StrCat("cannot read replicas file ", options_.targets_file, ": not found"));
   }
-  const std::string stamp = absl::StrCat(st.st_size, ":", st.st_mtim.tv_sec, ".",
-                                         st.st_mtim.tv_nsec, ":", st.st_ino);
+  const std::string stamp =
+      absl::StrCat(st.st_size, ":", st.st_mtim.tv_sec, ".", st.st_mtim.tv_nsec, ":", st.st_ino);
   if (stamp == file_stamp_) return absl::OkStatus();
   std::ifstream in(options_.targets_file);
   std::stringstream text;
@@ -204,8 +204,8 @@ absl::Status ReplicaSet::ReadTargetsFile() {
   }
   absl::StatusOr<std::vector<std::string>> targets = ParseTargetsFile(text.str());
   if (!targets.ok()) {
-    return absl::InvalidArgumentError(absl::StrCat("replicas file ", options_.targets_file, ", ",
-                                                   targets.status().message()));
+    return absl::InvalidArgumentError(
+        absl::StrCat("replicas file ", options_.targets_file, ", ", targets.status().message()));
   }
   file_targets_ = *std::move(targets);
   file_stamp_ = stamp;
@@ -258,10 +258,10 @@ void ReplicaSet::Resolve() {
     for (const std::string& address : addresses) {
       if (replicas.count(address) > 0) continue;
       auto existing = replicas_.find(address);
-      replicas[address] = existing != replicas_.end()
-                              ? existing->second
-                              : std::make_shared<Replica>(
-                                    address, NewChannel(address, options_.credentials));
+      replicas[address] =
+          existing != replicas_.end()
+              ? existing->second
+              : std::make_shared<Replica>(address, NewChannel(address, options_.credentials));
     }
   }
   replicas_ = std::move(replicas);
@@ -314,12 +314,12 @@ void ReplicaSet::CheckReplicas(const std::vector<std::shared_ptr<Replica>>& repl
     replica->health_stub().async()->Check(
         &p->health_context, &p->health_request, &p->health_response,
         [this, p, &pending](grpc::Status status) {
-          if (!status.ok() || p->health_response.status() !=
-                                  grpc::health::v1::HealthCheckResponse::SERVING) {
+          if (!status.ok() ||
+              p->health_response.status() != grpc::health::v1::HealthCheckResponse::SERVING) {
             p->replica->healthy_.store(false);
-            Say(*p->replica, status.ok() ? "not serving (draining or starting)"
-                                         : absl::StrCat("health check failed: ",
-                                                        status.error_message()));
+            Say(*p->replica, status.ok()
+                                 ? "not serving (draining or starting)"
+                                 : absl::StrCat("health check failed: ", status.error_message()));
             pending.DecrementCount();
             return;
           }
@@ -359,9 +359,8 @@ void ReplicaSet::Publish(const std::vector<std::shared_ptr<Replica>>& replicas) 
   }
   auto topology = std::make_shared<Topology>();
   if (!votes.empty()) {
-    auto best = std::max_element(votes.begin(), votes.end(), [](const auto& a, const auto& b) {
-      return a.second < b.second;
-    });
+    auto best = std::max_element(votes.begin(), votes.end(),
+                                 [](const auto& a, const auto& b) { return a.second < b.second; });
     topology->collection_id = best->first.first;
     topology->shards = best->first.second;
   }

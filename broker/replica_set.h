@@ -40,8 +40,8 @@
 #include "absl/synchronization/mutex.h"
 #include "absl/synchronization/notification.h"
 #include "absl/time/time.h"
-#include "grpcpp/grpcpp.h"
 #include "grpc/health/v1/health.grpc.pb.h"
+#include "grpcpp/grpcpp.h"
 #include "tandem/v1/search.grpc.pb.h"
 
 namespace tandem::broker {
@@ -111,7 +111,7 @@ struct ReplicaSetOptions {
   std::optional<uint32_t> expected_shards;
   absl::Duration health_interval = absl::Seconds(1);
   absl::Duration health_timeout = absl::Milliseconds(500);
-  absl::Duration refresh_interval = absl::Seconds(10);  // DNS and the targets file
+  absl::Duration refresh_interval = absl::Seconds(10);    // DNS and the targets file
   std::shared_ptr<grpc::ChannelCredentials> credentials;  // null: insecure
   // Lines about replicas (ejected, back, left out); null: standard error.
   std::function<void(const std::string&)> log;
@@ -143,8 +143,7 @@ class ReplicaSet {
                                        const std::vector<const Replica*>& tried);
 
   // Parses "host:port" or "[v6]:port" into host and port; INVALID_ARGUMENT naming the target.
-  static absl::StatusOr<std::pair<std::string, std::string>> SplitTarget(
-      const std::string& target);
+  static absl::StatusOr<std::pair<std::string, std::string>> SplitTarget(const std::string& target);
   // The targets of a targets file's text.
   static absl::StatusOr<std::vector<std::string>> ParseTargetsFile(const std::string& text);
 

@@ -11,8 +11,8 @@ namespace tandem::broker {
 
 absl::Status ResultCache::Validate(const ResultCacheOptions& options) {
   if (options.max_entries > 0 && options.max_bytes > 0 && options.ttl <= absl::ZeroDuration()) {
-    return absl::InvalidArgumentError(absl::StrCat("cache_ttl must be positive, got ",
-                                                   absl::FormatDuration(options.ttl)));
+    return absl::InvalidArgumentError(
+        absl::StrCat("cache_ttl must be positive, got ", absl::FormatDuration(options.ttl)));
   }
   return absl::OkStatus();
 }

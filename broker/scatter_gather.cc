@@ -166,8 +166,7 @@ class QueryRun : public std::enable_shared_from_this<QueryRun> {
           launch.emplace_back(s, std::move(a));
         } else {
           shards_[s].done = true;
-          shards_[s].last_error =
-              grpc::Status(grpc::StatusCode::UNAVAILABLE, "no healthy replica");
+          shards_[s].last_error = grpc::Status(grpc::StatusCode::UNAVAILABLE, "no healthy replica");
           ++finished_;
         }
       }
@@ -199,11 +198,10 @@ class QueryRun : public std::enable_shared_from_this<QueryRun> {
   void Launch(uint32_t s, const std::shared_ptr<Attempt>& a) {
     a->replica->CallStarted();
     a->started = absl::Now();
-    a->replica->stub().async()->Search(
-        &a->context, a->request.get(), &a->response,
-        [self = shared_from_this(), s, a](grpc::Status status) {
-          self->OnAttemptDone(s, a, std::move(status));
-        });
+    a->replica->stub().async()->Search(&a->context, a->request.get(), &a->response,
+                                       [self = shared_from_this(), s, a](grpc::Status status) {
+                                         self->OnAttemptDone(s, a, std::move(status));
+                                       });
   }
 
   void ScheduleHedge(uint32_t s, int pass) {
@@ -332,10 +330,10 @@ class QueryRun : public std::enable_shared_from_this<QueryRun> {
       return;
     }
     if (!missing.empty() && request_.require_complete()) {
-      Finish(absl::UnavailableError(absl::StrCat(
-          missing.size(), " of ", topology_->shards,
-          " shards did not answer and the request requires all (", absl::StrJoin(reasons, "; "),
-          ")")));
+      Finish(absl::UnavailableError(
+          absl::StrCat(missing.size(), " of ", topology_->shards,
+                       " shards did not answer and the request requires all (",
+                       absl::StrJoin(reasons, "; "), ")")));
       return;
     }
     absl::StatusOr<SearchResponse> merged = MergeShardAnswers(k_, answers);

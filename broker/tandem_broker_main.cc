@@ -50,8 +50,7 @@ ABSL_FLAG(uint64_t, cache_bytes, uint64_t{64} << 20, "Result cache bytes, keys a
 ABSL_FLAG(absl::Duration, cache_ttl, absl::Seconds(10), "How long a cached answer is served.");
 ABSL_FLAG(absl::Duration, health_interval, absl::Seconds(1),
           "How often every node is health-checked.");
-ABSL_FLAG(absl::Duration, health_timeout, absl::Milliseconds(500),
-          "Deadline of one health check.");
+ABSL_FLAG(absl::Duration, health_timeout, absl::Milliseconds(500), "Deadline of one health check.");
 ABSL_FLAG(absl::Duration, refresh_interval, absl::Seconds(10),
           "How often host names are resolved again and --replicas-file is looked at.");
 ABSL_FLAG(uint32_t, max_batch, 1024, "Most queries in one SearchBatch call.");
@@ -80,8 +79,9 @@ absl::StatusOr<std::shared_ptr<grpc::ChannelCredentials>> ReplicaCredentials() {
   const std::string key = absl::GetFlag(FLAGS_replica_tls_key);
   if (ca.empty()) {
     if (!cert.empty() || !key.empty()) {
-      return absl::InvalidArgumentError("--replica-tls-cert and --replica-tls-key need "
-                                        "--replica-tls-ca");
+      return absl::InvalidArgumentError(
+          "--replica-tls-cert and --replica-tls-key need "
+          "--replica-tls-ca");
     }
     return std::shared_ptr<grpc::ChannelCredentials>();
   }
@@ -144,10 +144,10 @@ int main(int argc, char** argv) {
   options.replicas.health_timeout = absl::GetFlag(FLAGS_health_timeout);
   options.replicas.refresh_interval = absl::GetFlag(FLAGS_refresh_interval);
   options.replicas.credentials = *replica_credentials;
-  options.fanout = {.deadline_budget = absl::GetFlag(FLAGS_deadline_budget),
-                    .hedge = absl::GetFlag(FLAGS_hedge_after),
-                    .max_attempts = static_cast<int>(
-                        std::min<uint32_t>(absl::GetFlag(FLAGS_max_attempts), 16))};
+  options.fanout = {
+      .deadline_budget = absl::GetFlag(FLAGS_deadline_budget),
+      .hedge = absl::GetFlag(FLAGS_hedge_after),
+      .max_attempts = static_cast<int>(std::min<uint32_t>(absl::GetFlag(FLAGS_max_attempts), 16))};
   options.cache = {.max_entries = absl::GetFlag(FLAGS_cache_entries),
                    .max_bytes = absl::GetFlag(FLAGS_cache_bytes),
                    .ttl = absl::GetFlag(FLAGS_cache_ttl)};

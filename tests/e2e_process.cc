@@ -110,7 +110,8 @@ absl::StatusOr<ProcessResult> RunProcess(const std::string& binary,
 }
 
 absl::StatusOr<std::unique_ptr<ServerProcess>> ServerProcess::Start(std::vector<std::string> args,
-                                                                    absl::Duration timeout) {
+                                                                    absl::Duration timeout,
+                                                                    const std::string& binary) {
   auto has_flag = [&args](absl::string_view flag) {
     for (const std::string& a : args) {
       if (a == flag || absl::StartsWith(a, absl::StrCat(flag, "="))) return true;
@@ -130,7 +131,7 @@ absl::StatusOr<std::unique_ptr<ServerProcess>> ServerProcess::Start(std::vector<
   const int null_fd = ::open("/dev/null", O_RDONLY | O_CLOEXEC);
   const int err_fd =
       ::open(server->stderr_path_.c_str(), O_WRONLY | O_CREAT | O_TRUNC | O_CLOEXEC, 0600);
-  absl::StatusOr<pid_t> pid = Spawn(TANDEM_SERVER_BINARY, args, null_fd, out_pipe[1], err_fd);
+  absl::StatusOr<pid_t> pid = Spawn(binary, args, null_fd, out_pipe[1], err_fd);
   ::close(out_pipe[1]);
   ::close(null_fd);
   ::close(err_fd);
@@ -142,13 +143,14 @@ absl::StatusOr<std::unique_ptr<ServerProcess>> ServerProcess::Start(std::vector<
   server->stdout_fd_ = out_pipe[0];
 
   // Read stdout up to the first newline: "tandem-server listening on A (metrics on M)".
+  const std::string name = std::filesystem::path(binary).filename().string();
   std::string line;
   const absl::Time deadline = absl::Now() + timeout;
   while (!absl::StrContains(line, "\n")) {
     const absl::Duration left = deadline - absl::Now();
     if (left <= absl::ZeroDuration()) {
       return absl::DeadlineExceededError(
-          absl::StrCat("tandem-server printed no address in time; stderr: ", server->Stderr()));
+          absl::StrCat(name, " printed no address in time; stderr: ", server->Stderr()));
     }
     pollfd p{.fd = server->stdout_fd_, .events = POLLIN, .revents = 0};
     if (::poll(&p, 1, static_cast<int>(absl::ToInt64Milliseconds(left)) + 1) <= 0) continue;
@@ -156,18 +158,17 @@ absl::StatusOr<std::unique_ptr<ServerProcess>> ServerProcess::Start(std::vector<
     const ssize_t n = ::read(server->stdout_fd_, buf, sizeof(buf));
     if (n <= 0) {
       std::optional<int> code = server->WaitForExit(timeout);
-      return absl::FailedPreconditionError(
-          absl::StrCat("tandem-server exited (", code.value_or(-1),
-                       ") before listening; stderr: ", server->Stderr()));
+      return absl::FailedPreconditionError(absl::StrCat(
+          name, " exited (", code.value_or(-1), ") before listening; stderr: ", server->Stderr()));
     }
     line.append(buf, static_cast<size_t>(n));
   }
   line = line.substr(0, line.find('\n'));
-  constexpr absl::string_view kPrefix = "tandem-server listening on ";
-  if (!absl::StartsWith(line, kPrefix)) {
+  const std::string prefix = absl::StrCat(name, " listening on ");
+  if (!absl::StartsWith(line, prefix)) {
     return absl::InternalError(absl::StrCat("unexpected first line: '", line, "'"));
   }
-  std::vector<std::string> parts = absl::StrSplit(line.substr(kPrefix.size()), ' ');
+  std::vector<std::string> parts = absl::StrSplit(line.substr(prefix.size()), ' ');
   server->address_ = parts.at(0);
   const size_t metrics = line.find("(metrics on ");
   if (metrics != std::string::npos) {

@@ -42,10 +42,12 @@ absl::StatusOr<ProcessResult> RunProcess(const std::string& binary,
 
 class ServerProcess {
  public:
-  // Starts tandem-server with `args` plus --listen/--metrics-listen on 127.0.0.1:0 (unless `args`
-  // sets them) and waits for its "listening on" line. On failure, the error carries its stderr.
-  static absl::StatusOr<std::unique_ptr<ServerProcess>> Start(std::vector<std::string> args,
-                                                              absl::Duration timeout = kE2eTimeout);
+  // Starts tandem-server (or `binary`, another program that prints "NAME listening on A (metrics
+  // on M)" first: tandem-broker) with `args` plus --listen/--metrics-listen on 127.0.0.1:0
+  // (unless `args` sets them) and waits for that line. On failure, the error carries its stderr.
+  static absl::StatusOr<std::unique_ptr<ServerProcess>> Start(
+      std::vector<std::string> args, absl::Duration timeout = kE2eTimeout,
+      const std::string& binary = TANDEM_SERVER_BINARY);
   // Kills the server (SIGKILL) if it still runs.
   ~ServerProcess();
 

@@ -158,6 +158,8 @@ TEST_F(ShardTest, ShardsAnswerExactlyAsTheWholeIndex) {
   std::mt19937_64 rng(42);
   std::vector<index::Query> queries;
   for (int i = 0; i < 120; ++i) queries.push_back(RandomQuery(rng));
+  // How many hits were compared, and how often AND+OR's merged AND pass sufficed or fell short.
+  uint64_t hits_compared = 0, and_sufficed = 0, and_fell_short = 0;
   for (uint32_t shards : {1u, 2u, 3u, 7u}) {
     SCOPED_TRACE(absl::StrCat(shards, " shards"));
     const std::vector<std::unique_ptr<index::Index>> parts =
@@ -221,14 +223,17 @@ TEST_F(ShardTest, ShardsAnswerExactlyAsTheWholeIndex) {
             size_t total = 0;
             for (const auto& h : and_hits) total += h.size();
             if (total >= q.k) {
+              ++and_sufficed;
               got = Merge(and_hits, first_docids, q.k);
             } else {
+              ++and_fell_short;
               index::Query or_query = q;
               or_query.mode = index::QueryMode::kOr;
               got = Merge(run_shards(or_query), first_docids, q.k);
             }
           }
           ASSERT_EQ(got.size(), want->hits.size());
+          hits_compared += got.size();
           for (size_t h = 0; h < got.size(); ++h) {
             ASSERT_EQ(got[h].docid, want->hits[h].docid) << "rank " << h;
             // Bit-equal: the same floats summed in the same order.
@@ -238,6 +243,9 @@ TEST_F(ShardTest, ShardsAnswerExactlyAsTheWholeIndex) {
       }
     }
   }
+  EXPECT_GT(hits_compared, 100000u);
+  EXPECT_GT(and_sufficed, 100u);
+  EXPECT_GT(and_fell_short, 100u);
 }
 
 TEST_F(ShardTest, ShardsKeepTheDocumentsAndTheSourcesSettings) {

@@ -34,7 +34,7 @@ struct ShardOptions {
 std::string ShardDirectoryName(uint32_t shard);
 
 // Shard i's first docID when `num_docs` documents are cut into `shards` (the first num_docs %
-// shards shards get one document more). FirstDocid(shards, ...) is num_docs.
+// shards shards get one document more); ShardFirstDocid(shards, shards, n) is n.
 uint32_t ShardFirstDocid(uint32_t shard, uint32_t shards, uint32_t num_docs);
 
 struct ShardSummary {

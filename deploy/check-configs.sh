@@ -8,16 +8,21 @@
 # Usage: deploy/check-configs.sh [--install-tools] [CHECK...]   (no CHECK: all of them)
 # A check whose tool is missing says so and is skipped. Exit status: 1 when a check failed, else
 # 77 when every check asked for was skipped, else 0. --install-tools first installs the npm
-# packages of the Kubernetes and Dockerfile checks into deploy/tools/node_modules; promtool, nginx
-# and haproxy come from Debian (apt-get install prometheus nginx-light haproxy).
+# packages of the Kubernetes and Dockerfile checks (deploy/tools/package.json) into
+# $TANDEM_DEPLOY_TOOLS (default ~/.cache/tandem-deploy-tools), outside the work tree so that every
+# checkout on the machine shares them; setup-debian.sh does it where npm is. promtool, nginx and
+# haproxy come from Debian (apt-get install prometheus nginx-light haproxy).
 set -uo pipefail
 DEPLOY="$(cd "$(dirname "$0")" && pwd)"
+export TANDEM_DEPLOY_TOOLS="${TANDEM_DEPLOY_TOOLS:-${XDG_CACHE_HOME:-$HOME/.cache}/tandem-deploy-tools}"
+TOOLS="$TANDEM_DEPLOY_TOOLS"
 TMP="$(mktemp -d)"
 trap 'rm -rf "$TMP"' EXIT
 
 if [[ "${1:-}" == "--install-tools" ]]; then
   shift
-  (cd "$DEPLOY/tools" && npm install --no-package-lock --no-audit --no-fund --loglevel=error) || exit 1
+  mkdir -p "$TOOLS" && cp "$DEPLOY/tools/package.json" "$TOOLS/" &&
+    (cd "$TOOLS" && npm install --no-package-lock --no-audit --no-fund --loglevel=error) || exit 1
 fi
 
 skip() { echo "skip: $*"; return 77; }
@@ -53,10 +58,10 @@ PY
 check_kubernetes() { "$DEPLOY/k8s/validate.sh"; }
 
 check_docker() {
-  local lint="$DEPLOY/tools/node_modules/.bin/dockerfile-utils"
+  local lint="$TOOLS/node_modules/.bin/dockerfile-utils"
   command -v node >/dev/null 2>&1 && [[ -x "$lint" ]] ||
     { skip "dockerfile-utils is missing (deploy/check-configs.sh --install-tools)"; return; }
-  echo "dockerfile-utils $(node -p "require('$DEPLOY/tools/node_modules/dockerfile-utils/package.json').version")"
+  echo "dockerfile-utils $(node -p "require('$TOOLS/node_modules/dockerfile-utils/package.json').version")"
   run "$lint" lint "$DEPLOY/docker/Dockerfile" && echo "Dockerfile: no problems"
 }
 
@@ -73,6 +78,7 @@ check_haproxy() {
 }
 
 checks=("$@")
+[[ "${checks[*]}" == none ]] && exit 0  # --install-tools alone
 ((${#checks[@]})) || checks=(prometheus kubernetes docker nginx haproxy)
 failed=() ran=0
 for c in "${checks[@]}"; do

@@ -3,7 +3,8 @@
 # npm, which the demo uses to fetch its sample corpus. Idempotent and non-interactive: packages
 # already present are skipped by apt. The tests check the metrics' exposition format with the
 # Prometheus Python client's parser; promtool (Debian's prometheus package, which would also start
-# a Prometheus server) is used when present but not installed.
+# a Prometheus server) is used when present but not installed; so are nginx and haproxy, whose
+# packages start servers too (deploy/check-configs.sh).
 set -euo pipefail
 
 PACKAGES=(
@@ -30,12 +31,18 @@ done
 
 if ((${#missing[@]} == 0)); then
   echo "setup: all ${#PACKAGES[@]} packages already installed"
-  exit 0
+else
+  SUDO=""
+  if [[ $(id -u) -ne 0 ]]; then SUDO="sudo"; fi
+  echo "setup: installing ${missing[*]}"
+  export DEBIAN_FRONTEND=noninteractive
+  $SUDO apt-get update -qq
+  $SUDO apt-get install -y -qq --no-install-recommends "${missing[@]}"
 fi
 
-SUDO=""
-if [[ $(id -u) -ne 0 ]]; then SUDO="sudo"; fi
-echo "setup: installing ${missing[*]}"
-export DEBIAN_FRONTEND=noninteractive
-$SUDO apt-get update -qq
-$SUDO apt-get install -y -qq --no-install-recommends "${missing[@]}"
+# The checkers of deploy/'s manifests and Dockerfile (deploy/tools/package.json, from npm), for the
+# deploy_* tests; where npm is missing or the registry does not answer, those tests skip.
+if command -v npm >/dev/null 2>&1 && [[ -z "${TANDEM_SKIP_DEPLOY_TOOLS:-}" ]]; then
+  "$(dirname "$0")/check-configs.sh" --install-tools none >/dev/null ||
+    echo "setup: deploy checkers not installed (npm failed); the deploy_* tests will skip"
+fi

@@ -2,14 +2,16 @@
 # Validates the manifests in deploy/k8s against the Kubernetes API's schemas (strictly: unknown
 # fields fail), and checks selectors, Service names and probe ports (deploy/tools/validate-k8s.mjs).
 # With kubectl, what `kubectl apply -k deploy/k8s` would apply (kubectl kustomize renders it);
-# without, every manifest file as written. Needs Node.js and deploy/tools/node_modules, which
+# without, every manifest file as written. Needs Node.js and the packages of
+# deploy/tools/package.json in $TANDEM_DEPLOY_TOOLS (default ~/.cache/tandem-deploy-tools), which
 #   deploy/check-configs.sh --install-tools
 # installs from the npm registry. Exit status 77 (skipped) when either is missing.
 set -euo pipefail
 DEPLOY="$(cd "$(dirname "$0")/.." && pwd)"
 K8S="$DEPLOY/k8s"
-if ! command -v node >/dev/null 2>&1 || [[ ! -d "$DEPLOY/tools/node_modules/kubernetes-models" ]]; then
-  echo "skip: Kubernetes manifests not validated: needs node and deploy/tools/node_modules" \
+export TANDEM_DEPLOY_TOOLS="${TANDEM_DEPLOY_TOOLS:-${XDG_CACHE_HOME:-$HOME/.cache}/tandem-deploy-tools}"
+if ! command -v node >/dev/null 2>&1 || [[ ! -d "$TANDEM_DEPLOY_TOOLS/node_modules/kubernetes-models" ]]; then
+  echo "skip: Kubernetes manifests not validated: needs node and $TANDEM_DEPLOY_TOOLS/node_modules" \
     "(deploy/check-configs.sh --install-tools)"
   exit 77
 fi

@@ -10,10 +10,12 @@
 import fs from "node:fs";
 import path from "node:path";
 import { createRequire } from "node:module";
-import { pathToFileURL } from "node:url";
-import YAML from "yaml";
+import { fileURLToPath, pathToFileURL } from "node:url";
 
-const require = createRequire(import.meta.url);
+// The packages of deploy/tools/package.json, installed where deploy/check-configs.sh put them.
+const TOOLS = process.env.TANDEM_DEPLOY_TOOLS ?? path.dirname(fileURLToPath(import.meta.url));
+const require = createRequire(path.join(TOOLS, "package.json"));
+const YAML = require("yaml");
 const MODELS = path.dirname(require.resolve("kubernetes-models/package.json"));
 const NODE_MODULES = path.dirname(MODELS);
 

@@ -1,10 +1,12 @@
 #!/usr/bin/python3
-"""Checks deploy/grafana/tandem-node.json against what tandem-server exports: the dashboard is valid
-JSON with unique panel ids, and every metric its queries name (with the _bucket, _sum and _count
-series of histograms) is one the metric headers document (server/*_metrics.h) and a running
-CPU-only server exports, except those only a GPU node has: the GPU batch series
-(server/batch_metrics.h) and the hybrid scheduler's (server/scheduler_metrics.h). Every label a
-query selects on is one that metric carries.
+"""Checks the Grafana dashboards in deploy/grafana (tandem-node.json, tandem-broker.json) against
+what Tandem exports: each dashboard is valid JSON with unique panel ids, and every metric its
+queries name (with the _bucket, _sum and _count series of histograms) is one the metric headers
+document (server/*_metrics.h, broker/*_metrics.h). A node's metric must be exported by a running
+CPU-only server, except those only a GPU node has: the GPU batch series (server/batch_metrics.h)
+and the hybrid scheduler's (server/scheduler_metrics.h). Every label a query selects on is one that
+metric carries: in the server's scrape for a node's metric, in the header's `name{labels}` line for
+the broker's. Series of other exporters (DCGM_FI_DEV_GPU_UTIL) are not checked.
 
     /usr/bin/python3 tests/grafana_dashboard_test.py --server-binary build/server/tandem-server \\
         --index-binary build/index_builder/tandem-index
@@ -31,15 +33,20 @@ LABEL = re.compile(r"([a-z_]+)\s*(?:=~|!=|!~|=)")
 SUFFIXES = ("_bucket", "_sum", "_count")
 
 
-def documented() -> tuple[set[str], set[str]]:
-    """Names the metric headers list, and those of them only a GPU node exports."""
-    names, gpu_only = set(), set()
+def documented() -> tuple[set[str], set[str], dict[str, set[str]]]:
+    """Names the node's metric headers list, those of them only a GPU node exports, and the
+    broker's names (broker/*_metrics.h) with the labels their header lines give."""
+    names, gpu_only, broker = set(), set(), {}
     for header in sorted((ROOT / "server").glob("*_metrics.h")):
         found = set(re.findall(r"^//\s+((?:tandem|process)_[a-z0-9_]+)", header.read_text(), re.M))
         names |= found
         if header.name in ("batch_metrics.h", "scheduler_metrics.h"):
             gpu_only |= found
-    return names, gpu_only
+    for header in sorted((ROOT / "broker").glob("*_metrics.h")):
+        for name, labels in re.findall(r"^//\s+(tandem_[a-z0-9_]+)(?:\{([a-z_,]*)\})?",
+                                       header.read_text(), re.M):
+            broker.setdefault(name, set()).update(filter(None, labels.split(",")))
+    return names, gpu_only, broker
 
 
 def scrape_labels(text: str) -> dict[str, set[str]]:
@@ -54,17 +61,45 @@ def scrape_labels(text: str) -> dict[str, set[str]]:
     return series
 
 
+def check_dashboard(path: Path, names: set[str], gpu_only: set[str], broker: dict[str, set[str]],
+                    exported: dict[str, set[str]]) -> list[str]:
+    dashboard = json.loads(path.read_text())
+    problems = []
+    ids = [p["id"] for p in dashboard["panels"]]
+    if len(ids) != len(set(ids)):
+        problems.append(f"{path.name}: panel ids repeat: {ids}")
+    for panel in dashboard["panels"]:
+        for target in panel["targets"]:
+            expr = target["expr"]
+            for name in METRIC.findall(expr):
+                base = next((name[: -len(s)] for s in SUFFIXES if name.endswith(s)), name)
+                where = f"{path.name}: panel '{panel['title']}': {name}"
+                if base in broker and base not in names:
+                    continue  # the broker's: documented, labels checked below
+                if base not in names and name not in names:
+                    problems.append(f"{where} is not documented in server/*_metrics.h or broker/*_metrics.h")
+                elif base not in gpu_only and name not in gpu_only and name not in exported:
+                    problems.append(f"{where} is not exported by a running server")
+            for name, selector in SELECTOR.findall(expr):
+                base = next((name[: -len(s)] for s in SUFFIXES if name.endswith(s)), name)
+                for label in LABEL.findall(selector):
+                    if label == "instance":
+                        continue
+                    if name in exported and label not in exported[name]:
+                        problems.append(f"{path.name}: panel '{panel['title']}': {name} has no label {label}")
+                    elif name not in exported and base in broker and label not in broker[base]:
+                        problems.append(f"{path.name}: panel '{panel['title']}': {name} has no label {label} "
+                                        "(broker/*_metrics.h)")
+    print(f"{path.name}: {len(dashboard['panels'])} panels")
+    return problems
+
+
 def main() -> int:
     parser = argparse.ArgumentParser()
     parser.add_argument("--server-binary", required=True)
     parser.add_argument("--index-binary", required=True)
     args = parser.parse_args()
-    dashboard = json.loads((ROOT / "deploy" / "grafana" / "tandem-node.json").read_text())
-    problems = []
-    ids = [p["id"] for p in dashboard["panels"]]
-    if len(ids) != len(set(ids)):
-        problems.append(f"panel ids repeat: {ids}")
-    names, gpu_only = documented()
+    names, gpu_only, broker = documented()
     with tempfile.TemporaryDirectory(prefix="tandem-grafana-test-") as tmp:
         index = tandem_testing.build_index(args.index_binary, ["black bear", "brown bear"], tmp)
         with tandem_testing.LocalServer(args.server_binary, index,
@@ -72,24 +107,13 @@ def main() -> int:
             metrics = server.metrics_address
             text = urllib.request.urlopen(f"http://{metrics}/metrics", timeout=30).read().decode()
     exported = scrape_labels(text)
-    for panel in dashboard["panels"]:
-        for target in panel["targets"]:
-            expr = target["expr"]
-            for name in METRIC.findall(expr):
-                base = next((name[: -len(s)] for s in SUFFIXES if name.endswith(s)), name)
-                where = f"panel '{panel['title']}': {name}"
-                if base not in names and name not in names:
-                    problems.append(f"{where} is not documented in server/*_metrics.h")
-                elif base not in gpu_only and name not in gpu_only and name not in exported:
-                    problems.append(f"{where} is not exported by a running server")
-            for name, selector in SELECTOR.findall(expr):
-                for label in LABEL.findall(selector):
-                    if label != "instance" and name in exported and label not in exported[name]:
-                        problems.append(f"panel '{panel['title']}': {name} has no label {label}")
+    problems = []
+    for name in ("tandem-node.json", "tandem-broker.json"):
+        problems += check_dashboard(ROOT / "deploy" / "grafana" / name, names, gpu_only, broker, exported)
     for problem in problems:
         print(f"FAIL: {problem}")
     if not problems:
-        print(f"ok: {len(dashboard['panels'])} panels, every metric exported or GPU-only")
+        print("ok: every metric exported, GPU-only or the broker's, every label carried")
     return 1 if problems else 0
 
 

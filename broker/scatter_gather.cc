@@ -309,20 +309,33 @@ class QueryRun : public std::enable_shared_from_this<QueryRun> {
     }
     if (request_.mode() == tandem::v1::QUERY_MODE_AND_OR && mode == tandem::v1::QUERY_MODE_AND &&
         TotalHits(answers) < k_ && absl::Now() < shard_deadline_) {
+      // The AND pass's work counts in the answer's stats, as on one node.
+      for (const ShardAnswer& a : answers) {
+        and_postings_ += a.response.stats().postings_decoded();
+      }
       StartPass(tandem::v1::QUERY_MODE_OR);
       return;
     }
     std::set<uint32_t> missing;
     std::vector<std::string> reasons;
+    bool overloaded = false;
     {
       absl::MutexLock lock(&mu_);
       for (const auto& [s, error] : missing_) {
+        overloaded |= error.error_code() == grpc::StatusCode::RESOURCE_EXHAUSTED;
         if (missing.insert(s).second) {
           reasons.push_back(absl::StrCat("shard ", s, ": ",
                                          server::GrpcCodeName(error.error_code()), " ",
                                          error.error_message()));
         }
       }
+    }
+    if (overloaded) {
+      // Every replica of a shard refused the query: overload is pushed back to the caller, who
+      // may retry later, rather than hidden in a partial answer.
+      Finish(absl::ResourceExhaustedError(absl::StrCat("every replica of a shard is overloaded (",
+                                                       absl::StrJoin(reasons, "; "), ")")));
+      return;
     }
     if (answers.empty()) {
       Finish(absl::UnavailableError(
@@ -341,6 +354,8 @@ class QueryRun : public std::enable_shared_from_this<QueryRun> {
       Finish(merged.status());
       return;
     }
+    merged->mutable_stats()->set_postings_decoded(merged->stats().postings_decoded() +
+                                                  and_postings_);
     if (!missing.empty()) {
       merged->set_degraded(true);
       for (uint32_t s : missing) merged->add_missing_shards(s);
@@ -367,6 +382,7 @@ class QueryRun : public std::enable_shared_from_this<QueryRun> {
   std::vector<Shard> shards_ ABSL_GUARDED_BY(mu_);
   size_t finished_ ABSL_GUARDED_BY(mu_) = 0;
   grpc::Status fatal_ ABSL_GUARDED_BY(mu_);
+  uint64_t and_postings_ = 0;  // decoded by an AND+OR query's AND pass, when OR follows
   // Shards missing from any pass, with their last error.
   std::multimap<uint32_t, grpc::Status> missing_ ABSL_GUARDED_BY(mu_);
 };

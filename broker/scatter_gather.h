@@ -12,6 +12,8 @@
 //     no query. UNAVAILABLE also ejects it (ReplicaSet::ReportUnavailable).
 //   - A query error that every shard would give (INVALID_ARGUMENT: a bad k, too many terms) is the
 //     answer.
+//   - A shard whose every replica refuses the query for overload (RESOURCE_EXHAUSTED) makes the
+//     answer RESOURCE_EXHAUSTED: overload goes back to the caller, not into partial answers.
 //   - A shard that cannot answer in time is missing: the answer is the other shards' top-k, marked
 //     degraded with the missing shards named, or UNAVAILABLE when the request requires a complete
 //     answer or no shard answered.

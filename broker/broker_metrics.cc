@@ -8,6 +8,10 @@
 
 namespace tandem::broker {
 
+namespace {
+constexpr absl::string_view kMethodNames[] = {"search", "search_batch", "search_stream"};
+}  // namespace
+
 using server::metrics::Counters;
 using server::metrics::Gauges;
 using server::metrics::Histograms;
@@ -40,20 +44,34 @@ BrokerMetrics::BrokerMetrics(prometheus::Registry& registry)
   Gauges(registry, "tandem_build_info", "Build of this program; the value is always 1.")
       .Add({{"version", base::Version()}, {"commit", base::Commit()}, {"gpu", "false"}})
       .Set(1);
-  for (absl::string_view method : {"search", "search_batch", "search_stream"}) {
-    duration_.Add({{"method", std::string(method)}}, LatencyBuckets());
-    queries_.Add({{"method", std::string(method)}, {"outcome", "ok"}});
+  for (int m = 0; m < kMethods; ++m) {
+    const std::string method(kMethodNames[m]);
+    durations_[m] = &duration_.Add({{"method", method}}, LatencyBuckets());
+    answered_[m][0] = &queries_.Add({{"method", method}, {"outcome", "ok"}});
+    answered_[m][1] = &queries_.Add({{"method", method}, {"outcome", "degraded"}});
   }
+}
+
+int BrokerMetrics::MethodSlot(absl::string_view method) {
+  for (int m = 0; m < kMethods; ++m) {
+    if (method == kMethodNames[m]) return m;
+  }
+  return 0;
 }
 
 void BrokerMetrics::RecordQuery(absl::string_view method, grpc::StatusCode code, bool degraded,
                                 absl::Duration duration) {
-  const std::string outcome = code != grpc::StatusCode::OK ? std::string(server::GrpcCodeName(code))
-                                                           : (degraded ? "degraded" : "ok");
-  queries_.Add({{"method", std::string(method)}, {"outcome", outcome}}).Increment();
-  if (degraded && code == grpc::StatusCode::OK) degraded_.Increment();
-  duration_.Add({{"method", std::string(method)}}, LatencyBuckets())
-      .Observe(absl::ToDoubleSeconds(duration));
+  const int m = MethodSlot(method);
+  if (code == grpc::StatusCode::OK) {
+    answered_[m][degraded ? 1 : 0]->Increment();
+    if (degraded) degraded_.Increment();
+  } else {
+    queries_
+        .Add({{"method", std::string(kMethodNames[m])},
+              {"outcome", std::string(server::GrpcCodeName(code))}})
+        .Increment();
+  }
+  durations_[m]->Observe(absl::ToDoubleSeconds(duration));
 }
 
 BrokerMetrics::ShardSeries& BrokerMetrics::Shard(uint32_t shard) {

@@ -59,6 +59,9 @@ class BrokerMetrics {
     prometheus::Counter* retries;
   };
   ShardSeries& Shard(uint32_t shard);
+  static int MethodSlot(absl::string_view method);
+
+  static constexpr int kMethods = 3;  // search, search_batch, search_stream
 
   prometheus::Family<prometheus::Counter>& queries_;
   prometheus::Family<prometheus::Histogram>& duration_;
@@ -70,6 +73,9 @@ class BrokerMetrics {
   prometheus::Counter& cache_hits_;
   prometheus::Counter& cache_misses_;
   prometheus::Family<prometheus::Gauge>& replicas_;
+  // The series every query touches, looked up once: [method][0 ok, 1 degraded], [method].
+  prometheus::Counter* answered_[kMethods][2];
+  prometheus::Histogram* durations_[kMethods];
   absl::Mutex mu_;
   std::vector<std::unique_ptr<ShardSeries>> shards_ ABSL_GUARDED_BY(mu_);
   uint32_t replica_shards_ ABSL_GUARDED_BY(mu_) = 0;

@@ -6,25 +6,36 @@
 
 namespace tandem::gpu {
 
-absl::StatusOr<DeviceInfo> ProbeDevice() {
+int DeviceCount() {
+  int count = 0;
+  return cudaGetDeviceCount(&count) == cudaSuccess ? count : 0;
+}
+
+absl::StatusOr<DeviceInfo> ProbeDevice(int device) {
   int count = 0;
   cudaError_t err = cudaGetDeviceCount(&count);
   if (err != cudaSuccess) {
     return absl::NotFoundError(absl::StrCat("no CUDA device: ", cudaGetErrorString(err)));
   }
   if (count == 0) return absl::NotFoundError("no CUDA device: none visible");
+  if (device < 0 || device >= count) {
+    return absl::NotFoundError(
+        absl::StrCat("no CUDA device ", device, ": ", count, " visible (0 to ", count - 1, ")"));
+  }
   cudaDeviceProp prop;
-  err = cudaGetDeviceProperties(&prop, 0);
+  err = cudaGetDeviceProperties(&prop, device);
   if (err != cudaSuccess) {
-    return absl::NotFoundError(absl::StrCat("CUDA device 0 unusable: ", cudaGetErrorString(err)));
+    return absl::NotFoundError(
+        absl::StrCat("CUDA device ", device, " unusable: ", cudaGetErrorString(err)));
   }
   DeviceInfo info;
-  info.device = 0;
+  info.device = device;
   info.name = prop.name;
   info.compute_major = prop.major;
   info.compute_minor = prop.minor;
   size_t free_bytes = 0, total_bytes = 0;
-  if (cudaSetDevice(0) == cudaSuccess && cudaMemGetInfo(&free_bytes, &total_bytes) == cudaSuccess) {
+  if (cudaSetDevice(device) == cudaSuccess &&
+      cudaMemGetInfo(&free_bytes, &total_bytes) == cudaSuccess) {
     info.free_bytes = free_bytes;
     info.total_bytes = total_bytes;
   }

@@ -20,7 +20,12 @@ struct DeviceInfo {
   int compute_minor = 0;
 };
 
-// The first usable CUDA device, or NOT_FOUND (with the CUDA runtime's reason) when there is none.
-absl::StatusOr<DeviceInfo> ProbeDevice();
+// CUDA device `device` (0: the first), or NOT_FOUND (with the CUDA runtime's reason) when it is not
+// there or not usable.
+absl::StatusOr<DeviceInfo> ProbeDevice(int device = 0);
+
+// The CUDA devices visible to this process (CUDA_VISIBLE_DEVICES applies); 0 when there is none or
+// no driver.
+int DeviceCount();
 
 }  // namespace tandem::gpu

@@ -28,7 +28,16 @@ prometheus::ClientMetric Counter(double value,
 }  // namespace
 
 std::vector<prometheus::MetricFamily> BatchMetrics::Collect() const {
-  const scheduler::BatchingStats stats = engine_.stats();
+  scheduler::BatchingStats stats;
+  for (const scheduler::BatchingEngine* engine : engines_) {
+    const scheduler::BatchingStats one = engine->stats();
+    stats.batches += one.batches;
+    stats.batched_queries += one.batched_queries;
+    stats.batched_work += one.batched_work;
+    stats.run_seconds += one.run_seconds;
+    stats.alone += one.alone;
+    stats.buffered += one.buffered;
+  }
   using prometheus::MetricType;
   std::vector<prometheus::MetricFamily> families;
 

@@ -14,7 +14,9 @@
 // clang-format on
 // Queries per batch and seconds per batch are ratios of these over any window.
 //
-//   auto metrics = std::make_shared<BatchMetrics>(*engines.gpu_batching);
+// With several GPUs (one buffer each) the counters are their sums.
+//
+//   auto metrics = std::make_shared<BatchMetrics>(engines.gpu_batching);
 //   collectables.push_back(metrics);
 #pragma once
 
@@ -28,13 +30,14 @@ namespace tandem::server {
 
 class BatchMetrics final : public prometheus::Collectable {
  public:
-  // `engine` must outlive every scrape (unregister, or destroy the exposer, first).
-  explicit BatchMetrics(const scheduler::BatchingEngine& engine) : engine_(engine) {}
+  // The engines must outlive every scrape (unregister, or destroy the exposer, first).
+  explicit BatchMetrics(std::vector<const scheduler::BatchingEngine*> engines)
+      : engines_(std::move(engines)) {}
 
   std::vector<prometheus::MetricFamily> Collect() const override;
 
  private:
-  const scheduler::BatchingEngine& engine_;
+  const std::vector<const scheduler::BatchingEngine*> engines_;
 };
 
 }  // namespace tandem::server

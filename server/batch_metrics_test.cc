@@ -51,7 +51,7 @@ TEST(BatchMetricsTest, CountsBatchesQueriesWorkAndTime) {
   FakeEngine engine;
   auto batching = scheduler::BatchingEngine::Create(engine, {.threshold = 100, .runners = 1});
   ASSERT_TRUE(batching.ok()) << batching.status();
-  BatchMetrics metrics(**batching);
+  BatchMetrics metrics({batching->get()});
   std::map<std::string, double> before = Samples(metrics);
   EXPECT_EQ(before["tandem_gpu_batches_total"], 0);
   EXPECT_EQ(before["tandem_gpu_batch_buffered"], 0);

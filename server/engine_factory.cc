@@ -2,13 +2,18 @@
 
 #include <utility>
 
+#include "absl/strings/numbers.h"
 #include "absl/strings/str_cat.h"
+#include "absl/strings/str_join.h"
+#include "absl/strings/str_split.h"
 #include "absl/time/time.h"
 #include "base/status_macros.h"
 #include "cpu/daat_engine.h"
+#include "scheduler/engine_spread.h"
 #if TANDEM_HAVE_GPU
 #include <filesystem>
 
+#include "gpu/device.h"
 #include "gpu/gpu_engine.h"
 #include "gpu/stored_layouts.h"
 #endif
@@ -77,6 +82,44 @@ bool AbslParseFlag(absl::string_view text, GpuWait* wait, std::string* error) {
 }
 std::string AbslUnparseFlag(GpuWait wait) { return NameOf(kGpuWaitNames, wait); }
 
+bool AbslParseFlag(absl::string_view text, GpuDevices* devices, std::string* error) {
+  *devices = {};
+  if (text == "all") {
+    devices->all = true;
+    return true;
+  }
+  if (text.empty()) return true;
+  for (absl::string_view part : absl::StrSplit(text, ',')) {
+    int device = -1;
+    if (!absl::SimpleAtoi(part, &device) || device < 0) {
+      *error = absl::StrCat("must be all or device numbers such as 0,1; got '", part, "'");
+      return false;
+    }
+    for (int d : devices->devices) {
+      if (d == device) {
+        *error = absl::StrCat("device ", device, " is listed twice");
+        return false;
+      }
+    }
+    devices->devices.push_back(device);
+  }
+  return true;
+}
+
+std::string AbslUnparseFlag(const GpuDevices& devices) {
+  return devices.all ? "all" : absl::StrJoin(devices.devices, ",");
+}
+
+std::vector<int> ResolveGpuDevices(const GpuDevices& devices) {
+  if (!devices.all) return devices.devices.empty() ? std::vector<int>{0} : devices.devices;
+  std::vector<int> all;
+#if TANDEM_HAVE_GPU
+  for (int d = 0; d < gpu::DeviceCount(); ++d) all.push_back(d);
+#endif
+  if (all.empty()) all.push_back(0);  // CreateEngines then says why device 0 is unusable
+  return all;
+}
+
 bool BuiltWithGpu() { return TANDEM_HAVE_GPU != 0; }
 
 absl::StatusOr<EngineSet> CreateEngines(const index::Index& index, const EngineOptions& options) {
@@ -94,8 +137,17 @@ absl::StatusOr<EngineSet> CreateEngines(const index::Index& index, const EngineO
   }
 #if TANDEM_HAVE_GPU
   absl::Status why;
-  absl::StatusOr<gpu::DeviceInfo> device = gpu::ProbeDevice();
-  if (device.ok()) {
+  // One GPU engine per device, each behind its own batch buffer, spread over when several.
+  std::vector<std::unique_ptr<index::Engine>> per_device;
+  std::vector<const scheduler::BatchingEngine*> buffers;
+  std::vector<std::string> names;
+  std::string batching = "one query per launch sequence";
+  for (int d : ResolveGpuDevices(options.gpu_devices)) {
+    absl::StatusOr<gpu::DeviceInfo> device = gpu::ProbeDevice(d);
+    if (!device.ok()) {
+      why = device.status();
+      break;
+    }
     gpu::GpuEngineOptions gpu_options{.device = device->device,
                                       .cache_bytes = options.gpu_cache_bytes,
                                       .num_contexts = options.gpu_contexts,
@@ -105,7 +157,6 @@ absl::StatusOr<EngineSet> CreateEngines(const index::Index& index, const EngineO
                          .contexts = options.gpu_batching.runners};
     absl::StatusOr<std::unique_ptr<index::Engine>> engine =
         gpu::CreateGpuEngine(index, gpu_options);
-    std::string batching = "one query per launch sequence";
     if (engine.ok() && options.gpu_batch) {
       const scheduler::BatchingOptions& b = options.gpu_batching;
       batching = absl::StrCat("batches of up to ", b.threshold, " postings, waiting at most ",
@@ -113,30 +164,46 @@ absl::StatusOr<EngineSet> CreateEngines(const index::Index& index, const EngineO
       absl::StatusOr<std::unique_ptr<scheduler::BatchingEngine>> batched =
           scheduler::BatchingEngine::Create(*std::move(engine), b);
       if (batched.ok()) {
-        set.gpu_batching = batched->get();
+        buffers.push_back(batched->get());
         engine = std::unique_ptr<index::Engine>(*std::move(batched));
       } else {
         engine = batched.status();
       }
     }
-    if (engine.ok()) {
-      set.gpu = *std::move(engine);
-      // The engine opened gpu_layouts.bin if it is there (a bad one fails the engine).
-      std::error_code error;
-      const bool stored =
-          std::filesystem::exists(index.directory() + "/" + gpu::kStoredLayoutsFile, error);
-      set.summary = absl::StrCat(
-          "CPU and GPU engines (", device->name, "; ", batching,
-          options.gpu_batch && options.gpu_batch_compressed ? ", docIDs searched in SegLRC" : "",
-          "; lists ", stored ? "copied from gpu_layouts.bin" : "transcoded at first use",
-          "; GPU waits: ", AbslUnparseFlag(options.gpu_wait), ")");
-      set.gpu_name = device->name;
-      return set;
+    if (!engine.ok()) {
+      why = absl::Status(engine.status().code(),
+                         absl::StrCat("device ", d, ": ", engine.status().message()));
+      break;
     }
-    why = engine.status();
-  } else {
-    why = device.status();
+    per_device.push_back(*std::move(engine));
+    names.push_back(absl::StrCat(d, " ", device->name));
+    if (set.gpu_name.empty()) set.gpu_name = device->name;
   }
+  if (why.ok() && !per_device.empty()) {
+    set.gpu_count = static_cast<int>(per_device.size());
+    if (per_device.size() == 1) {
+      set.gpu = std::move(per_device[0]);
+    } else {
+      std::vector<std::unique_ptr<const index::Engine>> engines;
+      for (auto& e : per_device) engines.push_back(std::move(e));
+      TANDEM_ASSIGN_OR_RETURN(std::unique_ptr<scheduler::EngineSpread> spread,
+                              scheduler::EngineSpread::Create(std::move(engines)));
+      set.gpu = std::move(spread);
+    }
+    set.gpu_batching = std::move(buffers);
+    // The engine opened gpu_layouts.bin if it is there (a bad one fails the engine).
+    std::error_code error;
+    const bool stored =
+        std::filesystem::exists(index.directory() + "/" + gpu::kStoredLayoutsFile, error);
+    set.summary = absl::StrCat(
+        "CPU and GPU engines (", set.gpu_count == 1 ? "" : absl::StrCat(set.gpu_count, " GPUs: "),
+        absl::StrJoin(names, ", "), "; ", batching,
+        options.gpu_batch && options.gpu_batch_compressed ? ", docIDs searched in SegLRC" : "",
+        "; lists ", stored ? "copied from gpu_layouts.bin" : "transcoded at first use",
+        "; GPU waits: ", AbslUnparseFlag(options.gpu_wait), ")");
+    return set;
+  }
+  set.gpu_name.clear();
 #else
   absl::Status why = absl::UnimplementedError(
       "this build has no CUDA support (no CUDA compiler was found when it "

@@ -11,6 +11,7 @@
 #include <cstdint>
 #include <memory>
 #include <string>
+#include <vector>
 
 #include "absl/status/statusor.h"
 #include "absl/strings/string_view.h"
@@ -36,11 +37,27 @@ enum class GpuWait { kAuto, kSpin, kYield, kBlocking };
 bool AbslParseFlag(absl::string_view text, GpuWait* wait, std::string* error);
 std::string AbslUnparseFlag(GpuWait wait);
 
+// Which GPUs serve queries (`--gpus`): listed device ordinals ("0,1"), every visible one ("all"),
+// or, when empty, the first.
+struct GpuDevices {
+  bool all = false;
+  std::vector<int> devices;
+};
+bool AbslParseFlag(absl::string_view text, GpuDevices* devices, std::string* error);
+std::string AbslUnparseFlag(const GpuDevices& devices);
+
+// The device ordinals `devices` names on this machine ("all": every visible device; none listed:
+// device 0). How many GPU engines CreateEngines makes, so the caller can size its GPU workers.
+std::vector<int> ResolveGpuDevices(const GpuDevices& devices);
+
 struct EngineOptions {
   cpu::DaatEngineOptions cpu = {};  // the OR algorithm, block-max AND
   GpuMode gpu = GpuMode::kAuto;
-  uint64_t gpu_cache_bytes = 0;  // the device index cache; 0: 60% of the free device memory
-  int gpu_contexts = 4;          // queries on the GPU's per-query path at once
+  // The GPUs, each with the whole index's device cache and batch buffer; with several, the GPU
+  // engine spreads queries over them (scheduler::EngineSpread).
+  GpuDevices gpu_devices;
+  uint64_t gpu_cache_bytes = 0;  // each device's index cache; 0: 60% of its free memory
+  int gpu_contexts = 4;          // queries on each GPU's per-query path at once
   GpuWait gpu_wait = GpuWait::kAuto;
   // The batch path (Ao et al. 2011): GPU queries that arrive together run as one launch sequence,
   // formed by scheduler::BatchingEngine; each batch runner has a batch context on the device.
@@ -54,8 +71,9 @@ struct EngineOptions {
 struct EngineSet {
   std::unique_ptr<index::Engine> cpu;  // always present
   std::unique_ptr<index::Engine> gpu;  // null when the GPU is off or unavailable
-  // With GPU batches, `gpu` itself (for its metrics); else null.
-  const scheduler::BatchingEngine* gpu_batching = nullptr;
+  // With GPU batches, each device's batch buffer (for the metrics); else empty.
+  std::vector<const scheduler::BatchingEngine*> gpu_batching;
+  int gpu_count = 0;  // the GPUs `gpu` runs on
   // One line on what was chosen and why ("GPU engine off: no CUDA device").
   std::string summary;
   // The GPU's name ("NVIDIA H100 80GB HBM3") when `gpu` is set, for benchmark and model metadata.

@@ -80,3 +80,52 @@ TEST(EngineFactoryTest, GpuWaitNamesAndContexts) {
 
 }  // namespace
 }  // namespace tandem::server
+
+namespace tandem::server {
+namespace {
+
+TEST(EngineFactoryTest, GpuDevicesFlag) {
+  GpuDevices devices;
+  std::string error;
+  ASSERT_TRUE(AbslParseFlag("0,1,3", &devices, &error)) << error;
+  EXPECT_FALSE(devices.all);
+  EXPECT_EQ(devices.devices, (std::vector<int>{0, 1, 3}));
+  EXPECT_EQ(AbslUnparseFlag(devices), "0,1,3");
+  EXPECT_EQ(ResolveGpuDevices(devices), (std::vector<int>{0, 1, 3}));
+  ASSERT_TRUE(AbslParseFlag("all", &devices, &error));
+  EXPECT_TRUE(devices.all);
+  EXPECT_EQ(AbslUnparseFlag(devices), "all");
+  EXPECT_GE(ResolveGpuDevices(devices).size(), 1u);  // every visible device, or device 0
+  ASSERT_TRUE(AbslParseFlag("", &devices, &error));
+  EXPECT_EQ(ResolveGpuDevices(devices), std::vector<int>{0});
+  EXPECT_FALSE(AbslParseFlag("0,x", &devices, &error));
+  EXPECT_NE(error.find("'x'"), std::string::npos) << error;
+  EXPECT_FALSE(AbslParseFlag("-1", &devices, &error));
+  EXPECT_FALSE(AbslParseFlag("1,1", &devices, &error));
+  EXPECT_EQ(error, "device 1 is listed twice");
+}
+
+TEST(EngineFactoryTest, AMissingGpuIsNamed) {
+  testing::TempDir dir;
+  ASSERT_TRUE(testing::BuildIndex({{"a", "b"}, {"b"}}, dir.path() + "/i", "pfor").ok());
+  auto index = index::Index::Open(dir.path() + "/i");
+  ASSERT_TRUE(index.ok()) << index.status();
+  // Device 999 exists on no machine: required fails naming it (or, in a build without CUDA,
+  // saying so); auto serves on the CPU and says why.
+  EngineOptions options{.gpu = GpuMode::kRequired, .gpu_devices = {.devices = {999}}};
+  absl::StatusOr<EngineSet> required = CreateEngines(**index, options);
+  ASSERT_EQ(required.status().code(), absl::StatusCode::kFailedPrecondition);
+  if (BuiltWithGpu()) {
+    EXPECT_NE(required.status().message().find("CUDA device"), std::string::npos)
+        << required.status().message();
+  }
+  options.gpu = GpuMode::kAuto;
+  absl::StatusOr<EngineSet> automatic = CreateEngines(**index, options);
+  ASSERT_TRUE(automatic.ok());
+  EXPECT_EQ(automatic->gpu, nullptr);
+  EXPECT_EQ(automatic->gpu_count, 0);
+  EXPECT_TRUE(automatic->gpu_batching.empty());
+}
+
+}  // namespace
+}  // namespace tandem::server

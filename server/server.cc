@@ -75,7 +75,9 @@ absl::Status Server::Start(const ServerOptions& options) {
   EngineOptions engine_options = options.engines;
   // A context per GPU worker, or with the batch path (where workers wait in the batch buffer) per
   // query that runs alone, up to 4: each holds scratch for an OR over every document.
-  const size_t gpu_threads = options.scheduler.executor.gpu_threads;
+  // With several GPUs, each gets its share of the GPU workers.
+  const size_t gpus = ResolveGpuDevices(options.engines.gpu_devices).size();
+  const size_t gpu_threads = (options.scheduler.executor.gpu_threads + gpus - 1) / gpus;
   engine_options.gpu_contexts = static_cast<int>(std::min<size_t>(
       options.engines.gpu_batch ? std::min<size_t>(gpu_threads, 4) : gpu_threads, INT32_MAX));
   absl::StatusOr<EngineSet> engines = CreateEngines(*index_, engine_options);
@@ -121,8 +123,8 @@ absl::Status Server::Start(const ServerOptions& options) {
     process_metrics_ = std::make_shared<ProcessMetrics>();
     std::vector<std::weak_ptr<prometheus::Collectable>> collectables = {registry_,
                                                                         process_metrics_};
-    if (engines_.gpu_batching != nullptr) {
-      batch_metrics_ = std::make_shared<BatchMetrics>(*engines_.gpu_batching);
+    if (!engines_.gpu_batching.empty()) {
+      batch_metrics_ = std::make_shared<BatchMetrics>(engines_.gpu_batching);
       collectables.push_back(batch_metrics_);
     }
     const MetricsSecurity& security = options.metrics_security;

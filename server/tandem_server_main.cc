@@ -49,10 +49,15 @@ ABSL_FLAG(SchedulerKind, scheduler, SchedulerKind::kAuto,
 ABSL_FLAG(GpuMode, gpu, GpuMode::kAuto,
           "auto: use a GPU engine when one is available; off: CPU only; required: fail to start "
           "without one.");
+ABSL_FLAG(tandem::server::GpuDevices, gpus, tandem::server::GpuDevices{},
+          "GPUs that serve queries, each holding the index's lists in its own device cache: "
+          "device numbers (0,1), all, or empty for the first. With several, each query goes to "
+          "the least loaded one. To serve one shard per GPU, run one tandem-server per GPU, each "
+          "with its --gpus, behind tandem-broker.");
 ABSL_FLAG(tandem::tools::CountOrAuto, gpu_threads, tandem::tools::CountOrAuto{},
-          "Queries in flight on the GPU at once (in the hybrid scheduler, one GPU worker thread "
-          "each); auto: 128 with the batch path (queries wait in its buffer to share a batch), 4 "
-          "without (a stream and scratch arena each).");
+          "Queries in flight on the GPUs at once (in the hybrid scheduler, one GPU worker thread "
+          "each); auto: 128 per GPU with the batch path (queries wait in its buffer to share a "
+          "batch), 4 per GPU without (a stream and scratch arena each).");
 ABSL_FLAG(std::string, cost_model, "",
           "Hybrid scheduler: cost model file written by tandem-train-cost on this machine; "
           "without it a heuristic predicts costs until live timings train a model.");
@@ -200,6 +205,7 @@ tandem::server::ServerOptions OptionsFromFlags() {
   options.engines = {
       .cpu = {.or_algorithm = absl::GetFlag(FLAGS_cpu_or)},
       .gpu = absl::GetFlag(FLAGS_gpu),
+      .gpu_devices = absl::GetFlag(FLAGS_gpus),
       .gpu_wait = absl::GetFlag(FLAGS_tune_gpu_wait),
       .gpu_batch = batch,
       .gpu_batch_compressed = absl::GetFlag(FLAGS_tune_gpu_batch_compressed),
@@ -218,7 +224,8 @@ tandem::server::ServerOptions OptionsFromFlags() {
   executor.cpu_threads = threads > 0 ? threads : std::max(1u, std::thread::hardware_concurrency());
   // With batches, 128 in flight sustained AND 80,000 q/s through SearchStream where 64 failed
   // 75,000 (bench/results/gpu_batch_server_h100.txt): a batch can only hold the queries in flight.
-  executor.gpu_threads = absl::GetFlag(FLAGS_gpu_threads).count.value_or(batch ? 128 : 4);
+  const size_t gpus = tandem::server::ResolveGpuDevices(options.engines.gpu_devices).size();
+  executor.gpu_threads = absl::GetFlag(FLAGS_gpu_threads).count.value_or((batch ? 128 : 4) * gpus);
   executor.queue_capacity = absl::GetFlag(FLAGS_queue_capacity);
   executor.answer_threads = absl::GetFlag(FLAGS_tune_answer_threads)
                                 .count.value_or(std::min<size_t>(executor.gpu_threads, 16));

@@ -4,7 +4,7 @@
 # served by its own tandem-server on an equal share of the same cores, behind tandem-broker. The
 # load generator drives each setup with the TREC 2005 efficiency queries, closed loop: one query at
 # a time (the broker's latency overhead, p50 and p99) and CONCURRENCY at a time (throughput). Every
-# answer of the broker is also checked against the single node (bench/broker_scaling.py).
+# answer of the broker is also checked against the single node (bench/scaling_summary.py).
 #
 #   bench/broker_scaling.sh BIN_DIR DATA_DIR OUT_DIR
 #   BIN_DIR: tandem-index, tandem-server, tandem-broker, tandem-loadgen, tandem-cli

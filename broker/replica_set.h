@@ -105,16 +105,16 @@ struct Topology {
 };
 
 struct ReplicaSetOptions {
-  std::vector<std::string> targets;  // "host:port", "[v6]:port"
-  std::string targets_file;          // re-read when its size or time changes
+  std::vector<std::string> targets = {};  // "host:port", "[v6]:port"
+  std::string targets_file = {};          // re-read when its size or time changes
   // When set, only replicas of a collection cut into this many shards are used.
-  std::optional<uint32_t> expected_shards;
+  std::optional<uint32_t> expected_shards = {};
   absl::Duration health_interval = absl::Seconds(1);
   absl::Duration health_timeout = absl::Milliseconds(500);
   absl::Duration refresh_interval = absl::Seconds(10);    // DNS and the targets file
-  std::shared_ptr<grpc::ChannelCredentials> credentials;  // null: insecure
+  std::shared_ptr<grpc::ChannelCredentials> credentials = nullptr;  // null: insecure
   // Lines about replicas (ejected, back, left out); null: standard error.
-  std::function<void(const std::string&)> log;
+  std::function<void(const std::string&)> log = nullptr;
 };
 
 class ReplicaSet {

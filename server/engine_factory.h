@@ -41,7 +41,7 @@ std::string AbslUnparseFlag(GpuWait wait);
 // or, when empty, the first.
 struct GpuDevices {
   bool all = false;
-  std::vector<int> devices;
+  std::vector<int> devices = {};
 };
 bool AbslParseFlag(absl::string_view text, GpuDevices* devices, std::string* error);
 std::string AbslUnparseFlag(const GpuDevices& devices);
@@ -55,7 +55,7 @@ struct EngineOptions {
   GpuMode gpu = GpuMode::kAuto;
   // The GPUs, each with the whole index's device cache and batch buffer; with several, the GPU
   // engine spreads queries over them (scheduler::EngineSpread).
-  GpuDevices gpu_devices;
+  GpuDevices gpu_devices = {};
   uint64_t gpu_cache_bytes = 0;  // each device's index cache; 0: 60% of its free memory
   int gpu_contexts = 4;          // queries on each GPU's per-query path at once
   GpuWait gpu_wait = GpuWait::kAuto;

@@ -1,12 +1,12 @@
 #!/usr/bin/python3
-"""Summarizes bench/broker_scaling.sh: per setup (one node, the broker over 1, 2 and 4 shards) and
-query mode, the latency one query at a time and the throughput at saturation, the broker's
-overhead against the single node and the speed-up of more shards; and whether every answer through
-the broker equals the single node's (same documents in the same order, equal scores). Prints a
-table and writes JSON with the date, commit, machine and GPU.
+"""Summarizes a scaling run (bench/broker_scaling.sh, bench/multi_gpu_scaling.sh): per setup and
+query mode, the latency one query at a time and the throughput at saturation, each against the
+baseline setup; and whether every answer of every other setup equals the baseline's (same documents
+in the same order, equal scores). Prints a table and writes JSON (and the table beside it) with the
+date, commit, machine and GPU.
 
-  python3 bench/broker_scaling.py --work /tmp/broker-scaling --machine nvidia-h200 \
-      --out bench/results/broker_scaling_h200.json
+  python3 bench/scaling_summary.py --work /tmp/broker-scaling --benchmark broker_scaling \
+      --machine nvidia-h200 --out bench/results/broker_scaling_h200.json
 """
 import argparse
 import datetime
@@ -38,6 +38,9 @@ def main():
     ap = argparse.ArgumentParser(description=__doc__.split("\n")[0])
     ap.add_argument("--work", required=True)
     ap.add_argument("--machine", required=True, help="the machine kind, e.g. nvidia-h200")
+    ap.add_argument("--benchmark", required=True, help="broker_scaling, multi_gpu_scaling")
+    ap.add_argument("--baseline", default="direct", help="the setup the others are compared with")
+    ap.add_argument("--note", default="", help="what the setups are, stored and printed")
     ap.add_argument("--commit", default=os.environ.get("TANDEM_COMMIT", ""))
     ap.add_argument("--out", required=True)
     args = ap.parse_args()
@@ -47,7 +50,7 @@ def main():
          "HEAD"], capture_output=True, text=True).stdout.strip()
     gpu = subprocess.run(["sh", "-c", "nvidia-smi --query-gpu=name --format=csv,noheader 2>/dev/null"],
                          capture_output=True, text=True).stdout.strip().splitlines()
-    result = {"benchmark": "broker_scaling",
+    result = {"benchmark": args.benchmark, "note": args.note, "baseline": args.baseline,
               "date": datetime.datetime.now(datetime.timezone.utc).strftime("%Y-%m-%dT%H:%M:%SZ"),
               "commit": commit, "machine": {"kind": args.machine, "cores": os.cpu_count(),
                                             "gpu": gpu[0] if gpu else None},
@@ -65,43 +68,50 @@ def main():
                  "index": data.get("server_index")}
         result["setups"].append(entry)
         table[(setup, mode, c)] = entry
-    for path in sorted(glob.glob(f"{w}/answers_broker*_*.jsonl")):
-        m = re.match(r"answers_(broker\d+)_(\w+)\.jsonl", os.path.basename(path))
+    for path in sorted(glob.glob(f"{w}/answers_*_*.jsonl")):
+        m = re.match(r"answers_(\w+?)_(or|and|and_or)\.jsonl", os.path.basename(path))
+        if not m or m.group(1) == args.baseline:
+            continue
         setup, mode = m.group(1), m.group(2)
-        direct = answers(f"{w}/answers_direct_{mode}.jsonl")
-        broker = answers(path)
-        same = sum(1 for q, a in direct.items() if q in broker and broker[q][0] == a[0]
-                   and not broker[q][1] and broker[q][2] is None)
-        result["answers"].append({"setup": setup, "mode": mode, "queries": len(direct),
+        base = answers(f"{w}/answers_{args.baseline}_{mode}.jsonl")
+        other = answers(path)
+        same = sum(1 for q, a in base.items() if q in other and other[q][0] == a[0]
+                   and not other[q][1] and other[q][2] is None)
+        result["answers"].append({"setup": setup, "mode": mode, "queries": len(base),
                                   "identical": same})
     modes = sorted({e["mode"] for e in result["setups"]}, reverse=True)
     concurrencies = sorted({e["concurrency"] for e in result["setups"]})
-    setups = sorted({e["setup"] for e in result["setups"]}, key=lambda s: (s != "direct", s))
-    lines = [f"broker_scaling on {args.machine} ({os.cpu_count()} cores), commit {commit}, "
-             f"{result['date']}; top-10, TREC 2005 efficiency queries",
+    setups = sorted({e["setup"] for e in result["setups"]},
+                    key=lambda s: (s != args.baseline, s))
+    lines = [f"{args.benchmark} on {args.machine} ({os.cpu_count()} cores"
+             f"{', ' + result['machine']['gpu'] if result['machine']['gpu'] else ''}), commit {commit}, "
+             f"{result['date']}; top-10, TREC 2005 efficiency queries"]
+    if args.note:
+        lines.append(args.note)
+    lines += [
              f"{'setup':10} {'mode':4} {'conc':>5} {'q/s':>10} {'p50 ms':>8} {'p99 ms':>8} "
-             f"{'errors':>6} {'vs one node':>11}"]
+             f"{'errors':>6} {'vs ' + args.baseline:>13}"]
     for mode in modes:
         for c in concurrencies:
-            base = table.get(("direct", mode, c))
+            base = table.get((args.baseline, mode, c))
             for s in setups:
                 e = table.get((s, mode, c))
                 if e is None:
                     continue
                 if c == 1:
                     ratio = f"p50 {e['p50_ms'] / base['p50_ms']:.2f}x" if base else "-"
-                    if base and s != "direct":
+                    if base and s != args.baseline:
                         e["p50_overhead_ms"] = e["p50_ms"] - base["p50_ms"]
                         e["p99_overhead_ms"] = e["p99_ms"] - base["p99_ms"]
                 else:
                     ratio = f"q/s {e['qps'] / base['qps']:.2f}x" if base else "-"
                     if base:
-                        e["qps_over_one_node"] = e["qps"] / base["qps"]
+                        e["qps_over_baseline"] = e["qps"] / base["qps"]
                 lines.append(f"{s:10} {mode:4} {c:5} {e['qps']:10.0f} {e['p50_ms']:8.3f} "
-                             f"{e['p99_ms']:8.3f} {e['errors']:6} {ratio:>11}")
+                             f"{e['p99_ms']:8.3f} {e['errors']:6} {ratio:>13}")
     for a in result["answers"]:
         lines.append(f"answers {a['setup']} {a['mode']}: {a['identical']} of {a['queries']} "
-                     "identical to the single node's")
+                     f"identical to {args.baseline}'s")
     print("\n".join(lines))
     json.dump(result, open(args.out, "w"), indent=1)
     open(os.path.splitext(args.out)[0] + ".txt", "w").write("\n".join(lines) + "\n")

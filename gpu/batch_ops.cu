@@ -1,5 +1,7 @@
 // Host side of the batch kernels: argument checks and the launch sequence of one batch.
 #include <algorithm>
+#include <map>
+#include <mutex>
 
 #include "absl/strings/str_cat.h"
 #include "base/status_macros.h"
@@ -10,11 +12,21 @@
 namespace tandem::gpu {
 namespace {
 
-// The kernels' shared memory, above the default 48 KB for the OR: allowed once.
+// The kernels' shared memory, above the default 48 KB for the OR. cudaFuncSetAttribute applies to
+// the current device only, so it is set once on each device a batch runs on (a node with several
+// GPUs runs batches on all of them).
 absl::Status AllowSharedMemory() {
-  static const cudaError_t allowed = [] {
-    cudaError_t e =
-        cudaFuncSetAttribute(kernels::BatchOrKernel, cudaFuncAttributeMaxDynamicSharedMemorySize,
+  int device = 0;
+  cudaError_t e = cudaGetDevice(&device);
+  if (e != cudaSuccess) {
+    return absl::InternalError(absl::StrCat("cudaGetDevice: ", cudaGetErrorString(e)));
+  }
+  static std::mutex mu;
+  static std::map<int, cudaError_t> allowed;  // by device
+  std::lock_guard<std::mutex> lock(mu);
+  auto it = allowed.find(device);
+  if (it == allowed.end()) {
+    e = cudaFuncSetAttribute(kernels::BatchOrKernel, cudaFuncAttributeMaxDynamicSharedMemorySize,
                              static_cast<int>(sizeof(kernels::OrShared)));
     if (e == cudaSuccess) {
       e = cudaFuncSetAttribute(kernels::BatchAndKernel, cudaFuncAttributeMaxDynamicSharedMemorySize,
@@ -25,11 +37,11 @@ absl::Status AllowSharedMemory() {
                                cudaFuncAttributeMaxDynamicSharedMemorySize,
                                static_cast<int>(sizeof(kernels::AndShared)));
     }
-    return e;
-  }();
-  if (allowed != cudaSuccess) {
-    return absl::InternalError(
-        absl::StrCat("the batch kernels' shared memory: ", cudaGetErrorString(allowed)));
+    it = allowed.emplace(device, e).first;
+  }
+  if (it->second != cudaSuccess) {
+    return absl::InternalError(absl::StrCat("the batch kernels' shared memory on device ", device,
+                                            ": ", cudaGetErrorString(it->second)));
   }
   return absl::OkStatus();
 }

@@ -24,8 +24,10 @@ MODES=${MODES:-or and}
 mkdir -p "$OUT"
 source "$(dirname "$0")/server_common.sh"
 CORES=${CORES:-$(nproc)}
-# PIN=0 (a machine with fewer cores than CORES, to try the script): no taskset.
-pin() { if [[ ${PIN:-1} == 1 ]]; then taskset -c "$@"; else shift; "$@"; fi; }
+# pin CPUS: the command prefix that pins to CPUS, in PINNED (an array); PIN=0 (a machine with fewer
+# cores than CORES, to try the script): none. A prefix, not a function, so that a command sent to
+# the background is this shell's child ($! its pid) and cleanup stops it.
+pin() { PINNED=(); if [[ ${PIN:-1} == 1 ]]; then PINNED=(taskset -c "$1"); fi; }
 (( CORES >= 6 )) || { echo "broker_scaling.sh needs at least 6 cores" >&2; exit 1; }
 NODE_CORES=$((CORES - 4))
 LOADGEN_CPUS="$((CORES - 2))-$((CORES - 1))"
@@ -45,22 +47,25 @@ PIDS=()
 cleanup() { for p in "${PIDS[@]}"; do kill -TERM "$p" 2>/dev/null || true; done; wait 2>/dev/null || true; }
 trap cleanup EXIT
 
-# start_node DIR CPUS LOG: a node on DIR pinned to CPUS, its address printed.
+# start_node DIR CPUS LOG: a node on DIR pinned to CPUS; its address in NODE. (Not in a $(...)
+# subshell: the node must be this shell's child, for cleanup to stop it.)
 start_node() {
   local threads
   threads=$(( $(echo "$2" | awk -F- '{print $2 - $1 + 1}') ))
-  pin "$2" "$BIN/tandem-server" --index "$1" --listen 127.0.0.1:0 --metrics-listen "" \
+  pin "$2"
+  "${PINNED[@]}" "$BIN/tandem-server" --index "$1" --listen 127.0.0.1:0 --metrics-listen "" \
     --threads "$threads" --gpu off --queue-capacity 100000 > "$3" 2>&1 &
   PIDS+=($!)
   wait_listening "$3" "$!"
-  sed -n 's/.*listening on \([^ ]*\).*/\1/p' "$3" | head -1
+  NODE=$(sed -n 's/.*listening on \([^ ]*\).*/\1/p' "$3" | head -1)
 }
 
 # measure LABEL ADDRESS: one row per mode and load.
 measure() {
   for mode in $MODES; do
     for c in 1 "$CONCURRENCY"; do
-      pin "$LOADGEN_CPUS" "$BIN/tandem-loadgen" --server "$2" --queries "$QUERIES" \
+      pin "$LOADGEN_CPUS"
+      "${PINNED[@]}" "$BIN/tandem-loadgen" --server "$2" --queries "$QUERIES" \
         --query-format colon --mode "$mode" --k 10 --concurrency "$c" --duration "$DURATION" \
         --warmup 2 --channels 4 --cq-threads 2 --label "$1" \
         --json-out "$OUT/load_${1}_${mode}_c${c}.json" | grep -E "^(conc|  *[0-9])" || true
@@ -69,7 +74,8 @@ measure() {
 }
 
 echo "== one node, ${NODE_CORES} cores (the baseline)"
-DIRECT=$(start_node "$INDEX" "0-$((NODE_CORES - 1))" "$OUT/direct.log")
+start_node "$INDEX" "0-$((NODE_CORES - 1))" "$OUT/direct.log"
+DIRECT=$NODE
 measure direct "$DIRECT"
 # Answers of the single node, for the broker's to be checked against.
 for mode in $MODES; do
@@ -89,10 +95,12 @@ for S in $SHARDS; do
   ADDRS=()
   per=$((NODE_CORES / S))
   for ((s = 0; s < S; ++s)); do
-    ADDRS+=("$(start_node "$(printf '%s/shard-%03d' "$SHARD_DIR" "$s")" \
-      "$((s * per))-$((s * per + per - 1))" "$OUT/node-$S-$s.log")")
+    start_node "$(printf '%s/shard-%03d' "$SHARD_DIR" "$s")" \
+      "$((s * per))-$((s * per + per - 1))" "$OUT/node-$S-$s.log"
+    ADDRS+=("$NODE")
   done
-  pin "$BROKER_CPUS" "$BIN/tandem-broker" --replicas "$(IFS=,; echo "${ADDRS[*]}")" \
+  pin "$BROKER_CPUS"
+  "${PINNED[@]}" "$BIN/tandem-broker" --replicas "$(IFS=,; echo "${ADDRS[*]}")" \
     --listen 127.0.0.1:0 --metrics-listen "" --cache-entries 0 > "$OUT/broker-$S.log" 2>&1 &
   PIDS+=($!)
   wait_listening "$OUT/broker-$S.log" "$!"

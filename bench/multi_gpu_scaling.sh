@@ -40,13 +40,14 @@ PIDS=()
 cleanup() { for p in "${PIDS[@]}"; do kill -TERM "$p" 2>/dev/null || true; done; wait 2>/dev/null || true; }
 trap cleanup EXIT
 
-# start_node DIR GPUS LOG: a node on DIR serving from GPUS, its address printed.
+# start_node DIR GPUS LOG: a node on DIR serving from GPUS; its address in NODE. (Not in a $(...)
+# subshell: the node must be this shell's child, for cleanup to stop it.)
 start_node() {
   "$BIN/tandem-server" --index "$1" --listen 127.0.0.1:0 --metrics-listen "" --gpu required \
     --gpus "$2" --threads 4 --queue-capacity 100000 > "$3" 2>&1 &
   PIDS+=($!)
   wait_listening "$3" "$!"
-  sed -n 's/.*listening on \([^ ]*\).*/\1/p' "$3" | head -1
+  NODE=$(sed -n 's/.*listening on \([^ ]*\).*/\1/p' "$3" | head -1)
 }
 
 # measure LABEL ADDRESS: the device caches warmed (every query a few times, so that each GPU has
@@ -67,12 +68,14 @@ measure() {
 }
 
 echo "== one node, one GPU"
-measure gpu1 "$(start_node "$INDEX" 0 "$OUT/gpu1.log")"
+start_node "$INDEX" 0 "$OUT/gpu1.log"
+measure gpu1 "$NODE"
 grep -h "CPU and GPU" "$OUT/gpu1.log" || true
 cleanup; PIDS=()
 
 echo "== one node, $GPUS GPUs (--gpus $ALL_GPUS)"
-measure "gpus$GPUS" "$(start_node "$INDEX" "$ALL_GPUS" "$OUT/gpus.log")"
+start_node "$INDEX" "$ALL_GPUS" "$OUT/gpus.log"
+measure "gpus$GPUS" "$NODE"
 grep -h "CPU and GPU" "$OUT/gpus.log" || true
 cleanup; PIDS=()
 
@@ -80,7 +83,8 @@ echo "== $GPUS shards, one node per GPU, behind tandem-broker"
 [[ -d $OUT/shards ]] || "$BIN/tandem-index" shard --shards "$GPUS" "$INDEX" "$OUT/shards" > /dev/null
 ADDRS=()
 for ((g = 0; g < GPUS; ++g)); do
-  ADDRS+=("$(start_node "$(printf '%s/shard-%03d' "$OUT/shards" "$g")" "$g" "$OUT/shard-$g.log")")
+  start_node "$(printf '%s/shard-%03d' "$OUT/shards" "$g")" "$g" "$OUT/shard-$g.log"
+  ADDRS+=("$NODE")
 done
 "$BIN/tandem-broker" --replicas "$(IFS=,; echo "${ADDRS[*]}")" --listen 127.0.0.1:0 \
   --metrics-listen "" --cache-entries 0 > "$OUT/broker.log" 2>&1 &

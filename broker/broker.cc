@@ -62,7 +62,11 @@ absl::Status Broker::Start(BrokerOptions options) {
     auto process = std::make_shared<server::ProcessMetrics>();
     TANDEM_ASSIGN_OR_RETURN(
         metrics_endpoint_,
-        server::MetricsEndpoint::Start({.listen = options.metrics_listen}, {registry_, process}));
+        server::MetricsEndpoint::Start({.listen = options.metrics_listen,
+                                        .tls_cert_file = options.metrics_tls_cert_file,
+                                        .tls_key_file = options.metrics_tls_key_file,
+                                        .basic_auth_file = options.metrics_basic_auth_file},
+                                       {registry_, process}));
     // The endpoint holds its collectables weakly; the process metrics live with the registry.
     process_metrics_ = std::move(process);
     metrics_address_ = server::WithPort(options.metrics_listen, metrics_endpoint_->port());

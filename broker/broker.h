@@ -45,6 +45,10 @@ struct BrokerOptions {
   std::string listen = "127.0.0.1:50050";
   server::TlsOptions tls;
   std::string metrics_listen = "127.0.0.1:9465";  // empty: no metrics endpoint
+  // HTTPS and basic auth of the metrics endpoint, as the node's (server::MetricsEndpointOptions).
+  std::string metrics_tls_cert_file;
+  std::string metrics_tls_key_file;
+  std::string metrics_basic_auth_file;
   ReplicaSetOptions replicas;
   ScatterGatherOptions fanout;
   ResultCacheOptions cache;

@@ -40,7 +40,8 @@ BrokerMetrics::BrokerMetrics(prometheus::Registry& registry)
       cache_misses_(
           Counters(registry, "tandem_broker_cache_requests_total", "").Add({{"result", "miss"}})),
       replicas_(Gauges(registry, "tandem_broker_replicas",
-                       "Replicas of each shard, by state (healthy or ejected).")) {
+                       "Replicas of each shard, by state (healthy or ejected).")),
+      shard_series_(new std::atomic<ShardSeries*>[kMaxShards]()) {
   Gauges(registry, "tandem_build_info", "Build of this program; the value is always 1.")
       .Add({{"version", base::Version()}, {"commit", base::Commit()}, {"gpu", "false"}})
       .Set(1);
@@ -75,12 +76,15 @@ void BrokerMetrics::RecordQuery(absl::string_view method, grpc::StatusCode code,
 }
 
 BrokerMetrics::ShardSeries& BrokerMetrics::Shard(uint32_t shard) {
+  shard = std::min(shard, kMaxShards - 1);
+  if (ShardSeries* series = shard_series_[shard].load(std::memory_order_acquire)) return *series;
   absl::MutexLock lock(&mu_);
   while (shards_.size() <= shard) {
     const std::string label = absl::StrCat(shards_.size());
     shards_.push_back(std::make_unique<ShardSeries>(
         ShardSeries{&shard_duration_.Add({{"shard", label}}, LatencyBuckets()),
                     &hedges_.Add({{"shard", label}}), &retries_.Add({{"shard", label}})}));
+    shard_series_[shards_.size() - 1].store(shards_.back().get(), std::memory_order_release);
   }
   return *shards_[shard];
 }

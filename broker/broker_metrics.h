@@ -18,6 +18,7 @@
 // `method` is "search", "search_batch" (per query of the batch) or "search_stream".
 #pragma once
 
+#include <atomic>
 #include <cstdint>
 #include <memory>
 #include <string>
@@ -76,6 +77,9 @@ class BrokerMetrics {
   // The series every query touches, looked up once: [method][0 ok, 1 degraded], [method].
   prometheus::Counter* answered_[kMethods][2];
   prometheus::Histogram* durations_[kMethods];
+  // Per shard, created once (under mu_) and then read without a lock.
+  static constexpr uint32_t kMaxShards = 4096;
+  std::unique_ptr<std::atomic<ShardSeries*>[]> shard_series_;
   absl::Mutex mu_;
   std::vector<std::unique_ptr<ShardSeries>> shards_ ABSL_GUARDED_BY(mu_);
   uint32_t replica_shards_ ABSL_GUARDED_BY(mu_) = 0;

@@ -28,8 +28,13 @@ namespace {
 constexpr char kSearchService[] = "tandem.v1.SearchService";
 
 std::shared_ptr<grpc::Channel> NewChannel(const std::string& address,
-                                          const std::shared_ptr<grpc::ChannelCredentials>& creds) {
+                                          const std::shared_ptr<grpc::ChannelCredentials>& creds,
+                                          int index) {
   grpc::ChannelArguments args;
+  // Each channel its own connection: without a local pool (and a distinct argument), channels to
+  // one address share one subchannel, and so one connection.
+  args.SetInt(GRPC_ARG_USE_LOCAL_SUBCHANNEL_POOL, 1);
+  args.SetInt("tandem.channel_index", index);
   // A node that restarts is reached again within a second, not after gRPC's default backoff of up
   // to two minutes: the health check decides when it gets queries again.
   args.SetInt(GRPC_ARG_INITIAL_RECONNECT_BACKOFF_MS, 100);
@@ -57,11 +62,12 @@ ShardPlace PlaceOf(const tandem::v1::GetIndexInfoResponse& info) {
 
 }  // namespace
 
-Replica::Replica(std::string address, std::shared_ptr<grpc::Channel> channel)
-    : address_(std::move(address)),
-      channel_(std::move(channel)),
-      stub_(tandem::v1::SearchService::NewStub(channel_)),
-      health_stub_(grpc::health::v1::Health::NewStub(channel_)) {}
+Replica::Replica(std::string address, std::vector<std::shared_ptr<grpc::Channel>> channels)
+    : address_(std::move(address)), health_stub_(grpc::health::v1::Health::NewStub(channels[0])) {
+  for (const auto& channel : channels) {
+    stubs_.push_back(tandem::v1::SearchService::NewStub(channel));
+  }
+}
 
 std::optional<ShardPlace> Replica::place() const {
   absl::MutexLock lock(&mu_);
@@ -147,6 +153,10 @@ absl::StatusOr<std::unique_ptr<ReplicaSet>> ReplicaSet::Create(ReplicaSetOptions
     return absl::InvalidArgumentError(
         "health_interval, health_timeout and refresh_interval must be positive");
   }
+  if (options.channels_per_replica < 1 || options.channels_per_replica > 64) {
+    return absl::InvalidArgumentError(
+        absl::StrCat("channels per replica must be 1 to 64, got ", options.channels_per_replica));
+  }
   if (options.expected_shards.has_value() && *options.expected_shards == 0) {
     return absl::InvalidArgumentError("shards must be at least 1");
   }
@@ -182,7 +192,7 @@ void ReplicaSet::Loop() {
 }
 
 std::shared_ptr<const Topology> ReplicaSet::topology() const {
-  absl::MutexLock lock(&topology_mu_);
+  absl::ReaderMutexLock lock(&topology_mu_);
   return topology_;
 }
 
@@ -258,10 +268,15 @@ void ReplicaSet::Resolve() {
     for (const std::string& address : addresses) {
       if (replicas.count(address) > 0) continue;
       auto existing = replicas_.find(address);
-      replicas[address] =
-          existing != replicas_.end()
-              ? existing->second
-              : std::make_shared<Replica>(address, NewChannel(address, options_.credentials));
+      if (existing != replicas_.end()) {
+        replicas[address] = existing->second;
+        continue;
+      }
+      std::vector<std::shared_ptr<grpc::Channel>> channels;
+      for (int c = 0; c < options_.channels_per_replica; ++c) {
+        channels.push_back(NewChannel(address, options_.credentials, c));
+      }
+      replicas[address] = std::make_shared<Replica>(address, std::move(channels));
     }
   }
   replicas_ = std::move(replicas);

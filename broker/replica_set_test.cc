@@ -49,6 +49,8 @@ TEST(ReplicaSet, CreateRefusesBadOptions) {
   EXPECT_FALSE(ReplicaSet::Create(zero).ok());
   ReplicaSetOptions no_shards{.targets = {"127.0.0.1:1"}, .expected_shards = 0u};
   EXPECT_FALSE(ReplicaSet::Create(no_shards).ok());
+  ReplicaSetOptions no_channels{.targets = {"127.0.0.1:1"}, .channels_per_replica = 0};
+  EXPECT_FALSE(ReplicaSet::Create(no_channels).ok());
 }
 
 TEST(ReplicaSet, NodesThatDoNotAnswerGiveNoShards) {
@@ -100,7 +102,8 @@ TEST(ReplicaSet, PickTakesHealthyUntriedReplicas) {
   EXPECT_EQ(ReplicaSet::Pick(topology, 5, {}), nullptr);
   // Replica objects that were never checked are not healthy: nothing to pick.
   auto channel = grpc::CreateChannel("127.0.0.1:1", grpc::InsecureChannelCredentials());
-  topology.replicas[0].push_back(std::make_shared<Replica>("127.0.0.1:1", channel));
+  topology.replicas[0].push_back(std::make_shared<Replica>(
+      "127.0.0.1:1", std::vector<std::shared_ptr<grpc::Channel>>{channel}));
   EXPECT_EQ(ReplicaSet::Pick(topology, 0, {}), nullptr);
   EXPECT_EQ(topology.UnservedShards(), std::vector<uint32_t>{0});
 }

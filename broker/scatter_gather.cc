@@ -51,26 +51,23 @@ std::string AbslUnparseFlag(const HedgePolicy& policy) {
 }
 
 void LatencyWindow::Add(absl::Duration d) {
-  absl::MutexLock lock(&mu_);
-  if (ring_.size() < kSize) {
-    ring_.push_back(d);
-  } else {
-    ring_[next_] = d;
-    next_ = (next_ + 1) % kSize;
-  }
-  ++added_;
+  const uint64_t i = added_.fetch_add(1, std::memory_order_relaxed);
+  ring_[i % kSize].store(absl::ToInt64Nanoseconds(d), std::memory_order_relaxed);
 }
 
 std::optional<absl::Duration> LatencyWindow::P95() const {
+  const uint64_t added = added_.load(std::memory_order_relaxed);
+  if (added < 32) return std::nullopt;
   absl::MutexLock lock(&mu_);
-  if (ring_.size() < 32) return std::nullopt;
   // Recomputed every 32 answers: a selection over 512 values, not on every query.
-  if (!p95_.has_value() || added_ - p95_at_ >= 32) {
-    std::vector<absl::Duration> sorted = ring_;
-    const size_t rank = (sorted.size() * 95 + 99) / 100 - 1;
-    std::nth_element(sorted.begin(), sorted.begin() + rank, sorted.end());
-    p95_ = sorted[rank];
-    p95_at_ = added_;
+  if (!p95_.has_value() || added - p95_at_ >= 32) {
+    const size_t n = static_cast<size_t>(std::min<uint64_t>(added, kSize));
+    std::vector<int64_t> values(n);
+    for (size_t i = 0; i < n; ++i) values[i] = ring_[i].load(std::memory_order_relaxed);
+    const size_t rank = (n * 95 + 99) / 100 - 1;
+    std::nth_element(values.begin(), values.begin() + rank, values.end());
+    p95_ = absl::Nanoseconds(values[rank]);
+    p95_at_ = added;
   }
   return p95_;
 }
@@ -206,6 +203,12 @@ class QueryRun : public std::enable_shared_from_this<QueryRun> {
 
   void ScheduleHedge(uint32_t s, int pass) {
     if (owner_.options_.max_attempts < 2) return;
+    // No timer where there is no second replica to send the hedge to.
+    const auto& replicas = topology_->replicas[s];
+    if (std::count_if(replicas.begin(), replicas.end(),
+                      [](const auto& r) { return r->healthy(); }) < 2) {
+      return;
+    }
     const std::optional<absl::Duration> delay = owner_.HedgeDelay(s);
     if (!delay.has_value()) return;
     const absl::Time when = absl::Now() + *delay;

@@ -24,6 +24,7 @@
 //   fanout.Search(request, deadline, [](absl::StatusOr<SearchResponse> answer) { ... });
 #pragma once
 
+#include <atomic>
 #include <cstdint>
 #include <functional>
 #include <optional>
@@ -58,7 +59,9 @@ struct ScatterGatherOptions {
   int max_attempts = 3;
 };
 
-// The p95 of a shard's recent answer times (the last 512), for auto hedging.
+// The p95 of a shard's recent answer times (the last 512), for auto hedging. Add is lock-free
+// (every answer of every query calls it); P95 reads the ring without stopping writers, which may
+// mix in a value or two from the moment it reads: fine for a hedge delay.
 class LatencyWindow {
  public:
   void Add(absl::Duration d);
@@ -67,10 +70,9 @@ class LatencyWindow {
 
  private:
   static constexpr size_t kSize = 512;
-  mutable absl::Mutex mu_;
-  std::vector<absl::Duration> ring_ ABSL_GUARDED_BY(mu_);
-  size_t next_ ABSL_GUARDED_BY(mu_) = 0;
-  uint64_t added_ ABSL_GUARDED_BY(mu_) = 0;
+  std::atomic<int64_t> ring_[kSize] = {};  // nanoseconds
+  std::atomic<uint64_t> added_{0};
+  mutable absl::Mutex mu_;  // the cached p95
   mutable std::optional<absl::Duration> p95_ ABSL_GUARDED_BY(mu_);
   mutable uint64_t p95_at_ ABSL_GUARDED_BY(mu_) = 0;
 };

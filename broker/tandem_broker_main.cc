@@ -29,6 +29,11 @@
 ABSL_FLAG(std::string, listen, "127.0.0.1:50050", "Address of the broker's gRPC service.");
 ABSL_FLAG(std::string, metrics_listen, "127.0.0.1:9465",
           "Address of the Prometheus endpoint (/metrics); empty for none.");
+ABSL_FLAG(std::string, metrics_tls_cert, "",
+          "PEM certificate chain: /metrics is served over HTTPS only (TLS 1.2 or later).");
+ABSL_FLAG(std::string, metrics_tls_key, "", "PEM private key of --metrics-tls-cert.");
+ABSL_FLAG(std::string, metrics_basic_auth_file, "",
+          "A file of one line user:password (mode 600): scrapes must authenticate.");
 ABSL_FLAG(std::vector<std::string>, replicas, {},
           "Query nodes, host:port,host:port,... A host name stands for every address it resolves "
           "to (re-resolved every --refresh-interval). Each node says which shard it serves.");
@@ -44,6 +49,8 @@ ABSL_FLAG(absl::Duration, deadline_budget, absl::Milliseconds(2),
 ABSL_FLAG(tandem::broker::HedgePolicy, hedge_after, tandem::broker::HedgePolicy{},
           "When a shard that has not answered gets the query on a second replica: auto (the "
           "shard's p95 over its recent answers), a duration, or off.");
+ABSL_FLAG(uint32_t, replica_channels, 4,
+          "Connections to each node: one carries a few tens of thousands of calls a second.");
 ABSL_FLAG(uint32_t, max_attempts, 3, "Calls to one shard for one query: first, hedge, retries.");
 ABSL_FLAG(uint64_t, cache_entries, 10000, "Result cache entries; 0 turns the cache off.");
 ABSL_FLAG(uint64_t, cache_bytes, uint64_t{64} << 20, "Result cache bytes, keys and answers.");
@@ -132,6 +139,9 @@ int main(int argc, char** argv) {
   tandem::broker::BrokerOptions options;
   options.listen = absl::GetFlag(FLAGS_listen);
   options.metrics_listen = absl::GetFlag(FLAGS_metrics_listen);
+  options.metrics_tls_cert_file = absl::GetFlag(FLAGS_metrics_tls_cert);
+  options.metrics_tls_key_file = absl::GetFlag(FLAGS_metrics_tls_key);
+  options.metrics_basic_auth_file = absl::GetFlag(FLAGS_metrics_basic_auth_file);
   options.tls = {.cert_file = absl::GetFlag(FLAGS_tls_cert),
                  .key_file = absl::GetFlag(FLAGS_tls_key),
                  .client_ca_file = absl::GetFlag(FLAGS_tls_client_ca)};
@@ -144,6 +154,8 @@ int main(int argc, char** argv) {
   options.replicas.health_timeout = absl::GetFlag(FLAGS_health_timeout);
   options.replicas.refresh_interval = absl::GetFlag(FLAGS_refresh_interval);
   options.replicas.credentials = *replica_credentials;
+  options.replicas.channels_per_replica =
+      static_cast<int>(std::min<uint32_t>(absl::GetFlag(FLAGS_replica_channels), 1000));
   options.fanout = {
       .deadline_budget = absl::GetFlag(FLAGS_deadline_budget),
       .hedge = absl::GetFlag(FLAGS_hedge_after),

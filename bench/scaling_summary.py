@@ -41,6 +41,9 @@ def main():
     ap.add_argument("--benchmark", required=True, help="broker_scaling, multi_gpu_scaling")
     ap.add_argument("--baseline", default="direct", help="the setup the others are compared with")
     ap.add_argument("--note", default="", help="what the setups are, stored and printed")
+    ap.add_argument("--cores", type=int, default=os.cpu_count(),
+                    help="the measured machine's cores (when summarized elsewhere)")
+    ap.add_argument("--gpu", default="", help="the measured machine's GPU (when summarized elsewhere)")
     ap.add_argument("--commit", default=os.environ.get("TANDEM_COMMIT", ""))
     ap.add_argument("--out", required=True)
     args = ap.parse_args()
@@ -48,11 +51,12 @@ def main():
     commit = args.commit or subprocess.run(
         ["git", "-C", os.path.dirname(os.path.abspath(__file__)), "rev-parse", "--short=12",
          "HEAD"], capture_output=True, text=True).stdout.strip()
-    gpu = subprocess.run(["sh", "-c", "nvidia-smi --query-gpu=name --format=csv,noheader 2>/dev/null"],
-                         capture_output=True, text=True).stdout.strip().splitlines()
+    gpu = [args.gpu] if args.gpu else subprocess.run(
+        ["sh", "-c", "nvidia-smi --query-gpu=name --format=csv,noheader 2>/dev/null"],
+        capture_output=True, text=True).stdout.strip().splitlines()
     result = {"benchmark": args.benchmark, "note": args.note, "baseline": args.baseline,
               "date": datetime.datetime.now(datetime.timezone.utc).strftime("%Y-%m-%dT%H:%M:%SZ"),
-              "commit": commit, "machine": {"kind": args.machine, "cores": os.cpu_count(),
+              "commit": commit, "machine": {"kind": args.machine, "cores": args.cores,
                                             "gpu": gpu[0] if gpu else None},
               "setups": [], "answers": []}
     table = {}
@@ -67,6 +71,9 @@ def main():
                  "errors": sum(v for k, v in row["status_counts"].items() if k != "OK"),
                  "index": data.get("server_index")}
         result["setups"].append(entry)
+        # The run's date: its last measurement's, wherever it is summarized.
+        if data.get("timestamp") and data["timestamp"] > result.get("measured", ""):
+            result["measured"] = data["timestamp"]
         table[(setup, mode, c)] = entry
     for path in sorted(glob.glob(f"{w}/answers_*_*.jsonl")):
         m = re.match(r"answers_(\w+?)_(or|and|and_or)\.jsonl", os.path.basename(path))
@@ -79,11 +86,12 @@ def main():
                    and not other[q][1] and other[q][2] is None)
         result["answers"].append({"setup": setup, "mode": mode, "queries": len(base),
                                   "identical": same})
+    result["date"] = result.pop("measured", result["date"])
     modes = sorted({e["mode"] for e in result["setups"]}, reverse=True)
     concurrencies = sorted({e["concurrency"] for e in result["setups"]})
     setups = sorted({e["setup"] for e in result["setups"]},
                     key=lambda s: (s != args.baseline, s))
-    lines = [f"{args.benchmark} on {args.machine} ({os.cpu_count()} cores"
+    lines = [f"{args.benchmark} on {args.machine} ({args.cores} cores"
              f"{', ' + result['machine']['gpu'] if result['machine']['gpu'] else ''}), commit {commit}, "
              f"{result['date']}; top-10, TREC 2005 efficiency queries"]
     if args.note:

@@ -21,8 +21,8 @@
 #include "absl/status/statusor.h"
 #include "absl/time/time.h"
 #include "server/engine_factory.h"
-#include "server/grpc_listen.h"
 #include "server/executor_factory.h"
+#include "server/grpc_listen.h"
 #include "server/query_metrics.h"
 #include "server/request_validation.h"
 

@@ -78,6 +78,11 @@ std::string FormatSearchResponse(const tandem::v1::SearchResponse& response) {
       response.hits_size(), s.engine(), ModeName(s.executed_mode()), s.postings_decoded(),
       s.queued_micros(), s.execution_micros(), s.total_micros(),
       s.terms().empty() ? "(none)" : absl::StrJoin(s.terms(), " "));
+  if (response.degraded()) {
+    absl::StrAppendFormat(&out,
+                          "degraded: no answer from shard(s) %s; these are the others' hits\n",
+                          absl::StrJoin(response.missing_shards(), ", "));
+  }
   return out;
 }
 

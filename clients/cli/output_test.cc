@@ -7,6 +7,7 @@ namespace tandem::cli {
 namespace {
 
 using ::testing::HasSubstr;
+using ::testing::Not;
 
 tandem::v1::SearchResponse Response() {
   tandem::v1::SearchResponse r;
@@ -33,6 +34,16 @@ TEST(OutputTest, TableHasOneRowPerHitAndAStatsLine) {
   EXPECT_THAT(out, HasSubstr("    2    2.250000  a-much-longer-external-id"));
   EXPECT_THAT(out, HasSubstr("2 hits; engine cpu, executed or; 1234 postings decoded"));
   EXPECT_THAT(out, HasSubstr("terms: t1 t2"));
+}
+
+TEST(OutputTest, ADegradedAnswerNamesTheMissingShards) {
+  tandem::v1::SearchResponse response = Response();
+  EXPECT_THAT(FormatSearchResponse(response), Not(HasSubstr("degraded")));
+  response.set_degraded(true);
+  response.add_missing_shards(1);
+  response.add_missing_shards(3);
+  EXPECT_THAT(FormatSearchResponse(response),
+              HasSubstr("degraded: no answer from shard(s) 1, 3; these are the others' hits"));
 }
 
 TEST(OutputTest, StoredFieldsFollowTheirHitOnOneLineEach) {

@@ -48,21 +48,27 @@ class StreamReactor final
     const SearchRequest request = std::move(request_);
     // The answer may come on this thread (a cached one): it takes mu_ itself.
     mu_.Unlock();
-    service_.Answer(request, service_.DeadlineOf(*context_), "search_stream",
-                    [this, slot](absl::StatusOr<SearchResponse> answer) {
-                      absl::MutexLock lock(&mu_);
-                      if (answer.ok()) {
-                        *slot->response.mutable_response() = *std::move(answer);
-                      } else {
-                        *slot->response.mutable_status() = server::ToQueryStatus(answer.status());
-                      }
-                      slot->ready = true;
-                      --running_;
-                      WriteLocked();
-                      MaybeReadLocked();
-                      MaybeFinishLocked();
-                    });
+    CancelHandle handle = service_.Answer(
+        request, service_.DeadlineOf(*context_), "search_stream",
+        [this, slot](absl::StatusOr<SearchResponse> answer) {
+          absl::MutexLock lock(&mu_);
+          if (answer.ok()) {
+            *slot->response.mutable_response() = *std::move(answer);
+          } else {
+            *slot->response.mutable_status() = server::ToQueryStatus(answer.status());
+          }
+          slot->ready = true;
+          --running_;
+          WriteLocked();
+          MaybeReadLocked();
+          MaybeFinishLocked();
+        });
     mu_.Lock();
+    if (cancelled_) {
+      handle.Cancel();
+    } else {
+      slot->handle = handle;
+    }
     MaybeReadLocked();
   }
 
@@ -77,9 +83,16 @@ class StreamReactor final
   }
 
   void OnCancel() override {
-    absl::MutexLock lock(&mu_);
-    cancelled_ = true;
-    MaybeFinishLocked();
+    std::vector<CancelHandle> running;
+    {
+      absl::MutexLock lock(&mu_);
+      cancelled_ = true;
+      for (const auto& slot : slots_) {
+        if (!slot->ready) running.push_back(slot->handle);
+      }
+      MaybeFinishLocked();
+    }
+    for (const CancelHandle& h : running) h.Cancel();
   }
 
   void OnDone() override { delete this; }
@@ -88,6 +101,7 @@ class StreamReactor final
   struct Slot {
     tandem::v1::SearchStreamResponse response;
     bool ready = false;
+    CancelHandle handle;
   };
 
   void WriteLocked() ABSL_EXCLUSIVE_LOCKS_REQUIRED(mu_) {
@@ -131,6 +145,36 @@ class StreamReactor final
   bool finished_ ABSL_GUARDED_BY(mu_) = false;
 };
 
+// A unary call (Search, SearchBatch) whose cancellation reaches its queries' shard calls.
+class UnaryCall final : public grpc::ServerUnaryReactor {
+ public:
+  void Add(const CancelHandle& handle) {
+    {
+      absl::MutexLock lock(&mu_);
+      if (!cancelled_) {
+        handles_.push_back(handle);
+        return;
+      }
+    }
+    handle.Cancel();
+  }
+  void OnCancel() override {
+    std::vector<CancelHandle> handles;
+    {
+      absl::MutexLock lock(&mu_);
+      cancelled_ = true;
+      handles.swap(handles_);
+    }
+    for (const CancelHandle& h : handles) h.Cancel();
+  }
+  void OnDone() override { delete this; }
+
+ private:
+  absl::Mutex mu_;
+  std::vector<CancelHandle> handles_ ABSL_GUARDED_BY(mu_);
+  bool cancelled_ ABSL_GUARDED_BY(mu_) = false;
+};
+
 }  // namespace
 
 BrokerService::BrokerService(ReplicaSet& replicas, ScatterGather& fanout, ResultCache& cache,
@@ -149,8 +193,8 @@ absl::Time BrokerService::DeadlineOf(const grpc::CallbackServerContext& context)
   return absl::FromChrono(deadline);
 }
 
-void BrokerService::Answer(const SearchRequest& request, absl::Time deadline,
-                           absl::string_view method, ScatterGather::Done done) {
+CancelHandle BrokerService::Answer(const SearchRequest& request, absl::Time deadline,
+                                   absl::string_view method, ScatterGather::Done done) {
   const absl::Time start = absl::Now();
   const auto finish = [this, start, method, request_id = request.request_id(),
                        done = std::move(done)](absl::StatusOr<SearchResponse> answer) {
@@ -172,70 +216,72 @@ void BrokerService::Answer(const SearchRequest& request, absl::Time deadline,
     if (metrics_ != nullptr) metrics_->RecordCache(cached.has_value());
     if (cached.has_value()) {
       finish(*std::move(cached));
-      return;
+      return {};
     }
   }
-  fanout_.Search(request, deadline,
-                 [this, key = std::move(key),
-                  finish = std::move(finish)](absl::StatusOr<SearchResponse> answer) mutable {
-                   // Only complete answers are kept: a degraded one would outlive the outage.
-                   if (answer.ok() && !answer->degraded() && !key.empty()) {
-                     cache_.Insert(key, *answer, absl::Now());
-                   }
-                   finish(std::move(answer));
-                 });
+  return fanout_.Search(request, deadline,
+                        [this, key = std::move(key), finish = std::move(finish)](
+                            absl::StatusOr<SearchResponse> answer) mutable {
+                          // Only complete answers are kept: a degraded one would outlive the
+                          // outage.
+                          if (answer.ok() && !answer->degraded() && !key.empty()) {
+                            cache_.Insert(key, *answer, absl::Now());
+                          }
+                          finish(std::move(answer));
+                        });
 }
 
 grpc::ServerUnaryReactor* BrokerService::Search(grpc::CallbackServerContext* context,
                                                 const SearchRequest* request,
                                                 SearchResponse* response) {
-  grpc::ServerUnaryReactor* reactor = context->DefaultReactor();
-  Answer(*request, DeadlineOf(*context), "search",
-         [reactor, response](absl::StatusOr<SearchResponse> answer) {
-           if (!answer.ok()) {
-             reactor->Finish(server::ToGrpcStatus(answer.status()));
-             return;
-           }
-           *response = *std::move(answer);
-           reactor->Finish(grpc::Status::OK);
-         });
-  return reactor;
+  auto* call = new UnaryCall();
+  // The call lives until its OnDone, which comes only after this returns and Finish is called.
+  call->Add(Answer(*request, DeadlineOf(*context), "search",
+                   [call, response](absl::StatusOr<SearchResponse> answer) {
+                     if (!answer.ok()) {
+                       call->Finish(server::ToGrpcStatus(answer.status()));
+                       return;
+                     }
+                     *response = *std::move(answer);
+                     call->Finish(grpc::Status::OK);
+                   }));
+  return call;
 }
 
 grpc::ServerUnaryReactor* BrokerService::SearchBatch(grpc::CallbackServerContext* context,
                                                      const tandem::v1::SearchBatchRequest* request,
                                                      tandem::v1::SearchBatchResponse* response) {
-  grpc::ServerUnaryReactor* reactor = context->DefaultReactor();
+  auto* call = new UnaryCall();
   const int n = request->requests_size();
   if (static_cast<uint32_t>(n) > options_.max_batch) {
-    reactor->Finish(grpc::Status(
+    call->Finish(grpc::Status(
         grpc::StatusCode::INVALID_ARGUMENT,
         absl::StrCat("a batch holds at most ", options_.max_batch, " queries, got ", n)));
-    return reactor;
+    return call;
   }
   if (n == 0) {
-    reactor->Finish(grpc::Status::OK);
-    return reactor;
+    call->Finish(grpc::Status::OK);
+    return call;
   }
   for (int i = 0; i < n; ++i) response->add_results();
   auto pending = std::make_shared<std::atomic<int>>(n);
   const absl::Time deadline = DeadlineOf(*context);
   for (int i = 0; i < n; ++i) {
-    Answer(request->requests(i), deadline, "search_batch",
-           [reactor, response, pending, i](absl::StatusOr<SearchResponse> answer) {
-             tandem::v1::SearchBatchResult* result = response->mutable_results(i);
-             if (answer.ok()) {
-               *result->mutable_response() = *std::move(answer);
-             } else {
-               *result->mutable_status() = server::ToQueryStatus(answer.status());
-             }
-             // Each answer writes its own result; the last one finishes the call.
-             if (pending->fetch_sub(1, std::memory_order_acq_rel) == 1) {
-               reactor->Finish(grpc::Status::OK);
-             }
-           });
+    call->Add(Answer(request->requests(i), deadline, "search_batch",
+                     [call, response, pending, i](absl::StatusOr<SearchResponse> answer) {
+                       tandem::v1::SearchBatchResult* result = response->mutable_results(i);
+                       if (answer.ok()) {
+                         *result->mutable_response() = *std::move(answer);
+                       } else {
+                         *result->mutable_status() = server::ToQueryStatus(answer.status());
+                       }
+                       // Each answer writes its own result; the last one finishes the call.
+                       if (pending->fetch_sub(1, std::memory_order_acq_rel) == 1) {
+                         call->Finish(grpc::Status::OK);
+                       }
+                     }));
   }
-  return reactor;
+  return call;
 }
 
 grpc::ServerBidiReactor<SearchRequest, tandem::v1::SearchStreamResponse>*

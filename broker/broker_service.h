@@ -9,7 +9,8 @@
 // all shards (one replica each), and the most terms of any shard (shards share terms, so their
 // counts do not add up). Its ShardInfo is unset: the broker is not a shard.
 //
-// gRPC's callback API: no handler holds a thread while its shards answer.
+// gRPC's callback API: no handler holds a thread while its shards answer. A call the client
+// cancels (or that dies with its connection) cancels its calls to the shards.
 #pragma once
 
 #include <cstddef>
@@ -50,9 +51,10 @@ class BrokerService final : public tandem::v1::SearchService::CallbackService {
                                          const tandem::v1::GetIndexInfoRequest* request,
                                          tandem::v1::GetIndexInfoResponse* response) override;
 
-  // Answers one query (cache, then the shards) and calls `done` once.
-  void Answer(const tandem::v1::SearchRequest& request, absl::Time deadline,
-              absl::string_view method, ScatterGather::Done done);
+  // Answers one query (cache, then the shards) and calls `done` once; the handle stops its calls
+  // to the shards when the caller goes away.
+  CancelHandle Answer(const tandem::v1::SearchRequest& request, absl::Time deadline,
+                      absl::string_view method, ScatterGather::Done done);
 
   absl::Time DeadlineOf(const grpc::CallbackServerContext& context) const;
 

@@ -114,6 +114,22 @@ class QueryRun : public std::enable_shared_from_this<QueryRun> {
     --owner_.running_;
   }
 
+  // Cancels every call in flight; the query ends with CANCELLED, without retries or a next pass.
+  void Cancel() {
+    std::vector<std::shared_ptr<Attempt>> running;
+    {
+      absl::MutexLock lock(&mu_);
+      if (cancelled_) return;
+      cancelled_ = true;
+      for (const Shard& shard : shards_) {
+        for (const auto& a : shard.attempts) {
+          if (!a->finished) running.push_back(a);
+        }
+      }
+    }
+    for (const auto& a : running) a->context.TryCancel();
+  }
+
   void Start() {
     const QueryMode mode = request_.mode();
     StartPass(mode == tandem::v1::QUERY_MODE_AND_OR ? tandem::v1::QUERY_MODE_AND : mode);
@@ -269,7 +285,7 @@ class QueryRun : public std::enable_shared_from_this<QueryRun> {
         }
       } else {
         shard.last_error = status;
-        if (IsRetryable(code) && now < shard_deadline_ &&
+        if (!cancelled_ && IsRetryable(code) && now < shard_deadline_ &&
             shard.attempts.size() < static_cast<size_t>(owner_.options_.max_attempts)) {
           retry = PrepareLocked(s);
         }
@@ -294,11 +310,13 @@ class QueryRun : public std::enable_shared_from_this<QueryRun> {
   void Complete() {
     std::vector<ShardAnswer> answers;
     QueryMode mode;
+    absl::Status early;  // the answer, when it is an error decided already
     {
       absl::MutexLock lock(&mu_);
       if (!fatal_.ok()) {
-        Finish(ToAbsl(fatal_));
-        return;
+        early = ToAbsl(fatal_);
+      } else if (cancelled_) {
+        early = absl::CancelledError("the call was cancelled");
       }
       mode = pass_mode_;
       for (uint32_t s = 0; s < shards_.size(); ++s) {
@@ -309,6 +327,10 @@ class QueryRun : public std::enable_shared_from_this<QueryRun> {
           missing_.emplace(s, shard.last_error);
         }
       }
+    }
+    if (!early.ok()) {
+      Finish(early);
+      return;
     }
     if (request_.mode() == tandem::v1::QUERY_MODE_AND_OR && mode == tandem::v1::QUERY_MODE_AND &&
         TotalHits(answers) < k_ && absl::Now() < shard_deadline_) {
@@ -385,6 +407,7 @@ class QueryRun : public std::enable_shared_from_this<QueryRun> {
   std::vector<Shard> shards_ ABSL_GUARDED_BY(mu_);
   size_t finished_ ABSL_GUARDED_BY(mu_) = 0;
   grpc::Status fatal_ ABSL_GUARDED_BY(mu_);
+  bool cancelled_ ABSL_GUARDED_BY(mu_) = false;
   uint64_t and_postings_ = 0;  // decoded by an AND+OR query's AND pass, when OR follows
   // Shards missing from any pass, with their last error.
   std::multimap<uint32_t, grpc::Status> missing_ ABSL_GUARDED_BY(mu_);
@@ -421,20 +444,26 @@ std::optional<absl::Duration> ScatterGather::HedgeDelay(uint32_t shard) const {
   return std::nullopt;
 }
 
-void ScatterGather::Search(const SearchRequest& request, absl::Time deadline, Done done) {
+void CancelHandle::Cancel() const {
+  if (std::shared_ptr<QueryRun> run = run_.lock()) run->Cancel();
+}
+
+CancelHandle ScatterGather::Search(const SearchRequest& request, absl::Time deadline, Done done) {
   std::shared_ptr<const Topology> topology = replicas_.topology();
   if (topology->shards == 0) {
     done(absl::UnavailableError("no replica has answered yet: the shards are unknown"));
-    return;
+    return {};
   }
   if (deadline - options_.deadline_budget <= absl::Now()) {
     done(absl::DeadlineExceededError(
         absl::StrCat("the deadline leaves no time for the shards after the broker's budget of ",
                      absl::FormatDuration(options_.deadline_budget))));
-    return;
+    return {};
   }
-  std::make_shared<QueryRun>(*this, request, deadline, std::move(done), std::move(topology))
-      ->Start();
+  auto run =
+      std::make_shared<QueryRun>(*this, request, deadline, std::move(done), std::move(topology));
+  run->Start();
+  return CancelHandle(run);
 }
 
 }  // namespace tandem::broker

@@ -27,6 +27,7 @@
 #include <atomic>
 #include <cstdint>
 #include <functional>
+#include <memory>
 #include <optional>
 
 #include "absl/status/status.h"
@@ -77,6 +78,21 @@ class LatencyWindow {
   mutable uint64_t p95_at_ ABSL_GUARDED_BY(mu_) = 0;
 };
 
+class QueryRun;
+
+// Stops a query's calls to the shards when its caller gives up (a cancelled call); the query then
+// ends at once with CANCELLED. Empty for a query that never reached the shards (answered from the
+// cache, or refused).
+class CancelHandle {
+ public:
+  CancelHandle() = default;
+  explicit CancelHandle(std::weak_ptr<QueryRun> run) : run_(std::move(run)) {}
+  void Cancel() const;
+
+ private:
+  std::weak_ptr<QueryRun> run_;
+};
+
 class ScatterGather {
  public:
   using Done = std::function<void(absl::StatusOr<tandem::v1::SearchResponse>)>;
@@ -89,7 +105,7 @@ class ScatterGather {
 
   // Runs `request` on the collection and calls `done` exactly once, on a gRPC or timer thread (or
   // on this one, when no shard can be asked). `deadline` is the caller's.
-  void Search(const tandem::v1::SearchRequest& request, absl::Time deadline, Done done);
+  CancelHandle Search(const tandem::v1::SearchRequest& request, absl::Time deadline, Done done);
 
   // The hedge delay of `shard` now (nothing: no hedge).
   std::optional<absl::Duration> HedgeDelay(uint32_t shard) const;

@@ -405,6 +405,45 @@ TEST_F(BrokerE2eTest, CachedAnswersAreTheSame) {
                             {{"result", "hit"}}, [](double v) { return v >= 20; }));
 }
 
+// A client that gives up cancels the broker's calls to the shards: the node stops the query (its
+// CANCELLED count goes up) long before the query's 5 s would have run out.
+TEST(BrokerCancel, ACancelledCallCancelsItsShardCalls) {
+  std::unique_ptr<E2eIndex> index = E2eIndex::Build({.num_docs = 200});
+  std::unique_ptr<ServerProcess> node = StartNode(index->dir(), {"--testing-query-delay", "5s"});
+  ASSERT_NE(node, nullptr);
+  std::unique_ptr<ServerProcess> broker =
+      StartBroker({"--replicas", node->address(), "--cache-entries", "0", "--hedge-after", "off"});
+  ASSERT_NE(broker, nullptr);
+  auto stub = NewStub(broker->address());
+  for (const std::string method : {"Search", "SearchBatch"}) {
+    SCOPED_TRACE(method);
+    grpc::ClientContext context;
+    SetTimeout(context, absl::Seconds(30));
+    const absl::Time start = absl::Now();
+    std::thread cancel([&context] {
+      absl::SleepFor(absl::Milliseconds(300));
+      context.TryCancel();
+    });
+    grpc::Status status;
+    if (method == "Search") {
+      SearchResponse response;
+      status = stub->Search(&context, TextRequest("t1 t2"), &response);
+    } else {
+      tandem::v1::SearchBatchRequest batch;
+      *batch.add_requests() = TextRequest("t1 t2");
+      *batch.add_requests() = TextRequest("t3");
+      tandem::v1::SearchBatchResponse response;
+      status = stub->SearchBatch(&context, batch, &response);
+    }
+    cancel.join();
+    EXPECT_EQ(status.error_code(), grpc::StatusCode::CANCELLED);
+    const double want = method == "Search" ? 1 : 3;
+    EXPECT_TRUE(WaitForMetric(node->metrics_address(), "tandem_queries_total",
+                              {{"code", "CANCELLED"}}, [want](double v) { return v >= want; }));
+    EXPECT_LT(absl::Now() - start, absl::Seconds(4));
+  }
+}
+
 TEST(BrokerStartup, RefusesBadFlagsWithOneLine) {
   const std::vector<std::pair<std::vector<std::string>, std::string>> cases = {
       {{}, "no replicas"},

@@ -301,6 +301,7 @@ TEST_F(BrokerE2eTest, AShardGoneGivesDegradedAnswersAndRecovers) {
   EXPECT_TRUE(serving());
 
   // Shard 1 goes away entirely.
+  const std::string first_address = nodes_[1][0]->address();
   for (auto& node : nodes_[1]) node.reset();
   const uint32_t first = index_->index().num_docs() / kShards;
   const uint32_t end = 2 * index_->index().num_docs() / kShards;
@@ -344,10 +345,10 @@ TEST_F(BrokerE2eTest, AShardGoneGivesDegradedAnswersAndRecovers) {
   while (serving() && absl::Now() < until) absl::SleepFor(absl::Milliseconds(50));
   EXPECT_FALSE(serving());
 
-  // A new node for shard 1, written into the replicas file: the broker finds it and answers whole.
-  nodes_[1][0] = StartNode(ShardDir(shards_dir_->path() + "/shards", 1));
+  // Shard 1's first node comes back at its address: the broker's health checks bring it back.
+  nodes_[1][0] =
+      StartNode(ShardDir(shards_dir_->path() + "/shards", 1), {"--listen", first_address});
   ASSERT_NE(nodes_[1][0], nullptr);
-  std::ofstream(file, std::ios::app) << nodes_[1][0]->address() << "\n";
   bool whole = false;
   while (!whole && absl::Now() < until) {
     grpc::ClientContext context;
@@ -360,6 +361,13 @@ TEST_F(BrokerE2eTest, AShardGoneGivesDegradedAnswersAndRecovers) {
   ExpectEqualsSingleIndex(request, response);
   while (!serving() && absl::Now() < until) absl::SleepFor(absl::Milliseconds(50));
   EXPECT_TRUE(serving());
+
+  // A node at a new address, written into the replicas file, joins shard 1.
+  nodes_[1][1] = StartNode(ShardDir(shards_dir_->path() + "/shards", 1));
+  ASSERT_NE(nodes_[1][1], nullptr);
+  std::ofstream(file, std::ios::app) << nodes_[1][1]->address() << "\n";
+  EXPECT_TRUE(WaitForMetric(broker->metrics_address(), "tandem_broker_replicas",
+                            {{"shard", "1"}, {"state", "healthy"}}, Equals(2)));
 }
 
 TEST_F(BrokerE2eTest, ASlowReplicaIsHedged) {

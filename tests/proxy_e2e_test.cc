@@ -501,8 +501,8 @@ TEST_F(ProxyE2eTest, Haproxy) {
   StreamAll(std::vector<SearchRequest>(queries.begin(), queries.begin() + kStreamed));
 
   // A replica dies: HAProxy's health check marks it DOWN (fall 2 x inter 2s), then every call
-  // goes to the others. Calls in between may fail: HAProxy does not retry them elsewhere. They
-  // are counted, not checked.
+  // goes to the others. Calls in between that are sent to it find its connection refused and are
+  // redispatched to another server (retry-on conn-failure, option redispatch): none fails.
   const std::vector<double> before = QueriesPerReplica(kUnary + kStreamed);
   ASSERT_NO_FATAL_FAILURE(KillReplica(0));
   const absl::Time killed = absl::Now();
@@ -540,6 +540,8 @@ TEST_F(ProxyE2eTest, Haproxy) {
   std::cout << "  replica-a DOWN after " << absl::FormatDuration(to_down) << "; " << failed
             << " of " << ok + failed << " calls meanwhile failed"
             << (first_error.empty() ? "" : ", the first: ") << first_error << std::endl;
+  EXPECT_EQ(failed.load(), 0) << first_error;
+  EXPECT_GT(ok.load(), 10);
   // The survivors answered every call that succeeded.
   const std::vector<double> down = QueriesPerReplica(before[1] + before[2] + ok);
   const std::vector<SearchRequest> after = Queries(kUnary + 30);

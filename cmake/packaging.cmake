@@ -2,6 +2,9 @@
 #   bin/tandem-server, tandem-broker, tandem-index, tandem-cli, tandem-train-cost
 #   lib/systemd/system/tandem-server.service   (hardened; deploy/tandem-server.service.in)
 #   /etc/default/tandem-server                 (the service's flags; a conffile)
+#   lib/systemd/system/tandem-broker.service   (hardened; deploy/tandem-broker.service.in; not
+#                                               enabled: a host runs a broker when asked to)
+#   /etc/default/tandem-broker, /etc/tandem/replicas   (its flags and its nodes; conffiles)
 #   share/doc/tandem/                          (README, ARCHITECTURE, index format, LICENSE)
 # The package's runtime dependencies are computed by dpkg-shlibdeps from the binaries, so they
 # name exactly the Debian libraries the build linked. Configure with -DCMAKE_INSTALL_PREFIX=/usr for
@@ -18,10 +21,13 @@ endforeach()
 set(TANDEM_BIN_DIR ${CMAKE_INSTALL_FULL_BINDIR})
 set(TANDEM_DOC_DIR ${CMAKE_INSTALL_FULL_DOCDIR})
 if(CMAKE_INSTALL_PREFIX STREQUAL "/usr")
-  set(TANDEM_DEFAULTS_FILE /etc/default/tandem-server)
+  set(_tandem_etc /etc)
 else()
-  set(TANDEM_DEFAULTS_FILE ${CMAKE_INSTALL_FULL_SYSCONFDIR}/default/tandem-server)
+  set(_tandem_etc ${CMAKE_INSTALL_FULL_SYSCONFDIR})
 endif()
+set(TANDEM_DEFAULTS_FILE ${_tandem_etc}/default/tandem-server)
+set(TANDEM_BROKER_DEFAULTS_FILE ${_tandem_etc}/default/tandem-broker)
+set(TANDEM_REPLICAS_FILE ${_tandem_etc}/tandem/replicas)
 configure_file(${CMAKE_SOURCE_DIR}/deploy/tandem-server.service.in
                ${CMAKE_BINARY_DIR}/deploy/tandem-server.service @ONLY)
 install(FILES ${CMAKE_BINARY_DIR}/deploy/tandem-server.service DESTINATION lib/systemd/system
@@ -29,6 +35,15 @@ install(FILES ${CMAKE_BINARY_DIR}/deploy/tandem-server.service DESTINATION lib/s
 install(FILES ${CMAKE_SOURCE_DIR}/deploy/tandem-server.default
         DESTINATION ${CMAKE_INSTALL_FULL_SYSCONFDIR}/default RENAME tandem-server
         COMPONENT runtime)
+configure_file(${CMAKE_SOURCE_DIR}/deploy/tandem-broker.service.in
+               ${CMAKE_BINARY_DIR}/deploy/tandem-broker.service @ONLY)
+install(FILES ${CMAKE_BINARY_DIR}/deploy/tandem-broker.service DESTINATION lib/systemd/system
+        COMPONENT runtime)
+install(FILES ${CMAKE_SOURCE_DIR}/deploy/tandem-broker.default
+        DESTINATION ${CMAKE_INSTALL_FULL_SYSCONFDIR}/default RENAME tandem-broker
+        COMPONENT runtime)
+install(FILES ${CMAKE_SOURCE_DIR}/deploy/tandem-broker.replicas
+        DESTINATION ${CMAKE_INSTALL_FULL_SYSCONFDIR}/tandem RENAME replicas COMPONENT runtime)
 install(FILES README.md ARCHITECTURE.md LICENSE index/FORMAT.md deploy/prometheus.yml
         DESTINATION ${CMAKE_INSTALL_DOCDIR} COMPONENT runtime)
 

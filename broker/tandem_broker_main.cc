@@ -172,13 +172,19 @@ int main(int argc, char** argv) {
       tandem::broker::Broker::Create(options);
   if (!broker.ok()) return Fail(std::string(broker.status().message()));
   const std::shared_ptr<const tandem::broker::Topology> topology = (*broker)->topology();
-  std::fprintf(stderr, "tandem-broker: %u shard(s) of collection %s; %s\n", topology->shards,
-               topology->collection_id.empty() ? "(none yet)" : topology->collection_id.c_str(),
-               topology->UnservedShards().empty()
-                   ? "every shard has a replica"
-                   : absl::StrCat("no replica yet for shard(s) ",
-                                  absl::StrJoin(topology->UnservedShards(), ", "))
-                         .c_str());
+  if (topology->shards == 0) {
+    std::fprintf(stderr,
+                 "tandem-broker: no node has answered yet; queries get UNAVAILABLE "
+                 "until one does\n");
+  } else {
+    const std::vector<uint32_t> unserved = topology->UnservedShards();
+    std::fprintf(
+        stderr, "tandem-broker: %u shard(s) of collection %s; %s\n", topology->shards,
+        topology->collection_id.c_str(),
+        unserved.empty()
+            ? "every shard has a replica"
+            : absl::StrCat("no replica yet for shard(s) ", absl::StrJoin(unserved, ", ")).c_str());
+  }
   const std::string metrics = (*broker)->metrics_address().empty()
                                   ? "metrics off"
                                   : "metrics on " + (*broker)->metrics_address();

@@ -162,6 +162,7 @@ class QueryRun : public std::enable_shared_from_this<QueryRun> {
     request->set_mode(mode);
     request->clear_require_complete();
     std::vector<std::pair<uint32_t, std::shared_ptr<Attempt>>> launch;
+    std::vector<uint32_t> unserved;  // shards with no healthy replica to ask
     bool complete = false;
     int pass = 0;
     {
@@ -180,10 +181,16 @@ class QueryRun : public std::enable_shared_from_this<QueryRun> {
         } else {
           shards_[s].done = true;
           shards_[s].last_error = grpc::Status(grpc::StatusCode::UNAVAILABLE, "no healthy replica");
+          unserved.push_back(s);
           ++finished_;
         }
       }
       complete = finished_ == shards;
+    }
+    if (owner_.metrics_ != nullptr) {
+      for (uint32_t s : unserved) {
+        owner_.metrics_->RecordShardFailure(s, grpc::StatusCode::UNAVAILABLE);
+      }
     }
     for (auto& [s, a] : launch) {
       Launch(s, a);

@@ -341,6 +341,8 @@ TEST_F(BrokerE2eTest, AShardGoneGivesDegradedAnswersAndRecovers) {
   }
   EXPECT_TRUE(WaitForMetric(broker->metrics_address(), "tandem_broker_degraded_answers_total", {},
                             [](double v) { return v >= 1; }));
+  EXPECT_TRUE(WaitForMetric(broker->metrics_address(), "tandem_broker_shard_failures_total",
+                            {{"shard", "1"}}, [](double v) { return v >= 2; }));
   const absl::Time until = absl::Now() + kE2eTimeout;
   while (serving() && absl::Now() < until) absl::SleepFor(absl::Milliseconds(50));
   EXPECT_FALSE(serving());

@@ -35,16 +35,7 @@ BROKER_CPUS="$((CORES - 4))-$((CORES - 3))"
 QUERIES=$OUT/queries.txt
 head -n 1000 "$DATA/trec05-efficiency.txt" > "$QUERIES"
 
-INDEX=${INDEX:-}
-if [[ -z $INDEX ]]; then
-  INDEX=$OUT/index
-  "$BIN/tandem-index" synth --docs "$DOCS" --termstats "$DATA/wikipedia-termstats.tsv.gz" \
-    --doclengths "$DATA/wikipedia-doclengths.tsv" --queries "$DATA/trec05-efficiency.txt" \
-    --vocabulary query-terms --postings-per-doc 240 --seed 1 --output "$INDEX" > /dev/null
-fi
-
-PIDS=()
-cleanup() { for p in "${PIDS[@]}"; do kill -TERM "$p" 2>/dev/null || true; done; wait 2>/dev/null || true; }
+gov2like_index "$BIN" "$DATA" "$OUT" "$DOCS"
 trap cleanup EXIT
 
 # start_node DIR CPUS LOG: a node on DIR pinned to CPUS; its address in NODE. (Not in a $(...)
@@ -83,7 +74,6 @@ for mode in $MODES; do
     > "$OUT/answers_direct_${mode}.jsonl"
 done
 cleanup
-PIDS=()
 
 for S in $SHARDS; do
   echo "== broker over $S shard(s), $((NODE_CORES / S)) cores each"
@@ -111,6 +101,5 @@ for S in $SHARDS; do
       > "$OUT/answers_broker${S}_${mode}.jsonl"
   done
   cleanup
-  PIDS=()
 done
 echo "done: $OUT"

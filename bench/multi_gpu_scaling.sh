@@ -28,16 +28,7 @@ QUERIES=$OUT/queries.txt
 head -n 1000 "$DATA/trec05-efficiency.txt" > "$QUERIES"
 ALL_GPUS=$(seq -s, 0 $((GPUS - 1)))
 
-INDEX=${INDEX:-}
-if [[ -z $INDEX ]]; then
-  INDEX=$OUT/index
-  "$BIN/tandem-index" synth --docs "$DOCS" --termstats "$DATA/wikipedia-termstats.tsv.gz" \
-    --doclengths "$DATA/wikipedia-doclengths.tsv" --queries "$DATA/trec05-efficiency.txt" \
-    --vocabulary query-terms --postings-per-doc 240 --seed 1 --output "$INDEX" > /dev/null
-fi
-
-PIDS=()
-cleanup() { for p in "${PIDS[@]}"; do kill -TERM "$p" 2>/dev/null || true; done; wait 2>/dev/null || true; }
+gov2like_index "$BIN" "$DATA" "$OUT" "$DOCS"
 trap cleanup EXIT
 
 # start_node DIR GPUS LOG: a node on DIR serving from GPUS; its address in NODE. (Not in a $(...)
@@ -71,13 +62,13 @@ echo "== one node, one GPU"
 start_node "$INDEX" 0 "$OUT/gpu1.log"
 measure gpu1 "$NODE"
 grep -h "CPU and GPU" "$OUT/gpu1.log" || true
-cleanup; PIDS=()
+cleanup
 
 echo "== one node, $GPUS GPUs (--gpus $ALL_GPUS)"
 start_node "$INDEX" "$ALL_GPUS" "$OUT/gpus.log"
 measure "gpus$GPUS" "$NODE"
 grep -h "CPU and GPU" "$OUT/gpus.log" || true
-cleanup; PIDS=()
+cleanup
 
 echo "== $GPUS shards, one node per GPU, behind tandem-broker"
 [[ -d $OUT/shards ]] || "$BIN/tandem-index" shard --shards "$GPUS" "$INDEX" "$OUT/shards" > /dev/null

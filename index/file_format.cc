@@ -65,6 +65,8 @@ absl::string_view FileKindTag(FileKind kind) {
       return absl::string_view("GPULAYTS", 8);
     case FileKind::kCollectionDfs:
       return absl::string_view("COLLDFS\0", 8);
+    case FileKind::kSubscriptions:
+      return absl::string_view("SUBSCRIB", 8);
   }
   return absl::string_view("UNKNOWN\0", 8);
 }

@@ -31,8 +31,17 @@ inline constexpr size_t kHeaderBytes = 32;
 inline constexpr size_t kFooterBytes = 16;
 
 // kGpuLayouts: the optional GPU layouts beside an index (gpu/stored_layouts.h); kCollectionDfs: a
-// shard's collection document frequencies.
-enum class FileKind { kManifest, kLexicon, kPostings, kDocuments, kGpuLayouts, kCollectionDfs };
+// shard's collection document frequencies; kSubscriptions: a node's standing queries
+// (match/subscription_file.h), framed like index files though they live outside the index.
+enum class FileKind {
+  kManifest,
+  kLexicon,
+  kPostings,
+  kDocuments,
+  kGpuLayouts,
+  kCollectionDfs,
+  kSubscriptions
+};
 
 // The 8-byte kind tag stored in the header ("LEXICON\0", ...).
 absl::string_view FileKindTag(FileKind kind);

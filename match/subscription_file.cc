@@ -1,0 +1,233 @@
+#include "match/subscription_file.h"
+
+#include <fcntl.h>
+#include <unistd.h>
+
+#include <cerrno>
+#include <cmath>
+#include <cstdio>
+#include <cstring>
+
+#include "absl/strings/str_cat.h"
+#include "base/stale_files.h"
+#include "base/status_macros.h"
+#include "index/file_format.h"
+
+namespace tandem::match {
+namespace {
+
+// Payload: varint next_id, varint count, then per subscription: varint id, string interface,
+// varint filters, per filter varint constraints, per constraint: string name, u8 op, u8 type,
+// value (zigzag varint | 8-byte IEEE double, little-endian | string). A string is a varint length
+// and its bytes.
+void PutVarint(uint64_t v, std::string* out) {
+  while (v >= 0x80) {
+    out->push_back(static_cast<char>(v | 0x80));
+    v >>= 7;
+  }
+  out->push_back(static_cast<char>(v));
+}
+void PutString(absl::string_view s, std::string* out) {
+  PutVarint(s.size(), out);
+  out->append(s.data(), s.size());
+}
+
+class Reader {
+ public:
+  explicit Reader(absl::string_view bytes) : bytes_(bytes) {}
+  bool Varint(uint64_t* v) {
+    *v = 0;
+    for (int shift = 0; shift < 64; shift += 7) {
+      if (pos_ >= bytes_.size()) return false;
+      const uint8_t b = static_cast<uint8_t>(bytes_[pos_++]);
+      *v |= static_cast<uint64_t>(b & 0x7f) << shift;
+      if ((b & 0x80) == 0) return true;
+    }
+    return false;
+  }
+  bool Byte(uint8_t* b) {
+    if (pos_ >= bytes_.size()) return false;
+    *b = static_cast<uint8_t>(bytes_[pos_++]);
+    return true;
+  }
+  bool String(std::string* s) {
+    uint64_t n;
+    if (!Varint(&n) || n > bytes_.size() - pos_) return false;
+    s->assign(bytes_.data() + pos_, n);
+    pos_ += n;
+    return true;
+  }
+  bool Double(double* d) {
+    if (bytes_.size() - pos_ < 8) return false;
+    std::memcpy(d, bytes_.data() + pos_, 8);
+    pos_ += 8;
+    return true;
+  }
+  bool done() const { return pos_ == bytes_.size(); }
+  size_t pos() const { return pos_; }
+
+ private:
+  absl::string_view bytes_;
+  size_t pos_ = 0;
+};
+
+absl::Status Malformed(size_t pos, absl::string_view what) {
+  return absl::DataLossError(
+      absl::StrCat("malformed subscriptions at payload byte ", pos, ": ", what));
+}
+
+absl::Status FsyncDirectoryOf(const std::string& path) {
+  const size_t slash = path.rfind('/');
+  const std::string dir = slash == std::string::npos ? "." : path.substr(0, slash + 1);
+  const int fd = ::open(dir.c_str(), O_RDONLY | O_DIRECTORY | O_CLOEXEC);
+  if (fd < 0) return absl::ErrnoToStatus(errno, absl::StrCat("open ", dir));
+  const int rc = ::fsync(fd);
+  const int err = errno;
+  ::close(fd);
+  if (rc != 0) return absl::ErrnoToStatus(err, absl::StrCat("fsync ", dir));
+  return absl::OkStatus();
+}
+
+}  // namespace
+
+std::string EncodeSubscriptions(const SubscriptionSnapshot& snapshot) {
+  std::string out;
+  PutVarint(snapshot.next_id, &out);
+  PutVarint(snapshot.records.size(), &out);
+  for (const SubscriptionRecord& r : snapshot.records) {
+    PutVarint(r.id, &out);
+    PutString(r.interface, &out);
+    PutVarint(r.predicate.filters.size(), &out);
+    for (const Filter& f : r.predicate.filters) {
+      PutVarint(f.constraints.size(), &out);
+      for (const Constraint& c : f.constraints) {
+        PutString(c.name, &out);
+        out.push_back(static_cast<char>(c.op));
+        out.push_back(static_cast<char>(c.value.type));
+        switch (c.value.type) {
+          case ValueType::kInt:
+            PutVarint(
+                (static_cast<uint64_t>(c.value.i) << 1) ^ static_cast<uint64_t>(c.value.i >> 63),
+                &out);
+            break;
+          case ValueType::kDouble: {
+            char bytes[8];
+            std::memcpy(bytes, &c.value.d, 8);
+            out.append(bytes, 8);
+            break;
+          }
+          case ValueType::kString:
+            PutString(c.value.s, &out);
+            break;
+        }
+      }
+    }
+  }
+  return out;
+}
+
+absl::StatusOr<SubscriptionSnapshot> DecodeSubscriptions(absl::string_view payload) {
+  Reader in(payload);
+  SubscriptionSnapshot snapshot;
+  uint64_t count;
+  if (!in.Varint(&snapshot.next_id) || !in.Varint(&count)) return Malformed(in.pos(), "header");
+  // Each record takes at least 4 bytes: a count beyond that is damage, not a reason to allocate.
+  if (count > payload.size() / 4) return Malformed(in.pos(), "subscription count");
+  snapshot.records.resize(count);
+  SubscriptionId previous = 0;
+  for (SubscriptionRecord& r : snapshot.records) {
+    uint64_t filters;
+    if (!in.Varint(&r.id) || !in.String(&r.interface) || !in.Varint(&filters)) {
+      return Malformed(in.pos(), "subscription");
+    }
+    if (r.id == 0 || r.id <= previous || r.id >= snapshot.next_id) {
+      return Malformed(in.pos(), absl::StrCat("subscription id ", r.id, " out of order"));
+    }
+    previous = r.id;
+    if (r.interface.empty()) return Malformed(in.pos(), "empty interface");
+    if (filters == 0 || filters > payload.size()) return Malformed(in.pos(), "filter count");
+    r.predicate.filters.resize(filters);
+    for (Filter& f : r.predicate.filters) {
+      uint64_t constraints;
+      if (!in.Varint(&constraints) || constraints == 0 ||
+          constraints > static_cast<uint64_t>(kMaxConstraintsPerFilter)) {
+        return Malformed(in.pos(), "constraint count");
+      }
+      f.constraints.resize(constraints);
+      for (Constraint& c : f.constraints) {
+        uint8_t op, type;
+        if (!in.String(&c.name) || !in.Byte(&op) || !in.Byte(&type)) {
+          return Malformed(in.pos(), "constraint");
+        }
+        if (c.name.empty()) return Malformed(in.pos(), "empty attribute name");
+        if (op >= kNumOps) return Malformed(in.pos(), absl::StrCat("operator ", op));
+        if (type > static_cast<uint8_t>(ValueType::kString)) {
+          return Malformed(in.pos(), absl::StrCat("value type ", type));
+        }
+        c.op = static_cast<Op>(op);
+        c.value.type = static_cast<ValueType>(type);
+        bool ok = true;
+        switch (c.value.type) {
+          case ValueType::kInt: {
+            uint64_t z;
+            ok = in.Varint(&z);
+            c.value.i = static_cast<int64_t>((z >> 1) ^ (~(z & 1) + 1));
+            break;
+          }
+          case ValueType::kDouble:
+            ok = in.Double(&c.value.d);
+            break;
+          case ValueType::kString:
+            ok = in.String(&c.value.s);
+            break;
+        }
+        if (!ok) return Malformed(in.pos(), "value");
+        // Only what NormalizePredicate lets through: the engines rely on it.
+        const bool is_string = c.value.type == ValueType::kString;
+        const bool terms = c.name == kTermsName;
+        if ((c.op == Op::kContains) != terms || (terms && !is_string) ||
+            ((c.op == Op::kPrefix || c.op == Op::kSubstring) && !is_string) ||
+            ((c.op == Op::kLt || c.op == Op::kGt || c.op == Op::kLe || c.op == Op::kGe) &&
+             is_string) ||
+            (c.value.type == ValueType::kDouble && !std::isfinite(c.value.d))) {
+          return Malformed(in.pos(), absl::StrCat("constraint ", c.name, " ", OpName(c.op), " ",
+                                                  FormatValue(c.value)));
+        }
+      }
+    }
+  }
+  if (!in.done()) return Malformed(in.pos(), "trailing bytes");
+  return snapshot;
+}
+
+absl::Status WriteSubscriptionFile(const std::string& path, const SubscriptionSnapshot& snapshot) {
+  const std::string tmp = path + base::PidTaggedSuffix(".tmp-");
+  {
+    TANDEM_ASSIGN_OR_RETURN(auto writer,
+                            index::FileWriter::Create(tmp, index::FileKind::kSubscriptions));
+    absl::Status s = writer->Append(EncodeSubscriptions(snapshot));
+    if (s.ok()) s = writer->Finish();  // fsyncs
+    if (!s.ok()) {
+      std::remove(tmp.c_str());
+      return s;
+    }
+  }
+  if (std::rename(tmp.c_str(), path.c_str()) != 0) {
+    const int err = errno;
+    std::remove(tmp.c_str());
+    return absl::ErrnoToStatus(err, absl::StrCat("rename ", tmp, " to ", path));
+  }
+  return FsyncDirectoryOf(path);
+}
+
+absl::StatusOr<SubscriptionSnapshot> ReadSubscriptionFile(const std::string& path) {
+  TANDEM_ASSIGN_OR_RETURN(index::MappedFile file,
+                          index::MappedFile::Open(path, index::FileKind::kSubscriptions));
+  absl::StatusOr<SubscriptionSnapshot> snapshot = DecodeSubscriptions(file.payload());
+  if (!snapshot.ok()) {
+    return absl::DataLossError(absl::StrCat(path, ": ", snapshot.status().message()));
+  }
+  return snapshot;
+}
+
+}  // namespace tandem::match

@@ -1,0 +1,343 @@
+#include "match/subscription_registry.h"
+
+#include <algorithm>
+#include <chrono>
+#include <cstdio>
+#include <map>
+#include <mutex>
+#include <optional>
+#include <shared_mutex>
+
+#include "absl/container/flat_hash_map.h"
+#include "absl/strings/str_cat.h"
+#include "base/stale_files.h"
+#include "match/match_router.h"
+#include "match/subscription_file.h"
+
+namespace tandem::match {
+
+absl::StatusOr<MatchEngine> ParseMatchEngine(absl::string_view name) {
+  if (name == "auto") return MatchEngine::kAuto;
+  if (name == "cpu") return MatchEngine::kCpu;
+  if (name == "gpu") return MatchEngine::kGpu;
+  return absl::InvalidArgumentError(
+      absl::StrCat("unknown match engine '", name, "' (expected auto, cpu or gpu)"));
+}
+
+namespace {
+
+struct Entry {
+  InterfaceId interface = 0;
+  Predicate predicate;
+  int64_t constraints = 0;
+};
+
+int64_t CountConstraints(const Predicate& p) {
+  int64_t n = 0;
+  for (const Filter& f : p.filters) n += static_cast<int64_t>(f.constraints.size());
+  return n;
+}
+
+}  // namespace
+
+struct SubscriptionRegistry::State {
+  State(const RegistryOptions& o, std::unique_ptr<Matcher> c, std::unique_ptr<Matcher> g)
+      : options(o), cpu(std::move(c)), gpu(std::move(g)), router(gpu != nullptr) {}
+
+  const RegistryOptions options;
+  const std::unique_ptr<Matcher> cpu;
+  const std::unique_ptr<Matcher> gpu;
+  MatchRouter router;
+
+  mutable std::shared_mutex mu;  // guards everything below
+  std::map<SubscriptionId, Entry> subscriptions;
+  absl::flat_hash_map<std::string, InterfaceId> interface_ids;
+  std::vector<std::string> interface_names;
+  // Constraints per attribute name and per term: the rows an event selects (CCM's table
+  // Constraints, section 4.1), for the router's work feature.
+  absl::flat_hash_map<std::string, int64_t> name_rows;
+  absl::flat_hash_map<std::string, int64_t> term_rows;
+  SubscriptionId next_id = 1;
+  int64_t constraints = 0;
+  uint64_t version = 0;  // bumped by every change
+
+  std::mutex persist_mu;
+  uint64_t durable_version = 0;  // guarded by persist_mu
+
+  InterfaceId Intern(absl::string_view name) {
+    auto [it, inserted] =
+        interface_ids.try_emplace(name, static_cast<InterfaceId>(interface_names.size()));
+    if (inserted) interface_names.emplace_back(name);
+    return it->second;
+  }
+
+  void CountRows(const Predicate& p, int64_t sign) {
+    for (const Filter& f : p.filters) {
+      for (const Constraint& c : f.constraints) {
+        auto& rows = c.op == Op::kContains ? term_rows : name_rows;
+        const std::string& key = c.op == Op::kContains ? c.value.s : c.name;
+        auto it = rows.try_emplace(key, 0).first;
+        it->second += sign;
+        if (it->second == 0) rows.erase(it);
+      }
+    }
+  }
+
+  // Adds to both matchers and the maps; exclusive lock held.
+  absl::Status AddLocked(SubscriptionId id, absl::string_view interface, Predicate predicate) {
+    const InterfaceId iface = Intern(interface);
+    if (absl::Status s = cpu->Add(id, iface, predicate); !s.ok()) return s;
+    if (gpu != nullptr) {
+      if (absl::Status s = gpu->Add(id, iface, predicate); !s.ok()) {
+        (void)cpu->Remove(id);
+        return s;
+      }
+    }
+    CountRows(predicate, +1);
+    const int64_t n = CountConstraints(predicate);
+    constraints += n;
+    subscriptions.emplace(id, Entry{iface, std::move(predicate), n});
+    ++version;
+    return absl::OkStatus();
+  }
+
+  absl::StatusOr<Entry> RemoveLocked(SubscriptionId id) {
+    auto it = subscriptions.find(id);
+    if (it == subscriptions.end()) {
+      return absl::NotFoundError(absl::StrCat("no subscription ", id));
+    }
+    if (absl::Status s = cpu->Remove(id); !s.ok()) return s;
+    if (gpu != nullptr) {
+      if (absl::Status s = gpu->Remove(id); !s.ok()) {
+        (void)cpu->Add(id, it->second.interface, it->second.predicate);
+        return s;
+      }
+    }
+    Entry entry = std::move(it->second);
+    subscriptions.erase(it);
+    CountRows(entry.predicate, -1);
+    constraints -= entry.constraints;
+    ++version;
+    return entry;
+  }
+
+  // Returns once a snapshot at least as new as `wanted` is on disk. Concurrent callers share one
+  // write: whoever takes the lock first writes everything changed so far.
+  absl::Status Persist(uint64_t wanted, bool force = false) {
+    if (options.path.empty()) return absl::OkStatus();
+    std::lock_guard<std::mutex> persist_lock(persist_mu);
+    if (!force && durable_version >= wanted) return absl::OkStatus();
+    SubscriptionSnapshot snapshot;
+    uint64_t snapshot_version;
+    {
+      std::shared_lock<std::shared_mutex> lock(mu);
+      snapshot.next_id = next_id;
+      snapshot.records.reserve(subscriptions.size());
+      for (const auto& [id, entry] : subscriptions) {
+        snapshot.records.push_back(
+            SubscriptionRecord{id, interface_names[entry.interface], entry.predicate});
+      }
+      snapshot_version = version;
+    }
+    if (absl::Status s = WriteSubscriptionFile(options.path, snapshot); !s.ok()) {
+      return absl::Status(s.code(), absl::StrCat("saving subscriptions: ", s.message()));
+    }
+    durable_version = snapshot_version;
+    return absl::OkStatus();
+  }
+};
+
+SubscriptionRegistry::SubscriptionRegistry(std::unique_ptr<State> state)
+    : state_(std::move(state)) {}
+SubscriptionRegistry::~SubscriptionRegistry() = default;
+
+absl::StatusOr<std::unique_ptr<SubscriptionRegistry>> SubscriptionRegistry::Open(
+    const RegistryOptions& options, std::unique_ptr<Matcher> cpu, std::unique_ptr<Matcher> gpu) {
+  if (cpu == nullptr) return absl::InvalidArgumentError("the registry needs a CPU matcher");
+  if (options.engine == MatchEngine::kGpu && gpu == nullptr) {
+    return absl::FailedPreconditionError("match engine gpu: this node has no GPU matcher");
+  }
+  if (options.max_subscriptions < 1 || options.max_constraints < 1 ||
+      options.max_interface_bytes < 1) {
+    return absl::InvalidArgumentError("subscription limits must be positive");
+  }
+  auto state = std::make_unique<State>(options, std::move(cpu), std::move(gpu));
+  if (!options.path.empty()) {
+    const size_t slash = options.path.rfind('/');
+    const std::string dir = slash == std::string::npos ? "." : options.path.substr(0, slash);
+    const std::string base =
+        slash == std::string::npos ? options.path : options.path.substr(slash + 1);
+    base::RemoveStaleSiblings(dir.empty() ? "/" : dir, base + ".tmp-");
+    absl::StatusOr<SubscriptionSnapshot> loaded = ReadSubscriptionFile(options.path);
+    if (loaded.ok()) {
+      std::unique_lock<std::shared_mutex> lock(state->mu);
+      state->next_id = loaded->next_id;
+      for (SubscriptionRecord& r : loaded->records) {
+        if (absl::Status s = state->AddLocked(r.id, r.interface, std::move(r.predicate)); !s.ok()) {
+          return absl::Status(
+              s.code(), absl::StrCat(options.path, ": subscription ", r.id, ": ", s.message()));
+        }
+      }
+    } else if (!absl::IsNotFound(loaded.status())) {
+      return loaded.status();
+    }
+    // Written at once, so an unwritable path fails at startup rather than at the first Subscribe.
+    if (absl::Status s = state->Persist(0, /*force=*/true); !s.ok()) return s;
+  }
+  return std::unique_ptr<SubscriptionRegistry>(new SubscriptionRegistry(std::move(state)));
+}
+
+absl::StatusOr<SubscriptionId> SubscriptionRegistry::Subscribe(absl::string_view interface,
+                                                               Predicate predicate) {
+  State& st = *state_;
+  if (interface.empty()) return absl::InvalidArgumentError("empty interface name");
+  if (interface.size() > static_cast<size_t>(st.options.max_interface_bytes)) {
+    return absl::InvalidArgumentError(absl::StrCat("interface name of ", interface.size(),
+                                                   " bytes, above the limit of ",
+                                                   st.options.max_interface_bytes));
+  }
+  const int64_t n = CountConstraints(predicate);
+  SubscriptionId id;
+  uint64_t version;
+  {
+    std::unique_lock<std::shared_mutex> lock(st.mu);
+    if (static_cast<int64_t>(st.subscriptions.size()) >= st.options.max_subscriptions) {
+      return absl::ResourceExhaustedError(
+          absl::StrCat("the node holds ", st.subscriptions.size(), " subscriptions, its limit"));
+    }
+    if (st.constraints + n > st.options.max_constraints) {
+      return absl::ResourceExhaustedError(
+          absl::StrCat("the node holds ", st.constraints, " constraints; ", n,
+                       " more would pass its limit of ", st.options.max_constraints));
+    }
+    id = st.next_id++;
+    if (absl::Status s = st.AddLocked(id, interface, std::move(predicate)); !s.ok()) return s;
+    version = st.version;
+  }
+  if (absl::Status s = st.Persist(version); !s.ok()) {
+    uint64_t undone = 0;
+    {
+      std::unique_lock<std::shared_mutex> lock(st.mu);
+      (void)st.RemoveLocked(id);
+      undone = st.version;
+    }
+    (void)st.Persist(undone);  // best effort: a later snapshot must not keep what was refused
+    return s;
+  }
+  return id;
+}
+
+absl::Status SubscriptionRegistry::Unsubscribe(SubscriptionId id) {
+  State& st = *state_;
+  uint64_t version;
+  std::string interface;
+  Entry removed;
+  {
+    std::unique_lock<std::shared_mutex> lock(st.mu);
+    absl::StatusOr<Entry> entry = st.RemoveLocked(id);
+    if (!entry.ok()) return entry.status();
+    removed = *std::move(entry);
+    interface = st.interface_names[removed.interface];
+    version = st.version;
+  }
+  if (absl::Status s = st.Persist(version); !s.ok()) {
+    uint64_t redone = 0;
+    {
+      std::unique_lock<std::shared_mutex> lock(st.mu);
+      (void)st.AddLocked(id, interface, std::move(removed.predicate));
+      redone = st.version;
+    }
+    (void)st.Persist(redone);
+    return s;
+  }
+  return absl::OkStatus();
+}
+
+std::vector<SubscriptionRecord> SubscriptionRegistry::List(absl::string_view interface) const {
+  const State& st = *state_;
+  std::shared_lock<std::shared_mutex> lock(st.mu);
+  std::vector<SubscriptionRecord> out;
+  std::optional<InterfaceId> only;
+  if (!interface.empty()) {
+    auto it = st.interface_ids.find(interface);
+    if (it == st.interface_ids.end()) return out;
+    only = it->second;
+  }
+  for (const auto& [id, entry] : st.subscriptions) {
+    if (only && entry.interface != *only) continue;
+    out.push_back(SubscriptionRecord{id, st.interface_names[entry.interface], entry.predicate});
+  }
+  return out;
+}
+
+int64_t SubscriptionRegistry::SelectedConstraints(absl::Span<const Event> events) const {
+  const State& st = *state_;
+  std::shared_lock<std::shared_mutex> lock(st.mu);
+  int64_t work = 0;
+  for (const Event& e : events) {
+    for (const Attribute& a : e.attributes) {
+      if (auto it = st.name_rows.find(a.name); it != st.name_rows.end()) work += it->second;
+    }
+    for (const std::string& t : e.terms) {
+      if (auto it = st.term_rows.find(t); it != st.term_rows.end()) work += it->second;
+    }
+  }
+  return work;
+}
+
+absl::StatusOr<MatchResult> SubscriptionRegistry::Match(absl::Span<const Event> events) {
+  State& st = *state_;
+  MatchResult result;
+  if (events.empty()) return result;
+  const int64_t work = SelectedConstraints(events);
+  MatchRouter::Engine engine = MatchRouter::kCpu;
+  switch (st.options.engine) {
+    case MatchEngine::kCpu:
+      engine = MatchRouter::kCpu;
+      break;
+    case MatchEngine::kGpu:
+      engine = MatchRouter::kGpu;
+      break;
+    case MatchEngine::kAuto:
+      engine = st.router.Choose(work);
+      break;
+  }
+  std::vector<std::vector<InterfaceId>> ids;
+  Matcher* matcher = engine == MatchRouter::kGpu ? st.gpu.get() : st.cpu.get();
+  const auto start = std::chrono::steady_clock::now();
+  absl::Status s = matcher->Match(events, &ids);
+  const double seconds =
+      std::chrono::duration<double>(std::chrono::steady_clock::now() - start).count();
+  if (!s.ok() && engine == MatchRouter::kGpu) {
+    // A device fault costs the batch nothing: the CPU matcher holds the same subscriptions.
+    std::fprintf(stderr, "tandem: GPU matcher failed (%s); matching on the CPU\n",
+                 s.ToString().c_str());
+    engine = MatchRouter::kCpu;
+    matcher = st.cpu.get();
+    s = matcher->Match(events, &ids);
+  } else if (s.ok()) {
+    st.router.Record(engine, work, seconds);
+  }
+  if (!s.ok()) return s;
+  result.engine = matcher->name();
+  result.interfaces.resize(events.size());
+  std::shared_lock<std::shared_mutex> lock(st.mu);
+  for (size_t e = 0; e < ids.size() && e < events.size(); ++e) {
+    auto& names = result.interfaces[e];
+    names.reserve(ids[e].size());
+    for (InterfaceId i : ids[e]) names.push_back(st.interface_names[i]);
+    std::sort(names.begin(), names.end());
+  }
+  return result;
+}
+
+MatcherStats SubscriptionRegistry::stats() const {
+  MatcherStats stats = state_->cpu->stats();
+  if (state_->gpu != nullptr) stats.device_bytes = state_->gpu->stats().device_bytes;
+  return stats;
+}
+
+bool SubscriptionRegistry::has_gpu() const { return state_->gpu != nullptr; }
+const RegistryOptions& SubscriptionRegistry::options() const { return state_->options; }
+
+}  // namespace tandem::match

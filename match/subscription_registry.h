@@ -1,0 +1,102 @@
+// File: subscription_registry.h
+//
+// The node's standing queries: subscriptions by id and interface (subscriber) name, persisted in a
+// checksummed file replaced atomically, held by the CPU matcher and, on a node with a GPU, by the
+// CCM matcher too; each Match goes to the engine the MatchRouter predicts faster (match_router.h).
+//
+// Durability: Subscribe and Unsubscribe return once a snapshot holding the change is on disk
+// (written to a temporary name, fsynced, renamed over the file, the directory fsynced). Concurrent
+// changes share one snapshot (group commit). A change is visible to every Match that starts after
+// it returns, on both engines.
+//
+//   TANDEM_ASSIGN_OR_RETURN(auto registry, SubscriptionRegistry::Open(options, std::move(cpu),
+//                                                                     std::move(gpu_or_null)));
+//   TANDEM_ASSIGN_OR_RETURN(SubscriptionId id, registry->Subscribe("alice", normalized));
+//   TANDEM_ASSIGN_OR_RETURN(auto result, registry->Match(events));
+#pragma once
+
+#include <cstdint>
+#include <memory>
+#include <string>
+#include <vector>
+
+#include "absl/status/status.h"
+#include "absl/status/statusor.h"
+#include "absl/strings/string_view.h"
+#include "absl/types/span.h"
+#include "match/matcher.h"
+#include "match/model.h"
+
+namespace tandem::match {
+
+class MatchRouter;
+
+enum class MatchEngine { kAuto, kCpu, kGpu };
+
+// "auto" | "cpu" | "gpu"; INVALID_ARGUMENT otherwise.
+absl::StatusOr<MatchEngine> ParseMatchEngine(absl::string_view name);
+
+struct RegistryOptions {
+  // The subscriptions file; empty keeps subscriptions in memory only (lost at exit).
+  std::string path;
+  Limits limits;
+  MatchEngine engine = MatchEngine::kAuto;
+  // Bounds on what the node holds: RESOURCE_EXHAUSTED beyond.
+  int64_t max_subscriptions = 1'000'000;
+  int64_t max_constraints = 50'000'000;
+  int max_interface_bytes = 256;
+};
+
+struct SubscriptionRecord {
+  SubscriptionId id = 0;
+  std::string interface;
+  Predicate predicate;  // normalized
+};
+
+struct MatchResult {
+  // Per event, the names of the matching interfaces, sorted.
+  std::vector<std::vector<std::string>> interfaces;
+  const char* engine = "";  // "cpu" | "gpu"
+};
+
+class SubscriptionRegistry {
+ public:
+  // Loads `options.path` when it exists into both matchers. INVALID_ARGUMENT for bad options,
+  // DATA_LOSS for a damaged or truncated file (naming it and what is wrong; the node must not start
+  // over it), FAILED_PRECONDITION for a file of another format version, the I/O error otherwise.
+  // `gpu` may be null; `cpu` may not.
+  static absl::StatusOr<std::unique_ptr<SubscriptionRegistry>> Open(const RegistryOptions& options,
+                                                                    std::unique_ptr<Matcher> cpu,
+                                                                    std::unique_ptr<Matcher> gpu);
+  ~SubscriptionRegistry();
+
+  // Adds a normalized predicate (NormalizePredicate) for `interface` and returns its new id.
+  // INVALID_ARGUMENT for an empty or over-long interface; RESOURCE_EXHAUSTED beyond the limits;
+  // the write's error if the snapshot cannot be written (the change is then undone).
+  absl::StatusOr<SubscriptionId> Subscribe(absl::string_view interface, Predicate predicate);
+
+  // NOT_FOUND for an unknown id.
+  absl::Status Unsubscribe(SubscriptionId id);
+
+  // The subscriptions of `interface`, or all when it is empty, by id.
+  std::vector<SubscriptionRecord> List(absl::string_view interface) const;
+
+  // Matches normalized events (MakeEvent) on the engine the router picks (or the one forced by
+  // options.engine).
+  absl::StatusOr<MatchResult> Match(absl::Span<const Event> events);
+
+  // Constraints the given events select (their attributes' and terms' rows): the work feature of
+  // the router.
+  int64_t SelectedConstraints(absl::Span<const Event> events) const;
+
+  MatcherStats stats() const;  // the CPU matcher's, with device_bytes from the GPU's
+  bool has_gpu() const;
+  const RegistryOptions& options() const;
+
+ private:
+  struct State;
+  explicit SubscriptionRegistry(std::unique_ptr<State> state);
+  std::unique_ptr<State> state_;
+};
+
+}  // namespace tandem::match

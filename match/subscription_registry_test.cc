@@ -1,0 +1,289 @@
+#include "match/subscription_registry.h"
+
+#include <sys/stat.h>
+#include <unistd.h>
+
+#include <cstdio>
+#include <filesystem>
+#include <fstream>
+#include <random>
+#include <thread>
+
+#include "absl/strings/str_cat.h"
+#include "gmock/gmock.h"
+#include "gtest/gtest.h"
+#include "match/brute_force_matcher.h"
+#include "match/match_router.h"
+#include "match/predicate_parser.h"
+#include "match/scenario.h"
+#include "match/subscription_file.h"
+
+namespace tandem::match {
+namespace {
+
+using ::testing::ElementsAre;
+using ::testing::HasSubstr;
+
+class TempDir {
+ public:
+  TempDir() {
+    char tmpl[] = "/tmp/tandem_subscriptions_XXXXXX";
+    path_ = mkdtemp(tmpl);
+  }
+  ~TempDir() { std::filesystem::remove_all(path_); }
+  const std::string& path() const { return path_; }
+
+ private:
+  std::string path_;
+};
+
+Predicate P(absl::string_view text) {
+  return *NormalizePredicate(*ParsePredicate(text), nullptr, Limits{});
+}
+
+std::unique_ptr<SubscriptionRegistry> Open(const RegistryOptions& options) {
+  absl::StatusOr<std::unique_ptr<SubscriptionRegistry>> r =
+      SubscriptionRegistry::Open(options, std::make_unique<BruteForceMatcher>(), nullptr);
+  EXPECT_TRUE(r.ok()) << r.status();
+  return r.ok() ? *std::move(r) : nullptr;
+}
+
+Event E(std::vector<Attribute> attributes) {
+  return *MakeEvent(std::move(attributes), "", nullptr, Limits{});
+}
+
+TEST(SubscriptionFile, RoundTripAndDamage) {
+  TempDir dir;
+  const std::string path = dir.path() + "/subs";
+  Scenario sc;
+  sc.interfaces = 3;
+  sc.filters_min = sc.filters_max = 30;
+  sc.filters_per_subscription = 4;
+  sc.vocabulary = 20;
+  sc.term_share = 0.3;
+  SubscriptionSnapshot snapshot;
+  for (const GeneratedSubscription& g : GenerateSubscriptions(sc, 1)) {
+    snapshot.records.push_back(
+        SubscriptionRecord{snapshot.next_id++, absl::StrCat("if", g.interface), g.predicate});
+  }
+  snapshot.records.push_back(
+      SubscriptionRecord{snapshot.next_id++, "d", P("x = -0.25 AND y = -9")});
+  ASSERT_TRUE(WriteSubscriptionFile(path, snapshot).ok());
+  absl::StatusOr<SubscriptionSnapshot> back = ReadSubscriptionFile(path);
+  ASSERT_TRUE(back.ok()) << back.status();
+  EXPECT_EQ(back->next_id, snapshot.next_id);
+  ASSERT_EQ(back->records.size(), snapshot.records.size());
+  for (size_t i = 0; i < snapshot.records.size(); ++i) {
+    EXPECT_EQ(back->records[i].id, snapshot.records[i].id);
+    EXPECT_EQ(back->records[i].interface, snapshot.records[i].interface);
+    EXPECT_EQ(back->records[i].predicate, snapshot.records[i].predicate);
+  }
+  // No temporary file left beside it.
+  EXPECT_EQ(std::distance(std::filesystem::directory_iterator(dir.path()), {}), 1);
+
+  // Every flipped byte is caught (the checksum), and every truncation.
+  std::string bytes;
+  {
+    std::ifstream in(path, std::ios::binary);
+    bytes.assign(std::istreambuf_iterator<char>(in), {});
+  }
+  for (size_t pos : {size_t{3}, size_t{40}, bytes.size() / 2, bytes.size() - 3}) {
+    std::string damaged = bytes;
+    damaged[pos] ^= 0x20;
+    std::ofstream(path, std::ios::binary | std::ios::trunc) << damaged;
+    absl::StatusOr<SubscriptionSnapshot> r = ReadSubscriptionFile(path);
+    ASSERT_FALSE(r.ok()) << pos;
+    EXPECT_TRUE(absl::IsDataLoss(r.status()) || absl::IsFailedPrecondition(r.status()))
+        << r.status();
+    EXPECT_THAT(r.status().message(), HasSubstr(path));
+  }
+  std::ofstream(path, std::ios::binary | std::ios::trunc) << bytes.substr(0, bytes.size() - 9);
+  EXPECT_TRUE(absl::IsDataLoss(ReadSubscriptionFile(path).status()));
+  EXPECT_TRUE(absl::IsNotFound(ReadSubscriptionFile(dir.path() + "/none").status()));
+}
+
+TEST(SubscriptionFile, MalformedPayloads) {
+  SubscriptionSnapshot good;
+  good.records.push_back(SubscriptionRecord{1, "a", P("x = 1")});
+  good.next_id = 2;
+  const std::string payload = EncodeSubscriptions(good);
+  ASSERT_TRUE(DecodeSubscriptions(payload).ok());
+  // Every truncation and every single-byte change either decodes to something valid or is refused
+  // with DATA_LOSS: never a crash.
+  for (size_t n = 0; n < payload.size(); ++n) {
+    EXPECT_TRUE(absl::IsDataLoss(DecodeSubscriptions(payload.substr(0, n)).status())) << n;
+  }
+  for (size_t i = 0; i < payload.size(); ++i) {
+    for (int v : {0, 1, 0x7f, 0x80, 0xff}) {
+      std::string p = payload;
+      p[i] = static_cast<char>(v);
+      absl::StatusOr<SubscriptionSnapshot> r = DecodeSubscriptions(p);
+      if (!r.ok()) EXPECT_TRUE(absl::IsDataLoss(r.status())) << r.status();
+    }
+  }
+  SubscriptionSnapshot bad_id = good;
+  bad_id.next_id = 1;  // an id not below next_id
+  EXPECT_THAT(DecodeSubscriptions(EncodeSubscriptions(bad_id)).status().message(),
+              HasSubstr("out of order"));
+  SubscriptionSnapshot bad_op = good;
+  bad_op.records[0].predicate.filters[0].constraints[0].op = Op::kContains;
+  EXPECT_TRUE(absl::IsDataLoss(DecodeSubscriptions(EncodeSubscriptions(bad_op)).status()));
+  EXPECT_THAT(DecodeSubscriptions(payload + "x").status().message(), HasSubstr("trailing"));
+}
+
+TEST(MatchRouter, LearnsTheCrossover) {
+  MatchRouter::Options options;
+  options.explore_every = 16;
+  MatchRouter router(/*has_gpu=*/true, options);
+  // The CPU costs 10 ns per constraint, the GPU 30 us plus 0.1 ns: the crossover is near 3,000.
+  auto truth = [](MatchRouter::Engine e, int64_t w) {
+    return e == MatchRouter::kCpu ? 1e-8 * w : 30e-6 + 1e-10 * w;
+  };
+  std::mt19937_64 rng(5);
+  std::uniform_int_distribution<int> exp(0, 7);
+  for (int i = 0; i < 4000; ++i) {
+    int64_t w = 1;
+    for (int k = exp(rng); k > 0; --k) w *= 10;
+    w += rng() % 1000;
+    const MatchRouter::Engine e = router.Choose(w);
+    router.Record(e, w, truth(e, w));
+  }
+  int right = 0;
+  for (int64_t w : {10, 100, 1000, 10'000, 100'000, 1'000'000}) {
+    const bool gpu_better = truth(MatchRouter::kGpu, w) < truth(MatchRouter::kCpu, w);
+    right +=
+        (router.Predict(MatchRouter::kGpu, w) < router.Predict(MatchRouter::kCpu, w)) == gpu_better;
+  }
+  EXPECT_EQ(right, 6);
+  MatchRouter cpu_only(/*has_gpu=*/false);
+  EXPECT_EQ(cpu_only.Choose(1'000'000'000), MatchRouter::kCpu);
+}
+
+TEST(SubscriptionRegistry, SubscribeMatchUnsubscribeAndRestart) {
+  TempDir dir;
+  RegistryOptions options;
+  options.path = dir.path() + "/subscriptions";
+  SubscriptionId alice_id;
+  {
+    auto registry = Open(options);
+    ASSERT_NE(registry, nullptr);
+    alice_id = *registry->Subscribe("alice", P("year >= 2001 AND domain = \"enron.com\""));
+    const SubscriptionId bob =
+        *registry->Subscribe("bob", P("year < 2001 OR domain prefix \"en\""));
+    ASSERT_TRUE(registry->Subscribe("carol", P("year = 1")).ok());
+    const std::vector<Event> events = {
+        E({Attribute{"year", Value::Int(2002)}, Attribute{"domain", Value::String("enron.com")}}),
+        E({Attribute{"year", Value::Int(1999)}}), E({})};
+    absl::StatusOr<MatchResult> r = registry->Match(events);
+    ASSERT_TRUE(r.ok()) << r.status();
+    EXPECT_STREQ(r->engine, "brute_force");
+    EXPECT_THAT(r->interfaces[0], ElementsAre("alice", "bob"));
+    EXPECT_THAT(r->interfaces[1], ElementsAre("bob"));
+    EXPECT_TRUE(r->interfaces[2].empty());
+    EXPECT_EQ(registry->SelectedConstraints(events), 3 + 2 + 3);  // year, domain; year; nothing
+    ASSERT_TRUE(registry->Unsubscribe(bob).ok());
+    EXPECT_TRUE(absl::IsNotFound(registry->Unsubscribe(bob)));
+    EXPECT_THAT(registry->List("alice"), ::testing::SizeIs(1));
+    EXPECT_THAT(registry->List(""), ::testing::SizeIs(2));
+    EXPECT_THAT(registry->List("nobody"), ::testing::IsEmpty());
+  }
+  auto registry = Open(options);  // restart: the same subscriptions and ids, and no id reused
+  ASSERT_NE(registry, nullptr);
+  const std::vector<SubscriptionRecord> all = registry->List("");
+  ASSERT_EQ(all.size(), 2u);
+  EXPECT_EQ(all[0].id, alice_id);
+  EXPECT_EQ(all[0].interface, "alice");
+  EXPECT_EQ(all[0].predicate, P("year >= 2001 AND domain = \"enron.com\""));
+  EXPECT_GT(*registry->Subscribe("dave", P("x = 1")), all[1].id);
+  absl::StatusOr<MatchResult> r = registry->Match(std::vector<Event>{
+      E({Attribute{"year", Value::Int(2005)}, Attribute{"domain", Value::String("enron.com")}})});
+  EXPECT_THAT(r->interfaces[0], ElementsAre("alice"));
+}
+
+TEST(SubscriptionRegistry, RefusesADamagedFileAndBadPaths) {
+  TempDir dir;
+  RegistryOptions options;
+  options.path = dir.path() + "/subscriptions";
+  {
+    auto registry = Open(options);
+    ASSERT_TRUE(registry->Subscribe("a", P("x = 1")).ok());
+  }
+  std::fstream f(options.path, std::ios::in | std::ios::out | std::ios::binary);
+  f.seekp(40);
+  f.put('\x55');
+  f.close();
+  absl::StatusOr<std::unique_ptr<SubscriptionRegistry>> r =
+      SubscriptionRegistry::Open(options, std::make_unique<BruteForceMatcher>(), nullptr);
+  ASSERT_FALSE(r.ok());
+  EXPECT_TRUE(absl::IsDataLoss(r.status())) << r.status();
+  EXPECT_THAT(r.status().message(), HasSubstr(options.path));
+
+  RegistryOptions nowhere;
+  nowhere.path = dir.path() + "/missing-dir/subscriptions";
+  EXPECT_FALSE(
+      SubscriptionRegistry::Open(nowhere, std::make_unique<BruteForceMatcher>(), nullptr).ok());
+  RegistryOptions gpu;
+  gpu.engine = MatchEngine::kGpu;
+  EXPECT_TRUE(absl::IsFailedPrecondition(
+      SubscriptionRegistry::Open(gpu, std::make_unique<BruteForceMatcher>(), nullptr).status()));
+  EXPECT_FALSE(SubscriptionRegistry::Open(RegistryOptions{}, nullptr, nullptr).ok());
+  EXPECT_FALSE(ParseMatchEngine("fast").ok());
+  EXPECT_EQ(*ParseMatchEngine("gpu"), MatchEngine::kGpu);
+}
+
+TEST(SubscriptionRegistry, LimitsAndAFailedWriteIsUndone) {
+  TempDir dir;
+  RegistryOptions options;
+  options.path = dir.path() + "/sub/subscriptions";
+  std::filesystem::create_directory(dir.path() + "/sub");
+  options.max_subscriptions = 2;
+  options.max_constraints = 3;
+  options.max_interface_bytes = 4;
+  auto registry = Open(options);
+  EXPECT_THAT(registry->Subscribe("", P("x = 1")).status().message(), HasSubstr("empty interface"));
+  EXPECT_THAT(registry->Subscribe("toolong", P("x = 1")).status().message(), HasSubstr("7 bytes"));
+  ASSERT_TRUE(registry->Subscribe("a", P("x = 1 AND y = 2")).ok());
+  EXPECT_TRUE(absl::IsResourceExhausted(registry->Subscribe("a", P("x = 1 AND y = 2")).status()));
+  ASSERT_TRUE(registry->Subscribe("a", P("x = 1")).ok());
+  EXPECT_TRUE(absl::IsResourceExhausted(registry->Subscribe("a", P("z = 1")).status()));
+
+  // The directory replaced by a file: every write fails, root's too.
+  std::filesystem::remove_all(dir.path() + "/sub");
+  std::ofstream(dir.path() + "/sub") << "not a directory";
+  const std::vector<SubscriptionRecord> before = registry->List("");
+  absl::Status s = registry->Unsubscribe(before[0].id);
+  EXPECT_FALSE(s.ok());
+  EXPECT_THAT(s.message(), HasSubstr("saving subscriptions"));
+  EXPECT_EQ(registry->List("").size(), before.size());  // undone
+  ASSERT_TRUE(registry->Unsubscribe(before[1].id).code() != absl::StatusCode::kOk);
+  std::filesystem::remove(dir.path() + "/sub");
+  std::filesystem::create_directory(dir.path() + "/sub");
+  ASSERT_TRUE(registry->Unsubscribe(before[1].id).ok());
+  EXPECT_EQ(ReadSubscriptionFile(options.path)->records.size(), 1u);
+}
+
+TEST(SubscriptionRegistry, ConcurrentSubscribersShareSnapshots) {
+  TempDir dir;
+  RegistryOptions options;
+  options.path = dir.path() + "/subscriptions";
+  auto registry = Open(options);
+  std::vector<std::thread> threads;
+  for (int t = 0; t < 8; ++t) {
+    threads.emplace_back([&, t] {
+      for (int i = 0; i < 25; ++i) {
+        const SubscriptionId id =
+            *registry->Subscribe(absl::StrCat("t", t), P(absl::StrCat("x = ", i)));
+        if (i % 5 == 0) ASSERT_TRUE(registry->Unsubscribe(id).ok());
+        ASSERT_TRUE(registry->Match(std::vector<Event>{E({Attribute{"x", Value::Int(i)}})}).ok());
+      }
+    });
+  }
+  for (auto& t : threads) t.join();
+  EXPECT_EQ(registry->List("").size(), 8u * 20u);
+  absl::StatusOr<SubscriptionSnapshot> file = ReadSubscriptionFile(options.path);
+  ASSERT_TRUE(file.ok());
+  EXPECT_EQ(file->records.size(), 8u * 20u);  // every returned change is on disk
+}
+
+}  // namespace
+}  // namespace tandem::match

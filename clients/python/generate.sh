@@ -1,5 +1,5 @@
 #!/bin/sh
-# Generates the protobuf/gRPC modules of tandem/v1/search.proto into tandem_client/gen/ (git-ignored;
+# Generates the protobuf/gRPC modules of tandem/v1/*.proto into tandem_client/gen/ (git-ignored;
 # never commit generated code). Safe to run concurrently and repeatedly: it does nothing when the stubs
 # are up to date. Options: --force, --check, --quiet. PYTHON selects the interpreter (default
 # /usr/bin/python3, whose packages include Debian's grpcio); PROTOC and GRPC_PYTHON_PLUGIN select the

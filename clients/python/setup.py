@@ -1,7 +1,7 @@
 """Builds the tandem-client package (metadata in pyproject.toml).
 
 The only thing beyond pyproject.toml: before the package's files are collected, the tandem.v1 stubs
-are generated into tandem_client/gen/ from the checkout's proto/tandem/v1/search.proto (by
+are generated into tandem_client/gen/ from the checkout's proto/tandem/v1/*.proto (by
 tandem_client/_codegen.py, which needs no third-party module), so that a wheel always carries stubs
 that match the proto. Outside a checkout the stubs must be there already.
 """

@@ -1,4 +1,5 @@
-"""Imports the generated tandem.v1 modules, generating them first when missing or stale.
+"""Imports the generated tandem.v1 modules (search and subscription), generating them first when
+missing or stale.
 
 In a Tandem checkout the proto sits at ../../proto beside this package and stale stubs are
 regenerated on import (see _codegen.py). Outside a checkout (a copied package) the stubs must have
@@ -18,7 +19,7 @@ def _ensure_stubs() -> None:
     elif not _codegen.stubs_present():
         raise ImportError(
             "tandem_client: generated stubs are missing from tandem_client/gen/ and "
-            "proto/tandem/v1/search.proto is not beside the package; run clients/python/generate.sh "
+            "proto/tandem/v1/ is not beside the package; run clients/python/generate.sh "
             "in a Tandem checkout"
         )
 
@@ -26,5 +27,6 @@ def _ensure_stubs() -> None:
 _ensure_stubs()
 
 from .gen.tandem.v1 import search_pb2, search_pb2_grpc  # noqa: E402
+from .gen.tandem.v1 import subscription_pb2, subscription_pb2_grpc  # noqa: E402
 
-__all__ = ["search_pb2", "search_pb2_grpc"]
+__all__ = ["search_pb2", "search_pb2_grpc", "subscription_pb2", "subscription_pb2_grpc"]

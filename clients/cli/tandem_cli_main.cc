@@ -8,6 +8,14 @@
 //                                    holds a digit)
 //   tandem-cli health [--service NAME]
 //   tandem-cli info
+// Standing queries (tandem.v1.SubscriptionService):
+//   tandem-cli subscribe --interface NAME 'PREDICATE'   prints the id and the normalized predicate
+//   tandem-cli unsubscribe ID
+//   tandem-cli subscriptions [--interface NAME]
+//   tandem-cli match [FILE|-]        documents one JSON object per line (match_input.h); prints
+//                                    each document's interfaces
+//   tandem-cli watch --interface NAME [--events N]   prints matched documents as they arrive,
+//                                    until interrupted (no deadline)
 // TLS: --tls (system roots), --tls-ca FILE, --tls-cert FILE --tls-key FILE (mutual TLS),
 // --tls-server-name NAME.
 //
@@ -28,9 +36,12 @@
 #include "clients/cli/batch_input.h"
 #include "clients/cli/channel.h"
 #include "clients/cli/health_client.h"
+#include "clients/cli/match_input.h"
 #include "clients/cli/output.h"
+#include "clients/cli/subscription_output.h"
 #include "grpcpp/client_context.h"
 #include "tandem/v1/search.grpc.pb.h"
+#include "tandem/v1/subscription.grpc.pb.h"
 #include "tools/app.h"
 
 ABSL_FLAG(std::string, server, "127.0.0.1:50051", "tandem-server address, host:port.");
@@ -47,7 +58,11 @@ ABSL_FLAG(int32_t, snippet, 160,
           "search, batch: longest snippet of each hit's text, in bytes, query terms in [brackets] "
           "(0: none; only indexes built with --store-text keep text).");
 ABSL_FLAG(absl::Duration, timeout, absl::Seconds(5), "Deadline of each call.");
-ABSL_FLAG(int32_t, batch_size, 256, "batch: queries per SearchBatch call.");
+ABSL_FLAG(int32_t, batch_size, 256,
+          "batch, match: queries per SearchBatch call, documents per Match call.");
+ABSL_FLAG(std::string, interface, "",
+          "subscribe, watch: the subscriber's name (required); subscriptions: only this one's.");
+ABSL_FLAG(int64_t, events, 0, "watch: stop after this many documents (0: until interrupted).");
 ABSL_FLAG(std::string, service, "", "health: service to ask about; empty means the whole server.");
 ABSL_FLAG(bool, tls, false, "Use TLS with the system's root certificates.");
 ABSL_FLAG(std::string, tls_ca, "", "PEM roots that signed the server certificate (implies TLS).");
@@ -230,6 +245,144 @@ int RunInfo(tandem::v1::SearchService::Stub& stub) {
   return kExitOk;
 }
 
+int RunSubscribe(tandem::v1::SubscriptionService::Stub& stub,
+                 const std::vector<std::string>& words) {
+  const std::string interface = absl::GetFlag(FLAGS_interface);
+  if (interface.empty()) return Usage("subscribe needs --interface NAME");
+  if (words.empty()) {
+    return Usage(
+        "subscribe needs a predicate: tandem-cli subscribe --interface NAME 'year >= 2001'");
+  }
+  tandem::v1::SubscribeRequest request;
+  request.set_interface(interface);
+  request.set_predicate_text(absl::StrJoin(words, " "));
+  grpc::ClientContext context;
+  SetDeadline(context);
+  tandem::v1::SubscribeResponse response;
+  const absl::Status status = FromGrpcStatus(stub.Subscribe(&context, request, &response));
+  if (!status.ok()) return Fail(status);
+  if (absl::GetFlag(FLAGS_json)) {
+    std::cout << ToJson(response).dump() << "\n";
+  } else {
+    std::cout << response.id() << "  " << response.predicate_text() << "\n";
+  }
+  return kExitOk;
+}
+
+int RunUnsubscribe(tandem::v1::SubscriptionService::Stub& stub,
+                   const std::vector<std::string>& args) {
+  uint64_t id = 0;
+  if (args.size() != 1 || !absl::SimpleAtoi(args[0], &id)) {
+    return Usage("unsubscribe needs one subscription id: tandem-cli unsubscribe ID");
+  }
+  tandem::v1::UnsubscribeRequest request;
+  request.set_id(id);
+  grpc::ClientContext context;
+  SetDeadline(context);
+  tandem::v1::UnsubscribeResponse response;
+  const absl::Status status = FromGrpcStatus(stub.Unsubscribe(&context, request, &response));
+  if (!status.ok()) return Fail(status);
+  if (absl::GetFlag(FLAGS_json)) {
+    std::cout << nlohmann::json{{"id", absl::StrCat(id)}}.dump() << "\n";
+  } else {
+    std::cout << "unsubscribed " << id << "\n";
+  }
+  return kExitOk;
+}
+
+int RunSubscriptions(tandem::v1::SubscriptionService::Stub& stub) {
+  tandem::v1::ListSubscriptionsRequest request;
+  request.set_interface(absl::GetFlag(FLAGS_interface));
+  grpc::ClientContext context;
+  SetDeadline(context);
+  tandem::v1::ListSubscriptionsResponse response;
+  const absl::Status status = FromGrpcStatus(stub.ListSubscriptions(&context, request, &response));
+  if (!status.ok()) return Fail(status);
+  for (const tandem::v1::Subscription& subscription : response.subscriptions()) {
+    if (absl::GetFlag(FLAGS_json)) {
+      std::cout << ToJson(subscription).dump() << "\n";
+    } else {
+      std::cout << FormatSubscription(subscription);
+    }
+  }
+  return kExitOk;
+}
+
+int RunMatch(tandem::v1::SubscriptionService::Stub& stub, const std::vector<std::string>& args) {
+  if (args.size() > 1) return Usage("match takes at most one input file");
+  absl::StatusOr<std::vector<tandem::v1::Document>> documents;
+  if (args.empty() || args[0] == "-") {
+    documents = ReadDocuments(std::cin);
+  } else {
+    std::ifstream in(args[0]);
+    if (!in) return Usage(absl::StrCat("cannot read '", args[0], "'"));
+    documents = ReadDocuments(in);
+  }
+  if (!documents.ok()) return Usage(std::string(documents.status().message()));
+  const int32_t batch_size = absl::GetFlag(FLAGS_batch_size);
+  if (batch_size < 1) return Usage("--batch-size must be >= 1");
+  const bool json = absl::GetFlag(FLAGS_json);
+  for (size_t start = 0; start < documents->size(); start += batch_size) {
+    const size_t end = std::min(documents->size(), start + static_cast<size_t>(batch_size));
+    tandem::v1::MatchRequest request;
+    for (size_t i = start; i < end; ++i) *request.add_documents() = std::move((*documents)[i]);
+    grpc::ClientContext context;
+    SetDeadline(context);
+    tandem::v1::MatchResponse response;
+    const absl::Status status = FromGrpcStatus(stub.Match(&context, request, &response));
+    if (!status.ok()) return Fail(status);
+    for (const tandem::v1::DocumentMatch& match : response.matches()) {
+      if (json) {
+        nlohmann::json line = ToJson(match);
+        line["engine"] = response.engine();
+        std::cout << line.dump() << "\n";
+      } else {
+        std::cout << FormatDocumentMatch(match);
+      }
+    }
+    std::cout.flush();
+  }
+  return kExitOk;
+}
+
+int RunWatch(tandem::v1::SubscriptionService::Stub& stub) {
+  const std::string interface = absl::GetFlag(FLAGS_interface);
+  if (interface.empty()) return Usage("watch needs --interface NAME");
+  const int64_t max_events = absl::GetFlag(FLAGS_events);
+  if (max_events < 0) return Usage("--events must be >= 0");
+  tandem::v1::WatchRequest request;
+  request.set_interface(interface);
+  // No deadline: a watch lasts until it is interrupted, --events are in, or the server drains.
+  grpc::ClientContext context;
+  std::unique_ptr<grpc::ClientReader<tandem::v1::WatchEvent>> reader =
+      stub.Watch(&context, request);
+  // The server sends its initial metadata once the watch is registered: from here on, every
+  // matched document of the interface arrives.
+  reader->WaitForInitialMetadata();
+  std::fprintf(stderr, "tandem-cli: watching %s\n", interface.c_str());
+  const bool json = absl::GetFlag(FLAGS_json);
+  int64_t received = 0;
+  tandem::v1::WatchEvent event;
+  while ((max_events == 0 || received < max_events) && reader->Read(&event)) {
+    ++received;
+    if (json) {
+      std::cout << ToJson(event).dump() << "\n";
+    } else {
+      std::cout << FormatWatchEvent(event);
+    }
+    std::cout.flush();
+  }
+  if (max_events > 0 && received == max_events) {
+    context.TryCancel();
+    reader->Finish().IgnoreError();
+    return kExitOk;
+  }
+  const absl::Status status = FromGrpcStatus(reader->Finish());
+  if (!status.ok()) return Fail(status);
+  std::fprintf(stderr, "tandem-cli: the server ended the watch\n");
+  return kExitOk;
+}
+
 int Main(int argc, char** argv) {
   const std::vector<std::string> positional = tools::ParseCommandLineOrExit(
       argc, argv,
@@ -240,9 +393,16 @@ int Main(int argc, char** argv) {
            "[--engine auto|cpu|gpu] [--fields title,subject] [--snippet 160] [--json] [--timeout "
            "5s] QUERY "
            "TEXT...\n"
-           "  tandem-cli batch [FILE|-]\n  tandem-cli health [--service NAME]\n  tandem-cli info",
+           "  tandem-cli batch [FILE|-]\n  tandem-cli health [--service NAME]\n  tandem-cli info\n"
+           "  tandem-cli subscribe --interface NAME 'year >= 2001 AND terms contains \"gas\"'\n"
+           "  tandem-cli unsubscribe ID\n  tandem-cli subscriptions [--interface NAME]\n"
+           "  tandem-cli match [FILE|-]   (JSON lines: {\"id\": ..., \"text\": ..., "
+           "\"attributes\": {\"year\": 2001}})\n"
+           "  tandem-cli watch --interface NAME [--events N]",
        .main_file = __FILE__});
-  if (positional.empty()) return Usage("missing command: search, batch, health or info");
+  constexpr char kCommands[] =
+      "search, batch, health, info, subscribe, unsubscribe, subscriptions, match or watch";
+  if (positional.empty()) return Usage(absl::StrCat("missing command: ", kCommands));
   const std::string command = positional[0];
   const std::vector<std::string> args(positional.begin() + 1, positional.end());
 
@@ -257,12 +417,20 @@ int Main(int argc, char** argv) {
   std::unique_ptr<tandem::v1::SearchService::Stub> stub =
       tandem::v1::SearchService::NewStub(*channel);
 
+  std::unique_ptr<tandem::v1::SubscriptionService::Stub> subscriptions =
+      tandem::v1::SubscriptionService::NewStub(*channel);
+
   if (command == "search") return RunSearch(*stub, args);
   if (command == "batch") return RunBatch(*stub, args);
+  if (command == "subscribe") return RunSubscribe(*subscriptions, args);
+  if (command == "unsubscribe") return RunUnsubscribe(*subscriptions, args);
+  if (command == "match") return RunMatch(*subscriptions, args);
   if (!args.empty()) return Usage(absl::StrCat(command, " takes no arguments"));
   if (command == "health") return RunHealth(*channel);
   if (command == "info") return RunInfo(*stub);
-  return Usage(absl::StrCat("unknown command '", command, "': search, batch, health or info"));
+  if (command == "subscriptions") return RunSubscriptions(*subscriptions);
+  if (command == "watch") return RunWatch(*subscriptions);
+  return Usage(absl::StrCat("unknown command '", command, "': ", kCommands));
 }
 
 }  // namespace

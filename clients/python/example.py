@@ -1,5 +1,6 @@
 #!/usr/bin/python3
-"""Asks a Tandem query node one query in every mode and prints the ranked hits.
+"""Asks a Tandem query node one query in every mode and prints the ranked hits; with --standing,
+also keeps the query as a standing query and matches a new document against it.
 
     /usr/bin/python3 clients/python/example.py --server 127.0.0.1:50051 "black bear attacks"
 """
@@ -26,6 +27,8 @@ def main() -> int:
     parser.add_argument("--timeout", type=float, default=10.0, help="seconds per call")
     parser.add_argument("--tls", action="store_true", help="connect with TLS")
     parser.add_argument("--ca", help="PEM file of the CA that signed the server's certificate (with --tls)")
+    parser.add_argument("--standing", action="store_true",
+                        help="subscribe to the query (interface 'example'), match a document, unsubscribe")
     args = parser.parse_args()
 
     try:
@@ -48,6 +51,14 @@ def main() -> int:
                     heading = hit.field("title") or hit.field("subject")
                     if heading:
                         print(f"{'':16}{heading[:100]}")
+            if args.standing:
+                words = args.query.replace('"', " ")
+                s = client.subscribe("example", f'terms contains "{words}"')
+                print(f"\n== standing query {s.id}: {s.predicate_text}")
+                for m in client.match([{"id": "new-1", "text": args.query},
+                                       {"id": "new-2", "text": "nothing in common"}]):
+                    print(f"  {m.document_id}: {', '.join(m.interfaces) or '(no interface)'}")
+                client.unsubscribe(s)
     except TandemError as e:
         print(f"error: {e}", file=sys.stderr)
         return 1

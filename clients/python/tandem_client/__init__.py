@@ -1,4 +1,5 @@
-"""Python client of the Tandem query node (gRPC service tandem.v1.SearchService).
+"""Python client of the Tandem query node (gRPC services tandem.v1.SearchService and
+tandem.v1.SubscriptionService).
 
     from tandem_client import TandemClient, TandemError
 
@@ -6,21 +7,39 @@
         print(client.info().documents, "documents")
         for hit in client.search("hubble telescope", mode="and_or", k=5).hits:
             print(f"{hit.score:8.3f}  {hit.external_id}")
+        client.subscribe("alice", 'terms contains "telescope" AND year >= 2001')
+        for m in client.match([{"id": "n1", "text": "a new telescope", "attributes": {"year": 2024}}]):
+            print(m.document_id, m.interfaces)
 """
 
-from .client import TandemClient
+from .client import TandemClient, Watch
 from .errors import TandemError
 from .messages import ENGINES, MODES, Hit, IndexInfo, Query, QueryStats, SearchResult, Snippet
+from .subscriptions import (
+    Constraint,
+    Document,
+    DocumentMatch,
+    MatchResult,
+    Subscription,
+    WatchEvent,
+)
 
 __all__ = [
     "ENGINES",
     "MODES",
+    "Constraint",
+    "Document",
+    "DocumentMatch",
     "Hit",
     "IndexInfo",
+    "MatchResult",
     "Query",
     "QueryStats",
     "SearchResult",
     "Snippet",
+    "Subscription",
     "TandemClient",
     "TandemError",
+    "Watch",
+    "WatchEvent",
 ]

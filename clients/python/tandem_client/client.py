@@ -1,9 +1,12 @@
-"""TandemClient: the Tandem query node's gRPC API (tandem.v1.SearchService) as Python calls.
+"""TandemClient: the Tandem query node's gRPC API (tandem.v1.SearchService and its standing
+queries, tandem.v1.SubscriptionService) as Python calls.
 
     with TandemClient("127.0.0.1:50051", timeout=5.0) as client:
         result = client.search("black bear attacks", mode="and", k=5)
         for hit in result.hits:
             print(hit.external_id, hit.score)
+        client.subscribe("alice", 'terms contains "bear" AND year >= 2001')
+        print(client.match([{"id": "m1", "text": "a bear", "attributes": {"year": 2002}}]))
 """
 
 from __future__ import annotations
@@ -16,9 +19,17 @@ from typing import Iterable, Iterator, Sequence
 import grpc
 
 from . import _health
-from ._proto import search_pb2, search_pb2_grpc
+from ._proto import search_pb2, search_pb2_grpc, subscription_pb2, subscription_pb2_grpc
 from .errors import TandemError
 from .messages import IndexInfo, Query, QueryLike, SearchResult, Terms, to_query
+from .subscriptions import (
+    DocumentLike,
+    MatchResult,
+    Subscription,
+    WatchEvent,
+    documents_to_proto,
+    predicate_to_proto,
+)
 
 _DEFAULT = object()  # "use the client's default timeout"
 
@@ -80,6 +91,7 @@ class TandemClient:
                 raise ValueError("certificates given but tls=False")
             self._channel = grpc.insecure_channel(address, options=channel_options)
         self._stub = search_pb2_grpc.SearchServiceStub(self._channel)
+        self._subscriptions = subscription_pb2_grpc.SubscriptionServiceStub(self._channel)
         self._health_check = self._channel.unary_unary(
             _health.CHECK_METHOD,
             request_serializer=_health.HealthCheckRequest.SerializeToString,
@@ -234,6 +246,61 @@ class TandemClient:
                 last = str(e)
             time.sleep(min(0.05, max(remaining, 0.0)))
 
+    # -- standing queries ---------------------------------------------------------------------------
+
+    def subscribe(self, interface: str, predicate, *, timeout=_DEFAULT) -> Subscription:
+        """Registers a standing query for `interface` (a subscriber's name); returns it with its id.
+
+        predicate: the text form ('terms contains "gas price" AND year >= 2001'), or a dict of
+        filters ({"filters": [[("year", ">=", 2001)], ...]}; see tandem_client.subscriptions).
+        The returned predicate_text is the node's normalized form (`contains` analyzed into terms).
+        """
+        request = subscription_pb2.SubscribeRequest(interface=interface)
+        if isinstance(predicate, str):
+            request.predicate_text = predicate
+        else:
+            request.predicate.CopyFrom(predicate_to_proto(predicate))
+        response = self._unary(self._subscriptions.Subscribe, request, timeout)
+        return Subscription(response.id, interface, response.predicate_text)
+
+    def unsubscribe(self, subscription_id: int | Subscription, *, timeout=_DEFAULT) -> None:
+        """Removes a subscription; TandemError NOT_FOUND for an unknown id."""
+        if isinstance(subscription_id, Subscription):
+            subscription_id = subscription_id.id
+        self._unary(self._subscriptions.Unsubscribe,
+                    subscription_pb2.UnsubscribeRequest(id=subscription_id), timeout)
+
+    def list_subscriptions(self, interface: str = "", *, timeout=_DEFAULT) -> list[Subscription]:
+        """The subscriptions of `interface` ("" for every interface), by id."""
+        response = self._unary(self._subscriptions.ListSubscriptions,
+                               subscription_pb2.ListSubscriptionsRequest(interface=interface),
+                               timeout)
+        return [Subscription.from_proto(s) for s in response.subscriptions]
+
+    def match(self, documents: Iterable[DocumentLike], *, timeout=_DEFAULT) -> MatchResult:
+        """Matches documents (dicts {"id", "text", "attributes"} or Documents) against every
+        subscription; returns each one's interfaces, in order. Matched documents also go to the
+        interfaces' watch() streams. The server takes at most --max-match-documents (1024) a call.
+        """
+        return MatchResult.from_proto(
+            self._unary(self._subscriptions.Match, documents_to_proto(documents), timeout))
+
+    def watch(self, interface: str, *, timeout: float | None = None) -> "Watch":
+        """Streams the documents that Match calls match for `interface`, as they are matched.
+
+        Returns once the node has registered the watch (every later match is seen): an iterator of
+        WatchEvent that ends when the node drains, and raises TandemError if the stream fails. Stop
+        it with cancel(), or use it as a context manager. `timeout` (seconds) bounds the whole
+        stream; None: no deadline.
+        """
+        call = self._subscriptions.Watch(
+            subscription_pb2.WatchRequest(interface=interface),
+            timeout=timeout,
+            metadata=self._metadata,
+            wait_for_ready=self._wait_for_ready,
+        )
+        return Watch(call)
+
     # -- helpers ------------------------------------------------------------------------------------
 
     def _unary(self, method, request, timeout):
@@ -247,4 +314,40 @@ class TandemClient:
             raise TandemError.from_rpc_error(e) from None
 
 
-__all__ = ["TandemClient"]
+class Watch:
+    """An open Watch stream: iterate it for WatchEvents; cancel() (or leave the `with`) to stop."""
+
+    def __init__(self, call):
+        self._call = call
+        self._cancelled = False
+        try:
+            # The node sends the stream's initial metadata once the watch is registered.
+            call.initial_metadata()
+        except grpc.RpcError as e:
+            raise TandemError.from_rpc_error(e) from None
+        if not call.is_active() and call.code() != grpc.StatusCode.OK:
+            raise TandemError(call.code(), call.details() or "")
+
+    def __iter__(self) -> "Watch":
+        return self
+
+    def __next__(self) -> WatchEvent:
+        try:
+            return WatchEvent.from_proto(next(self._call))
+        except grpc.RpcError as e:
+            if e.code() == grpc.StatusCode.CANCELLED and self._cancelled:
+                raise StopIteration from None
+            raise TandemError.from_rpc_error(e) from None
+
+    def cancel(self) -> None:
+        self._cancelled = True
+        self._call.cancel()
+
+    def __enter__(self) -> "Watch":
+        return self
+
+    def __exit__(self, *exc) -> None:
+        self.cancel()
+
+
+__all__ = ["TandemClient", "Watch"]

@@ -16,6 +16,7 @@
 #include "gpu/device.h"
 #include "gpu/gpu_engine.h"
 #include "gpu/stored_layouts.h"
+#include "match/ccm_matcher.h"
 #endif
 
 namespace tandem::server {
@@ -215,6 +216,21 @@ absl::StatusOr<EngineSet> CreateEngines(const index::Index& index, const EngineO
   }
   set.summary = absl::StrCat("CPU engine only; GPU engine unavailable: ", why.message());
   return set;
+}
+
+absl::StatusOr<std::unique_ptr<match::Matcher>> CreateGpuMatcher(const GpuDevices& devices) {
+#if TANDEM_HAVE_GPU
+  const int device = ResolveGpuDevices(devices).front();
+  TANDEM_RETURN_IF_ERROR(gpu::ProbeDevice(device).status());
+  TANDEM_ASSIGN_OR_RETURN(std::unique_ptr<match::CcmMatcher> matcher,
+                          match::CcmMatcher::Create(match::CcmOptions{.device = device}));
+  return std::unique_ptr<match::Matcher>(std::move(matcher));
+#else
+  (void)devices;
+  return absl::UnimplementedError(
+      "this build has no CUDA support (no CUDA compiler was found when it was configured, or it "
+      "was configured with -DTANDEM_ENABLE_GPU=OFF)");
+#endif
 }
 
 }  // namespace tandem::server

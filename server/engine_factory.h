@@ -1,8 +1,9 @@
 // File: engine_factory.h
 //
-// Chooses and creates the engines a node runs. The only file that knows whether the build has a
-// GPU engine (the #ifdef lives in engine_factory.cc, as Faiss keeps FAISS_ENABLE_GPU out of its CPU
-// code). No gRPC: the cost-model trainer creates its engines here too.
+// Chooses and creates the engines a node runs, and the GPU matcher of its standing queries. The
+// only file that knows whether the build has a GPU engine (the #ifdef lives in engine_factory.cc,
+// as Faiss keeps FAISS_ENABLE_GPU out of its CPU code). No gRPC: the cost-model trainer creates
+// its engines here too.
 //
 //   TANDEM_ASSIGN_OR_RETURN(EngineSet engines, CreateEngines(*index, {.gpu = GpuMode::kAuto}));
 //   engines.cpu->Search(...);  if (engines.gpu) engines.gpu->Search(...);
@@ -18,6 +19,7 @@
 #include "cpu/daat_engine.h"
 #include "index/engine.h"
 #include "index/index.h"
+#include "match/matcher.h"
 #include "scheduler/batching_engine.h"
 
 namespace tandem::server {
@@ -86,5 +88,9 @@ bool BuiltWithGpu();
 // INVALID_ARGUMENT for unusable options; FAILED_PRECONDITION when the GPU is required and none can
 // be created.
 absl::StatusOr<EngineSet> CreateEngines(const index::Index& index, const EngineOptions& options);
+
+// The CCM matcher of standing queries (Margara & Cugola; match/ccm_matcher.h) on the first GPU of
+// `devices`. UNIMPLEMENTED in a build without CUDA; the device's error on a machine without it.
+absl::StatusOr<std::unique_ptr<match::Matcher>> CreateGpuMatcher(const GpuDevices& devices);
 
 }  // namespace tandem::server

@@ -6,6 +6,7 @@
 #include <chrono>
 #include <cstdio>
 #include <exception>
+#include <thread>
 #include <utility>
 
 #include "absl/strings/match.h"
@@ -22,6 +23,7 @@
 #include "grpcpp/resource_quota.h"
 #include "grpcpp/security/server_credentials.h"
 #include "index/index.h"
+#include "match/cpu_matcher.h"
 #include "prometheus/registry.h"
 #include "server/batch_metrics.h"
 #include "server/executor_factory.h"
@@ -31,11 +33,28 @@
 #include "server/process_metrics.h"
 #include "server/query_dispatcher.h"
 #include "server/search_service.h"
+#include "server/subscription_metrics.h"
+#include "server/subscription_service.h"
 
 namespace tandem::server {
 namespace {
 
 constexpr char kServiceName[] = "tandem.v1.SearchService";
+constexpr char kSubscriptionServiceName[] = "tandem.v1.SubscriptionService";
+// CpuMatcherOptions::threads' bound.
+constexpr int kMaxMatchThreads = 256;
+
+const char* MatchEngineName(match::MatchEngine engine) {
+  switch (engine) {
+    case match::MatchEngine::kCpu:
+      return "cpu";
+    case match::MatchEngine::kGpu:
+      return "gpu";
+    case match::MatchEngine::kAuto:
+      break;
+  }
+  return "auto";
+}
 // After the in-flight queries are done, how long the gRPC server may take to flush their responses
 // before it cancels what is left (idle streams, health watches).
 constexpr absl::Duration kShutdownGrace = absl::Seconds(1);
@@ -118,6 +137,8 @@ absl::Status Server::Start(const ServerOptions& options) {
   service_ = std::make_unique<SearchService>(
       *index_, *dispatcher_, executors_.executor->engines(),
       SearchServiceOptions{.max_response_bytes = static_cast<size_t>(grpc.max_send_message_bytes)});
+  // After the priority is lowered: matching standing queries yields to the query workers.
+  TANDEM_RETURN_IF_ERROR(StartSubscriptions(options));
 
   if (!options.metrics_listen.empty()) {
     process_metrics_ = std::make_shared<ProcessMetrics>();
@@ -147,6 +168,7 @@ absl::Status Server::Start(const ServerOptions& options) {
   TANDEM_RETURN_IF_ERROR(CheckListenPort(grpc.listen));
   builder.AddListeningPort(grpc.listen, credentials, &port);
   builder.RegisterService(service_.get());
+  builder.RegisterService(subscription_service_.get());
   builder.SetMaxReceiveMessageSize(grpc.max_receive_message_bytes);
   builder.SetMaxSendMessageSize(grpc.max_send_message_bytes);
   // A port held by another process must fail startup, not be silently shared.
@@ -178,6 +200,84 @@ absl::Status Server::Start(const ServerOptions& options) {
   grpc::HealthCheckServiceInterface* health = grpc_server_->GetHealthCheckService();
   health->SetServingStatus(true);
   health->SetServingStatus(kServiceName, true);
+  health->SetServingStatus(kSubscriptionServiceName, true);
+  return absl::OkStatus();
+}
+
+absl::Status Server::StartSubscriptions(const ServerOptions& options) {
+  const SubscriptionOptions& subscriptions = options.subscriptions;
+  const match::Limits& limits = subscriptions.registry.limits;
+  if (limits.max_filters_per_predicate < 1) {
+    return absl::InvalidArgumentError(absl::StrCat(
+        "max_filters_per_subscription must be at least 1, got ", limits.max_filters_per_predicate));
+  }
+  if (limits.max_constraints_per_filter < 1 ||
+      limits.max_constraints_per_filter > match::kMaxConstraintsPerFilter) {
+    return absl::InvalidArgumentError(
+        absl::StrCat("max_constraints_per_filter must be between 1 and ",
+                     match::kMaxConstraintsPerFilter, ", got ", limits.max_constraints_per_filter));
+  }
+  if (subscriptions.match_threads < 0 || subscriptions.match_threads > kMaxMatchThreads) {
+    return absl::InvalidArgumentError(absl::StrCat("match_threads must be between 0 and ",
+                                                   kMaxMatchThreads, ", got ",
+                                                   subscriptions.match_threads));
+  }
+  SubscriptionServiceOptions service_options{
+      .max_match_documents = subscriptions.max_match_documents,
+      .watch_queue = subscriptions.watch_queue,
+      .max_response_bytes = static_cast<size_t>(options.grpc.max_send_message_bytes)};
+  TANDEM_RETURN_IF_ERROR(ValidateSubscriptionServiceOptions(service_options));
+
+  const int threads =
+      subscriptions.match_threads > 0
+          ? subscriptions.match_threads
+          : std::clamp(static_cast<int>(std::thread::hardware_concurrency()), 1, kMaxMatchThreads);
+  absl::StatusOr<std::unique_ptr<match::CpuMatcher>> cpu =
+      match::CpuMatcher::Create({.threads = threads});
+  if (!cpu.ok()) {
+    return absl::Status(cpu.status().code(),
+                        absl::StrCat("cannot create the CPU matcher: ", cpu.status().message()));
+  }
+  // The GPU matcher where it is asked for, or where GPU engines serve queries and the engine is
+  // left to the router.
+  const match::MatchEngine engine = subscriptions.registry.engine;
+  std::unique_ptr<match::Matcher> gpu;
+  std::string gpu_note;
+  if (engine == match::MatchEngine::kGpu ||
+      (engine == match::MatchEngine::kAuto && engines_.gpu != nullptr)) {
+    absl::StatusOr<std::unique_ptr<match::Matcher>> created =
+        CreateGpuMatcher(options.engines.gpu_devices);
+    if (created.ok()) {
+      gpu = *std::move(created);
+    } else if (engine == match::MatchEngine::kGpu) {
+      return absl::FailedPreconditionError(
+          absl::StrCat("match engine gpu required but unavailable: ", created.status().message()));
+    } else {
+      gpu_note = absl::StrCat(" (GPU matcher unavailable: ", created.status().message(), ")");
+    }
+  }
+  const bool has_gpu = gpu != nullptr;
+  absl::StatusOr<std::unique_ptr<match::SubscriptionRegistry>> registry =
+      match::SubscriptionRegistry::Open(subscriptions.registry, *std::move(cpu), std::move(gpu));
+  if (!registry.ok()) {
+    return absl::Status(registry.status().code(),
+                        absl::StrCat("cannot open subscriptions: ", registry.status().message()));
+  }
+  subscriptions_ = *std::move(registry);
+  std::vector<std::string> engine_names{"cpu"};
+  if (has_gpu) engine_names.push_back("gpu");
+  subscription_metrics_ = std::make_unique<SubscriptionMetrics>(*registry_, engine_names);
+  subscription_service_ = std::make_unique<SubscriptionService>(
+      *subscriptions_, index_->analyzer(), *subscription_metrics_, std::move(service_options));
+
+  const std::string& path = subscriptions.registry.path;
+  subscription_summary_ = absl::StrCat(
+      subscriptions_->stats().subscriptions, " subscriptions ",
+      path.empty() ? "in memory only (no --subscriptions file: they are lost at exit)"
+                   : absl::StrCat("kept in ", path),
+      "; matched on the CPU (", threads, " threads)", has_gpu ? " and the GPU" : gpu_note,
+      engine == match::MatchEngine::kAuto ? ""
+                                          : absl::StrCat(", engine ", MatchEngineName(engine)));
   return absl::OkStatus();
 }
 
@@ -197,9 +297,11 @@ bool Server::TrimMemoryIfIdle() {
 bool Server::Drain(absl::Duration timeout) {
   if (stopped_) return true;
   dispatcher_->StartDraining();
+  subscription_service_->StartDraining();
   grpc::HealthCheckServiceInterface* health = grpc_server_->GetHealthCheckService();
   health->SetServingStatus(false);
   health->SetServingStatus(kServiceName, false);
+  health->SetServingStatus(kSubscriptionServiceName, false);
   const bool drained = dispatcher_->WaitForIdle(absl::Now() + timeout);
   // What is still open now is idle (streams, health watches) or, after a timeout, queries that are
   // cancelled here; their engines see the cancellation and stop.

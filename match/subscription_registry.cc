@@ -2,7 +2,10 @@
 
 #include <algorithm>
 #include <chrono>
+#include <condition_variable>
 #include <cstdio>
+#include <deque>
+#include <iterator>
 #include <map>
 #include <mutex>
 #include <optional>
@@ -121,6 +124,106 @@ struct SubscriptionRegistry::State {
     return entry;
   }
 
+  int64_t SelectedConstraints(absl::Span<const Event> events) const {
+    std::shared_lock<std::shared_mutex> lock(mu);
+    int64_t work = 0;
+    for (const Event& e : events) {
+      for (const Attribute& a : e.attributes) {
+        if (auto it = name_rows.find(a.name); it != name_rows.end()) work += it->second;
+      }
+      for (const std::string& t : e.terms) {
+        if (auto it = term_rows.find(t); it != term_rows.end()) work += it->second;
+      }
+    }
+    return work;
+  }
+
+  // One batch on the engine the router picks.
+  absl::StatusOr<MatchResult> MatchNow(absl::Span<const Event> events) {
+    State& st = *this;
+    MatchResult result;
+    if (events.empty()) return result;
+    const int64_t work = st.SelectedConstraints(events);
+    MatchRouter::Engine engine = MatchRouter::kCpu;
+    switch (st.options.engine) {
+      case MatchEngine::kCpu:
+        engine = MatchRouter::kCpu;
+        break;
+      case MatchEngine::kGpu:
+        engine = MatchRouter::kGpu;
+        break;
+      case MatchEngine::kAuto:
+        engine = st.router.Choose(work);
+        break;
+    }
+    std::vector<std::vector<InterfaceId>> ids;
+    Matcher* matcher = engine == MatchRouter::kGpu ? st.gpu.get() : st.cpu.get();
+    const auto start = std::chrono::steady_clock::now();
+    absl::Status s = matcher->Match(events, &ids);
+    const double seconds =
+        std::chrono::duration<double>(std::chrono::steady_clock::now() - start).count();
+    if (!s.ok() && engine == MatchRouter::kGpu) {
+      // A device fault costs the batch nothing: the CPU matcher holds the same subscriptions.
+      std::fprintf(stderr, "tandem: GPU matcher failed (%s); matching on the CPU\n",
+                   s.ToString().c_str());
+      engine = MatchRouter::kCpu;
+      matcher = st.cpu.get();
+      s = matcher->Match(events, &ids);
+    } else if (s.ok()) {
+      st.router.Record(engine, work, seconds);
+    }
+    if (!s.ok()) return s;
+    result.engine = matcher->name();
+    result.interfaces.resize(events.size());
+    std::shared_lock<std::shared_mutex> lock(st.mu);
+    for (size_t e = 0; e < ids.size() && e < events.size(); ++e) {
+      auto& names = result.interfaces[e];
+      names.reserve(ids[e].size());
+      for (InterfaceId i : ids[e]) names.push_back(st.interface_names[i]);
+      std::sort(names.begin(), names.end());
+    }
+    return result;
+  }
+
+  // Match calls that arrive while a batch runs wait, and the next caller to find no batch running
+  // matches all of them as one (flat combining): concurrent small calls share a launch, the way
+  // CCM matches events in bursts (Margara & Cugola, section 5's closing remarks) and the query
+  // path's BatchingEngine gathers GPU queries.
+  struct MatchRequest {
+    absl::Span<const Event> events;
+    absl::StatusOr<MatchResult> result;
+    bool done = false;
+  };
+  std::mutex batch_mu;
+  std::condition_variable batch_done;
+  std::deque<MatchRequest*> waiting;  // guarded by batch_mu
+  bool batch_running = false;         // guarded by batch_mu
+
+  void RunCombined(const std::vector<MatchRequest*>& batch) {
+    if (batch.size() == 1) {
+      batch[0]->result = MatchNow(batch[0]->events);
+      return;
+    }
+    std::vector<Event> events;
+    for (const MatchRequest* r : batch)
+      events.insert(events.end(), r->events.begin(), r->events.end());
+    absl::StatusOr<MatchResult> all = MatchNow(events);
+    if (!all.ok()) {  // each on its own, so one call's failure stays its own
+      for (MatchRequest* r : batch) r->result = MatchNow(r->events);
+      return;
+    }
+    size_t offset = 0;
+    for (MatchRequest* r : batch) {
+      MatchResult part;
+      part.engine = all->engine;
+      part.interfaces.assign(
+          std::make_move_iterator(all->interfaces.begin() + offset),
+          std::make_move_iterator(all->interfaces.begin() + offset + r->events.size()));
+      offset += r->events.size();
+      r->result = std::move(part);
+    }
+  }
+
   // Returns once a snapshot at least as new as `wanted` is on disk. Concurrent callers share one
   // write: whoever takes the lock first writes everything changed so far.
   absl::Status Persist(uint64_t wanted, bool force = false) {
@@ -158,7 +261,7 @@ absl::StatusOr<std::unique_ptr<SubscriptionRegistry>> SubscriptionRegistry::Open
     return absl::FailedPreconditionError("match engine gpu: this node has no GPU matcher");
   }
   if (options.max_subscriptions < 1 || options.max_constraints < 1 ||
-      options.max_interface_bytes < 1) {
+      options.max_interface_bytes < 1 || options.max_batch_events < 1) {
     return absl::InvalidArgumentError("subscription limits must be positive");
   }
   auto state = std::make_unique<State>(options, std::move(cpu), std::move(gpu));
@@ -271,64 +374,39 @@ std::vector<SubscriptionRecord> SubscriptionRegistry::List(absl::string_view int
 }
 
 int64_t SubscriptionRegistry::SelectedConstraints(absl::Span<const Event> events) const {
-  const State& st = *state_;
-  std::shared_lock<std::shared_mutex> lock(st.mu);
-  int64_t work = 0;
-  for (const Event& e : events) {
-    for (const Attribute& a : e.attributes) {
-      if (auto it = st.name_rows.find(a.name); it != st.name_rows.end()) work += it->second;
-    }
-    for (const std::string& t : e.terms) {
-      if (auto it = st.term_rows.find(t); it != st.term_rows.end()) work += it->second;
-    }
-  }
-  return work;
+  return state_->SelectedConstraints(events);
 }
 
 absl::StatusOr<MatchResult> SubscriptionRegistry::Match(absl::Span<const Event> events) {
   State& st = *state_;
-  MatchResult result;
-  if (events.empty()) return result;
-  const int64_t work = SelectedConstraints(events);
-  MatchRouter::Engine engine = MatchRouter::kCpu;
-  switch (st.options.engine) {
-    case MatchEngine::kCpu:
-      engine = MatchRouter::kCpu;
-      break;
-    case MatchEngine::kGpu:
-      engine = MatchRouter::kGpu;
-      break;
-    case MatchEngine::kAuto:
-      engine = st.router.Choose(work);
-      break;
+  if (events.empty()) return MatchResult{};
+  State::MatchRequest mine;
+  mine.events = events;
+  std::unique_lock<std::mutex> lock(st.batch_mu);
+  st.waiting.push_back(&mine);
+  while (!mine.done) {
+    if (st.batch_running) {
+      st.batch_done.wait(lock);
+      continue;
+    }
+    st.batch_running = true;
+    std::vector<State::MatchRequest*> batch;
+    size_t taken = 0;
+    while (!st.waiting.empty() &&
+           (batch.empty() || taken + st.waiting.front()->events.size() <=
+                                 static_cast<size_t>(st.options.max_batch_events))) {
+      taken += st.waiting.front()->events.size();
+      batch.push_back(st.waiting.front());
+      st.waiting.pop_front();
+    }
+    lock.unlock();
+    st.RunCombined(batch);
+    lock.lock();
+    for (State::MatchRequest* r : batch) r->done = true;
+    st.batch_running = false;
+    st.batch_done.notify_all();
   }
-  std::vector<std::vector<InterfaceId>> ids;
-  Matcher* matcher = engine == MatchRouter::kGpu ? st.gpu.get() : st.cpu.get();
-  const auto start = std::chrono::steady_clock::now();
-  absl::Status s = matcher->Match(events, &ids);
-  const double seconds =
-      std::chrono::duration<double>(std::chrono::steady_clock::now() - start).count();
-  if (!s.ok() && engine == MatchRouter::kGpu) {
-    // A device fault costs the batch nothing: the CPU matcher holds the same subscriptions.
-    std::fprintf(stderr, "tandem: GPU matcher failed (%s); matching on the CPU\n",
-                 s.ToString().c_str());
-    engine = MatchRouter::kCpu;
-    matcher = st.cpu.get();
-    s = matcher->Match(events, &ids);
-  } else if (s.ok()) {
-    st.router.Record(engine, work, seconds);
-  }
-  if (!s.ok()) return s;
-  result.engine = matcher->name();
-  result.interfaces.resize(events.size());
-  std::shared_lock<std::shared_mutex> lock(st.mu);
-  for (size_t e = 0; e < ids.size() && e < events.size(); ++e) {
-    auto& names = result.interfaces[e];
-    names.reserve(ids[e].size());
-    for (InterfaceId i : ids[e]) names.push_back(st.interface_names[i]);
-    std::sort(names.begin(), names.end());
-  }
-  return result;
+  return std::move(mine.result);
 }
 
 MatcherStats SubscriptionRegistry::stats() const {

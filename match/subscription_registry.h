@@ -45,6 +45,8 @@ struct RegistryOptions {
   int64_t max_subscriptions = 1'000'000;
   int64_t max_constraints = 50'000'000;
   int max_interface_bytes = 256;
+  // Concurrent Match calls are matched together, up to this many events a batch.
+  int max_batch_events = 4096;
 };
 
 struct SubscriptionRecord {
@@ -82,7 +84,9 @@ class SubscriptionRegistry {
   std::vector<SubscriptionRecord> List(absl::string_view interface) const;
 
   // Matches normalized events (MakeEvent) on the engine the router picks (or the one forced by
-  // options.engine).
+  // options.engine). Calls made while a batch is being matched are matched together next, as one
+  // batch of at most options.max_batch_events (a larger call goes alone): concurrent small calls
+  // share a launch.
   absl::StatusOr<MatchResult> Match(absl::Span<const Event> events);
 
   // Constraints the given events select (their attributes' and terms' rows): the work feature of

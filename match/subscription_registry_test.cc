@@ -3,9 +3,12 @@
 #include <sys/stat.h>
 #include <unistd.h>
 
+#include <atomic>
+#include <chrono>
 #include <cstdio>
 #include <filesystem>
 #include <fstream>
+#include <mutex>
 #include <random>
 #include <thread>
 
@@ -283,6 +286,85 @@ TEST(SubscriptionRegistry, ConcurrentSubscribersShareSnapshots) {
   absl::StatusOr<SubscriptionSnapshot> file = ReadSubscriptionFile(options.path);
   ASSERT_TRUE(file.ok());
   EXPECT_EQ(file->records.size(), 8u * 20u);  // every returned change is on disk
+}
+
+}  // namespace
+}  // namespace tandem::match
+
+namespace tandem::match {
+namespace {
+
+// The brute force, slowed down and recording each call's size, so concurrent calls pile up.
+class RecordingMatcher final : public Matcher {
+ public:
+  explicit RecordingMatcher(std::vector<size_t>* sizes, std::mutex* mu) : sizes_(sizes), mu_(mu) {}
+  const char* name() const override { return "recording"; }
+  absl::Status Add(SubscriptionId id, InterfaceId i, const Predicate& p) override {
+    return inner_.Add(id, i, p);
+  }
+  absl::Status Remove(SubscriptionId id) override { return inner_.Remove(id); }
+  absl::Status Match(absl::Span<const Event> events,
+                     std::vector<std::vector<InterfaceId>>* matched) override {
+    {
+      std::lock_guard<std::mutex> lock(*mu_);
+      sizes_->push_back(events.size());
+    }
+    std::this_thread::sleep_for(std::chrono::milliseconds(2));
+    return inner_.Match(events, matched);
+  }
+  MatcherStats stats() const override { return inner_.stats(); }
+
+ private:
+  BruteForceMatcher inner_;
+  std::vector<size_t>* sizes_;
+  std::mutex* mu_;
+};
+
+TEST(SubscriptionRegistry, ConcurrentMatchCallsAreMatchedTogether) {
+  std::vector<size_t> sizes;
+  std::mutex mu;
+  RegistryOptions options;
+  options.max_batch_events = 10;
+  auto registry = *SubscriptionRegistry::Open(
+      options, std::make_unique<RecordingMatcher>(&sizes, &mu), nullptr);
+  for (int i = 0; i < 20; ++i) {
+    ASSERT_TRUE(registry->Subscribe(absl::StrCat("i", i), P(absl::StrCat("x = ", i))).ok());
+  }
+  std::vector<std::thread> threads;
+  std::atomic<int> wrong{0};
+  for (int t = 0; t < 16; ++t) {
+    threads.emplace_back([&, t] {
+      for (int round = 0; round < 10; ++round) {
+        const int x = (t + round) % 25;  // 20..24 match nobody
+        std::vector<Event> events = {E({Attribute{"x", Value::Int(x)}}), E({})};
+        absl::StatusOr<MatchResult> r = registry->Match(events);
+        if (!r.ok() || r->interfaces.size() != 2 || !r->interfaces[1].empty() ||
+            r->interfaces[0] != (x < 20 ? std::vector<std::string>{absl::StrCat("i", x)}
+                                        : std::vector<std::string>{})) {
+          ++wrong;
+        }
+      }
+    });
+  }
+  for (auto& t : threads) t.join();
+  EXPECT_EQ(wrong.load(), 0);
+  size_t events = 0, largest = 0;
+  for (size_t s : sizes) {
+    events += s;
+    largest = std::max(largest, s);
+  }
+  EXPECT_EQ(events, 16u * 10u * 2u);
+  EXPECT_LT(sizes.size(), 160u);  // calls were combined...
+  EXPECT_LE(largest, 10u);        // ...within max_batch_events
+  // A call larger than a batch goes alone.
+  std::vector<Event> many(25, E({Attribute{"x", Value::Int(3)}}));
+  absl::StatusOr<MatchResult> r = registry->Match(many);
+  ASSERT_TRUE(r.ok());
+  EXPECT_THAT(r->interfaces[24], ElementsAre("i3"));
+  RegistryOptions bad;
+  bad.max_batch_events = 0;
+  EXPECT_FALSE(
+      SubscriptionRegistry::Open(bad, std::make_unique<BruteForceMatcher>(), nullptr).ok());
 }
 
 }  // namespace

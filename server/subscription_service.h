@@ -45,9 +45,11 @@ struct SubscriptionServiceOptions {
   size_t watch_queue = 1024;            // events per Watch stream (--watch-queue)
   // A response larger than this is answered RESOURCE_EXHAUSTED (the gRPC server's send limit).
   size_t max_response_bytes = 256 << 20;
-  // Threads that run calls, and calls that may wait for them before RESOURCE_EXHAUSTED.
-  int workers = 4;
-  size_t queued_calls = 64;
+  // Threads that run calls, and calls that may wait for them before RESOURCE_EXHAUSTED. Match
+  // calls that run at once are matched as one batch (SubscriptionRegistry::Match), so the workers
+  // bound how many single-document calls share a launch.
+  int workers = 16;
+  size_t queued_calls = 256;
   // Where lines about malformed requests go (at most one a minute); null: standard error.
   LogSink log = nullptr;
 };

@@ -6,7 +6,9 @@
 //     (Figure 7), filters per interface (Figure 8), interfaces (Figure 9), names (Figure 10), the
 //     numeric share (Figure 11), and Zipf name popularity (Table 2);
 //   - real text: the TREC 2005 efficiency queries as `terms contains` subscriptions, matched
-//     against Wikipedia articles.
+//     against Wikipedia articles;
+//   - bursts: one event per Match call from many threads at once, through the registry, which
+//     matches the calls that wait for each other as one batch.
 // For each point: the time per event at batch 1 (mean, p50, p99; the paper's measure), events/s in
 // batches (CCM; the CPU matcher on one thread and on every core), the time to deploy the
 // subscriptions (every Add and the first Match, which loads the tables) and the memory the engines
@@ -14,9 +16,10 @@
 // compared with the CPU matcher's for every event, and the CPU matcher's with the brute force on a
 // sample. Prints a table and writes JSON with the machine, the commit and the GPU.
 //
-//   tandem-bench-match --sweeps default,attributes,...,text --queries trec05-efficiency.txt \
-//       --wikipedia ../shared/data/text/wikipedia --json match_h100.json
+//   tandem-bench-match --sweeps default,attributes,...,text,callers
+//       --queries trec05-efficiency.txt --wikipedia ../shared/data/text/wikipedia --json out.json
 #include <algorithm>
+#include <atomic>
 #include <chrono>
 #include <cstdio>
 #include <fstream>
@@ -27,6 +30,7 @@
 #include <vector>
 
 #include "absl/flags/flag.h"
+#include "absl/strings/numbers.h"
 #include "absl/strings/str_cat.h"
 #include "absl/strings/str_split.h"
 #include "index/analyzer.h"
@@ -35,6 +39,7 @@
 #include "match/cpu_matcher.h"
 #include "match/model.h"
 #include "match/scenario.h"
+#include "match/subscription_registry.h"
 #include "nlohmann/json.hpp"
 #include "tools/app.h"
 #include "tools/bench_util.h"
@@ -46,7 +51,9 @@
 
 ABSL_FLAG(std::string, sweeps, "default",
           "comma-separated: default, attributes, constraints, filters, interfaces, names, numeric, "
-          "zipf, text");
+          "zipf, text, callers");
+ABSL_FLAG(std::string, callers, "1,4,16,64",
+          "callers sweep: threads each calling SubscriptionRegistry::Match with one event");
 ABSL_FLAG(int, events, 1000, "events per point");
 ABSL_FLAG(int, batch, 1024, "events per Match call for the throughput runs");
 ABSL_FLAG(int, throughput_events, 65536, "events matched for each throughput figure");
@@ -266,6 +273,101 @@ Workload TextWorkload() {
   return w;
 }
 
+// Bursts: the default scenario's events, one per Match call, from many threads at once through
+// SubscriptionRegistry, which matches the calls that wait for each other as one batch. Events/s
+// per engine (forced) by the number of callers; every answer checked against the CPU matcher's.
+json CallersSweep(int cores, bool have_gpu, bool* all_ok) {
+  json rows = json::array();
+  const match::Scenario sc = [] {
+    match::Scenario s;
+    s.filters_min = std::max(1, static_cast<int>(s.filters_min * absl::GetFlag(FLAGS_scale)));
+    s.filters_max =
+        std::max(s.filters_min, static_cast<int>(s.filters_max * absl::GetFlag(FLAGS_scale)));
+    return s;
+  }();
+  const auto subscriptions = match::GenerateSubscriptions(sc, 1);
+  const std::vector<Event> events = match::GenerateEvents(sc, absl::GetFlag(FLAGS_events), 1001);
+  std::vector<std::vector<InterfaceId>> expected;
+  {
+    auto cpu = match::CpuMatcher::Create({.threads = cores});
+    Die(cpu.status(), "CpuMatcher");
+    match::SubscriptionId id = 1;
+    for (const auto& s : subscriptions) Die((*cpu)->Add(id++, s.interface, s.predicate), "Add");
+    Die((*cpu)->Match(events, &expected), "Match");
+  }
+  std::vector<std::string> engines = {"cpu"};
+  if (have_gpu) engines.push_back("gpu");
+  for (const std::string& engine : engines) {
+    auto cpu = match::CpuMatcher::Create({.threads = cores});
+    Die(cpu.status(), "CpuMatcher");
+    std::unique_ptr<Matcher> gpu;
+#if TANDEM_HAVE_CCM
+    if (engine == "gpu") {
+      auto ccm = match::CcmMatcher::Create(match::CcmOptions{});
+      Die(ccm.status(), "CcmMatcher");
+      gpu = *std::move(ccm);
+    }
+#endif
+    match::RegistryOptions options;
+    options.engine = engine == "gpu" ? match::MatchEngine::kGpu : match::MatchEngine::kCpu;
+    auto registry = match::SubscriptionRegistry::Open(options, *std::move(cpu), std::move(gpu));
+    Die(registry.status(), "registry");
+    // Interface i is named "i"; the answers come back as names.
+    for (const auto& s : subscriptions) {
+      Die((*registry)->Subscribe(std::to_string(s.interface), s.predicate).status(), "Subscribe");
+    }
+    Die((*registry)->Match(events).status(), "Match");  // loads the tables
+    for (const std::string& c :
+         std::vector<std::string>(absl::StrSplit(absl::GetFlag(FLAGS_callers), ','))) {
+      int callers = 1;
+      if (!absl::SimpleAtoi(c, &callers) || callers < 1) {
+        Die(absl::InvalidArgumentError("bad --callers " + c), "--callers");
+      }
+      std::atomic<int64_t> matched{0};
+      std::atomic<int> wrong{0};
+      std::atomic<bool> stop{false};
+      std::vector<std::thread> threads;
+      const auto start = Clock::now();
+      for (int t = 0; t < callers; ++t) {
+        threads.emplace_back([&, t] {
+          for (size_t e = t; !stop.load(std::memory_order_relaxed); e += callers) {
+            const size_t i = e % events.size();
+            auto r = (*registry)->Match(absl::MakeConstSpan(&events[i], 1));
+            if (!r.ok() || r->interfaces[0].size() != expected[i].size()) {
+              ++wrong;
+            } else {
+              for (size_t k = 0; k < expected[i].size(); ++k) {
+                if (std::find(r->interfaces[0].begin(), r->interfaces[0].end(),
+                              std::to_string(expected[i][k])) == r->interfaces[0].end()) {
+                  ++wrong;
+                }
+              }
+            }
+            matched.fetch_add(1, std::memory_order_relaxed);
+          }
+        });
+      }
+      std::this_thread::sleep_for(std::chrono::seconds(1));
+      stop = true;
+      for (auto& t : threads) t.join();
+      const double seconds = Since(start);
+      const double rate = matched.load() / seconds;
+      std::printf("callers     %-18s %10s %9s | %9s %9s %9s %7s | %12.0f %12s %12s %7s | %s\n",
+                  (engine + " x" + c).c_str(), "", "", "", "", "", "", rate, "", "", "",
+                  wrong.load() == 0 ? "same" : "DIFFER");
+      std::fflush(stdout);
+      *all_ok &= wrong.load() == 0;
+      rows.push_back(
+          {{"engine", engine},
+           {"callers", callers},
+           {"events_per_second", rate},
+           {"mean_us_per_call", 1e6 * seconds * callers / std::max<int64_t>(1, matched.load())},
+           {"answers_equal", wrong.load() == 0}});
+    }
+  }
+  return rows;
+}
+
 int Run() {
   json out;
   std::string gpu_name = "none";
@@ -287,6 +389,10 @@ int Run() {
   for (const std::string& sweep :
        std::vector<std::string>(absl::StrSplit(absl::GetFlag(FLAGS_sweeps), ','))) {
     std::vector<Workload> workloads;
+    if (sweep == "callers") {
+      out["callers"] = CallersSweep(cores, gpu_name != "none", &all_ok);
+      continue;
+    }
     if (sweep == "text") {
       workloads.push_back(TextWorkload());
     } else {

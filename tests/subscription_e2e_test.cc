@@ -28,6 +28,18 @@
 #include "tests/e2e_process.h"
 
 namespace tandem::testing {
+#if defined(__SANITIZE_ADDRESS__)
+constexpr bool kAddressSanitizer = true;
+#elif defined(__has_feature)
+#if __has_feature(address_sanitizer)
+constexpr bool kAddressSanitizer = true;
+#else
+constexpr bool kAddressSanitizer = false;
+#endif
+#else
+constexpr bool kAddressSanitizer = false;
+#endif
+
 namespace {
 
 using tandem::v1::Constraint;
@@ -451,14 +463,18 @@ TEST_F(SubscriptionE2eTest, SlowWatcherIsToldWhatItMissedAndTheServerDoesNotGrow
                 [](double v) { return v > 0; });
   // The server gives freed memory back when idle (every 5 s): the least it holds over a few
   // seconds is what it keeps. Were every event kept, it would be about 100 MB more.
-  constexpr double kBound = 40 << 20;
-  double after = resident();
-  for (const absl::Time end = absl::Now() + absl::Seconds(12);
-       after - before >= kBound / 2 && absl::Now() < end;) {
-    absl::SleepFor(absl::Milliseconds(500));
-    after = std::min(after, resident());
+  // Under AddressSanitizer freed memory sits in its quarantine (256 MB by default) and the
+  // resident size says nothing about what the server keeps: there only the drops are checked.
+  if (!kAddressSanitizer) {
+    constexpr double kBound = 40 << 20;
+    double after = resident();
+    for (const absl::Time end = absl::Now() + absl::Seconds(12);
+         after - before >= kBound / 2 && absl::Now() < end;) {
+      absl::SleepFor(absl::Milliseconds(500));
+      after = std::min(after, resident());
+    }
+    EXPECT_LT(after - before, kBound) << "before " << before << ", after " << after;
   }
-  EXPECT_LT(after - before, kBound) << "before " << before << ", after " << after;
 
   // Reading again: what was queued arrives, then the documents matched once the queue has room;
   // the first of those reports the drops not reported yet. Markers go out until one is read.

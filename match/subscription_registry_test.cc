@@ -20,6 +20,7 @@
 #include "match/predicate_parser.h"
 #include "match/scenario.h"
 #include "match/subscription_file.h"
+#include "tools/temp_dir.h"
 
 namespace tandem::match {
 namespace {
@@ -27,18 +28,7 @@ namespace {
 using ::testing::ElementsAre;
 using ::testing::HasSubstr;
 
-class TempDir {
- public:
-  TempDir() {
-    char tmpl[] = "/tmp/tandem_subscriptions_XXXXXX";
-    path_ = mkdtemp(tmpl);
-  }
-  ~TempDir() { std::filesystem::remove_all(path_); }
-  const std::string& path() const { return path_; }
-
- private:
-  std::string path_;
-};
+using tools::TempDir;
 
 Predicate P(absl::string_view text) {
   return *NormalizePredicate(*ParsePredicate(text), nullptr, Limits{});

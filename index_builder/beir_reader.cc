@@ -1,16 +1,26 @@
 // BEIR corpus reader: JSON Lines, one {"_id", "title", "text"} object per line (Thakur et al.,
 // BEIR, NeurIPS 2021 datasets track). The indexed text is title + "\n" + text, the single-field
 // ("flat") layout of Anserini's BEIR baselines; the title is also stored.
+//
+// Every other scalar member is an attribute of its name (a string as it is, an integral number in
+// decimal, a boolean "true" or "false"), and so is each scalar member of an object member, named
+// "outer.inner" (BEIR's "metadata": {"url": ...}); values past kMaxAttributeValueBytes (abstracts,
+// URLs) are none, and arrays and deeper objects are skipped.
+#include <cmath>
+#include <cstdint>
 #include <filesystem>
 #include <memory>
+#include <optional>
 #include <string>
 #include <utility>
+#include <vector>
 
 #include "absl/strings/ascii.h"
 #include "absl/strings/match.h"
 #include "absl/strings/str_cat.h"
 #include "absl/strings/strip.h"
 #include "base/status_macros.h"
+#include "index_builder/reader_attributes.h"
 #include "index_builder/readers_internal.h"
 #include "index_builder/utf8.h"
 #include "index_builder/whitespace.h"
@@ -19,7 +29,8 @@
 namespace tandem::index_builder::internal {
 namespace {
 
-using json = nlohmann::json;
+// Members in the order the line writes them, the order of Document::attributes.
+using json = nlohmann::ordered_json;
 
 // BEIR keeps queries.jsonl beside corpus.jsonl, so a directory contributes only its corpus files
 // (corpus.jsonl, or shards such as corpus-00.jsonl).
@@ -37,6 +48,43 @@ absl::StatusOr<std::string> StringMember(const json& object, const char* key) {
   if (it->is_number_integer()) return it->dump();
   return absl::InvalidArgumentError(
       absl::StrCat("\"", key, "\" is a JSON ", it->type_name(), ", not a string"));
+}
+
+// A scalar member's value as an attribute value; none for null, a fraction, an array or an object.
+std::optional<std::string> ScalarText(const json& value) {
+  if (value.is_string()) return value.get<std::string>();
+  if (value.is_boolean()) return value.get<bool>() ? "true" : "false";
+  if (value.is_number_integer()) return value.dump();
+  if (value.is_number_float()) {
+    // 2.0 is the integer 2; past 2^53 a double no longer tells integers apart.
+    const double number = value.get<double>();
+    if (std::trunc(number) == number && std::fabs(number) <= 9007199254740992.0) {
+      return absl::StrCat(static_cast<int64_t>(number));
+    }
+  }
+  return std::nullopt;
+}
+
+void AddScalarAttribute(const std::string& name, const json& value, Document* doc) {
+  if (name.empty()) return;
+  if (std::optional<std::string> text = ScalarText(value)) {
+    AddAttribute(SanitizeUtf8(name), *text, doc, kMaxAttributeValueBytes);
+  }
+}
+
+// The members other than _id, title and text, one object level deep.
+void AddMemberAttributes(const json& object, Document* doc) {
+  for (const auto& member : object.items()) {
+    const std::string& key = member.key();
+    if (key == "_id" || key == "title" || key == "text") continue;
+    if (!member.value().is_object()) {
+      AddScalarAttribute(key, member.value(), doc);
+      continue;
+    }
+    for (const auto& inner : member.value().items()) {
+      AddScalarAttribute(absl::StrCat(key, ".", inner.key()), inner.value(), doc);
+    }
+  }
 }
 
 class BeirReader : public FileSequenceReader {
@@ -101,6 +149,7 @@ class BeirReader : public FileSequenceReader {
     AppendParagraph(clean_title, &doc->text);
     AppendParagraph(SanitizeUtf8(*text), &doc->text);
     if (!clean_title.empty()) doc->fields.emplace_back("title", clean_title);
+    AddMemberAttributes(object, doc);
     return true;
   }
 
@@ -109,6 +158,13 @@ class BeirReader : public FileSequenceReader {
   LineSource lines_;
   std::string error_;
 };
+
+std::vector<AttributeField> BeirAttributeFields() {
+  return {{"<member>", AttributeType::kKeyword,
+           "each scalar JSON member other than _id, title and text, and each scalar member of an "
+           "object member as <member>.<inner>: strings are keywords, integral numbers integers, "
+           "booleans true / false; the fields depend on the corpus"}};
+}
 
 std::unique_ptr<DocumentReader> MakeBeirReader(InputFiles files, ReaderOptions options) {
   return std::make_unique<BeirReader>(std::move(files), std::move(options));
@@ -126,7 +182,12 @@ bool RecognizesBeir(absl::string_view head) {
 // One record a line: a file may be cut at any line (the byte-order mark is only on line 1).
 bool StartsBeirRecord(absl::string_view) { return true; }
 
-const FormatSpec kBeirFormat = {"beir",          "corpus*.jsonl", &SelectsBeirFile,
-                                &MakeBeirReader, &RecognizesBeir, &StartsBeirRecord};
+const FormatSpec kBeirFormat = {.name = "beir",
+                                .files_wanted = "corpus*.jsonl",
+                                .selects = &SelectsBeirFile,
+                                .make = &MakeBeirReader,
+                                .recognizes = &RecognizesBeir,
+                                .starts_record = &StartsBeirRecord,
+                                .attribute_fields = &BeirAttributeFields};
 
 }  // namespace tandem::index_builder::internal

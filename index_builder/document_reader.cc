@@ -360,4 +360,14 @@ std::vector<std::string> DocumentFormatNames() {
   return names;
 }
 
+std::vector<AttributeField> DocumentAttributeFields(std::string_view format_name) {
+  const absl::string_view format(format_name.data(), format_name.size());
+  for (const internal::FormatSpec* spec : internal::kFormats) {
+    if (spec->name != format) continue;
+    if (spec->attribute_fields == nullptr) return {};
+    return spec->attribute_fields();
+  }
+  return {};
+}
+
 }  // namespace tandem::index_builder

@@ -35,6 +35,10 @@ struct Document {
   std::string text;
   // Stored, not indexed, fields: e-mail headers, titles, URLs. Kept in the document table.
   std::vector<std::pair<std::string, std::string>> fields;
+  // Filterable attributes, (field, value) pairs in the order found; a field may repeat when it is
+  // multi-valued (Reuters TOPICS). Numbers are decimal integers. Stored as bitmap indexes when
+  // the build selects the field (--attributes).
+  std::vector<std::pair<std::string, std::string>> attributes;
   // Where the document starts, "file:line", for messages.
   std::string location;
 
@@ -42,6 +46,7 @@ struct Document {
     external_id.clear();
     text.clear();
     fields.clear();
+    attributes.clear();
     location.clear();
   }
 };
@@ -123,5 +128,36 @@ absl::StatusOr<DetectedFormat> DetectDocumentFormat(const std::string& path);
 
 // The names accepted by OpenDocumentReader, for help texts.
 std::vector<std::string> DocumentFormatNames();
+
+// What an attribute's values are: text matched whole, or decimal integers.
+enum class AttributeType { kKeyword, kInteger };
+
+struct AttributeField {
+  std::string name;
+  AttributeType type = AttributeType::kKeyword;
+  std::string description;  // one line, for help texts
+};
+
+// The attribute fields a format's documents carry (Document::attributes); empty for smart, npl,
+// lines and an unknown name. Where the data names the fields (trec and wikiextractor tags, beir
+// JSON members), one entry stands for them: its name is in angle brackets ("<tag>", "<member>")
+// and its description says how the fields are named.
+// clang-format off
+//   beir           every scalar JSON member other than _id, title and text, by its name, and each
+//                  scalar member of an object member as "outer.inner" (BEIR's metadata): strings
+//                  are keywords, integral numbers integers, booleans "true" / "false"
+//   trec           each short element of a <DOC> that is neither indexed nor its id (<DATE>, <SO>,
+//                  <DD>), by its tag in lower case; none in a document indexed whole (web pages)
+//   wikiextractor  each short element of a <doc> body whose tag is no HTML or MediaWiki tag
+//   reuters        topics, places (several a story), lewissplit (train, test, not-used)
+//   email          domain (of From, lower case), year and month (of Date), label (spam / ham,
+//                  from the path or the JSON record), attachment (yes / no)
+// clang-format on
+// Values are trimmed UTF-8 with white space collapsed, never empty. Of fields the data names (beir,
+// trec, wikiextractor), a value longer than kMaxAttributeValueBytes is none, and so is an element
+// whose text has several lines (<DOCHDR>).
+std::vector<AttributeField> DocumentAttributeFields(std::string_view format);
+
+inline constexpr size_t kMaxAttributeValueBytes = 64;
 
 }  // namespace tandem::index_builder

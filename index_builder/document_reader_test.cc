@@ -1,12 +1,15 @@
 // Tests of the document readers: every format on the small fixtures under tests/data/readers (ids,
-// text, fields, bad documents reported with file:line and skipped), the factory's errors, directory
-// walking, and document counts on the real collections of ../shared/data.
+// text, fields, bad documents reported with file:line and skipped), each format's attributes on
+// small inline inputs, the factory's errors, directory walking, and document counts on the real
+// collections of ../shared/data.
 #include "index_builder/document_reader.h"
 
 #include <algorithm>
 #include <cstdlib>
 #include <filesystem>
 #include <fstream>
+#include <map>
+#include <optional>
 #include <set>
 #include <string>
 #include <string_view>
@@ -16,12 +19,14 @@
 #include "absl/strings/str_cat.h"
 #include "gmock/gmock.h"
 #include "gtest/gtest.h"
+#include "index_builder/email_attributes.h"
 #include "index_builder/utf8_test_util.h"
 
 namespace tandem::index_builder {
 namespace {
 
 using ::testing::AllOf;
+using ::testing::Contains;
 using ::testing::ElementsAre;
 using ::testing::HasSubstr;
 using ::testing::IsEmpty;
@@ -75,6 +80,27 @@ std::vector<std::string> FieldValues(const Document& doc, std::string_view name)
     if (field == name) values.push_back(value);
   }
   return values;
+}
+
+std::vector<std::string> AttributeValues(const Document& doc, std::string_view name) {
+  std::vector<std::string> values;
+  for (const auto& [field, value] : doc.attributes) {
+    if (field == name) values.push_back(value);
+  }
+  return values;
+}
+
+// A fresh directory under the test's temporary directory holding `files` (relative path, bytes).
+std::string WriteTree(std::string_view name,
+                      const std::vector<std::pair<std::string, std::string>>& files) {
+  const std::filesystem::path dir = std::filesystem::path(::testing::TempDir()) / std::string(name);
+  std::filesystem::remove_all(dir);
+  for (const auto& [relative, contents] : files) {
+    const std::filesystem::path file = dir / relative;
+    std::filesystem::create_directories(file.parent_path());
+    std::ofstream(file, std::ios::binary) << contents;
+  }
+  return dir.string();
 }
 
 TEST(DocumentReaderTest, UnknownFormatListsTheKnownOnes) {
@@ -327,6 +353,264 @@ TEST(DetectDocumentFormatTest, RefusesWhatNoFormatRecognizes) {
   std::filesystem::remove_all(dir);
 }
 
+TEST(DocumentAttributeFieldsTest, EveryFormatDeclaresItsFields) {
+  const auto names = [](std::string_view format) {
+    std::vector<std::string> out;
+    for (const AttributeField& field : DocumentAttributeFields(format)) {
+      EXPECT_FALSE(field.description.empty()) << format << " " << field.name;
+      out.push_back(field.name);
+    }
+    return out;
+  };
+  for (const std::string& format : DocumentFormatNames()) {
+    if (format == "beir") {
+      EXPECT_THAT(names(format), ElementsAre("<member>"));
+    } else if (format == "trec" || format == "wikiextractor") {
+      EXPECT_THAT(names(format), ElementsAre("<tag>")) << format;
+    } else if (format == "reuters") {
+      EXPECT_THAT(names(format), ElementsAre("topics", "places", "lewissplit"));
+    } else if (format == "email") {
+      EXPECT_THAT(names(format), ElementsAre("domain", "year", "month", "label", "attachment"));
+    } else {
+      EXPECT_THAT(names(format), IsEmpty()) << format;
+    }
+  }
+  for (const AttributeField& field : DocumentAttributeFields("email")) {
+    const bool integer = field.name == "year" || field.name == "month";
+    EXPECT_EQ(field.type, integer ? AttributeType::kInteger : AttributeType::kKeyword)
+        << field.name;
+  }
+  EXPECT_THAT(DocumentAttributeFields("xml"), IsEmpty());
+}
+
+TEST(EmailAttributesTest, SenderDomain) {
+  using internal::SenderDomain;
+  EXPECT_EQ(SenderDomain("\"Doe, J.\" <JD@Example.COM>"), "example.com");
+  EXPECT_EQ(SenderDomain("bob@Lists.Example.org (Bob <bob@wrong.com>)"), "lists.example.org");
+  EXPECT_EQ(SenderDomain("\"jd@quoted.com\" <jd@real.com>"), "real.com");
+  EXPECT_EQ(SenderDomain("a@one.com, b@two.com"), "one.com");
+  EXPECT_EQ(SenderDomain("<@relay.net:jd@routed.com>"), "routed.com");
+  EXPECT_EQ(SenderDomain("jd@example.com."), "example.com");
+  EXPECT_EQ(SenderDomain("=?iso-8859-1?q?J=F6rg?= <j@b\u00fccher.de>"), "b\u00fccher.de");
+  for (const char* unparseable : {"", "undisclosed-recipients:;", "Bob", "bob@", "bob@ex ample.com",
+                                  "bob@[10.0.0.1]", "bob@.com", "bob@a..com", "<>"}) {
+    EXPECT_EQ(SenderDomain(unparseable), "") << unparseable;
+  }
+}
+
+TEST(EmailAttributesTest, ParseMailDate) {
+  using internal::ParseMailDate;
+  const auto parsed = [](std::string_view date) {
+    const std::optional<internal::MailMonth> got = ParseMailDate({date.data(), date.size()});
+    return got ? absl::StrCat(got->year, "-", got->month) : std::string("none");
+  };
+  EXPECT_EQ(parsed("Thu, 22 Aug 2002 18:26:25 +0700"), "2002-8");
+  EXPECT_EQ(parsed("Sun, 1 Sep 2002 01:24:13 -0700 (PDT)"), "2002-9");
+  EXPECT_EQ(parsed("2 Dec 2002 08:35:34 -0000"), "2002-12");
+  EXPECT_EQ(parsed("Thu, 22 Aug 02 18:26:25 GMT"), "2002-8");
+  EXPECT_EQ(parsed("Mon, 5 Jul 99 10:00:00 EST"), "1999-7");
+  EXPECT_EQ(parsed("Tue, 3 Sep 102 10:00:00"), "2002-9");
+  EXPECT_EQ(parsed("Thu Aug 22 18:26:25 2002"), "2002-8");
+  EXPECT_EQ(parsed("Thu Aug 22 18:26:25 02"), "2002-8");
+  EXPECT_EQ(parsed("22-Aug-2002 18:26"), "2002-8");
+  EXPECT_EQ(parsed("Thursday, August 22, 2002 6:26 PM"), "2002-8");
+  EXPECT_EQ(parsed("Wed, 4 Sept 2002 10:00:00"), "2002-9");
+  EXPECT_EQ(parsed("2002-08-22T18:26:25Z"), "2002-8");
+  EXPECT_EQ(parsed("2002/11/05"), "2002-11");
+  for (const char* unparseable : {"", "soon", "Thu, 22 Aug", "22 Aug 1802 10:00", "13/45/2002",
+                                  "Thu, 22 Xyz 2002", "Mon Tue Wed", "Aug 22", "\xFF\x01 2002"}) {
+    EXPECT_EQ(parsed(unparseable), "none") << unparseable;
+  }
+}
+
+TEST(EmailAttributesTest, SpamHamLabel) {
+  using internal::SpamHamLabel;
+  EXPECT_EQ(SpamHamLabel("spam_2"), "spam");
+  EXPECT_EQ(SpamHamLabel("easy_ham"), "ham");
+  EXPECT_EQ(SpamHamLabel("hard-ham-1"), "ham");
+  EXPECT_EQ(SpamHamLabel("SPAM"), "spam");
+  EXPECT_EQ(SpamHamLabel("20030228_spam"), "spam");
+  for (const char* none : {"", "spamassassin", "graham", "spam-and-ham", "inbox"}) {
+    EXPECT_EQ(SpamHamLabel(none), "") << none;
+  }
+}
+
+constexpr std::string_view kMultipartWithAttachment =
+    "From: \"Doe, J.\" <JD@Example.COM>\n"
+    "Date: Thu, 22 Aug 2002 18:26:25 +0700\n"
+    "Subject: report\n"
+    "Content-Type: multipart/mixed; boundary=\"b1\"\n\n"
+    "--b1\nContent-Type: text/plain\n\nSee attached.\n"
+    "--b1\nContent-Type: application/pdf\nContent-Disposition: attachment\n\nPDF\n"
+    "--b1--\n";
+
+TEST(EmailReaderTest, Attributes) {
+  const std::string dir = WriteTree(
+      "email-attributes",
+      {{"spam_2/00001.abc", std::string(kMultipartWithAttachment)},
+       {"easy_ham/00002.def",
+        "From: bob@Lists.Example.org (Bob)\nDate: 5 Jul 99 10:00:00 EST\nSubject: hi\n\nHello.\n"},
+       // Nothing to read a domain or a date from.
+       {"easy_ham/00003.ghi",
+        "From: undisclosed-recipients:;\nDate: sometime soon\nSubject: x\n\nBody.\n"},
+       // No label in the path; a file named by an inline part, nested in an alternative.
+       {"inbox/4.eml",
+        "Subject: inline\nContent-Type: multipart/alternative; boundary=x\n\n--x\n"
+        "Content-Type: multipart/related; boundary=y\n\n--y\nContent-Type: text/html\n\n<p>Hi</p>\n"
+        "--y\nContent-Type: image/png\nContent-Disposition: inline; filename=\"logo.png\"\n\nPNG\n"
+        "--y--\n--x--\n"}});
+  const Collected got = ReadAll("email", dir);
+  ASSERT_THAT(Ids(got), ElementsAre("easy_ham/00002.def", "easy_ham/00003.ghi", "inbox/4.eml",
+                                    "spam_2/00001.abc"));
+  EXPECT_THAT(got.docs[0].attributes,
+              ElementsAre(Pair("domain", "lists.example.org"), Pair("year", "1999"),
+                          Pair("month", "7"), Pair("label", "ham"), Pair("attachment", "no")));
+  EXPECT_THAT(got.docs[1].attributes, ElementsAre(Pair("label", "ham"), Pair("attachment", "no")));
+  EXPECT_THAT(got.docs[2].attributes, ElementsAre(Pair("attachment", "yes")));
+  EXPECT_THAT(got.docs[3].attributes,
+              ElementsAre(Pair("domain", "example.com"), Pair("year", "2002"), Pair("month", "8"),
+                          Pair("label", "spam"), Pair("attachment", "yes")));
+  EXPECT_EQ(got.docs[3].text, "report\nSee attached.");
+
+  // A single file named as PATH takes its label from its directory.
+  const Collected one = ReadAll("email", dir + "/spam_2/00001.abc");
+  ASSERT_EQ(one.docs.size(), 1u);
+  EXPECT_THAT(AttributeValues(one.docs[0], "label"), ElementsAre("spam"));
+  // A directory named as PATH labels what it holds.
+  const Collected spam = ReadAll("email", dir + "/spam_2");
+  ASSERT_EQ(spam.docs.size(), 1u);
+  EXPECT_THAT(AttributeValues(spam.docs[0], "label"), ElementsAre("spam"));
+  std::filesystem::remove_all(dir);
+}
+
+TEST(EmailReaderTest, JsonRecordsTakeTheirLabelFromLabelThenGroupThenPath) {
+  const Collected fixture = ReadAll("email", Fixture("email-json"));
+  ASSERT_THAT(Ids(fixture), ElementsAre("easy-ham-1/00002", "7", "spam-1/00001"));
+  EXPECT_THAT(AttributeValues(fixture.docs[0], "label"), ElementsAre("ham"));
+  EXPECT_THAT(AttributeValues(fixture.docs[1], "label"), IsEmpty());
+  EXPECT_THAT(AttributeValues(fixture.docs[2], "label"), ElementsAre("spam"));
+  EXPECT_THAT(AttributeValues(fixture.docs[2], "domain"), ElementsAre("example.com"));
+
+  const std::string dir = WriteTree(
+      "email-json-labels",
+      {{"ham/records.json",
+        R"([{"id": "1", "group": "spam-2", "label": "ham", "text": "Subject: a\n\nfirst"},)"
+        R"( {"id": "2", "group": "spam-2", "text": "Subject: b\n\nsecond"},)"
+        R"( {"id": "3", "label": 1, "text": "Subject: c\n\nthird"}])"}});
+  const Collected got = ReadAll("email", dir);
+  ASSERT_EQ(got.docs.size(), 3u);
+  EXPECT_THAT(AttributeValues(got.docs[0], "label"), ElementsAre("ham"));
+  EXPECT_THAT(AttributeValues(got.docs[1], "label"), ElementsAre("spam"));
+  EXPECT_THAT(AttributeValues(got.docs[2], "label"), ElementsAre("ham"));  // from the path
+  std::filesystem::remove_all(dir);
+}
+
+TEST(ReutersReaderTest, Attributes) {
+  const Collected fixture = ReadAll("reuters", Fixture("reuters"));
+  ASSERT_EQ(fixture.docs.size(), 3u);
+  EXPECT_THAT(
+      fixture.docs[0].attributes,
+      ElementsAre(Pair("lewissplit", "train"), Pair("topics", "cocoa"), Pair("topics", "coffee"),
+                  Pair("places", "el-salvador"), Pair("places", "usa")));
+
+  const std::string dir =
+      WriteTree("reuters-attributes",
+                {{"reut2-000.sgm",
+                  "<REUTERS TOPICS=\"NO\" LEWISSPLIT=\"NOT-USED\" NEWID=\"7\">\n"
+                  "<TOPICS></TOPICS><PLACES><D> west-germany </D></PLACES>\n"
+                  "<TEXT><TITLE>T</TITLE><BODY>b</BODY></TEXT>\n</REUTERS>\n"
+                  "<REUTERS NEWID=\"8\">\n<TEXT><TITLE>U</TITLE></TEXT>\n</REUTERS>\n"}});
+  const Collected got = ReadAll("reuters", dir);
+  ASSERT_EQ(got.docs.size(), 2u);
+  EXPECT_THAT(got.docs[0].attributes,
+              ElementsAre(Pair("lewissplit", "not-used"), Pair("places", "west-germany")));
+  EXPECT_THAT(got.docs[1].attributes, IsEmpty());
+  std::filesystem::remove_all(dir);
+}
+
+TEST(TrecReaderTest, ShortMetadataElementsAreAttributes) {
+  const std::string long_value(kMaxAttributeValueBytes + 1, 'x');
+  const std::string dir = WriteTree(
+      "trec-attributes",
+      {{"wsj",
+        absl::StrCat(
+            "<DOC>\n<DOCNO> WSJ870320-0001 </DOCNO>\n<DOCID> 870320-0001. </DOCID>\n"
+            "<HL> Headline </HL>\n<DD> 03/20/87</DD>\n<SO> WALL STREET JOURNAL (J) </SO>\n"
+            "<CO> AT&amp;T </CO>\n<IN> TEL </IN>\n<IN> CMP </IN>\n<LP>",
+            long_value, "</LP>\n<DOCHDR>\nhttp://x\nHTTP/1.1 200 OK\n</DOCHDR>\n",
+            "<DATE>\n<P>\nJanuary 1, 1989, Sunday\n</P>\n</DATE>\n<F P=100> China </F>\n",
+            "<HEADER>\n<AU> FBIS-CHI-94-001 </AU>\nDaily Report\n</HEADER>\n<EMPTY></EMPTY>\n",
+            "<TEXT>\n<P> Text with <XX>an inner element</XX>. </P>\n</TEXT>\n</DOC>\n"
+            // Indexed whole: no attributes.
+            "<DOC>\n<DOCNO> WEB-1 </DOCNO>\n<DOCHDR>\nhttp://y\n</DOCHDR>\n"
+            "<title>Web page</title> body\n</DOC>\n")}});
+  const Collected got = ReadAll("trec", dir);
+  ASSERT_EQ(got.docs.size(), 2u);
+  EXPECT_THAT(
+      got.docs[0].attributes,
+      ElementsAre(Pair("docid", "870320-0001."), Pair("dd", "03/20/87"),
+                  Pair("so", "WALL STREET JOURNAL (J)"), Pair("co", "AT&T"), Pair("in", "TEL"),
+                  Pair("in", "CMP"), Pair("date", "January 1, 1989, Sunday"), Pair("f", "China")));
+  EXPECT_EQ(got.docs[0].text, "Headline\nText with an inner element .");
+  EXPECT_THAT(got.docs[1].attributes, IsEmpty());
+  EXPECT_THAT(got.bad, IsEmpty());
+  std::filesystem::remove_all(dir);
+}
+
+TEST(WikiExtractorReaderTest, ElementsOtherThanHtmlAreAttributes) {
+  const std::string dir = WriteTree(
+      "wikiextractor-attributes",
+      {{"wiki_00",
+        "<doc id=\"5\" url=\"u\" title=\"T\">\nT\n\nA value <1% and x<y, y>z.<ref>cite</ref>\n"
+        "<br><date> 2001 </date> <Category>Films &amp; TV</Category> <poem>verse</poem>\n"
+        "<note>two\nlines</note>\n</doc>\n"}});
+  const Collected got = ReadAll("wikiextractor", dir);
+  ASSERT_EQ(got.docs.size(), 1u);
+  EXPECT_THAT(got.docs[0].attributes,
+              ElementsAre(Pair("date", "2001"), Pair("category", "Films & TV")));
+  std::filesystem::remove_all(dir);
+}
+
+TEST(BeirReaderTest, ScalarMembersAreAttributes) {
+  const std::string long_value(kMaxAttributeValueBytes + 1, 'x');
+  const std::string dir = WriteTree(
+      "beir-attributes",
+      {{"corpus.jsonl",
+        absl::StrCat(R"({"_id": "a", "title": "T", "text": "x", "year": 2020, "score": 2.5, )",
+                     R"("open": true, "lang": " en ", "pages": 12.0, "neg": -3, "none": null, )",
+                     R"("empty": "", "tags": ["a", "b"], "long": ")", long_value, R"(", )",
+                     R"("metadata": {"url": "http://x", "n": 7, "ok": false, "list": [1], )",
+                     R"("deep": {"x": 1}, "abstract": ")", long_value, R"("}, "z": "last"})", "\n",
+                     R"({"_id": "b", "text": "plain"})", "\n")}});
+  const Collected got = ReadAll("beir", dir);
+  ASSERT_EQ(got.docs.size(), 2u);
+  // In the order of the line, not sorted by name.
+  EXPECT_THAT(
+      got.docs[0].attributes,
+      ElementsAre(Pair("year", "2020"), Pair("open", "true"), Pair("lang", "en"),
+                  Pair("pages", "12"), Pair("neg", "-3"), Pair("metadata.url", "http://x"),
+                  Pair("metadata.n", "7"), Pair("metadata.ok", "false"), Pair("z", "last")));
+  EXPECT_THAT(got.docs[0].fields, ElementsAre(Pair("title", "T")));
+  EXPECT_THAT(got.docs[1].attributes, IsEmpty());
+  std::filesystem::remove_all(dir);
+}
+
+TEST(DocumentReaderTest, FormatsWithoutAttributesGiveNone) {
+  for (const auto& [format, path] : std::vector<std::pair<std::string, std::string>>{
+           {"smart", "smart"}, {"npl", "npl"}, {"lines", "lines"}}) {
+    const Collected got = ReadAll(format, Fixture(path));
+    ASSERT_FALSE(got.docs.empty()) << format;
+    for (const Document& doc : got.docs) EXPECT_THAT(doc.attributes, IsEmpty()) << format;
+  }
+}
+
+TEST(DocumentReaderTest, ClearEmptiesAttributes) {
+  Document doc;
+  doc.attributes.emplace_back("year", "2002");
+  doc.Clear();
+  EXPECT_THAT(doc.attributes, IsEmpty());
+}
+
 // The real collections of ../shared/data (README.md there says where they come from).
 class RealDataTest : public ::testing::Test {
  protected:
@@ -354,6 +638,11 @@ class RealDataTest : public ::testing::Test {
       EXPECT_TRUE(ids.insert(doc.external_id).second) << "duplicate id " << doc.external_id;
       EXPECT_TRUE(IsCleanUtf8(doc.text)) << doc.location;
       for (const auto& [name, value] : doc.fields) EXPECT_TRUE(IsCleanUtf8(value)) << doc.location;
+      for (const auto& [name, value] : doc.attributes) {
+        EXPECT_FALSE(name.empty()) << doc.location;
+        EXPECT_TRUE(IsCleanUtf8(value)) << doc.location;
+        EXPECT_FALSE(value.empty() || value.front() == ' ' || value.back() == ' ') << doc.location;
+      }
     }
     return got;
   }
@@ -413,6 +702,14 @@ TEST_F(RealDataTest, Reuters21578) {
                                   [](const Document& doc) { return doc.external_id == "17980"; });
   ASSERT_NE(story, got.docs.end());
   EXPECT_THAT(story->text, HasSubstr("growth.\u00fc"));  // the collection's one stray byte, 0xFC
+  // Every story is in exactly one part of the ModLewis split.
+  std::map<std::string, int> splits;
+  for (const Document& doc : got.docs) {
+    const std::vector<std::string> split = AttributeValues(doc, "lewissplit");
+    ASSERT_EQ(split.size(), 1u) << doc.external_id;
+    ++splits[split[0]];
+  }
+  EXPECT_THAT(splits, ElementsAre(Pair("not-used", 722), Pair("test", 6188), Pair("train", 14668)));
 }
 
 // README.md says "about 7,700 articles"; the 100 files hold 6,514 <doc> elements.
@@ -422,6 +719,10 @@ TEST_F(RealDataTest, Wikipedia) {
   EXPECT_EQ(got.docs.front().external_id, "12");
   EXPECT_THAT(got.docs.front().text, StartsWith("Anarchism\n"));
   for (const Document& doc : got.docs) EXPECT_THAT(doc.text, ::testing::Not(HasSubstr("<br")));
+  // Four articles quote a MediaWiki dump's XML (<timestamp>, <model>): no other has elements.
+  EXPECT_EQ(std::count_if(got.docs.begin(), got.docs.end(),
+                          [](const Document& doc) { return !doc.attributes.empty(); }),
+            4);
 }
 
 }  // namespace

@@ -15,14 +15,21 @@
 // A file whose first line is not a header, or whose header block never ends in an empty line, is a
 // bad document. The external id is the file's path relative to the input directory.
 //
+// Attributes: the sender's domain (From), the year and month it was sent (Date), whether a MIME
+// part is a file (an attachment, or a part with a file name), and the spam / ham label that the
+// SpamAssassin corpus writes in its directory names (spam_2/, easy_ham/) and the npm records in
+// their group (email_attributes.h).
+//
 // The npm package stores each message twice: data/<group>/<nnnnn>.<md5>.txt is the raw message, and
 // the .json of the same name is {"id", "group", "checksum", "text"} with the text decoded as UTF-8
 // (so stray Latin-1 bytes became U+FFFD). A .json file is read as such records (one object, or an
 // array of them) with external id "<group>/<id>" (ids alone repeat across groups), and a file with
-// the same name but another extension beside it is skipped as the same message.
+// the same name but another extension beside it is skipped as the same message. A record's label
+// is that of its "label" member, else of its group, else of its file's path.
 #include <algorithm>
 #include <filesystem>
 #include <memory>
+#include <optional>
 #include <set>
 #include <string>
 #include <string_view>
@@ -33,7 +40,9 @@
 #include "absl/strings/match.h"
 #include "absl/strings/str_cat.h"
 #include "base/status_macros.h"
+#include "index_builder/email_attributes.h"
 #include "index_builder/markup.h"
+#include "index_builder/reader_attributes.h"
 #include "index_builder/readers_internal.h"
 #include "index_builder/transfer_encoding.h"
 #include "index_builder/utf8.h"
@@ -158,21 +167,15 @@ std::string HeaderText(absl::string_view value) {
   return CollapseWhitespace(SanitizeUtf8(DecodeEncodedWords(value)));
 }
 
-struct ContentType {
-  std::string type = "text/plain";  // RFC 2045's default
-  std::string boundary;
-};
-
-ContentType ParseContentType(absl::string_view value) {
-  ContentType result;
-  const absl::string_view type = absl::StripAsciiWhitespace(value.substr(0, value.find(';')));
-  if (!type.empty()) result.type = absl::AsciiStrToLower(type);
-  // Parameters: name=token or name="quoted string"; only the boundary matters here.
+// The parameters of a Content-Type or Content-Disposition value ("text/plain; charset=x"):
+// name=token or name="quoted string", names in lower case.
+std::vector<std::pair<std::string, std::string>> MimeParameters(absl::string_view value) {
+  std::vector<std::pair<std::string, std::string>> parameters;
   size_t i = value.find(';');
   while (i != absl::string_view::npos && i < value.size()) {
     const size_t eq = value.find('=', i + 1);
     if (eq == absl::string_view::npos) break;
-    const std::string name =
+    std::string name =
         absl::AsciiStrToLower(absl::StripAsciiWhitespace(value.substr(i + 1, eq - i - 1)));
     size_t v = eq + 1;
     while (v < value.size() && absl::ascii_isspace(static_cast<unsigned char>(value[v]))) ++v;
@@ -188,6 +191,21 @@ ContentType ParseContentType(absl::string_view value) {
       param = std::string(absl::StripAsciiWhitespace(value.substr(v, stop - v)));
       i = stop;
     }
+    parameters.emplace_back(std::move(name), std::move(param));
+  }
+  return parameters;
+}
+
+struct ContentType {
+  std::string type = "text/plain";  // RFC 2045's default
+  std::string boundary;
+};
+
+ContentType ParseContentType(absl::string_view value) {
+  ContentType result;
+  const absl::string_view type = absl::StripAsciiWhitespace(value.substr(0, value.find(';')));
+  if (!type.empty()) result.type = absl::AsciiStrToLower(type);
+  for (auto& [name, param] : MimeParameters(value)) {
     if (name == "boundary") result.boundary = std::move(param);
   }
   return result;
@@ -287,10 +305,55 @@ void ExtractText(const Part& part, int depth, std::string* text) {
   }
 }
 
-// One message waiting to be parsed: its raw text and external id.
+// Whether a part, or a part inside it, is a file: its Content-Disposition is "attachment", or it
+// has a file name (RFC 2183's filename parameter, or the name parameter of Content-Type that
+// mailers wrote before it; RFC 2231's "filename*" forms too).
+bool HasAttachment(const Part& part, int depth) {
+  if (depth > kMaxMimeDepth) return false;
+  const absl::string_view disposition = FindHeader(part.headers, "content-disposition");
+  if (absl::StartsWithIgnoreCase(absl::StripLeadingAsciiWhitespace(disposition), "attachment"))
+    return true;
+  const absl::string_view content_type = FindHeader(part.headers, "content-type");
+  const auto names_file = [](absl::string_view value, absl::string_view parameter) {
+    for (const auto& [name, param] : MimeParameters(value)) {
+      if ((name == parameter || absl::StartsWith(name, absl::StrCat(parameter, "*"))) &&
+          !absl::StripAsciiWhitespace(param).empty()) {
+        return true;
+      }
+    }
+    return false;
+  };
+  if (names_file(disposition, "filename") || names_file(content_type, "name")) return true;
+  const ContentType type = ParseContentType(content_type);
+  if (absl::StartsWith(type.type, "multipart/") && !type.boundary.empty()) {
+    for (const absl::string_view raw : SplitMultipart(part.body, type.boundary)) {
+      if (HasAttachment(ParsePart(raw), depth + 1)) return true;
+    }
+    return false;
+  }
+  if (type.type == "message/rfc822") {
+    const std::string decoded = DecodeTransfer(part);
+    return HasAttachment(ParsePart(decoded), depth + 1);
+  }
+  return false;
+}
+
+// The attributes of a parsed message; `label` is "spam", "ham" or "".
+void AddMessageAttributes(const Part& top, const std::string& label, Document* doc) {
+  AddAttribute("domain", SenderDomain(FindHeader(top.headers, "from")), doc);
+  if (const std::optional<MailMonth> sent = ParseMailDate(FindHeader(top.headers, "date"))) {
+    AddAttribute("year", absl::StrCat(sent->year), doc);
+    AddAttribute("month", absl::StrCat(sent->month), doc);
+  }
+  AddAttribute("label", label, doc);
+  AddAttribute("attachment", HasAttachment(top, 0) ? "yes" : "no", doc);
+}
+
+// One message waiting to be parsed: its raw text, external id and spam / ham label.
 struct RawMessage {
   std::string text;
   std::string id;
+  std::string label;
 };
 
 class EmailReader : public FileSequenceReader {
@@ -304,7 +367,7 @@ class EmailReader : public FileSequenceReader {
     next_ = 0;
     TANDEM_ASSIGN_OR_RETURN(std::string contents, ReadFile(file));
     if (file.path.extension() != ".json") {
-      messages_.push_back({std::move(contents), file.relative});
+      messages_.push_back({std::move(contents), file.relative, SpamHamLabelOfPath(file)});
       return absl::OkStatus();
     }
     ReadJsonRecords(file, contents);
@@ -334,6 +397,7 @@ class EmailReader : public FileSequenceReader {
       }
       AppendParagraph(HeaderText(FindHeader(top.headers, "subject")), &doc->text);
       ExtractText(top, 0, &doc->text);
+      AddMessageAttributes(top, message.label, doc);
       std::string().swap(message.text);
       return true;
     }
@@ -358,6 +422,7 @@ class EmailReader : public FileSequenceReader {
       ReportBadDocument(file, 1, "JSON holds no e-mail records (objects with a \"text\" string)");
       return;
     }
+    const std::string path_label = SpamHamLabelOfPath(file);
     size_t skipped = 0;
     for (size_t i = 0; i < records.size(); ++i) {
       const json& record = *records[i];
@@ -378,7 +443,10 @@ class EmailReader : public FileSequenceReader {
         const std::string group = nonempty_string("group");
         id = group.empty() ? std::move(own) : absl::StrCat(group, "/", own);
       }
-      messages_.push_back({record["text"].get<std::string>(), std::move(id)});
+      std::string label = SpamHamLabel(nonempty_string("label"));
+      if (label.empty()) label = SpamHamLabel(nonempty_string("group"));
+      if (label.empty()) label = path_label;
+      messages_.push_back({record["text"].get<std::string>(), std::move(id), std::move(label)});
     }
     if (skipped > 0) {
       ReportBadDocument(
@@ -404,6 +472,16 @@ void DropRawCopies(std::vector<InputFile>* files) {
     return file.path.extension() != ".json" &&
            json_stems.contains(file.path.parent_path() / file.path.stem());
   });
+}
+
+std::vector<AttributeField> EmailAttributeFields() {
+  return {{"domain", AttributeType::kKeyword, "the sender's domain (From), in lower case"},
+          {"year", AttributeType::kInteger, "the year the message was sent (Date)"},
+          {"month", AttributeType::kInteger, "the month the message was sent (Date), 1 to 12"},
+          {"label", AttributeType::kKeyword,
+           "spam or ham, from the path (spam_2/, easy_ham/) or the JSON record's label or group"},
+          {"attachment", AttributeType::kKeyword,
+           "yes when a MIME part is an attachment or names a file, else no"}};
 }
 
 std::unique_ptr<DocumentReader> MakeEmailReader(InputFiles files, ReaderOptions options) {
@@ -438,6 +516,7 @@ const FormatSpec kEmailFormat = {.name = "email",
                                  .selects = &SelectsAnyFile,
                                  .make = &MakeEmailReader,
                                  .recognizes = &RecognizesEmail,
-                                 .drop_files = &DropRawCopies};
+                                 .drop_files = &DropRawCopies,
+                                 .attribute_fields = &EmailAttributeFields};
 
 }  // namespace tandem::index_builder::internal

@@ -34,7 +34,7 @@ bool IsBlockTag(const std::string& lower_name) {
 }
 
 // HTML tags plus the extension tags MediaWiki leaves in WikiExtractor output.
-bool IsKnownHtmlTag(const std::string& lower_name) {
+bool IsKnownLowerCaseTag(const std::string& lower_name) {
   static const auto* tags = new std::unordered_set<std::string>{
       "area",         "audio",       "base",     "basefont",    "blink",    "button",
       "chem",         "col",         "colgroup", "del",         "details",  "dir",
@@ -127,7 +127,7 @@ std::string StripTags(absl::string_view in, TagPolicy policy) {
         end = absl::string_view::npos;
       }
     }
-    if (end == absl::string_view::npos || (!any && !IsKnownHtmlTag(name))) {
+    if (end == absl::string_view::npos || (!any && !IsKnownLowerCaseTag(name))) {
       out.Append(in[i++]);
       continue;
     }
@@ -144,6 +144,10 @@ std::string StripTags(absl::string_view in, TagPolicy policy) {
     }
   }
   return out.Take();
+}
+
+bool IsKnownHtmlTag(absl::string_view name) {
+  return IsKnownLowerCaseTag(absl::AsciiStrToLower(name));
 }
 
 std::string HtmlToText(absl::string_view html) {

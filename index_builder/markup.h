@@ -32,6 +32,10 @@ enum class TagPolicy {
 // a tag the policy removes is kept as text.
 std::string StripTags(absl::string_view in, TagPolicy policy);
 
+// Whether `name` (any case) is an HTML tag or one MediaWiki leaves in WikiExtractor output: what
+// TagPolicy::kKnownHtmlTags removes.
+bool IsKnownHtmlTag(absl::string_view name);
+
 // HTML or SGML bytes to indexable text: SanitizeUtf8, StripTags with kAnyTag, DecodeEntities, and
 // white space trimmed at both ends.
 std::string HtmlToText(absl::string_view html);

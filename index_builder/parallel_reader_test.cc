@@ -26,8 +26,8 @@ std::string Fixture(std::string_view relative) {
   return absl::StrCat(dir != nullptr ? dir : ".", "/tests/data/readers/", std::string(relative));
 }
 
-// Everything a reader says, in order: each document in full, each bad-document report, and how
-// reading ended.
+// Everything a reader says, in order: each document in full (attributes too), each bad-document
+// report, and how reading ended.
 std::vector<std::string> Transcript(std::string_view format, const std::string& path, int threads,
                                     uint64_t chunk_bytes = 256 << 10,
                                     uint64_t max_bytes_in_flight = 64 << 20,
@@ -58,8 +58,12 @@ std::vector<std::string> Transcript(std::string_view format, const std::string& 
     }
     std::string fields;
     for (const auto& [name, value] : doc.fields) absl::StrAppend(&fields, name, "=", value, ";");
-    out.push_back(
-        absl::StrCat("doc ", doc.external_id, " @", doc.location, " [", fields, "] ", doc.text));
+    std::string attributes;
+    for (const auto& [name, value] : doc.attributes) {
+      absl::StrAppend(&attributes, name, "=", value, ";");
+    }
+    out.push_back(absl::StrCat("doc ", doc.external_id, " @", doc.location, " [", fields, "] {",
+                               attributes, "} ", doc.text));
   }
   return out;
 }
@@ -97,6 +101,11 @@ TEST(ParallelReaderTest, EveryFixtureReadsAsWithOneThread) {
        }) {
     ExpectSameAsOneThread(format, Fixture(path));
   }
+  // Transcripts hold the attributes, so those above were compared too.
+  EXPECT_THAT(Transcript("email", Fixture("email-json"), 3),
+              ::testing::Contains(::testing::HasSubstr("label=spam;attachment=no;}")));
+  EXPECT_THAT(Transcript("reuters", Fixture("reuters"), 3),
+              ::testing::Contains(::testing::HasSubstr("{lewissplit=train;topics=cocoa;")));
 }
 
 void Write(const std::string& path, const std::string& text) {
@@ -115,7 +124,7 @@ TEST(ParallelReaderTest, LargeFilesCutIntoChunksKeepDocumentsReportsAndLines) {
       absl::StrAppend(&jsonl, "{not json", eol);
     } else {
       absl::StrAppend(&jsonl, "{\"_id\": \"d", i, "\", \"title\": \"T", i, "\", \"text\": \"word",
-                      i % 13, " caf\xE9 x\"}", eol);
+                      i % 13, " caf\xE9 x\", \"year\": ", 1990 + i % 30, "}", eol);
     }
     if (i % 11 == 0) jsonl += eol;  // blank lines are skipped, not reported
 
@@ -126,6 +135,7 @@ TEST(ParallelReaderTest, LargeFilesCutIntoChunksKeepDocumentsReportsAndLines) {
 
     absl::StrAppend(&trec, "<DOC>", eol);
     if (i % 30 != 7) absl::StrAppend(&trec, "<DOCNO> FR-", i, " </DOCNO>", eol);
+    absl::StrAppend(&trec, "<DATE> 9", i % 12, " </DATE>", eol);
     absl::StrAppend(&trec, "<TEXT>", eol, "text ", i % 19, " and more", eol, "</TEXT>", eol);
     if (i % 80 != 11) absl::StrAppend(&trec, "</DOC>", eol);
     absl::StrAppend(&trec, eol);
@@ -140,6 +150,11 @@ TEST(ParallelReaderTest, LargeFilesCutIntoChunksKeepDocumentsReportsAndLines) {
   ExpectSameAsOneThread("wikiextractor", tmp.path() + "/wiki_00");
   ExpectSameAsOneThread("trec", tmp.path() + "/big.trec");
   ExpectSameAsOneThread("lines", tmp.path() + "/lines.txt");
+  // Attributes come through the parsing threads with their documents.
+  EXPECT_THAT(Transcript("beir", tmp.path() + "/corpus.jsonl", 3, 64),
+              ::testing::Contains(::testing::HasSubstr(" {year=1995;} ")));
+  EXPECT_THAT(Transcript("trec", tmp.path() + "/big.trec", 3, 64),
+              ::testing::Contains(::testing::HasSubstr(" {date=97;} ")));
   // The generated files do have bad documents, reported with their lines.
   const std::vector<std::string> trec_transcript =
       Transcript("trec", tmp.path() + "/big.trec", 3, 64);

@@ -63,6 +63,8 @@ struct FormatSpec {
   // copy beside its .json record), so that every reader of a part of the input agrees on the
   // files. nullptr: none.
   void (*drop_files)(std::vector<InputFile>* files) = nullptr;
+  // The attribute fields its documents may carry (DocumentAttributeFields). nullptr: none.
+  std::vector<AttributeField> (*attribute_fields)() = nullptr;
 };
 
 inline constexpr size_t kSniffBytes = 64 << 10;

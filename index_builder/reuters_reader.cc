@@ -2,19 +2,23 @@
 // 21,578 <REUTERS ... NEWID="n"> elements. Indexed are <TITLE> and <BODY>; TOPICS, PLACES and DATE
 // are stored. Of the three <TEXT> types, a TYPE="BRIEF" story has a title only (its text is "Blah
 // blah blah."), and a TYPE="UNPROC" one has neither title nor body, its text being unstructured
-// tables: that text is indexed as it stands. The files carry control characters as references (&#2;
+// tables: that text is indexed as it stands. The attributes are the TOPICS and PLACES categories
+// (each of several <D> elements) and the LEWISSPLIT attribute, the ModLewis split's TRAIN, TEST or
+// NOT-USED, in lower case. The files carry control characters as references (&#2;
 // starts and &#3; ends each text) and one stray Latin-1 byte (0xFC in reut2-017.sgm); HtmlToText
 // turns the former into spaces (DecodeEntities) and the latter into "ü" (SanitizeUtf8).
 #include <filesystem>
 #include <memory>
 #include <string>
 #include <utility>
+#include <vector>
 
 #include "absl/strings/ascii.h"
 #include "absl/strings/match.h"
 #include "absl/strings/str_cat.h"
 #include "base/status_macros.h"
 #include "index_builder/markup.h"
+#include "index_builder/reader_attributes.h"
 #include "index_builder/readers_internal.h"
 #include "index_builder/sgml.h"
 #include "index_builder/utf8.h"
@@ -41,6 +45,7 @@ class ReutersReader : public ElementReader {
     }
     doc->external_id = SanitizeUtf8(id);
     doc->location = Location(file, element.line);
+    AddAttribute("lewissplit", absl::AsciiStrToLower(AttributeValue(open_tag, "LEWISSPLIT")), doc);
     Fill(sgml, doc);
     return true;
   }
@@ -60,15 +65,24 @@ class ReutersReader : public ElementReader {
     for (const absl::string_view topic :
          ElementContents(FirstElementContent(sgml, "TOPICS"), "D")) {
       doc->fields.emplace_back("topic", HtmlToText(topic));
+      AddAttribute("topics", doc->fields.back().second, doc);
     }
     for (const absl::string_view place :
          ElementContents(FirstElementContent(sgml, "PLACES"), "D")) {
       doc->fields.emplace_back("place", HtmlToText(place));
+      AddAttribute("places", doc->fields.back().second, doc);
     }
     const std::string date = HtmlToText(FirstElementContent(sgml, "DATE"));
     if (!date.empty()) doc->fields.emplace_back("date", date);
   }
 };
+
+std::vector<AttributeField> ReutersAttributeFields() {
+  return {{"topics", AttributeType::kKeyword, "the story's TOPICS categories (several or none)"},
+          {"places", AttributeType::kKeyword, "the story's PLACES categories (several or none)"},
+          {"lewissplit", AttributeType::kKeyword,
+           "LEWISSPLIT of the ModLewis split: train, test or not-used"}};
+}
 
 std::unique_ptr<DocumentReader> MakeReutersReader(InputFiles files, ReaderOptions options) {
   return std::make_unique<ReutersReader>(std::move(files), std::move(options));
@@ -80,8 +94,12 @@ bool RecognizesReuters(absl::string_view head) { return absl::StrContains(head, 
 
 bool StartsReutersRecord(absl::string_view line) { return StartsElement(line, "REUTERS"); }
 
-const FormatSpec kReutersFormat = {"reuters",          "*.sgm",
-                                   &SelectsSgmFile,    &MakeReutersReader,
-                                   &RecognizesReuters, &StartsReutersRecord};
+const FormatSpec kReutersFormat = {.name = "reuters",
+                                   .files_wanted = "*.sgm",
+                                   .selects = &SelectsSgmFile,
+                                   .make = &MakeReutersReader,
+                                   .recognizes = &RecognizesReuters,
+                                   .starts_record = &StartsReutersRecord,
+                                   .attribute_fields = &ReutersAttributeFields};
 
 }  // namespace tandem::index_builder::internal

@@ -5,17 +5,24 @@
 //
 // A document with neither headline nor <TEXT> (TREC web collections such as WT10g and GOV2 put raw
 // HTML after a <DOCHDR>) is indexed whole, minus its DOCNO/DOCOLDNO/DOCHDR elements, as HTML text.
+//
+// The other elements of a structured document are its metadata, and the short ones become
+// attributes named by their tag in lower case: AP's <FILEID> and <DATELINE>, WSJ's <DD> and <SO>,
+// the LA Times' <DATE> and <SECTION>, FBIS' <F P=...> ("f", several). A document indexed whole has
+// none, all of it being text.
 #include <array>
 #include <filesystem>
 #include <memory>
 #include <string>
 #include <utility>
+#include <vector>
 
 #include "absl/strings/ascii.h"
 #include "absl/strings/match.h"
 #include "absl/strings/str_cat.h"
 #include "base/status_macros.h"
 #include "index_builder/markup.h"
+#include "index_builder/reader_attributes.h"
 #include "index_builder/readers_internal.h"
 #include "index_builder/sgml.h"
 #include "index_builder/utf8.h"
@@ -31,6 +38,18 @@ constexpr std::array<absl::string_view, 4> kHeadlineTags = {"HEADLINE", "TITLE",
 constexpr std::array<absl::string_view, 3> kMetadataTags = {"DOCNO", "DOCOLDNO", "DOCHDR"};
 
 bool SelectsAnyFile(const std::filesystem::path&) { return true; }
+
+// Elements that are no attribute: the id, the old id, the web header, and what is indexed.
+bool IsTrecTextOrId(absl::string_view tag) {
+  if (tag == "TEXT") return true;
+  for (const absl::string_view t : kMetadataTags) {
+    if (tag == t) return true;
+  }
+  for (const absl::string_view t : kHeadlineTags) {
+    if (tag == t) return true;
+  }
+  return false;
+}
 
 // `doc` (the inside of <DOC>...</DOC>) without the elements named in `tags`.
 std::string WithoutElements(absl::string_view doc, const std::array<absl::string_view, 3>& tags) {
@@ -82,14 +101,24 @@ class TrecReader : public ElementReader {
       structured = true;
       AppendParagraph(HtmlToText(text), &doc->text);
     }
-    if (structured) return;
-    // Strip the <DOC> tags themselves, then the bookkeeping elements.
+    // Inside the <DOC> tags.
     const size_t open_end = sgml.find('>');
     const size_t close = sgml.rfind("</DOC>");
     const absl::string_view inside = sgml.substr(open_end + 1, close - open_end - 1);
+    if (structured) {
+      AddElementAttributes(inside, &IsTrecTextOrId, doc);
+      return;
+    }
+    // The bookkeeping elements go.
     doc->text = HtmlToText(WithoutElements(inside, kMetadataTags));
   }
 };
+
+std::vector<AttributeField> TrecAttributeFields() {
+  return {{"<tag>", AttributeType::kKeyword,
+           "each short element of a <DOC> that is neither indexed nor its id, named by its tag in "
+           "lower case (<DATE>: date, <SO>: so); the fields depend on the collection"}};
+}
 
 std::unique_ptr<DocumentReader> MakeTrecReader(InputFiles files, ReaderOptions options) {
   return std::make_unique<TrecReader>(std::move(files), std::move(options));
@@ -105,7 +134,12 @@ bool RecognizesTrec(absl::string_view head) {
 // A line opening a <DOC> ends any element before it (ElementScanner), so a chunk may start there.
 bool StartsTrecRecord(absl::string_view line) { return StartsElement(line, "DOC"); }
 
-const FormatSpec kTrecFormat = {"trec",          "every file",    &SelectsAnyFile,
-                                &MakeTrecReader, &RecognizesTrec, &StartsTrecRecord};
+const FormatSpec kTrecFormat = {.name = "trec",
+                                .files_wanted = "every file",
+                                .selects = &SelectsAnyFile,
+                                .make = &MakeTrecReader,
+                                .recognizes = &RecognizesTrec,
+                                .starts_record = &StartsTrecRecord,
+                                .attribute_fields = &TrecAttributeFields};
 
 }  // namespace tandem::index_builder::internal

@@ -7,10 +7,15 @@
 // few literal "<" ("a value <1%") next to HTML remnants the extractor let through (<br>, </dl>,
 // <ref>, <poem>). So attributes are entity-decoded, and the body loses only tags with an HTML or
 // MediaWiki name.
+//
+// A complete element of the body with any other name (<date>2001</date>) is read as metadata: a
+// short one is also an attribute, named by its tag in lower case. Few articles have any: in a
+// sample of 6,514, four quote a dump's XML (<timestamp>, <model>).
 #include <filesystem>
 #include <memory>
 #include <string>
 #include <utility>
+#include <vector>
 
 #include "absl/strings/ascii.h"
 #include "absl/strings/match.h"
@@ -18,6 +23,7 @@
 #include "base/status_macros.h"
 #include "index_builder/html_entities.h"
 #include "index_builder/markup.h"
+#include "index_builder/reader_attributes.h"
 #include "index_builder/readers_internal.h"
 #include "index_builder/sgml.h"
 #include "index_builder/utf8.h"
@@ -62,9 +68,16 @@ class WikiExtractorReader : public ElementReader {
     if (std::string url = AttributeText(open_tag, "url"); !url.empty()) {
       doc->fields.emplace_back("url", std::move(url));
     }
+    AddElementAttributes(body, &IsKnownHtmlTag, doc);
     return true;
   }
 };
+
+std::vector<AttributeField> WikiExtractorAttributeFields() {
+  return {{"<tag>", AttributeType::kKeyword,
+           "each short element of a <doc> body whose tag is no HTML or MediaWiki tag, named by "
+           "its tag in lower case; the fields depend on the data"}};
+}
 
 std::unique_ptr<DocumentReader> MakeWikiExtractorReader(InputFiles files, ReaderOptions options) {
   return std::make_unique<WikiExtractorReader>(std::move(files), std::move(options));
@@ -79,8 +92,12 @@ bool RecognizesWikiExtractor(absl::string_view head) {
 
 bool StartsWikiExtractorRecord(absl::string_view line) { return StartsElement(line, "doc"); }
 
-const FormatSpec kWikiExtractorFormat = {"wikiextractor",          "every file",
-                                         &SelectsAnyFile,          &MakeWikiExtractorReader,
-                                         &RecognizesWikiExtractor, &StartsWikiExtractorRecord};
+const FormatSpec kWikiExtractorFormat = {.name = "wikiextractor",
+                                         .files_wanted = "every file",
+                                         .selects = &SelectsAnyFile,
+                                         .make = &MakeWikiExtractorReader,
+                                         .recognizes = &RecognizesWikiExtractor,
+                                         .starts_record = &StartsWikiExtractorRecord,
+                                         .attribute_fields = &WikiExtractorAttributeFields};
 
 }  // namespace tandem::index_builder::internal

@@ -211,7 +211,7 @@ absl::StatusOr<std::unique_ptr<AttributeIndex>> AttributeIndex::Decode(std::stri
                                                                        uint32_t num_docs) {
   Reader r(payload);
   auto loss = [](const std::string& what) {
-    return absl::DataLossError(absl::StrCat("attributes.bin: ", what));
+    return absl::DataLossError(what);
   };
   uint32_t stored_docs = 0, num_fields = 0;
   uint8_t codec = 0, pad8 = 0;

@@ -67,6 +67,8 @@ absl::string_view FileKindTag(FileKind kind) {
       return absl::string_view("COLLDFS\0", 8);
     case FileKind::kSubscriptions:
       return absl::string_view("SUBSCRIB", 8);
+    case FileKind::kAttributes:
+      return absl::string_view("ATTRIBS\0", 8);
   }
   return absl::string_view("UNKNOWN\0", 8);
 }

@@ -32,7 +32,8 @@ inline constexpr size_t kFooterBytes = 16;
 
 // kGpuLayouts: the optional GPU layouts beside an index (gpu/stored_layouts.h); kCollectionDfs: a
 // shard's collection document frequencies; kSubscriptions: a node's standing queries
-// (match/subscription_file.h), framed like index files though they live outside the index.
+// (match/subscription_file.h), framed like index files though they live outside the index;
+// kAttributes: the documents' attribute bitmaps (index/attribute_index.h), optional.
 enum class FileKind {
   kManifest,
   kLexicon,
@@ -40,7 +41,8 @@ enum class FileKind {
   kDocuments,
   kGpuLayouts,
   kCollectionDfs,
-  kSubscriptions
+  kSubscriptions,
+  kAttributes
 };
 
 // The 8-byte kind tag stored in the header ("LEXICON\0", ...).

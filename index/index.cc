@@ -258,12 +258,19 @@ absl::StatusOr<std::unique_ptr<Index>> Index::Open(const std::string& dir,
   } else if (!absl::IsNotFound(collection_dfs.status())) {
     return collection_dfs.status();
   }
+  absl::StatusOr<MappedFile> attributes = open(kAttributesFile, FileKind::kAttributes);
+  if (attributes.ok()) {
+    index->attributes_file_ = *std::move(attributes);
+  } else if (!absl::IsNotFound(attributes.status())) {
+    return attributes.status();
+  }
   const IndexPayloads payloads = {
       .manifest = index->manifest_file_.payload(),
       .lexicon = index->lexicon_file_.payload(),
       .postings = index->postings_file_.payload(),
       .documents = index->documents_file_.payload(),
       .collection_dfs = index->collection_df_file_.payload(),
+      .attributes = index->attributes_file_.payload(),
   };
   TANDEM_RETURN_IF_ERROR(index->Load(payloads, options));
   return index;
@@ -421,6 +428,14 @@ absl::Status Index::Load(const IndexPayloads& payloads, const IndexOpenOptions& 
   }
 
   TANDEM_RETURN_IF_ERROR(LoadShard(payloads.collection_dfs));
+  if (payloads.attributes.data() != nullptr) {
+    absl::StatusOr<std::unique_ptr<AttributeIndex>> attributes = AttributeIndex::Decode(
+        std::string_view(payloads.attributes.data(), payloads.attributes.size()), num_docs());
+    if (!attributes.ok()) {
+      return Corrupt(absl::StrCat(dir_, "/", kAttributesFile), attributes.status().message());
+    }
+    attributes_ = *std::move(attributes);
+  }
 
   // A shard's norms use the collection's average length (avg_doc_length()).
   default_norms_.resize(n);

@@ -21,6 +21,7 @@
 #include "absl/status/statusor.h"
 #include "absl/strings/string_view.h"
 #include "index/analyzer.h"
+#include "index/attribute_index.h"
 #include "index/block_codec.h"
 #include "index/bm25.h"
 #include "index/file_format.h"
@@ -34,6 +35,7 @@ inline constexpr char kPostingsFile[] = "postings.bin";
 inline constexpr char kDocumentsFile[] = "documents.bin";
 // Only in a shard (tandem-index shard): each term's document frequency in the whole collection.
 inline constexpr char kCollectionDfFile[] = "collection_df.bin";
+inline constexpr char kAttributesFile[] = "attributes.bin";
 
 struct IndexStats {
   uint32_t num_docs = 0;
@@ -117,6 +119,8 @@ struct IndexPayloads {
   absl::string_view documents;
   // collection_df.bin's; empty (data() == nullptr) when the index has no such file.
   absl::string_view collection_dfs;
+  // attributes.bin's; empty (data() == nullptr) when the index stores no attributes.
+  absl::string_view attributes;
 };
 
 // The payload of collection_df.bin: the collection's document frequency of each of a shard's
@@ -186,6 +190,9 @@ class Index {
   // Open.
   const float* default_doc_norms() const { return default_norms_.data(); }
 
+  // The documents' filterable attributes (attributes.bin); nullptr when the index stores none.
+  const AttributeIndex* attributes() const { return attributes_.get(); }
+
   // Decodes and checks every posting list (see PostingListView::Verify).
   absl::Status VerifyPostings() const;
 
@@ -199,7 +206,9 @@ class Index {
   IndexManifest manifest_;
   const BlockCodec* codec_ = nullptr;
   std::unique_ptr<Analyzer> analyzer_;
-  MappedFile manifest_file_, lexicon_file_, postings_file_, documents_file_, collection_df_file_;
+  MappedFile manifest_file_, lexicon_file_, postings_file_, documents_file_, collection_df_file_,
+      attributes_file_;
+  std::unique_ptr<AttributeIndex> attributes_;
   // Lexicon: one sample per kLexiconBlock terms (the block's first entry's place in the packed
   // entries and its list's offset), then the packed entries, checked entry by entry at Load.
   struct LexiconSample {

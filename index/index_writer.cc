@@ -381,6 +381,16 @@ absl::Status IndexWriter::Finish() {
     TANDEM_RETURN_IF_ERROR(f->Append(EncodeCollectionDfs(collection_dfs_)));
     TANDEM_RETURN_IF_ERROR(f->Finish());
   }
+  if (attributes_ != nullptr) {
+    if (attributes_->num_docs() != num_docs()) {
+      return absl::InvalidArgumentError(absl::StrFormat(
+          "attributes of %d documents for an index of %d", attributes_->num_docs(), num_docs()));
+    }
+    TANDEM_ASSIGN_OR_RETURN(auto f, FileWriter::Create(absl::StrCat(tmp_dir_, "/", kAttributesFile),
+                                                       FileKind::kAttributes));
+    TANDEM_RETURN_IF_ERROR(f->Append(attributes_->Encode()));
+    TANDEM_RETURN_IF_ERROR(f->Finish());
+  }
   files_->ids.close();
   files_->fields.close();
   std::error_code ec;

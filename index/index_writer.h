@@ -90,6 +90,12 @@ class IndexWriter {
   absl::Status AddEncodedList(absl::string_view term, uint32_t df, uint64_t cf, float max_score,
                               absl::string_view encoded, uint32_t collection_df = 0);
 
+  // The documents' attributes, written to attributes.bin by Finish. Their num_docs must be the
+  // index's at Finish (after any RemoveDocuments).
+  void SetAttributes(std::unique_ptr<AttributeIndex> attributes) {
+    attributes_ = std::move(attributes);
+  }
+
   // Writes lexicon, document table and manifest and renames the directory into place.
   absl::Status Finish();
   // The manifest written by Finish (valid after it).
@@ -121,6 +127,7 @@ class IndexWriter {
   std::string last_term_;
   uint64_t num_postings_ = 0;
   IndexManifest manifest_;
+  std::unique_ptr<AttributeIndex> attributes_;
 };
 
 }  // namespace tandem::index

@@ -50,6 +50,7 @@ struct DocRow {
   std::string external_id;
   uint32_t length = 0;
   std::vector<std::pair<std::string, std::string>> fields;
+  std::vector<std::pair<std::string, std::string>> attributes;
 };
 
 // Parse → invert hand-off, bounded so parsing cannot run ahead of the workers' memory.
@@ -89,6 +90,7 @@ class BatchQueue {
 struct Build {
   const index::Analyzer* analyzer = nullptr;
   index::IndexWriter* writer = nullptr;
+  AttributeCollector* attributes = nullptr;  // null: no attributes stored
   std::string spill_dir;
   uint64_t worker_budget = 0;
 
@@ -129,6 +131,7 @@ struct Build {
           has_failed = true;
           break;
         }
+        if (attributes != nullptr) attributes->Add(writer->num_docs() - 1, r.attributes, r.length);
       }
       finished_rows.erase(it);
       ++next_batch_to_write;
@@ -175,6 +178,7 @@ void InvertWorker(Build& build, BatchQueue& queue) {
       rows[i].external_id = std::move(doc.external_id);
       rows[i].length = static_cast<uint32_t>(terms.size());
       rows[i].fields = std::move(doc.fields);
+      if (build.attributes != nullptr) rows[i].attributes = std::move(doc.attributes);
       if (build.store_text) rows[i].fields.emplace_back("text", doc.text);
       build.text_bytes += doc.text.size();
       build.postings += tf.size();
@@ -341,6 +345,19 @@ std::optional<DuplicateIds> ParseDuplicateIds(absl::string_view name) {
 
 std::string BuildSummary::Describe() const {
   const double s = std::max(seconds, 1e-9);
+  std::string attribute_text;
+  for (const AttributeStats& a : attributes) {
+    absl::StrAppend(&attribute_text, attribute_text.empty() ? "; attributes " : ", ", a.name, " (",
+                    a.cardinality, " values, ", HumanBytes(a.bitmap_bytes),
+                    a.not_integers > 0 ? absl::StrCat(", ", a.not_integers, " not integers, left out")
+                                       : std::string(),
+                    ")");
+  }
+  if (!attributes.empty()) absl::StrAppend(&attribute_text, absl::StrFormat(" in %.2f s", attribute_seconds));
+  return attribute_text.empty() ? DescribeCore(s) : DescribeCore(s) + attribute_text;
+}
+
+std::string BuildSummary::DescribeCore(double s) const {
   return absl::StrFormat(
       "documents %d (%d bad, skipped%s), terms %d, postings %d, index %s (postings %s, %.2f "
       "bits/posting), %.1f s, %.0f docs/s, %.1f MB/s of text, %d spilled runs",
@@ -390,6 +407,8 @@ absl::StatusOr<BuildSummary> BuildIndex(DocumentReader& reader, const std::strin
   build.writer = writer.get();
   build.spill_dir = tmpl;
   build.store_text = options.store_text;
+  AttributeCollector attributes(options.attributes);
+  if (!attributes.empty()) build.attributes = &attributes;
   build.worker_budget = std::max<uint64_t>(options.memory_budget_bytes / threads, 1 << 12);
 
   BatchQueue queue(2 * threads);
@@ -479,6 +498,7 @@ absl::StatusOr<BuildSummary> BuildIndex(DocumentReader& reader, const std::strin
       new_docid[d] = gone ? kDroppedDocument : d - static_cast<uint32_t>(below);
       below += gone;
     }
+    attributes.Renumber(new_docid);
   }
   if (writer->num_docs() == 0) {
     return absl::InvalidArgumentError(
@@ -496,6 +516,16 @@ absl::StatusOr<BuildSummary> BuildIndex(DocumentReader& reader, const std::strin
   TANDEM_RETURN_IF_ERROR(writer->FinishDocuments());
   TANDEM_RETURN_IF_ERROR(
       MergeRuns(build.runs, new_docid, *writer, threads, build.postings, progress, summary));
+  if (!attributes.empty()) {
+    const auto begin = std::chrono::steady_clock::now();
+    TANDEM_ASSIGN_OR_RETURN(
+        std::unique_ptr<index::AttributeIndex> stored,
+        attributes.Finish(writer->num_docs(), options.bitmap_codec, options.bitmap_builder));
+    writer->SetAttributes(std::move(stored));
+    summary.attributes = attributes.stats();
+    summary.attribute_seconds =
+        std::chrono::duration<double>(std::chrono::steady_clock::now() - begin).count();
+  }
   TANDEM_RETURN_IF_ERROR(writer->Finish());
   progress.Clear();
 

@@ -22,6 +22,7 @@
 #include "absl/status/statusor.h"
 #include "absl/strings/string_view.h"
 #include "index/index_writer.h"
+#include "index_builder/attribute_collector.h"
 #include "index_builder/document_reader.h"
 
 namespace tandem::index_builder {
@@ -52,6 +53,12 @@ struct InverterOptions {
   DuplicateIds duplicate_ids = DuplicateIds::kFail;
   // Keep each document's indexed text as its stored field "text", for snippets (--store-text).
   bool store_text = false;
+  // Attribute fields stored as bitmaps for filters (--attributes); "length" is the document's
+  // length in terms. Empty: the index stores no attributes.
+  std::vector<AttributeSpec> attributes;
+  index::BitmapCodec bitmap_codec = index::BitmapCodec::kPlwah;
+  // Builds each field's bitmaps (the GPU builder, --gpu); null: the CPU builder.
+  BitmapBuilder bitmap_builder;
 };
 
 struct BuildSummary {
@@ -65,6 +72,8 @@ struct BuildSummary {
   uint64_t postings_bytes = 0;  // postings.bin alone
   uint64_t text_bytes = 0;      // indexed text, in bytes
   uint64_t spilled_runs = 0;
+  std::vector<AttributeStats> attributes;  // per stored attribute field
+  double attribute_seconds = 0;            // building their bitmaps
   double seconds = 0;
 
   double bits_per_posting() const {
@@ -72,6 +81,9 @@ struct BuildSummary {
   }
   // "documents 5183, terms 26,914, postings 481,020, index 1.9 MB, 24.1 bits/posting, ..."
   std::string Describe() const;
+
+ private:
+  std::string DescribeCore(double s) const;
 };
 
 // Reads every document of `reader` and writes the index to `output`. The reader's bad-document

@@ -5,14 +5,18 @@
 #include <chrono>
 #include <cmath>
 #include <filesystem>
+#include <random>
 #include <thread>
 
 #include "absl/container/flat_hash_map.h"
 #include "absl/container/flat_hash_set.h"
 #include "absl/strings/str_cat.h"
 #include "absl/strings/str_format.h"
+#include "absl/strings/numbers.h"
 #include "absl/strings/str_join.h"
+#include "absl/strings/str_split.h"
 #include "base/status_macros.h"
+#include "index/attribute_index.h"
 #include "index/index_writer.h"
 #include "index_builder/synth_inputs.h"
 #include "index_builder/synth_lists.h"
@@ -103,6 +107,44 @@ absl::StatusOr<std::vector<PlannedList>> PlanLists(const SynthOptions& o, const 
         "no term to generate: no query term is in the term statistics");
   }
   return plan;
+}
+
+// The attribute columns of o.attributes, each drawn with its own seed.
+absl::StatusOr<std::unique_ptr<index::AttributeIndex>> SynthesizeAttributes(const SynthOptions& o,
+                                                                            uint32_t num_docs) {
+  std::vector<index::AttributeField> fields;
+  for (const SynthAttribute& a : o.attributes) {
+    std::mt19937_64 rng(o.seed ^ std::hash<std::string>()(a.name));
+    std::vector<uint32_t> values(num_docs);
+    if (a.zipf) {
+      std::vector<double> cdf(a.cardinality);
+      double sum = 0;
+      for (uint32_t i = 0; i < a.cardinality; ++i) cdf[i] = (sum += 1.0 / (i + 1));
+      std::uniform_real_distribution<double> u(0, sum);
+      for (uint32_t& v : values) {
+        v = std::min<uint32_t>(
+            uint32_t(std::upper_bound(cdf.begin(), cdf.end(), u(rng)) - cdf.begin()),
+            a.cardinality - 1);
+      }
+    } else {
+      std::uniform_int_distribution<uint32_t> u(0, a.cardinality - 1);
+      for (uint32_t& v : values) v = u(rng);
+    }
+    index::AttributeField field;
+    field.name = a.name;
+    field.kind = index::AttributeKind::kKeyword;
+    const int width = int(absl::StrCat(a.cardinality - 1).size());
+    for (uint32_t i = 0; i < a.cardinality; ++i) {
+      field.values.push_back(absl::StrFormat("v%0*d", width, i));
+    }
+    absl::StatusOr<index::BitmapColumns> columns =
+        o.bitmap_builder ? o.bitmap_builder(o.bitmap_codec, num_docs, values, {})
+                         : index::BuildBitmaps(o.bitmap_codec, num_docs, values);
+    if (!columns.ok()) return columns.status();
+    field.columns = *std::move(columns);
+    fields.push_back(std::move(field));
+  }
+  return index::AttributeIndex::Create(num_docs, o.bitmap_codec, std::move(fields));
 }
 
 absl::Status AddDocuments(const SynthOptions& o, double scale, const LengthHistogram& histogram,
@@ -202,6 +244,13 @@ absl::StatusOr<SynthSummary> BuildSyntheticIndex(const SynthOptions& o, const st
   summary.lists_seconds = SecondsSince(lists_start);
   summary.terms = plan.size();
   summary.postings = generator.postings();
+  if (!o.attributes.empty()) {
+    const auto attributes_start = Clock::now();
+    TANDEM_ASSIGN_OR_RETURN(std::unique_ptr<index::AttributeIndex> attributes,
+                            SynthesizeAttributes(o, writer->num_docs()));
+    writer->SetAttributes(std::move(attributes));
+    summary.attribute_seconds = SecondsSince(attributes_start);
+  }
   TANDEM_RETURN_IF_ERROR(writer->Finish());
   progress.Clear();
 
@@ -214,6 +263,34 @@ absl::StatusOr<SynthSummary> BuildSyntheticIndex(const SynthOptions& o, const st
   }
   summary.seconds = SecondsSince(start);
   return summary;
+}
+
+absl::StatusOr<std::vector<SynthAttribute>> ParseSynthAttributes(std::string_view flag) {
+  std::vector<SynthAttribute> out;
+  for (absl::string_view entry :
+       absl::StrSplit(absl::string_view(flag.data(), flag.size()), ',', absl::SkipWhitespace())) {
+    std::vector<std::string> parts = absl::StrSplit(entry, ':');
+    SynthAttribute a;
+    uint32_t cardinality = 0;
+    if (parts.size() < 2 || parts.size() > 3 || parts[0].empty() ||
+        !absl::SimpleAtoi(parts[1], &cardinality) || cardinality == 0 ||
+        (parts.size() == 3 && parts[2] != "uniform" && parts[2] != "zipf")) {
+      return absl::InvalidArgumentError(absl::StrCat(
+          "--attribute-columns: \"", std::string(entry),
+          "\" is not name:cardinality[:uniform|zipf] with a cardinality of at least 1"));
+    }
+    for (const SynthAttribute& earlier : out) {
+      if (earlier.name == parts[0]) {
+        return absl::InvalidArgumentError(
+            absl::StrCat("--attribute-columns: \"", parts[0], "\" appears twice"));
+      }
+    }
+    a.name = parts[0];
+    a.cardinality = cardinality;
+    a.zipf = parts.size() == 3 && parts[2] == "zipf";
+    out.push_back(std::move(a));
+  }
+  return out;
 }
 
 std::string SynthSummary::Describe() const {
@@ -239,6 +316,7 @@ std::string SynthSummary::Describe() const {
       "on %d threads)",
       seconds, documents_seconds, lists_seconds,
       lists_seconds > 0 ? postings / lists_seconds / 1e6 : 0.0, per_thread / 1e6, threads);
+  if (attribute_seconds > 0) absl::StrAppendFormat(&out, ", attributes %.2f s", attribute_seconds);
   return out;
 }
 

@@ -33,10 +33,13 @@
 
 #include <cstdint>
 #include <string>
+#include <string_view>
 #include <vector>
 
 #include "absl/status/statusor.h"
 #include "index/analyzer.h"
+#include "index/bitmap.h"
+#include "index_builder/attribute_collector.h"
 
 namespace tandem::index_builder {
 
@@ -44,6 +47,18 @@ enum class SynthVocabulary { kQueryTerms, kAll };
 
 // "query-terms", "all".
 absl::StatusOr<SynthVocabulary> ParseSynthVocabulary(const std::string& name);
+
+// A synthetic attribute column: every document gets one of `cardinality` keyword values, named
+// "v" and the value's number zero-padded to the width of cardinality - 1 (so byte order is number
+// order), drawn uniformly or by Zipf's law (exponent 1: value i with weight 1 / (i + 1)).
+struct SynthAttribute {
+  std::string name;
+  uint32_t cardinality = 0;
+  bool zipf = false;
+};
+
+// "name:cardinality[:uniform|zipf],..." (--attribute-columns); INVALID_ARGUMENT naming the entry.
+absl::StatusOr<std::vector<SynthAttribute>> ParseSynthAttributes(std::string_view flag);
 
 struct SynthOptions {
   uint32_t num_docs = 25'000'000;
@@ -58,6 +73,11 @@ struct SynthOptions {
   std::string codec = "pfor";
   int threads = 0;        // 0: all cores
   bool progress = false;  // progress lines on stderr
+  // Attribute columns stored as bitmaps (attributes.bin), built by bitmap_builder (null: the CPU
+  // builder).
+  std::vector<SynthAttribute> attributes;
+  index::BitmapCodec bitmap_codec = index::BitmapCodec::kPlwah;
+  BitmapBuilder bitmap_builder;
 };
 
 struct SynthSummary {
@@ -76,6 +96,7 @@ struct SynthSummary {
   int threads = 0;
   double documents_seconds = 0;  // document table
   double lists_seconds = 0;      // generate, encode and write the lists
+  double attribute_seconds = 0;  // draw the attribute columns and build their bitmaps
   double seconds = 0;            // everything, inputs and final files included
 
   // Several lines: "documents 25,000,000, terms 20,868, postings 3,578,923,194, index ..."

@@ -1,6 +1,7 @@
 // tandem-index: builds, inspects and queries the metadata of Tandem index directories.
 //
 //   tandem-index build --input PATH --format FORMAT --output DIR [--codec CODEC] [--threads N]
+//                      [--attributes FIELD,...|all [--bitmap-codec plwah|wah] [--gpu auto|off|required]]
 //   tandem-index synth --docs N --termstats FILE --doclengths FILE [--queries FILE,...]
 //                      --vocabulary query-terms|all [--postings-per-doc P] --seed S --output DIR
 //   tandem-index inspect DIR
@@ -27,7 +28,11 @@
 #include "absl/strings/str_replace.h"
 #include "absl/time/clock.h"
 #include "gpu/stored_layouts.h"
+#if TANDEM_HAVE_GPU
+#include "gpu/bitmap_build.h"
+#endif
 #include "index/block_codec.h"
+#include "index/bitmap.h"
 #include "index/bm25.h"
 #include "index/index.h"
 #include "index_builder/ciff_import.h"
@@ -56,6 +61,20 @@ ABSL_FLAG(bool, strict, false,
 ABSL_FLAG(bool, store_text, false,
           "build: keep each document's indexed text in the index (stored field \"text\"), so that "
           "searches can ask for snippets; the document table grows by about the input's text");
+ABSL_FLAG(std::string, attributes, "",
+          "build: document attributes to store as bitmap indexes for filters, comma-separated "
+          "(\"all\": every field of the format, and length); a field may say :keyword or "
+          ":integer. e-mail: domain, year, month, label, attachment; reuters: topics, places, "
+          "lewissplit; trec, wikiextractor: short metadata tags; beir: JSON members; any format: "
+          "length (terms)");
+ABSL_FLAG(std::string, bitmap_codec, "plwah",
+          "build, synth: the attributes' bitmap codec (plwah, wah)");
+ABSL_FLAG(std::string, attribute_columns, "",
+          "synth: attribute columns, name:cardinality[:uniform|zipf],... (keyword values v0, v1, "
+          "... zero-padded), for filter benchmarks");
+ABSL_FLAG(std::string, gpu, "auto",
+          "build, synth: build the attribute bitmaps on the GPU: auto (when one is present), off, "
+          "required (fail without one)");
 ABSL_FLAG(double, max_bad_fraction, 0.01,
           "build: fail, leaving any index at --output as it was, when more than this share of "
           "the documents read are malformed (1 keeps every good document whatever the share)");
@@ -97,6 +116,46 @@ namespace {
 int Fail(const absl::Status& s) {
   std::fprintf(stderr, "tandem-index: %s\n", std::string(s.message()).c_str());
   return 1;
+}
+
+// The bitmap builder of --gpu: the GPU's (Fusco et al. 2013) when one is present and allowed,
+// else null (the CPU builder). Under auto, a field whose GPU build fails is built on the CPU.
+absl::StatusOr<BitmapBuilder> MakeBitmapBuilder(const std::string& mode, bool quiet) {
+  if (mode != "auto" && mode != "off" && mode != "required") {
+    return absl::InvalidArgumentError(
+        absl::StrCat("--gpu must be auto, off or required, got \"", mode, "\""));
+  }
+  if (mode == "off") return BitmapBuilder();
+#if TANDEM_HAVE_GPU
+  absl::StatusOr<std::unique_ptr<gpu::GpuBitmapBuilder>> gpu = gpu::GpuBitmapBuilder::Create();
+  if (gpu.ok()) {
+    std::shared_ptr<gpu::GpuBitmapBuilder> shared = *std::move(gpu);
+    const bool required = mode == "required";
+    return BitmapBuilder([shared, required, quiet](index::BitmapCodec codec, uint32_t num_rows,
+                                                   std::span<const uint32_t> values,
+                                                   std::span<const uint32_t> rows)
+                             -> absl::StatusOr<index::BitmapColumns> {
+      absl::StatusOr<index::BitmapColumns> built = shared->Build(codec, num_rows, values, rows);
+      if (built.ok() || required || absl::IsInvalidArgument(built.status())) return built;
+      if (!quiet) {
+        std::fprintf(stderr, "tandem-index: GPU bitmap build failed (%s); building on the CPU\n",
+                     std::string(built.status().message()).c_str());
+      }
+      return index::BuildBitmaps(codec, num_rows, values, rows);
+    });
+  }
+  if (mode == "required") {
+    return absl::FailedPreconditionError(absl::StrCat(
+        "--gpu required: no usable GPU: ", std::string(gpu.status().message())));
+  }
+  return BitmapBuilder();
+#else
+  if (mode == "required") {
+    return absl::FailedPreconditionError(
+        "--gpu required: this tandem-index was built without CUDA");
+  }
+  return BitmapBuilder();
+#endif
 }
 
 int Build() {
@@ -185,6 +244,18 @@ int Build() {
       return absl::InvalidArgumentError(absl::StrCat("--strict: ", first_bad.message()));
     };
   }
+  if (!absl::GetFlag(FLAGS_attributes).empty()) {
+    absl::StatusOr<std::vector<AttributeSpec>> specs =
+        SelectAttributes(format_used, absl::GetFlag(FLAGS_attributes));
+    if (!specs.ok()) return Fail(specs.status());
+    options.attributes = *std::move(specs);
+    absl::StatusOr<index::BitmapCodec> codec = index::ParseBitmapCodec(absl::GetFlag(FLAGS_bitmap_codec));
+    if (!codec.ok()) return Fail(codec.status());
+    options.bitmap_codec = *codec;
+    absl::StatusOr<BitmapBuilder> builder = MakeBitmapBuilder(absl::GetFlag(FLAGS_gpu), quiet);
+    if (!builder.ok()) return Fail(builder.status());
+    options.bitmap_builder = *std::move(builder);
+  }
   absl::StatusOr<BuildSummary> summary = BuildIndex(**reader, output, w, options);
   if (!summary.ok()) return Fail(summary.status());
   if (absl::GetFlag(FLAGS_strict) && !first_bad.ok()) {
@@ -214,6 +285,20 @@ int Synth() {
   o.progress = !absl::GetFlag(FLAGS_quiet);
   const std::string output = absl::GetFlag(FLAGS_output);
   if (output.empty()) return Fail(absl::InvalidArgumentError("synth needs --output DIR"));
+  if (!absl::GetFlag(FLAGS_attribute_columns).empty()) {
+    absl::StatusOr<std::vector<SynthAttribute>> attributes =
+        ParseSynthAttributes(absl::GetFlag(FLAGS_attribute_columns));
+    if (!attributes.ok()) return Fail(attributes.status());
+    o.attributes = *std::move(attributes);
+    absl::StatusOr<index::BitmapCodec> codec =
+        index::ParseBitmapCodec(absl::GetFlag(FLAGS_bitmap_codec));
+    if (!codec.ok()) return Fail(codec.status());
+    o.bitmap_codec = *codec;
+    absl::StatusOr<BitmapBuilder> builder =
+        MakeBitmapBuilder(absl::GetFlag(FLAGS_gpu), absl::GetFlag(FLAGS_quiet));
+    if (!builder.ok()) return Fail(builder.status());
+    o.bitmap_builder = *std::move(builder);
+  }
   absl::StatusOr<SynthSummary> summary = BuildSyntheticIndex(o, output);
   if (!summary.ok()) return Fail(summary.status());
   const std::string text = absl::StrReplaceAll(summary->Describe(), {{"\n", "\n  "}});
@@ -266,7 +351,25 @@ int Inspect(const std::string& dir) {
               static_cast<unsigned long long>(idx.index_bytes()),
               static_cast<unsigned long long>(list_bytes),
               m.stats.num_postings ? 8.0 * list_bytes / m.stats.num_postings : 0.0);
-  std::printf("checksums  OK (all %d files)\n", idx.shard() != nullptr ? 5 : 4);
+  std::printf("checksums  OK (all %d files)\n",
+              (idx.shard() != nullptr ? 5 : 4) + (idx.attributes() != nullptr ? 1 : 0));
+  if (const index::AttributeIndex* attributes = idx.attributes()) {
+    std::printf("attributes %zu fields, %s bitmaps, %s (%s)\n", attributes->fields().size(),
+                std::string(index::BitmapCodecName(attributes->codec())).c_str(),
+                absl::StrFormat("%.2f MB", attributes->bitmap_bytes() / 1e6).c_str(), index::kAttributesFile);
+    for (const index::AttributeField& f : attributes->fields()) {
+      uint64_t pairs = 0;
+      for (size_t i = 0; i < f.columns.num_columns(); ++i) pairs += f.columns.Column(i).Count();
+      std::string range;
+      if (f.kind == index::AttributeKind::kInteger && !f.buckets.empty()) {
+        range = absl::StrCat(", ", f.buckets.front().lo, "..", f.buckets.back().hi);
+      }
+      std::printf("  %-16s %-7s %8zu values%s, %llu document values, %s\n", f.name.c_str(),
+                  std::string(index::AttributeKindName(f.kind)).c_str(), f.cardinality(),
+                  range.c_str(), static_cast<unsigned long long>(pairs),
+                  absl::StrFormat("%.2f MB", f.columns.words.size() * 4 / 1e6).c_str());
+    }
+  }
   absl::Status lists = idx.VerifyPostings();
   if (!lists.ok()) return Fail(lists);
   std::printf("lists      OK (every block of %llu lists decodes and matches its skip data)\n",
@@ -444,8 +547,11 @@ std::string Usage() {
       "] [--threads N]\n"
       "      [--strict | --max-bad-fraction F] [--duplicate-ids fail|keep-first|keep-last] "
       "[--store-text]\n"
+      "      [--attributes FIELD[:keyword|:integer],...|all] [--bitmap-codec plwah|wah] "
+      "[--gpu auto|off|required]\n"
       "  tandem-index synth --docs N --termstats FILE --doclengths FILE [--queries FILE,...]\n"
       "      --vocabulary query-terms|all [--postings-per-doc P] [--clustering F] --seed S\n"
+      "      [--attribute-columns NAME:CARDINALITY[:uniform|zipf],...]\n"
       "      --output DIR\n"
       "  tandem-index inspect DIR\n"
       "  tandem-index lookup DIR TERM\n"

@@ -1,9 +1,9 @@
 // tandem-fuzz-seeds: writes the seed corpus of every fuzzer in fuzz/ (fuzz/corpus/NAME/), a few
 // valid inputs per target: the files and payloads of small real indexes in every codec (the tiny
 // corpus of tests/data/tiny and fuzz/fixed_index.h's collection), their GPU layouts, posting lists,
-// encoded blocks of every codec, analyzer texts, query files, and documents of every reader format
-// (tests/data/readers and a few edge cases). Deterministic: the manifests' random index id, build
-// time and builder are fixed, so rerunning it rewrites the same bytes.
+// encoded blocks of every codec, analyzer texts, query files, filters, and documents of every
+// reader format (tests/data/readers and a few edge cases). Deterministic: the manifests' random
+// index id, build time and builder are fixed, so rerunning it rewrites the same bytes.
 //
 //   build-fuzz/fuzz/tandem-fuzz-seeds fuzz/corpus     # from the repository root
 #include <cstdint>
@@ -268,6 +268,15 @@ void TextSeeds(Corpus& corpus) {
              "\xEF\xBB\xBF"
              "1\tcaf\xE9 au lait\r\n\r\n2\tpaula deen's brother\r\n");
   corpus.Add("query_parser", "mode", "and_or");
+
+  corpus.Add("filter", "and", "year >= 2002 AND domain:a.com");
+  corpus.Add("filter", "or-in-not",
+             "label = spam OR (year = 1998..2001 AND NOT domain IN (a.com, \"c d\"))");
+  corpus.Add("filter", "ranges", "length < 200 AND length != 0..99 OR length = 500 OR year > 2004");
+  corpus.Add("filter", "keywords-case", "not domain = \"or\" and Label:ham or year != 2003");
+  corpus.Add("filter", "cut-bucket", "length >= 150");
+  corpus.Add("filter", "nested", "((year = .. AND NOT (label = ham OR label = spam)))");
+  corpus.Add("filter", "errors", "domain = \"a\\\"b\\\\c\" OR lang IN (x, y..z)");
 }
 
 void ReaderSeeds(Corpus& corpus) {

@@ -2,6 +2,7 @@
 
 #include <algorithm>
 #include <numeric>
+#include <optional>
 #include <vector>
 
 #include "absl/strings/str_cat.h"
@@ -66,8 +67,11 @@ class DocNorms {
 // k-th score is skipped along with every docID up to the end of the first of those blocks to end
 // (each such document is bounded by the same blocks), and so on from there: the skip tables alone
 // decide, and the lists are decoded only where the blocks could hold a hit.
+// A filter is one more conjunct: a matching candidate the filter does not allow moves the lead
+// to the filter's next document.
 absl::Status RunAnd(std::vector<TermScorer>& terms, const DocNorms& norm, bool block_max,
-                    const SearchContext& ctx, TopK& top, QueryStats& stats) {
+                    index::BitmapCursor* filter, const SearchContext& ctx, TopK& top,
+                    QueryStats& stats) {
   std::vector<size_t> order(terms.size());
   std::iota(order.begin(), order.end(), 0);
   std::stable_sort(order.begin(), order.end(), [&](size_t a, size_t b) {
@@ -119,6 +123,13 @@ absl::Status RunAnd(std::vector<TermScorer>& terms, const DocNorms& norm, bool b
         match = false;
         candidate = c.docid();  // kEnd ends the loop
         break;
+      }
+    }
+    if (match && filter != nullptr) {
+      const uint32_t allowed = filter->NextGeq(candidate);
+      if (allowed != candidate) {
+        match = false;
+        candidate = allowed == index::BitmapCursor::kEnd ? Cursor::kEnd : allowed;
       }
     }
     if (!match) {
@@ -430,6 +441,7 @@ absl::StatusOr<std::unique_ptr<DaatEngine>> DaatEngine::Create(const index::Inde
 absl::StatusOr<SearchResult> DaatEngine::Search(const Query& query,
                                                 const SearchContext& context) const {
   TANDEM_RETURN_IF_ERROR(index::ValidateQuery(query));
+  TANDEM_RETURN_IF_ERROR(index::ValidateQueryFilter(query, index_.num_docs()));
   TANDEM_RETURN_IF_ERROR(context.Check());
   const index::ResolvedQuery resolved = index::ResolveQuery(index_, query);
   SearchResult result;
@@ -475,14 +487,17 @@ absl::StatusOr<SearchResult> DaatEngine::Search(const Query& query,
   if (resolved.runs_and()) {
     std::vector<TermScorer> terms = make_scorers();
     TopK top(query.k);
-    TANDEM_RETURN_IF_ERROR(RunAnd(terms, norm, options_.block_max_and, context, top, result.stats));
+    std::optional<index::BitmapCursor> filter;
+    if (query.filter != nullptr) filter.emplace(*query.filter);
+    TANDEM_RETURN_IF_ERROR(RunAnd(terms, norm, options_.block_max_and,
+                                  filter ? &*filter : nullptr, context, top, result.stats));
     TANDEM_RETURN_IF_ERROR(check_cursors(terms));
     result.hits = std::move(top).Finish();
     result.stats.executed_mode = QueryMode::kAnd;
   }
   if (resolved.runs_or(result.hits.size())) {
     std::vector<TermScorer> terms = make_scorers();
-    TopK top(query.k);
+    TopK top(query.k, query.filter.get());
     TANDEM_RETURN_IF_ERROR(
         RunOrAlgorithm(options_.or_algorithm, terms, norm, context, top, result.stats));
     TANDEM_RETURN_IF_ERROR(check_cursors(terms));

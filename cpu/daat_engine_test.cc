@@ -287,6 +287,84 @@ TEST_P(DaatEngineTest, PruningEqualsExhaustive) {
   }
 }
 
+// Filtered queries: for filters of every density (none, 1%, 10%, 50%, runs, all), every OR
+// algorithm, mode and k gives the reference engine's hits, which are the unfiltered ranking's
+// allowed documents: the filter never changes a score. A filter over another document count is
+// INVALID_ARGUMENT.
+TEST_P(DaatEngineTest, FiltersKeepTheTopKOfTheAllowedDocuments) {
+  std::mt19937_64 rng(21);
+  const uint32_t n = index_->num_docs();
+  std::vector<std::shared_ptr<const index::Bitmap>> filters;
+  for (double density : {0.0, 0.01, 0.1, 0.5, 1.0}) {
+    std::vector<uint32_t> rows;
+    for (uint32_t d = 0; d < n; ++d) {
+      if (double(rng() % 10000) < density * 10000) rows.push_back(d);
+    }
+    filters.push_back(std::make_shared<index::Bitmap>(
+        *index::FromRows(index::BitmapCodec::kPlwah, n, rows)));
+  }
+  std::vector<uint32_t> runs;  // long runs: fills in the bitmap
+  for (uint32_t d = 0; d < n; ++d) {
+    if ((d / 400) % 3 == 1) runs.push_back(d);
+  }
+  filters.push_back(
+      std::make_shared<index::Bitmap>(*index::FromRows(index::BitmapCodec::kWah, n, runs)));
+  const std::vector<Query> queries = RandomQueries(15, 5);
+  // The whole unfiltered ranking of each query in OR and in AND.
+  std::vector<std::vector<std::vector<index::Hit>>> ranking(queries.size());
+  for (size_t i = 0; i < queries.size(); ++i) {
+    for (QueryMode mode : {QueryMode::kOr, QueryMode::kAnd}) {
+      Query all = queries[i];
+      all.mode = mode;
+      all.k = index::kMaxK;
+      auto hits = reference_->Search(all, {});
+      ASSERT_TRUE(hits.ok());
+      ranking[i].push_back(hits->hits);
+    }
+  }
+  for (OrAlgorithm algorithm : {OrAlgorithm::kExhaustive, OrAlgorithm::kMaxScore,
+                                OrAlgorithm::kBlockMaxMaxScore, OrAlgorithm::kWand,
+                                OrAlgorithm::kBlockMaxWand}) {
+    auto engine = *DaatEngine::Create(*index_, {.or_algorithm = algorithm});
+    for (size_t f = 0; f < filters.size(); ++f) {
+      for (size_t i = 0; i < queries.size(); ++i) {
+        for (uint32_t k : {1u, 10u, 1000u}) {
+          for (QueryMode mode : {QueryMode::kOr, QueryMode::kAndOr, QueryMode::kAnd}) {
+            Query q = queries[i];
+            q.k = k;
+            q.mode = mode;
+            q.filter = filters[f];
+            const std::string what = absl::StrCat(OrAlgorithmName(algorithm), " filter ", f,
+                                                  " query ", i, " k=", k, " ",
+                                                  index::QueryModeName(mode));
+            auto got = engine->Search(q, {});
+            auto want = reference_->Search(q, {});
+            ASSERT_TRUE(got.ok()) << got.status();
+            ASSERT_TRUE(want.ok()) << want.status();
+            EXPECT_EQ(got->hits, want->hits) << what;
+            if (mode == QueryMode::kAndOr) continue;  // its fallback depends on the filtered count
+            // The unfiltered ranking, all of it, restricted to the filter: the same hits.
+            std::vector<index::Hit> expected;
+            const std::vector<uint32_t> allowed = filters[f]->Rows();
+            for (const index::Hit& h : ranking[i][mode == QueryMode::kOr ? 0 : 1]) {
+              if (std::binary_search(allowed.begin(), allowed.end(), h.docid) &&
+                  expected.size() < k) {
+                expected.push_back(h);
+              }
+            }
+            EXPECT_EQ(got->hits, expected) << what;
+          }
+        }
+      }
+    }
+  }
+  Query q = MakeQuery({"t1"}, QueryMode::kOr, 10);
+  q.filter = std::make_shared<index::Bitmap>(index::AllRows(index::BitmapCodec::kWah, n + 1));
+  EXPECT_THAT(engine_->Search(q, {}).status().message(),
+              ::testing::HasSubstr("the filter is over"));
+  EXPECT_EQ(reference_->Search(q, {}).status().code(), absl::StatusCode::kInvalidArgument);
+}
+
 // Block-max ranked AND skips candidates on the skip table alone: on two long lists with k = 1 it
 // decodes fewer blocks than plain AND and gives the same hits.
 TEST_P(DaatEngineTest, BlockMaxAndSkipsBlocks) {

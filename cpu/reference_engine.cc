@@ -2,6 +2,7 @@
 
 #include <algorithm>
 #include <map>
+#include <set>
 #include <vector>
 
 #include "base/status_macros.h"
@@ -13,7 +14,12 @@ namespace tandem::cpu {
 absl::StatusOr<index::SearchResult> ReferenceEngine::Search(
     const index::Query& query, const index::SearchContext& context) const {
   TANDEM_RETURN_IF_ERROR(index::ValidateQuery(query));
+  TANDEM_RETURN_IF_ERROR(index::ValidateQueryFilter(query, index_.num_docs()));
   const index::ResolvedQuery resolved = index::ResolveQuery(index_, query);
+  std::set<uint32_t> allowed;  // the filter's documents, when there is one
+  if (query.filter != nullptr) {
+    for (uint32_t d : query.filter->Rows()) allowed.insert(d);
+  }
   // docid -> (term position in resolved.terms, tf) for every term whose list holds it.
   std::map<uint32_t, std::vector<std::pair<size_t, uint32_t>>> matches;
   for (size_t i = 0; i < resolved.terms.size(); ++i) {
@@ -30,6 +36,7 @@ absl::StatusOr<index::SearchResult> ReferenceEngine::Search(
     std::vector<index::Hit> hits;
     for (const auto& [doc, contributions] : matches) {
       if (conjunctive && contributions.size() != resolved.num_distinct_terms) continue;
+      if (query.filter != nullptr && !allowed.contains(doc)) continue;
       const float norm =
           index::Bm25DocNorm(query.bm25, index_.doc_length(doc), index_.avg_doc_length());
       float score = 0.0f;

@@ -12,8 +12,10 @@
 #include <algorithm>
 #include <cstdint>
 #include <limits>
+#include <optional>
 #include <vector>
 
+#include "index/bitmap.h"
 #include "index/query.h"
 
 namespace tandem::cpu {
@@ -24,6 +26,11 @@ using index::RanksBefore;
 class TopK {
  public:
   explicit TopK(size_t k) : k_(k) { heap_.reserve(std::min<size_t>(k, 1 << 16)); }
+  // Keeps only the documents of `filter` (null: all). Push's docIDs must then not decrease, as
+  // document-at-a-time engines push them.
+  TopK(size_t k, const index::Bitmap* filter) : TopK(k) {
+    if (filter != nullptr) filter_.emplace(*filter);
+  }
 
   size_t size() const { return heap_.size(); }
   bool full() const { return heap_.size() >= k_; }
@@ -41,6 +48,7 @@ class TopK {
   void Push(uint32_t docid, float score) {
     // Most candidates are rejected here, without a call.
     if (full() && !RanksBefore(Hit{docid, score}, heap_.front())) return;
+    if (filter_ && !filter_->Contains(docid)) return;
     if (!full()) {
       heap_.push_back(Hit{docid, score});
       std::push_heap(heap_.begin(), heap_.end(), RankOrder());
@@ -58,6 +66,7 @@ class TopK {
   }
 
  private:
+  std::optional<index::BitmapCursor> filter_;
   // RanksBefore as a type, so the heap operations inline it.
   struct RankOrder {
     bool operator()(const Hit& a, const Hit& b) const { return RanksBefore(a, b); }

@@ -172,9 +172,20 @@ absl::StatusOr<std::unique_ptr<GpuEngine>> GpuEngine::Create(const index::Index&
   return std::unique_ptr<GpuEngine>(new GpuEngine(std::move(impl)));
 }
 
+namespace {
+// Filters are applied by the CPU engine; the hybrid executor sends filtered queries there.
+absl::Status RefuseFilter(const Query& query) {
+  if (query.filter == nullptr) return absl::OkStatus();
+  return absl::UnimplementedError(
+      "the GPU engine does not apply filters; filtered queries run on the CPU engine (engine "
+      "auto or cpu)");
+}
+}  // namespace
+
 absl::StatusOr<SearchResult> GpuEngine::Search(const Query& query,
                                                const SearchContext& context) const {
   TANDEM_RETURN_IF_ERROR(index::ValidateQuery(query));
+  TANDEM_RETURN_IF_ERROR(RefuseFilter(query));
   TANDEM_RETURN_IF_ERROR(context.Check());
   const index::Index& index = impl_->index;
   const index::ResolvedQuery resolved = index::ResolveQuery(index, query);
@@ -256,7 +267,9 @@ std::vector<absl::StatusOr<SearchResult>> GpuEngine::SearchBatch(
   std::vector<size_t> alone;      // run one by one, as Search runs them
   std::vector<size_t> batchable;  // run in batches
   for (size_t i = 0; i < n; ++i) {
-    if (absl::Status valid = index::ValidateQuery(queries[i]); !valid.ok()) {
+    absl::Status valid = index::ValidateQuery(queries[i]);
+    if (valid.ok()) valid = RefuseFilter(queries[i]);
+    if (!valid.ok()) {
       results[i] = valid;
       continue;
     }

@@ -249,6 +249,51 @@ class RunReader {
 };
 }  // namespace bitmap_internal
 
+// The set rows of a bitmap, found in ascending order without decompressing it: what an engine
+// walking docIDs upwards asks of a filter. A view: the bitmap's words must outlive it.
+class BitmapCursor {
+ public:
+  static constexpr uint32_t kEnd = 0xFFFFFFFFu;
+  explicit BitmapCursor(BitmapView bitmap) : num_rows_(bitmap.num_rows()), reader_(bitmap) {}
+  // The first set row >= row, or kEnd. The rows asked must not decrease.
+  uint32_t NextGeq(uint32_t row) {
+    while (row < num_rows_) {
+      const uint64_t chunk = row / bitmap_word::kRowsPerChunk;
+      // Runs that end before the row's chunk.
+      while (!reader_.done() && run_chunk_ + reader_.chunks() <= chunk) {
+        run_chunk_ += reader_.chunks();
+        reader_.Skip(reader_.chunks());
+      }
+      if (reader_.done()) return kEnd;  // zeros to the end
+      if (chunk < run_chunk_) {
+        // An earlier call moved past this row's chunk: everything before the run is zeros.
+        if (run_chunk_ * bitmap_word::kRowsPerChunk >= num_rows_) return kEnd;
+        row = uint32_t(run_chunk_ * bitmap_word::kRowsPerChunk);
+        continue;
+      }
+      const uint64_t run_end = run_chunk_ + reader_.chunks();
+      if (reader_.is_fill()) {
+        if (reader_.payload() != 0) return row;
+        // A 0-fill: the row moves to its end.
+        if (run_end * bitmap_word::kRowsPerChunk >= num_rows_) return kEnd;
+        row = uint32_t(run_end * bitmap_word::kRowsPerChunk);
+        continue;
+      }
+      const uint32_t bits = reader_.payload() & ~((1u << (row % bitmap_word::kRowsPerChunk)) - 1);
+      if (bits != 0) return uint32_t(chunk * bitmap_word::kRowsPerChunk + __builtin_ctz(bits));
+      if ((chunk + 1) * bitmap_word::kRowsPerChunk >= num_rows_) return kEnd;
+      row = uint32_t((chunk + 1) * bitmap_word::kRowsPerChunk);
+    }
+    return kEnd;
+  }
+  bool Contains(uint32_t row) { return NextGeq(row) == row; }
+
+ private:
+  uint32_t num_rows_;
+  bitmap_internal::RunReader reader_;
+  uint64_t run_chunk_ = 0;  // the chunk where the reader's remaining run starts
+};
+
 template <typename Fn>
 void BitmapView::ForEachRow(Fn&& fn) const {
   bitmap_internal::RunReader reader(*this);

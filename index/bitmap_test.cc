@@ -199,6 +199,34 @@ TEST(BitmapTest, GapsLongerThanOneFillWord) {
   }
 }
 
+TEST(BitmapTest, CursorFindsEachNextRow) {
+  std::mt19937_64 rng(3);
+  for (BitmapCodec codec : kCodecs) {
+    for (uint32_t num_rows : {0u, 1u, 31u, 62u, 100u, 5000u}) {
+      for (int shape = 0; shape < 6; ++shape) {
+        const auto rows = RandomRows(rng, num_rows, shape);
+        const Bitmap bitmap = Make(codec, num_rows, rows);
+        // Ascending probes with random strides, each against std::lower_bound.
+        BitmapCursor cursor(bitmap);
+        for (uint32_t probe = 0; probe <= num_rows + 40; probe += 1 + uint32_t(rng() % 45)) {
+          auto it = std::lower_bound(rows.begin(), rows.end(), probe);
+          const uint32_t want = it == rows.end() ? BitmapCursor::kEnd : *it;
+          ASSERT_EQ(cursor.NextGeq(probe), want)
+              << BitmapCodecName(codec) << " rows " << num_rows << " shape " << shape << " probe "
+              << probe;
+        }
+        // Every row, one by one.
+        BitmapCursor each(bitmap);
+        std::vector<uint32_t> found;
+        for (uint32_t r = 0; r < num_rows; ++r) {
+          if (each.Contains(r)) found.push_back(r);
+        }
+        EXPECT_EQ(found, rows);
+      }
+    }
+  }
+}
+
 TEST(BitmapTest, PlwahFoldsSingleBitLiteralsIntoFills) {
   // Rows 100 and 1000: each a one-bit chunk after a run of zero chunks.
   const Bitmap wah = Make(BitmapCodec::kWah, 2000, {100, 1000});

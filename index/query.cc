@@ -32,6 +32,15 @@ bool ParseQueryMode(absl::string_view name, QueryMode* mode) {
   return true;
 }
 
+absl::Status ValidateQueryFilter(const Query& query, uint32_t num_docs) {
+  if (query.filter != nullptr && query.filter->num_rows() != num_docs) {
+    return absl::InvalidArgumentError(absl::StrFormat(
+        "the filter is over %d documents and the index holds %d", query.filter->num_rows(),
+        num_docs));
+  }
+  return absl::OkStatus();
+}
+
 absl::Status ValidateQuery(const Query& query) {
   if (query.k < 1 || query.k > kMaxK) {
     return absl::InvalidArgumentError(

@@ -7,6 +7,7 @@
 
 #include <atomic>
 #include <cstdint>
+#include <memory>
 #include <string>
 #include <vector>
 
@@ -14,6 +15,7 @@
 #include "absl/strings/string_view.h"
 #include "absl/time/clock.h"
 #include "absl/time/time.h"
+#include "index/bitmap.h"
 #include "index/bm25.h"
 
 namespace tandem::index {
@@ -42,11 +44,19 @@ struct Query {
   QueryMode mode = QueryMode::kOr;
   uint32_t k = 10;
   Bm25Params bm25;
+  // The documents a filter allows (index/filter.h evaluates one to this bitmap, rows are docIDs);
+  // null: every document. It never changes a score: the hits are the top k of the allowed
+  // documents. Its num_rows must be the index's document count.
+  std::shared_ptr<const Bitmap> filter;
 };
 
 // Checks k (1..kMaxK), BM25 parameters (k1 in [0, 100], b in [0, 1], finite) and term weights
 // (in (0, kMaxTermWeight]). INVALID_ARGUMENT with a message naming the field.
 absl::Status ValidateQuery(const Query& query);
+
+// Checks that a query's filter, when it has one, is over num_docs documents: INVALID_ARGUMENT
+// otherwise.
+absl::Status ValidateQueryFilter(const Query& query, uint32_t num_docs);
 
 // Merges repeated terms into one with the summed weight, keeping first-occurrence order. This is
 // how Anserini's bag-of-words query counts a term that appears twice.

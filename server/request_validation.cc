@@ -1,6 +1,8 @@
 #include "server/request_validation.h"
 
 #include <cmath>
+#include <memory>
+#include <optional>
 #include <string>
 #include <utility>
 #include <vector>
@@ -104,11 +106,94 @@ absl::StatusOr<std::vector<index::QueryTerm>> ListTerms(const tandem::v1::TermLi
   return terms;
 }
 
+absl::StatusOr<index::FilterNode> FilterFromProtoAt(const tandem::v1::DocumentFilter& f, size_t depth,
+                                                    size_t& nodes) {
+  if (depth > index::kMaxFilterDepth) {
+    return absl::InvalidArgumentError(
+        absl::StrFormat("filter is nested deeper than %d levels", index::kMaxFilterDepth));
+  }
+  if (++nodes > index::kMaxFilterNodes) {
+    return absl::InvalidArgumentError(
+        absl::StrFormat("filter has more than %d nodes", index::kMaxFilterNodes));
+  }
+  auto list = [&](const tandem::v1::DocumentFilterList& l,
+                  const char* name) -> absl::StatusOr<std::vector<index::FilterNode>> {
+    if (l.filters_size() == 0) {
+      return absl::InvalidArgumentError(absl::StrCat("filter: an empty ", name, " node"));
+    }
+    std::vector<index::FilterNode> children;
+    for (const tandem::v1::DocumentFilter& child : l.filters()) {
+      TANDEM_ASSIGN_OR_RETURN(index::FilterNode node, FilterFromProtoAt(child, depth + 1, nodes));
+      children.push_back(std::move(node));
+    }
+    return children;
+  };
+  switch (f.node_case()) {
+    case tandem::v1::DocumentFilter::kEquals:
+      return index::FilterNode::Term(f.equals().field(), f.equals().value());
+    case tandem::v1::DocumentFilter::kIn:
+      return index::FilterNode::In(f.in().field(),
+                                   std::vector<std::string>(f.in().values().begin(),
+                                                            f.in().values().end()));
+    case tandem::v1::DocumentFilter::kRange:
+      return index::FilterNode::Range(
+          f.range().field(),
+          f.range().has_min() ? std::optional<int64_t>(f.range().min()) : std::nullopt,
+          f.range().has_max() ? std::optional<int64_t>(f.range().max()) : std::nullopt);
+    case tandem::v1::DocumentFilter::kAnd: {
+      TANDEM_ASSIGN_OR_RETURN(auto children, list(f.and_(), "and"));
+      return index::FilterNode::And(std::move(children));
+    }
+    case tandem::v1::DocumentFilter::kOr: {
+      TANDEM_ASSIGN_OR_RETURN(auto children, list(f.or_(), "or"));
+      return index::FilterNode::Or(std::move(children));
+    }
+    case tandem::v1::DocumentFilter::kNot: {
+      TANDEM_ASSIGN_OR_RETURN(index::FilterNode child, FilterFromProtoAt(f.not_(), depth + 1, nodes));
+      return index::FilterNode::Not(std::move(child));
+    }
+    case tandem::v1::DocumentFilter::NODE_NOT_SET:
+      break;
+  }
+  return absl::InvalidArgumentError("filter: a node with nothing set");
+}
+
+// The request's filter as the bitmap of the documents it allows; null without a filter.
+absl::StatusOr<std::shared_ptr<const index::Bitmap>> RequestFilter(
+    const SearchRequest& request, const index::AttributeIndex* attributes) {
+  const bool has_text = !request.filter_text().empty();
+  if (!has_text && !request.has_filter()) return nullptr;
+  if (has_text && request.has_filter()) {
+    return absl::InvalidArgumentError("give filter_text or filter, not both");
+  }
+  index::FilterNode node;
+  if (has_text) {
+    TANDEM_ASSIGN_OR_RETURN(node, index::ParseFilter(request.filter_text()));
+  } else {
+    TANDEM_ASSIGN_OR_RETURN(node, FilterFromProto(request.filter()));
+  }
+  if (attributes == nullptr) {
+    return absl::InvalidArgumentError(
+        "filter: this index stores no attributes (build it with tandem-index build "
+        "--attributes)");
+  }
+  TANDEM_ASSIGN_OR_RETURN(index::Bitmap docs, index::EvaluateFilter(node, *attributes));
+  return std::make_shared<const index::Bitmap>(std::move(docs));
+}
+
 }  // namespace
+
+absl::StatusOr<index::FilterNode> FilterFromProto(const tandem::v1::DocumentFilter& filter) {
+  size_t nodes = 0;
+  TANDEM_ASSIGN_OR_RETURN(index::FilterNode node, FilterFromProtoAt(filter, 1, nodes));
+  TANDEM_RETURN_IF_ERROR(index::ValidateFilter(node));
+  return node;
+}
 
 absl::StatusOr<scheduler::QueryTask> ParseSearchRequest(const SearchRequest& request,
                                                         const index::Analyzer& analyzer,
-                                                        const RequestLimits& limits) {
+                                                        const RequestLimits& limits,
+                                                        const index::AttributeIndex* attributes) {
   scheduler::QueryTask task;
   if (request.request_id().size() > kMaxRequestIdBytes) {
     return absl::InvalidArgumentError(absl::StrFormat(
@@ -154,6 +239,7 @@ absl::StatusOr<scheduler::QueryTask> ParseSearchRequest(const SearchRequest& req
       return absl::InvalidArgumentError("query is not set: give text or terms");
   }
   task.query.terms = index::MergeRepeatedTerms(terms);
+  TANDEM_ASSIGN_OR_RETURN(task.query.filter, RequestFilter(request, attributes));
   // k and BM25 ranges, and the engine-level term checks: the engines' own rules, so the server
   // rejects exactly what an engine would.
   TANDEM_RETURN_IF_ERROR(index::ValidateQuery(task.query));

@@ -20,6 +20,8 @@
 
 #include "absl/status/statusor.h"
 #include "index/analyzer.h"
+#include "index/attribute_index.h"
+#include "index/filter.h"
 #include "index/query.h"
 #include "scheduler/query_executor.h"
 #include "tandem/v1/search.pb.h"
@@ -59,10 +61,17 @@ inline constexpr uint64_t kResponseBytesPerHit = 192;
 // admission limits could never admit a batch the request limits accept.
 absl::Status ValidateLimits(const RequestLimits& limits);
 
-// The task's query terms are analyzed and merged (repeats summed), ready for an engine.
+// The tree of a protobuf filter, checked by index::ValidateFilter; INVALID_ARGUMENT naming the
+// problem (an empty node, nesting deeper than index::kMaxFilterDepth).
+absl::StatusOr<index::FilterNode> FilterFromProto(const tandem::v1::DocumentFilter& filter);
+
+// The task's query terms are analyzed and merged (repeats summed), ready for an engine. A filter
+// (filter_text or filter) is evaluated on `attributes` (null: the index stores none, and a filter
+// is INVALID_ARGUMENT) into the query's filter bitmap.
 absl::StatusOr<scheduler::QueryTask> ParseSearchRequest(const tandem::v1::SearchRequest& request,
                                                         const index::Analyzer& analyzer,
-                                                        const RequestLimits& limits);
+                                                        const RequestLimits& limits,
+                                                        const index::AttributeIndex* attributes = nullptr);
 
 // INVALID_ARGUMENT when the batch holds more than limits.max_batch queries, or asks for more than
 // limits.max_batch_hits hits in all (k, 10 when unset, summed over its queries).

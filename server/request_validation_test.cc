@@ -221,5 +221,103 @@ TEST_F(RequestValidationTest, BatchSize) {
   EXPECT_EQ(ValidateLimits(limits_).code(), absl::StatusCode::kInvalidArgument);
 }
 
+// An attribute index of 100 documents: label spam for docs divisible by 3, else ham; year 2000 +
+// doc % 5.
+std::unique_ptr<index::AttributeIndex> SmallAttributes() {
+  std::vector<uint32_t> label, year;
+  for (uint32_t d = 0; d < 100; ++d) {
+    label.push_back(d % 3 == 0 ? 1 : 0);
+    year.push_back(d % 5);
+  }
+  index::AttributeField l;
+  l.name = "label";
+  l.values = {"ham", "spam"};
+  l.columns = *index::BuildBitmaps(index::BitmapCodec::kPlwah, 100, label);
+  index::AttributeField y;
+  y.name = "year";
+  y.kind = index::AttributeKind::kInteger;
+  for (int64_t v = 2000; v < 2005; ++v) y.buckets.push_back({v, v});
+  y.columns = *index::BuildBitmaps(index::BitmapCodec::kPlwah, 100, year);
+  std::vector<index::AttributeField> fields;
+  fields.push_back(std::move(l));
+  fields.push_back(std::move(y));
+  return *index::AttributeIndex::Create(100, index::BitmapCodec::kPlwah, std::move(fields));
+}
+
+TEST_F(RequestValidationTest, FiltersInTextAndTreeForm) {
+  const auto attributes = SmallAttributes();
+  SearchRequest text = Text("gas");
+  text.set_filter_text("label = spam AND year >= 2003");
+  auto task = ParseSearchRequest(text, *analyzer_, limits_, attributes.get());
+  ASSERT_TRUE(task.ok()) << task.status();
+  ASSERT_NE(task->query.filter, nullptr);
+  std::vector<uint32_t> want;
+  for (uint32_t d = 0; d < 100; ++d) {
+    if (d % 3 == 0 && d % 5 >= 3) want.push_back(d);
+  }
+  EXPECT_EQ(task->query.filter->Rows(), want);
+
+  SearchRequest tree = Text("gas");
+  auto* both = tree.mutable_filter()->mutable_and_();
+  auto* label = both->add_filters()->mutable_equals();
+  label->set_field("label");
+  label->set_value("spam");
+  auto* range = both->add_filters()->mutable_range();
+  range->set_field("year");
+  range->set_min(2003);
+  auto from_tree = ParseSearchRequest(tree, *analyzer_, limits_, attributes.get());
+  ASSERT_TRUE(from_tree.ok()) << from_tree.status();
+  EXPECT_EQ(from_tree->query.filter->Rows(), want);
+
+  // NOT, IN, and a filter that allows nothing (no hits, no error).
+  SearchRequest none = Text("gas");
+  none.set_filter_text("year IN (2001, 2002) AND NOT year != 2000");
+  auto empty = ParseSearchRequest(none, *analyzer_, limits_, attributes.get());
+  ASSERT_TRUE(empty.ok()) << empty.status();
+  EXPECT_EQ(empty->query.filter->Count(), 0u);
+  // No filter: no bitmap.
+  auto plain = ParseSearchRequest(Text("gas"), *analyzer_, limits_, attributes.get());
+  ASSERT_TRUE(plain.ok());
+  EXPECT_EQ(plain->query.filter, nullptr);
+}
+
+TEST_F(RequestValidationTest, BadFiltersNameTheProblem) {
+  const auto attributes = SmallAttributes();
+  auto expect = [&](const SearchRequest& r, const std::string& message,
+                    const index::AttributeIndex* a) {
+    auto task = ParseSearchRequest(r, *analyzer_, limits_, a);
+    ASSERT_FALSE(task.ok()) << r.DebugString();
+    EXPECT_EQ(task.status().code(), absl::StatusCode::kInvalidArgument);
+    EXPECT_THAT(std::string(task.status().message()), HasSubstr(message));
+  };
+  SearchRequest r = Text("gas");
+  r.set_filter_text("colour = red");
+  expect(r, "colour", attributes.get());
+  r.set_filter_text("label = eggs");
+  expect(r, "eggs", attributes.get());
+  r.set_filter_text("label = spam AND (");
+  expect(r, "offset", attributes.get());
+  r.set_filter_text("label = spam");
+  expect(r, "stores no attributes", nullptr);
+  r.mutable_filter()->mutable_equals()->set_field("label");
+  expect(r, "not both", attributes.get());
+  SearchRequest tree = Text("gas");
+  tree.mutable_filter();  // a node with nothing set
+  expect(tree, "nothing set", attributes.get());
+  tree.mutable_filter()->mutable_or_();
+  expect(tree, "empty or", attributes.get());
+  // Nesting deeper than the limit, built without recursion.
+  SearchRequest deep = Text("gas");
+  tandem::v1::DocumentFilter* node = deep.mutable_filter();
+  for (size_t i = 0; i < index::kMaxFilterDepth + 5; ++i) node = node->mutable_not_();
+  node->mutable_equals()->set_field("label");
+  node->mutable_equals()->set_value("spam");
+  expect(deep, "nested deeper", attributes.get());
+  SearchRequest range = Text("gas");
+  range.mutable_filter()->mutable_range()->set_field("label");
+  range.mutable_filter()->mutable_range()->set_min(1);
+  expect(range, "label", attributes.get());
+}
+
 }  // namespace
 }  // namespace tandem::server

@@ -49,12 +49,13 @@ fi
 echo "corpus: $CORPUS"
 
 step "4/7 index"
-# Built once; rebuilt when it does not open (an index of an older format, a damaged one).
-if ! build/index_builder/tandem-index inspect "$DEMO/index" >/dev/null 2>&1; then
+# Built once; rebuilt when it does not open (an index of an older format, a damaged one) or stores
+# no attributes to filter on.
+if ! build/index_builder/tandem-index inspect "$DEMO/index" 2>/dev/null | grep -q '^attributes'; then
   build/index_builder/tandem-index build --quiet --format email --store-text --input "$CORPUS" \
-    --output "$DEMO/index"
+    --attributes all --output "$DEMO/index"
 fi
-build/index_builder/tandem-index inspect "$DEMO/index" | head -9
+build/index_builder/tandem-index inspect "$DEMO/index" | grep -v '^  [a-z0-9]\+ \+df ' | head -20
 
 step "5/7 start tandem-server on 127.0.0.1:$PORT (metrics on 127.0.0.1:$METRICS_PORT)"
 stop_server
@@ -79,6 +80,8 @@ echo "-- C++ CLI, OR:";     "${CLI[@]}" search --mode or --k 5 "free money offer
 echo "-- C++ CLI, AND:";    "${CLI[@]}" search --mode and --k 5 "linux kernel patch"
 echo "-- C++ CLI, AND+OR:"; "${CLI[@]}" search --mode and_or --k 5 "cheap mortgage rates refinance"
 echo "-- C++ CLI, JSON:";   "${CLI[@]}" search --json --k 2 "perl script"
+echo "-- C++ CLI, filtered: spam of 2002 only:"
+"${CLI[@]}" search --k 3 --fields subject,date --filter 'label = spam AND year = 2002' "free money offer"
 echo "-- Python client (/usr/bin/python3, Debian's grpcio):"
 /usr/bin/python3 clients/python/example.py --server "127.0.0.1:$PORT" --k 3 "python programming"
 

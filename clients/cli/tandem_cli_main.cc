@@ -48,6 +48,9 @@ ABSL_FLAG(std::string, server, "127.0.0.1:50051", "tandem-server address, host:p
 ABSL_FLAG(std::string, mode, "or", "search, batch: and, or or and_or.");
 ABSL_FLAG(int32_t, k, 10, "search, batch: hits per query (the server accepts 1..10000).");
 ABSL_FLAG(std::string, engine, "auto", "search, batch: auto, cpu or gpu.");
+ABSL_FLAG(std::string, filter, "",
+          "search, batch: keep only the documents whose attributes pass this filter, e.g. "
+          "'label = spam AND year >= 2002' (the index's fields: tandem-index inspect).");
 ABSL_FLAG(std::string, bm25_k1, "", "search, batch: BM25 k1 (server default when empty).");
 ABSL_FLAG(std::string, bm25_b, "", "search, batch: BM25 b (server default when empty).");
 ABSL_FLAG(bool, json, false, "Print JSON (one document per line) instead of tables.");
@@ -119,6 +122,7 @@ absl::StatusOr<tandem::v1::SearchRequest> RequestTemplate() {
   for (const std::string& field : absl::GetFlag(FLAGS_fields)) {
     if (!field.empty()) request.add_fields(field);
   }
+  request.set_filter_text(absl::GetFlag(FLAGS_filter));  // the server parses it and names errors
   const int32_t snippet = absl::GetFlag(FLAGS_snippet);
   if (snippet < 0) return absl::InvalidArgumentError("--snippet must be >= 0");
   request.set_snippet_bytes(static_cast<uint32_t>(snippet));

@@ -123,6 +123,7 @@ absl::StatusOr<std::vector<index::Hit>> ScoreSurvivors(const std::vector<DeviceT
   TANDEM_ASSIGN_OR_RETURN(uint64_t * keys, qc.arena.Take<uint64_t>(c.n));
   TANDEM_RETURN_IF_ERROR(
       ScoreIntoKeys(c.cand, c.n, score_terms, tables.norms, keys, qc.arena, qc.stream));
+  TANDEM_RETURN_IF_ERROR(MaskKeys(keys, c.cand, c.n, tables.filter, qc.stream));
   qc.timer.Mark(GpuStage::kScore);
   uint64_t scored = 0;
   absl::StatusOr<std::vector<DeviceHit>> hits =

@@ -9,6 +9,7 @@
 
 #include <algorithm>
 #include <chrono>
+#include <list>
 #include <mutex>
 #include <utility>
 #include <vector>
@@ -61,8 +62,61 @@ unsigned DeviceFlags(GpuHostWait wait) {
 
 }  // namespace
 
+// Filters expanded to bits on the device, kept for the next query with the same filter bitmap
+// (the server hands out one bitmap per distinct filter): least recently used out past kEntries.
+class FilterBitsCache {
+ public:
+  static constexpr size_t kEntries = 16;
+  using Bits = std::shared_ptr<const DeviceBuffer<uint32_t>>;
+
+  // The bits of `filter`, expanded on `stream` (and waited for) when not cached.
+  absl::StatusOr<Bits> Get(const std::shared_ptr<const index::Bitmap>& filter, uint32_t num_docs,
+                           ScratchArena& arena, cudaStream_t stream) {
+    {
+      std::lock_guard<std::mutex> lock(mu_);
+      for (auto it = entries_.begin(); it != entries_.end(); ++it) {
+        if (it->filter.lock() == filter) {
+          entries_.splice(entries_.begin(), entries_, it);
+          return entries_.front().bits;
+        }
+      }
+    }
+    const std::vector<uint32_t>& words = filter->words();
+    TANDEM_ASSIGN_OR_RETURN(DeviceBuffer<uint32_t> bits, DeviceBuffer<uint32_t>::Allocate(
+                                                             (uint64_t{num_docs} + 31) / 32));
+    const size_t mark = arena.mark();
+    TANDEM_ASSIGN_OR_RETURN(uint32_t * device_words,
+                            arena.Take<uint32_t>(std::max<size_t>(words.size(), 1)));
+    if (!words.empty()) {
+      TANDEM_CUDA_RETURN_IF_ERROR(cudaMemcpyAsync(device_words, words.data(),
+                                                  words.size() * sizeof(uint32_t),
+                                                  cudaMemcpyHostToDevice, stream));
+    }
+    TANDEM_RETURN_IF_ERROR(ExpandBitmap(device_words, static_cast<uint32_t>(words.size()),
+                                        filter->codec() == index::BitmapCodec::kPlwah, num_docs,
+                                        bits.data(), arena, stream));
+    // Other queries' streams read the bits once cached: they must be complete first.
+    TANDEM_CUDA_RETURN_IF_ERROR(cudaStreamSynchronize(stream));
+    arena.Rollback(mark);
+    auto shared = std::make_shared<const DeviceBuffer<uint32_t>>(std::move(bits));
+    std::lock_guard<std::mutex> lock(mu_);
+    entries_.push_front({filter, shared});
+    while (entries_.size() > kEntries) entries_.pop_back();  // queries still using one hold it
+    return shared;
+  }
+
+ private:
+  struct Entry {
+    std::weak_ptr<const index::Bitmap> filter;
+    Bits bits;
+  };
+  std::mutex mu_;
+  std::list<Entry> entries_;  // most recently used first
+};
+
 struct GpuEngine::Impl {
   const index::Index& index;
+  FilterBitsCache filters;
   GpuEngineOptions options;
   DeviceInfo info;
   DeviceBuffer<uint32_t> doc_lengths;        // num_docs
@@ -117,7 +171,7 @@ absl::StatusOr<std::unique_ptr<GpuEngine>> GpuEngine::Create(const index::Index&
   const uint32_t num_docs = index.num_docs();
   const uint64_t scratch = options.scratch_bytes != 0
                                ? options.scratch_bytes
-                               : (64 + 8 * kDefaultAndTerms) * uint64_t{num_docs} + (64u << 20);
+                               : (66 + 8 * kDefaultAndTerms) * uint64_t{num_docs} + (64u << 20);  // 2: a filter
   TANDEM_ASSIGN_OR_RETURN(
       impl->contexts,
       QueryContextPool::Create({.contexts = options.num_contexts, .scratch_bytes = scratch}));
@@ -172,20 +226,11 @@ absl::StatusOr<std::unique_ptr<GpuEngine>> GpuEngine::Create(const index::Index&
   return std::unique_ptr<GpuEngine>(new GpuEngine(std::move(impl)));
 }
 
-namespace {
-// Filters are applied by the CPU engine; the hybrid executor sends filtered queries there.
-absl::Status RefuseFilter(const Query& query) {
-  if (query.filter == nullptr) return absl::OkStatus();
-  return absl::UnimplementedError(
-      "the GPU engine does not apply filters; filtered queries run on the CPU engine (engine "
-      "auto or cpu)");
-}
-}  // namespace
 
 absl::StatusOr<SearchResult> GpuEngine::Search(const Query& query,
                                                const SearchContext& context) const {
   TANDEM_RETURN_IF_ERROR(index::ValidateQuery(query));
-  TANDEM_RETURN_IF_ERROR(RefuseFilter(query));
+  TANDEM_RETURN_IF_ERROR(index::ValidateQueryFilter(query, impl_->index.num_docs()));
   TANDEM_RETURN_IF_ERROR(context.Check());
   const index::Index& index = impl_->index;
   const index::ResolvedQuery resolved = index::ResolveQuery(index, query);
@@ -223,6 +268,14 @@ absl::StatusOr<SearchResult> GpuEngine::Search(const Query& query,
                                            query.bm25.k1, query.bm25.b, index.avg_doc_length(),
                                            computed, qc.stream));
     tables.norms = computed;
+    qc.timer.Mark(GpuStage::kScore);
+  }
+  // The filter's bitmap, copied compressed and expanded to bits on the device at its first use.
+  FilterBitsCache::Bits filter_bits;  // held until the query is done
+  if (query.filter != nullptr) {
+    TANDEM_ASSIGN_OR_RETURN(filter_bits, impl_->filters.Get(query.filter, index.num_docs(),
+                                                            qc.arena, qc.stream));
+    tables.filter = filter_bits->data();
     qc.timer.Mark(GpuStage::kScore);
   }
 
@@ -268,7 +321,7 @@ std::vector<absl::StatusOr<SearchResult>> GpuEngine::SearchBatch(
   std::vector<size_t> batchable;  // run in batches
   for (size_t i = 0; i < n; ++i) {
     absl::Status valid = index::ValidateQuery(queries[i]);
-    if (valid.ok()) valid = RefuseFilter(queries[i]);
+    if (valid.ok()) valid = index::ValidateQueryFilter(queries[i], index.num_docs());
     if (!valid.ok()) {
       results[i] = valid;
       continue;
@@ -282,7 +335,7 @@ std::vector<absl::StatusOr<SearchResult>> GpuEngine::SearchBatch(
     answers[i].stats.executed_mode = rq.initial_executed_mode();
     if (rq.empty() || (rq.mode == QueryMode::kAnd && !rq.runs_and())) {
       results[i] = answers[i];  // no terms, or an AND with an absent term: nothing matches
-    } else if (FitsBatch(rq)) {
+    } else if (FitsBatch(rq) && queries[i].filter == nullptr) {  // filters run alone
       batchable.push_back(i);
     } else {
       alone.push_back(i);

@@ -138,6 +138,72 @@ TEST_P(GpuEngineTest, MatchesCpuEngine) {
   EXPECT_EQ(stats.evictions, 0u);
 }
 
+// Filtered queries (filters of every density, in both bitmap codecs, expanded on the device) give
+// the CPU engine's hits and scores, on the per-query path and through SearchBatch, with either
+// top-k method.
+TEST_P(GpuEngineTest, FilteredQueriesMatchCpuEngine) {
+  const uint32_t n = index_->num_docs();
+  std::mt19937_64 rng(17);
+  std::vector<std::shared_ptr<const index::Bitmap>> filters;
+  for (double density : {0.0, 0.01, 0.1, 0.5, 0.97, 1.0}) {
+    std::vector<uint32_t> rows;
+    for (uint32_t d = 0; d < n; ++d) {
+      if (double(rng() % 10000) < density * 10000) rows.push_back(d);
+    }
+    const auto codec = filters.size() % 2 == 0 ? index::BitmapCodec::kPlwah : index::BitmapCodec::kWah;
+    filters.push_back(std::make_shared<index::Bitmap>(*index::FromRows(codec, n, rows)));
+  }
+  std::vector<uint32_t> runs;
+  for (uint32_t d = 0; d < n; ++d) {
+    if ((d / 500) % 2 == 1 || d % 97 == 0) runs.push_back(d);
+  }
+  filters.push_back(
+      std::make_shared<index::Bitmap>(*index::FromRows(index::BitmapCodec::kPlwah, n, runs)));
+  const std::vector<Query> queries = RandomQueries(vocabulary_, 20, 29);
+  for (TopKMethod method : {TopKMethod::kRadixSort, TopKMethod::kMultiLevelHeap}) {
+    GpuEngineOptions options{.cache_bytes = 256u << 20, .num_contexts = 2};
+    options.tuning.top_k = method;
+    std::unique_ptr<GpuEngine> gpu = MakeGpu(options);
+    ASSERT_NE(gpu, nullptr);
+    int inexact = 0;
+    for (size_t f = 0; f < filters.size(); ++f) {
+      std::vector<Query> batch;
+      for (size_t i = 0; i < queries.size(); ++i) {
+        for (QueryMode mode : kModes) {
+          for (uint32_t k : {1u, 10u, 1000u}) {
+            Query q = queries[i];
+            q.mode = mode;
+            q.k = k;
+            q.filter = filters[f];
+            auto c = cpu_->Search(q, {});
+            auto g = gpu->Search(q, {});
+            ASSERT_TRUE(c.ok()) << c.status();
+            ASSERT_TRUE(g.ok()) << g.status();
+            ExpectSameHits(*c, *g,
+                           "filter " + std::to_string(f) + " query " + std::to_string(i) + " k " +
+                               std::to_string(k) + " " + std::string(index::QueryModeName(mode)),
+                           &inexact);
+            batch.push_back(q);
+          }
+        }
+      }
+      const auto answers = gpu->SearchBatch(batch, {index::SearchContext{}});
+      ASSERT_EQ(answers.size(), batch.size());
+      for (size_t i = 0; i < batch.size(); ++i) {
+        ASSERT_TRUE(answers[i].ok()) << answers[i].status();
+        ExpectSameHits(*cpu_->Search(batch[i], {}), *answers[i],
+                       "batch filter " + std::to_string(f) + " query " + std::to_string(i),
+                       &inexact);
+      }
+    }
+    EXPECT_EQ(inexact, 0);
+  }
+  Query q = queries[0];
+  q.filter = std::make_shared<index::Bitmap>(index::AllRows(index::BitmapCodec::kWah, n + 1));
+  std::unique_ptr<GpuEngine> gpu = MakeGpu({.cache_bytes = 256u << 20, .num_contexts = 1});
+  EXPECT_EQ(gpu->Search(q, {}).status().code(), absl::StatusCode::kInvalidArgument);
+}
+
 // The default (kAuto) picks the heap for small k and the sort for large k; each method alone must
 // also answer every k.
 TEST_P(GpuEngineTest, EachTopKMethodMatchesCpuEngine) {

@@ -74,13 +74,14 @@ using TopKOfKeys = absl::StatusOr<std::vector<DeviceHit>> (*)(uint64_t*, uint32_
 absl::StatusOr<std::vector<DeviceHit>> TopKOfScores(TopKOfKeys top_k, const float* scores,
                                                     const uint32_t* docs, uint32_t n, uint32_t k,
                                                     uint64_t* host_keys, uint64_t* num_scored,
-                                                    ScratchArena& arena, cudaStream_t stream) {
+                                                    ScratchArena& arena, cudaStream_t stream,
+                                                    const uint32_t* filter) {
   TANDEM_RETURN_IF_ERROR(CheckStream(stream));
   *num_scored = 0;
   if (n == 0 || k == 0) return std::vector<DeviceHit>();
   const size_t mark = arena.mark();
   TANDEM_ASSIGN_OR_RETURN(uint64_t * keys, arena.Take<uint64_t>(n));
-  kernels::BuildKeysKernel<<<Grid(n), kQueryThreads, 0, stream>>>(scores, docs, n, keys);
+  kernels::BuildKeysKernel<<<Grid(n), kQueryThreads, 0, stream>>>(scores, docs, n, filter, keys);
   TANDEM_CUDA_RETURN_IF_ERROR(cudaGetLastError());
   absl::StatusOr<std::vector<DeviceHit>> hits =
       top_k(keys, n, k, host_keys, num_scored, arena, stream);
@@ -89,6 +90,41 @@ absl::StatusOr<std::vector<DeviceHit>> TopKOfScores(TopKOfKeys top_k, const floa
 }
 
 }  // namespace
+
+absl::Status ExpandBitmap(const uint32_t* words, uint32_t num_words, bool plwah,
+                          uint32_t num_rows, uint32_t* bits, ScratchArena& arena,
+                          cudaStream_t stream) {
+  TANDEM_RETURN_IF_ERROR(CheckStream(stream));
+  const uint32_t num_bit_words = static_cast<uint32_t>((uint64_t{num_rows} + 31) / 32);
+  if (num_words == 0) {
+    TANDEM_CUDA_RETURN_IF_ERROR(
+        cudaMemsetAsync(bits, 0, sizeof(uint32_t) * num_bit_words, stream));
+    return absl::OkStatus();
+  }
+  const size_t mark = arena.mark();
+  TANDEM_ASSIGN_OR_RETURN(uint32_t * chunks, arena.Take<uint32_t>(num_words));
+  TANDEM_ASSIGN_OR_RETURN(uint32_t * starts, arena.Take<uint32_t>(num_words));
+  kernels::BitmapWordChunksKernel<<<Grid(num_words), kQueryThreads, 0, stream>>>(
+      words, num_words, plwah, chunks);
+  TANDEM_CUDA_RETURN_IF_ERROR(cudaGetLastError());
+  TANDEM_RETURN_IF_ERROR(ExclusiveSum(chunks, starts, num_words, arena, stream));
+  if (num_bit_words > 0) {
+    kernels::ExpandBitmapKernel<<<Grid(num_bit_words), kQueryThreads, 0, stream>>>(
+        words, starts, num_words, plwah, num_bit_words, bits);
+    TANDEM_CUDA_RETURN_IF_ERROR(cudaGetLastError());
+  }
+  arena.Rollback(mark);  // stream order keeps them alive until the kernels have run
+  return absl::OkStatus();
+}
+
+absl::Status MaskKeys(uint64_t* keys, const uint32_t* docs, uint32_t n, const uint32_t* filter,
+                      cudaStream_t stream) {
+  TANDEM_RETURN_IF_ERROR(CheckStream(stream));
+  if (n == 0 || filter == nullptr) return absl::OkStatus();
+  kernels::MaskKeysKernel<<<Grid(n), kQueryThreads, 0, stream>>>(docs, n, filter, keys);
+  TANDEM_CUDA_RETURN_IF_ERROR(cudaGetLastError());
+  return absl::OkStatus();
+}
 
 absl::Status ComputeDocNorms(const uint32_t* lengths, uint32_t num_docs, float k1, float b,
                              float avgdl, float* norms, cudaStream_t stream) {
@@ -314,8 +350,9 @@ absl::Status ScoreIntoKeys(const uint32_t* docs, uint32_t n, const std::vector<A
 absl::StatusOr<std::vector<DeviceHit>> TopKRadix(const float* scores, const uint32_t* docs,
                                                  uint32_t n, uint32_t k, uint64_t* host_keys,
                                                  uint64_t* num_scored, ScratchArena& arena,
-                                                 cudaStream_t stream) {
-  return TopKOfScores(TopKRadixKeys, scores, docs, n, k, host_keys, num_scored, arena, stream);
+                                                 cudaStream_t stream, const uint32_t* filter) {
+  return TopKOfScores(TopKRadixKeys, scores, docs, n, k, host_keys, num_scored, arena, stream,
+                      filter);
 }
 
 absl::StatusOr<std::vector<DeviceHit>> TopKRadixKeys(uint64_t* keys, uint32_t n, uint32_t k,
@@ -362,8 +399,9 @@ absl::StatusOr<std::vector<DeviceHit>> TopKRadixKeys(uint64_t* keys, uint32_t n,
 absl::StatusOr<std::vector<DeviceHit>> TopKHeap(const float* scores, const uint32_t* docs,
                                                 uint32_t n, uint32_t k, uint64_t* host_keys,
                                                 uint64_t* num_scored, ScratchArena& arena,
-                                                cudaStream_t stream) {
-  return TopKOfScores(TopKHeapKeys, scores, docs, n, k, host_keys, num_scored, arena, stream);
+                                                cudaStream_t stream, const uint32_t* filter) {
+  return TopKOfScores(TopKHeapKeys, scores, docs, n, k, host_keys, num_scored, arena, stream,
+                      filter);
 }
 
 absl::StatusOr<std::vector<DeviceHit>> TopKHeapKeys(uint64_t* keys, uint32_t n, uint32_t k,

@@ -135,6 +135,19 @@ absl::Status ScoreIntoKeys(const uint32_t* docs, uint32_t n, const std::vector<A
                            const float* norms, uint64_t* keys, ScratchArena& arena,
                            cudaStream_t stream);
 
+// The dense bits (bit d % 32 of bits[d / 32]) of a WAH or PLWAH bitmap of num_rows rows whose
+// canonical words (index/bitmap.h) are in device memory: every 32-bit word of bits is computed by
+// its own thread from the one or two chunks it overlaps, found by a binary search in the scanned
+// chunk counts of the words. `bits` holds ceil(num_rows / 32) words.
+absl::Status ExpandBitmap(const uint32_t* words, uint32_t num_words, bool plwah,
+                          uint32_t num_rows, uint32_t* bits, ScratchArena& arena,
+                          cudaStream_t stream);
+
+// The empty key for each survivor docs[i] that `filter` (bit d of word d / 32) does not allow; a
+// null filter allows all.
+absl::Status MaskKeys(uint64_t* keys, const uint32_t* docs, uint32_t n, const uint32_t* filter,
+                      cudaStream_t stream);
+
 // A top-k hit as the device hands it back.
 struct DeviceHit {
   uint32_t docid;
@@ -146,10 +159,12 @@ struct DeviceHit {
 // score bits, docID). `host_keys` is pinned host memory for k + 1 words (TopKHostWords).
 // Synchronizes the stream. *num_scored receives how many entries had a score.
 inline constexpr uint64_t TopKHostWords(uint32_t k) { return uint64_t{k} + 1; }
+// `filter` (bit d of word d / 32; null: all): only the documents it allows are ranked.
 absl::StatusOr<std::vector<DeviceHit>> TopKRadix(const float* scores, const uint32_t* docs,
                                                  uint32_t n, uint32_t k, uint64_t* host_keys,
                                                  uint64_t* num_scored, ScratchArena& arena,
-                                                 cudaStream_t stream);
+                                                 cudaStream_t stream,
+                                                 const uint32_t* filter = nullptr);
 
 // The same k hits by the multi-level max-heap of section 8 (groups of 512, as many levels as the
 // count needs: 2 up to 262,144 entries, 3 up to 134 million) instead of a sort. Synchronizes once
@@ -157,7 +172,8 @@ absl::StatusOr<std::vector<DeviceHit>> TopKRadix(const float* scores, const uint
 absl::StatusOr<std::vector<DeviceHit>> TopKHeap(const float* scores, const uint32_t* docs,
                                                 uint32_t n, uint32_t k, uint64_t* host_keys,
                                                 uint64_t* num_scored, ScratchArena& arena,
-                                                cudaStream_t stream);
+                                                cudaStream_t stream,
+                                                const uint32_t* filter = nullptr);
 
 // The same two on keys already built (ScoreIntoKeys); keys[0..n) are used as scratch.
 absl::StatusOr<std::vector<DeviceHit>> TopKRadixKeys(uint64_t* keys, uint32_t n, uint32_t k,

@@ -41,6 +41,8 @@ struct DocumentTables {
   const float* norms = nullptr;    // BM25 length norm per document, for the query's parameters
   const uint32_t* iota = nullptr;  // 0, 1, ..., num_docs - 1: posting positions
   uint32_t num_docs = 0;
+  // The query's filter as bits (bit d of word d / 32: document d allowed); null: no filter.
+  const uint32_t* filter = nullptr;
 };
 
 // `terms` in query-term order: scores are summed in that order, as on the CPU.

@@ -387,6 +387,81 @@ Bitmap Not(BitmapView a) {
   return Bitmap(a.codec(), a.num_rows(), std::move(words));
 }
 
+Bitmap FromDense(BitmapCodec codec, uint32_t num_rows, std::span<const uint64_t> bits) {
+  std::vector<uint32_t> words;
+  BitmapWriter writer(codec, &words);
+  const uint64_t num_chunks = NumChunks(num_rows);
+  for (uint64_t c = 0; c < num_chunks; ++c) {
+    const uint64_t pos = c * bw::kRowsPerChunk;
+    const uint64_t w = pos / 64, o = pos % 64;
+    // Whole zero 64-bit words: skip the chunks they hold at once.
+    if (o == 0 && bits[w] == 0) {
+      uint64_t end = w;
+      while (end < bits.size() && bits[end] == 0) ++end;
+      const uint64_t next = std::min(num_chunks, (end * 64) / bw::kRowsPerChunk);
+      if (next > c + 1) {
+        writer.AppendFill(false, next - c);
+        c = next - 1;
+        continue;
+      }
+    }
+    uint64_t payload = bits[w] >> o;
+    if (o > 64 - bw::kRowsPerChunk && w + 1 < bits.size()) payload |= bits[w + 1] << (64 - o);
+    uint32_t chunk = uint32_t(payload) & bw::kPayloadMask;
+    if (c == num_chunks - 1) chunk &= LastChunkMask(num_rows);
+    writer.AppendChunk(chunk);
+  }
+  writer.Finish();
+  return Bitmap(codec, num_rows, std::move(words));
+}
+
+absl::StatusOr<Bitmap> OrMany(std::span<const BitmapView> bitmaps) {
+  if (bitmaps.empty()) return absl::InvalidArgumentError("OrMany of no bitmaps");
+  uint64_t words = 0;
+  for (const BitmapView& b : bitmaps) {
+    if (auto status = CheckCompatible(bitmaps[0], b); !status.ok()) return status;
+    words += b.words().size();
+  }
+  const BitmapCodec codec = bitmaps[0].codec();
+  const uint32_t num_rows = bitmaps[0].num_rows();
+  if (bitmaps.size() == 1) {
+    return Bitmap(codec, num_rows,
+                  std::vector<uint32_t>(bitmaps[0].words().begin(), bitmaps[0].words().end()));
+  }
+  // Dense when the inputs hold more than a sixteenth of a word per chunk: the tree would pass
+  // over its growing partial unions about log2(count) times.
+  if (bitmaps.size() > 2 && words * 16 > NumChunks(num_rows)) {
+    std::vector<uint64_t> bits((uint64_t{num_rows} + 63) / 64);
+    for (const BitmapView& b : bitmaps) b.ToDense(bits);
+    return FromDense(codec, num_rows, bits);
+  }
+  std::vector<Bitmap> level;
+  for (size_t i = 0; i < bitmaps.size(); i += 2) {
+    if (i + 1 == bitmaps.size()) {
+      level.push_back(Bitmap(codec, num_rows, std::vector<uint32_t>(bitmaps[i].words().begin(),
+                                                                     bitmaps[i].words().end())));
+    } else {
+      absl::StatusOr<Bitmap> merged = Or(bitmaps[i], bitmaps[i + 1]);
+      if (!merged.ok()) return merged.status();
+      level.push_back(*std::move(merged));
+    }
+  }
+  while (level.size() > 1) {
+    std::vector<Bitmap> next;
+    for (size_t i = 0; i < level.size(); i += 2) {
+      if (i + 1 == level.size()) {
+        next.push_back(std::move(level[i]));
+      } else {
+        absl::StatusOr<Bitmap> merged = Or(level[i], level[i + 1]);
+        if (!merged.ok()) return merged.status();
+        next.push_back(*std::move(merged));
+      }
+    }
+    level = std::move(next);
+  }
+  return std::move(level[0]);
+}
+
 Bitmap AllRows(BitmapCodec codec, uint32_t num_rows) {
   return Not(BitmapView(codec, num_rows, {}));
 }

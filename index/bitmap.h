@@ -167,6 +167,13 @@ absl::StatusOr<BitmapColumns> BuildBitmaps(BitmapCodec codec, uint32_t num_rows,
 absl::StatusOr<Bitmap> And(BitmapView a, BitmapView b);
 absl::StatusOr<Bitmap> Or(BitmapView a, BitmapView b);
 absl::StatusOr<Bitmap> AndNot(BitmapView a, BitmapView b);  // a AND NOT b
+// The union of many bitmaps (at least one; same codec and num_rows, checked). When they are
+// large next to the rows they cover, they are ORed into one dense bit array and compressed back
+// (linear in their words and the rows); otherwise ORed pairwise as a balanced tree.
+absl::StatusOr<Bitmap> OrMany(std::span<const BitmapView> bitmaps);
+// The canonical bitmap of dense bits (bit r of bits[r / 64] for r < num_rows; bits past num_rows
+// are ignored).
+Bitmap FromDense(BitmapCodec codec, uint32_t num_rows, std::span<const uint64_t> bits);
 // The rows [0, num_rows) not in a.
 Bitmap Not(BitmapView a);
 // All rows, and none.

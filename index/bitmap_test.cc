@@ -199,6 +199,31 @@ TEST(BitmapTest, GapsLongerThanOneFillWord) {
   }
 }
 
+TEST(BitmapTest, OrManyAndFromDense) {
+  std::mt19937_64 rng(13);
+  for (BitmapCodec codec : kCodecs) {
+    for (uint32_t num_rows : {1u, 31u, 64u, 100u, 5000u, 70000u}) {
+      for (size_t count : {1u, 2u, 3u, 9u, 40u}) {
+        std::vector<Bitmap> bitmaps;
+        std::set<uint32_t> all;
+        for (size_t i = 0; i < count; ++i) {
+          const auto rows = RandomRows(rng, num_rows, int(rng() % 6));
+          all.insert(rows.begin(), rows.end());
+          bitmaps.push_back(Make(codec, num_rows, rows));
+        }
+        std::vector<BitmapView> views(bitmaps.begin(), bitmaps.end());
+        auto merged = OrMany(views);
+        ASSERT_TRUE(merged.ok()) << merged.status();
+        ExpectBitmap(*merged, std::vector<uint32_t>(all.begin(), all.end()), "or many");
+      }
+    }
+  }
+  EXPECT_FALSE(OrMany({}).ok());
+  const Bitmap a = Make(BitmapCodec::kWah, 10, {1}), b = Make(BitmapCodec::kWah, 11, {1});
+  std::vector<BitmapView> mixed = {a, b, a};
+  EXPECT_THAT(OrMany(mixed).status().message(), HasSubstr("different lengths"));
+}
+
 TEST(BitmapTest, CursorFindsEachNextRow) {
   std::mt19937_64 rng(3);
   for (BitmapCodec codec : kCodecs) {

@@ -223,31 +223,12 @@ absl::StatusOr<Bound> Bind(const FilterNode& node, const AttributeIndex& attribu
   return bound;
 }
 
-Bitmap Copy(BitmapView view) {
-  return Bitmap(view.codec(), view.num_rows(),
-                std::vector<uint32_t>(view.words().begin(), view.words().end()));
-}
-
 bool IsEmpty(BitmapView view) { return view.words().empty(); }  // the canonical empty bitmap
 
-// The OR of many bitmaps, pairwise so that each input is merged about log2(n) times.
+// The OR of a field's entries (OrMany: dense when they are large, else a pairwise tree).
 absl::StatusOr<Bitmap> OrAll(std::vector<BitmapView> views, const AttributeIndex& attributes) {
   if (views.empty()) return NoRows(attributes.codec(), attributes.num_docs());
-  if (views.size() == 1) return Copy(views[0]);
-  std::vector<Bitmap> level;
-  while (true) {
-    std::vector<Bitmap> next;
-    for (size_t i = 0; i < views.size(); i += 2) {
-      if (i + 1 == views.size()) {
-        next.push_back(Copy(views[i]));
-      } else {
-        TANDEM_ASSIGN_OR_RETURN(next.emplace_back(), Or(views[i], views[i + 1]));
-      }
-    }
-    level = std::move(next);
-    if (level.size() == 1) return std::move(level[0]);
-    views.assign(level.begin(), level.end());
-  }
+  return OrMany(views);
 }
 
 absl::StatusOr<Bitmap> Evaluate(const Bound& node, const AttributeIndex& attributes) {

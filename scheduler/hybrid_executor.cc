@@ -98,10 +98,8 @@ absl::Status HybridQueryExecutor::Submit(QueryJob job) {
     item.arrival = pending->submitted;
     item.deadline = pending->schedule_deadline;
     item.expires = pending->job.deadline;
-    if (gpu_ == nullptr || task.engine == EnginePreference::kCpu ||
-        (task.query.filter != nullptr && task.engine == EnginePreference::kAuto)) {
-      // Without a GPU, a kGpu request is refused on a CPU worker; filters are the CPU engine's.
-      item.pinned = Processor::kCpu;
+    if (gpu_ == nullptr || task.engine == EnginePreference::kCpu) {
+      item.pinned = Processor::kCpu;  // without a GPU, a kGpu request is refused on a CPU worker
     } else if (task.engine == EnginePreference::kGpu) {
       item.pinned = Processor::kGpu;
     }

@@ -139,7 +139,7 @@ absl::Status QueryDispatcher::Dispatch(absl::Span<const SearchRequest* const> re
   std::vector<std::pair<size_t, absl::Status>> invalid;
   for (size_t i = 0; i < requests.size(); ++i) {
     absl::StatusOr<scheduler::QueryTask> task =
-        ParseSearchRequest(*requests[i], index_.analyzer(), limits_, index_.attributes());
+        ParseSearchRequest(*requests[i], index_.analyzer(), limits_, &filters_);
     if (!task.ok()) {
       invalid.emplace_back(i, std::move(task).status());
       continue;

@@ -102,6 +102,7 @@ class QueryDispatcher {
   void ReleaseInFlight(int64_t queries, uint64_t bytes);
 
   const index::Index& index_;
+  FilterCache filters_{index_.attributes()};  // after index_, which it reads
   scheduler::QueryExecutor& executor_;
   QueryMetrics& metrics_;
   const RequestLimits limits_;

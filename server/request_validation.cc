@@ -159,8 +159,8 @@ absl::StatusOr<index::FilterNode> FilterFromProtoAt(const tandem::v1::DocumentFi
 }
 
 // The request's filter as the bitmap of the documents it allows; null without a filter.
-absl::StatusOr<std::shared_ptr<const index::Bitmap>> RequestFilter(
-    const SearchRequest& request, const index::AttributeIndex* attributes) {
+absl::StatusOr<std::shared_ptr<const index::Bitmap>> RequestFilter(const SearchRequest& request,
+                                                                   FilterCache* filters) {
   const bool has_text = !request.filter_text().empty();
   if (!has_text && !request.has_filter()) return nullptr;
   if (has_text && request.has_filter()) {
@@ -172,13 +172,12 @@ absl::StatusOr<std::shared_ptr<const index::Bitmap>> RequestFilter(
   } else {
     TANDEM_ASSIGN_OR_RETURN(node, FilterFromProto(request.filter()));
   }
-  if (attributes == nullptr) {
+  if (filters == nullptr) {
     return absl::InvalidArgumentError(
         "filter: this index stores no attributes (build it with tandem-index build "
         "--attributes)");
   }
-  TANDEM_ASSIGN_OR_RETURN(index::Bitmap docs, index::EvaluateFilter(node, *attributes));
-  return std::make_shared<const index::Bitmap>(std::move(docs));
+  return filters->Evaluate(node);
 }
 
 }  // namespace
@@ -193,7 +192,7 @@ absl::StatusOr<index::FilterNode> FilterFromProto(const tandem::v1::DocumentFilt
 absl::StatusOr<scheduler::QueryTask> ParseSearchRequest(const SearchRequest& request,
                                                         const index::Analyzer& analyzer,
                                                         const RequestLimits& limits,
-                                                        const index::AttributeIndex* attributes) {
+                                                        FilterCache* filters) {
   scheduler::QueryTask task;
   if (request.request_id().size() > kMaxRequestIdBytes) {
     return absl::InvalidArgumentError(absl::StrFormat(
@@ -239,7 +238,7 @@ absl::StatusOr<scheduler::QueryTask> ParseSearchRequest(const SearchRequest& req
       return absl::InvalidArgumentError("query is not set: give text or terms");
   }
   task.query.terms = index::MergeRepeatedTerms(terms);
-  TANDEM_ASSIGN_OR_RETURN(task.query.filter, RequestFilter(request, attributes));
+  TANDEM_ASSIGN_OR_RETURN(task.query.filter, RequestFilter(request, filters));
   // k and BM25 ranges, and the engine-level term checks: the engines' own rules, so the server
   // rejects exactly what an engine would.
   TANDEM_RETURN_IF_ERROR(index::ValidateQuery(task.query));

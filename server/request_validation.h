@@ -22,6 +22,7 @@
 #include "index/analyzer.h"
 #include "index/attribute_index.h"
 #include "index/filter.h"
+#include "server/filter_cache.h"
 #include "index/query.h"
 #include "scheduler/query_executor.h"
 #include "tandem/v1/search.pb.h"
@@ -66,12 +67,12 @@ absl::Status ValidateLimits(const RequestLimits& limits);
 absl::StatusOr<index::FilterNode> FilterFromProto(const tandem::v1::DocumentFilter& filter);
 
 // The task's query terms are analyzed and merged (repeats summed), ready for an engine. A filter
-// (filter_text or filter) is evaluated on `attributes` (null: the index stores none, and a filter
-// is INVALID_ARGUMENT) into the query's filter bitmap.
+// (filter_text or filter) is evaluated through `filters` (null, or over an index that stores no
+// attributes: a filter is INVALID_ARGUMENT) into the query's filter bitmap.
 absl::StatusOr<scheduler::QueryTask> ParseSearchRequest(const tandem::v1::SearchRequest& request,
                                                         const index::Analyzer& analyzer,
                                                         const RequestLimits& limits,
-                                                        const index::AttributeIndex* attributes = nullptr);
+                                                        FilterCache* filters = nullptr);
 
 // INVALID_ARGUMENT when the batch holds more than limits.max_batch queries, or asks for more than
 // limits.max_batch_hits hits in all (k, 10 when unset, summed over its queries).

@@ -246,9 +246,10 @@ std::unique_ptr<index::AttributeIndex> SmallAttributes() {
 
 TEST_F(RequestValidationTest, FiltersInTextAndTreeForm) {
   const auto attributes = SmallAttributes();
+  FilterCache filters(attributes.get());
   SearchRequest text = Text("gas");
   text.set_filter_text("label = spam AND year >= 2003");
-  auto task = ParseSearchRequest(text, *analyzer_, limits_, attributes.get());
+  auto task = ParseSearchRequest(text, *analyzer_, limits_, &filters);
   ASSERT_TRUE(task.ok()) << task.status();
   ASSERT_NE(task->query.filter, nullptr);
   std::vector<uint32_t> want;
@@ -265,58 +266,67 @@ TEST_F(RequestValidationTest, FiltersInTextAndTreeForm) {
   auto* range = both->add_filters()->mutable_range();
   range->set_field("year");
   range->set_min(2003);
-  auto from_tree = ParseSearchRequest(tree, *analyzer_, limits_, attributes.get());
+  auto from_tree = ParseSearchRequest(tree, *analyzer_, limits_, &filters);
   ASSERT_TRUE(from_tree.ok()) << from_tree.status();
   EXPECT_EQ(from_tree->query.filter->Rows(), want);
 
   // NOT, IN, and a filter that allows nothing (no hits, no error).
   SearchRequest none = Text("gas");
   none.set_filter_text("year IN (2001, 2002) AND NOT year != 2000");
-  auto empty = ParseSearchRequest(none, *analyzer_, limits_, attributes.get());
+  auto empty = ParseSearchRequest(none, *analyzer_, limits_, &filters);
   ASSERT_TRUE(empty.ok()) << empty.status();
   EXPECT_EQ(empty->query.filter->Count(), 0u);
+  // The same filter again, as text or tree: the same bitmap, from the cache.
+  SearchRequest again = Text("money");
+  again.set_filter_text("label=spam and year>=2003");
+  auto cached = ParseSearchRequest(again, *analyzer_, limits_, &filters);
+  ASSERT_TRUE(cached.ok());
+  EXPECT_EQ(cached->query.filter, task->query.filter);
+  EXPECT_EQ(from_tree->query.filter, task->query.filter);
+  EXPECT_GE(filters.hits(), 2u);
   // No filter: no bitmap.
-  auto plain = ParseSearchRequest(Text("gas"), *analyzer_, limits_, attributes.get());
+  auto plain = ParseSearchRequest(Text("gas"), *analyzer_, limits_, &filters);
   ASSERT_TRUE(plain.ok());
   EXPECT_EQ(plain->query.filter, nullptr);
 }
 
 TEST_F(RequestValidationTest, BadFiltersNameTheProblem) {
   const auto attributes = SmallAttributes();
-  auto expect = [&](const SearchRequest& r, const std::string& message,
-                    const index::AttributeIndex* a) {
-    auto task = ParseSearchRequest(r, *analyzer_, limits_, a);
+  FilterCache filters(attributes.get()), no_attributes(nullptr);
+  auto expect = [&](const SearchRequest& r, const std::string& message, FilterCache* cache) {
+    auto task = ParseSearchRequest(r, *analyzer_, limits_, cache);
     ASSERT_FALSE(task.ok()) << r.DebugString();
     EXPECT_EQ(task.status().code(), absl::StatusCode::kInvalidArgument);
     EXPECT_THAT(std::string(task.status().message()), HasSubstr(message));
   };
   SearchRequest r = Text("gas");
   r.set_filter_text("colour = red");
-  expect(r, "colour", attributes.get());
+  expect(r, "colour", &filters);
   r.set_filter_text("label = eggs");
-  expect(r, "eggs", attributes.get());
+  expect(r, "eggs", &filters);
   r.set_filter_text("label = spam AND (");
-  expect(r, "offset", attributes.get());
+  expect(r, "offset", &filters);
   r.set_filter_text("label = spam");
+  expect(r, "stores no attributes", &no_attributes);
   expect(r, "stores no attributes", nullptr);
   r.mutable_filter()->mutable_equals()->set_field("label");
-  expect(r, "not both", attributes.get());
+  expect(r, "not both", &filters);
   SearchRequest tree = Text("gas");
   tree.mutable_filter();  // a node with nothing set
-  expect(tree, "nothing set", attributes.get());
+  expect(tree, "nothing set", &filters);
   tree.mutable_filter()->mutable_or_();
-  expect(tree, "empty or", attributes.get());
+  expect(tree, "empty or", &filters);
   // Nesting deeper than the limit, built without recursion.
   SearchRequest deep = Text("gas");
   tandem::v1::DocumentFilter* node = deep.mutable_filter();
   for (size_t i = 0; i < index::kMaxFilterDepth + 5; ++i) node = node->mutable_not_();
   node->mutable_equals()->set_field("label");
   node->mutable_equals()->set_value("spam");
-  expect(deep, "nested deeper", attributes.get());
+  expect(deep, "nested deeper", &filters);
   SearchRequest range = Text("gas");
   range.mutable_filter()->mutable_range()->set_field("label");
   range.mutable_filter()->mutable_range()->set_min(1);
-  expect(range, "label", attributes.get());
+  expect(range, "label", &filters);
 }
 
 }  // namespace

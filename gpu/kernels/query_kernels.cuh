@@ -185,11 +185,87 @@ __global__ void CompactKernel(const uint32_t* __restrict__ flags, const uint32_t
   }
 }
 
-// keys[i] for scores[i] of document docs[i] (docs == nullptr: document i).
+// Whether document d passes a filter's bits (bit d % 32 of word d / 32; null: every document).
+__device__ __forceinline__ bool Allowed(const uint32_t* __restrict__ filter, uint32_t d) {
+  return filter == nullptr || ((__ldg(filter + d / 32) >> (d % 32)) & 1u) != 0;
+}
+
+// keys[i] for scores[i] of document docs[i] (docs == nullptr: document i); a document the filter
+// does not allow gets the empty key.
 __global__ void BuildKeysKernel(const float* __restrict__ scores, const uint32_t* __restrict__ docs,
-                                uint32_t n, uint64_t* __restrict__ keys) {
+                                uint32_t n, const uint32_t* __restrict__ filter,
+                                uint64_t* __restrict__ keys) {
   for (uint32_t i = blockIdx.x * blockDim.x + threadIdx.x; i < n; i += gridDim.x * blockDim.x) {
-    keys[i] = TopKKey(scores[i], docs == nullptr ? i : docs[i]);
+    const uint32_t d = docs == nullptr ? i : docs[i];
+    keys[i] = Allowed(filter, d) ? TopKKey(scores[i], d) : ~uint64_t{0};
+  }
+}
+
+// A filter bitmap (index/bitmap.h: 31 rows per chunk; a literal has bit 31 set, a fill holds its
+// bit in bit 30 and a chunk count in bits 0-29, or in PLWAH bits 0-24 with the position + 1 of
+// one flipped bit of the chunk after it in bits 25-29) expanded to dense bits.
+// chunks[i]: how many chunks word i stands for.
+__global__ void BitmapWordChunksKernel(const uint32_t* __restrict__ words, uint32_t n, bool plwah,
+                                       uint32_t* __restrict__ chunks) {
+  for (uint32_t i = blockIdx.x * blockDim.x + threadIdx.x; i < n; i += gridDim.x * blockDim.x) {
+    const uint32_t w = words[i];
+    if (w & 0x80000000u) {
+      chunks[i] = 1;
+    } else if (plwah) {
+      chunks[i] = (w & 0x01FFFFFFu) + (((w >> 25) & 0x1Fu) != 0 ? 1u : 0u);
+    } else {
+      chunks[i] = w & 0x3FFFFFFFu;
+    }
+  }
+}
+
+// The 31 row bits of chunk c, given each word's first chunk (starts, ascending).
+__device__ __forceinline__ uint32_t ChunkPayload(const uint32_t* __restrict__ words,
+                                                 const uint32_t* __restrict__ starts, uint32_t n,
+                                                 bool plwah, uint64_t c) {
+  // The last word starting at or before c.
+  uint32_t lo = 0, hi = n;
+  while (lo < hi) {
+    const uint32_t mid = (lo + hi) / 2;
+    if (starts[mid] <= c) {
+      lo = mid + 1;
+    } else {
+      hi = mid;
+    }
+  }
+  if (lo == 0) return 0;
+  const uint32_t i = lo - 1;
+  const uint32_t w = words[i];
+  if (w & 0x80000000u) return c == starts[i] ? (w & 0x7FFFFFFFu) : 0u;  // past it: trailing zeros
+  const uint32_t fill = (w & 0x40000000u) ? 0x7FFFFFFFu : 0u;
+  const uint32_t count = plwah ? (w & 0x01FFFFFFu) : (w & 0x3FFFFFFFu);
+  const uint64_t end = uint64_t{starts[i]} + count;
+  if (c < end) return fill;
+  const uint32_t position = plwah ? (w >> 25) & 0x1Fu : 0u;
+  if (position != 0 && c == end) return fill ^ (1u << (position - 1));
+  return 0;  // past the last word: trailing zeros
+}
+
+// bits[j] holds rows 32j .. 32j + 31: the end of one chunk and the start of the next.
+__global__ void ExpandBitmapKernel(const uint32_t* __restrict__ words,
+                                   const uint32_t* __restrict__ starts, uint32_t n, bool plwah,
+                                   uint32_t num_bit_words, uint32_t* __restrict__ bits) {
+  for (uint32_t j = blockIdx.x * blockDim.x + threadIdx.x; j < num_bit_words;
+       j += gridDim.x * blockDim.x) {
+    const uint64_t row = uint64_t{j} * 32;
+    const uint64_t c = row / 31;
+    const uint32_t offset = static_cast<uint32_t>(row % 31);
+    const uint32_t first = ChunkPayload(words, starts, n, plwah, c);
+    const uint32_t second = ChunkPayload(words, starts, n, plwah, c + 1);
+    bits[j] = (first >> offset) | (second << (31 - offset));
+  }
+}
+
+// The empty key for every survivor docs[i] the filter does not allow.
+__global__ void MaskKeysKernel(const uint32_t* __restrict__ docs, uint32_t n,
+                               const uint32_t* __restrict__ filter, uint64_t* __restrict__ keys) {
+  for (uint32_t i = blockIdx.x * blockDim.x + threadIdx.x; i < n; i += gridDim.x * blockDim.x) {
+    if (!Allowed(filter, docs[i])) keys[i] = ~uint64_t{0};
   }
 }
 

@@ -1,0 +1,219 @@
+// File: filter_bench.cc
+//
+// tandem-bench-filter: what a filter costs. On an index with a synthetic attribute column
+// (`tandem-index synth --attribute-columns sel:100`: 100 values drawn uniformly), filters of the
+// form `sel IN (v00, ..., vNN)` allow 50%, 10% and 1% of the documents. For each, the time to
+// evaluate it on the compressed bitmaps (index::EvaluateFilter, on the CPU), and the latency of
+// the same queries unfiltered and filtered on the CPU engine and on the GPU engine (one query at a
+// time, the filter's bits cached on the device after its first use, as a server does with a
+// recurring filter), mean and p50, their ratio, and every GPU answer checked against the CPU's.
+#include <algorithm>
+#include <cstdio>
+#include <fstream>
+#include <memory>
+#include <string>
+#include <vector>
+
+#include "absl/flags/flag.h"
+#include "absl/strings/numbers.h"
+#include "absl/strings/str_cat.h"
+#include "absl/strings/str_format.h"
+#include "absl/strings/str_split.h"
+#include "absl/time/clock.h"
+#include "cpu/daat_engine.h"
+#include "gpu/device.h"
+#include "gpu/gpu_engine.h"
+#include "index/filter.h"
+#include "index/index.h"
+#include "nlohmann/json.hpp"
+#include "tools/app.h"
+#include "tools/bench_util.h"
+#include "workload/query_set.h"
+
+ABSL_FLAG(std::string, index, "", "index directory with an attribute column (tandem-index synth "
+          "--attribute-columns sel:100)");
+ABSL_FLAG(std::string, queries, "", "query log (trec05-efficiency.txt)");
+ABSL_FLAG(std::string, field, "sel", "the attribute column of 100 uniform values");
+ABSL_FLAG(std::string, selectivities, "50,10,1", "percent of the documents each filter allows");
+ABSL_FLAG(int, max_queries, 500, "queries measured (the log's first, with an index term)");
+ABSL_FLAG(std::string, modes, "and,or", "modes to measure");
+ABSL_FLAG(uint32_t, k, 10, "hits per query");
+ABSL_FLAG(bool, gpu, true, "also measure the GPU engine (when a device is present)");
+ABSL_FLAG(std::string, json, "", "write results here");
+
+namespace tandem {
+namespace {
+
+using json = nlohmann::json;
+
+int Fail(const std::string& message) {
+  std::fprintf(stderr, "tandem-bench-filter: %s\n", message.c_str());
+  return 1;
+}
+
+struct Latency {
+  double mean_ms = 0, p50_ms = 0;
+};
+
+// Runs every query once (a warm-up pass first) and returns the latencies and the answers.
+absl::StatusOr<Latency> Measure(const index::Engine& engine, const std::vector<index::Query>& queries,
+                                std::vector<std::vector<index::Hit>>* answers) {
+  for (const index::Query& q : queries) {
+    auto warm = engine.Search(q, {});
+    if (!warm.ok()) return warm.status();
+  }
+  std::vector<double> seconds;
+  answers->clear();
+  for (const index::Query& q : queries) {
+    const absl::Time start = absl::Now();
+    auto result = engine.Search(q, {});
+    seconds.push_back(absl::ToDoubleSeconds(absl::Now() - start));
+    if (!result.ok()) return result.status();
+    answers->push_back(result->hits);
+  }
+  const tools::LatencySummary s = tools::Summarize(seconds);
+  return Latency{s.mean * 1e3, s.p50 * 1e3};
+}
+
+int Main() {
+  auto opened = index::Index::Open(absl::GetFlag(FLAGS_index));
+  if (!opened.ok()) return Fail(opened.status().ToString());
+  const index::Index& idx = **opened;
+  const index::AttributeIndex* attributes = idx.attributes();
+  if (attributes == nullptr) return Fail("the index stores no attributes");
+  const index::AttributeField* field = attributes->Find(absl::GetFlag(FLAGS_field));
+  if (field == nullptr || field->cardinality() != 100) {
+    return Fail("the index needs a keyword column of 100 values named --field");
+  }
+  std::vector<index::QueryMode> modes;
+  for (absl::string_view s : absl::StrSplit(absl::GetFlag(FLAGS_modes), ',', absl::SkipEmpty())) {
+    index::QueryMode mode;
+    if (!index::ParseQueryMode(s, &mode)) return Fail("unknown mode " + std::string(s));
+    modes.push_back(mode);
+  }
+  std::vector<int> percents;
+  for (absl::string_view s :
+       absl::StrSplit(absl::GetFlag(FLAGS_selectivities), ',', absl::SkipEmpty())) {
+    int p = 0;
+    if (!absl::SimpleAtoi(s, &p) || p < 1 || p > 100) return Fail("bad --selectivities entry");
+    percents.push_back(p);
+  }
+  workload::QuerySelection selection;
+  selection.part = workload::SplitPart::kAll;
+  selection.limit = static_cast<size_t>(absl::GetFlag(FLAGS_max_queries));
+  auto analyzed = workload::SelectQueries(absl::GetFlag(FLAGS_queries), idx, selection);
+  if (!analyzed.ok()) return Fail(analyzed.status().ToString());
+
+  auto cpu = cpu::DaatEngine::Create(idx);
+  if (!cpu.ok()) return Fail(cpu.status().ToString());
+  std::unique_ptr<gpu::GpuEngine> gpu_engine;
+  std::string gpu_name = "none";
+  if (absl::GetFlag(FLAGS_gpu)) {
+    if (auto device = gpu::ProbeDevice(); device.ok()) {
+      auto created = gpu::GpuEngine::Create(idx, {.preload = true});
+      if (!created.ok()) return Fail(created.status().ToString());
+      gpu_engine = *std::move(created);
+      gpu_name = device->name;
+    }
+  }
+  std::printf("%s: %u documents, %zu queries, k = %u, GPU %s\n\n", idx.directory().c_str(),
+              idx.num_docs(), analyzed->size(), absl::GetFlag(FLAGS_k), gpu_name.c_str());
+  std::printf("%-4s %6s %9s %10s | %9s %9s %6s | %9s %9s %6s %s\n", "mode", "allow", "docs",
+              "eval ms", "CPU ms", "filtered", "ratio", "GPU ms", "filtered", "ratio", "check");
+  json rows = json::array();
+  int mismatches = 0;
+  for (index::QueryMode mode : modes) {
+    std::vector<index::Query> plain;
+    for (const workload::AnalyzedQuery& a : *analyzed) {
+      index::Query q;
+      for (const std::string& t : a.terms) q.terms.push_back({t, 1.0f});
+      q.terms = index::MergeRepeatedTerms(q.terms);
+      q.mode = mode;
+      q.k = absl::GetFlag(FLAGS_k);
+      plain.push_back(std::move(q));
+    }
+    std::vector<std::vector<index::Hit>> cpu_plain_hits, gpu_plain_hits;
+    auto cpu_plain = Measure(**cpu, plain, &cpu_plain_hits);
+    if (!cpu_plain.ok()) return Fail(cpu_plain.status().ToString());
+    absl::StatusOr<Latency> gpu_plain = Latency{};
+    if (gpu_engine) gpu_plain = Measure(*gpu_engine, plain, &gpu_plain_hits);
+    if (!gpu_plain.ok()) return Fail(gpu_plain.status().ToString());
+    for (int percent : percents) {
+      std::vector<std::string> values;
+      for (int v = 0; v < percent; ++v) values.push_back(absl::StrFormat("v%02d", v));
+      const index::FilterNode filter = index::FilterNode::In(field->name, values);
+      std::vector<double> eval_seconds;
+      std::shared_ptr<const index::Bitmap> docs;
+      for (int i = 0; i < 5; ++i) {
+        const absl::Time start = absl::Now();
+        auto evaluated = index::EvaluateFilter(filter, *attributes);
+        eval_seconds.push_back(absl::ToDoubleSeconds(absl::Now() - start));
+        if (!evaluated.ok()) return Fail(evaluated.status().ToString());
+        docs = std::make_shared<const index::Bitmap>(*std::move(evaluated));
+      }
+      std::sort(eval_seconds.begin(), eval_seconds.end());
+      std::vector<index::Query> filtered = plain;
+      for (index::Query& q : filtered) q.filter = docs;
+      std::vector<std::vector<index::Hit>> cpu_hits, gpu_hits;
+      auto cpu_filtered = Measure(**cpu, filtered, &cpu_hits);
+      if (!cpu_filtered.ok()) return Fail(cpu_filtered.status().ToString());
+      absl::StatusOr<Latency> gpu_filtered = Latency{};
+      bool same = true;
+      if (gpu_engine) {
+        gpu_filtered = Measure(*gpu_engine, filtered, &gpu_hits);
+        if (!gpu_filtered.ok()) return Fail(gpu_filtered.status().ToString());
+        same = gpu_hits == cpu_hits;
+        mismatches += same ? 0 : 1;
+      }
+      const double cpu_ratio = cpu_filtered->mean_ms / cpu_plain->mean_ms;
+      const double gpu_ratio = gpu_engine ? gpu_filtered->mean_ms / gpu_plain->mean_ms : 0;
+      std::printf("%-4s %5d%% %9llu %10.3f | %9.3f %9.3f %6.2f | %9.3f %9.3f %6.2f %s\n",
+                  std::string(index::QueryModeName(mode)).c_str(), percent,
+                  static_cast<unsigned long long>(docs->Count()), eval_seconds[2] * 1e3,
+                  cpu_plain->mean_ms, cpu_filtered->mean_ms, cpu_ratio, gpu_plain->mean_ms,
+                  gpu_filtered->mean_ms, gpu_ratio,
+                  gpu_engine ? (same ? "same hits" : "MISMATCH") : "");
+      rows.push_back(json{{"mode", index::QueryModeName(mode)},
+                          {"percent_allowed", percent},
+                          {"documents_allowed", docs->Count()},
+                          {"filter_words", docs->words().size()},
+                          {"evaluate_ms_median", eval_seconds[2] * 1e3},
+                          {"cpu_mean_ms", cpu_plain->mean_ms},
+                          {"cpu_p50_ms", cpu_plain->p50_ms},
+                          {"cpu_filtered_mean_ms", cpu_filtered->mean_ms},
+                          {"cpu_filtered_p50_ms", cpu_filtered->p50_ms},
+                          {"gpu_mean_ms", gpu_plain->mean_ms},
+                          {"gpu_p50_ms", gpu_plain->p50_ms},
+                          {"gpu_filtered_mean_ms", gpu_filtered->mean_ms},
+                          {"gpu_filtered_p50_ms", gpu_filtered->p50_ms},
+                          {"gpu_equals_cpu", same}});
+    }
+  }
+  if (mismatches > 0) std::printf("\n%d GPU runs did NOT match the CPU engine\n", mismatches);
+  if (!absl::GetFlag(FLAGS_json).empty()) {
+    json out = {{"benchmark", "filter"},
+                {"machine", tools::MachineInfo(gpu_name)},
+                {"index", idx.directory()},
+                {"documents", idx.num_docs()},
+                {"queries", analyzed->size()},
+                {"k", absl::GetFlag(FLAGS_k)},
+                {"rows", rows},
+                {"mismatches", mismatches}};
+    std::ofstream(absl::GetFlag(FLAGS_json)) << out.dump(2) << "\n";
+  }
+  return mismatches == 0 ? 0 : 2;
+}
+
+}  // namespace
+}  // namespace tandem
+
+int main(int argc, char** argv) {
+  tandem::tools::ParseCommandLineOrExit(
+      argc, argv,
+      {.name = "tandem-bench-filter",
+       .usage = "tandem-bench-filter: filtered against unfiltered queries at 50%, 10% and 1% "
+                "selectivity on the CPU and GPU engines, every GPU answer checked.\n"
+                "  tandem-bench-filter --index DIR --queries FILE [--json FILE]",
+       .main_file = __FILE__});
+  return tandem::Main();
+}

@@ -1,0 +1,56 @@
+// File: filter_cache.h
+//
+// The documents of recently used filters, each evaluated once on the index's attribute bitmaps
+// and shared by every query that asks for it again: the same filter text or tree (by its
+// canonical text, index::FilterToText) gets the same bitmap, which is also what lets the GPU
+// engine keep the filter's bits on the device between queries. Least recently used out past a
+// byte budget. Thread-safe.
+//
+//   FilterCache cache(index.attributes());
+//   TANDEM_ASSIGN_OR_RETURN(std::shared_ptr<const index::Bitmap> docs, cache.Evaluate(filter));
+#pragma once
+
+#include <cstdint>
+#include <list>
+#include <memory>
+#include <string>
+
+#include "absl/container/flat_hash_map.h"
+#include "absl/status/statusor.h"
+#include "absl/synchronization/mutex.h"
+#include "index/attribute_index.h"
+#include "index/bitmap.h"
+#include "index/filter.h"
+
+namespace tandem::server {
+
+class FilterCache {
+ public:
+  // `attributes` null: the index stores none, and every filter is INVALID_ARGUMENT.
+  explicit FilterCache(const index::AttributeIndex* attributes,
+                       uint64_t budget_bytes = uint64_t{256} << 20)
+      : attributes_(attributes), budget_bytes_(budget_bytes) {}
+
+  // index::EvaluateFilter's answer and errors, from the cache when the filter was seen.
+  absl::StatusOr<std::shared_ptr<const index::Bitmap>> Evaluate(const index::FilterNode& filter);
+
+  uint64_t hits() const;
+  uint64_t misses() const;
+
+ private:
+  struct Entry {
+    std::string key;
+    std::shared_ptr<const index::Bitmap> docs;
+    uint64_t bytes;
+  };
+  const index::AttributeIndex* attributes_;
+  const uint64_t budget_bytes_;
+  mutable absl::Mutex mu_;
+  std::list<Entry> entries_ ABSL_GUARDED_BY(mu_);  // most recently used first
+  absl::flat_hash_map<std::string, std::list<Entry>::iterator> by_key_ ABSL_GUARDED_BY(mu_);
+  uint64_t bytes_ ABSL_GUARDED_BY(mu_) = 0;
+  uint64_t hits_ ABSL_GUARDED_BY(mu_) = 0;
+  uint64_t misses_ ABSL_GUARDED_BY(mu_) = 0;
+};
+
+}  // namespace tandem::server

@@ -3,8 +3,8 @@
 
 Builds a ten-document index with tandem-index, starts tandem-server on an ephemeral port over it and
 calls every RPC through TandemClient: Search in each mode, with text and with weighted terms, BM25
-parameters, SearchBatch, SearchStream, GetIndexInfo, health, the standing queries (subscribe, list,
-match, unsubscribe, watch), and the errors (INVALID_ARGUMENT, ...).
+parameters, filters on attributes, SearchBatch, SearchStream, GetIndexInfo, health, the standing
+queries (subscribe, list, match, unsubscribe, watch), and the errors (INVALID_ARGUMENT, ...).
 
     /usr/bin/python3 tests/python_client_test.py --server-binary build/server/tandem-server \
         --index-binary build/index_builder/tandem-index
@@ -15,6 +15,7 @@ Exits 77 (ctest SKIP_RETURN_CODE) when grpcio or protobuf cannot be imported.
 from __future__ import annotations
 
 import argparse
+import json
 import math
 import os
 import shutil
@@ -457,6 +458,102 @@ class StoredFieldsTest(unittest.TestCase):
             self.client.search("bear", fields=["title"] * 33)
         self.assertEqual(cm.exception.code, "INVALID_ARGUMENT")
         self.assertIn("at most 32", cm.exception.message)
+
+
+class FilterTest(unittest.TestCase):
+    """Filters on the documents' attributes (a BEIR corpus indexed with --attributes): the hits are
+    the unfiltered ranking restricted to the documents the filter allows, scores unchanged."""
+
+    # id: (text, attributes); "year" is an integer field, "label" and "topic" keywords.
+    CORPUS = {
+        "a": ("black bear in the forest", {"label": "spam", "year": 2001, "topic": "grain"}),
+        "b": ("brown bear eats salmon", {"label": "ham", "year": 2002, "topic": "wheat"}),
+        "c": ("black bears near the trail", {"label": "spam", "year": 2003, "topic": "corn"}),
+        "d": ("salmon in the river", {"label": "ham", "year": 2002, "topic": "grain"}),
+        "e": ("the bear", {"label": "spam", "year": 2004}),
+        "f": ("black coffee and a bear", {"year": 2002, "topic": "wheat"}),
+    }
+
+    @classmethod
+    def setUpClass(cls):
+        cls.tmp = tempfile.TemporaryDirectory(prefix="tandem-python-filter-test-")
+        corpus = Path(cls.tmp.name) / "corpus.jsonl"
+        corpus.write_text("".join(json.dumps({"_id": i, "text": text, **attributes}) + "\n"
+                                  for i, (text, attributes) in cls.CORPUS.items()),
+                          encoding="utf-8")
+        index = Path(cls.tmp.name) / "index"
+        subprocess.run([ARGS.index_binary, "build", "--input", str(corpus), "--format", "beir",
+                        "--output", str(index), "--quiet",
+                        "--attributes", "label,year:integer,topic"],
+                       check=True, capture_output=True)
+        cls.server = tandem_testing.LocalServer(ARGS.server_binary, index)
+        cls.server.start()
+        cls.client = TandemClient(cls.server.address, timeout=60.0)
+        cls.client.wait_until_serving(timeout=120.0)
+
+    @classmethod
+    def tearDownClass(cls):
+        cls.client.close()
+        cls.server.stop()
+        cls.tmp.cleanup()
+
+    def restricted(self, text: str, allowed) -> list:
+        """The unfiltered ranking of `text`, kept to the documents whose attributes `allowed`."""
+        return [h for h in self.client.search(text, k=100).hits
+                if allowed(self.CORPUS[h.external_id][1])]
+
+    def test_filtered_hits_are_the_ranking_restricted_to_the_filter(self):
+        spam = self.restricted("black bear", lambda a: a.get("label") == "spam")
+        self.assertEqual({h.external_id for h in spam}, {"a", "c", "e"})
+        for f in ("label = spam", ("label", "=", "spam"), {"not": ("label", "!=", "spam")}):
+            self.assertEqual(self.client.search("black bear", k=100, filter=f).hits, spam, f)
+        recent_spam = self.restricted("black bear",
+                                      lambda a: a.get("label") == "spam" and a["year"] >= 2002)
+        tree = {"and": [("label", "=", "spam"), ("year", ">=", 2002)]}
+        self.assertEqual(self.client.search("black bear", k=100, filter=tree).hits, recent_spam)
+        self.assertEqual(
+            self.client.search("black bear", k=100, filter="label = spam AND year >= 2002").hits,
+            recent_spam)
+        either = self.restricted("bear salmon", lambda a: a.get("topic") in ("grain", "corn")
+                                 or 2004 <= a["year"] <= 2005)
+        self.assertEqual([h.external_id for h in either], ["d", "e", "a", "c"])
+        tree = {"or": [("topic", "in", ["grain", "corn"]), ("year", "range", 2004, None)]}
+        self.assertEqual(self.client.search("bear salmon", k=100, filter=tree).hits, either)
+        self.assertEqual(self.client.search("bear salmon", k=2, filter=tree).hits, either[:2])
+
+    def test_batch_and_stream_carry_the_filter(self):
+        spam = self.client.search("bear", filter="label = spam").hits
+        ham = self.client.search("bear", filter=("label", "=", "ham")).hits
+        self.assertTrue(spam and ham)
+        batch = self.client.search_batch(["bear", {"text": "bear", "filter": ("label", "=", "ham")}],
+                                         filter="label = spam")
+        self.assertEqual([r.hits for r in batch], [spam, ham])
+        stream = list(self.client.stream([Query(text="bear", filter={"not": ("label", "=", "ham")}),
+                                          {"text": "bear", "filter": "label = ham"}]))
+        not_ham = self.restricted("bear", lambda a: a.get("label") != "ham")
+        self.assertEqual([r.hits for r in stream], [not_ham[:10], ham])
+
+    def test_a_filter_that_allows_nothing_gives_no_hits(self):
+        self.assertEqual(self.client.search("bear", filter="label = spam AND label = ham").hits, [])
+
+    def test_errors(self):
+        for f, message in (("colour = red", 'unknown field "colour"'),
+                           (("label", "=", "eggs"), 'unknown value "eggs"'),
+                           ("label = ", "filter"),
+                           (("label", ">=", 3), "keyword field")):
+            with self.assertRaises(TandemError, msg=f) as cm:
+                self.client.search("bear", filter=f)
+            self.assertEqual(cm.exception.code, "INVALID_ARGUMENT", f)
+            self.assertIn(message, cm.exception.message, f)
+        # The index of the other tests has no attributes.
+        with self.assertRaises(TandemError) as cm:
+            CLIENT.search("bear", filter="label = spam")
+        self.assertEqual(cm.exception.code, "INVALID_ARGUMENT")
+        self.assertIn("stores no attributes", cm.exception.message)
+        for bad in (("label", "~", "spam"), {"and": []}, ("year", ">=", "2002"), 42,
+                    [("label", "=", "spam"), ("year", ">=", 2002)]):
+            with self.assertRaises(ValueError, msg=bad):
+                self.client.search("bear", filter=bad)
 
 
 class SubscriptionTest(unittest.TestCase):

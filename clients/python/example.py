@@ -1,8 +1,10 @@
 #!/usr/bin/python3
-"""Asks a Tandem query node one query in every mode and prints the ranked hits; with --standing,
-also keeps the query as a standing query and matches a new document against it.
+"""Asks a Tandem query node one query in every mode and prints the ranked hits; with --filter, only
+among the documents whose attributes the filter allows; with --standing, also keeps the query as a
+standing query and matches a new document against it.
 
     /usr/bin/python3 clients/python/example.py --server 127.0.0.1:50051 "black bear attacks"
+    /usr/bin/python3 clients/python/example.py --filter "label = spam AND year >= 2002" "free money"
 """
 
 from __future__ import annotations
@@ -25,6 +27,8 @@ def main() -> int:
     parser.add_argument("--modes", default=",".join(MODES), help="comma-separated (default %(default)s)")
     parser.add_argument("--engine", default="auto", choices=["auto", "cpu", "gpu"])
     parser.add_argument("--timeout", type=float, default=10.0, help="seconds per call")
+    parser.add_argument("--filter", help="filter on the documents' attributes, e.g. "
+                        "'label = spam AND year >= 2002' (an index built with --attributes)")
     parser.add_argument("--tls", action="store_true", help="connect with TLS")
     parser.add_argument("--ca", help="PEM file of the CA that signed the server's certificate (with --tls)")
     parser.add_argument("--standing", action="store_true",
@@ -40,10 +44,11 @@ def main() -> int:
             for mode in args.modes.split(","):
                 start = time.perf_counter()
                 result = client.search(args.query, mode=mode, k=args.k, engine=args.engine,
-                                       fields=["title", "subject"])
+                                       fields=["title", "subject"], filter=args.filter)
                 elapsed_ms = (time.perf_counter() - start) * 1000
                 s = result.stats
-                print(f"\n== {mode}: {len(result.hits)} hits in {elapsed_ms:.1f} ms "
+                print(f"\n== {mode}{' where ' + args.filter if args.filter else ''}: "
+                      f"{len(result.hits)} hits in {elapsed_ms:.1f} ms "
                       f"(ran as {s.executed_mode} on {s.engine}, server {s.total_micros} us, "
                       f"terms {' '.join(s.terms) or '-'})")
                 for rank, hit in enumerate(result.hits, 1):

@@ -21,6 +21,7 @@ import grpc
 from . import _health
 from ._proto import search_pb2, search_pb2_grpc, subscription_pb2, subscription_pb2_grpc
 from .errors import TandemError
+from .filters import FilterLike
 from .messages import IndexInfo, Query, QueryLike, SearchResult, Terms, to_query
 from .subscriptions import (
     DocumentLike,
@@ -127,6 +128,7 @@ class TandemClient:
         request_id: str = "",
         fields: Sequence[str] = (),
         snippet_bytes: int = 0,
+        filter: FilterLike | None = None,
         timeout=_DEFAULT,
     ) -> SearchResult:
         """Runs one query: free `text`, or pre-analyzed `terms` (["t1", ("t2", 2.0)] or {"t": w}).
@@ -135,10 +137,18 @@ class TandemClient:
         k1, b: BM25 parameters (None: the server's defaults); engine: "auto", "cpu" or "gpu";
         fields: stored fields each hit carries (["title", "subject"], or ["*"] for all);
         snippet_bytes: a snippet of each hit's text with the query terms highlighted, at most this
-        long (indexes built with --store-text; 0 for none).
+        long (indexes built with --store-text; 0 for none);
+        filter: the hits are the top k of the documents this filter on their attributes allows,
+        scores unchanged (indexes built with --attributes): its text form,
+        'label = spam AND year >= 2002', or a tree, {"and": [("label", "=", "spam"),
+        ("year", ">=", 2002)]}, of ("field", "=" / "!=" / "in" / ">=" / ">" / "<=" / "<", value),
+        ("field", "range", lo, hi), {"and": [...]}, {"or": [...]} and {"not": ...} (see
+        tandem_client.filters). A tree of the wrong shape raises ValueError; an unknown field or
+        value is TandemError INVALID_ARGUMENT.
         """
         query = Query(text=text, terms=terms, mode=mode, k=k, k1=k1, b=b, engine=engine,
-                      request_id=request_id, fields=fields, snippet_bytes=snippet_bytes)
+                      request_id=request_id, fields=fields, snippet_bytes=snippet_bytes,
+                      filter=filter)
         response = self._unary(self._stub.Search, query.to_proto(), timeout)
         return SearchResult.from_proto(response)
 
@@ -148,9 +158,9 @@ class TandemClient:
         """Runs many queries in one call; returns one entry per query, in order.
 
         Each query is a str (its text), a Query, or a dict of search() arguments; `defaults` (mode=,
-        k=, ...) apply to str and dict queries. Queries fail on their own: a failed one's entry is a
-        TandemError (returned, not raised). The call raises TandemError only when it fails as a
-        whole (too many queries, deadline).
+        k=, filter=, ...) apply to str and dict queries. Queries fail on their own: a failed one's
+        entry is a TandemError (returned, not raised). The call raises TandemError only when it
+        fails as a whole (too many queries, deadline).
         """
         request = search_pb2.SearchBatchRequest(
             requests=[to_query(q, defaults).to_proto() for q in queries]

@@ -8,6 +8,7 @@ from typing import Iterable, Mapping, Sequence, Tuple, Union
 import grpc
 
 from ._proto import search_pb2
+from .filters import FilterLike, filter_to_proto
 
 # Mode and engine names accepted by the client, and the proto values they stand for.
 _MODES = {
@@ -83,6 +84,10 @@ class Query:
     fields: Sequence[str] = ()
     # Longest snippet of each hit's stored text (indexes built with --store-text); 0 for none.
     snippet_bytes: int = 0
+    # Keeps the hits to the documents this filter on their attributes allows (indexes built with
+    # --attributes): its text form ('label = spam AND year >= 2002', sent as filter_text), or a
+    # tree of tuples and dicts (sent as filter; see tandem_client.filters). None or "": no filter.
+    filter: FilterLike | None = None
 
     def to_proto(self) -> search_pb2.SearchRequest:
         """The SearchRequest; raises ValueError for what the request cannot express."""
@@ -118,6 +123,10 @@ class Query:
             if not isinstance(name, str):
                 raise ValueError(f"a field name must be a str, got {type(name).__name__}")
             req.fields.append(name)
+        if isinstance(self.filter, str):
+            req.filter_text = self.filter
+        elif self.filter is not None:
+            req.filter.CopyFrom(filter_to_proto(self.filter))
         return req
 
 

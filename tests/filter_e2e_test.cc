@@ -2,9 +2,9 @@
 // tandem-index and tandem-server: a BEIR corpus whose documents carry a label, a year and a topic
 // (each missing from some) is indexed with --attributes, and every filtered answer must be the
 // unfiltered ranking of the same query restricted to the documents the filter allows, scores bit
-// for bit, whether the filter comes as text or as a tree, alone or in SearchBatch and
-// SearchStream. Bad filters are INVALID_ARGUMENT naming the problem, on an index without
-// attributes too; a filter that allows nothing answers no hits.
+// for bit, whether the filter comes as text or as a tree, on every engine the node has, alone or
+// in SearchBatch and SearchStream. Bad filters are INVALID_ARGUMENT naming the problem, on an
+// index without attributes too; a filter that allows nothing answers no hits.
 #include <algorithm>
 #include <cstdint>
 #include <fstream>
@@ -205,12 +205,14 @@ class FilterE2eTest : public ::testing::Test {
     return response;
   }
 
-  // The unfiltered ranking of `request`'s query, every match, kept to the documents `allows`.
+  // The unfiltered ranking of `request`'s query by the CPU engine, every match, kept to the
+  // documents `allows`.
   std::vector<tandem::v1::Hit> Restricted(SearchRequest request,
                                           const std::function<bool(const Doc&)>& allows) {
     request.clear_filter_text();
     request.clear_filter();
     request.set_k(kAll);
+    request.set_engine(tandem::v1::ENGINE_HINT_CPU);
     const SearchResponse unfiltered = SearchOk(request);
     std::vector<tandem::v1::Hit> hits;
     for (const tandem::v1::Hit& h : unfiltered.hits()) {
@@ -227,6 +229,20 @@ class FilterE2eTest : public ::testing::Test {
     grpc::Status status = Search(stub != nullptr ? *stub : *stub_, request, &response);
     EXPECT_EQ(status.error_code(), grpc::StatusCode::INVALID_ARGUMENT) << status.error_message();
     EXPECT_THAT(status.error_message(), HasSubstr(message));
+  }
+
+  // The engine hints to check: the scheduler's choice, the CPU, and the GPU where the node has one.
+  std::vector<tandem::v1::EngineHint> Engines() {
+    std::vector<tandem::v1::EngineHint> engines = {tandem::v1::ENGINE_HINT_AUTO,
+                                                   tandem::v1::ENGINE_HINT_CPU};
+    grpc::ClientContext context;
+    SetTimeout(context, kE2eTimeout);
+    tandem::v1::GetIndexInfoResponse info;
+    EXPECT_TRUE(stub_->GetIndexInfo(&context, {}, &info).ok());
+    for (const std::string& e : info.engines()) {
+      if (e == "gpu") engines.push_back(tandem::v1::ENGINE_HINT_GPU);
+    }
+    return engines;
   }
 
   static tools::TempDir* tmp_;
@@ -256,34 +272,39 @@ TEST_F(FilterE2eTest, DocIdsFollowTheCorpus) {
 }
 
 TEST_F(FilterE2eTest, FilteredHitsAreTheRankingRestrictedToTheFilter) {
-  for (const FilterCase& c : FilterCases()) {
-    for (const char* query : kQueries) {
-      for (tandem::v1::QueryMode mode : kModes) {
-        SCOPED_TRACE(absl::StrCat(c.text, " | ", query, " | ", tandem::v1::QueryMode_Name(mode)));
-        const std::vector<tandem::v1::Hit> expected =
-            Restricted(TextRequest(query, mode, kAll), c.allows);
-        for (const uint32_t k : {kAll, 5u}) {
-          SearchRequest by_text = TextRequest(query, mode, k);
-          by_text.set_filter_text(c.text);
-          SearchRequest by_tree = TextRequest(query, mode, k);
-          *by_tree.mutable_filter() = c.tree;
-          const SearchResponse text_answer = SearchOk(by_text);
-          const SearchResponse tree_answer = SearchOk(by_tree);
-          std::vector<tandem::v1::Hit> top = expected;
-          if (mode == tandem::v1::QUERY_MODE_AND_OR) {
-            // AND+OR answers OR when AND finds fewer than k of the allowed documents.
-            top = Restricted(TextRequest(query, tandem::v1::QUERY_MODE_AND, kAll), c.allows);
-            const bool and_enough = top.size() >= k;
-            if (!and_enough) {
-              top = Restricted(TextRequest(query, tandem::v1::QUERY_MODE_OR, kAll), c.allows);
+  for (const tandem::v1::EngineHint engine : Engines()) {
+    for (const FilterCase& c : FilterCases()) {
+      for (const char* query : kQueries) {
+        for (tandem::v1::QueryMode mode : kModes) {
+          SCOPED_TRACE(absl::StrCat(tandem::v1::EngineHint_Name(engine), " | ", c.text, " | ",
+                                    query, " | ", tandem::v1::QueryMode_Name(mode)));
+          for (const uint32_t k : {kAll, 5u}) {
+            SearchRequest by_text = TextRequest(query, mode, k);
+            by_text.set_engine(engine);
+            by_text.set_filter_text(c.text);
+            SearchRequest by_tree = by_text;
+            by_tree.clear_filter_text();
+            *by_tree.mutable_filter() = c.tree;
+            const SearchResponse text_answer = SearchOk(by_text);
+            const SearchResponse tree_answer = SearchOk(by_tree);
+            std::vector<tandem::v1::Hit> top = Restricted(by_text, c.allows);
+            if (mode == tandem::v1::QUERY_MODE_AND_OR) {
+              // AND+OR answers OR when AND finds fewer than k of the allowed documents.
+              top = Restricted(TextRequest(query, tandem::v1::QUERY_MODE_AND, kAll), c.allows);
+              const bool and_enough = top.size() >= k;
+              if (!and_enough) {
+                top = Restricted(TextRequest(query, tandem::v1::QUERY_MODE_OR, kAll), c.allows);
+              }
+              EXPECT_EQ(text_answer.stats().executed_mode(),
+                        and_enough ? tandem::v1::QUERY_MODE_AND : tandem::v1::QUERY_MODE_OR);
             }
-            EXPECT_EQ(text_answer.stats().executed_mode(),
-                      and_enough ? tandem::v1::QUERY_MODE_AND : tandem::v1::QUERY_MODE_OR);
+            top.resize(std::min<size_t>(k, top.size()));
+            ExpectSameHits(text_answer, top);
+            if (engine == tandem::v1::ENGINE_HINT_GPU) {
+              EXPECT_EQ(text_answer.stats().engine(), "gpu");
+            }
+            ExpectSameHits(tree_answer, {text_answer.hits().begin(), text_answer.hits().end()});
           }
-          top.resize(std::min<size_t>(k, top.size()));
-          ExpectSameHits(text_answer, top);
-          EXPECT_EQ(text_answer.stats().engine(), "cpu");  // filtered queries run on the CPU
-          ExpectSameHits(tree_answer, {text_answer.hits().begin(), text_answer.hits().end()});
         }
       }
     }

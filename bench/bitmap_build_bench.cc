@@ -97,10 +97,10 @@ double MedianSeconds(int repeats, Fn&& fn) {
 }
 
 json Times(const gpu::BitmapBuildTimes& t) {
-  return json{{"upload_ms", t.upload_ms},   {"sort_ms", t.sort_ms},
+  return json{{"upload_ms", t.upload_ms},     {"sort_ms", t.sort_ms},
               {"literals_ms", t.literals_ms}, {"merge_ms", t.merge_ms},
-              {"fills_ms", t.fills_ms},     {"fuse_ms", t.fuse_ms},
-              {"offsets_ms", t.offsets_ms}, {"download_ms", t.download_ms}};
+              {"fills_ms", t.fills_ms},       {"fuse_ms", t.fuse_ms},
+              {"offsets_ms", t.offsets_ms},   {"download_ms", t.download_ms}};
 }
 
 bool SameColumns(const gpu::PinnedBitmapColumns& g, const index::BitmapColumns& c) {
@@ -120,7 +120,8 @@ int Main() {
   std::vector<std::string> distributions =
       absl::StrSplit(absl::GetFlag(FLAGS_distributions), ',', absl::SkipEmpty());
   std::vector<index::BitmapCodec> codecs;
-  for (absl::string_view name : absl::StrSplit(absl::GetFlag(FLAGS_codecs), ',', absl::SkipEmpty())) {
+  for (absl::string_view name :
+       absl::StrSplit(absl::GetFlag(FLAGS_codecs), ',', absl::SkipEmpty())) {
     auto codec = index::ParseBitmapCodec(std::string_view(name.data(), name.size()));
     if (!codec.ok()) return Fail(codec.status());
     codecs.push_back(*codec);
@@ -136,8 +137,8 @@ int Main() {
   if (!builder.ok()) return Fail(builder.status());
   std::mt19937_64 rng(absl::GetFlag(FLAGS_seed));
   std::printf("%s\n\n%-8s %-5s %10s %6s %12s %12s %8s %10s %10s %7s %s\n", device->name.c_str(),
-              "dist", "codec", "records", "card", "GPU rec/s", "CPU rec/s", "GPU/CPU", "MB", "raw MB",
-              "ratio", "check");
+              "dist", "codec", "records", "card", "GPU rec/s", "CPU rec/s", "GPU/CPU", "MB",
+              "raw MB", "ratio", "check");
   json points = json::array();
   int mismatches = 0;
   double plwah_256_rate = 0, min_speedup = 0;
@@ -153,17 +154,15 @@ int Main() {
             cudaHostRegister(column.data(), column.size() * sizeof(uint32_t), 0) == cudaSuccess;
         for (index::BitmapCodec codec : codecs) {
           absl::StatusOr<index::BitmapColumns> cpu;
-          const double cpu_seconds = MedianSeconds(cpu_repeats, [&] {
-            cpu = index::BuildBitmaps(codec, uint32_t(records), column);
-          });
+          const double cpu_seconds = MedianSeconds(
+              cpu_repeats, [&] { cpu = index::BuildBitmaps(codec, uint32_t(records), column); });
           if (!cpu.ok()) return Fail(cpu.status());
           // A first build grows the builder's buffers; the timed ones reuse them.
           auto warm = (*builder)->BuildPinned(codec, uint32_t(records), column);
           if (!warm.ok()) return Fail(warm.status());
           absl::StatusOr<gpu::PinnedBitmapColumns> got;
-          const double gpu_seconds = MedianSeconds(repeats, [&] {
-            got = (*builder)->BuildPinned(codec, uint32_t(records), column);
-          });
+          const double gpu_seconds = MedianSeconds(
+              repeats, [&] { got = (*builder)->BuildPinned(codec, uint32_t(records), column); });
           if (!got.ok()) return Fail(got.status());
           const bool same = SameColumns(*got, *cpu);
           mismatches += same ? 0 : 1;
@@ -182,7 +181,8 @@ int Main() {
           if (codec == index::BitmapCodec::kPlwah && cardinality == 256) {
             plwah_256_rate = std::max(plwah_256_rate, gpu_rate);
           }
-          min_speedup = any_speedup ? std::min(min_speedup, gpu_rate / cpu_rate) : gpu_rate / cpu_rate;
+          min_speedup =
+              any_speedup ? std::min(min_speedup, gpu_rate / cpu_rate) : gpu_rate / cpu_rate;
           any_speedup = true;
           points.push_back(json{{"distribution", distribution},
                                 {"codec", index::BitmapCodecName(codec)},
@@ -236,9 +236,13 @@ int Main() {
   }
 
   std::printf("\ntarget PLWAH at cardinality 256 >= 1.5e9 records/s: %.3g -> %s\n", plwah_256_rate,
-              plwah_256_rate == 0 ? "not measured" : plwah_256_rate >= 1.5e9 ? "met" : "MISSED");
+              plwah_256_rate == 0       ? "not measured"
+              : plwah_256_rate >= 1.5e9 ? "met"
+                                        : "MISSED");
   std::printf("target GPU >= 20x the CPU builder on every point: lowest %.1fx -> %s\n", min_speedup,
-              !any_speedup ? "not measured" : min_speedup >= 20 ? "met" : "MISSED");
+              !any_speedup        ? "not measured"
+              : min_speedup >= 20 ? "met"
+                                  : "MISSED");
   if (mismatches > 0) std::printf("%d builds did NOT match the CPU builder\n", mismatches);
 
   if (!absl::GetFlag(FLAGS_json).empty()) {
@@ -261,10 +265,11 @@ int main(int argc, char** argv) {
   tandem::tools::ParseCommandLineOrExit(
       argc, argv,
       {.name = "tandem-bench-bitmap-build",
-       .usage = "tandem-bench-bitmap-build: WAH and PLWAH bitmap index builds on the GPU against "
-                "the CPU builder, by cardinality and distribution, with the steps of one build; "
-                "every build checked byte for byte.\n"
-                "  tandem-bench-bitmap-build [--records N,...] [--cardinalities C,...] [--json FILE]",
+       .usage =
+           "tandem-bench-bitmap-build: WAH and PLWAH bitmap index builds on the GPU against "
+           "the CPU builder, by cardinality and distribution, with the steps of one build; "
+           "every build checked byte for byte.\n"
+           "  tandem-bench-bitmap-build [--records N,...] [--cardinalities C,...] [--json FILE]",
        .main_file = __FILE__});
   return tandem::Main();
 }

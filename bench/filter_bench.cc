@@ -30,7 +30,8 @@
 #include "tools/bench_util.h"
 #include "workload/query_set.h"
 
-ABSL_FLAG(std::string, index, "", "index directory with an attribute column (tandem-index synth "
+ABSL_FLAG(std::string, index, "",
+          "index directory with an attribute column (tandem-index synth "
           "--attribute-columns sel:100)");
 ABSL_FLAG(std::string, queries, "", "query log (trec05-efficiency.txt)");
 ABSL_FLAG(std::string, field, "sel", "the attribute column of 100 uniform values");
@@ -56,7 +57,8 @@ struct Latency {
 };
 
 // Runs every query once (a warm-up pass first) and returns the latencies and the answers.
-absl::StatusOr<Latency> Measure(const index::Engine& engine, const std::vector<index::Query>& queries,
+absl::StatusOr<Latency> Measure(const index::Engine& engine,
+                                const std::vector<index::Query>& queries,
                                 std::vector<std::vector<index::Hit>>* answers) {
   for (const index::Query& q : queries) {
     auto warm = engine.Search(q, {});

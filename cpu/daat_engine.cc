@@ -489,8 +489,8 @@ absl::StatusOr<SearchResult> DaatEngine::Search(const Query& query,
     TopK top(query.k);
     std::optional<index::BitmapCursor> filter;
     if (query.filter != nullptr) filter.emplace(*query.filter);
-    TANDEM_RETURN_IF_ERROR(RunAnd(terms, norm, options_.block_max_and,
-                                  filter ? &*filter : nullptr, context, top, result.stats));
+    TANDEM_RETURN_IF_ERROR(RunAnd(terms, norm, options_.block_max_and, filter ? &*filter : nullptr,
+                                  context, top, result.stats));
     TANDEM_RETURN_IF_ERROR(check_cursors(terms));
     result.hits = std::move(top).Finish();
     result.stats.executed_mode = QueryMode::kAnd;

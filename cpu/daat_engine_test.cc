@@ -300,8 +300,8 @@ TEST_P(DaatEngineTest, FiltersKeepTheTopKOfTheAllowedDocuments) {
     for (uint32_t d = 0; d < n; ++d) {
       if (double(rng() % 10000) < density * 10000) rows.push_back(d);
     }
-    filters.push_back(std::make_shared<index::Bitmap>(
-        *index::FromRows(index::BitmapCodec::kPlwah, n, rows)));
+    filters.push_back(
+        std::make_shared<index::Bitmap>(*index::FromRows(index::BitmapCodec::kPlwah, n, rows)));
   }
   std::vector<uint32_t> runs;  // long runs: fills in the bitmap
   for (uint32_t d = 0; d < n; ++d) {
@@ -322,9 +322,9 @@ TEST_P(DaatEngineTest, FiltersKeepTheTopKOfTheAllowedDocuments) {
       ranking[i].push_back(hits->hits);
     }
   }
-  for (OrAlgorithm algorithm : {OrAlgorithm::kExhaustive, OrAlgorithm::kMaxScore,
-                                OrAlgorithm::kBlockMaxMaxScore, OrAlgorithm::kWand,
-                                OrAlgorithm::kBlockMaxWand}) {
+  for (OrAlgorithm algorithm :
+       {OrAlgorithm::kExhaustive, OrAlgorithm::kMaxScore, OrAlgorithm::kBlockMaxMaxScore,
+        OrAlgorithm::kWand, OrAlgorithm::kBlockMaxWand}) {
     auto engine = *DaatEngine::Create(*index_, {.or_algorithm = algorithm});
     for (size_t f = 0; f < filters.size(); ++f) {
       for (size_t i = 0; i < queries.size(); ++i) {
@@ -334,9 +334,9 @@ TEST_P(DaatEngineTest, FiltersKeepTheTopKOfTheAllowedDocuments) {
             q.k = k;
             q.mode = mode;
             q.filter = filters[f];
-            const std::string what = absl::StrCat(OrAlgorithmName(algorithm), " filter ", f,
-                                                  " query ", i, " k=", k, " ",
-                                                  index::QueryModeName(mode));
+            const std::string what =
+                absl::StrCat(OrAlgorithmName(algorithm), " filter ", f, " query ", i, " k=", k, " ",
+                             index::QueryModeName(mode));
             auto got = engine->Search(q, {});
             auto want = reference_->Search(q, {});
             ASSERT_TRUE(got.ok()) << got.status();

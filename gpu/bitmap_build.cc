@@ -15,9 +15,11 @@ absl::StatusOr<std::unique_ptr<GpuBitmapBuilder>> GpuBitmapBuilder::Create() {
   return std::unique_ptr<GpuBitmapBuilder>(new GpuBitmapBuilder(std::move(device)));
 }
 
-absl::StatusOr<PinnedBitmapColumns> GpuBitmapBuilder::BuildPinned(
-    index::BitmapCodec codec, uint32_t num_rows, std::span<const uint32_t> values,
-    std::span<const uint32_t> rows, BitmapBuildTimes* times) {
+absl::StatusOr<PinnedBitmapColumns> GpuBitmapBuilder::BuildPinned(index::BitmapCodec codec,
+                                                                  uint32_t num_rows,
+                                                                  std::span<const uint32_t> values,
+                                                                  std::span<const uint32_t> rows,
+                                                                  BitmapBuildTimes* times) {
   if (!rows.empty() && rows.size() != values.size()) {
     return absl::InvalidArgumentError(absl::StrFormat(
         "%d rows for %d values: a row is needed for each value", rows.size(), values.size()));
@@ -33,9 +35,9 @@ absl::StatusOr<PinnedBitmapColumns> GpuBitmapBuilder::BuildPinned(
           "row %d of value %d is past the last row (%d rows)", rows[i], i, num_rows));
     }
     if (rows[i] < previous_row) {
-      return absl::InvalidArgumentError(absl::StrFormat(
-          "rows must be non-decreasing: row %d follows row %d at value %d", rows[i], previous_row,
-          i));
+      return absl::InvalidArgumentError(
+          absl::StrFormat("rows must be non-decreasing: row %d follows row %d at value %d", rows[i],
+                          previous_row, i));
     }
     previous_row = rows[i];
   }

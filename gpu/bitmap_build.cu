@@ -11,12 +11,11 @@
 //   of limiting the batch; every head computes its word count and a scan places it (the paper's
 //   interleave-and-compact, generalized).
 // - PLWAH also folds a literal with one zero bit into the 1-fill before it.
+#include <algorithm>
+#include <cstdint>
 #include <cub/device/device_radix_sort.cuh>
 #include <cub/device/device_reduce.cuh>
 #include <cub/device/device_scan.cuh>
-
-#include <algorithm>
-#include <cstdint>
 #include <memory>
 #include <utility>
 
@@ -44,8 +43,9 @@ dim3 Grid(uint64_t n) {
   return dim3(static_cast<unsigned>(std::max<uint64_t>(1, std::min<uint64_t>(ctas, 8192))));
 }
 
-#define TANDEM_GRID_STRIDE(i, n) \
-  for (uint64_t i = blockIdx.x * uint64_t{blockDim.x} + threadIdx.x; i < (n); i += uint64_t{gridDim.x} * blockDim.x)
+#define TANDEM_GRID_STRIDE(i, n)                                              \
+  for (uint64_t i = blockIdx.x * uint64_t{blockDim.x} + threadIdx.x; i < (n); \
+       i += uint64_t{gridDim.x} * blockDim.x)
 
 __global__ void IotaKernel(uint32_t* out, uint64_t n) {
   TANDEM_GRID_STRIDE(i, n) { out[i] = static_cast<uint32_t>(i); }
@@ -71,7 +71,8 @@ __global__ void RunHeadsKernel(const uint64_t* keys, const uint32_t* literals, u
   TANDEM_GRID_STRIDE(i, k) {
     bool continues = false;
     if (i > 0 && literals[i] == kPayloadMask && literals[i - 1] == kPayloadMask) {
-      continues = ValueOf(keys[i]) == ValueOf(keys[i - 1]) && ChunkOf(keys[i]) == ChunkOf(keys[i - 1]) + 1;
+      continues =
+          ValueOf(keys[i]) == ValueOf(keys[i - 1]) && ChunkOf(keys[i]) == ChunkOf(keys[i - 1]) + 1;
     }
     heads[i] = continues ? 0u : 1u;
   }
@@ -228,7 +229,8 @@ class PinnedBuffer {
     data_ = nullptr;
     size_ = 0;
     const size_t grown = n + n / 8;
-    TANDEM_CUDA_RETURN_IF_ERROR(cudaMallocHost(reinterpret_cast<void**>(&data_), grown * sizeof(T)));
+    TANDEM_CUDA_RETURN_IF_ERROR(
+        cudaMallocHost(reinterpret_cast<void**>(&data_), grown * sizeof(T)));
     size_ = grown;
     return absl::OkStatus();
   }
@@ -254,9 +256,9 @@ class DeviceBitmapBuilderImpl final : public DeviceBitmapBuilder {
   absl::Status Build(bool plwah, uint32_t num_rows, const uint32_t* values, const uint32_t* rows,
                      size_t n, PinnedBitmapColumns* out, BitmapBuildTimes* times) override {
     if (n > kMaxBuildValues) {
-      return absl::InvalidArgumentError(absl::StrFormat(
-          "%d values in one build; at most %d (the words' positions are 32-bit)", n,
-          kMaxBuildValues));
+      return absl::InvalidArgumentError(
+          absl::StrFormat("%d values in one build; at most %d (the words' positions are 32-bit)", n,
+                          kMaxBuildValues));
     }
     *out = PinnedBitmapColumns();
     if (times != nullptr) *times = BitmapBuildTimes();
@@ -315,9 +317,9 @@ class DeviceBitmapBuilderImpl final : public DeviceBitmapBuilder {
     const uint32_t max_value = host_counters_.data()[0];
     const int end_bit = max_value == 0 ? 1 : 32 - __builtin_clz(max_value);
     bytes = temp_.size();
-    TANDEM_CUDA_RETURN_IF_ERROR(cub::DeviceRadixSort::SortPairs(
-        temp_.data(), bytes, values_.data(), sorted_values_.data(), rids_.data(),
-        sorted_rids_.data(), items, 0, end_bit, s));
+    TANDEM_CUDA_RETURN_IF_ERROR(
+        cub::DeviceRadixSort::SortPairs(temp_.data(), bytes, values_.data(), sorted_values_.data(),
+                                        rids_.data(), sorted_rids_.data(), items, 0, end_bit, s));
     TANDEM_RETURN_IF_ERROR(mark());
 
     // Step 3: chunk ids and partial literals.
@@ -340,13 +342,13 @@ class DeviceBitmapBuilderImpl final : public DeviceBitmapBuilder {
     // Step 5: runs of full chunks (compacted by a scan of their heads), each run's fills and
     // words, and PLWAH's folding (5.1).
     RunHeadsKernel<<<Grid(k), kThreads, 0, s>>>(merged_keys_.data(), merged_literals_.data(),
-                                               heads_.data(), k);
+                                                heads_.data(), k);
     TANDEM_CUDA_RETURN_IF_ERROR(cudaGetLastError());
     bytes = temp_.size();
     TANDEM_CUDA_RETURN_IF_ERROR(cub::DeviceScan::ExclusiveSum(
         temp_.data(), bytes, heads_.data(), head_index_.data(), static_cast<int>(k), s));
     CompactHeadsKernel<<<Grid(k), kThreads, 0, s>>>(heads_.data(), head_index_.data(),
-                                                   head_at_.data(), k);
+                                                    head_at_.data(), k);
     TANDEM_CUDA_RETURN_IF_ERROR(cudaGetLastError());
     TotalsKernel<<<1, 1, 0, s>>>(head_index_.data(), heads_.data(), k, counters_.data());
     TANDEM_CUDA_RETURN_IF_ERROR(cudaMemcpyAsync(host_counters_.data(), counters_.data(),
@@ -354,8 +356,8 @@ class DeviceBitmapBuilderImpl final : public DeviceBitmapBuilder {
     TANDEM_RETURN_IF_ERROR(stream_.Synchronize());
     const uint64_t m = host_counters_.data()[0];
     RunWordsKernel<<<Grid(m), kThreads, 0, s>>>(merged_keys_.data(), merged_literals_.data(),
-                                               head_at_.data(), m, k, plwah, run_words_.data(),
-                                               run_values_.data());
+                                                head_at_.data(), m, k, plwah, run_words_.data(),
+                                                run_values_.data());
     TANDEM_CUDA_RETURN_IF_ERROR(cudaGetLastError());
     TANDEM_RETURN_IF_ERROR(mark());
 
@@ -370,8 +372,8 @@ class DeviceBitmapBuilderImpl final : public DeviceBitmapBuilder {
     const uint64_t num_words = host_counters_.data()[0];
     TANDEM_RETURN_IF_ERROR(Reserve(words_, num_words));
     WriteRunsKernel<<<Grid(m), kThreads, 0, s>>>(merged_keys_.data(), merged_literals_.data(),
-                                                head_at_.data(), positions_.data(), m, k, plwah,
-                                                words_.data());
+                                                 head_at_.data(), positions_.data(), m, k, plwah,
+                                                 words_.data());
     TANDEM_CUDA_RETURN_IF_ERROR(cudaGetLastError());
     TANDEM_RETURN_IF_ERROR(mark());
 
@@ -386,9 +388,9 @@ class DeviceBitmapBuilderImpl final : public DeviceBitmapBuilder {
     const uint64_t num_keys = host_counters_.data()[1];
     // The offsets are 64-bit for the host's BitmapColumns; a column's length fits 32 bits.
     bytes = temp_.size();
-    TANDEM_CUDA_RETURN_IF_ERROR(cub::DeviceScan::ExclusiveSum(
-        temp_.data(), bytes, column_lengths_.data(), column_offsets_.data(),
-        static_cast<int>(num_keys), s));
+    TANDEM_CUDA_RETURN_IF_ERROR(
+        cub::DeviceScan::ExclusiveSum(temp_.data(), bytes, column_lengths_.data(),
+                                      column_offsets_.data(), static_cast<int>(num_keys), s));
     TANDEM_RETURN_IF_ERROR(mark());
 
     // Download.
@@ -397,11 +399,14 @@ class DeviceBitmapBuilderImpl final : public DeviceBitmapBuilder {
     TANDEM_RETURN_IF_ERROR(host_offsets_.Reserve(num_keys + 1));
     TANDEM_RETURN_IF_ERROR(host_words_.Reserve(num_words));
     TANDEM_CUDA_RETURN_IF_ERROR(cudaMemcpyAsync(host_keys_.data(), column_keys_.data(),
-                                                num_keys * sizeof(uint32_t), cudaMemcpyDeviceToHost, s));
+                                                num_keys * sizeof(uint32_t), cudaMemcpyDeviceToHost,
+                                                s));
     TANDEM_CUDA_RETURN_IF_ERROR(cudaMemcpyAsync(host_offsets32_.data(), column_offsets_.data(),
-                                                num_keys * sizeof(uint32_t), cudaMemcpyDeviceToHost, s));
+                                                num_keys * sizeof(uint32_t), cudaMemcpyDeviceToHost,
+                                                s));
     TANDEM_CUDA_RETURN_IF_ERROR(cudaMemcpyAsync(host_words_.data(), words_.data(),
-                                                num_words * sizeof(uint32_t), cudaMemcpyDeviceToHost, s));
+                                                num_words * sizeof(uint32_t),
+                                                cudaMemcpyDeviceToHost, s));
     TANDEM_RETURN_IF_ERROR(mark());
     TANDEM_RETURN_IF_ERROR(stream_.Synchronize());
     for (uint64_t i = 0; i < num_keys; ++i) host_offsets_.data()[i] = host_offsets32_.data()[i];
@@ -414,8 +419,8 @@ class DeviceBitmapBuilderImpl final : public DeviceBitmapBuilder {
     out->num_words = num_words;
 
     if (times != nullptr) {
-      double* steps[] = {&times->upload_ms, &times->sort_ms,  &times->literals_ms,
-                         &times->merge_ms,  &times->fills_ms, &times->fuse_ms,
+      double* steps[] = {&times->upload_ms,  &times->sort_ms,    &times->literals_ms,
+                         &times->merge_ms,   &times->fills_ms,   &times->fuse_ms,
                          &times->offsets_ms, &times->download_ms};
       for (int i = 0; i + 1 < event; ++i) {
         TANDEM_ASSIGN_OR_RETURN(float ms, events_[i + 1].MillisecondsSince(events_[i]));
@@ -441,8 +446,8 @@ class DeviceBitmapBuilderImpl final : public DeviceBitmapBuilder {
     TANDEM_CUDA_RETURN_IF_ERROR(cub::DeviceReduce::ReduceByKey(nullptr, bytes, w, w, u, u, u,
                                                                BitOr(), items, stream_.get()));
     need = std::max(need, bytes);
-    TANDEM_CUDA_RETURN_IF_ERROR(cub::DeviceReduce::ReduceByKey(nullptr, bytes, u, u, u, u, u,
-                                                               Sum(), items, stream_.get()));
+    TANDEM_CUDA_RETURN_IF_ERROR(
+        cub::DeviceReduce::ReduceByKey(nullptr, bytes, u, u, u, u, u, Sum(), items, stream_.get()));
     need = std::max(need, bytes);
     TANDEM_CUDA_RETURN_IF_ERROR(
         cub::DeviceScan::ExclusiveSum(nullptr, bytes, u, u, items, stream_.get()));

@@ -1,7 +1,7 @@
-// The GPU bitmap builder against the CPU builder: byte-identical columns for both codecs on uniform,
-// Zipf-like, clustered (sorted) and multi-valued columns, at sizes around the chunk and scan
-// boundaries, gaps longer than one PLWAH fill word, and repeated builds on one builder (buffers
-// reused and grown). Skips without a device.
+// The GPU bitmap builder against the CPU builder: byte-identical columns for both codecs on
+// uniform, Zipf-like, clustered (sorted) and multi-valued columns, at sizes around the chunk and
+// scan boundaries, gaps longer than one PLWAH fill word, and repeated builds on one builder
+// (buffers reused and grown). Skips without a device.
 #include "gpu/bitmap_build.h"
 
 #include <algorithm>
@@ -61,10 +61,16 @@ TEST(GpuBitmapBuildTest, SameBytesAsTheCpuBuilder) {
           for (uint32_t r = 0; r < num_rows; ++r) {
             const double u = double(rng() % 1000000) / 1e6;
             switch (shape) {
-              case 0: values[r] = uint32_t(u * cardinality); break;            // uniform
-              case 1: values[r] = uint32_t(u * u * u * cardinality); break;    // skewed
-              case 2: values[r] = uint32_t(uint64_t{r} * cardinality / num_rows); break;  // sorted
-              case 3:  // runs: long stretches of one value with single odd rows inside
+              case 0:
+                values[r] = uint32_t(u * cardinality);
+                break;  // uniform
+              case 1:
+                values[r] = uint32_t(u * u * u * cardinality);
+                break;  // skewed
+              case 2:
+                values[r] = uint32_t(uint64_t{r} * cardinality / num_rows);
+                break;  // sorted
+              case 3:   // runs: long stretches of one value with single odd rows inside
                 values[r] = (r / 997) % cardinality;
                 if (rng() % 101 == 0) values[r] = uint32_t(rng() % cardinality);
                 break;
@@ -103,11 +109,11 @@ TEST(GpuBitmapBuildTest, MultiValuedRowsSparseValuesAndLongGaps) {
 TEST(GpuBitmapBuildTest, BadRowsGetTheCpuBuildersErrors) {
   auto gpu = MakeBuilder();
   if (gpu == nullptr) GTEST_SKIP() << "no CUDA device";
-  EXPECT_THAT(gpu->Build(BitmapCodec::kWah, 10, std::vector<uint32_t>{1, 2},
-                         std::vector<uint32_t>{5, 3})
-                  .status()
-                  .message(),
-              HasSubstr("non-decreasing"));
+  EXPECT_THAT(
+      gpu->Build(BitmapCodec::kWah, 10, std::vector<uint32_t>{1, 2}, std::vector<uint32_t>{5, 3})
+          .status()
+          .message(),
+      HasSubstr("non-decreasing"));
   EXPECT_THAT(gpu->Build(BitmapCodec::kWah, 10, std::vector<uint32_t>{1}, std::vector<uint32_t>{10})
                   .status()
                   .message(),

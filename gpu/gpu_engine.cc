@@ -82,8 +82,8 @@ class FilterBitsCache {
       }
     }
     const std::vector<uint32_t>& words = filter->words();
-    TANDEM_ASSIGN_OR_RETURN(DeviceBuffer<uint32_t> bits, DeviceBuffer<uint32_t>::Allocate(
-                                                             (uint64_t{num_docs} + 31) / 32));
+    TANDEM_ASSIGN_OR_RETURN(DeviceBuffer<uint32_t> bits,
+                            DeviceBuffer<uint32_t>::Allocate((uint64_t{num_docs} + 31) / 32));
     const size_t mark = arena.mark();
     TANDEM_ASSIGN_OR_RETURN(uint32_t * device_words,
                             arena.Take<uint32_t>(std::max<size_t>(words.size(), 1)));
@@ -169,9 +169,10 @@ absl::StatusOr<std::unique_ptr<GpuEngine>> GpuEngine::Create(const index::Index&
   impl->info.compute_minor = prop.minor;
 
   const uint32_t num_docs = index.num_docs();
-  const uint64_t scratch = options.scratch_bytes != 0
-                               ? options.scratch_bytes
-                               : (66 + 8 * kDefaultAndTerms) * uint64_t{num_docs} + (64u << 20);  // 2: a filter
+  const uint64_t scratch =
+      options.scratch_bytes != 0
+          ? options.scratch_bytes
+          : (66 + 8 * kDefaultAndTerms) * uint64_t{num_docs} + (64u << 20);  // 2: a filter
   TANDEM_ASSIGN_OR_RETURN(
       impl->contexts,
       QueryContextPool::Create({.contexts = options.num_contexts, .scratch_bytes = scratch}));
@@ -226,7 +227,6 @@ absl::StatusOr<std::unique_ptr<GpuEngine>> GpuEngine::Create(const index::Index&
   return std::unique_ptr<GpuEngine>(new GpuEngine(std::move(impl)));
 }
 
-
 absl::StatusOr<SearchResult> GpuEngine::Search(const Query& query,
                                                const SearchContext& context) const {
   TANDEM_RETURN_IF_ERROR(index::ValidateQuery(query));
@@ -273,8 +273,8 @@ absl::StatusOr<SearchResult> GpuEngine::Search(const Query& query,
   // The filter's bitmap, copied compressed and expanded to bits on the device at its first use.
   FilterBitsCache::Bits filter_bits;  // held until the query is done
   if (query.filter != nullptr) {
-    TANDEM_ASSIGN_OR_RETURN(filter_bits, impl_->filters.Get(query.filter, index.num_docs(),
-                                                            qc.arena, qc.stream));
+    TANDEM_ASSIGN_OR_RETURN(
+        filter_bits, impl_->filters.Get(query.filter, index.num_docs(), qc.arena, qc.stream));
     tables.filter = filter_bits->data();
     qc.timer.Mark(GpuStage::kScore);
   }

@@ -150,7 +150,8 @@ TEST_P(GpuEngineTest, FilteredQueriesMatchCpuEngine) {
     for (uint32_t d = 0; d < n; ++d) {
       if (double(rng() % 10000) < density * 10000) rows.push_back(d);
     }
-    const auto codec = filters.size() % 2 == 0 ? index::BitmapCodec::kPlwah : index::BitmapCodec::kWah;
+    const auto codec =
+        filters.size() % 2 == 0 ? index::BitmapCodec::kPlwah : index::BitmapCodec::kWah;
     filters.push_back(std::make_shared<index::Bitmap>(*index::FromRows(codec, n, rows)));
   }
   std::vector<uint32_t> runs;

@@ -38,11 +38,10 @@ absl::StatusOr<std::vector<index::Hit>> RunOr(const std::vector<DeviceTerm>& ter
   }
   uint64_t scored = 0;
   absl::StatusOr<std::vector<DeviceHit>> hits =
-      UseHeap(qc.tuning.top_k, k)
-          ? TopKHeap(acc, nullptr, num_docs, k, qc.host_keys, &scored, qc.arena, qc.stream,
-                     tables.filter)
-          : TopKRadix(acc, nullptr, num_docs, k, qc.host_keys, &scored, qc.arena, qc.stream,
-                      tables.filter);
+      UseHeap(qc.tuning.top_k, k) ? TopKHeap(acc, nullptr, num_docs, k, qc.host_keys, &scored,
+                                             qc.arena, qc.stream, tables.filter)
+                                  : TopKRadix(acc, nullptr, num_docs, k, qc.host_keys, &scored,
+                                              qc.arena, qc.stream, tables.filter);
   if (!hits.ok()) return hits.status();
   qc.timer.Mark(GpuStage::kTopK);
   stats.documents_scored += scored;

@@ -91,21 +91,19 @@ absl::StatusOr<std::vector<DeviceHit>> TopKOfScores(TopKOfKeys top_k, const floa
 
 }  // namespace
 
-absl::Status ExpandBitmap(const uint32_t* words, uint32_t num_words, bool plwah,
-                          uint32_t num_rows, uint32_t* bits, ScratchArena& arena,
-                          cudaStream_t stream) {
+absl::Status ExpandBitmap(const uint32_t* words, uint32_t num_words, bool plwah, uint32_t num_rows,
+                          uint32_t* bits, ScratchArena& arena, cudaStream_t stream) {
   TANDEM_RETURN_IF_ERROR(CheckStream(stream));
   const uint32_t num_bit_words = static_cast<uint32_t>((uint64_t{num_rows} + 31) / 32);
   if (num_words == 0) {
-    TANDEM_CUDA_RETURN_IF_ERROR(
-        cudaMemsetAsync(bits, 0, sizeof(uint32_t) * num_bit_words, stream));
+    TANDEM_CUDA_RETURN_IF_ERROR(cudaMemsetAsync(bits, 0, sizeof(uint32_t) * num_bit_words, stream));
     return absl::OkStatus();
   }
   const size_t mark = arena.mark();
   TANDEM_ASSIGN_OR_RETURN(uint32_t * chunks, arena.Take<uint32_t>(num_words));
   TANDEM_ASSIGN_OR_RETURN(uint32_t * starts, arena.Take<uint32_t>(num_words));
-  kernels::BitmapWordChunksKernel<<<Grid(num_words), kQueryThreads, 0, stream>>>(
-      words, num_words, plwah, chunks);
+  kernels::BitmapWordChunksKernel<<<Grid(num_words), kQueryThreads, 0, stream>>>(words, num_words,
+                                                                                 plwah, chunks);
   TANDEM_CUDA_RETURN_IF_ERROR(cudaGetLastError());
   TANDEM_RETURN_IF_ERROR(ExclusiveSum(chunks, starts, num_words, arena, stream));
   if (num_bit_words > 0) {

@@ -139,9 +139,8 @@ absl::Status ScoreIntoKeys(const uint32_t* docs, uint32_t n, const std::vector<A
 // canonical words (index/bitmap.h) are in device memory: every 32-bit word of bits is computed by
 // its own thread from the one or two chunks it overlaps, found by a binary search in the scanned
 // chunk counts of the words. `bits` holds ceil(num_rows / 32) words.
-absl::Status ExpandBitmap(const uint32_t* words, uint32_t num_words, bool plwah,
-                          uint32_t num_rows, uint32_t* bits, ScratchArena& arena,
-                          cudaStream_t stream);
+absl::Status ExpandBitmap(const uint32_t* words, uint32_t num_words, bool plwah, uint32_t num_rows,
+                          uint32_t* bits, ScratchArena& arena, cudaStream_t stream);
 
 // The empty key for each survivor docs[i] that `filter` (bit d of word d / 32) does not allow; a
 // null filter allows all.

@@ -89,8 +89,8 @@ absl::Status CheckField(const AttributeField& f, uint32_t num_docs, BitmapCodec 
   const BitmapColumns& c = f.columns;
   if (c.codec != codec) return error("columns of another bitmap codec");
   if (c.num_rows != num_docs) {
-    return error(absl::StrFormat("columns of %d rows in an index of %d documents", c.num_rows,
-                                 num_docs));
+    return error(
+        absl::StrFormat("columns of %d rows in an index of %d documents", c.num_rows, num_docs));
   }
   if (c.offsets.size() != c.keys.size() + 1 || c.offsets.front() != 0 ||
       c.offsets.back() != c.words.size()) {
@@ -98,8 +98,8 @@ absl::Status CheckField(const AttributeField& f, uint32_t num_docs, BitmapCodec 
   }
   for (size_t i = 0; i < c.keys.size(); ++i) {
     if (c.keys[i] >= f.cardinality()) {
-      return error(absl::StrFormat("column %d is dictionary entry %d of %d", i, c.keys[i],
-                                   f.cardinality()));
+      return error(
+          absl::StrFormat("column %d is dictionary entry %d of %d", i, c.keys[i], f.cardinality()));
     }
     if (i > 0 && c.keys[i - 1] >= c.keys[i]) return error("column keys not ascending");
     if (c.offsets[i] > c.offsets[i + 1]) return error("column offsets not ascending");
@@ -210,9 +210,7 @@ std::string AttributeIndex::Encode() const {
 absl::StatusOr<std::unique_ptr<AttributeIndex>> AttributeIndex::Decode(std::string_view payload,
                                                                        uint32_t num_docs) {
   Reader r(payload);
-  auto loss = [](const std::string& what) {
-    return absl::DataLossError(what);
-  };
+  auto loss = [](const std::string& what) { return absl::DataLossError(what); };
   uint32_t stored_docs = 0, num_fields = 0;
   uint8_t codec = 0, pad8 = 0;
   uint16_t pad16 = 0;
@@ -221,10 +219,11 @@ absl::StatusOr<std::unique_ptr<AttributeIndex>> AttributeIndex::Decode(std::stri
     return loss("truncated header");
   }
   if (stored_docs != num_docs) {
-    return loss(absl::StrFormat("attributes of %d documents in an index of %d", stored_docs,
-                                num_docs));
+    return loss(
+        absl::StrFormat("attributes of %d documents in an index of %d", stored_docs, num_docs));
   }
-  if (codec > uint8_t(BitmapCodec::kPlwah)) return loss(absl::StrCat("unknown bitmap codec ", codec));
+  if (codec > uint8_t(BitmapCodec::kPlwah))
+    return loss(absl::StrCat("unknown bitmap codec ", codec));
   std::vector<AttributeField> fields;
   for (uint32_t i = 0; i < num_fields; ++i) {
     AttributeField f;

@@ -42,7 +42,9 @@ struct AttributeField {
   std::vector<IntegerBucket> buckets;
   BitmapColumns columns;  // keys: dictionary entries with at least one document
 
-  size_t cardinality() const { return kind == AttributeKind::kKeyword ? values.size() : buckets.size(); }
+  size_t cardinality() const {
+    return kind == AttributeKind::kKeyword ? values.size() : buckets.size();
+  }
   // The dictionary entry of a keyword value / the bucket holding an integer; nullopt when none.
   std::optional<uint32_t> ValueId(std::string_view value) const;
   std::optional<uint32_t> BucketOf(int64_t value) const;

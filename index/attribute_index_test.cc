@@ -58,15 +58,16 @@ TEST(AttributeIndexTest, RoundTripsAndLooksUp) {
 }
 
 TEST(AttributeIndexTest, DamageIsDataLoss) {
-  auto index = AttributeIndex::Create(10, BitmapCodec::kPlwah,
-                                      {Keyword(BitmapCodec::kPlwah, 10), Year(BitmapCodec::kPlwah, 10)});
+  auto index = AttributeIndex::Create(
+      10, BitmapCodec::kPlwah, {Keyword(BitmapCodec::kPlwah, 10), Year(BitmapCodec::kPlwah, 10)});
   ASSERT_TRUE(index.ok());
   const std::string bytes = (*index)->Encode();
   for (size_t n = 0; n < bytes.size(); ++n) {
     auto truncated = AttributeIndex::Decode(std::string_view(bytes).substr(0, n), 10);
     EXPECT_EQ(truncated.status().code(), absl::StatusCode::kDataLoss) << n;
   }
-  EXPECT_THAT(AttributeIndex::Decode(bytes + "x", 10).status().message(), HasSubstr("after the last"));
+  EXPECT_THAT(AttributeIndex::Decode(bytes + "x", 10).status().message(),
+              HasSubstr("after the last"));
   EXPECT_THAT(AttributeIndex::Decode(bytes, 11).status().message(), HasSubstr("of 10 documents"));
   // The last word (a bitmap of "year") made a literal of all zeros.
   std::string damaged = bytes;
@@ -97,9 +98,9 @@ TEST(AttributeIndexTest, CreateChecksFields) {
 }
 
 TEST(AttributeIndexTest, ChooseBuckets) {
-  EXPECT_THAT(ChooseBuckets({2003, 2001, 2003, 2002}),
-              ElementsAre(IntegerBucket{2001, 2001}, IntegerBucket{2002, 2002},
-                          IntegerBucket{2003, 2003}));
+  EXPECT_THAT(
+      ChooseBuckets({2003, 2001, 2003, 2002}),
+      ElementsAre(IntegerBucket{2001, 2001}, IntegerBucket{2002, 2002}, IntegerBucket{2003, 2003}));
   EXPECT_THAT(ChooseBuckets({}), ElementsAre());
   std::vector<int64_t> lengths;
   for (int i = 0; i < 10000; ++i) lengths.push_back(i % 1000);

@@ -55,9 +55,9 @@ enum class Op { kAnd, kOr, kAndNot };
 
 absl::Status CheckCompatible(BitmapView a, BitmapView b) {
   if (a.codec() != b.codec()) {
-    return absl::InvalidArgumentError(absl::StrFormat(
-        "bitmaps of different codecs (%s and %s)", BitmapCodecName(a.codec()),
-        BitmapCodecName(b.codec())));
+    return absl::InvalidArgumentError(absl::StrFormat("bitmaps of different codecs (%s and %s)",
+                                                      BitmapCodecName(a.codec()),
+                                                      BitmapCodecName(b.codec())));
   }
   if (a.num_rows() != b.num_rows()) {
     return absl::InvalidArgumentError(absl::StrFormat(
@@ -130,9 +130,15 @@ absl::StatusOr<Bitmap> Combine(BitmapView a, BitmapView b, Op op) {
     const uint32_t pa = ra.payload(), pb = rb.payload();
     uint32_t r = 0;
     switch (op) {
-      case Op::kAnd: r = pa & pb; break;
-      case Op::kOr: r = pa | pb; break;
-      case Op::kAndNot: r = pa & ~pb & bw::kPayloadMask; break;
+      case Op::kAnd:
+        r = pa & pb;
+        break;
+      case Op::kOr:
+        r = pa | pb;
+        break;
+      case Op::kAndNot:
+        r = pa & ~pb & bw::kPayloadMask;
+        break;
     }
     if (ra.is_fill() && rb.is_fill()) {
       writer.AppendFill(r != 0, n);
@@ -160,7 +166,8 @@ absl::StatusOr<BitmapCodec> ParseBitmapCodec(std::string_view name) {
       absl::StrFormat("unknown bitmap codec \"%s\" (known: plwah, wah)", name));
 }
 
-// --- BitmapWriter ---------------------------------------------------------------------------------
+// --- BitmapWriter
+// ---------------------------------------------------------------------------------
 
 void BitmapWriter::AppendFill(bool bit, uint64_t chunks) {
   if (chunks == 0) return;
@@ -266,8 +273,9 @@ void BitmapView::ToDense(std::span<uint64_t> bits) const {
 // --- BitmapColumns ----------------------------------------------------------------------------
 
 BitmapView BitmapColumns::Column(size_t i) const {
-  return BitmapView(codec, num_rows,
-                    std::span<const uint32_t>(words).subspan(offsets[i], offsets[i + 1] - offsets[i]));
+  return BitmapView(
+      codec, num_rows,
+      std::span<const uint32_t>(words).subspan(offsets[i], offsets[i + 1] - offsets[i]));
 }
 
 ptrdiff_t BitmapColumns::Find(uint32_t key) const {
@@ -438,8 +446,9 @@ absl::StatusOr<Bitmap> OrMany(std::span<const BitmapView> bitmaps) {
   std::vector<Bitmap> level;
   for (size_t i = 0; i < bitmaps.size(); i += 2) {
     if (i + 1 == bitmaps.size()) {
-      level.push_back(Bitmap(codec, num_rows, std::vector<uint32_t>(bitmaps[i].words().begin(),
-                                                                     bitmaps[i].words().end())));
+      level.push_back(
+          Bitmap(codec, num_rows,
+                 std::vector<uint32_t>(bitmaps[i].words().begin(), bitmaps[i].words().end())));
     } else {
       absl::StatusOr<Bitmap> merged = Or(bitmaps[i], bitmaps[i + 1]);
       if (!merged.ok()) return merged.status();
@@ -540,8 +549,8 @@ absl::Status ValidateBitmap(BitmapCodec codec, uint32_t num_rows, std::span<cons
       return error(i, "a fill that continues a fill that was not full");
     }
     chunk += count;
-    if (bit && (chunk > num_chunks || (chunk == num_chunks && LastChunkMask(num_rows) !=
-                                                                   bw::kPayloadMask))) {
+    if (bit && (chunk > num_chunks ||
+                (chunk == num_chunks && LastChunkMask(num_rows) != bw::kPayloadMask))) {
       return error(i, "a fill of ones past the bitmap's rows");
     }
     if (chunk > num_chunks) return error(i, "past the bitmap's rows");

@@ -52,7 +52,7 @@ inline constexpr uint32_t kRowsPerChunk = 31;
 inline constexpr uint32_t kLiteralFlag = 0x80000000u;
 inline constexpr uint32_t kFillBitFlag = 0x40000000u;
 inline constexpr uint32_t kPayloadMask = 0x7FFFFFFFu;  // a literal's 31 row bits
-inline constexpr uint32_t kPositionShift = 25;          // PLWAH
+inline constexpr uint32_t kPositionShift = 25;         // PLWAH
 inline constexpr uint32_t kPositionMask = 0x1Fu << kPositionShift;
 
 // The largest count one fill word holds.
@@ -195,8 +195,7 @@ namespace bitmap_internal {
 // literal chunk. PLWAH's positioned fill is a fill run then a literal run.
 class RunReader {
  public:
-  explicit RunReader(BitmapView bitmap)
-      : codec_(bitmap.codec()), words_(bitmap.words()) {
+  explicit RunReader(BitmapView bitmap) : codec_(bitmap.codec()), words_(bitmap.words()) {
     Advance();
   }
   bool done() const { return done_; }

@@ -1,5 +1,5 @@
-// Property tests of the WAH and PLWAH bitmaps against sorted row lists: the builder's columns, every
-// operation and the dense and row conversions, on random bitmaps of every shape (empty, full,
+// Property tests of the WAH and PLWAH bitmaps against sorted row lists: the builder's columns,
+// every operation and the dense and row conversions, on random bitmaps of every shape (empty, full,
 // sparse, dense runs, rows at chunk edges, gaps longer than one fill word holds); canonical form
 // checked by ValidateBitmap and by byte equality with the bitmap built from the expected rows; and
 // every way a word can break the form.
@@ -236,9 +236,8 @@ TEST(BitmapTest, CursorFindsEachNextRow) {
         for (uint32_t probe = 0; probe <= num_rows + 40; probe += 1 + uint32_t(rng() % 45)) {
           auto it = std::lower_bound(rows.begin(), rows.end(), probe);
           const uint32_t want = it == rows.end() ? BitmapCursor::kEnd : *it;
-          ASSERT_EQ(cursor.NextGeq(probe), want)
-              << BitmapCodecName(codec) << " rows " << num_rows << " shape " << shape << " probe "
-              << probe;
+          ASSERT_EQ(cursor.NextGeq(probe), want) << BitmapCodecName(codec) << " rows " << num_rows
+                                                 << " shape " << shape << " probe " << probe;
         }
         // Every row, one by one.
         BitmapCursor each(bitmap);
@@ -294,27 +293,30 @@ TEST(BitmapTest, ValidateRejectsEveryBrokenForm) {
   }
   // And the forms next to them are accepted.
   EXPECT_TRUE(ValidateBitmap(BitmapCodec::kWah, kRows, std::vector<uint32_t>{2u, L | 6u}).ok());
-  EXPECT_TRUE(ValidateBitmap(BitmapCodec::kPlwah, kRows, std::vector<uint32_t>{(3u << bw::kPositionShift) | 2u}).ok());
-  EXPECT_TRUE(ValidateBitmap(BitmapCodec::kWah, kRows, std::vector<uint32_t>{ONE | 10u, L | 0x1Fu}).ok());
+  EXPECT_TRUE(ValidateBitmap(BitmapCodec::kPlwah, kRows,
+                             std::vector<uint32_t>{(3u << bw::kPositionShift) | 2u})
+                  .ok());
+  EXPECT_TRUE(
+      ValidateBitmap(BitmapCodec::kWah, kRows, std::vector<uint32_t>{ONE | 10u, L | 0x1Fu}).ok());
   EXPECT_TRUE(ValidateBitmap(BitmapCodec::kWah, kRows, {}).ok());
 }
 
 TEST(BitmapTest, BadInputGetsClearErrors) {
-  EXPECT_THAT(BuildBitmaps(BitmapCodec::kWah, 10, std::vector<uint32_t>{1, 2},
-                           std::vector<uint32_t>{5, 3})
-                  .status()
-                  .message(),
-              HasSubstr("non-decreasing"));
-  EXPECT_THAT(BuildBitmaps(BitmapCodec::kWah, 10, std::vector<uint32_t>{1},
-                           std::vector<uint32_t>{10})
-                  .status()
-                  .message(),
-              HasSubstr("past the last row"));
-  EXPECT_THAT(BuildBitmaps(BitmapCodec::kWah, 10, std::vector<uint32_t>{1},
-                           std::vector<uint32_t>{1, 2})
-                  .status()
-                  .message(),
-              HasSubstr("a row is needed"));
+  EXPECT_THAT(
+      BuildBitmaps(BitmapCodec::kWah, 10, std::vector<uint32_t>{1, 2}, std::vector<uint32_t>{5, 3})
+          .status()
+          .message(),
+      HasSubstr("non-decreasing"));
+  EXPECT_THAT(
+      BuildBitmaps(BitmapCodec::kWah, 10, std::vector<uint32_t>{1}, std::vector<uint32_t>{10})
+          .status()
+          .message(),
+      HasSubstr("past the last row"));
+  EXPECT_THAT(
+      BuildBitmaps(BitmapCodec::kWah, 10, std::vector<uint32_t>{1}, std::vector<uint32_t>{1, 2})
+          .status()
+          .message(),
+      HasSubstr("a row is needed"));
   EXPECT_THAT(BuildBitmaps(BitmapCodec::kWah, 1, std::vector<uint32_t>{1, 2}).status().message(),
               HasSubstr("2 values for 1 rows"));
   EXPECT_THAT(FromRows(BitmapCodec::kWah, 10, std::vector<uint32_t>{3, 3}).status().message(),

@@ -34,9 +34,9 @@ bool ParseQueryMode(absl::string_view name, QueryMode* mode) {
 
 absl::Status ValidateQueryFilter(const Query& query, uint32_t num_docs) {
   if (query.filter != nullptr && query.filter->num_rows() != num_docs) {
-    return absl::InvalidArgumentError(absl::StrFormat(
-        "the filter is over %d documents and the index holds %d", query.filter->num_rows(),
-        num_docs));
+    return absl::InvalidArgumentError(
+        absl::StrFormat("the filter is over %d documents and the index holds %d",
+                        query.filter->num_rows(), num_docs));
   }
   return absl::OkStatus();
 }

@@ -4,11 +4,11 @@
 #include <algorithm>
 #include <numeric>
 
+#include "absl/strings/ascii.h"
 #include "absl/strings/numbers.h"
 #include "absl/strings/str_cat.h"
 #include "absl/strings/str_split.h"
 #include "absl/strings/strip.h"
-#include "absl/strings/ascii.h"
 #include "base/status_macros.h"
 
 namespace tandem::index_builder {
@@ -32,8 +32,8 @@ absl::StatusOr<std::vector<AttributeSpec>> SelectAttributes(std::string_view for
     }
     specs.push_back(std::move(spec));
   };
-  for (absl::string_view part : absl::StrSplit(absl::string_view(flag.data(), flag.size()), ',',
-                                              absl::SkipWhitespace())) {
+  for (absl::string_view part :
+       absl::StrSplit(absl::string_view(flag.data(), flag.size()), ',', absl::SkipWhitespace())) {
     std::string item(absl::StripAsciiWhitespace(part));
     if (item == "all") {
       for (const AttributeField& f : declared) {
@@ -68,10 +68,10 @@ absl::StatusOr<std::vector<AttributeSpec>> SelectAttributes(std::string_view for
     }
     if (found != nullptr) {
       if (marked && *marked != found->type) {
-        return absl::InvalidArgumentError(absl::StrCat(
-            "--attributes: \"", item, "\" is ",
-            found->type == AttributeType::kInteger ? "an integer" : "a keyword", " field of ",
-            std::string(format)));
+        return absl::InvalidArgumentError(
+            absl::StrCat("--attributes: \"", item, "\" is ",
+                         found->type == AttributeType::kInteger ? "an integer" : "a keyword",
+                         " field of ", std::string(format)));
       }
       add({found->name, found->type});
     } else if (open) {
@@ -175,8 +175,8 @@ absl::StatusOr<std::unique_ptr<index::AttributeIndex>> AttributeCollector::Finis
                 : index::BuildBitmaps(codec, num_docs, values, f.rows);
     if (!columns.ok()) {
       return absl::Status(columns.status().code(),
-                          absl::StrCat("attribute \"", f.spec.name, "\": ",
-                                       std::string(columns.status().message())));
+                          absl::StrCat("attribute \"", f.spec.name,
+                                       "\": ", std::string(columns.status().message())));
     }
     field.columns = *std::move(columns);
     stats_.push_back({.name = field.name,

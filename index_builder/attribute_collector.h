@@ -43,9 +43,9 @@ using BitmapBuilder = std::function<absl::StatusOr<index::BitmapColumns>(
 
 struct AttributeStats {
   std::string name;
-  uint64_t values = 0;          // (document, value) pairs stored
-  uint64_t not_integers = 0;    // values of an integer field that did not parse, left out
-  size_t cardinality = 0;       // dictionary entries
+  uint64_t values = 0;        // (document, value) pairs stored
+  uint64_t not_integers = 0;  // values of an integer field that did not parse, left out
+  size_t cardinality = 0;     // dictionary entries
   uint64_t bitmap_bytes = 0;
 };
 

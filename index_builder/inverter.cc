@@ -349,11 +349,13 @@ std::string BuildSummary::Describe() const {
   for (const AttributeStats& a : attributes) {
     absl::StrAppend(&attribute_text, attribute_text.empty() ? "; attributes " : ", ", a.name, " (",
                     a.cardinality, " values, ", HumanBytes(a.bitmap_bytes),
-                    a.not_integers > 0 ? absl::StrCat(", ", a.not_integers, " not integers, left out")
-                                       : std::string(),
+                    a.not_integers > 0
+                        ? absl::StrCat(", ", a.not_integers, " not integers, left out")
+                        : std::string(),
                     ")");
   }
-  if (!attributes.empty()) absl::StrAppend(&attribute_text, absl::StrFormat(" in %.2f s", attribute_seconds));
+  if (!attributes.empty())
+    absl::StrAppend(&attribute_text, absl::StrFormat(" in %.2f s", attribute_seconds));
   return attribute_text.empty() ? DescribeCore(s) : DescribeCore(s) + attribute_text;
 }
 

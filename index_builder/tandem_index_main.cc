@@ -1,7 +1,8 @@
 // tandem-index: builds, inspects and queries the metadata of Tandem index directories.
 //
 //   tandem-index build --input PATH --format FORMAT --output DIR [--codec CODEC] [--threads N]
-//                      [--attributes FIELD,...|all [--bitmap-codec plwah|wah] [--gpu auto|off|required]]
+//                      [--attributes FIELD,...|all [--bitmap-codec plwah|wah] [--gpu
+//                      auto|off|required]]
 //   tandem-index synth --docs N --termstats FILE --doclengths FILE [--queries FILE,...]
 //                      --vocabulary query-terms|all [--postings-per-doc P] --seed S --output DIR
 //   tandem-index inspect DIR
@@ -31,8 +32,8 @@
 #if TANDEM_HAVE_GPU
 #include "gpu/bitmap_build.h"
 #endif
-#include "index/block_codec.h"
 #include "index/bitmap.h"
+#include "index/block_codec.h"
 #include "index/bm25.h"
 #include "index/index.h"
 #include "index_builder/ciff_import.h"
@@ -131,22 +132,23 @@ absl::StatusOr<BitmapBuilder> MakeBitmapBuilder(const std::string& mode, bool qu
   if (gpu.ok()) {
     std::shared_ptr<gpu::GpuBitmapBuilder> shared = *std::move(gpu);
     const bool required = mode == "required";
-    return BitmapBuilder([shared, required, quiet](index::BitmapCodec codec, uint32_t num_rows,
-                                                   std::span<const uint32_t> values,
-                                                   std::span<const uint32_t> rows)
-                             -> absl::StatusOr<index::BitmapColumns> {
-      absl::StatusOr<index::BitmapColumns> built = shared->Build(codec, num_rows, values, rows);
-      if (built.ok() || required || absl::IsInvalidArgument(built.status())) return built;
-      if (!quiet) {
-        std::fprintf(stderr, "tandem-index: GPU bitmap build failed (%s); building on the CPU\n",
-                     std::string(built.status().message()).c_str());
-      }
-      return index::BuildBitmaps(codec, num_rows, values, rows);
-    });
+    return BitmapBuilder(
+        [shared, required, quiet](
+            index::BitmapCodec codec, uint32_t num_rows, std::span<const uint32_t> values,
+            std::span<const uint32_t> rows) -> absl::StatusOr<index::BitmapColumns> {
+          absl::StatusOr<index::BitmapColumns> built = shared->Build(codec, num_rows, values, rows);
+          if (built.ok() || required || absl::IsInvalidArgument(built.status())) return built;
+          if (!quiet) {
+            std::fprintf(stderr,
+                         "tandem-index: GPU bitmap build failed (%s); building on the CPU\n",
+                         std::string(built.status().message()).c_str());
+          }
+          return index::BuildBitmaps(codec, num_rows, values, rows);
+        });
   }
   if (mode == "required") {
-    return absl::FailedPreconditionError(absl::StrCat(
-        "--gpu required: no usable GPU: ", std::string(gpu.status().message())));
+    return absl::FailedPreconditionError(
+        absl::StrCat("--gpu required: no usable GPU: ", std::string(gpu.status().message())));
   }
   return BitmapBuilder();
 #else
@@ -249,7 +251,8 @@ int Build() {
         SelectAttributes(format_used, absl::GetFlag(FLAGS_attributes));
     if (!specs.ok()) return Fail(specs.status());
     options.attributes = *std::move(specs);
-    absl::StatusOr<index::BitmapCodec> codec = index::ParseBitmapCodec(absl::GetFlag(FLAGS_bitmap_codec));
+    absl::StatusOr<index::BitmapCodec> codec =
+        index::ParseBitmapCodec(absl::GetFlag(FLAGS_bitmap_codec));
     if (!codec.ok()) return Fail(codec.status());
     options.bitmap_codec = *codec;
     absl::StatusOr<BitmapBuilder> builder = MakeBitmapBuilder(absl::GetFlag(FLAGS_gpu), quiet);
@@ -356,7 +359,8 @@ int Inspect(const std::string& dir) {
   if (const index::AttributeIndex* attributes = idx.attributes()) {
     std::printf("attributes %zu fields, %s bitmaps, %s (%s)\n", attributes->fields().size(),
                 std::string(index::BitmapCodecName(attributes->codec())).c_str(),
-                absl::StrFormat("%.2f MB", attributes->bitmap_bytes() / 1e6).c_str(), index::kAttributesFile);
+                absl::StrFormat("%.2f MB", attributes->bitmap_bytes() / 1e6).c_str(),
+                index::kAttributesFile);
     for (const index::AttributeField& f : attributes->fields()) {
       uint64_t pairs = 0;
       for (size_t i = 0; i < f.columns.num_columns(); ++i) pairs += f.columns.Column(i).Count();

@@ -106,8 +106,8 @@ absl::StatusOr<std::vector<index::QueryTerm>> ListTerms(const tandem::v1::TermLi
   return terms;
 }
 
-absl::StatusOr<index::FilterNode> FilterFromProtoAt(const tandem::v1::DocumentFilter& f, size_t depth,
-                                                    size_t& nodes) {
+absl::StatusOr<index::FilterNode> FilterFromProtoAt(const tandem::v1::DocumentFilter& f,
+                                                    size_t depth, size_t& nodes) {
   if (depth > index::kMaxFilterDepth) {
     return absl::InvalidArgumentError(
         absl::StrFormat("filter is nested deeper than %d levels", index::kMaxFilterDepth));
@@ -132,9 +132,8 @@ absl::StatusOr<index::FilterNode> FilterFromProtoAt(const tandem::v1::DocumentFi
     case tandem::v1::DocumentFilter::kEquals:
       return index::FilterNode::Term(f.equals().field(), f.equals().value());
     case tandem::v1::DocumentFilter::kIn:
-      return index::FilterNode::In(f.in().field(),
-                                   std::vector<std::string>(f.in().values().begin(),
-                                                            f.in().values().end()));
+      return index::FilterNode::In(
+          f.in().field(), std::vector<std::string>(f.in().values().begin(), f.in().values().end()));
     case tandem::v1::DocumentFilter::kRange:
       return index::FilterNode::Range(
           f.range().field(),
@@ -149,7 +148,8 @@ absl::StatusOr<index::FilterNode> FilterFromProtoAt(const tandem::v1::DocumentFi
       return index::FilterNode::Or(std::move(children));
     }
     case tandem::v1::DocumentFilter::kNot: {
-      TANDEM_ASSIGN_OR_RETURN(index::FilterNode child, FilterFromProtoAt(f.not_(), depth + 1, nodes));
+      TANDEM_ASSIGN_OR_RETURN(index::FilterNode child,
+                              FilterFromProtoAt(f.not_(), depth + 1, nodes));
       return index::FilterNode::Not(std::move(child));
     }
     case tandem::v1::DocumentFilter::NODE_NOT_SET:

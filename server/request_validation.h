@@ -22,9 +22,9 @@
 #include "index/analyzer.h"
 #include "index/attribute_index.h"
 #include "index/filter.h"
-#include "server/filter_cache.h"
 #include "index/query.h"
 #include "scheduler/query_executor.h"
+#include "server/filter_cache.h"
 #include "tandem/v1/search.pb.h"
 
 namespace tandem::server {

@@ -24,6 +24,7 @@ class Writer {
   }
   template <typename T>
   void PutArray(const std::vector<T>& v) {
+    if (v.empty()) return;
     out_->append(reinterpret_cast<const char*>(v.data()), v.size() * sizeof(T));
   }
 
@@ -52,7 +53,7 @@ class Reader {
   bool GetArray(uint64_t n, std::vector<T>* v) {
     if (n > (in_.size() - pos_) / sizeof(T)) return false;
     v->resize(n);
-    std::memcpy(v->data(), in_.data() + pos_, n * sizeof(T));
+    if (n > 0) std::memcpy(v->data(), in_.data() + pos_, n * sizeof(T));
     pos_ += n * sizeof(T);
     return true;
   }
@@ -102,7 +103,9 @@ absl::Status CheckField(const AttributeField& f, uint32_t num_docs, BitmapCodec 
           absl::StrFormat("column %d is dictionary entry %d of %d", i, c.keys[i], f.cardinality()));
     }
     if (i > 0 && c.keys[i - 1] >= c.keys[i]) return error("column keys not ascending");
-    if (c.offsets[i] > c.offsets[i + 1]) return error("column offsets not ascending");
+    if (c.offsets[i] > c.offsets[i + 1] || c.offsets[i + 1] > c.words.size()) {
+      return error("column offsets not ascending within the words");
+    }
     if (absl::Status s = ValidateBitmap(codec, num_docs, c.Column(i).words()); !s.ok()) {
       return error(absl::StrCat("column of ",
                                 f.kind == AttributeKind::kKeyword
@@ -218,6 +221,7 @@ absl::StatusOr<std::unique_ptr<AttributeIndex>> AttributeIndex::Decode(std::stri
       !r.Get(&num_fields)) {
     return loss("truncated header");
   }
+  if (pad8 != 0 || pad16 != 0) return loss("reserved header bytes are not 0");
   if (stored_docs != num_docs) {
     return loss(
         absl::StrFormat("attributes of %d documents in an index of %d", stored_docs, num_docs));

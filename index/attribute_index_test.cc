@@ -57,6 +57,19 @@ TEST(AttributeIndexTest, RoundTripsAndLooksUp) {
   }
 }
 
+TEST(AttributeIndexTest, AFieldWithoutDocumentsRoundTrips) {
+  AttributeField empty;
+  empty.name = "year";
+  empty.kind = AttributeKind::kInteger;
+  empty.columns = *BuildBitmaps(BitmapCodec::kWah, 10, std::vector<uint32_t>{});
+  auto index = AttributeIndex::Create(10, BitmapCodec::kWah, {empty});
+  ASSERT_TRUE(index.ok()) << index.status();
+  auto decoded = AttributeIndex::Decode((*index)->Encode(), 10);
+  ASSERT_TRUE(decoded.ok()) << decoded.status();
+  EXPECT_EQ((*decoded)->Find("year")->cardinality(), 0u);
+  EXPECT_EQ((*decoded)->Encode(), (*index)->Encode());
+}
+
 TEST(AttributeIndexTest, DamageIsDataLoss) {
   auto index = AttributeIndex::Create(
       10, BitmapCodec::kPlwah, {Keyword(BitmapCodec::kPlwah, 10), Year(BitmapCodec::kPlwah, 10)});
@@ -95,6 +108,11 @@ TEST(AttributeIndexTest, CreateChecksFields) {
   EXPECT_THAT(AttributeIndex::Create(10, c, {small}).status().message(), HasSubstr("entry 1 of 1"));
   EXPECT_THAT(AttributeIndex::Create(10, BitmapCodec::kPlwah, {Keyword(c, 10)}).status().message(),
               HasSubstr("another bitmap codec"));
+  // A column's end past the words, with the last offset still equal to their count.
+  AttributeField wild = Keyword(c, 10);
+  wild.columns.offsets[1] = wild.columns.words.size() + 100;
+  EXPECT_THAT(AttributeIndex::Create(10, c, {wild}).status().message(),
+              HasSubstr("within the words"));
 }
 
 TEST(AttributeIndexTest, ChooseBuckets) {

@@ -517,7 +517,8 @@ std::optional<int64_t> RandomBound(std::mt19937_64& rng, const std::vector<Integ
       return lower ? b.lo : b.hi;
     default: {
       // Any value, kept when it lies outside every bucket.
-      const int64_t v = b.lo + int64_t(rng() % 7) - 3;
+      int64_t v = 0;
+      if (__builtin_add_overflow(b.lo, int64_t(rng() % 7) - 3, &v)) return lower ? b.lo : b.hi;
       const auto it = std::find_if(buckets.begin(), buckets.end(),
                                    [&](const IntegerBucket& x) { return x.lo <= v && v <= x.hi; });
       if (it == buckets.end()) return v;

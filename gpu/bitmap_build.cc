@@ -1,9 +1,8 @@
 // File: bitmap_build.cc
 //
-// The checks index::BuildBitmaps makes, then the device build of bitmap_build.cu.
+// index::CheckBitmapInput, then the device build of bitmap_build.cu.
 #include "gpu/bitmap_build.h"
 
-#include "absl/strings/str_format.h"
 #include "base/status_macros.h"
 #include "gpu/device.h"
 
@@ -20,27 +19,7 @@ absl::StatusOr<PinnedBitmapColumns> GpuBitmapBuilder::BuildPinned(index::BitmapC
                                                                   std::span<const uint32_t> values,
                                                                   std::span<const uint32_t> rows,
                                                                   BitmapBuildTimes* times) {
-  if (!rows.empty() && rows.size() != values.size()) {
-    return absl::InvalidArgumentError(absl::StrFormat(
-        "%d rows for %d values: a row is needed for each value", rows.size(), values.size()));
-  }
-  if (rows.empty() && values.size() > num_rows) {
-    return absl::InvalidArgumentError(
-        absl::StrFormat("%d values for %d rows", values.size(), num_rows));
-  }
-  uint32_t previous_row = 0;
-  for (size_t i = 0; i < rows.size(); ++i) {
-    if (rows[i] >= num_rows) {
-      return absl::InvalidArgumentError(absl::StrFormat(
-          "row %d of value %d is past the last row (%d rows)", rows[i], i, num_rows));
-    }
-    if (rows[i] < previous_row) {
-      return absl::InvalidArgumentError(
-          absl::StrFormat("rows must be non-decreasing: row %d follows row %d at value %d", rows[i],
-                          previous_row, i));
-    }
-    previous_row = rows[i];
-  }
+  TANDEM_RETURN_IF_ERROR(index::CheckBitmapInput(num_rows, values, rows));
   PinnedBitmapColumns out;
   TANDEM_RETURN_IF_ERROR(device_->Build(codec == index::BitmapCodec::kPlwah, num_rows,
                                         values.data(), rows.empty() ? nullptr : rows.data(),

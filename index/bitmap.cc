@@ -286,9 +286,8 @@ ptrdiff_t BitmapColumns::Find(uint32_t key) const {
 
 // --- The CPU builder --------------------------------------------------------------------------
 
-absl::StatusOr<BitmapColumns> BuildBitmaps(BitmapCodec codec, uint32_t num_rows,
-                                           std::span<const uint32_t> values,
-                                           std::span<const uint32_t> rows) {
+absl::Status CheckBitmapInput(uint32_t num_rows, std::span<const uint32_t> values,
+                              std::span<const uint32_t> rows) {
   if (!rows.empty() && rows.size() != values.size()) {
     return absl::InvalidArgumentError(absl::StrFormat(
         "%d rows for %d values: a row is needed for each value", rows.size(), values.size()));
@@ -297,6 +296,26 @@ absl::StatusOr<BitmapColumns> BuildBitmaps(BitmapCodec codec, uint32_t num_rows,
     return absl::InvalidArgumentError(
         absl::StrFormat("%d values for %d rows", values.size(), num_rows));
   }
+  uint32_t previous_row = 0;
+  for (size_t i = 0; i < rows.size(); ++i) {
+    if (rows[i] >= num_rows) {
+      return absl::InvalidArgumentError(absl::StrFormat(
+          "row %d of value %d is past the last row (%d rows)", rows[i], i, num_rows));
+    }
+    if (rows[i] < previous_row) {
+      return absl::InvalidArgumentError(
+          absl::StrFormat("rows must be non-decreasing: row %d follows row %d at value %d", rows[i],
+                          previous_row, i));
+    }
+    previous_row = rows[i];
+  }
+  return absl::OkStatus();
+}
+
+absl::StatusOr<BitmapColumns> BuildBitmaps(BitmapCodec codec, uint32_t num_rows,
+                                           std::span<const uint32_t> values,
+                                           std::span<const uint32_t> rows) {
+  if (absl::Status input = CheckBitmapInput(num_rows, values, rows); !input.ok()) return input;
   // The columns, dense by value when the values are dictionary ids, hashed otherwise.
   uint32_t max_value = 0;
   for (uint32_t v : values) max_value = std::max(max_value, v);
@@ -312,18 +331,8 @@ absl::StatusOr<BitmapColumns> BuildBitmaps(BitmapCodec codec, uint32_t num_rows,
   const bool use_dense = values.empty() || max_value < kDenseLimit;
   if (use_dense && !values.empty()) dense.resize(size_t{max_value} + 1);
 
-  uint32_t previous_row = 0;
   for (size_t i = 0; i < values.size(); ++i) {
     const uint32_t row = rows.empty() ? uint32_t(i) : rows[i];
-    if (row >= num_rows) {
-      return absl::InvalidArgumentError(
-          absl::StrFormat("row %d of value %d is past the last row (%d rows)", row, i, num_rows));
-    }
-    if (row < previous_row) {
-      return absl::InvalidArgumentError(absl::StrFormat(
-          "rows must be non-decreasing: row %d follows row %d at value %d", row, previous_row, i));
-    }
-    previous_row = row;
     Column& c = use_dense ? dense[values[i]] : hashed[values[i]];
     const int64_t chunk = row / bw::kRowsPerChunk;
     if (c.open_chunk != chunk) {
@@ -423,6 +432,25 @@ Bitmap FromDense(BitmapCodec codec, uint32_t num_rows, std::span<const uint64_t>
   return Bitmap(codec, num_rows, std::move(words));
 }
 
+namespace {
+
+// The union as a balanced tree of pairwise ORs: each input is merged about log2(n) times.
+absl::StatusOr<Bitmap> OrTree(std::span<const BitmapView> bitmaps) {
+  if (bitmaps.size() == 1) {
+    return Bitmap(bitmaps[0].codec(), bitmaps[0].num_rows(),
+                  std::vector<uint32_t>(bitmaps[0].words().begin(), bitmaps[0].words().end()));
+  }
+  if (bitmaps.size() == 2) return Or(bitmaps[0], bitmaps[1]);
+  const size_t half = bitmaps.size() / 2;
+  absl::StatusOr<Bitmap> left = OrTree(bitmaps.first(half));
+  if (!left.ok()) return left.status();
+  absl::StatusOr<Bitmap> right = OrTree(bitmaps.subspan(half));
+  if (!right.ok()) return right.status();
+  return Or(*left, *right);
+}
+
+}  // namespace
+
 absl::StatusOr<Bitmap> OrMany(std::span<const BitmapView> bitmaps) {
   if (bitmaps.empty()) return absl::InvalidArgumentError("OrMany of no bitmaps");
   uint64_t words = 0;
@@ -432,10 +460,6 @@ absl::StatusOr<Bitmap> OrMany(std::span<const BitmapView> bitmaps) {
   }
   const BitmapCodec codec = bitmaps[0].codec();
   const uint32_t num_rows = bitmaps[0].num_rows();
-  if (bitmaps.size() == 1) {
-    return Bitmap(codec, num_rows,
-                  std::vector<uint32_t>(bitmaps[0].words().begin(), bitmaps[0].words().end()));
-  }
   // Dense when the inputs hold more than a sixteenth of a word per chunk: the tree would pass
   // over its growing partial unions about log2(count) times.
   if (bitmaps.size() > 2 && words * 16 > NumChunks(num_rows)) {
@@ -443,32 +467,7 @@ absl::StatusOr<Bitmap> OrMany(std::span<const BitmapView> bitmaps) {
     for (const BitmapView& b : bitmaps) b.ToDense(bits);
     return FromDense(codec, num_rows, bits);
   }
-  std::vector<Bitmap> level;
-  for (size_t i = 0; i < bitmaps.size(); i += 2) {
-    if (i + 1 == bitmaps.size()) {
-      level.push_back(
-          Bitmap(codec, num_rows,
-                 std::vector<uint32_t>(bitmaps[i].words().begin(), bitmaps[i].words().end())));
-    } else {
-      absl::StatusOr<Bitmap> merged = Or(bitmaps[i], bitmaps[i + 1]);
-      if (!merged.ok()) return merged.status();
-      level.push_back(*std::move(merged));
-    }
-  }
-  while (level.size() > 1) {
-    std::vector<Bitmap> next;
-    for (size_t i = 0; i < level.size(); i += 2) {
-      if (i + 1 == level.size()) {
-        next.push_back(std::move(level[i]));
-      } else {
-        absl::StatusOr<Bitmap> merged = Or(level[i], level[i + 1]);
-        if (!merged.ok()) return merged.status();
-        next.push_back(*std::move(merged));
-      }
-    }
-    level = std::move(next);
-  }
-  return std::move(level[0]);
+  return OrTree(bitmaps);
 }
 
 Bitmap AllRows(BitmapCodec codec, uint32_t num_rows) {

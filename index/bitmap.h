@@ -161,6 +161,10 @@ struct BitmapColumns {
 absl::StatusOr<BitmapColumns> BuildBitmaps(BitmapCodec codec, uint32_t num_rows,
                                            std::span<const uint32_t> values,
                                            std::span<const uint32_t> rows = {});
+// What every builder (this one, gpu::GpuBitmapBuilder) checks of its input first, with the errors
+// above.
+absl::Status CheckBitmapInput(uint32_t num_rows, std::span<const uint32_t> values,
+                              std::span<const uint32_t> rows);
 
 // Boolean operations in the compressed domain (no dense bitmap is made): both operands must have
 // the same codec and num_rows (checked: INVALID_ARGUMENT).

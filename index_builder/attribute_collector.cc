@@ -106,8 +106,11 @@ void AttributeCollector::Add(uint32_t docid,
       }
       f.integers.push_back(v);
     } else {
-      auto [it, inserted] = f.keyword_index.try_emplace(std::string(value), f.keywords.size());
-      if (inserted) f.keywords.emplace_back(value);
+      auto it = f.keyword_index.find(absl::string_view(value.data(), value.size()));
+      if (it == f.keyword_index.end()) {
+        it = f.keyword_index.emplace(std::string(value), f.keywords.size()).first;
+        f.keywords.emplace_back(value);
+      }
       f.keyword_ids.push_back(it->second);
     }
     f.rows.push_back(docid);
@@ -117,7 +120,13 @@ void AttributeCollector::Add(uint32_t docid,
     if (it != by_name_.end() && name != kLengthAttribute) add(fields_[it->second], value);
   }
   if (auto it = by_name_.find(kLengthAttribute); it != by_name_.end()) {
-    add(fields_[it->second], absl::StrCat(length));
+    Field& f = fields_[it->second];
+    if (f.spec.type == AttributeType::kInteger) {
+      f.integers.push_back(length);
+      f.rows.push_back(docid);
+    } else {
+      add(f, absl::StrCat(length));
+    }
   }
 }
 

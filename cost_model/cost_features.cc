@@ -55,8 +55,35 @@ double AndPostingsTouched(const QueryFeatures& f) {
 
 const std::vector<std::string>& CostFeatureNames() {
   static const std::vector<std::string>* names = new std::vector<std::string>{
-      "shortest", "second_shortest", "sum_lengths", "num_terms", "mode", "k", "gpu_resident"};
+      "shortest", "second_shortest", "sum_lengths",       "num_terms", "mode",
+      "k",        "gpu_resident",    "filter_selectivity"};
   return *names;
+}
+
+bool CostFeaturesPrefixOk(const std::vector<std::string>& attributes) {
+  const std::vector<std::string>& names = CostFeatureNames();
+  if (attributes.size() != kNumCostFeatures && attributes.size() != kNumCostFeaturesWithoutFilter) {
+    return false;
+  }
+  return std::equal(attributes.begin(), attributes.end(), names.begin());
+}
+
+std::vector<double> FeatureValues(const QueryFeatures& f) {
+  return {f.shortest, f.second_shortest, f.sum_lengths,       f.num_terms, f.mode,
+          f.k,        f.gpu_resident,    f.filter_selectivity};
+}
+
+QueryFeatures FeaturesFromValues(std::span<const double> v) {
+  QueryFeatures f;
+  f.shortest = v[0];
+  f.second_shortest = v[1];
+  f.sum_lengths = v[2];
+  f.num_terms = v[3];
+  f.mode = v[4];
+  f.k = v[5];
+  f.gpu_resident = v[6];
+  if (v.size() > kNumCostFeaturesWithoutFilter) f.filter_selectivity = v[7];
+  return f;
 }
 
 ResidentFractionFn ResidentFractionOf(const index::Engine* gpu) {
@@ -82,6 +109,10 @@ QueryFeatures ComputeFeatures(const index::Query& query, const index::Index& ind
     const double r = resident_fraction(query);
     f.gpu_resident = std::isfinite(r) ? std::clamp(r, 0.0, 1.0) : 1.0;
   }
+  if (query.filter != nullptr && query.filter->num_rows() > 0) {
+    f.filter_selectivity =
+        static_cast<double>(query.filter->Count()) / static_cast<double>(query.filter->num_rows());
+  }
   return f;
 }
 
@@ -97,16 +128,15 @@ absl::StatusOr<FeatureSpace> ParseFeatureSpace(absl::string_view name) {
 }
 
 std::vector<double> ModelInputs(const QueryFeatures& f, FeatureSpace space) {
-  if (space == FeatureSpace::kLinear) {
-    return {f.shortest, f.second_shortest, f.sum_lengths, f.num_terms, f.mode, f.k, f.gpu_resident};
-  }
+  if (space == FeatureSpace::kLinear) return FeatureValues(f);
   return {std::log1p(f.shortest),
           std::log1p(f.second_shortest),
           std::log1p(f.sum_lengths),
           f.num_terms,
           f.mode,
           std::log1p(f.k),
-          f.gpu_resident};
+          f.gpu_resident,
+          f.filter_selectivity};
 }
 
 // Times below 0.1 us are taken as 0.1 us in log space (ln 0 is not a target).

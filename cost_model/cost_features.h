@@ -2,9 +2,10 @@
 //
 // What the cost model knows about a query before running it: the four features of Ding et al. 2009,
 // section 9 (shortest list, second-shortest list, sum of list lengths, number of terms) plus the
-// query mode, k and the fraction of its postings already in the GPU's device cache. Lengths are
-// postings (document frequencies) from the lexicon, so computing them costs one Index::Lookup per
-// term and decodes nothing.
+// query mode, k, the fraction of its postings already in the GPU's device cache and the fraction
+// of documents its filter allows. Lengths are postings (document frequencies) from the lexicon, so
+// computing them costs one Index::Lookup per term and decodes nothing; the filter's count is
+// computed once per filter bitmap (Bitmap::Count).
 //
 // Also the documented heuristic used when an engine has no trained model, and the two spaces the
 // M5 rules can be trained in (FeatureSpace).
@@ -14,6 +15,7 @@
 #pragma once
 
 #include <functional>
+#include <span>
 #include <string>
 #include <vector>
 
@@ -34,14 +36,26 @@ struct QueryFeatures {
   double mode = 0;             // QueryMode as a number: and 0, or 1, and_or 2
   double k = 10;
   double gpu_resident = 1;  // fraction (0..1) of the lists' bytes in the GPU cache; 1 without one
+  double filter_selectivity = 1;  // fraction (0..1) of the documents the filter allows; 1: none
 
   friend bool operator==(const QueryFeatures&, const QueryFeatures&) = default;
 };
 
-inline constexpr size_t kNumCostFeatures = 7;
+inline constexpr size_t kNumCostFeatures = 8;
 // The attribute names of the models, in QueryFeatures order:
-// shortest second_shortest sum_lengths num_terms mode k gpu_resident.
+// shortest second_shortest sum_lengths num_terms mode k gpu_resident filter_selectivity.
 const std::vector<std::string>& CostFeatureNames();
+// Models trained before filters had the first 7 (kNumCostFeaturesWithoutFilter) and predict every
+// query as unfiltered: a model's attributes must be a prefix of CostFeatureNames() this long or
+// whole (CostFeaturesPrefixOk).
+inline constexpr size_t kNumCostFeaturesWithoutFilter = 7;
+bool CostFeaturesPrefixOk(const std::vector<std::string>& attributes);
+
+// The features as a row, in CostFeatureNames() order.
+std::vector<double> FeatureValues(const QueryFeatures& f);
+// The inverse: `values` holds kNumCostFeatures values, or kNumCostFeaturesWithoutFilter (the filter
+// selectivity is then 1).
+QueryFeatures FeaturesFromValues(std::span<const double> values);
 
 // Where the GPU-resident fraction comes from: the GPU engine's Engine::ResidentFraction. An empty
 // function means "no GPU cache" (fraction 1).

@@ -4,8 +4,10 @@
 #include <cstdio>
 #include <filesystem>
 #include <fstream>
+#include <span>
 #include <sstream>
 
+#include "absl/strings/numbers.h"
 #include "absl/strings/str_cat.h"
 #include "absl/strings/strip.h"
 #include "cost_model/m5_text.h"
@@ -26,7 +28,9 @@ bool ParseError(absl::string_view text, double* mre) {
   return ParseFinite(text, mre) && *mre >= 0;
 }
 
-absl::Status ReadEngine(TextLines& lines, EngineCostRecord* e) {
+// `features`: how many features a sample has, kNumCostFeatures or (a version 1 file, from before
+// filters) kNumCostFeaturesWithoutFilter.
+absl::Status ReadEngine(TextLines& lines, size_t features, EngineCostRecord* e) {
   std::vector<absl::string_view> f;
   if (!lines.Next(&f) || f.size() != 2 || f[0] != "trained" ||
       !ParseCount(f[1], &e->trained_samples)) {
@@ -44,8 +48,9 @@ absl::Status ReadEngine(TextLines& lines, EngineCostRecord* e) {
   if (f[1] == "m5rules") {
     absl::StatusOr<M5Rules> rules = M5Rules::Read(lines);
     if (!rules.ok()) return rules.status();
-    if (rules->attributes() != CostFeatureNames()) {
-      return lines.Error("the model's attributes are not this build's cost features");
+    // A version 2 file may keep rules trained before filters (7 attributes) beside samples of 8.
+    if (rules->attributes().size() > features || !CostFeaturesPrefixOk(rules->attributes())) {
+      return lines.Error("the model's attributes are not the cost features of this file's version");
     }
     e->rules = std::make_shared<const M5Rules>(*std::move(rules));
   }
@@ -59,18 +64,22 @@ absl::Status ReadEngine(TextLines& lines, EngineCostRecord* e) {
   e->samples.reserve(count);
   for (size_t i = 0; i < count; ++i) {
     if (!lines.Next(&f)) return lines.Error("expected sample ", i + 1, " of ", count);
-    if (f.size() != kNumCostFeatures + 1) {
-      return lines.Error("a sample is ", kNumCostFeatures, " features and a time, got ", f.size(),
+    if (f.size() != features + 1) {
+      return lines.Error("a sample is ", features, " features and a time, got ", f.size(),
                          " fields");
     }
     double v[kNumCostFeatures + 1];
     for (size_t j = 0; j < f.size(); ++j) {
       if (!ParseFinite(f[j], &v[j])) return lines.Error("not a finite number: '", f[j], "'");
     }
-    if (v[kNumCostFeatures] < 0) return lines.Error("negative time");
+    if (v[features] < 0) return lines.Error("negative time");
     CostSample s;
-    s.features = {v[0], v[1], v[2], v[3], v[4], v[5], v[6]};
-    s.ms = v[kNumCostFeatures];
+    s.features = FeaturesFromValues(std::span<const double>(v, features));
+    if (!(s.features.filter_selectivity >= 0 && s.features.filter_selectivity <= 1)) {
+      return lines.Error("filter selectivity ", s.features.filter_selectivity,
+                         " is not a fraction");
+    }
+    s.ms = v[features];
     e->samples.push_back(s);
   }
   return absl::OkStatus();
@@ -88,10 +97,7 @@ void AppendEngine(absl::string_view name, const EngineCostRecord& e, std::string
   absl::StrAppend(out, "samples ", e.samples.size(), "\n");
   for (const CostSample& s : e.samples) {
     const QueryFeatures& f = s.features;
-    for (double v :
-         {f.shortest, f.second_shortest, f.sum_lengths, f.num_terms, f.mode, f.k, f.gpu_resident}) {
-      absl::StrAppend(out, FormatDouble(v), " ");
-    }
+    for (double v : FeatureValues(f)) absl::StrAppend(out, FormatDouble(v), " ");
     absl::StrAppend(out, FormatDouble(s.ms), "\n");
   }
 }
@@ -130,12 +136,18 @@ absl::StatusOr<std::string> CostModelFile::Save() const {
 absl::StatusOr<CostModelFile> CostModelFile::Parse(absl::string_view text,
                                                    absl::string_view source) {
   TextLines lines(text, source);
-  if (absl::Status s = ReadHeader(lines, "tandem-cost-model", absl::StrCat(kCostModelFileVersion));
-      !s.ok()) {
-    return s;
-  }
-  CostModelFile file;
   std::vector<absl::string_view> f;
+  if (!lines.Next(&f) || f[0] != "tandem-cost-model") {
+    return lines.Error("expected 'tandem-cost-model ", kCostModelFileVersion, "'");
+  }
+  int version = 0;
+  if (f.size() != 2 || !absl::SimpleAtoi(f[1], &version) || version < 1 ||
+      version > kCostModelFileVersion) {
+    return lines.Error("unsupported tandem-cost-model version '", lines.raw(),
+                       "' (this build reads 1 to ", kCostModelFileVersion, ")");
+  }
+  const size_t features = version == 1 ? kNumCostFeaturesWithoutFilter : kNumCostFeatures;
+  CostModelFile file;
   if (!lines.Next(&f) || f.size() != 2 || f[0] != "space")
     return lines.Error("expected 'space log|linear'");
   absl::StatusOr<FeatureSpace> space = ParseFeatureSpace(f[1]);
@@ -153,7 +165,7 @@ absl::StatusOr<CostModelFile> CostModelFile::Parse(absl::string_view text,
       const Processor p = f[1] == "cpu" ? Processor::kCpu : Processor::kGpu;
       if (seen[static_cast<int>(p)]) return lines.Error("engine ", f[1], " appears twice");
       seen[static_cast<int>(p)] = true;
-      if (absl::Status s = ReadEngine(lines, &file.engine(p)); !s.ok()) return s;
+      if (absl::Status s = ReadEngine(lines, features, &file.engine(p)); !s.ok()) return s;
     } else {
       return lines.Error("expected 'meta <key> <value>' or 'engine cpu|gpu', got '", lines.raw(),
                          "'");

@@ -5,7 +5,7 @@
 // engine its M5 rules, how they scored on the evaluation queries, and the training samples kept
 // for refining the model from live timings (at most kMaxFileSamples).
 //
-//   tandem-cost-model 1
+//   tandem-cost-model 2
 //   space log
 //   meta machine vm: Intel(R) Xeon(R) Processor, 16 cores     (key, then the rest of the line)
 //   meta gpu NVIDIA H100 80GB HBM3
@@ -19,8 +19,8 @@
 //   ...
 //   end
 //   samples 2
-//   1200 5000 9000 2 1 10 1 0.53       (the 7 features in QueryFeatures order, then ms)
-//   17 17 17 1 0 1000 1 0.004
+//   1200 5000 9000 2 1 10 1 1 0.53     (the 8 features in QueryFeatures order, then ms)
+//   17 17 17 1 0 1000 1 0.1 0.004
 //   engine gpu
 //   ...
 //
@@ -41,7 +41,10 @@
 
 namespace tandem::cost_model {
 
-inline constexpr int kCostModelFileVersion = 1;
+// Version 2 added the filter selectivity feature. Version 1 files (7 features) are still read:
+// their rules predict every query as unfiltered, and their samples have selectivity 1. Saving
+// always writes the current version.
+inline constexpr int kCostModelFileVersion = 2;
 inline constexpr size_t kMaxFileSamples = 8192;  // per engine
 
 struct EngineCostRecord {

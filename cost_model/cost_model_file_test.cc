@@ -86,29 +86,87 @@ TEST(CostModelFileTest, CostModelLoadsTheFile) {
   EXPECT_THAT(bad.status().message(), HasSubstr(dir.path() + "/bad.txt: line 3"));
 }
 
+// A file written before filters had a selectivity feature: 7 features per sample, rules over 7
+// attributes. It still loads; its rules predict every query as unfiltered, and it is saved again in
+// the current version.
+TEST(CostModelFileTest, ReadsVersionOneFiles) {
+  M5Dataset data;
+  data.attributes.assign(CostFeatureNames().begin(),
+                         CostFeatureNames().begin() + kNumCostFeaturesWithoutFilter);
+  for (int i = 1; i <= 40; ++i) {
+    const QueryFeatures f{1e3 * i, 3e3 * i, 1e4 * i * i, 2, double(i % 2), 10, 1};
+    std::vector<double> row = ModelInputs(f, FeatureSpace::kLog);
+    row.resize(kNumCostFeaturesWithoutFilter);
+    data.rows.push_back(row);
+    data.targets.push_back(ModelTarget(1e-5 * f.sum_lengths, FeatureSpace::kLog));
+  }
+  const absl::StatusOr<M5Rules> rules = M5Rules::Build(data);
+  ASSERT_TRUE(rules.ok()) << rules.status();
+  const std::string v1 = absl::StrCat(
+      "tandem-cost-model 1\nspace log\nengine cpu\ntrained 40\nevaluated 0 - -\nmodel m5rules\n",
+      rules->Save(), "samples 2\n7000 21000 490000 2 1 10 1 4.9\n17 17 17 1 0 1000 0 0.004\n");
+  auto file = CostModelFile::Parse(v1, "old.txt");
+  ASSERT_TRUE(file.ok()) << file.status();
+  ASSERT_EQ(file->cpu.samples.size(), 2u);
+  EXPECT_EQ(file->cpu.samples[0].features, (QueryFeatures{7e3, 21e3, 49e4, 2, 1, 10, 1, 1}));
+  EXPECT_EQ(file->cpu.samples[1].features.gpu_resident, 0);
+  EXPECT_EQ(file->cpu.samples[1].features.filter_selectivity, 1);
+  QueryFeatures filtered{7e3, 21e3, 49e4, 2, 1, 10, 1, 0.01};
+  QueryFeatures unfiltered = filtered;
+  unfiltered.filter_selectivity = 1;
+  const double ms = PredictMs(*file->cpu.rules, file->space, unfiltered);
+  EXPECT_NEAR(ms, 4.9, 0.2);
+  EXPECT_EQ(PredictMs(*file->cpu.rules, file->space, filtered), ms);
+  // Saved again: version 2, the old rules kept, the samples with selectivity 1.
+  const std::string v2 = file->Save().value();
+  EXPECT_THAT(v2, ::testing::StartsWith("tandem-cost-model 2\n"));
+  EXPECT_THAT(v2, HasSubstr("\n7000 21000 490000 2 1 10 1 1 4.9"));
+  auto back = CostModelFile::Parse(v2);
+  ASSERT_TRUE(back.ok()) << back.status();
+  EXPECT_EQ(back->cpu.samples, file->cpu.samples);
+  EXPECT_EQ(PredictMs(*back->cpu.rules, back->space, filtered), ms);
+  // Rules over 8 attributes need a version 2 file.
+  std::vector<CostSample> samples;
+  for (int i = 1; i <= 40; ++i) {
+    samples.push_back(
+        {QueryFeatures{1e3 * i, 3e3 * i, 1e4 * i * i, 2, 1, 10, 1, 0.1 * (i % 10)}, 1e-5 * i});
+  }
+  const absl::StatusOr<M5Rules> rules8 = TrainCostRules(samples, FeatureSpace::kLog);
+  ASSERT_TRUE(rules8.ok());
+  const std::string v1_with_8 = absl::StrCat(
+      "tandem-cost-model 1\nspace log\nengine cpu\ntrained 40\nevaluated 0 - -\nmodel m5rules\n",
+      rules8->Save(), "samples 0\n");
+  EXPECT_THAT(CostModelFile::Parse(v1_with_8).status().message(),
+              HasSubstr("not the cost features of this file's version"));
+}
+
 TEST(CostModelFileTest, MalformedFilesNameTheLine) {
-  const std::string head = "tandem-cost-model 1\nspace log\n";
+  const std::string head = "tandem-cost-model 2\nspace log\n";
   const std::string engine = "engine cpu\ntrained 1\nevaluated 1 0.5 -\nmodel none\n";
   struct Case {
     std::string text, message;
   };
   const Case cases[] = {
-      {"", "expected 'tandem-cost-model 1'"},
-      {"tandem-cost-model 2\n", "line 1: unsupported tandem-cost-model version"},
-      {"tandem-cost-model 1\nspace cubic\n", "line 2: unknown feature space 'cubic'"},
+      {"", "expected 'tandem-cost-model 2'"},
+      {"tandem-cost-model 3\n", "line 1: unsupported tandem-cost-model version"},
+      {"tandem-cost-model 0\n", "line 1: unsupported tandem-cost-model version"},
+      {"tandem-cost-model 2\nspace cubic\n", "line 2: unknown feature space 'cubic'"},
       {head + "meta\n", "line 3: expected 'meta <key> <value>' or 'engine cpu|gpu'"},
       {head + "engine cpu\ntrained x\n", "line 4: expected 'trained <samples>'"},
       {head + "engine cpu\ntrained 1\nevaluated 1 -0.5 -\n", "line 5: expected 'evaluated"},
       {head + "engine cpu\ntrained 1\nevaluated 1 - -\nmodel tree\n", "line 6: expected 'model"},
-      {head + engine + "samples 1\n1 2 3 4 5 6 7\n", "line 8: a sample is 7 features and a time"},
-      {head + engine + "samples 1\n1 2 3 4 5 6 7 -1\n", "line 8: negative time"},
-      {head + engine + "samples 1\n1 2 3 4 5 6 x 1\n", "line 8: not a finite number: 'x'"},
-      {head + engine + "samples 2\n1 2 3 4 5 6 7 1\n", "end of text: expected sample 2 of 2"},
+      {head + engine + "samples 1\n1 2 3 4 5 6 7 1\n", "line 8: a sample is 8 features and a time"},
+      {"tandem-cost-model 1\nspace log\n" + engine + "samples 1\n1 2 3 4 5 6 7 1 1\n",
+       "line 8: a sample is 7 features and a time"},
+      {head + engine + "samples 1\n1 2 3 4 5 6 1 1 -1\n", "line 8: negative time"},
+      {head + engine + "samples 1\n1 2 3 4 5 6 x 1 1\n", "line 8: not a finite number: 'x'"},
+      {head + engine + "samples 1\n1 2 3 4 5 6 1 1.5 1\n", "line 8: filter selectivity 1.5"},
+      {head + engine + "samples 2\n1 2 3 4 5 6 1 1 1\n", "end of text: expected sample 2 of 2"},
       {head + engine + "samples 99999\n", "line 7: 99999 samples; a model file holds at most"},
       {head + engine + "samples 0\n" + engine + "samples 0\n", "line 8: engine cpu appears twice"},
       {head + "engine gpu\ntrained 1\nevaluated 1 - -\nmodel m5rules\nm5rules 1\n"
               "attributes 1 x\nrules 1\nrule 1 0\nthen 1 2\nend\nsamples 0\n",
-       "line 12: the model's attributes are not this build's cost features"},
+       "line 12: the model's attributes are not the cost features of this file's version"},
       {head + "engine gpu\ntrained 1\nevaluated 1 - -\nmodel m5rules\nm5rules 1\n",
        "end of text: expected 'attributes"},
   };

@@ -100,6 +100,17 @@ TEST_F(CostModelTest, FeaturesFromTheLexicon) {
   EXPECT_EQ(ComputeFeatures(MakeQuery({}, index::QueryMode::kOr, 10), *index_, {}),
             (QueryFeatures{0, 0, 0, 0, 1, 10, 1}));
 
+  // A filter's selectivity: the share of the index's 4 documents it allows.
+  index::Query filtered = MakeQuery({"apple"}, index::QueryMode::kOr, 10);
+  filtered.filter = std::make_shared<const index::Bitmap>(
+      *index::FromRows(index::BitmapCodec::kPlwah, 4, std::vector<uint32_t>{1, 2, 3}));
+  EXPECT_EQ(ComputeFeatures(filtered, *index_, {}).filter_selectivity, 0.75);
+  filtered.filter =
+      std::make_shared<const index::Bitmap>(index::NoRows(index::BitmapCodec::kWah, 4));
+  EXPECT_EQ(ComputeFeatures(filtered, *index_, {}).filter_selectivity, 0);
+  filtered.filter = nullptr;
+  EXPECT_EQ(ComputeFeatures(filtered, *index_, {}).filter_selectivity, 1);
+
   EXPECT_FALSE(ResidentFractionOf(nullptr));
   auto cpu = cpu::DaatEngine::Create(*index_);
   ASSERT_TRUE(cpu.ok());

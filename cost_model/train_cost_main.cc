@@ -1,6 +1,6 @@
 // tandem-train-cost: trains the scheduler's cost model on the machine it will run on (Ding et al.
 // 2009, section 9: M5 rules over shortest list, second-shortest, sum of lengths and terms, here
-// plus mode, k and the GPU cache fraction).
+// plus mode, k, the GPU cache fraction and the filter's selectivity).
 //
 // The pool is the query file's queries with at least one index term; index/query_split.h splits
 // it, by --seed, into disjoint training and evaluation queries (--train-fraction of the first
@@ -8,8 +8,11 @@
 // thread) and, when there is one, the GPU engine: once untimed (so lists are decoded, cached and
 // paged in), then --repeat timed runs whose median is the sample. The rules are trained on the
 // training samples; the table and the JSON give each engine's mean relative error on the
-// evaluation samples beside the heuristic's. The model file (cost_model_file.h) keeps the rules,
-// the figures and the training samples for the server's live refinement.
+// evaluation samples beside the heuristic's. With --filters (a file of filter texts, one per
+// line, index/filter.h's grammar), query i of each configuration carries filter i mod (F + 1),
+// where 0 is no filter, so the rules learn what a filter's selectivity costs. The model file
+// (cost_model_file.h) keeps the rules, the figures and the training samples for the server's live
+// refinement.
 //
 //   tandem-train-cost --index /srv/tandem/gov2like --queries trec05-efficiency.txt
 //       --out /srv/tandem/cost-model.txt --json bench/results/cost_model_h100.json
@@ -22,12 +25,15 @@
 #include <vector>
 
 #include "absl/flags/flag.h"
+#include "absl/strings/match.h"
 #include "absl/strings/numbers.h"
 #include "absl/strings/str_cat.h"
 #include "absl/strings/str_format.h"
 #include "absl/strings/str_split.h"
+#include "absl/strings/strip.h"
 #include "cost_model/cost_model_file.h"
 #include "cost_model/cost_training.h"
+#include "index/filter.h"
 #include "index/index.h"
 #include "server/engine_factory.h"
 #include "tools/app.h"
@@ -53,6 +59,9 @@ ABSL_FLAG(uint64_t, eval_limit, 0,
           "evaluate on the first N evaluation queries of the split, in file order (0: all)");
 ABSL_FLAG(std::string, eval_queries_out, "",
           "write the whole evaluation split here as id:query lines (for tandem-loadgen)");
+ABSL_FLAG(std::string, filters, "",
+          "a file of filter texts, one per line: the queries take turns with each filter and "
+          "with none");
 ABSL_FLAG(std::string, out, "", "write the model file here");
 ABSL_FLAG(std::string, json, "", "write the results here");
 
@@ -189,6 +198,35 @@ int Run() {
   limit(split->train, absl::GetFlag(FLAGS_train_limit));
   limit(split->eval, absl::GetFlag(FLAGS_eval_limit));
 
+  // Filters the queries take turns with; the first slot is no filter.
+  std::vector<std::shared_ptr<const index::Bitmap>> filters = {nullptr};
+  std::vector<std::string> filter_texts;
+  if (const std::string path = absl::GetFlag(FLAGS_filters); !path.empty()) {
+    if (idx.attributes() == nullptr) {
+      return Fail(absl::StrCat("--filters needs an index with attributes; ", idx.directory(),
+                               " has none (tandem-index build --attributes)"));
+    }
+    std::ifstream in(path);
+    if (!in) return Fail(absl::StrCat("cannot open --filters file ", path));
+    std::string line;
+    for (int number = 1; std::getline(in, line); ++number) {
+      if (absl::StripAsciiWhitespace(line).empty() || absl::StartsWith(line, "#")) continue;
+      absl::StatusOr<index::FilterNode> node = index::ParseFilter(line);
+      absl::StatusOr<index::Bitmap> docs =
+          node.ok() ? index::EvaluateFilter(*node, *idx.attributes()) : node.status();
+      if (!docs.ok()) {
+        return Fail(absl::StrCat(path, ": line ", number, ": ", docs.status().message()));
+      }
+      filter_texts.push_back(line);
+      filters.push_back(std::make_shared<const index::Bitmap>(*std::move(docs)));
+    }
+    if (filter_texts.empty()) return Fail(absl::StrCat(path, " holds no filter"));
+    for (size_t f = 0; f < filter_texts.size(); ++f) {
+      std::printf("filter %zu allows %.2f%% of the documents: %s\n", f + 1,
+                  100.0 * index::FilterSelectivity(*filters[f + 1]), filter_texts[f].c_str());
+    }
+  }
+
   absl::StatusOr<server::EngineSet> engines = server::CreateEngines(idx, engine_options);
   if (!engines.ok()) return Fail(engines.status().message());
   std::printf("%s\n", engines->summary.c_str());
@@ -199,10 +237,12 @@ int Run() {
     std::vector<index::Query> out;
     for (index::QueryMode mode : modes) {
       for (uint32_t k : ks) {
-        for (size_t i : positions) {
+        for (size_t n = 0; n < positions.size(); ++n) {
+          const size_t i = positions[n];
           index::Query q;
           q.mode = mode;
           q.k = k;
+          q.filter = filters[n % filters.size()];
           for (const std::string& t : pool[i]->terms) q.terms.push_back({t, 1.0f});
           out.push_back(std::move(q));
         }
@@ -235,7 +275,8 @@ int Run() {
                    {"seed", absl::StrCat(absl::GetFlag(FLAGS_seed))},
                    {"modes", absl::GetFlag(FLAGS_modes)},
                    {"k", absl::GetFlag(FLAGS_k)},
-                   {"repeat", absl::StrCat(repeat)}};
+                   {"repeat", absl::StrCat(repeat)},
+                   {"filters", absl::StrCat(filter_texts.size())}};
   nlohmann::json out = {{"benchmark", "cost_model"},
                         {"machine", machine},
                         {"index",
@@ -252,6 +293,7 @@ int Run() {
                         {"modes", absl::GetFlag(FLAGS_modes)},
                         {"k", absl::GetFlag(FLAGS_k)},
                         {"repeat", repeat},
+                        {"filters", filter_texts},
                         {"space", std::string(FeatureSpaceName(*space))},
                         {"smooth", absl::GetFlag(FLAGS_smooth)},
                         {"engines", nlohmann::json::object()}};
@@ -350,7 +392,7 @@ int main(int argc, char** argv) {
                 "      [--modes and,or] [--k 10,1000] [--train-fraction 0.75] [--max-queries 4000] "
                 "[--seed "
                 "1]\n"
-                "      [--repeat 3] [--space log|linear] [--nosmooth]",
+                "      [--repeat 3] [--space log|linear] [--nosmooth] [--filters FILE]",
        .main_file = __FILE__});
   if (!positional.empty()) {
     std::fprintf(stderr, "tandem-train-cost: unexpected argument '%s' (see --help)\n",

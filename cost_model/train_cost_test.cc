@@ -4,6 +4,7 @@
 
 #include <cstdlib>
 #include <fstream>
+#include <map>
 #include <random>
 #include <sstream>
 
@@ -99,6 +100,59 @@ TEST(CostTrainToolTest, TrainsTheCpuModelAndWritesALoadableFile) {
                    (*loaded)->mean_relative_error(Processor::kCpu));
   EXPECT_TRUE(cpu["by_mode"].contains("and"));
   EXPECT_TRUE(cpu["by_mode"]["or"]["heuristic_mean_relative_error"].is_number());
+}
+
+// With --filters the queries take turns with each filter and with none, and the samples carry
+// each filter's selectivity.
+TEST(CostTrainToolTest, FiltersGiveSamplesTheirSelectivity) {
+  testing::TempDir dir;
+  testing::CollectionSpec spec;
+  spec.num_docs = 2000;
+  spec.vocabulary = 300;
+  // "part": a for every 10th document, b for the rest.
+  std::vector<uint32_t> part(spec.num_docs);
+  for (uint32_t d = 0; d < spec.num_docs; ++d) part[d] = d % 10 == 0 ? 0 : 1;
+  index::AttributeField field;
+  field.name = "part";
+  field.values = {"a", "b"};
+  field.columns = *index::BuildBitmaps(index::BitmapCodec::kPlwah, spec.num_docs, part);
+  std::vector<index::AttributeField> fields;
+  fields.push_back(std::move(field));
+  auto attributes =
+      index::AttributeIndex::Create(spec.num_docs, index::BitmapCodec::kPlwah, std::move(fields));
+  ASSERT_TRUE(attributes.ok()) << attributes.status();
+  const std::string index_dir = dir.path() + "/index";
+  ASSERT_TRUE(
+      testing::BuildIndex(testing::RandomDocuments(spec), index_dir, "pfor", *std::move(attributes))
+          .ok());
+  {
+    std::ofstream queries(dir.path() + "/queries.txt");
+    for (int i = 0; i < 60; ++i) queries << i << ": t" << i << " t" << i + 1 << "\n";
+    std::ofstream(dir.path() + "/filters.txt") << "# one in ten\npart = a\n\npart IN (a, b)\n";
+    std::ofstream(dir.path() + "/bad.txt") << "part = a\npart = zzz\n";
+  }
+  const std::string model = dir.path() + "/model.txt";
+  const std::string common = absl::StrCat("--index ", index_dir, " --queries ", dir.path(),
+                                          "/queries.txt --gpu off --repeat 1 --k 10 --modes and");
+  Result r = RunTool(absl::StrCat(common, " --filters ", dir.path(), "/filters.txt --out ", model),
+                     dir.path());
+  ASSERT_EQ(r.exit_code, 0) << r.output;
+  EXPECT_THAT(r.output, HasSubstr("filter 1 allows 10.00% of the documents: part = a"));
+  EXPECT_THAT(r.output, HasSubstr("filter 2 allows 100.00% of the documents: part IN (a, b)"));
+  auto file = ReadCostModelFile(model);
+  ASSERT_TRUE(file.ok()) << file.status();
+  std::map<double, int> by_selectivity;
+  for (const CostSample& s : file->cpu.samples) ++by_selectivity[s.features.filter_selectivity];
+  // 45 training queries: turns of none (1), part = a (0.1) and the whole IN (1).
+  EXPECT_EQ(by_selectivity, (std::map<double, int>{{0.1, 15}, {1.0, 30}}));
+  EXPECT_EQ(file->meta("filters"), "2");
+
+  r = RunTool(absl::StrCat(common, " --filters ", dir.path(), "/bad.txt"), dir.path());
+  EXPECT_NE(r.exit_code, 0);
+  EXPECT_THAT(r.output, HasSubstr("bad.txt: line 2: "));
+  EXPECT_THAT(r.output, HasSubstr("zzz"));
+  r = RunTool(absl::StrCat(common, " --filters ", dir.path(), "/absent.txt"), dir.path());
+  EXPECT_THAT(r.output, HasSubstr("cannot open --filters file"));
 }
 
 TEST(CostTrainToolTest, BadArgumentsFailWithAMessage) {

@@ -28,6 +28,7 @@
 #pragma once
 
 #include <algorithm>
+#include <atomic>
 #include <cstddef>
 #include <cstdint>
 #include <span>
@@ -92,25 +93,57 @@ class BitmapView {
   std::span<const uint32_t> words_;
 };
 
-// A bitmap that owns its words: what operations return.
+// A bitmap that owns its words: what operations return. Its words never change after
+// construction, so Count() is computed once and remembered (a query's filter is counted by every
+// cost estimate that routes it).
 class Bitmap {
  public:
   Bitmap() = default;
   Bitmap(BitmapCodec codec, uint32_t num_rows, std::vector<uint32_t> words)
       : codec_(codec), num_rows_(num_rows), words_(std::move(words)) {}
+  Bitmap(const Bitmap& other)
+      : codec_(other.codec_),
+        num_rows_(other.num_rows_),
+        words_(other.words_),
+        count_(other.count_.load(std::memory_order_relaxed)) {}
+  Bitmap(Bitmap&& other) noexcept
+      : codec_(other.codec_),
+        num_rows_(other.num_rows_),
+        words_(std::move(other.words_)),
+        count_(other.count_.load(std::memory_order_relaxed)) {
+    other.num_rows_ = 0;
+    other.count_.store(kNotCounted, std::memory_order_relaxed);
+  }
+  Bitmap& operator=(Bitmap other) noexcept {
+    codec_ = other.codec_;
+    num_rows_ = other.num_rows_;
+    words_.swap(other.words_);
+    count_.store(other.count_.load(std::memory_order_relaxed), std::memory_order_relaxed);
+    return *this;
+  }
 
   BitmapView view() const { return BitmapView(codec_, num_rows_, words_); }
   operator BitmapView() const { return view(); }  // NOLINT: a Bitmap is usable wherever a view is
   const std::vector<uint32_t>& words() const { return words_; }
   uint32_t num_rows() const { return num_rows_; }
   BitmapCodec codec() const { return codec_; }
-  uint64_t Count() const { return view().Count(); }
+  // Set rows; counted on the first call (safe from several threads at once).
+  uint64_t Count() const {
+    uint64_t n = count_.load(std::memory_order_relaxed);
+    if (n == kNotCounted) {
+      n = view().Count();
+      count_.store(n, std::memory_order_relaxed);
+    }
+    return n;
+  }
   std::vector<uint32_t> Rows() const { return view().Rows(); }
 
  private:
+  static constexpr uint64_t kNotCounted = ~uint64_t{0};
   BitmapCodec codec_ = BitmapCodec::kWah;
   uint32_t num_rows_ = 0;
   std::vector<uint32_t> words_;
+  mutable std::atomic<uint64_t> count_{kNotCounted};
 };
 
 // Appends chunks in order and writes the canonical words. What the CPU builder and the operations

@@ -199,6 +199,26 @@ TEST(BitmapTest, GapsLongerThanOneFillWord) {
   }
 }
 
+// Count() is remembered; copies, moves and assignments carry the bitmap and its count together.
+TEST(BitmapTest, CountSurvivesCopiesAndMoves) {
+  Bitmap a = Make(BitmapCodec::kPlwah, 1000, {1, 2, 500, 999});
+  Bitmap b = Make(BitmapCodec::kWah, 100, {7});
+  EXPECT_EQ(a.Count(), 4u);
+  Bitmap copy = a;
+  EXPECT_EQ(copy.Count(), 4u);
+  EXPECT_EQ(copy.words(), a.words());
+  copy = b;  // counted after the assignment: b's words, b's count
+  EXPECT_EQ(copy.Count(), 1u);
+  copy = a;  // a's remembered count comes along
+  EXPECT_EQ(copy.Count(), 4u);
+  Bitmap moved = std::move(copy);
+  EXPECT_EQ(moved.Count(), 4u);
+  EXPECT_EQ(moved.num_rows(), 1000u);
+  EXPECT_EQ(copy.Count(), 0u);  // NOLINT: a moved-from bitmap is empty and counts again
+  moved = Bitmap();
+  EXPECT_EQ(moved.Count(), 0u);
+}
+
 TEST(BitmapTest, OrManyAndFromDense) {
   std::mt19937_64 rng(13);
   for (BitmapCodec codec : kCodecs) {

@@ -14,7 +14,8 @@
 namespace tandem::testing {
 
 absl::Status BuildIndex(const std::vector<std::vector<std::string>>& docs, const std::string& dir,
-                        const std::string& codec) {
+                        const std::string& codec,
+                        std::unique_ptr<index::AttributeIndex> attributes) {
   index::IndexWriterOptions options;
   options.codec = codec;
   options.source_format = "test";
@@ -34,6 +35,7 @@ absl::Status BuildIndex(const std::vector<std::vector<std::string>>& docs, const
     }
     TANDEM_RETURN_IF_ERROR(writer->AddPostingList(term, ids, freqs));
   }
+  if (attributes != nullptr) writer->SetAttributes(std::move(attributes));
   return writer->Finish();
 }
 

@@ -7,11 +7,13 @@
 
 #include <cstdint>
 #include <map>
+#include <memory>
 #include <string>
 #include <utility>
 #include <vector>
 
 #include "absl/status/statusor.h"
+#include "index/attribute_index.h"
 #include "index/index.h"
 #include "tools/temp_dir.h"
 
@@ -30,8 +32,10 @@ using tools::TempDir;
 
 // Builds the collection's index at `dir` (which must not exist or be empty). Each document is a
 // list of terms; the document table's external ids are "doc{N}".
+// `attributes`, when given, is stored as the index's attributes.bin.
 absl::Status BuildIndex(const std::vector<std::vector<std::string>>& docs, const std::string& dir,
-                        const std::string& codec);
+                        const std::string& codec,
+                        std::unique_ptr<index::AttributeIndex> attributes = nullptr);
 
 std::vector<std::vector<std::string>> RandomDocuments(const CollectionSpec& spec);
 

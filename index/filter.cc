@@ -102,8 +102,19 @@ absl::Status Validate(const FilterNode& node, size_t depth, Counts* counts) {
 struct Bound {
   Kind kind = Kind::kIn;  // kIn for every leaf, kAnd, kOr or kNot
   std::vector<BitmapView> columns;
+  std::vector<uint32_t> column_numbers;  // the same columns' FilterColumnNumber order
   std::vector<Bound> children;
 };
+
+// The number of the first column of field f in FilterColumnNumber order.
+uint32_t FirstColumnNumber(const AttributeIndex& attributes, const AttributeField* field) {
+  uint32_t first = 0;
+  for (const AttributeField& f : attributes.fields()) {
+    if (&f == field) break;
+    first += static_cast<uint32_t>(f.columns.num_columns());
+  }
+  return first;
+}
 
 absl::Status UnknownField(const FilterNode& node, const AttributeIndex& attributes) {
   if (attributes.fields().empty()) {
@@ -216,9 +227,12 @@ absl::StatusOr<Bound> Bind(const FilterNode& node, const AttributeIndex& attribu
   }
   std::sort(ids.begin(), ids.end());
   ids.erase(std::unique(ids.begin(), ids.end()), ids.end());
+  const uint32_t first = FirstColumnNumber(attributes, field);
   for (const uint32_t id : ids) {
     const BitmapView column = attributes.Column(*field, id);
-    if (!column.words().empty()) bound.columns.push_back(column);
+    if (column.words().empty()) continue;
+    bound.columns.push_back(column);
+    bound.column_numbers.push_back(first + static_cast<uint32_t>(field->columns.Find(id)));
   }
   return bound;
 }
@@ -297,6 +311,39 @@ absl::StatusOr<Bitmap> Evaluate(const Bound& node, const AttributeIndex& attribu
     }
     default:
       return OrAll(node.columns, attributes);
+  }
+}
+
+// Emits `node` in postfix: every node leaves one word on the stack. `depth`: the stack below it.
+void Emit(const Bound& node, uint32_t depth, FilterProgram* program) {
+  using Code = FilterOp::Code;
+  auto op = [&](Code code, uint32_t column = 0) { program->ops.push_back({code, column}); };
+  auto grow = [&](uint32_t size) { program->max_stack = std::max(program->max_stack, size); };
+  switch (node.kind) {
+    case Kind::kNot:
+      Emit(node.children[0], depth, program);
+      op(Code::kNot);
+      return;
+    case Kind::kOr:
+    case Kind::kAnd:
+      for (size_t i = 0; i < node.children.size(); ++i) {
+        const Bound& child = node.children[i];
+        const bool and_not = node.kind == Kind::kAnd && i > 0 && child.kind == Kind::kNot;
+        Emit(and_not ? child.children[0] : child, depth + (i > 0 ? 1 : 0), program);
+        if (i > 0) op(and_not ? Code::kAndNot : node.kind == Kind::kAnd ? Code::kAnd : Code::kOr);
+      }
+      return;
+    default:
+      if (node.column_numbers.empty()) {
+        op(Code::kEmpty);
+        grow(depth + 1);
+        return;
+      }
+      for (size_t i = 0; i < node.column_numbers.size(); ++i) {
+        op(Code::kColumn, node.column_numbers[i]);
+        grow(depth + 1 + (i > 0 ? 1 : 0));
+        if (i > 0) op(Code::kOr);
+      }
   }
 }
 
@@ -396,6 +443,65 @@ absl::StatusOr<Bitmap> EvaluateFilter(const FilterNode& filter, const AttributeI
   TANDEM_RETURN_IF_ERROR(ValidateFilter(filter));
   TANDEM_ASSIGN_OR_RETURN(Bound bound, Bind(filter, attributes));
   return Evaluate(bound, attributes);
+}
+
+absl::StatusOr<FilterProgram> CompileFilter(const FilterNode& filter,
+                                            const AttributeIndex& attributes) {
+  TANDEM_RETURN_IF_ERROR(ValidateFilter(filter));
+  TANDEM_ASSIGN_OR_RETURN(Bound bound, Bind(filter, attributes));
+  FilterProgram program;
+  Emit(bound, 0, &program);
+  // Depth 64 bounds the stack at 65 words plus one for a leaf's second column.
+  if (program.max_stack > kMaxFilterProgramStack) {
+    return Invalid(absl::StrCat("needs a stack of ", program.max_stack, " words, at most ",
+                                kMaxFilterProgramStack));
+  }
+  return program;
+}
+
+BitmapView FilterColumn(const AttributeIndex& attributes, uint32_t number) {
+  for (const AttributeField& f : attributes.fields()) {
+    if (number < f.columns.num_columns()) return f.columns.Column(number);
+    number -= static_cast<uint32_t>(f.columns.num_columns());
+  }
+  return BitmapView(attributes.codec(), attributes.num_docs(), {});
+}
+
+std::vector<uint32_t> RunFilterProgram(const FilterProgram& program,
+                                       const AttributeIndex& attributes) {
+  const uint32_t num_docs = attributes.num_docs();
+  const size_t num_words = (uint64_t{num_docs} + 31) / 32;
+  std::vector<std::vector<uint32_t>> stack;
+  for (const FilterOp& op : program.ops) {
+    switch (op.code) {
+      case FilterOp::Code::kColumn: {
+        std::vector<uint64_t> dense((uint64_t{num_docs} + 63) / 64);
+        FilterColumn(attributes, op.column).ToDense(dense);
+        std::vector<uint32_t>& words = stack.emplace_back(num_words);
+        for (size_t j = 0; j < num_words; ++j) words[j] = uint32_t(dense[j / 2] >> (32 * (j % 2)));
+        break;
+      }
+      case FilterOp::Code::kEmpty:
+        stack.emplace_back(num_words);
+        break;
+      case FilterOp::Code::kNot:
+        for (uint32_t& w : stack.back()) w = ~w;
+        break;
+      default: {
+        std::vector<uint32_t> b = std::move(stack.back());
+        stack.pop_back();
+        std::vector<uint32_t>& a = stack.back();
+        for (size_t j = 0; j < num_words; ++j) {
+          a[j] = op.code == FilterOp::Code::kAnd  ? a[j] & b[j]
+                 : op.code == FilterOp::Code::kOr ? a[j] | b[j]
+                                                  : a[j] & ~b[j];
+        }
+      }
+    }
+  }
+  std::vector<uint32_t> out = stack.empty() ? std::vector<uint32_t>(num_words) : stack.back();
+  if (num_docs % 32 != 0) out.back() &= (uint32_t{1} << (num_docs % 32)) - 1;
+  return out;
 }
 
 double FilterSelectivity(BitmapView docs) {

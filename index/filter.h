@@ -112,6 +112,32 @@ absl::Status ValidateFilter(const FilterNode& filter);
 // on which documents have which values.
 absl::StatusOr<Bitmap> EvaluateFilter(const FilterNode& filter, const AttributeIndex& attributes);
 
+// A filter compiled for evaluation 32 rows at a time straight from the compressed columns, as
+// gpu/filter_eval.h does on the device (one thread per 32 rows): a postfix program over a stack of
+// 32-row words. kColumn pushes the rows of one column (numbered in attribute order: the columns of
+// field 0, then field 1, ...; FilterColumn), kEmpty pushes no rows, kNot flips the top, kAnd, kOr
+// and kAndNot (a AND NOT b) pop b and replace a. Rows past num_docs are cleared at the end.
+struct FilterOp {
+  enum class Code : uint8_t { kColumn, kEmpty, kNot, kAnd, kOr, kAndNot };
+  Code code = Code::kEmpty;
+  uint32_t column = 0;  // kColumn only
+};
+struct FilterProgram {
+  std::vector<FilterOp> ops;
+  uint32_t max_stack = 0;  // the deepest the stack gets, at most kMaxFilterProgramStack
+};
+inline constexpr uint32_t kMaxFilterProgramStack = kMaxFilterDepth + 2;
+
+// `filter` bound to `attributes` and compiled, with EvaluateFilter's errors.
+absl::StatusOr<FilterProgram> CompileFilter(const FilterNode& filter,
+                                            const AttributeIndex& attributes);
+// Column `number` of the program numbering; empty past the last.
+BitmapView FilterColumn(const AttributeIndex& attributes, uint32_t number);
+// The program run on the CPU, through dense words (bit r % 32 of word r / 32): the reference the
+// device evaluation is checked against.
+std::vector<uint32_t> RunFilterProgram(const FilterProgram& program,
+                                       const AttributeIndex& attributes);
+
 // The fraction of the rows that are set: docs.Count() / docs.num_rows() (0 when there are none).
 double FilterSelectivity(BitmapView docs);
 

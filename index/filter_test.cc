@@ -624,6 +624,17 @@ TEST(EvaluateFilter, MatchesTheBruteForceOnRandomIndexes) {
         }
         ASSERT_EQ(docs->Rows(), expected) << text;
         EXPECT_DOUBLE_EQ(FilterSelectivity(*docs), double(expected.size()) / num_docs);
+        // The compiled program, run 32 rows at a time, gives the same rows.
+        absl::StatusOr<FilterProgram> program = CompileFilter(filter, *index);
+        ASSERT_TRUE(program.ok()) << text << ": " << program.status();
+        ASSERT_LE(program->max_stack, kMaxFilterProgramStack);
+        const std::vector<uint32_t> words = RunFilterProgram(*program, *index);
+        ASSERT_EQ(words.size(), (num_docs + 31) / 32);
+        std::vector<uint32_t> program_rows;
+        for (uint32_t d = 0; d < words.size() * 32; ++d) {
+          if ((words[d / 32] >> (d % 32)) & 1) program_rows.push_back(d);
+        }
+        ASSERT_EQ(program_rows, expected) << text;
         // The text form evaluates the same.
         absl::StatusOr<FilterNode> back = ParseFilter(text);
         ASSERT_TRUE(back.ok()) << text << ": " << back.status();
@@ -691,11 +702,58 @@ class EvaluateFilterErrors : public ::testing::Test {
     absl::StatusOr<Bitmap> docs = EvaluateFilter(filter, *index_);
     EXPECT_FALSE(docs.ok()) << FilterToText(filter);
     if (docs.ok()) return "";
+    // Compiling refuses the filter with the same error.
+    EXPECT_EQ(CompileFilter(filter, *index_).status(), docs.status());
     EXPECT_TRUE(absl::IsInvalidArgument(docs.status())) << docs.status();
     return std::string(docs.status().message());
   }
   std::unique_ptr<AttributeIndex> index_;
 };
+
+// The program of a small filter, op by op; columns numbered across fields in attribute order.
+TEST(CompileFilter, PostfixOverColumnsInAttributeOrder) {
+  Collection c;
+  c.num_docs = 4;
+  c.keywords["domain"] = {{"a.com", "b.com", "c.com"}, {{"a.com"}, {"b.com"}, {}, {"a.com"}}};
+  c.integers["year"] = {{{2000, 2000}, {2001, 2001}}, {{2000}, {2001}, {2001}, {}}};
+  const std::unique_ptr<AttributeIndex> index = BuildIndex(c, BitmapCodec::kWah);
+  absl::StatusOr<FilterProgram> program =
+      CompileFilter(Parsed("domain IN (a.com, b.com, c.com) AND NOT year = 2001"), *index);
+  ASSERT_TRUE(program.ok()) << program.status();
+  std::string ops;
+  for (const FilterOp& op : program->ops) {
+    switch (op.code) {
+      case FilterOp::Code::kColumn:
+        absl::StrAppend(&ops, "c", op.column, " ");
+        break;
+      case FilterOp::Code::kEmpty:
+        ops += "empty ";
+        break;
+      case FilterOp::Code::kNot:
+        ops += "not ";
+        break;
+      case FilterOp::Code::kAnd:
+        ops += "and ";
+        break;
+      case FilterOp::Code::kOr:
+        ops += "or ";
+        break;
+      case FilterOp::Code::kAndNot:
+        ops += "andnot ";
+        break;
+    }
+  }
+  // Fields in the index's order; c.com is on no document, so it has no column.
+  const bool domain_first = index->fields()[0].name == "domain";
+  const uint32_t domain = domain_first ? 0 : 2, year = domain_first ? 2 : 0;
+  EXPECT_EQ(ops, absl::StrCat("c", domain, " c", domain + 1, " or c", year + 1, " andnot "));
+  EXPECT_EQ(program->max_stack, 2u);
+  EXPECT_EQ(RunFilterProgram(*program, *index), std::vector<uint32_t>{0b1001});
+  program = CompileFilter(Parsed("NOT domain = c.com"), *index);
+  ASSERT_TRUE(program.ok());
+  EXPECT_EQ(program->ops.size(), 2u);
+  EXPECT_EQ(RunFilterProgram(*program, *index), std::vector<uint32_t>{0b1111});  // 4 rows only
+}
 
 TEST_F(EvaluateFilterErrors, UnknownField) {
   EXPECT_THAT(Error("lang = en"),

@@ -27,6 +27,7 @@ absl::StatusOr<std::shared_ptr<const index::Bitmap>> FilterCache::Evaluate(
   // Evaluated outside the lock: concurrent first uses of one filter may both evaluate it.
   TANDEM_ASSIGN_OR_RETURN(index::Bitmap docs, index::EvaluateFilter(filter, *attributes_));
   auto shared = std::make_shared<const index::Bitmap>(std::move(docs));
+  shared->Count();  // counted once here, not by the cost model on the routing path
   const uint64_t bytes = shared->words().size() * sizeof(uint32_t) + key.size() + 64;
   absl::MutexLock lock(&mu_);
   if (auto it = by_key_.find(key); it != by_key_.end()) return it->second->docs;

@@ -3,7 +3,9 @@
 // tandem-bench-filter: what a filter costs. On an index with a synthetic attribute column
 // (`tandem-index synth --attribute-columns sel:100`: 100 values drawn uniformly), filters of the
 // form `sel IN (v00, ..., vNN)` allow 50%, 10% and 1% of the documents. For each, the time to
-// evaluate it on the compressed bitmaps (index::EvaluateFilter, on the CPU), and the latency of
+// evaluate it on the compressed bitmaps on the CPU (index::EvaluateFilter) and on the GPU
+// (gpu::GpuFilterEvaluator, wall time with the copy back and compression, and its kernel time;
+// the bitmaps must be equal), and the latency of
 // the same queries unfiltered and filtered on the CPU engine and on the GPU engine (one query at a
 // time, the filter's bits cached on the device after its first use, as a server does with a
 // recurring filter), mean and p50, their ratio, and every GPU answer checked against the CPU's.
@@ -22,6 +24,7 @@
 #include "absl/time/clock.h"
 #include "cpu/daat_engine.h"
 #include "gpu/device.h"
+#include "gpu/filter_eval.h"
 #include "gpu/gpu_engine.h"
 #include "index/filter.h"
 #include "index/index.h"
@@ -118,10 +121,17 @@ int Main() {
       gpu_name = device->name;
     }
   }
+  std::unique_ptr<gpu::GpuFilterEvaluator> gpu_filters;
+  if (gpu_engine) {
+    auto created = gpu::GpuFilterEvaluator::Create(*attributes);
+    if (!created.ok()) return Fail(created.status().ToString());
+    gpu_filters = *std::move(created);
+  }
   std::printf("%s: %u documents, %zu queries, k = %u, GPU %s\n\n", idx.directory().c_str(),
               idx.num_docs(), analyzed->size(), absl::GetFlag(FLAGS_k), gpu_name.c_str());
-  std::printf("%-4s %6s %9s %10s | %9s %9s %6s | %9s %9s %6s %s\n", "mode", "allow", "docs",
-              "eval ms", "CPU ms", "filtered", "ratio", "GPU ms", "filtered", "ratio", "check");
+  std::printf("%-4s %6s %9s %9s %9s %9s | %9s %9s %6s | %9s %9s %6s %s\n", "mode", "allow", "docs",
+              "eval ms", "GPU eval", "kernel", "CPU ms", "filtered", "ratio", "GPU ms", "filtered",
+              "ratio", "check");
   json rows = json::array();
   int mismatches = 0;
   for (index::QueryMode mode : modes) {
@@ -154,6 +164,23 @@ int Main() {
         docs = std::make_shared<const index::Bitmap>(*std::move(evaluated));
       }
       std::sort(eval_seconds.begin(), eval_seconds.end());
+      // The same filter evaluated on the device: the same bitmap, and how long it takes.
+      std::vector<double> gpu_eval_seconds, gpu_kernel_ms;
+      bool gpu_eval_same = true;
+      for (int i = 0; gpu_filters && i < 5; ++i) {
+        gpu::FilterEvalTimes times;
+        const absl::Time start = absl::Now();
+        auto evaluated = gpu_filters->Evaluate(filter, &times);
+        gpu_eval_seconds.push_back(absl::ToDoubleSeconds(absl::Now() - start));
+        gpu_kernel_ms.push_back(times.evaluate_ms);
+        if (!evaluated.ok()) return Fail(evaluated.status().ToString());
+        gpu_eval_same = gpu_eval_same && evaluated->words() == docs->words();
+      }
+      std::sort(gpu_eval_seconds.begin(), gpu_eval_seconds.end());
+      std::sort(gpu_kernel_ms.begin(), gpu_kernel_ms.end());
+      const double gpu_eval_ms = gpu_filters ? gpu_eval_seconds[2] * 1e3 : 0;
+      const double gpu_eval_kernel_ms = gpu_filters ? gpu_kernel_ms[2] : 0;
+      mismatches += gpu_eval_same ? 0 : 1;
       std::vector<index::Query> filtered = plain;
       for (index::Query& q : filtered) q.filter = docs;
       std::vector<std::vector<index::Hit>> cpu_hits, gpu_hits;
@@ -169,26 +196,35 @@ int Main() {
       }
       const double cpu_ratio = cpu_filtered->mean_ms / cpu_plain->mean_ms;
       const double gpu_ratio = gpu_engine ? gpu_filtered->mean_ms / gpu_plain->mean_ms : 0;
-      std::printf("%-4s %5d%% %9llu %10.3f | %9.3f %9.3f %6.2f | %9.3f %9.3f %6.2f %s\n",
-                  std::string(index::QueryModeName(mode)).c_str(), percent,
-                  static_cast<unsigned long long>(docs->Count()), eval_seconds[2] * 1e3,
-                  cpu_plain->mean_ms, cpu_filtered->mean_ms, cpu_ratio, gpu_plain->mean_ms,
-                  gpu_filtered->mean_ms, gpu_ratio,
-                  gpu_engine ? (same ? "same hits" : "MISMATCH") : "");
-      rows.push_back(json{{"mode", index::QueryModeName(mode)},
-                          {"percent_allowed", percent},
-                          {"documents_allowed", docs->Count()},
-                          {"filter_words", docs->words().size()},
-                          {"evaluate_ms_median", eval_seconds[2] * 1e3},
-                          {"cpu_mean_ms", cpu_plain->mean_ms},
-                          {"cpu_p50_ms", cpu_plain->p50_ms},
-                          {"cpu_filtered_mean_ms", cpu_filtered->mean_ms},
-                          {"cpu_filtered_p50_ms", cpu_filtered->p50_ms},
-                          {"gpu_mean_ms", gpu_plain->mean_ms},
-                          {"gpu_p50_ms", gpu_plain->p50_ms},
-                          {"gpu_filtered_mean_ms", gpu_filtered->mean_ms},
-                          {"gpu_filtered_p50_ms", gpu_filtered->p50_ms},
-                          {"gpu_equals_cpu", same}});
+      std::printf(
+          "%-4s %5d%% %9llu %9.3f %9.3f %9.3f | %9.3f %9.3f %6.2f | %9.3f %9.3f %6.2f %s%s\n",
+          std::string(index::QueryModeName(mode)).c_str(), percent,
+          static_cast<unsigned long long>(docs->Count()), eval_seconds[2] * 1e3, gpu_eval_ms,
+          gpu_eval_kernel_ms, cpu_plain->mean_ms, cpu_filtered->mean_ms, cpu_ratio,
+          gpu_plain->mean_ms, gpu_filtered->mean_ms, gpu_ratio,
+          gpu_engine ? (same ? "same hits" : "MISMATCH") : "",
+          gpu_eval_same ? "" : ", GPU bitmap DIFFERS");
+      rows.push_back(
+          json{{"mode", index::QueryModeName(mode)},
+               {"percent_allowed", percent},
+               {"documents_allowed", docs->Count()},
+               {"filter_words", docs->words().size()},
+               {"evaluate_ms_median", eval_seconds[2] * 1e3},
+               {"filter_columns", percent},
+               {"filter_column_words",
+                index::FilterProgramWords(*index::CompileFilter(filter, *attributes), *attributes)},
+               {"gpu_evaluate_ms_median", gpu_eval_ms},
+               {"gpu_evaluate_kernel_ms_median", gpu_eval_kernel_ms},
+               {"gpu_evaluate_equals_cpu", gpu_eval_same},
+               {"cpu_mean_ms", cpu_plain->mean_ms},
+               {"cpu_p50_ms", cpu_plain->p50_ms},
+               {"cpu_filtered_mean_ms", cpu_filtered->mean_ms},
+               {"cpu_filtered_p50_ms", cpu_filtered->p50_ms},
+               {"gpu_mean_ms", gpu_plain->mean_ms},
+               {"gpu_p50_ms", gpu_plain->p50_ms},
+               {"gpu_filtered_mean_ms", gpu_filtered->mean_ms},
+               {"gpu_filtered_p50_ms", gpu_filtered->p50_ms},
+               {"gpu_equals_cpu", same}});
     }
   }
   if (mismatches > 0) std::printf("\n%d GPU runs did NOT match the CPU engine\n", mismatches);

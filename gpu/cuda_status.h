@@ -117,6 +117,43 @@ class DeviceBuffer {
   size_t size_ = 0;
 };
 
+// Grows a device buffer to at least n elements, keeping nothing.
+template <typename T>
+absl::Status Reserve(DeviceBuffer<T>& buffer, size_t n) {
+  if (buffer.size() >= n) return absl::OkStatus();
+  buffer = DeviceBuffer<T>();
+  TANDEM_ASSIGN_OR_RETURN(buffer, DeviceBuffer<T>::Allocate(n + n / 8));
+  return absl::OkStatus();
+}
+
+// Pinned host memory (cudaMallocHost) that grows, keeping nothing. Move-less.
+template <typename T>
+class PinnedBuffer {
+ public:
+  PinnedBuffer() = default;
+  PinnedBuffer(const PinnedBuffer&) = delete;
+  PinnedBuffer& operator=(const PinnedBuffer&) = delete;
+  ~PinnedBuffer() {
+    if (data_ != nullptr) cudaFreeHost(data_);
+  }
+  absl::Status Reserve(size_t n) {
+    if (n <= size_) return absl::OkStatus();
+    if (data_ != nullptr) cudaFreeHost(data_);
+    data_ = nullptr;
+    size_ = 0;
+    const size_t grown = n + n / 8;
+    TANDEM_CUDA_RETURN_IF_ERROR(
+        cudaMallocHost(reinterpret_cast<void**>(&data_), grown * sizeof(T)));
+    size_ = grown;
+    return absl::OkStatus();
+  }
+  T* data() { return data_; }
+
+ private:
+  T* data_ = nullptr;
+  size_t size_ = 0;
+};
+
 // Owns a non-blocking stream (never the legacy default stream).
 class CudaStream {
  public:

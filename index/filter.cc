@@ -467,6 +467,16 @@ BitmapView FilterColumn(const AttributeIndex& attributes, uint32_t number) {
   return BitmapView(attributes.codec(), attributes.num_docs(), {});
 }
 
+uint64_t FilterProgramWords(const FilterProgram& program, const AttributeIndex& attributes) {
+  uint64_t words = 0;
+  for (const FilterOp& op : program.ops) {
+    if (op.code == FilterOp::Code::kColumn) {
+      words += FilterColumn(attributes, op.column).words().size();
+    }
+  }
+  return words;
+}
+
 std::vector<uint32_t> RunFilterProgram(const FilterProgram& program,
                                        const AttributeIndex& attributes) {
   const uint32_t num_docs = attributes.num_docs();

@@ -40,6 +40,7 @@
 #pragma once
 
 #include <cstdint>
+#include <functional>
 #include <optional>
 #include <string>
 #include <string_view>
@@ -133,10 +134,16 @@ absl::StatusOr<FilterProgram> CompileFilter(const FilterNode& filter,
                                             const AttributeIndex& attributes);
 // Column `number` of the program numbering; empty past the last.
 BitmapView FilterColumn(const AttributeIndex& attributes, uint32_t number);
+// The compressed words the program's columns hold, in all: what evaluating it reads.
+uint64_t FilterProgramWords(const FilterProgram& program, const AttributeIndex& attributes);
 // The program run on the CPU, through dense words (bit r % 32 of word r / 32): the reference the
 // device evaluation is checked against.
 std::vector<uint32_t> RunFilterProgram(const FilterProgram& program,
                                        const AttributeIndex& attributes);
+
+// Something that evaluates filters as EvaluateFilter does (same bitmap, same errors): the CPU's
+// EvaluateFilter itself, or a node's choice between it and the GPU (server/engine_factory.h).
+using FilterEvaluator = std::function<absl::StatusOr<Bitmap>(const FilterNode& filter)>;
 
 // The fraction of the rows that are set: docs.Count() / docs.num_rows() (0 when there are none).
 double FilterSelectivity(BitmapView docs);

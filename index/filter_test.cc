@@ -748,6 +748,11 @@ TEST(CompileFilter, PostfixOverColumnsInAttributeOrder) {
   const uint32_t domain = domain_first ? 0 : 2, year = domain_first ? 2 : 0;
   EXPECT_EQ(ops, absl::StrCat("c", domain, " c", domain + 1, " or c", year + 1, " andnot "));
   EXPECT_EQ(program->max_stack, 2u);
+  EXPECT_EQ(FilterProgramWords(*program, *index),
+            FilterColumn(*index, domain).words().size() +
+                FilterColumn(*index, domain + 1).words().size() +
+                FilterColumn(*index, year + 1).words().size());
+  EXPECT_TRUE(FilterColumn(*index, 1000).words().empty());
   EXPECT_EQ(RunFilterProgram(*program, *index), std::vector<uint32_t>{0b1001});
   program = CompileFilter(Parsed("NOT domain = c.com"), *index);
   ASSERT_TRUE(program.ok());

@@ -14,6 +14,7 @@
 #include <filesystem>
 
 #include "gpu/device.h"
+#include "gpu/filter_eval.h"
 #include "gpu/gpu_engine.h"
 #include "gpu/stored_layouts.h"
 #include "match/ccm_matcher.h"
@@ -121,6 +122,29 @@ std::vector<int> ResolveGpuDevices(const GpuDevices& devices) {
   return all;
 }
 
+#if TANDEM_HAVE_GPU
+namespace {
+
+// The GPU for filters that read at least min_words compressed words, the CPU for the rest and for
+// any the device fails on (the errors of a bad filter are the compiler's, the same on both).
+index::FilterEvaluator GpuOrCpuFilters(const index::AttributeIndex& attributes,
+                                       std::unique_ptr<gpu::GpuFilterEvaluator> evaluator,
+                                       uint64_t min_words) {
+  std::shared_ptr<const gpu::GpuFilterEvaluator> gpu = std::move(evaluator);
+  return [&attributes, gpu,
+          min_words](const index::FilterNode& filter) -> absl::StatusOr<index::Bitmap> {
+    TANDEM_ASSIGN_OR_RETURN(index::FilterProgram program, index::CompileFilter(filter, attributes));
+    if (index::FilterProgramWords(program, attributes) >= min_words) {
+      absl::StatusOr<index::Bitmap> docs = gpu->Run(program);
+      if (docs.ok()) return docs;
+    }
+    return index::EvaluateFilter(filter, attributes);
+  };
+}
+
+}  // namespace
+#endif
+
 bool BuiltWithGpu() { return TANDEM_HAVE_GPU != 0; }
 
 absl::StatusOr<EngineSet> CreateEngines(const index::Index& index, const EngineOptions& options) {
@@ -132,6 +156,11 @@ absl::StatusOr<EngineSet> CreateEngines(const index::Index& index, const EngineO
   if (options.gpu_batch)
     TANDEM_RETURN_IF_ERROR(scheduler::ValidateBatchingOptions(options.gpu_batching));
   TANDEM_ASSIGN_OR_RETURN(set.cpu, cpu::DaatEngine::Create(index, options.cpu));
+  if (const index::AttributeIndex* attributes = index.attributes(); attributes != nullptr) {
+    set.filters = [attributes](const index::FilterNode& filter) {
+      return index::EvaluateFilter(filter, *attributes);
+    };
+  }
   if (options.gpu == GpuMode::kOff) {
     set.summary = "CPU engine only (GPU turned off)";
     return set;
@@ -196,12 +225,25 @@ absl::StatusOr<EngineSet> CreateEngines(const index::Index& index, const EngineO
     std::error_code error;
     const bool stored =
         std::filesystem::exists(index.directory() + "/" + gpu::kStoredLayoutsFile, error);
+    std::string filters;
+    if (const index::AttributeIndex* attributes = index.attributes(); attributes != nullptr) {
+      absl::StatusOr<std::unique_ptr<gpu::GpuFilterEvaluator>> evaluator =
+          gpu::GpuFilterEvaluator::Create(*attributes);
+      if (evaluator.ok()) {
+        set.filters =
+            GpuOrCpuFilters(*attributes, std::move(*evaluator), options.gpu_filter_min_words);
+        filters = absl::StrCat("; filters of ", options.gpu_filter_min_words,
+                               "+ words evaluated on the GPU");
+      } else {
+        filters = absl::StrCat("; filters on the CPU: ", evaluator.status().message());
+      }
+    }
     set.summary = absl::StrCat(
         "CPU and GPU engines (", set.gpu_count == 1 ? "" : absl::StrCat(set.gpu_count, " GPUs: "),
         absl::StrJoin(names, ", "), "; ", batching,
         options.gpu_batch && options.gpu_batch_compressed ? ", docIDs searched in SegLRC" : "",
         "; lists ", stored ? "copied from gpu_layouts.bin" : "transcoded at first use",
-        "; GPU waits: ", AbslUnparseFlag(options.gpu_wait), ")");
+        "; GPU waits: ", AbslUnparseFlag(options.gpu_wait), filters, ")");
     return set;
   }
   set.gpu_name.clear();

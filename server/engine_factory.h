@@ -18,6 +18,7 @@
 #include "absl/strings/string_view.h"
 #include "cpu/daat_engine.h"
 #include "index/engine.h"
+#include "index/filter.h"
 #include "index/index.h"
 #include "match/matcher.h"
 #include "scheduler/batching_engine.h"
@@ -52,6 +53,11 @@ std::string AbslUnparseFlag(const GpuDevices& devices);
 // device 0). How many GPU engines CreateEngines makes, so the caller can size its GPU workers.
 std::vector<int> ResolveGpuDevices(const GpuDevices& devices);
 
+// Where the GPU's evaluation of a filter (one pass over all documents, the answer copied back and
+// compressed) starts to beat the CPU's compressed-domain operations, which cost about a word
+// each: bench/results/filter_h200.json.
+inline constexpr uint64_t kDefaultGpuFilterMinWords = 1 << 16;
+
 struct EngineOptions {
   cpu::DaatEngineOptions cpu = {};  // the OR algorithm, block-max AND
   GpuMode gpu = GpuMode::kAuto;
@@ -68,6 +74,9 @@ struct EngineOptions {
   // per list, at about three quarters of the AND throughput (gpu/search_form.h).
   bool gpu_batch_compressed = false;
   scheduler::BatchingOptions gpu_batching = {};
+  // Filters whose columns hold at least this many compressed words in all are evaluated on the
+  // first GPU (gpu/filter_eval.h), smaller ones on the CPU; 0: every filter on the GPU.
+  uint64_t gpu_filter_min_words = kDefaultGpuFilterMinWords;
 };
 
 struct EngineSet {
@@ -80,6 +89,10 @@ struct EngineSet {
   std::string summary;
   // The GPU's name ("NVIDIA H100 80GB HBM3") when `gpu` is set, for benchmark and model metadata.
   std::string gpu_name;
+  // How the node evaluates filters: with a GPU engine and an index with attributes, the GPU for
+  // filters of at least gpu_filter_min_words words (the CPU when the device fails), else the CPU.
+  // Null when the index stores no attributes.
+  index::FilterEvaluator filters;
 };
 
 // Whether this binary was built with the CUDA engine.

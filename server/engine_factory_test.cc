@@ -1,6 +1,11 @@
 #include "server/engine_factory.h"
 
+#include <random>
+
+#include "absl/strings/str_cat.h"
+#include "gmock/gmock.h"
 #include "gtest/gtest.h"
+#include "index/filter.h"
 #include "tests/test_collection.h"
 
 namespace tandem::server {
@@ -24,6 +29,63 @@ TEST(EngineFactoryTest, CpuAlwaysPresentAndGpuOptional) {
     auto required = CreateEngines(**index, {.gpu = GpuMode::kRequired});
     EXPECT_EQ(required.status().code(), absl::StatusCode::kFailedPrecondition);
   }
+}
+
+// The node's filter evaluator gives EvaluateFilter's bitmaps and errors whichever processor runs
+// a filter: the GPU for every filter (min words 0), for none, or the CPU alone.
+TEST(EngineFactoryTest, FiltersOnEitherProcessor) {
+  testing::TempDir dir;
+  constexpr uint32_t kDocs = 20000;
+  std::mt19937_64 rng(5);
+  std::vector<uint32_t> part(kDocs);
+  for (uint32_t& p : part) p = static_cast<uint32_t>(rng() % 40);
+  index::AttributeField field;
+  field.name = "part";
+  for (int v = 0; v < 40; ++v) field.values.push_back(absl::StrCat("p", 10 + v));
+  field.columns = *index::BuildBitmaps(index::BitmapCodec::kPlwah, kDocs, part);
+  std::vector<index::AttributeField> fields;
+  fields.push_back(std::move(field));
+  auto attributes =
+      index::AttributeIndex::Create(kDocs, index::BitmapCodec::kPlwah, std::move(fields));
+  ASSERT_TRUE(attributes.ok()) << attributes.status();
+  ASSERT_TRUE(testing::BuildIndex(std::vector<std::vector<std::string>>(kDocs, {"a"}),
+                                  dir.path() + "/i", "pfor", *std::move(attributes))
+                  .ok());
+  auto index = index::Index::Open(dir.path() + "/i");
+  ASSERT_TRUE(index.ok()) << index.status();
+  for (const uint64_t min_words : {uint64_t{0}, uint64_t{1} << 40}) {
+    for (const GpuMode mode : {GpuMode::kAuto, GpuMode::kOff}) {
+      auto set = CreateEngines(**index, {.gpu = mode, .gpu_filter_min_words = min_words});
+      ASSERT_TRUE(set.ok()) << set.status();
+      ASSERT_TRUE(set->filters);
+      if (set->gpu != nullptr) {
+        EXPECT_THAT(set->summary, ::testing::HasSubstr("evaluated on the GPU")) << set->summary;
+      }
+      for (int i = 0; i < 30; ++i) {
+        std::vector<std::string> values;
+        for (int v = 0, n = 1 + int(rng() % 20); v < n; ++v) {
+          values.push_back(absl::StrCat("p", 10 + rng() % 40));
+        }
+        const index::FilterNode filter =
+            i % 3 == 0 ? index::FilterNode::Not(index::FilterNode::In("part", values))
+                       : index::FilterNode::In("part", values);
+        auto expected = index::EvaluateFilter(filter, *(*index)->attributes());
+        auto got = set->filters(filter);
+        ASSERT_TRUE(got.ok()) << got.status();
+        EXPECT_TRUE(got->words() == expected->words()) << index::FilterToText(filter);
+      }
+      const index::FilterNode unknown = index::FilterNode::Term("part", "nope");
+      EXPECT_EQ(set->filters(unknown).status(),
+                index::EvaluateFilter(unknown, *(*index)->attributes()).status());
+    }
+  }
+  // Without attributes there is nothing to filter on.
+  ASSERT_TRUE(testing::BuildIndex({{"a"}}, dir.path() + "/plain", "pfor").ok());
+  auto plain = index::Index::Open(dir.path() + "/plain");
+  ASSERT_TRUE(plain.ok());
+  auto set = CreateEngines(**plain, {.gpu = GpuMode::kAuto});
+  ASSERT_TRUE(set.ok());
+  EXPECT_FALSE(set->filters);
 }
 
 TEST(EngineFactoryTest, GpuWaitNamesAndContexts) {

@@ -25,7 +25,9 @@ absl::StatusOr<std::shared_ptr<const index::Bitmap>> FilterCache::Evaluate(
     ++misses_;
   }
   // Evaluated outside the lock: concurrent first uses of one filter may both evaluate it.
-  TANDEM_ASSIGN_OR_RETURN(index::Bitmap docs, index::EvaluateFilter(filter, *attributes_));
+  TANDEM_ASSIGN_OR_RETURN(index::Bitmap docs, evaluate_
+                                                  ? evaluate_(filter)
+                                                  : index::EvaluateFilter(filter, *attributes_));
   auto shared = std::make_shared<const index::Bitmap>(std::move(docs));
   shared->Count();  // counted once here, not by the cost model on the routing path
   const uint64_t bytes = shared->words().size() * sizeof(uint32_t) + key.size() + 64;

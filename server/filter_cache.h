@@ -14,6 +14,7 @@
 #include <list>
 #include <memory>
 #include <string>
+#include <utility>
 
 #include "absl/container/flat_hash_map.h"
 #include "absl/status/statusor.h"
@@ -26,10 +27,13 @@ namespace tandem::server {
 
 class FilterCache {
  public:
-  // `attributes` null: the index stores none, and every filter is INVALID_ARGUMENT.
+  // `attributes` null: the index stores none, and every filter is INVALID_ARGUMENT. `evaluate`
+  // evaluates a filter not in the cache (EngineSet::filters: the CPU or the GPU); null:
+  // index::EvaluateFilter on the CPU.
   explicit FilterCache(const index::AttributeIndex* attributes,
+                       index::FilterEvaluator evaluate = nullptr,
                        uint64_t budget_bytes = uint64_t{256} << 20)
-      : attributes_(attributes), budget_bytes_(budget_bytes) {}
+      : attributes_(attributes), evaluate_(std::move(evaluate)), budget_bytes_(budget_bytes) {}
 
   // index::EvaluateFilter's answer and errors, from the cache when the filter was seen.
   absl::StatusOr<std::shared_ptr<const index::Bitmap>> Evaluate(const index::FilterNode& filter);
@@ -44,6 +48,7 @@ class FilterCache {
     uint64_t bytes;
   };
   const index::AttributeIndex* attributes_;
+  const index::FilterEvaluator evaluate_;
   const uint64_t budget_bytes_;
   mutable absl::Mutex mu_;
   std::list<Entry> entries_ ABSL_GUARDED_BY(mu_);  // most recently used first

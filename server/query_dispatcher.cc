@@ -107,8 +107,10 @@ void AddStoredFields(const index::Index& index, uint32_t docid,
 }  // namespace
 
 QueryDispatcher::QueryDispatcher(const index::Index& index, scheduler::QueryExecutor& executor,
-                                 QueryMetrics& metrics, const RequestLimits& limits, LogSink log)
+                                 QueryMetrics& metrics, const RequestLimits& limits, LogSink log,
+                                 index::FilterEvaluator filters)
     : index_(index),
+      filters_(index.attributes(), std::move(filters)),
       executor_(executor),
       metrics_(metrics),
       limits_(limits),

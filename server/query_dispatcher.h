@@ -52,9 +52,11 @@ using QueryDone =
 
 class QueryDispatcher {
  public:
-  // All references must outlive the dispatcher.
+  // All references must outlive the dispatcher. `filters` evaluates the filters of requests
+  // (EngineSet::filters); null: on the CPU.
   QueryDispatcher(const index::Index& index, scheduler::QueryExecutor& executor,
-                  QueryMetrics& metrics, const RequestLimits& limits, LogSink log = nullptr);
+                  QueryMetrics& metrics, const RequestLimits& limits, LogSink log = nullptr,
+                  index::FilterEvaluator filters = nullptr);
 
   // A query that fails with DATA_LOSS (a damaged list: it fails until the index is rebuilt) is
   // counted like any other (tandem_queries_total{code="DATA_LOSS"}) and its message logged once,
@@ -102,7 +104,7 @@ class QueryDispatcher {
   void ReleaseInFlight(int64_t queries, uint64_t bytes);
 
   const index::Index& index_;
-  FilterCache filters_{index_.attributes()};  // after index_, which it reads
+  FilterCache filters_;  // after index_, which it reads
   scheduler::QueryExecutor& executor_;
   QueryMetrics& metrics_;
   const RequestLimits limits_;

@@ -132,8 +132,8 @@ absl::Status Server::Start(const ServerOptions& options) {
   }
   TANDEM_ASSIGN_OR_RETURN(std::shared_ptr<grpc::ServerCredentials> credentials,
                           MakeCredentials(grpc.tls));
-  dispatcher_ =
-      std::make_unique<QueryDispatcher>(*index_, *executors_.executor, *metrics_, options.limits);
+  dispatcher_ = std::make_unique<QueryDispatcher>(*index_, *executors_.executor, *metrics_,
+                                                  options.limits, nullptr, engines_.filters);
   service_ = std::make_unique<SearchService>(
       *index_, *dispatcher_, executors_.executor->engines(),
       SearchServiceOptions{.max_response_bytes = static_cast<size_t>(grpc.max_send_message_bytes)});

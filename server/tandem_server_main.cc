@@ -195,6 +195,9 @@ ABSL_FLAG(bool, tune_gpu_batch_compressed, false,
           "The batch path searches the lists' docIDs compressed in SegLRC (Ao et al. 2011, section "
           "4.3) instead of plain: about half the device memory per list, about three quarters of "
           "the AND throughput.");
+ABSL_FLAG(uint64_t, tune_gpu_filter_min_words, tandem::server::kDefaultGpuFilterMinWords,
+          "Filters whose attribute bitmaps hold at least this many compressed words are evaluated "
+          "on the GPU, smaller ones on the CPU (0: all on the GPU). Only with a GPU engine.");
 ABSL_FLAG(absl::Duration, tune_default_deadline, absl::Milliseconds(500),
           "The deadline a query is scheduled by when its call has none or a later one (urgency, "
           "tandem_scheduler_deadline_misses_total). Only a call's own deadline stops a query.");
@@ -253,17 +256,17 @@ tandem::server::ServerOptions OptionsFromFlags() {
       .max_queries_in_flight = absl::GetFlag(FLAGS_max_queries_in_flight),
       .max_response_bytes_in_flight = absl::GetFlag(FLAGS_max_response_bytes_in_flight)};
   const bool batch = absl::GetFlag(FLAGS_tune_gpu_batch);
-  options.engines = {
-      .cpu = {.or_algorithm = absl::GetFlag(FLAGS_cpu_or)},
-      .gpu = absl::GetFlag(FLAGS_gpu),
-      .gpu_devices = absl::GetFlag(FLAGS_gpus),
-      .gpu_wait = absl::GetFlag(FLAGS_tune_gpu_wait),
-      .gpu_batch = batch,
-      .gpu_batch_compressed = absl::GetFlag(FLAGS_tune_gpu_batch_compressed),
-      .gpu_batching = {.threshold = absl::GetFlag(FLAGS_tune_gpu_batch_threshold),
-                       .max_wait = absl::GetFlag(FLAGS_tune_gpu_batch_wait),
-                       .runners = static_cast<int>(std::min<uint32_t>(
-                           absl::GetFlag(FLAGS_tune_gpu_batch_runners), INT32_MAX))}};
+  options.engines = {.cpu = {.or_algorithm = absl::GetFlag(FLAGS_cpu_or)},
+                     .gpu = absl::GetFlag(FLAGS_gpu),
+                     .gpu_devices = absl::GetFlag(FLAGS_gpus),
+                     .gpu_wait = absl::GetFlag(FLAGS_tune_gpu_wait),
+                     .gpu_batch = batch,
+                     .gpu_batch_compressed = absl::GetFlag(FLAGS_tune_gpu_batch_compressed),
+                     .gpu_batching = {.threshold = absl::GetFlag(FLAGS_tune_gpu_batch_threshold),
+                                      .max_wait = absl::GetFlag(FLAGS_tune_gpu_batch_wait),
+                                      .runners = static_cast<int>(std::min<uint32_t>(
+                                          absl::GetFlag(FLAGS_tune_gpu_batch_runners), INT32_MAX))},
+                     .gpu_filter_min_words = absl::GetFlag(FLAGS_tune_gpu_filter_min_words)};
 
   tandem::server::SchedulerOptions& scheduler = options.scheduler;
   scheduler.kind = absl::GetFlag(FLAGS_scheduler);

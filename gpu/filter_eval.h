@@ -1,0 +1,53 @@
+// File: filter_eval.h
+//
+// Filters evaluated on the GPU in the compressed domain: every column of the index's attributes is
+// kept on the device as its WAH or PLWAH words, and a filter's program (index::CompileFilter) runs
+// with one thread per 32 documents, each reading just the words that cover its rows (a binary
+// search over the words' first chunks), so no column is decompressed and a wide IN or range costs
+// one pass however many columns it ORs. The answer comes back as dense bits and is compressed on
+// the host: the same bitmap, byte for byte, as index::EvaluateFilter's.
+//
+//   TANDEM_ASSIGN_OR_RETURN(auto evaluator, GpuFilterEvaluator::Create(*index.attributes()));
+//   TANDEM_ASSIGN_OR_RETURN(index::Bitmap docs, evaluator->Evaluate(filter));
+#pragma once
+
+#include <cstdint>
+#include <memory>
+#include <mutex>
+
+#include "absl/status/statusor.h"
+#include "gpu/filter_eval_device.h"
+#include "index/attribute_index.h"
+#include "index/bitmap.h"
+#include "index/filter.h"
+
+namespace tandem::gpu {
+
+class GpuFilterEvaluator {
+ public:
+  // Copies every column of `attributes` to the device; `attributes` must outlive the evaluator.
+  // UNAVAILABLE or NOT_FOUND without a usable device, INVALID_ARGUMENT past 2^32 - 1 words.
+  static absl::StatusOr<std::unique_ptr<GpuFilterEvaluator>> Create(
+      const index::AttributeIndex& attributes);
+
+  // index::EvaluateFilter's bitmap, with its errors. Thread-safe: evaluations take turns on the
+  // evaluator's stream. `times` may be null.
+  absl::StatusOr<index::Bitmap> Evaluate(const index::FilterNode& filter,
+                                         FilterEvalTimes* times = nullptr) const;
+  // A program compiled against this evaluator's attributes.
+  absl::StatusOr<index::Bitmap> Run(const index::FilterProgram& program,
+                                    FilterEvalTimes* times = nullptr) const;
+
+  uint64_t device_bytes() const { return device_->device_bytes(); }
+
+ private:
+  GpuFilterEvaluator(const index::AttributeIndex& attributes,
+                     std::unique_ptr<DeviceFilterColumns> device)
+      : attributes_(attributes), device_(std::move(device)) {}
+
+  const index::AttributeIndex& attributes_;
+  mutable std::mutex mu_;
+  std::unique_ptr<DeviceFilterColumns> device_;  // used under mu_
+};
+
+}  // namespace tandem::gpu

@@ -194,6 +194,23 @@ __global__ void TotalsKernel(const uint32_t* positions, const uint32_t* words, u
   if (threadIdx.x == 0 && blockIdx.x == 0) totals[0] = m == 0 ? 0 : positions[m - 1] + words[m - 1];
 }
 
+// flags[c]: whether chunk c has a set row.
+__global__ void NonzeroFlagsKernel(const uint32_t* payloads, uint32_t* flags, uint64_t n) {
+  TANDEM_GRID_STRIDE(c, n) { flags[c] = payloads[c] != 0 ? 1u : 0u; }
+}
+
+// The nonzero chunks in order, as the merged (value 0, chunk id) keys and literals of step 4.
+__global__ void CompactChunksKernel(const uint32_t* payloads, const uint32_t* flags,
+                                    const uint32_t* slots, uint64_t n, uint64_t* keys,
+                                    uint32_t* literals) {
+  TANDEM_GRID_STRIDE(c, n) {
+    if (flags[c]) {
+      keys[slots[c]] = c;
+      literals[slots[c]] = payloads[c];
+    }
+  }
+}
+
 struct BitOr {
   __host__ __device__ uint32_t operator()(uint32_t a, uint32_t b) const { return a | b; }
 };
@@ -302,6 +319,75 @@ class DeviceBitmapBuilderImpl final : public DeviceBitmapBuilder {
     const uint64_t k = host_counters_.data()[0];
     TANDEM_RETURN_IF_ERROR(mark());
 
+    TANDEM_RETURN_IF_ERROR(Encode(plwah, k, out, mark));
+
+    if (times != nullptr) {
+      double* steps[] = {&times->upload_ms,  &times->sort_ms,    &times->literals_ms,
+                         &times->merge_ms,   &times->fills_ms,   &times->fuse_ms,
+                         &times->offsets_ms, &times->download_ms};
+      for (int i = 0; i + 1 < event; ++i) {
+        TANDEM_ASSIGN_OR_RETURN(float ms, events_[i + 1].MillisecondsSince(events_[i]));
+        *steps[i] = ms;
+      }
+    }
+    return absl::OkStatus();
+  }
+
+  absl::Status EncodeChunks(bool plwah, const uint32_t* payloads, uint64_t num_chunks,
+                            PinnedBitmapColumns* out) override {
+    *out = PinnedBitmapColumns();
+    if (num_chunks > kMaxBuildValues) {
+      return absl::InvalidArgumentError(
+          absl::StrFormat("%d chunks in one encoding; at most %d", num_chunks, kMaxBuildValues));
+    }
+    cudaStream_t s = stream_.get();
+    TANDEM_RETURN_IF_ERROR(Reserve(values_, std::max<uint64_t>(num_chunks, 1)));
+    TANDEM_RETURN_IF_ERROR(Reserve(rids_, std::max<uint64_t>(num_chunks, 1)));
+    TANDEM_RETURN_IF_ERROR(Reserve(merged_keys_, std::max<uint64_t>(num_chunks, 1)));
+    TANDEM_RETURN_IF_ERROR(Reserve(merged_literals_, std::max<uint64_t>(num_chunks, 1)));
+    TANDEM_RETURN_IF_ERROR(ReserveTemp(num_chunks));
+    uint64_t k = 0;
+    if (num_chunks > 0) {
+      // The nonzero chunks, compacted by a scan of their flags: the merged keys of one value.
+      NonzeroFlagsKernel<<<Grid(num_chunks), kThreads, 0, s>>>(payloads, values_.data(),
+                                                               num_chunks);
+      TANDEM_CUDA_RETURN_IF_ERROR(cudaGetLastError());
+      size_t bytes = temp_.size();
+      TANDEM_CUDA_RETURN_IF_ERROR(cub::DeviceScan::ExclusiveSum(
+          temp_.data(), bytes, values_.data(), rids_.data(), static_cast<int>(num_chunks), s));
+      CompactChunksKernel<<<Grid(num_chunks), kThreads, 0, s>>>(
+          payloads, values_.data(), rids_.data(), num_chunks, merged_keys_.data(),
+          merged_literals_.data());
+      TANDEM_CUDA_RETURN_IF_ERROR(cudaGetLastError());
+      TotalsKernel<<<1, 1, 0, s>>>(rids_.data(), values_.data(), num_chunks, counters_.data());
+      TANDEM_CUDA_RETURN_IF_ERROR(cudaMemcpyAsync(host_counters_.data(), counters_.data(),
+                                                  sizeof(uint32_t), cudaMemcpyDeviceToHost, s));
+      TANDEM_RETURN_IF_ERROR(stream_.Synchronize());
+      k = host_counters_.data()[0];
+    }
+    return Encode(plwah, k, out, []() { return absl::OkStatus(); });
+  }
+
+  // Steps 5-7 and the download, from the k merged (value, chunk id) keys and literals in
+  // merged_keys_ and merged_literals_ (ascending keys, no zero literal). `mark` records a step's
+  // end.
+  template <typename Mark>
+  absl::Status Encode(bool plwah, uint64_t k, PinnedBitmapColumns* out, Mark&& mark) {
+    cudaStream_t s = stream_.get();
+    size_t bytes = 0;
+    TANDEM_RETURN_IF_ERROR(Reserve(heads_, k));
+    TANDEM_RETURN_IF_ERROR(Reserve(head_index_, k));
+    TANDEM_RETURN_IF_ERROR(Reserve(head_at_, k));
+    TANDEM_RETURN_IF_ERROR(Reserve(run_words_, k));
+    TANDEM_RETURN_IF_ERROR(Reserve(run_values_, k));
+    TANDEM_RETURN_IF_ERROR(Reserve(positions_, k));
+    TANDEM_RETURN_IF_ERROR(Reserve(column_keys_, k));
+    TANDEM_RETURN_IF_ERROR(Reserve(column_lengths_, k + 1));
+    TANDEM_RETURN_IF_ERROR(Reserve(column_offsets_, k + 1));
+    TANDEM_RETURN_IF_ERROR(host_offsets_.Reserve(1));
+    host_offsets_.data()[0] = 0;
+    out->offsets = host_offsets_.data();
+    if (k == 0) return absl::OkStatus();
     // Step 5: runs of full chunks (compacted by a scan of their heads), each run's fills and
     // words, and PLWAH's folding (5.1).
     RunHeadsKernel<<<Grid(k), kThreads, 0, s>>>(merged_keys_.data(), merged_literals_.data(),
@@ -381,15 +467,6 @@ class DeviceBitmapBuilderImpl final : public DeviceBitmapBuilder {
     out->num_keys = num_keys;
     out->num_words = num_words;
 
-    if (times != nullptr) {
-      double* steps[] = {&times->upload_ms,  &times->sort_ms,    &times->literals_ms,
-                         &times->merge_ms,   &times->fills_ms,   &times->fuse_ms,
-                         &times->offsets_ms, &times->download_ms};
-      for (int i = 0; i + 1 < event; ++i) {
-        TANDEM_ASSIGN_OR_RETURN(float ms, events_[i + 1].MillisecondsSince(events_[i]));
-        *steps[i] = ms;
-      }
-    }
     return absl::OkStatus();
   }
 

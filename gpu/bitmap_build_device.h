@@ -58,6 +58,13 @@ class DeviceBitmapBuilder {
   virtual absl::Status Build(bool plwah, uint32_t num_rows, const uint32_t* values,
                              const uint32_t* rows, size_t n, PinnedBitmapColumns* out,
                              BitmapBuildTimes* times) = 0;
+
+  // Steps 5-7 alone, for a bitmap whose chunks were computed on the device (gpu/filter_eval.h):
+  // payloads[c] holds the 31 row bits of chunk c (bit 31 clear, rows past the last clear), in
+  // device memory, written by work that is complete. The result is one column (key 0; no column
+  // when every chunk is zero) in pinned memory, valid until the next call.
+  virtual absl::Status EncodeChunks(bool plwah, const uint32_t* payloads, uint64_t num_chunks,
+                                    PinnedBitmapColumns* out) = 0;
 };
 
 }  // namespace tandem::gpu

@@ -7,9 +7,11 @@
 #include <algorithm>
 #include <cstdint>
 #include <random>
+#include <string>
 #include <vector>
 
 #include "gmock/gmock.h"
+#include "gpu/cuda_status.h"
 #include "gpu/device.h"
 #include "gtest/gtest.h"
 #include "index/bitmap.h"
@@ -120,6 +122,74 @@ TEST(GpuBitmapBuildTest, BadRowsGetTheCpuBuildersErrors) {
               HasSubstr("past the last row"));
   EXPECT_THAT(gpu->Build(BitmapCodec::kWah, 1, std::vector<uint32_t>{1, 2}).status().message(),
               HasSubstr("2 values for 1 rows"));
+}
+
+// EncodeChunks: chunk payloads already on the device, compressed as index::FromDense would.
+void ExpectEncodedLikeFromDense(DeviceBitmapBuilder& builder, BitmapCodec codec, uint32_t num_rows,
+                                const std::vector<uint32_t>& payloads) {
+  std::vector<uint64_t> dense((uint64_t{num_rows} + 63) / 64);
+  for (uint64_t c = 0; c < payloads.size(); ++c) {
+    for (uint32_t b = 0; b < 31; ++b) {
+      const uint64_t row = c * 31 + b;
+      if ((payloads[c] >> b) & 1) dense[row / 64] |= uint64_t{1} << (row % 64);
+    }
+  }
+  const index::Bitmap expected = index::FromDense(codec, num_rows, dense);
+  auto stream = CudaStream::Create();
+  ASSERT_TRUE(stream.ok());
+  auto device = DeviceBuffer<uint32_t>::Allocate(std::max<size_t>(payloads.size(), 1));
+  ASSERT_TRUE(device.ok());
+  ASSERT_TRUE(device->CopyFromHost(payloads.data(), payloads.size(), stream->get()).ok());
+  ASSERT_TRUE(stream->Synchronize().ok());
+  PinnedBitmapColumns out;
+  ASSERT_TRUE(
+      builder.EncodeChunks(codec == BitmapCodec::kPlwah, device->data(), payloads.size(), &out)
+          .ok());
+  const std::vector<uint32_t> words(out.words, out.words + out.num_words);
+  EXPECT_EQ(out.num_keys, expected.words().empty() ? 0u : 1u);
+  ASSERT_EQ(words.size(), expected.words().size());
+  EXPECT_TRUE(words == expected.words());
+}
+
+TEST(GpuBitmapBuildTest, EncodedChunksMatchFromDense) {
+  if (!ProbeDevice().ok()) GTEST_SKIP() << "no CUDA device";
+  auto builder = DeviceBitmapBuilder::Create();
+  ASSERT_TRUE(builder.ok()) << builder.status();
+  std::mt19937_64 rng(31);
+  constexpr uint32_t kFull = 0x7FFFFFFFu;
+  for (BitmapCodec codec : {BitmapCodec::kWah, BitmapCodec::kPlwah}) {
+    SCOPED_TRACE(std::string(index::BitmapCodecName(codec)));
+    ExpectEncodedLikeFromDense(**builder, codec, 0, {});
+    ExpectEncodedLikeFromDense(**builder, codec, 31000, std::vector<uint32_t>(1000, 0));
+    // Every row: 1-fills, the last chunk partial.
+    std::vector<uint32_t> all(1000, kFull);
+    all.back() = (1u << 5) - 1;
+    ExpectEncodedLikeFromDense(**builder, codec, 999 * 31 + 5, all);
+    // Runs of zero, full, one-bit, one-zero-bit and random chunks, of random lengths.
+    for (int trial = 0; trial < 20; ++trial) {
+      std::vector<uint32_t> payloads;
+      while (payloads.size() < 200000) {
+        const int kind = int(rng() % 5);
+        for (int i = 0, n = 1 + int(rng() % 60); i < n; ++i) {
+          const uint32_t bit = 1u << (rng() % 31);
+          payloads.push_back(kind == 0   ? 0u
+                             : kind == 1 ? kFull
+                             : kind == 2 ? bit
+                             : kind == 3 ? kFull & ~bit
+                                         : uint32_t(rng()) & kFull);
+        }
+      }
+      ExpectEncodedLikeFromDense(**builder, codec, uint32_t(payloads.size() * 31), payloads);
+    }
+  }
+  // Fills longer than one word of either codec, each followed by a literal that PLWAH folds.
+  std::vector<uint32_t> payloads(34000000, kFull);
+  payloads.push_back(kFull & ~(1u << 7));
+  payloads.resize(payloads.size() + 34000000, 0u);
+  payloads.push_back(1u << 3);
+  for (BitmapCodec codec : {BitmapCodec::kWah, BitmapCodec::kPlwah}) {
+    ExpectEncodedLikeFromDense(**builder, codec, uint32_t(payloads.size() * 31), payloads);
+  }
 }
 
 TEST(GpuBitmapBuildTest, NoDeviceIsAnError) {

@@ -1,8 +1,8 @@
 // File: filter_eval.cc
 //
 // The columns laid out for the device (concatenated in index::FilterColumn order, each word's
-// first chunk within its column), programs checked and handed to filter_eval.cu, and the dense
-// answer compressed by index::FromDense.
+// first chunk within its column), and programs handed to filter_eval.cu, which answers with the
+// compressed words.
 #include "gpu/filter_eval.h"
 
 #include <limits>
@@ -75,14 +75,11 @@ absl::StatusOr<index::Bitmap> GpuFilterEvaluator::Run(const index::FilterProgram
   for (const index::FilterOp& op : program.ops) {
     ops.push_back({static_cast<uint32_t>(op.code), op.column});
   }
-  const uint32_t num_docs = attributes_.num_docs();
-  std::vector<uint64_t> dense((uint64_t{num_docs} + 63) / 64);
-  {
-    std::lock_guard<std::mutex> lock(mu_);
-    TANDEM_RETURN_IF_ERROR(
-        device_->Evaluate(ops.data(), ops.size(), program.max_stack, dense.data(), times));
-  }
-  return index::FromDense(attributes_.codec(), num_docs, dense);
+  std::lock_guard<std::mutex> lock(mu_);
+  PinnedBitmapColumns out;
+  TANDEM_RETURN_IF_ERROR(device_->Evaluate(ops.data(), ops.size(), program.max_stack, &out, times));
+  return index::Bitmap(attributes_.codec(), attributes_.num_docs(),
+                       std::vector<uint32_t>(out.words, out.words + out.num_words));
 }
 
 }  // namespace tandem::gpu

@@ -2,10 +2,11 @@
 //
 // Filters evaluated on the GPU in the compressed domain: every column of the index's attributes is
 // kept on the device as its WAH or PLWAH words, and a filter's program (index::CompileFilter) runs
-// with one thread per 32 documents, each reading just the words that cover its rows (a binary
+// with one thread per chunk of 31 documents, each reading just the word that covers it (a binary
 // search over the words' first chunks), so no column is decompressed and a wide IN or range costs
-// one pass however many columns it ORs. The answer comes back as dense bits and is compressed on
-// the host: the same bitmap, byte for byte, as index::EvaluateFilter's.
+// one pass however many columns it ORs. The answer is compressed on the device too (the bitmap
+// builder's fills, PLWAH folding and placement, gpu/bitmap_build.h) and only its words come back:
+// the same bitmap, byte for byte, as index::EvaluateFilter's.
 //
 //   TANDEM_ASSIGN_OR_RETURN(auto evaluator, GpuFilterEvaluator::Create(*index.attributes()));
 //   TANDEM_ASSIGN_OR_RETURN(index::Bitmap docs, evaluator->Evaluate(filter));

@@ -9,6 +9,7 @@
 
 #include "absl/status/status.h"
 #include "absl/status/statusor.h"
+#include "gpu/bitmap_build_device.h"
 
 namespace tandem::gpu {
 
@@ -32,8 +33,8 @@ inline constexpr uint32_t kMaxDeviceFilterStack = 66;
 // Milliseconds of one evaluation, from events in stream order.
 struct FilterEvalTimes {
   double upload_ms = 0;    // the program to the device
-  double evaluate_ms = 0;  // the kernel: every 32 rows from the compressed columns
-  double download_ms = 0;  // the dense bits to pinned host memory
+  double evaluate_ms = 0;  // the kernel: every chunk's rows from the compressed columns
+  double encode_ms = 0;    // the chunks compressed on the device and copied out (wall time)
 };
 
 // Every column of an attribute index in device memory, with each word's first chunk: what the
@@ -48,12 +49,12 @@ class DeviceFilterColumns {
   virtual ~DeviceFilterColumns() = default;
 
   // Runs ops (a valid program: columns < num_columns, stack within max_stack <=
-  // kMaxDeviceFilterStack) for every 32 rows and copies the ceil(num_rows / 32) 32-bit words of
-  // dense bits (bit r % 32 of word r / 32, little-endian; rows past num_rows clear) to the bytes at
-  // `bits`. INVALID_ARGUMENT for an unknown code, a column out of range or too deep a stack.
-  // `times` may be null.
+  // kMaxDeviceFilterStack) for every chunk of 31 rows and compresses the answer on the device:
+  // `out` gets one column (key 0; none when no row is set) of canonical words in pinned memory,
+  // valid until the next call. INVALID_ARGUMENT for an unknown code, a column out of range or a
+  // stack that underflows, overflows or does not end with one word. `times` may be null.
   virtual absl::Status Evaluate(const DeviceFilterOp* ops, size_t num_ops, uint32_t max_stack,
-                                void* bits, FilterEvalTimes* times) = 0;
+                                PinnedBitmapColumns* out, FilterEvalTimes* times) = 0;
   virtual uint64_t device_bytes() const = 0;
 };
 

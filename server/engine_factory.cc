@@ -1,5 +1,6 @@
 #include "server/engine_factory.h"
 
+#include <algorithm>
 #include <utility>
 
 #include "absl/strings/numbers.h"
@@ -125,8 +126,10 @@ std::vector<int> ResolveGpuDevices(const GpuDevices& devices) {
 #if TANDEM_HAVE_GPU
 namespace {
 
-// The GPU for filters that read at least min_words compressed words, the CPU for the rest and for
-// any the device fails on (the errors of a bad filter are the compiler's, the same on both).
+// The GPU for filters that combine columns (AND, OR, AND NOT: a field's IN or range is an OR of
+// its columns) reading at least min_words compressed words, the CPU for the rest (one column, or
+// NOT of one, is a copy or a pass over its words) and for any the device fails on (the errors of
+// a bad filter are the compiler's, the same on both).
 index::FilterEvaluator GpuOrCpuFilters(const index::AttributeIndex& attributes,
                                        std::unique_ptr<gpu::GpuFilterEvaluator> evaluator,
                                        uint64_t min_words) {
@@ -134,7 +137,12 @@ index::FilterEvaluator GpuOrCpuFilters(const index::AttributeIndex& attributes,
   return [&attributes, gpu,
           min_words](const index::FilterNode& filter) -> absl::StatusOr<index::Bitmap> {
     TANDEM_ASSIGN_OR_RETURN(index::FilterProgram program, index::CompileFilter(filter, attributes));
-    if (index::FilterProgramWords(program, attributes) >= min_words) {
+    const bool combines =
+        std::any_of(program.ops.begin(), program.ops.end(), [](const index::FilterOp& op) {
+          return op.code == index::FilterOp::Code::kAnd || op.code == index::FilterOp::Code::kOr ||
+                 op.code == index::FilterOp::Code::kAndNot;
+        });
+    if (combines && index::FilterProgramWords(program, attributes) >= min_words) {
       absl::StatusOr<index::Bitmap> docs = gpu->Run(program);
       if (docs.ok()) return docs;
     }

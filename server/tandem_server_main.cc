@@ -196,8 +196,9 @@ ABSL_FLAG(bool, tune_gpu_batch_compressed, false,
           "4.3) instead of plain: about half the device memory per list, about three quarters of "
           "the AND throughput.");
 ABSL_FLAG(uint64_t, tune_gpu_filter_min_words, tandem::server::kDefaultGpuFilterMinWords,
-          "Filters whose attribute bitmaps hold at least this many compressed words are evaluated "
-          "on the GPU, smaller ones on the CPU (0: all on the GPU). Only with a GPU engine.");
+          "Filters that combine attribute bitmaps holding at least this many compressed words "
+          "(an IN, a range, AND, OR) are evaluated on the GPU, others on the CPU. Only with a GPU "
+          "engine.");
 ABSL_FLAG(absl::Duration, tune_default_deadline, absl::Milliseconds(500),
           "The deadline a query is scheduled by when its call has none or a later one (urgency, "
           "tandem_scheduler_deadline_misses_total). Only a call's own deadline stops a query.");

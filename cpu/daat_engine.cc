@@ -70,7 +70,7 @@ class DocNorms {
 // A filter is one more conjunct: a matching candidate the filter does not allow moves the lead
 // to the filter's next document.
 absl::Status RunAnd(std::vector<TermScorer>& terms, const DocNorms& norm, bool block_max,
-                    index::BitmapCursor* filter, const SearchContext& ctx, TopK& top,
+                    const index::DenseRows* filter, const SearchContext& ctx, TopK& top,
                     QueryStats& stats) {
   std::vector<size_t> order(terms.size());
   std::iota(order.begin(), order.end(), 0);
@@ -129,7 +129,7 @@ absl::Status RunAnd(std::vector<TermScorer>& terms, const DocNorms& norm, bool b
       const uint32_t allowed = filter->NextGeq(candidate);
       if (allowed != candidate) {
         match = false;
-        candidate = allowed == index::BitmapCursor::kEnd ? Cursor::kEnd : allowed;
+        candidate = allowed == index::DenseRows::kEnd ? Cursor::kEnd : allowed;
       }
     }
     if (!match) {
@@ -438,6 +438,25 @@ absl::StatusOr<std::unique_ptr<DaatEngine>> DaatEngine::Create(const index::Inde
   return std::unique_ptr<DaatEngine>(new DaatEngine(index, options));
 }
 
+std::shared_ptr<const index::DenseRows> DaatEngine::FilterRows(
+    const std::shared_ptr<const index::Bitmap>& filter) const {
+  {
+    std::lock_guard<std::mutex> lock(filter_rows_mu_);
+    for (auto it = filter_rows_.begin(); it != filter_rows_.end(); ++it) {
+      if (it->first.lock() == filter) {
+        filter_rows_.splice(filter_rows_.begin(), filter_rows_, it);
+        return filter_rows_.front().second;
+      }
+    }
+  }
+  // Expanded outside the lock: concurrent first uses of one filter may both expand it.
+  auto rows = std::make_shared<const index::DenseRows>(*filter);
+  std::lock_guard<std::mutex> lock(filter_rows_mu_);
+  filter_rows_.emplace_front(filter, rows);
+  while (filter_rows_.size() > kFilterRowsEntries) filter_rows_.pop_back();  // users hold theirs
+  return rows;
+}
+
 absl::StatusOr<SearchResult> DaatEngine::Search(const Query& query,
                                                 const SearchContext& context) const {
   TANDEM_RETURN_IF_ERROR(index::ValidateQuery(query));
@@ -484,20 +503,20 @@ absl::StatusOr<SearchResult> DaatEngine::Search(const Query& query,
     return absl::OkStatus();
   };
 
+  const std::shared_ptr<const index::DenseRows> filter =
+      query.filter != nullptr ? FilterRows(query.filter) : nullptr;
   if (resolved.runs_and()) {
     std::vector<TermScorer> terms = make_scorers();
     TopK top(query.k);
-    std::optional<index::BitmapCursor> filter;
-    if (query.filter != nullptr) filter.emplace(*query.filter);
-    TANDEM_RETURN_IF_ERROR(RunAnd(terms, norm, options_.block_max_and, filter ? &*filter : nullptr,
-                                  context, top, result.stats));
+    TANDEM_RETURN_IF_ERROR(
+        RunAnd(terms, norm, options_.block_max_and, filter.get(), context, top, result.stats));
     TANDEM_RETURN_IF_ERROR(check_cursors(terms));
     result.hits = std::move(top).Finish();
     result.stats.executed_mode = QueryMode::kAnd;
   }
   if (resolved.runs_or(result.hits.size())) {
     std::vector<TermScorer> terms = make_scorers();
-    TopK top(query.k, query.filter.get());
+    TopK top(query.k, filter.get());
     TANDEM_RETURN_IF_ERROR(
         RunOrAlgorithm(options_.or_algorithm, terms, norm, context, top, result.stats));
     TANDEM_RETURN_IF_ERROR(check_cursors(terms));

@@ -33,11 +33,14 @@
 //   TANDEM_ASSIGN_OR_RETURN(SearchResult r, engine->Search(query, SearchContext{}));
 #pragma once
 
+#include <list>
 #include <memory>
+#include <mutex>
 #include <string>
 #include <vector>
 
 #include "absl/status/statusor.h"
+#include "index/bitmap.h"
 #include "index/engine.h"
 #include "index/index.h"
 
@@ -76,11 +79,22 @@ class DaatEngine : public index::Engine {
                                              const index::SearchContext& context) const override;
 
  private:
+  // A query's filter as DenseRows (one bit per document: constant-time tests at every candidate),
+  // kept for the next query with the same filter bitmap (the server hands out one per distinct
+  // filter): least recently used out past kFilterRowsEntries, num_docs / 8 bytes each.
+  static constexpr size_t kFilterRowsEntries = 16;
+  std::shared_ptr<const index::DenseRows> FilterRows(
+      const std::shared_ptr<const index::Bitmap>& filter) const;
+
   DaatEngine(const index::Index& index, const DaatEngineOptions& options)
       : index_(index), options_(options) {}
 
   const index::Index& index_;
   DaatEngineOptions options_;
+  mutable std::mutex filter_rows_mu_;
+  mutable std::list<
+      std::pair<std::weak_ptr<const index::Bitmap>, std::shared_ptr<const index::DenseRows>>>
+      filter_rows_;  // most recently used first
 };
 
 }  // namespace tandem::cpu

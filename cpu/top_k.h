@@ -26,11 +26,8 @@ using index::RanksBefore;
 class TopK {
  public:
   explicit TopK(size_t k) : k_(k) { heap_.reserve(std::min<size_t>(k, 1 << 16)); }
-  // Keeps only the documents of `filter` (null: all). Push's docIDs must then not decrease, as
-  // document-at-a-time engines push them.
-  TopK(size_t k, const index::Bitmap* filter) : TopK(k) {
-    if (filter != nullptr) filter_.emplace(*filter);
-  }
+  // Keeps only the documents of `filter` (null: all), which must outlive the TopK.
+  TopK(size_t k, const index::DenseRows* filter) : TopK(k) { filter_ = filter; }
 
   size_t size() const { return heap_.size(); }
   bool full() const { return heap_.size() >= k_; }
@@ -66,7 +63,7 @@ class TopK {
   }
 
  private:
-  std::optional<index::BitmapCursor> filter_;
+  const index::DenseRows* filter_ = nullptr;
   // RanksBefore as a type, so the heap operations inline it.
   struct RankOrder {
     bool operator()(const Hit& a, const Hit& b) const { return RanksBefore(a, b); }

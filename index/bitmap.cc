@@ -239,7 +239,14 @@ std::vector<uint32_t> BitmapView::Rows() const {
   return rows;
 }
 
+DenseRows::DenseRows(BitmapView bitmap)
+    : num_rows_(bitmap.num_rows()), bits_((uint64_t{bitmap.num_rows()} + 63) / 64) {
+  bitmap.ToDense(bits_);
+}
+
 void BitmapView::ToDense(std::span<uint64_t> bits) const {
+  // Straight over the words (a few ns each), not through RunReader: OrMany's dense path and every
+  // DenseRows come through here.
   auto set_range = [&](uint64_t begin, uint64_t end) {  // rows [begin, end)
     while (begin < end) {
       const uint64_t word = begin / 64, bit = begin % 64;
@@ -248,25 +255,37 @@ void BitmapView::ToDense(std::span<uint64_t> bits) const {
       begin += n;
     }
   };
-  RunReader reader(*this);
+  auto or_chunk = [&](uint64_t chunk, uint64_t payload) {
+    const uint64_t base = chunk * bw::kRowsPerChunk;
+    bits[base / 64] |= payload << (base % 64);
+    if (base % 64 > 64 - bw::kRowsPerChunk && base / 64 + 1 < bits.size()) {
+      bits[base / 64 + 1] |= payload >> (64 - base % 64);
+    }
+  };
+  const bool plwah = codec_ == BitmapCodec::kPlwah;
+  const uint32_t count_mask = bw::FillCountMask(codec_);
   const uint64_t num_chunks = NumChunks(num_rows_);
   uint64_t chunk = 0;
-  while (!reader.done() && chunk < num_chunks) {
-    const uint64_t n = std::min(reader.chunks(), num_chunks - chunk);
-    const uint64_t base = chunk * bw::kRowsPerChunk;
-    if (reader.is_fill()) {
-      if (reader.payload() != 0) {
-        set_range(base, std::min<uint64_t>(base + n * bw::kRowsPerChunk, num_rows_));
-      }
-    } else {
-      const uint64_t payload = reader.payload();
-      bits[base / 64] |= payload << (base % 64);
-      if (base % 64 > 64 - bw::kRowsPerChunk && (payload >> (64 - base % 64)) != 0) {
-        bits[base / 64 + 1] |= payload >> (64 - base % 64);
-      }
+  for (const uint32_t w : words_) {
+    if (chunk >= num_chunks) break;
+    if (w & bw::kLiteralFlag) {
+      or_chunk(chunk++, w & bw::kPayloadMask);
+      continue;
+    }
+    const uint64_t n = std::min<uint64_t>(w & count_mask, num_chunks - chunk);
+    const bool one = (w & bw::kFillBitFlag) != 0;
+    if (one) {
+      set_range(chunk * bw::kRowsPerChunk,
+                std::min<uint64_t>((chunk + n) * bw::kRowsPerChunk, num_rows_));
     }
     chunk += n;
-    reader.Skip(n);
+    const uint32_t position = plwah ? (w & bw::kPositionMask) >> bw::kPositionShift : 0;
+    if (position != 0 && chunk < num_chunks) {
+      const uint32_t fill = one ? bw::kPayloadMask : 0u;
+      const uint32_t mask = chunk + 1 == num_chunks ? LastChunkMask(num_rows_) : bw::kPayloadMask;
+      or_chunk(chunk, (fill ^ (1u << (position - 1))) & mask);
+      ++chunk;
+    }
   }
 }
 

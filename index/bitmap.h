@@ -29,6 +29,7 @@
 
 #include <algorithm>
 #include <atomic>
+#include <bit>
 #include <cstddef>
 #include <cstdint>
 #include <span>
@@ -294,6 +295,36 @@ class RunReader {
 
 // The set rows of a bitmap, found in ascending order without decompressing it: what an engine
 // walking docIDs upwards asks of a filter. A view: the bitmap's words must outlive it.
+// A bitmap's rows as plain bits, one per row: constant-time membership and a next-set-row search
+// over 64-bit words, for an engine that tests a filter at every candidate (cpu::DaatEngine keeps
+// one per recent filter). num_rows / 8 bytes, whatever the bitmap's compressed size.
+class DenseRows {
+ public:
+  static constexpr uint32_t kEnd = 0xFFFFFFFFu;
+  explicit DenseRows(BitmapView bitmap);
+
+  uint32_t num_rows() const { return num_rows_; }
+  size_t bytes() const { return bits_.size() * sizeof(uint64_t); }
+  bool Contains(uint32_t row) const {
+    return row < num_rows_ && ((bits_[row / 64] >> (row % 64)) & 1) != 0;
+  }
+  // The first set row >= row, or kEnd. Any order of calls.
+  uint32_t NextGeq(uint32_t row) const {
+    if (row >= num_rows_) return kEnd;
+    size_t w = row / 64;
+    uint64_t x = bits_[w] & (~uint64_t{0} << (row % 64));
+    while (x == 0) {
+      if (++w == bits_.size()) return kEnd;
+      x = bits_[w];
+    }
+    return uint32_t(w * 64 + uint64_t(std::countr_zero(x)));  // no bit is set past num_rows
+  }
+
+ private:
+  uint32_t num_rows_;
+  std::vector<uint64_t> bits_;
+};
+
 class BitmapCursor {
  public:
   static constexpr uint32_t kEnd = 0xFFFFFFFFu;

@@ -88,6 +88,20 @@ void ExpectBitmap(const Bitmap& bitmap, const std::vector<uint32_t>& rows, const
     if (dense[r / 64] >> (r % 64) & 1) from_dense.push_back(r);
   }
   EXPECT_EQ(from_dense, rows);
+  for (size_t w = bitmap.num_rows() / 64; w < dense.size(); ++w) {
+    if (bitmap.num_rows() % 64 != 0) {  // no bit past the last row
+      EXPECT_EQ(dense[w] >> (bitmap.num_rows() % 64), 0u);
+    }
+  }
+  // DenseRows answers membership and the next row as a sorted set does.
+  const DenseRows dense_rows(bitmap);
+  EXPECT_EQ(dense_rows.num_rows(), bitmap.num_rows());
+  for (uint32_t r = 0; r < bitmap.num_rows() + 3; ++r) {
+    const auto next = std::lower_bound(rows.begin(), rows.end(), r);
+    ASSERT_EQ(dense_rows.NextGeq(r), next == rows.end() ? DenseRows::kEnd : *next) << r;
+    ASSERT_EQ(dense_rows.Contains(r), next != rows.end() && *next == r) << r;
+  }
+  EXPECT_EQ(dense_rows.NextGeq(0xFFFFFFFFu), DenseRows::kEnd);
 }
 
 TEST(BitmapTest, OperationsMatchSetsOnRandomBitmaps) {

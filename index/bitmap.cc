@@ -245,8 +245,9 @@ DenseRows::DenseRows(BitmapView bitmap)
 }
 
 void BitmapView::ToDense(std::span<uint64_t> bits) const {
-  // Straight over the words (a few ns each), not through RunReader: OrMany's dense path and every
-  // DenseRows come through here.
+  // Straight over the words, without branches on the word's kind but for 1-fills (rare in a
+  // sparse column): OrMany's dense path and every DenseRows come through here.
+  if (bits.empty()) return;
   auto set_range = [&](uint64_t begin, uint64_t end) {  // rows [begin, end)
     while (begin < end) {
       const uint64_t word = begin / 64, bit = begin % 64;
@@ -255,12 +256,15 @@ void BitmapView::ToDense(std::span<uint64_t> bits) const {
       begin += n;
     }
   };
-  auto or_chunk = [&](uint64_t chunk, uint64_t payload) {
+  const size_t last = bits.size() - 1;
+  // A chunk's 31 rows or'ed in at their offset, into one or two 64-bit words (the second gets
+  // zeros when the chunk does not cross; past the last word only zero bits would spill).
+  auto or_chunk = [&](uint64_t chunk, uint32_t payload) {
     const uint64_t base = chunk * bw::kRowsPerChunk;
-    bits[base / 64] |= payload << (base % 64);
-    if (base % 64 > 64 - bw::kRowsPerChunk && base / 64 + 1 < bits.size()) {
-      bits[base / 64 + 1] |= payload >> (64 - base % 64);
-    }
+    const unsigned __int128 v = static_cast<unsigned __int128>(payload) << (base % 64);
+    const size_t w = base / 64;
+    bits[w] |= static_cast<uint64_t>(v);
+    bits[std::min(w + 1, last)] |= static_cast<uint64_t>(v >> 64);
   };
   const bool plwah = codec_ == BitmapCodec::kPlwah;
   const uint32_t count_mask = bw::FillCountMask(codec_);
@@ -268,24 +272,23 @@ void BitmapView::ToDense(std::span<uint64_t> bits) const {
   uint64_t chunk = 0;
   for (const uint32_t w : words_) {
     if (chunk >= num_chunks) break;
-    if (w & bw::kLiteralFlag) {
-      or_chunk(chunk++, w & bw::kPayloadMask);
-      continue;
-    }
-    const uint64_t n = std::min<uint64_t>(w & count_mask, num_chunks - chunk);
-    const bool one = (w & bw::kFillBitFlag) != 0;
+    const bool literal = (w & bw::kLiteralFlag) != 0;
+    const bool one = !literal && (w & bw::kFillBitFlag) != 0;
+    const uint64_t fill = literal ? 0 : std::min<uint64_t>(w & count_mask, num_chunks - chunk);
     if (one) {
       set_range(chunk * bw::kRowsPerChunk,
-                std::min<uint64_t>((chunk + n) * bw::kRowsPerChunk, num_rows_));
+                std::min<uint64_t>((chunk + fill) * bw::kRowsPerChunk, num_rows_));
     }
-    chunk += n;
-    const uint32_t position = plwah ? (w & bw::kPositionMask) >> bw::kPositionShift : 0;
-    if (position != 0 && chunk < num_chunks) {
-      const uint32_t fill = one ? bw::kPayloadMask : 0u;
-      const uint32_t mask = chunk + 1 == num_chunks ? LastChunkMask(num_rows_) : bw::kPayloadMask;
-      or_chunk(chunk, (fill ^ (1u << (position - 1))) & mask);
-      ++chunk;
-    }
+    chunk += fill;
+    // A literal's rows, or the chunk after a PLWAH fill with one flipped bit.
+    const uint32_t position = plwah && !literal ? (w & bw::kPositionMask) >> bw::kPositionShift : 0;
+    const uint32_t flipped = ((one ? bw::kPayloadMask : 0u) ^ (1u << ((position - 1) & 31)));
+    uint32_t payload = literal ? (w & bw::kPayloadMask) : position != 0 ? flipped : 0u;
+    const bool has_chunk = (literal || position != 0) && chunk < num_chunks;
+    payload = has_chunk ? payload : 0u;
+    if (chunk + 1 == num_chunks) payload &= LastChunkMask(num_rows_);
+    or_chunk(std::min(chunk, num_chunks - 1), payload);
+    chunk += has_chunk ? 1 : 0;
   }
 }
 

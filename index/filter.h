@@ -115,9 +115,10 @@ absl::StatusOr<Bitmap> EvaluateFilter(const FilterNode& filter, const AttributeI
 
 // A filter compiled for evaluation a few rows at a time straight from the compressed columns, as
 // gpu/filter_eval.h does on the device (one thread per chunk of 31 rows): a postfix program over a
-// stack of row words. kColumn pushes the rows of one column (numbered in attribute order: the columns of
-// field 0, then field 1, ...; FilterColumn), kEmpty pushes no rows, kNot flips the top, kAnd, kOr
-// and kAndNot (a AND NOT b) pop b and replace a. Rows past num_docs are cleared at the end.
+// stack of row words. kColumn pushes the rows of one column (numbered in attribute order: the
+// columns of field 0, then field 1, ...; FilterColumn), kEmpty pushes no rows, kNot flips the top,
+// kAnd, kOr and kAndNot (a AND NOT b) pop b and replace a. Rows past num_docs are cleared at the
+// end.
 struct FilterOp {
   enum class Code : uint8_t { kColumn, kEmpty, kNot, kAnd, kOr, kAndNot };
   Code code = Code::kEmpty;

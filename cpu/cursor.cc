@@ -74,7 +74,7 @@ void Cursor::block_max_next_geq(uint32_t target) {
   shallow_ = FindBlock(list_.skips(), n, shallow_ + 1, target);
 }
 
-void Cursor::next_geq(uint32_t target) {
+void Cursor::SeekGeq(uint32_t target) {
   if (docid_ >= target) return;  // also covers kEnd
   if (list_.skip(block_).last_docid < target) {
     // Start from the shallow position when every block before it ends below the target.
@@ -100,7 +100,7 @@ void Cursor::next_geq(uint32_t target) {
   } else {
     // Only reachable when a skip entry disagrees with its block; stay correct anyway.
     LoadBlock(block_ + 1);
-    next_geq(target);
+    SeekGeq(target);
   }
 }
 

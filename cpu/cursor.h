@@ -18,6 +18,7 @@
 #include <cstdint>
 
 #include "absl/status/status.h"
+#include "index/bitmap.h"
 #include "index/block_codec.h"
 #include "index/posting_list.h"
 #include "index/query.h"
@@ -49,10 +50,23 @@ class Cursor {
     } else {
       LoadBlock(block_ + 1);
     }
+    if (filter_ != nullptr) SkipFiltered();
   }
 
   // Moves to the first posting with docID >= target (no move when already there).
-  void next_geq(uint32_t target);
+  void next_geq(uint32_t target) {
+    SeekGeq(target);
+    if (filter_ != nullptr) SkipFiltered();
+  }
+
+  // From now on the cursor stops only at documents `filter` allows (null: all; it must outlive
+  // the cursor), jumping to the filter's next document through the skip table, as if the list
+  // held no others. A selective filter then keeps an OR's candidates, and so the k-th score, to
+  // the allowed documents from the start. Block maxima stay upper bounds of what is left.
+  void set_filter(const index::DenseRows* filter) {
+    filter_ = filter;
+    if (filter_ != nullptr) SkipFiltered();
+  }
 
   // Moves the shallow position to the first block whose last docID is >= target, never backwards
   // and never behind the decoded block. Decodes nothing.
@@ -73,10 +87,24 @@ class Cursor {
  private:
   void LoadBlock(uint32_t block);
   void LoadFreqs();
+  void SeekGeq(uint32_t target);
+  // Moves on to the first allowed document at or after the current one.
+  void SkipFiltered() {
+    while (docid_ != kEnd) {
+      const uint32_t allowed = filter_->NextGeq(docid_);
+      if (allowed == docid_) return;
+      if (allowed == index::DenseRows::kEnd) {
+        LoadBlock(list_.num_blocks());
+        return;
+      }
+      SeekGeq(allowed);
+    }
+  }
 
   index::PostingListView list_;
   const index::BlockCodec* codec_;
   index::QueryStats* stats_;
+  const index::DenseRows* filter_ = nullptr;
   uint32_t block_ = 0;
   uint32_t shallow_ = 0;  // block_max_next_geq's block, >= block_ once moved
   uint32_t pos_ = 0;

@@ -516,6 +516,8 @@ absl::StatusOr<SearchResult> DaatEngine::Search(const Query& query,
   }
   if (resolved.runs_or(result.hits.size())) {
     std::vector<TermScorer> terms = make_scorers();
+    // Every OR algorithm then sees only the allowed documents (AND tests the filter itself).
+    for (TermScorer& t : terms) t.cursor.set_filter(filter.get());
     TopK top(query.k, filter.get());
     TANDEM_RETURN_IF_ERROR(
         RunOrAlgorithm(options_.or_algorithm, terms, norm, context, top, result.stats));

@@ -2,13 +2,14 @@
 //
 // tandem-bench-filter: what a filter costs. On an index with a synthetic attribute column
 // (`tandem-index synth --attribute-columns sel:100`: 100 values drawn uniformly), filters of the
-// form `sel IN (v00, ..., vNN)` allow 50%, 10% and 1% of the documents. For each, the time to
-// evaluate it on the compressed bitmaps on the CPU (index::EvaluateFilter) and on the GPU
-// (gpu::GpuFilterEvaluator, wall time with the copy back and compression, and its kernel time;
-// the bitmaps must be equal), and the latency of
-// the same queries unfiltered and filtered on the CPU engine and on the GPU engine (one query at a
-// time, the filter's bits cached on the device after its first use, as a server does with a
-// recurring filter), mean and p50, their ratio, and every GPU answer checked against the CPU's.
+// form `sel IN (v00, ..., vNN)` allow 50%, 10% and 1% of the documents (--selectivities). For
+// each, the time to evaluate it on the compressed bitmaps on the CPU (index::EvaluateFilter) and
+// on the GPU (gpu::GpuFilterEvaluator: wall time with the compression and copy back, and its
+// kernel time; the bitmaps must be equal), and the latency of the same queries unfiltered and
+// filtered on the CPU engine and on the GPU engine: one query at a time, each query's two forms
+// back to back so that both see the same machine, the filter cached by each engine after its
+// first use as a server's recurring filter is. Mean and p50, their ratio, and every GPU answer
+// checked against the CPU's.
 #include <algorithm>
 #include <cstdio>
 #include <fstream>
@@ -59,25 +60,38 @@ struct Latency {
   double mean_ms = 0, p50_ms = 0;
 };
 
-// Runs every query once (a warm-up pass first) and returns the latencies and the answers.
-absl::StatusOr<Latency> Measure(const index::Engine& engine,
-                                const std::vector<index::Query>& queries,
-                                std::vector<std::vector<index::Hit>>* answers) {
-  for (const index::Query& q : queries) {
-    auto warm = engine.Search(q, {});
-    if (!warm.ok()) return warm.status();
+// Runs every query unfiltered and filtered (a warm-up pass of both first), query by query, the two
+// forms back to back so that both see the same machine, and returns both latencies and the
+// filtered answers.
+struct PairedLatency {
+  Latency plain, filtered;
+};
+absl::StatusOr<PairedLatency> MeasurePaired(const index::Engine& engine,
+                                            const std::vector<index::Query>& plain,
+                                            const std::vector<index::Query>& filtered,
+                                            std::vector<std::vector<index::Hit>>* answers) {
+  for (const std::vector<index::Query>* queries : {&plain, &filtered}) {
+    for (const index::Query& q : *queries) {
+      auto warm = engine.Search(q, {});
+      if (!warm.ok()) return warm.status();
+    }
   }
-  std::vector<double> seconds;
+  std::vector<double> plain_seconds, filtered_seconds;
   answers->clear();
-  for (const index::Query& q : queries) {
-    const absl::Time start = absl::Now();
-    auto result = engine.Search(q, {});
-    seconds.push_back(absl::ToDoubleSeconds(absl::Now() - start));
+  for (size_t i = 0; i < plain.size(); ++i) {
+    absl::Time start = absl::Now();
+    auto unfiltered = engine.Search(plain[i], {});
+    plain_seconds.push_back(absl::ToDoubleSeconds(absl::Now() - start));
+    if (!unfiltered.ok()) return unfiltered.status();
+    start = absl::Now();
+    auto result = engine.Search(filtered[i], {});
+    filtered_seconds.push_back(absl::ToDoubleSeconds(absl::Now() - start));
     if (!result.ok()) return result.status();
     answers->push_back(result->hits);
   }
-  const tools::LatencySummary s = tools::Summarize(seconds);
-  return Latency{s.mean * 1e3, s.p50 * 1e3};
+  const tools::LatencySummary p = tools::Summarize(plain_seconds);
+  const tools::LatencySummary f = tools::Summarize(filtered_seconds);
+  return PairedLatency{{p.mean * 1e3, p.p50 * 1e3}, {f.mean * 1e3, f.p50 * 1e3}};
 }
 
 int Main() {
@@ -144,12 +158,6 @@ int Main() {
       q.k = absl::GetFlag(FLAGS_k);
       plain.push_back(std::move(q));
     }
-    std::vector<std::vector<index::Hit>> cpu_plain_hits, gpu_plain_hits;
-    auto cpu_plain = Measure(**cpu, plain, &cpu_plain_hits);
-    if (!cpu_plain.ok()) return Fail(cpu_plain.status().ToString());
-    absl::StatusOr<Latency> gpu_plain = Latency{};
-    if (gpu_engine) gpu_plain = Measure(*gpu_engine, plain, &gpu_plain_hits);
-    if (!gpu_plain.ok()) return Fail(gpu_plain.status().ToString());
     for (int percent : percents) {
       std::vector<std::string> values;
       for (int v = 0; v < percent; ++v) values.push_back(absl::StrFormat("v%02d", v));
@@ -184,16 +192,21 @@ int Main() {
       std::vector<index::Query> filtered = plain;
       for (index::Query& q : filtered) q.filter = docs;
       std::vector<std::vector<index::Hit>> cpu_hits, gpu_hits;
-      auto cpu_filtered = Measure(**cpu, filtered, &cpu_hits);
-      if (!cpu_filtered.ok()) return Fail(cpu_filtered.status().ToString());
-      absl::StatusOr<Latency> gpu_filtered = Latency{};
+      auto cpu_pair = MeasurePaired(**cpu, plain, filtered, &cpu_hits);
+      if (!cpu_pair.ok()) return Fail(cpu_pair.status().ToString());
+      const Latency* cpu_plain = &cpu_pair->plain;
+      const Latency* cpu_filtered = &cpu_pair->filtered;
+      PairedLatency gpu_pair;
       bool same = true;
       if (gpu_engine) {
-        gpu_filtered = Measure(*gpu_engine, filtered, &gpu_hits);
-        if (!gpu_filtered.ok()) return Fail(gpu_filtered.status().ToString());
+        auto measured = MeasurePaired(*gpu_engine, plain, filtered, &gpu_hits);
+        if (!measured.ok()) return Fail(measured.status().ToString());
+        gpu_pair = *measured;
         same = gpu_hits == cpu_hits;
         mismatches += same ? 0 : 1;
       }
+      const Latency* gpu_plain = &gpu_pair.plain;
+      const Latency* gpu_filtered = &gpu_pair.filtered;
       const double cpu_ratio = cpu_filtered->mean_ms / cpu_plain->mean_ms;
       const double gpu_ratio = gpu_engine ? gpu_filtered->mean_ms / gpu_plain->mean_ms : 0;
       std::printf(

@@ -262,16 +262,7 @@ class DeviceBitmapBuilderImpl final : public DeviceBitmapBuilder {
     TANDEM_RETURN_IF_ERROR(Reserve(literals_, n));
     TANDEM_RETURN_IF_ERROR(Reserve(merged_keys_, n));
     TANDEM_RETURN_IF_ERROR(Reserve(merged_literals_, n));
-    TANDEM_RETURN_IF_ERROR(Reserve(heads_, n));
-    TANDEM_RETURN_IF_ERROR(Reserve(head_index_, n));
-    TANDEM_RETURN_IF_ERROR(Reserve(head_at_, n));
-    TANDEM_RETURN_IF_ERROR(Reserve(run_words_, n));
-    TANDEM_RETURN_IF_ERROR(Reserve(run_values_, n));
-    TANDEM_RETURN_IF_ERROR(Reserve(positions_, n));
-    TANDEM_RETURN_IF_ERROR(Reserve(column_keys_, n));
-    TANDEM_RETURN_IF_ERROR(Reserve(column_lengths_, n + 1));
-    TANDEM_RETURN_IF_ERROR(Reserve(column_offsets_, n + 1));
-    TANDEM_RETURN_IF_ERROR(ReserveTemp(n));
+    TANDEM_RETURN_IF_ERROR(ReserveTemp(n));  // Encode reserves the buffers of steps 5-7
 
     // Upload.
     TANDEM_RETURN_IF_ERROR(mark());

@@ -2,11 +2,9 @@
 //
 // Filters evaluated on the device straight from the compressed columns: one thread per chunk of
 // 31 rows runs the filter's postfix program (index::FilterProgram), fetching each column's payload
-// for its chunk by a binary search over the words' first chunks, so no column is ever
-// decompressed; the chunks are then compressed on the device by the bitmap builder's steps 5-7. The
-// canonical words (index/bitmap.h): 31 rows per chunk; a literal has bit 31 set, a fill holds its
-// bit in bit 30 and a chunk count in bits 0-29, or in PLWAH in bits 0-24 with the position + 1 of
-// one flipped bit of the chunk after it in bits 25-29.
+// for its chunk by a binary search over the words' first chunks (kernels::ChunkPayload, as
+// ExpandBitmap reads a filter), so no column is ever decompressed; the chunks are then compressed
+// on the device by the bitmap builder's steps 5-7.
 #include <algorithm>
 #include <chrono>
 #include <cstdint>
@@ -18,39 +16,12 @@
 #include "gpu/bitmap_build_device.h"
 #include "gpu/cuda_status.h"
 #include "gpu/filter_eval_device.h"
+#include "gpu/kernels/bitmap_chunks.cuh"
 
 namespace tandem::gpu {
 namespace {
 
 constexpr uint32_t kThreads = 256;
-
-// The 31 row bits of chunk c from word w, which starts at chunk `start` <= c (0 past its end).
-__device__ __forceinline__ uint32_t PayloadOf(uint32_t w, uint32_t start, bool plwah, uint64_t c) {
-  if (w & 0x80000000u) return c == start ? (w & 0x7FFFFFFFu) : 0u;
-  const uint32_t fill = (w & 0x40000000u) ? 0x7FFFFFFFu : 0u;
-  const uint64_t end = uint64_t{start} + (plwah ? (w & 0x01FFFFFFu) : (w & 0x3FFFFFFFu));
-  if (c < end) return fill;
-  const uint32_t position = plwah ? (w >> 25) & 0x1Fu : 0u;
-  if (position != 0 && c == end) return fill ^ (1u << (position - 1));
-  return 0;
-}
-
-// The 31 row bits of chunk c of one column (n > 0 words, starts ascending from 0): the payload of
-// the last word starting at or before c, found by a binary search.
-__device__ __forceinline__ uint32_t ColumnChunk(const uint32_t* __restrict__ words,
-                                                const uint32_t* __restrict__ starts, uint32_t n,
-                                                bool plwah, uint64_t c) {
-  uint32_t lo = 1, hi = n;  // starts[0] == 0 <= c: the answer is in [0, n)
-  while (lo < hi) {
-    const uint32_t mid = (lo + hi) / 2;
-    if (__ldg(starts + mid) <= c) {
-      lo = mid + 1;
-    } else {
-      hi = mid;
-    }
-  }
-  return PayloadOf(__ldg(words + lo - 1), __ldg(starts + lo - 1), plwah, c);
-}
 
 // payloads[c]: the program's answer for chunk c, rows past num_rows cleared.
 __global__ void EvaluateFilterKernel(const uint32_t* __restrict__ words,
@@ -69,9 +40,8 @@ __global__ void EvaluateFilterKernel(const uint32_t* __restrict__ words,
         case kFilterColumn: {
           const uint32_t col = __ldg(&ops[k].column);
           const uint64_t begin = __ldg(offsets + col), end = __ldg(offsets + col + 1);
-          stack[sp++] = end == begin ? 0u
-                                     : ColumnChunk(words + begin, starts + begin,
-                                                   static_cast<uint32_t>(end - begin), plwah, c);
+          stack[sp++] = kernels::ChunkPayload(words + begin, starts + begin,
+                                              static_cast<uint32_t>(end - begin), plwah, c);
           break;
         }
         case kFilterEmpty:

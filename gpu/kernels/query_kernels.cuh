@@ -12,6 +12,7 @@
 
 #include <cstdint>
 
+#include "gpu/kernels/bitmap_chunks.cuh"
 #include "gpu/kernels/bm25.cuh"
 #include "gpu/kernels/freq_value.cuh"
 #include "gpu/list_format.h"
@@ -217,33 +218,6 @@ __global__ void BitmapWordChunksKernel(const uint32_t* __restrict__ words, uint3
       chunks[i] = w & 0x3FFFFFFFu;
     }
   }
-}
-
-// The 31 row bits of chunk c, given each word's first chunk (starts, ascending).
-__device__ __forceinline__ uint32_t ChunkPayload(const uint32_t* __restrict__ words,
-                                                 const uint32_t* __restrict__ starts, uint32_t n,
-                                                 bool plwah, uint64_t c) {
-  // The last word starting at or before c.
-  uint32_t lo = 0, hi = n;
-  while (lo < hi) {
-    const uint32_t mid = (lo + hi) / 2;
-    if (starts[mid] <= c) {
-      lo = mid + 1;
-    } else {
-      hi = mid;
-    }
-  }
-  if (lo == 0) return 0;
-  const uint32_t i = lo - 1;
-  const uint32_t w = words[i];
-  if (w & 0x80000000u) return c == starts[i] ? (w & 0x7FFFFFFFu) : 0u;  // past it: trailing zeros
-  const uint32_t fill = (w & 0x40000000u) ? 0x7FFFFFFFu : 0u;
-  const uint32_t count = plwah ? (w & 0x01FFFFFFu) : (w & 0x3FFFFFFFu);
-  const uint64_t end = uint64_t{starts[i]} + count;
-  if (c < end) return fill;
-  const uint32_t position = plwah ? (w >> 25) & 0x1Fu : 0u;
-  if (position != 0 && c == end) return fill ^ (1u << (position - 1));
-  return 0;  // past the last word: trailing zeros
 }
 
 // bits[j] holds rows 32j .. 32j + 31: the end of one chunk and the start of the next.

@@ -38,6 +38,12 @@ class Cursor {
   uint32_t docid() const { return docid_; }
   uint32_t size() const { return list_.num_postings(); }
 
+  // The docID `ahead` postings on within the decoded block, or the current one when the block
+  // ends sooner: where a later next() will stand, for prefetching what scoring it will load.
+  uint32_t docid_ahead(uint32_t ahead) const {
+    return pos_ + ahead < block_len_ ? docs_[pos_ + ahead] : docid_;
+  }
+
   // The current posting's term frequency (>= 1). Only valid while docid() != kEnd.
   uint32_t freq() {
     if (!freqs_loaded_) LoadFreqs();

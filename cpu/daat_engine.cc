@@ -25,6 +25,13 @@ using index::SearchResult;
 // How many candidate documents pass between deadline/cancellation checks.
 constexpr uint32_t kCheckInterval = 4096;
 
+// How far ahead in a cursor's block a document's norm is prefetched (DocNorms::Prefetch): every
+// posting of an essential list is scored, so a few postings ahead gives the load time to land.
+constexpr uint32_t kNormPrefetchAhead = 16;
+
+// AND scores its matches this many at a time, so that their norms' cache misses overlap.
+constexpr size_t kAndScoreBatch = 16;
+
 // Pruning compares float sums taken in another order than the final score's and bounds computed
 // from the index's stored maxima; inflating the bound side by this relative margin (far above the
 // few ulps those roundings can differ by) keeps every pruning decision safe.
@@ -54,11 +61,23 @@ class DocNorms {
                ? table_[docid]
                : index::Bm25DocNorm(params_, index_.doc_length(docid), index_.avg_doc_length());
   }
+  // Starts loading what operator()(docid) reads. Candidates are spread over the whole collection,
+  // so at 25M documents (a 100 MB table) nearly every norm misses the cache; loading it while
+  // other work goes on hides that latency. kEnd and other docIDs past the table prefetch its end.
+  // (Branch-free on purpose: GCC 12 at -O2 drops a __builtin_prefetch behind a branch.)
+  void Prefetch(uint32_t docid) const {
+    __builtin_prefetch(prefetch_base_ + sizeof(float) * std::min(docid, last_docid_));
+  }
 
  private:
   const index::Index& index_;
   Bm25Params params_;
   const float* table_;
+  // What operator() loads per document: the norm table, else the document lengths (4 bytes each).
+  const char* prefetch_base_ = table_ != nullptr
+                                   ? reinterpret_cast<const char*>(table_)
+                                   : reinterpret_cast<const char*>(index_.doc_lengths());
+  uint32_t last_docid_ = index_.num_docs() > 0 ? index_.num_docs() - 1 : 0;
 };
 
 // Ranked AND. `order` lists the terms by increasing df; scores are summed in query-term order so
@@ -69,9 +88,28 @@ class DocNorms {
 // decide, and the lists are decoded only where the blocks could hold a hit.
 // A filter is one more conjunct: a matching candidate the filter does not allow moves the lead
 // to the filter's next document.
+// Matches wait to be scored kAndScoreBatch at a time, with their frequencies read while the
+// cursors stand on them and their norms prefetched: a match's norm is a cache miss, and scoring
+// it at once would stall on it. The k-th score then lags by at most a batch, which only makes
+// block-max skipping more cautious.
 absl::Status RunAnd(std::vector<TermScorer>& terms, const DocNorms& norm, bool block_max,
                     const index::DenseRows* filter, const SearchContext& ctx, TopK& top,
                     QueryStats& stats) {
+  const size_t n = terms.size();
+  std::vector<uint32_t> pending;  // matched docIDs, not yet scored
+  pending.reserve(kAndScoreBatch);
+  std::vector<uint32_t> pending_freqs(kAndScoreBatch * n);  // n per match, in query-term order
+  auto score_pending = [&] {
+    for (size_t m = 0; m < pending.size(); ++m) {
+      const float dn = norm(pending[m]);
+      const uint32_t* freqs = &pending_freqs[m * n];
+      float score = 0.0f;
+      for (size_t i = 0; i < n; ++i) score += index::Bm25Score(terms[i].weighted_idf, freqs[i], dn);
+      top.Push(pending[m], score);
+    }
+    stats.documents_scored += pending.size();
+    pending.clear();
+  };
   std::vector<size_t> order(terms.size());
   std::iota(order.begin(), order.end(), 0);
   std::stable_sort(order.begin(), order.end(), [&](size_t a, size_t b) {
@@ -138,14 +176,15 @@ absl::Status RunAnd(std::vector<TermScorer>& terms, const DocNorms& norm, bool b
       candidate = lead.docid();
       continue;
     }
-    const float dn = norm(candidate);
-    float score = 0.0f;
-    for (TermScorer& t : terms) score += index::Bm25Score(t.weighted_idf, t.cursor.freq(), dn);
-    ++stats.documents_scored;
-    top.Push(candidate, score);
+    norm.Prefetch(candidate);
+    uint32_t* freqs = &pending_freqs[pending.size() * n];
+    for (size_t i = 0; i < n; ++i) freqs[i] = terms[i].cursor.freq();
+    pending.push_back(candidate);
+    if (pending.size() == kAndScoreBatch) score_pending();
     lead.next();
     candidate = lead.docid();
   }
+  score_pending();
   return absl::OkStatus();
 }
 
@@ -169,6 +208,7 @@ absl::Status RunOr(std::vector<TermScorer>& terms, const DocNorms& norm, const S
       if (t.cursor.docid() == doc) {
         score += index::Bm25Score(t.weighted_idf, t.cursor.freq(), dn);
         t.cursor.next();
+        norm.Prefetch(t.cursor.docid_ahead(kNormPrefetchAhead));
       }
     }
     ++stats.documents_scored;
@@ -233,6 +273,7 @@ absl::Status RunMaxScore(std::vector<TermScorer>& terms, const DocNorms& norm,
       if (t.cursor.docid() == doc) {
         c = index::Bm25Score(t.weighted_idf, t.cursor.freq(), dn);
         t.cursor.next();
+        norm.Prefetch(t.cursor.docid_ahead(kNormPrefetchAhead));
       }
       next_doc = std::min(next_doc, t.cursor.docid());
       contribution[order[i]] = c;

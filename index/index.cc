@@ -438,7 +438,7 @@ absl::Status Index::Load(const IndexPayloads& payloads, const IndexOpenOptions& 
   }
 
   // A shard's norms use the collection's average length (avg_doc_length()).
-  default_norms_.resize(n);
+  default_norms_ = HugePageArray<float>(n);
   for (uint64_t d = 0; d < n; ++d) {
     default_norms_[d] = Bm25DocNorm(manifest_.bm25, doc_lengths_[d], avg_doc_length());
   }

@@ -20,6 +20,7 @@
 
 #include "absl/status/statusor.h"
 #include "absl/strings/string_view.h"
+#include "base/huge_page_array.h"
 #include "index/analyzer.h"
 #include "index/attribute_index.h"
 #include "index/block_codec.h"
@@ -232,7 +233,7 @@ class Index {
   uint64_t FieldOffset(uint64_t docid) const { return Offset(field_offsets_, docid); }
   absl::string_view id_pool_;
   absl::string_view field_pool_;
-  std::vector<float> default_norms_;
+  HugePageArray<float> default_norms_;  // read at random docIDs by every engine
   // A shard's collection document frequencies, one per term ordinal; nullptr otherwise.
   const uint32_t* collection_dfs_ = nullptr;
 };

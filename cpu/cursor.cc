@@ -1,6 +1,11 @@
 #include "cpu/cursor.h"
 
 #include <algorithm>
+#include <bit>
+
+#if defined(__SSE2__)
+#include <emmintrin.h>
+#endif
 
 namespace tandem::cpu {
 
@@ -34,6 +39,7 @@ void Cursor::LoadBlock(uint32_t block) {
     stats_->blocks_decoded += 1;
   }
   docid_ = docs_[0];
+  block_last_ = docs_[block_len_ - 1];
 }
 
 void Cursor::LoadFreqs() {
@@ -65,6 +71,27 @@ uint32_t FindBlock(const index::SkipEntry* skips, uint32_t n, uint32_t from, uin
   return static_cast<uint32_t>(found - skips);
 }
 
+// How many of p[0..valid) are below target, valid <= kScan; p[0..kScan) must be readable (the
+// entries past `valid` are ignored). p is sorted, so this is where the target would go.
+uint32_t CountBelow(const uint32_t* p, uint32_t target, uint32_t valid) {
+  static_assert(Cursor::kScan == 8);
+#if defined(__SSE2__)
+  // Unsigned compares as signed ones on biased values (SSE2 has only the signed compare).
+  const __m128i bias = _mm_set1_epi32(INT32_MIN);
+  const __m128i t = _mm_xor_si128(_mm_set1_epi32(static_cast<int32_t>(target)), bias);
+  const __m128i lo = _mm_xor_si128(_mm_loadu_si128(reinterpret_cast<const __m128i*>(p)), bias);
+  const __m128i hi = _mm_xor_si128(_mm_loadu_si128(reinterpret_cast<const __m128i*>(p + 4)), bias);
+  const uint32_t mask =
+      static_cast<uint32_t>(_mm_movemask_ps(_mm_castsi128_ps(_mm_cmplt_epi32(lo, t)))) |
+      static_cast<uint32_t>(_mm_movemask_ps(_mm_castsi128_ps(_mm_cmplt_epi32(hi, t)))) << 4;
+  return static_cast<uint32_t>(std::popcount(mask & ((1u << valid) - 1)));
+#else
+  uint32_t n = 0;
+  for (uint32_t j = 0; j < valid; ++j) n += p[j] < target;
+  return n;
+#endif
+}
+
 }  // namespace
 
 void Cursor::block_max_next_geq(uint32_t target) {
@@ -76,7 +103,7 @@ void Cursor::block_max_next_geq(uint32_t target) {
 
 void Cursor::SeekGeq(uint32_t target) {
   if (docid_ >= target) return;  // also covers kEnd
-  if (list_.skip(block_).last_docid < target) {
+  if (block_last_ < target) {
     // Start from the shallow position when every block before it ends below the target.
     const uint32_t n = list_.num_blocks();
     uint32_t from = block_ + 1;
@@ -87,11 +114,13 @@ void Cursor::SeekGeq(uint32_t target) {
     if (docid_ >= target) return;
   }
   // The target lies in the current block: most moves are short (a candidate of a shorter list
-  // lands a few postings on), so scan a few before searching the rest.
+  // lands a few postings on), so count the next kScan docIDs below it, without a branch per
+  // posting, before searching the rest.
   uint32_t i = pos_ + 1;
-  const uint32_t scan_end = std::min(block_len_, pos_ + 9);
-  while (i < scan_end && docs_[i] < target) ++i;
-  if (i == scan_end && i < block_len_) {
+  const uint32_t valid = std::min<uint32_t>(kScan, block_len_ - i);
+  const uint32_t below = CountBelow(docs_ + i, target, valid);
+  i += below;
+  if (below == kScan && i < block_len_) {
     i = static_cast<uint32_t>(std::lower_bound(docs_ + i, docs_ + block_len_, target) - docs_);
   }
   pos_ = i;

@@ -29,6 +29,8 @@ class Cursor {
  public:
   // Past the last posting. DocIDs are < 2^32 - 1, so the sentinel never collides.
   static constexpr uint32_t kEnd = UINT32_MAX;
+  // next_geq compares this many docIDs of the block at once before it searches.
+  static constexpr uint32_t kScan = 8;
 
   // Positions the cursor on the list's first posting. `stats` (may be null) counts decoded
   // postings.
@@ -61,6 +63,7 @@ class Cursor {
 
   // Moves to the first posting with docID >= target (no move when already there).
   void next_geq(uint32_t target) {
+    if (docid_ >= target) return;  // most calls in AND and MaxScore: no call, no move
     SeekGeq(target);
     if (filter_ != nullptr) SkipFiltered();
   }
@@ -115,10 +118,13 @@ class Cursor {
   uint32_t shallow_ = 0;  // block_max_next_geq's block, >= block_ once moved
   uint32_t pos_ = 0;
   uint32_t block_len_ = 0;
+  uint32_t block_last_ = 0;  // the decoded block's last docID: no skip-table read per move
   uint32_t docid_ = kEnd;
   bool freqs_loaded_ = false;
   absl::Status status_;
-  uint32_t docs_[index::kBlockSize];
+  // kScan past the block, so the compare at the block's end reads inside; zeroed, so every read
+  // is of a set value (what lies past block_len_ is ignored).
+  uint32_t docs_[index::kBlockSize + kScan] = {};
   uint32_t freqs_[index::kBlockSize];
 };
 

@@ -357,6 +357,7 @@ absl::Status RunWand(std::vector<TermScorer>& terms, const DocNorms& norm, const
     }
     if (pivot == n) break;  // no document left can enter the top k
     const uint32_t pivot_doc = sorted[pivot]->cursor.docid();
+    norm.Prefetch(pivot_doc);  // scored now or, after a list moves up to it, soon
     while (pivot + 1 < n && sorted[pivot + 1]->cursor.docid() == pivot_doc) ++pivot;
 
     if constexpr (kBlockMax) {

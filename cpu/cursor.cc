@@ -84,7 +84,9 @@ uint32_t CountBelow(const uint32_t* p, uint32_t target, uint32_t valid) {
   const uint32_t mask =
       static_cast<uint32_t>(_mm_movemask_ps(_mm_castsi128_ps(_mm_cmplt_epi32(lo, t)))) |
       static_cast<uint32_t>(_mm_movemask_ps(_mm_castsi128_ps(_mm_cmplt_epi32(hi, t)))) << 4;
-  return static_cast<uint32_t>(std::popcount(mask & ((1u << valid) - 1)));
+  // p is sorted, so the lanes below the target are a prefix: count them by the first lane that
+  // is not (bsf, where std::popcount without -mpopcnt is a call into libgcc).
+  return static_cast<uint32_t>(std::countr_one(mask & ((1u << valid) - 1)));
 #else
   uint32_t n = 0;
   for (uint32_t j = 0; j < valid; ++j) n += p[j] < target;

@@ -225,6 +225,47 @@ TEST_P(DaatEngineTest, CursorNextGeqVisitsEveryPosting) {
   }
 }
 
+// One cursor moved by increasing targets, as AND and MaxScore move it: steps of 0 to 20 postings
+// land at every position of a block, its last ones included (where next_geq's scan of kScan
+// docIDs runs past the block), and longer jumps cross blocks; targets between two docIDs too.
+TEST_P(DaatEngineTest, CursorNextGeqFollowsIncreasingTargets) {
+  uint32_t most_blocks = 0;
+  for (const char* term : {"t0", "t1", "t5", "t40"}) {
+    auto info = index_->Lookup(term);
+    ASSERT_TRUE(info.has_value()) << term;
+    auto list = index_->postings(*info);
+    ASSERT_TRUE(list.ok());
+    most_blocks = std::max(most_blocks, list->num_blocks());
+    std::vector<uint32_t> all;
+    for (Cursor c(*list, index_->codec(), nullptr); c.docid() != Cursor::kEnd; c.next()) {
+      all.push_back(c.docid());
+    }
+    for (uint64_t seed = 0; seed < 8; ++seed) {
+      std::mt19937 rng(static_cast<uint32_t>(seed));
+      Cursor c(*list, index_->codec(), nullptr);
+      size_t want = 0;  // index in `all` of the posting the cursor must stand on
+      while (want < all.size()) {
+        const uint32_t step = seed < 4 ? rng() % 21 : rng() % 400;
+        const size_t to = std::min(all.size() - 1, want + step);
+        // Half the targets fall just after the previous docID, i.e. between two postings.
+        const uint32_t target = (rng() % 2 == 0 || to == 0) ? all[to] : all[to - 1] + 1;
+        c.next_geq(target);
+        want = static_cast<size_t>(std::lower_bound(all.begin(), all.end(), target) - all.begin());
+        ASSERT_EQ(c.docid(), all[want]) << term << " seed " << seed << " target " << target;
+        if (rng() % 3 == 0) {
+          c.next();
+          ++want;
+          ASSERT_EQ(c.docid(), want < all.size() ? all[want] : Cursor::kEnd);
+        }
+      }
+      c.next_geq(all.back() + 1);
+      EXPECT_EQ(c.docid(), Cursor::kEnd);
+      ASSERT_TRUE(c.status().ok());
+    }
+  }
+  EXPECT_GE(most_blocks, 4u);  // jumps over blocks were taken
+}
+
 // The algorithms that prune, against the exhaustive union.
 const OrAlgorithm kPruning[] = {OrAlgorithm::kMaxScore, OrAlgorithm::kBlockMaxMaxScore,
                                 OrAlgorithm::kWand, OrAlgorithm::kBlockMaxWand};

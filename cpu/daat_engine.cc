@@ -397,7 +397,12 @@ absl::Status RunWand(std::vector<TermScorer>& terms, const DocNorms& norm, const
       ++stats.documents_scored;
       top.Push(pivot_doc, score);
       threshold = top.threshold();
-      for (size_t i = 0; i <= pivot; ++i) sorted[i]->cursor.next();
+      for (size_t i = 0; i <= pivot; ++i) {
+        sorted[i]->cursor.next();
+        // The pivot's own prefetch comes too late when it is scored at once; these lists' coming
+        // postings are where the next pivots are most likely to stand.
+        norm.Prefetch(sorted[i]->cursor.docid_ahead(kNormPrefetchAhead));
+      }
       std::sort(sorted.begin(), sorted.end(), by_docid);
     } else {
       // Move the last list before those on pivot_doc up to it.

@@ -4,15 +4,21 @@
 // candidate is compared once against threshold() and most are rejected without touching the heap.
 // Ties are broken by docID (lower wins), which makes the result independent of arrival order.
 //
+// A hit is kept as one 64-bit key that orders as index::RanksBefore does: the score's bits, made
+// monotonic, above the docID's complement. The heap and the final sort then compare integers, one
+// compare where RanksBefore takes two float compares and a docID compare: at k = 1,000 the heap
+// and the final sort were over half of a short query's time.
+//
 //   TopK top(k);
 //   for (...) if (top.WouldEnter(docid, score)) top.Push(docid, score);
 //   std::vector<Hit> hits = std::move(top).Finish();  // rank order
 #pragma once
 
 #include <algorithm>
+#include <bit>
 #include <cstdint>
+#include <functional>
 #include <limits>
-#include <optional>
 #include <vector>
 
 #include "index/bitmap.h"
@@ -32,46 +38,64 @@ class TopK {
   size_t size() const { return heap_.size(); }
   bool full() const { return heap_.size() >= k_; }
 
-  // The score a new hit must reach to have a chance of entering (-inf until full).
+  // The score a new hit must reach to have a chance of entering (-inf until full; +inf for k 0).
   float threshold() const {
-    return full() ? heap_.front().score : -std::numeric_limits<float>::infinity();
+    if (!full()) return -std::numeric_limits<float>::infinity();
+    return heap_.empty() ? std::numeric_limits<float>::infinity() : ScoreOf(heap_.front());
   }
 
   bool WouldEnter(uint32_t docid, float score) const {
-    if (!full()) return k_ > 0;
-    return RanksBefore(Hit{docid, score}, heap_.front());
+    if (!full()) return true;
+    return !heap_.empty() && KeyOf(docid, score) > heap_.front();
   }
 
+  // `score` must not be NaN (engines' scores are finite).
   void Push(uint32_t docid, float score) {
-    // Most candidates are rejected here, without a call.
-    if (full() && !RanksBefore(Hit{docid, score}, heap_.front())) return;
-    if (filter_ && !filter_->Contains(docid)) return;
-    if (!full()) {
-      heap_.push_back(Hit{docid, score});
-      std::push_heap(heap_.begin(), heap_.end(), RankOrder());
+    const uint64_t key = KeyOf(docid, score);
+    if (full()) {
+      // Most candidates are rejected here, without a call. (An empty full heap: k is 0.)
+      if (heap_.empty() || key <= heap_.front()) return;
+      if (filter_ && !filter_->Contains(docid)) return;
+      std::pop_heap(heap_.begin(), heap_.end(), std::greater<uint64_t>());
+      heap_.back() = key;
+      std::push_heap(heap_.begin(), heap_.end(), std::greater<uint64_t>());
       return;
     }
-    std::pop_heap(heap_.begin(), heap_.end(), RankOrder());
-    heap_.back() = Hit{docid, score};
-    std::push_heap(heap_.begin(), heap_.end(), RankOrder());
+    if (filter_ && !filter_->Contains(docid)) return;
+    heap_.push_back(key);
+    std::push_heap(heap_.begin(), heap_.end(), std::greater<uint64_t>());
   }
 
   // The kept hits in rank order.
   std::vector<Hit> Finish() && {
-    std::sort_heap(heap_.begin(), heap_.end(), RankOrder());
-    return std::move(heap_);
+    std::sort(heap_.begin(), heap_.end(), std::greater<uint64_t>());
+    std::vector<Hit> hits(heap_.size());
+    for (size_t i = 0; i < heap_.size(); ++i) {
+      hits[i] = Hit{~static_cast<uint32_t>(heap_[i]), ScoreOf(heap_[i])};
+    }
+    return hits;
+  }
+
+  // The key of a hit: a > b exactly when RanksBefore(a, b). Floats' bits order as their values
+  // once a negative one has all its bits flipped and a positive one its sign bit; adding 0 first
+  // makes -0 the +0 that RanksBefore takes it for.
+  static uint64_t KeyOf(uint32_t docid, float score) {
+    const uint32_t bits = std::bit_cast<uint32_t>(score + 0.0f);
+    const uint32_t ordered =
+        bits ^ (static_cast<uint32_t>(static_cast<int32_t>(bits) >> 31) | 0x80000000u);
+    return static_cast<uint64_t>(ordered) << 32 | ~docid;
+  }
+  static float ScoreOf(uint64_t key) {
+    const uint32_t ordered = static_cast<uint32_t>(key >> 32);
+    const uint32_t bits = ordered ^ ((ordered & 0x80000000u) ? 0x80000000u : 0xffffffffu);
+    return std::bit_cast<float>(bits);
   }
 
  private:
   const index::DenseRows* filter_ = nullptr;
-  // RanksBefore as a type, so the heap operations inline it.
-  struct RankOrder {
-    bool operator()(const Hit& a, const Hit& b) const { return RanksBefore(a, b); }
-  };
-
   size_t k_;
-  // Max-heap under RanksBefore: front() is the hit that ranks last.
-  std::vector<Hit> heap_;
+  // Min-heap of keys: front() is the hit that ranks last.
+  std::vector<uint64_t> heap_;
 };
 
 }  // namespace tandem::cpu

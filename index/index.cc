@@ -66,6 +66,15 @@ const uint8_t* DecodeEntry(const uint8_t* p, const uint8_t* end, bool first_in_b
   return GetVarint(p, end, &e->list_bytes);
 }
 
+// A term's first 8 bytes as a big-endian integer, zero-padded: a < b as strings (bytes compared
+// unsigned, as std::string_view does) implies LexiconKey(a) <= LexiconKey(b).
+uint64_t LexiconKey(absl::string_view term) {
+  uint64_t key = 0;
+  const size_t n = std::min<size_t>(term.size(), 8);
+  for (size_t i = 0; i < n; ++i) key |= uint64_t{static_cast<uint8_t>(term[i])} << (56 - 8 * i);
+  return key;
+}
+
 TermInfo MakeTermInfo(const PackedEntry& e, uint64_t ordinal, uint64_t list_offset) {
   TermInfo t;
   t.term.assign(e.term.data(), e.term.size());
@@ -329,6 +338,8 @@ absl::Status Index::Load(const IndexPayloads& payloads, const IndexOpenOptions& 
   num_terms_ = lh.num_terms;
   lexicon_samples_ = reinterpret_cast<const LexiconSample*>(lex.data() + sizeof(lh));
   lexicon_entries_ = lex.substr(sizeof(lh) + lh.num_samples * sizeof(LexiconSample));
+  lexicon_sample_keys_.clear();
+  lexicon_sample_keys_.reserve(lh.num_samples);
 
   // Postings.
   postings_ = payloads.postings;
@@ -358,6 +369,7 @@ absl::Status Index::Load(const IndexPayloads& payloads, const IndexOpenOptions& 
     }
     const uint64_t list_offset = ListStart(list_end, e.df);
     if (i % kLexiconBlock == 0) {
+      lexicon_sample_keys_.push_back(LexiconKey(e.term));
       const LexiconSample& sample = lexicon_samples_[i / kLexiconBlock];
       if (sample.entry_offset != static_cast<uint64_t>(at - entries_begin) ||
           sample.list_offset != list_offset) {
@@ -549,12 +561,15 @@ TermInfo Index::term_at(uint64_t ordinal) const {
 }
 
 std::optional<TermInfo> Index::Lookup(absl::string_view term) const {
-  // Binary search for the last block whose first term is <= term, then a scan of that block.
+  // The last block whose first term is <= term, then a scan of that block. Blocks whose key is
+  // below the term's start below it, those whose key is above start above it; only blocks of an
+  // equal key (first terms sharing the term's first 8 bytes) need their terms compared.
   const uint8_t* const begin = reinterpret_cast<const uint8_t*>(lexicon_entries_.data());
   const uint8_t* const end = begin + lexicon_entries_.size();
-  const uint64_t num_blocks = (num_terms_ + kLexiconBlock - 1) / kLexiconBlock;
-  uint64_t lo = 0;
-  uint64_t hi = num_blocks;
+  const uint64_t key = LexiconKey(term);
+  const auto keys_begin = lexicon_sample_keys_.begin();
+  uint64_t lo = std::lower_bound(keys_begin, lexicon_sample_keys_.end(), key) - keys_begin;
+  uint64_t hi = std::upper_bound(keys_begin + lo, lexicon_sample_keys_.end(), key) - keys_begin;
   while (lo < hi) {
     const uint64_t mid = lo + (hi - lo) / 2;
     const uint8_t* p = begin + lexicon_samples_[mid].entry_offset;

@@ -217,6 +217,10 @@ class Index {
     uint64_t list_offset;
   };
   const LexiconSample* lexicon_samples_ = nullptr;
+  // Each sample's first term's first 8 bytes as a big-endian integer (zero-padded), built at Load:
+  // a lookup's binary search compares these integers in one array and reads the packed entries
+  // only among the blocks whose key equals the term's (LexiconKey in index.cc).
+  std::vector<uint64_t> lexicon_sample_keys_;
   uint64_t num_terms_ = 0;
   absl::string_view lexicon_entries_;
   // The TermInfo of entry `ordinal` of the block starting at sample `block`.

@@ -2,6 +2,7 @@
 
 #include <filesystem>
 #include <fstream>
+#include <set>
 
 #include "absl/strings/str_cat.h"
 #include "gmock/gmock.h"
@@ -112,6 +113,46 @@ TEST_F(IndexTest, LexiconLookupsAcrossBlocks) {
   }
   EXPECT_FALSE(idx.Lookup("").has_value());
   EXPECT_FALSE(idx.Lookup("\xff\xff").has_value());
+}
+
+// Terms that share their first 8 bytes across many lexicon blocks (the lookup's integer keys
+// tie there and the terms themselves decide), shorter terms, a term that is another's prefix,
+// and bytes above 0x7f; every term is found and every probe between them is not.
+TEST_F(IndexTest, LexiconLookupsWithSharedPrefixes) {
+  std::set<std::string> terms = {"a", "inter", "interna", "internal", "internals", "internat",
+                                 "internationalization", "internationalize", "internationally",
+                                 "\xc3\xa9lan", "\xc3\xa9l\xc3\xa8ve", "\xff\xfe", "z"};
+  for (int i = 0; i < 5 * static_cast<int>(kLexiconBlock); ++i) {
+    terms.insert(absl::StrCat("prefix00", i));
+    terms.insert(absl::StrCat("prefix00", i, "x"));
+    terms.insert(absl::StrCat("prefix0", i));
+  }
+  std::vector<std::vector<std::string>> docs;
+  for (const std::string& t : terms) docs.push_back({t, "common"});
+  terms.insert("common");
+  ASSERT_TRUE(testing::BuildIndex(docs, tmp_.path() + "/prefixes", "pfor").ok());
+  auto index = Index::Open(tmp_.path() + "/prefixes");
+  ASSERT_TRUE(index.ok()) << index.status();
+  const Index& idx = **index;
+  ASSERT_EQ(idx.num_terms(), terms.size());
+  std::set<std::string> probes = {"", "\x01", "prefix", "prefix00", "prefix000", "prefix00~",
+                                  "internation", "\xff", "\xff\xff", "zz"};
+  for (const std::string& t : terms) {
+    const std::optional<TermInfo> found = idx.Lookup(t);
+    ASSERT_TRUE(found.has_value()) << t;
+    EXPECT_EQ(found->term, t);
+    EXPECT_EQ(idx.term_at(found->ordinal).term, t);
+    probes.insert(t + std::string(1, '\0'));
+    probes.insert(t.substr(0, t.size() - 1));
+    std::string before = t, after = t;
+    before.back() = static_cast<char>(static_cast<uint8_t>(before.back()) - 1);
+    after.back() = static_cast<char>(static_cast<uint8_t>(after.back()) + 1);
+    probes.insert(before);
+    probes.insert(after);
+  }
+  for (const std::string& p : probes) {
+    EXPECT_EQ(idx.Lookup(p).has_value(), terms.count(p) > 0) << "'" << p << "'";
+  }
 }
 
 TEST_F(IndexTest, StoredFields) {

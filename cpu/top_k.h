@@ -52,18 +52,9 @@ class TopK {
   // `score` must not be NaN (engines' scores are finite).
   void Push(uint32_t docid, float score) {
     const uint64_t key = KeyOf(docid, score);
-    if (full()) {
-      // Most candidates are rejected here, without a call. (An empty full heap: k is 0.)
-      if (heap_.empty() || key <= heap_.front()) return;
-      if (filter_ && !filter_->Contains(docid)) return;
-      std::pop_heap(heap_.begin(), heap_.end(), std::greater<uint64_t>());
-      heap_.back() = key;
-      std::push_heap(heap_.begin(), heap_.end(), std::greater<uint64_t>());
-      return;
-    }
-    if (filter_ && !filter_->Contains(docid)) return;
-    heap_.push_back(key);
-    std::push_heap(heap_.begin(), heap_.end(), std::greater<uint64_t>());
+    // Most candidates are rejected here, inline. (An empty full heap: k is 0.)
+    if (full() && (heap_.empty() || key <= heap_.front())) return;
+    Insert(docid, key);
   }
 
   // The kept hits in rank order.
@@ -92,6 +83,18 @@ class TopK {
   }
 
  private:
+  // Push's rare part, kept out of line so that the rejection above inlines into every loop.
+  __attribute__((noinline)) void Insert(uint32_t docid, uint64_t key) {
+    if (filter_ && !filter_->Contains(docid)) return;
+    if (full()) {
+      std::pop_heap(heap_.begin(), heap_.end(), std::greater<uint64_t>());
+      heap_.back() = key;
+    } else {
+      heap_.push_back(key);
+    }
+    std::push_heap(heap_.begin(), heap_.end(), std::greater<uint64_t>());
+  }
+
   const index::DenseRows* filter_ = nullptr;
   size_t k_;
   // Min-heap of keys: front() is the hit that ranks last.

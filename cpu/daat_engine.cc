@@ -39,6 +39,14 @@ constexpr float kBoundMargin = 1.0f + 1e-4f;
 
 // One query term with its cursor, weighted idf and upper bounds of its score contribution.
 struct TermScorer {
+  // The cursor is built in place: a Cursor holds two blocks of postings, too much to copy per term.
+  TermScorer(const index::PostingListView& list, const index::BlockCodec& codec, QueryStats* stats,
+             float weighted_idf, float max_score, float block_scale)
+      : cursor(list, codec, stats),
+        weighted_idf(weighted_idf),
+        max_score(max_score),
+        block_scale(block_scale) {}
+
   Cursor cursor;
   float weighted_idf;
   float max_score;    // over the whole list
@@ -98,7 +106,8 @@ absl::Status RunAnd(std::vector<TermScorer>& terms, const DocNorms& norm, bool b
   const size_t n = terms.size();
   std::vector<uint32_t> pending;  // matched docIDs, not yet scored
   pending.reserve(kAndScoreBatch);
-  std::vector<uint32_t> pending_freqs(kAndScoreBatch * n);  // n per match, in query-term order
+  absl::InlinedVector<uint32_t, kAndScoreBatch * 4> pending_freqs(
+      kAndScoreBatch * n);  // n per match, in query-term order
   auto score_pending = [&] {
     for (size_t m = 0; m < pending.size(); ++m) {
       const float dn = norm(pending[m]);
@@ -540,8 +549,8 @@ absl::StatusOr<SearchResult> DaatEngine::Search(const Query& query,
     std::vector<TermScorer> terms;
     terms.reserve(present.size());
     for (const Resolved& r : present) {
-      terms.push_back({Cursor(r.list, index_.codec(), &result.stats), r.weighted_idf, r.max_score,
-                       r.block_scale});
+      terms.emplace_back(r.list, index_.codec(), &result.stats, r.weighted_idf, r.max_score,
+                         r.block_scale);
     }
     return terms;
   };

@@ -119,9 +119,19 @@ TEST_F(IndexTest, LexiconLookupsAcrossBlocks) {
 // tie there and the terms themselves decide), shorter terms, a term that is another's prefix,
 // and bytes above 0x7f; every term is found and every probe between them is not.
 TEST_F(IndexTest, LexiconLookupsWithSharedPrefixes) {
-  std::set<std::string> terms = {"a", "inter", "interna", "internal", "internals", "internat",
-                                 "internationalization", "internationalize", "internationally",
-                                 "\xc3\xa9lan", "\xc3\xa9l\xc3\xa8ve", "\xff\xfe", "z"};
+  std::set<std::string> terms = {"a",
+                                 "inter",
+                                 "interna",
+                                 "internal",
+                                 "internals",
+                                 "internat",
+                                 "internationalization",
+                                 "internationalize",
+                                 "internationally",
+                                 "\xc3\xa9lan",
+                                 "\xc3\xa9l\xc3\xa8ve",
+                                 "\xff\xfe",
+                                 "z"};
   for (int i = 0; i < 5 * static_cast<int>(kLexiconBlock); ++i) {
     terms.insert(absl::StrCat("prefix00", i));
     terms.insert(absl::StrCat("prefix00", i, "x"));
@@ -135,8 +145,8 @@ TEST_F(IndexTest, LexiconLookupsWithSharedPrefixes) {
   ASSERT_TRUE(index.ok()) << index.status();
   const Index& idx = **index;
   ASSERT_EQ(idx.num_terms(), terms.size());
-  std::set<std::string> probes = {"", "\x01", "prefix", "prefix00", "prefix000", "prefix00~",
-                                  "internation", "\xff", "\xff\xff", "zz"};
+  std::set<std::string> probes = {"",          "\x01",        "prefix", "prefix00", "prefix000",
+                                  "prefix00~", "internation", "\xff",   "\xff\xff", "zz"};
   for (const std::string& t : terms) {
     const std::optional<TermInfo> found = idx.Lookup(t);
     ASSERT_TRUE(found.has_value()) << t;

@@ -24,7 +24,9 @@
 #   WAND and block-max WAND at k 10 and 1,000 on the first LAT_QUERIES queries), throughput (MaxScore
 #   top-10 on all cores: PISA as one single-threaded process per core, as PISA's own benchmark
 #   does, Tandem as one process with a thread per core, over the first TPUT_QUERIES queries).
-# Environment: LAT_QUERIES (1000), TPUT_QUERIES (10000), RUNS (PISA's timed runs per query, 2),
+# Both engines measure latency the same way: one untimed pass over the queries, then RUNS timed
+#   passes, each query once a pass, every pass's latencies summarized together.
+# Environment: LAT_QUERIES (1000), TPUT_QUERIES (10000), RUNS (timed passes of each engine, 2),
 #   THREADS (nproc), WAND_BLOCK (PISA's fixed block size for block maxima, 64, its benchmark's;
 #   Tandem's blocks hold 128 postings), CODEC (the synthetic index's block codec: tandem-index's
 #   default unless set).
@@ -32,7 +34,7 @@
 #   PISA and Tandem outputs, and log.txt. Summarize again with
 #   python3 bench/pisa_side_by_side.py --work WORK --out OUT.
 set -euo pipefail
-usage() { sed -n '2,33p' "$0" | sed 's/^# \{0,1\}//'; }
+usage() { sed -n '2,35p' "$0" | sed 's/^# \{0,1\}//'; }
 HERE=$(cd "$(dirname "$0")/.." && pwd)
 PISA="" OUTDIR="" BIN="$HERE/build" DATA="$HERE/../shared/data" WORK=/tmp/pisa-side DOCS=25000000
 WIKI_INDEX="" WORKLOADS="" PHASES="prepare latency throughput"
@@ -163,7 +165,7 @@ for w in $WORKLOADS; do
     pin "$TBENCH" --index "$W/idx" --queries "$QUERIES" --max_queries "$LAT_QUERIES" --known_terms_only \
       --modes and,or --ks 10,1000 --threads 1 --throughput=false \
       --or_algorithms maxscore,block-max-maxscore,wand,block-max-wand --and_block_max on,off \
-      --json "$W/tandem-lat.json" | tee -a "$LOG"
+      --warmup_passes 1 --runs "$RUNS" --json "$W/tandem-lat.json" | tee -a "$LOG"
   fi
 
   if has_phase throughput; then

@@ -85,6 +85,7 @@ def main():
     args = ap.parse_args()
     w = args.work
     here = os.path.dirname(os.path.abspath(__file__))
+    # TANDEM_COMMIT, else the commit tandem-bench-query records (below), else this tree's.
     commit = os.environ.get("TANDEM_COMMIT") or subprocess.run(
         ["git", "-C", here, "rev-parse", "--short=12", "HEAD"], capture_output=True,
         text=True).stdout.strip() or "unknown"
@@ -100,6 +101,9 @@ def main():
     if os.path.exists(f"{w}/tandem-lat.json"):
         tandem_json, tandem = tandem_latency(f"{w}/tandem-lat.json")
         result["machine"] = tandem_json.get("machine")
+        # The commit of the binaries measured, which tandem-bench-query records, over the tree's.
+        if not os.environ.get("TANDEM_COMMIT") and (result["machine"] or {}).get("commit"):
+            result["tandem_commit"] = result["machine"]["commit"]
         result["index"] = tandem_json.get("index")
         result["queries"] = tandem_json.get("queries")
     print(f"{args.workload}: one thread, ms per query (mean / p50 / p99), Tandem / PISA = ratio of means")

@@ -37,6 +37,32 @@ constexpr size_t kAndScoreBatch = 16;
 // few ulps those roundings can differ by) keeps every pruning decision safe.
 constexpr float kBoundMargin = 1.0f + 1e-4f;
 
+// Per-term scratch of one query: on the stack for up to kInline entries, else on the heap, and
+// indexed through a plain pointer (absl::InlinedVector tests which of the two on every access,
+// which the scoring loops would pay per posting).
+template <typename T, size_t kInline = 8>
+class PerTerm {
+ public:
+  explicit PerTerm(size_t n, T value = T()) : n_(n) {
+    if (n > kInline) heap_.resize(n);
+    data_ = n > kInline ? heap_.data() : inline_;
+    std::fill_n(data_, n, value);
+  }
+  PerTerm(const PerTerm&) = delete;
+  PerTerm& operator=(const PerTerm&) = delete;
+
+  T& operator[](size_t i) { return data_[i]; }
+  const T& operator[](size_t i) const { return data_[i]; }
+  T* begin() { return data_; }
+  T* end() { return data_ + n_; }
+
+ private:
+  size_t n_;
+  T inline_[kInline];
+  std::vector<T> heap_;
+  T* data_;
+};
+
 // One query term with its cursor, weighted idf and upper bounds of its score contribution.
 struct TermScorer {
   // The cursor is built in place: a Cursor holds two blocks of postings, too much to copy per term.
@@ -104,22 +130,21 @@ absl::Status RunAnd(std::vector<TermScorer>& terms, const DocNorms& norm, bool b
                     const index::DenseRows* filter, const SearchContext& ctx, TopK& top,
                     QueryStats& stats) {
   const size_t n = terms.size();
-  std::vector<uint32_t> pending;  // matched docIDs, not yet scored
-  pending.reserve(kAndScoreBatch);
-  absl::InlinedVector<uint32_t, kAndScoreBatch * 4> pending_freqs(
-      kAndScoreBatch * n);  // n per match, in query-term order
+  uint32_t pending[kAndScoreBatch];  // matched docIDs, not yet scored
+  size_t num_pending = 0;
+  PerTerm<uint32_t, kAndScoreBatch * 4> pending_freqs(kAndScoreBatch * n);  // n per match
   auto score_pending = [&] {
-    for (size_t m = 0; m < pending.size(); ++m) {
+    for (size_t m = 0; m < num_pending; ++m) {
       const float dn = norm(pending[m]);
       const uint32_t* freqs = &pending_freqs[m * n];
       float score = 0.0f;
       for (size_t i = 0; i < n; ++i) score += index::Bm25Score(terms[i].weighted_idf, freqs[i], dn);
       top.Push(pending[m], score);
     }
-    stats.documents_scored += pending.size();
-    pending.clear();
+    stats.documents_scored += num_pending;
+    num_pending = 0;
   };
-  std::vector<size_t> order(terms.size());
+  PerTerm<size_t> order(terms.size());
   std::iota(order.begin(), order.end(), 0);
   std::stable_sort(order.begin(), order.end(), [&](size_t a, size_t b) {
     return terms[a].cursor.size() < terms[b].cursor.size();
@@ -163,7 +188,7 @@ absl::Status RunAnd(std::vector<TermScorer>& terms, const DocNorms& norm, bool b
       }
     }
     bool match = true;
-    for (size_t i = 1; i < order.size(); ++i) {
+    for (size_t i = 1; i < n; ++i) {
       Cursor& c = terms[order[i]].cursor;
       c.next_geq(candidate);
       if (c.docid() != candidate) {
@@ -186,10 +211,10 @@ absl::Status RunAnd(std::vector<TermScorer>& terms, const DocNorms& norm, bool b
       continue;
     }
     norm.Prefetch(candidate);
-    uint32_t* freqs = &pending_freqs[pending.size() * n];
+    uint32_t* freqs = &pending_freqs[num_pending * n];
     for (size_t i = 0; i < n; ++i) freqs[i] = terms[i].cursor.freq();
-    pending.push_back(candidate);
-    if (pending.size() == kAndScoreBatch) score_pending();
+    pending[num_pending++] = candidate;
+    if (num_pending == kAndScoreBatch) score_pending();
     lead.next();
     candidate = lead.docid();
   }
@@ -237,19 +262,19 @@ template <bool kBlockMax>
 absl::Status RunMaxScore(std::vector<TermScorer>& terms, const DocNorms& norm,
                          const SearchContext& ctx, TopK& top, QueryStats& stats) {
   const size_t n = terms.size();
-  std::vector<size_t> order(n);
+  PerTerm<size_t> order(n);
   std::iota(order.begin(), order.end(), 0);
   std::stable_sort(order.begin(), order.end(),
                    [&](size_t a, size_t b) { return terms[a].max_score < terms[b].max_score; });
-  std::vector<float> bound_sum(n);
+  PerTerm<float> bound_sum(n);
   float sum = 0.0f;
   for (size_t i = 0; i < n; ++i) {
     sum += terms[order[i]].max_score;
     bound_sum[i] = sum * kBoundMargin;
   }
-  std::vector<float> block_sum(n);           // kBlockMax: bound_sum over the candidate's blocks
-  std::vector<float> contribution(n, 0.0f);  // by query-term position
-  std::vector<TermScorer*> by_bound(n);
+  PerTerm<float> block_sum(n);           // kBlockMax: bound_sum over the candidate's blocks
+  PerTerm<float> contribution(n, 0.0f);  // by query-term position
+  PerTerm<TermScorer*> by_bound(n);
   for (size_t i = 0; i < n; ++i) by_bound[i] = &terms[order[i]];
   size_t first_essential = 0;
   float threshold = top.threshold();
@@ -290,7 +315,7 @@ absl::Status RunMaxScore(std::vector<TermScorer>& terms, const DocNorms& norm,
     }
     const uint32_t candidate = doc;
     doc = next_doc;
-    const std::vector<float>* bounds = &bound_sum;
+    const PerTerm<float>* bounds = &bound_sum;
     if constexpr (kBlockMax) {
       float block = 0.0f;
       for (size_t i = 0; i < first_essential; ++i) {
@@ -336,7 +361,7 @@ template <bool kBlockMax>
 absl::Status RunWand(std::vector<TermScorer>& terms, const DocNorms& norm, const SearchContext& ctx,
                      TopK& top, QueryStats& stats) {
   const size_t n = terms.size();
-  std::vector<TermScorer*> sorted(n);
+  PerTerm<TermScorer*> sorted(n);
   for (size_t i = 0; i < n; ++i) sorted[i] = &terms[i];
   auto by_docid = [](const TermScorer* a, const TermScorer* b) {
     return a->cursor.docid() < b->cursor.docid();

@@ -16,6 +16,7 @@ ResolvedQuery ResolveQuery(const Index& index, const Query& query) {
       query.bm25.k1 == index.manifest().bm25.k1 && query.bm25.b == index.manifest().bm25.b;
   const std::vector<QueryTerm> merged = MergeRepeatedTerms(query.terms);
   resolved.num_distinct_terms = merged.size();
+  resolved.terms.reserve(merged.size());
   for (const QueryTerm& t : merged) {
     std::optional<TermInfo> info = index.Lookup(t.term);
     if (!info) continue;

@@ -128,7 +128,8 @@ def main():
         tj = json.load(open(f"{w}/tandem-tput.json"))
         r = [x for x in tj["results"] if x["mode"] == "or"][0]
         result["throughput"]["tandem"] = {"qps": r["qps_all_threads"], "threads": r["threads"],
-                                          "queries": tj["queries"]["count"]}
+                                          "queries": tj["queries"]["count"],
+                                          "commit": (tj.get("machine") or {}).get("commit")}
     parts = sorted(glob.glob(f"{w}/pisa-tput-*.tsv"))
     if parts:
         rate = 0.0

@@ -23,7 +23,8 @@
 #   (one thread pinned to the last core: ranked AND, block-max AND, MaxScore, block-max MaxScore,
 #   WAND and block-max WAND at k 10 and 1,000 on the first LAT_QUERIES queries), throughput (MaxScore
 #   top-10 on all cores: PISA as one single-threaded process per core, as PISA's own benchmark
-#   does, Tandem as one process with a thread per core, over the first TPUT_QUERIES queries).
+#   does, Tandem as one process with a thread per core, each with its round-robin share of the
+#   first TPUT_QUERIES queries, one untimed and 3 timed passes for both).
 # Both engines measure latency the same way: one untimed pass over the queries, then RUNS timed
 #   passes, each query once a pass, every pass's latencies summarized together.
 # Environment: LAT_QUERIES (1000), TPUT_QUERIES (10000), RUNS (timed passes of each engine, 2),
@@ -184,7 +185,7 @@ for w in $WORKLOADS; do
       >"$W/pisa-tput.json"
     "$TBENCH" --index "$W/idx" --queries "$QUERIES" --max_queries "$TPUT_QUERIES" --known_terms_only \
       --modes or --ks 10 --threads "$THREADS" --latency=false --or_algorithms maxscore \
-      --and_block_max on --json "$W/tandem-tput.json" | tee -a "$LOG"
+      --and_block_max on --warmup_passes 1 --runs 3 --json "$W/tandem-tput.json" | tee -a "$LOG"
   fi
   python3 "$HERE/bench/pisa_side_by_side.py" --work "$W" --workload "$w" --pisa-commit "$PISA_COMMIT" \
     --wand-block "$WAND_BLOCK" --out "$OUTDIR/side_by_side_$w.json" | tee -a "$LOG"

@@ -43,11 +43,11 @@ ABSL_FLAG(std::string, write_queries, "",
           "write the queries as measured, one 'id:term term ...' line each, in the order run");
 ABSL_FLAG(bool, latency, true, "measure each query's latency on one thread");
 ABSL_FLAG(int, warmup_passes, 1,
-          "latency: untimed passes over the queries before the timed ones (PISA's queries tool "
-          "makes one)");
+          "untimed passes over the queries before the timed ones, for latency and for throughput "
+          "(PISA's queries tool makes one)");
 ABSL_FLAG(int, runs, 1,
-          "latency: timed passes over the queries, each query once a pass (PISA's --runs); the "
-          "latencies of every pass are summarized together");
+          "timed passes over the queries, each query once a pass (PISA's --runs): the latencies of "
+          "every pass are summarized together, and throughput is over all of them");
 ABSL_FLAG(bool, throughput, true, "measure throughput on --threads threads");
 ABSL_FLAG(bool, write_queries_only, false, "write --write-queries and stop");
 ABSL_FLAG(int, verify, 50, "queries per configuration checked against the reference scorer");
@@ -194,20 +194,29 @@ int main(int argc, char** argv) {
           }
           if (timed) one += std::chrono::duration<double>(Clock::now() - t0).count();
         }
-        // All threads: throughput. Each thread runs its round-robin share of the queries in a
-        // loop of its own, as the side-by-side script hands PISA's processes theirs: a task per
-        // query would add the pool's hand-off to queries of a few microseconds.
+        // All threads: throughput, over --warmup-passes untimed and --runs timed passes. Each
+        // thread runs its round-robin share of the queries in a loop of its own, as the
+        // side-by-side script hands PISA's processes theirs: a task per query would add the pool's
+        // hand-off to queries of a few microseconds.
         std::atomic<int> errors{0};
-        const auto t1 = Clock::now();
-        for (size_t t = 0; t < pool.size() && absl::GetFlag(FLAGS_throughput); ++t) {
-          pool.Schedule([&, t] {
-            for (size_t i = t; i < queries.size(); i += pool.size()) {
-              if (!engine->Search(make(queries[i]), {}).ok()) ++errors;
-            }
-          });
+        const bool measure_throughput = absl::GetFlag(FLAGS_throughput);
+        const int tput_runs = measure_throughput ? absl::GetFlag(FLAGS_runs) : 0;
+        double all = 0;
+        for (int pass = 0;
+             measure_throughput && pass < absl::GetFlag(FLAGS_warmup_passes) + tput_runs; ++pass) {
+          const auto t1 = Clock::now();
+          for (size_t t = 0; t < pool.size(); ++t) {
+            pool.Schedule([&, t] {
+              for (size_t i = t; i < queries.size(); i += pool.size()) {
+                if (!engine->Search(make(queries[i]), {}).ok()) ++errors;
+              }
+            });
+          }
+          pool.Wait();
+          if (pass >= absl::GetFlag(FLAGS_warmup_passes)) {
+            all += std::chrono::duration<double>(Clock::now() - t1).count();
+          }
         }
-        pool.Wait();
-        const double all = std::chrono::duration<double>(Clock::now() - t1).count();
         if (errors > 0) return Fail("queries failed in the throughput run");
         tools::LatencySummary l = tools::Summarize(latency);
         const double n = static_cast<double>(queries.size());
@@ -215,7 +224,7 @@ int main(int argc, char** argv) {
         const double timed_queries = std::max<double>(1.0, static_cast<double>(latency.size()));
         // 0 in the table for a pass not run (null in the JSON).
         const double qps_one = measure_latency ? timed_queries / one : 0.0;
-        const double qps_all = absl::GetFlag(FLAGS_throughput) ? n / all : 0.0;
+        const double qps_all = measure_throughput ? n * tput_runs / all : 0.0;
         std::printf("%-7s %5u %-18s | %9.3f %9.3f %9.3f %9.3f | %9.0f %9.0f | %12.0f %12.0f | %d\n",
                     std::string(mode_name).c_str(), k, algorithm.c_str(), l.mean * 1e3, l.p50 * 1e3,
                     l.p95 * 1e3, l.p99 * 1e3, qps_one, qps_all, postings / timed_queries,

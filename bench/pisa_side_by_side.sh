@@ -35,7 +35,7 @@
 #   PISA and Tandem outputs, and log.txt. Summarize again with
 #   python3 bench/pisa_side_by_side.py --work WORK --out OUT.
 set -euo pipefail
-usage() { sed -n '2,35p' "$0" | sed 's/^# \{0,1\}//'; }
+usage() { sed -n '2,36p' "$0" | sed 's/^# \{0,1\}//'; }
 HERE=$(cd "$(dirname "$0")/.." && pwd)
 PISA="" OUTDIR="" BIN="$HERE/build" DATA="$HERE/../shared/data" WORK=/tmp/pisa-side DOCS=25000000
 WIKI_INDEX="" WORKLOADS="" PHASES="prepare latency throughput"

@@ -88,6 +88,33 @@ TEST_P(DaatEngineTest, RandomQueriesMatchReference) {
   }
 }
 
+// Queries of more terms than the engine keeps per-term scratch for on the stack (8), in every
+// mode and with every OR algorithm and both ANDs.
+TEST_P(DaatEngineTest, ManyTermQueriesMatchReference) {
+  for (int n : {8, 9, 12, 20}) {
+    std::vector<std::string> terms;
+    for (int j = 0; j < n; ++j) terms.push_back(absl::StrCat("t", j < 3 ? j : 3 * j));
+    for (OrAlgorithm algorithm : AllOrAlgorithms()) {
+      for (bool block_max_and : {false, true}) {
+        auto engine = *DaatEngine::Create(
+            *index_, {.or_algorithm = algorithm, .block_max_and = block_max_and});
+        for (QueryMode mode : {QueryMode::kAnd, QueryMode::kOr, QueryMode::kAndOr}) {
+          for (uint32_t k : {1u, 10u, 1000u}) {
+            const Query q = MakeQuery(terms, mode, k);
+            auto got = engine->Search(q, SearchContext{});
+            auto want = reference_->Search(q, SearchContext{});
+            ASSERT_TRUE(got.ok()) << got.status();
+            ASSERT_TRUE(want.ok()) << want.status();
+            ExpectSameHits(*got, *want,
+                           absl::StrCat(n, " terms, ", OrAlgorithmName(algorithm), ", ",
+                                        index::QueryModeName(mode), " k ", k));
+          }
+        }
+      }
+    }
+  }
+}
+
 TEST_P(DaatEngineTest, EdgeQueries) {
   for (QueryMode mode : {QueryMode::kAnd, QueryMode::kOr, QueryMode::kAndOr}) {
     for (uint32_t k : {1u, 10u, 1000u}) {

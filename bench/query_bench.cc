@@ -175,10 +175,10 @@ int main(int argc, char** argv) {
         std::vector<double> latency;
         uint64_t postings = 0, scored = 0, skips = 0;
         const bool measure_latency = absl::GetFlag(FLAGS_latency);
-        const int warmup = measure_latency ? absl::GetFlag(FLAGS_warmup_passes) : 0;
-        const int runs = measure_latency ? absl::GetFlag(FLAGS_runs) : 0;
+        const int warmup = absl::GetFlag(FLAGS_warmup_passes);
+        const int runs = absl::GetFlag(FLAGS_runs);
         double one = 0;
-        for (int pass = 0; pass < warmup + runs; ++pass) {
+        for (int pass = 0; measure_latency && pass < warmup + runs; ++pass) {
           const bool timed = pass >= warmup;
           const auto t0 = Clock::now();
           for (const auto& terms : queries) {
@@ -200,10 +200,8 @@ int main(int argc, char** argv) {
         // hand-off to queries of a few microseconds.
         std::atomic<int> errors{0};
         const bool measure_throughput = absl::GetFlag(FLAGS_throughput);
-        const int tput_runs = measure_throughput ? absl::GetFlag(FLAGS_runs) : 0;
         double all = 0;
-        for (int pass = 0;
-             measure_throughput && pass < absl::GetFlag(FLAGS_warmup_passes) + tput_runs; ++pass) {
+        for (int pass = 0; measure_throughput && pass < warmup + runs; ++pass) {
           const auto t1 = Clock::now();
           for (size_t t = 0; t < pool.size(); ++t) {
             pool.Schedule([&, t] {
@@ -213,9 +211,7 @@ int main(int argc, char** argv) {
             });
           }
           pool.Wait();
-          if (pass >= absl::GetFlag(FLAGS_warmup_passes)) {
-            all += std::chrono::duration<double>(Clock::now() - t1).count();
-          }
+          if (pass >= warmup) all += std::chrono::duration<double>(Clock::now() - t1).count();
         }
         if (errors > 0) return Fail("queries failed in the throughput run");
         tools::LatencySummary l = tools::Summarize(latency);
@@ -224,7 +220,7 @@ int main(int argc, char** argv) {
         const double timed_queries = std::max<double>(1.0, static_cast<double>(latency.size()));
         // 0 in the table for a pass not run (null in the JSON).
         const double qps_one = measure_latency ? timed_queries / one : 0.0;
-        const double qps_all = measure_throughput ? n * tput_runs / all : 0.0;
+        const double qps_all = measure_throughput ? n * runs / all : 0.0;
         std::printf("%-7s %5u %-18s | %9.3f %9.3f %9.3f %9.3f | %9.0f %9.0f | %12.0f %12.0f | %d\n",
                     std::string(mode_name).c_str(), k, algorithm.c_str(), l.mean * 1e3, l.p50 * 1e3,
                     l.p95 * 1e3, l.p99 * 1e3, qps_one, qps_all, postings / timed_queries,
@@ -245,8 +241,7 @@ int main(int argc, char** argv) {
                                                                    {"max", l.max}})
                                                  : nlohmann::json()},
              {"qps_one_thread", measure_latency ? nlohmann::json(qps_one) : nlohmann::json()},
-             {"qps_all_threads",
-              absl::GetFlag(FLAGS_throughput) ? nlohmann::json(qps_all) : nlohmann::json()},
+             {"qps_all_threads", measure_throughput ? nlohmann::json(qps_all) : nlohmann::json()},
              {"threads", pool.size()},
              {"warmup_passes", warmup},
              {"timed_passes", runs},

@@ -72,8 +72,9 @@ int main(int argc, char** argv) {
   }
   if (thread_counts.empty()) thread_counts = {1, cores};
   if (thread_counts.size() == 2 && cores == 1) thread_counts.pop_back();
-  std::printf("%-10s %7s | %9s %10s %9s %9s | %9s %8s\n", "collection", "threads", "docs",
-              "postings", "docs/s", "MB/s", "bits/post", "speed-up");
+  std::printf("%-10s %7s | %9s %10s %9s %9s | %9s %8s | %8s %8s %8s\n", "collection", "threads",
+              "docs", "postings", "docs/s", "MB/s", "bits/post", "speed-up", "invert s", "merge s",
+              "finish s");
   for (const std::string& spec : absl::GetFlag(FLAGS_collection)) {
     std::vector<std::string> parts = absl::StrSplit(spec, absl::MaxSplits(':', 2));
     if (parts.size() != 3) {
@@ -124,10 +125,11 @@ int main(int argc, char** argv) {
         return 1;
       }
       const double speedup = first_seconds / s->seconds;
-      std::printf("%-10s %7d | %9llu %10llu %9.0f %9.2f | %9.2f %7.2fx\n", parts[0].c_str(),
-                  threads, static_cast<unsigned long long>(s->documents),
+      std::printf("%-10s %7d | %9llu %10llu %9.0f %9.2f | %9.2f %7.2fx | %8.3f %8.3f %8.3f\n",
+                  parts[0].c_str(), threads, static_cast<unsigned long long>(s->documents),
                   static_cast<unsigned long long>(s->postings), s->documents / s->seconds,
-                  s->text_bytes / 1e6 / s->seconds, s->bits_per_posting(), speedup);
+                  s->text_bytes / 1e6 / s->seconds, s->bits_per_posting(), speedup,
+                  s->invert_seconds, s->merge_seconds, s->finish_seconds);
       out["results"].push_back({{"collection", parts[0]},
                                 {"format", parts[1]},
                                 {"threads", threads},
@@ -138,6 +140,9 @@ int main(int argc, char** argv) {
                                 {"index_bytes", s->index_bytes},
                                 {"postings_bytes", s->postings_bytes},
                                 {"seconds", s->seconds},
+                                {"invert_seconds", s->invert_seconds},
+                                {"merge_seconds", s->merge_seconds},
+                                {"finish_seconds", s->finish_seconds},
                                 {"docs_per_second", s->documents / s->seconds},
                                 {"mb_per_second", s->text_bytes / 1e6 / s->seconds},
                                 {"bits_per_posting", s->bits_per_posting()},

@@ -98,8 +98,12 @@ def main():
               "latency_ms": [], "throughput": {}}
     tandem_json = None
     tandem = {}
-    if os.path.exists(f"{w}/tandem-lat.json"):
-        tandem_json, tandem = tandem_latency(f"{w}/tandem-lat.json")
+    # One file for each k (tandem-lat-kK.json), or one for both (tandem-lat.json, earlier runs).
+    for path in sorted(glob.glob(f"{w}/tandem-lat-k*.json")) or glob.glob(f"{w}/tandem-lat.json"):
+        data, part = tandem_latency(path)
+        tandem_json = tandem_json or data
+        tandem.update(part)
+    if tandem_json:
         result["machine"] = tandem_json.get("machine")
         # The commit of the binaries measured, which tandem-bench-query records, over the tree's.
         if not os.environ.get("TANDEM_COMMIT") and (result["machine"] or {}).get("commit"):

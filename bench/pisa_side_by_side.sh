@@ -28,6 +28,7 @@
 # Both engines measure latency the same way: one untimed pass over the queries, then RUNS timed
 #   passes, each query once a pass, every pass's latencies summarized together.
 # Environment: LAT_QUERIES (1000), TPUT_QUERIES (10000), RUNS (timed passes of each engine, 2),
+#   LAT_KS (the latency phase's k values, "10 1000": a long run can be split by k),
 #   THREADS (nproc), WAND_BLOCK (PISA's fixed block size for block maxima, 64, its benchmark's;
 #   Tandem's blocks hold 128 postings), CODEC (the synthetic index's block codec: tandem-index's
 #   default unless set).
@@ -62,6 +63,7 @@ die() { echo "pisa_side_by_side.sh: $*" >&2; exit 1; }
 LAT_QUERIES=${LAT_QUERIES:-1000}
 TPUT_QUERIES=${TPUT_QUERIES:-10000}
 RUNS=${RUNS:-2}
+LAT_KS=${LAT_KS:-10 1000}
 THREADS=${THREADS:-$(nproc)}
 WAND_BLOCK=${WAND_BLOCK:-64}
 mkdir -p "$OUTDIR" "$WORK"
@@ -158,15 +160,15 @@ for w in $WORKLOADS; do
   if has_phase latency; then
     A=()
     for a in "${PISA_ALGOS[@]}"; do A+=(-a "$a"); done
-    for k in 10 1000; do
+    for k in $LAT_KS; do
       pin "$PBIN/queries" -e block_simdbp -i "$W/c.block_simdbp" -w "$W/c.wand" "${BM25[@]}" -k "$k" \
         "${A[@]}" -q "$W/queries-$LAT_QUERIES.ids" --runs "$RUNS" -o "$W/pisa-lat-k$k.tsv" \
         >"$W/pisa-lat-k$k.json" 2>>"$LOG"
+      pin "$TBENCH" --index "$W/idx" --queries "$QUERIES" --max_queries "$LAT_QUERIES" --known_terms_only \
+        --modes and,or --ks "$k" --threads 1 --throughput=false \
+        --or_algorithms maxscore,block-max-maxscore,wand,block-max-wand --and_block_max on,off \
+        --warmup_passes 1 --runs "$RUNS" --json "$W/tandem-lat-k$k.json" | tee -a "$LOG"
     done
-    pin "$TBENCH" --index "$W/idx" --queries "$QUERIES" --max_queries "$LAT_QUERIES" --known_terms_only \
-      --modes and,or --ks 10,1000 --threads 1 --throughput=false \
-      --or_algorithms maxscore,block-max-maxscore,wand,block-max-wand --and_block_max on,off \
-      --warmup_passes 1 --runs "$RUNS" --json "$W/tandem-lat.json" | tee -a "$LOG"
   fi
 
   if has_phase throughput; then

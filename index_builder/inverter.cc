@@ -33,11 +33,16 @@ namespace tandem::index_builder {
 namespace fs = std::filesystem;
 namespace {
 
+// A batch for the inverting threads ends at this many documents or this much text, whichever comes
+// first: small enough that every thread gets many batches of a collection of long documents.
 constexpr size_t kBatchDocuments = 256;
+constexpr size_t kBatchTextBytes = 256 << 10;
 // Per-entry overhead of a run's hash map, for the memory estimate.
 constexpr size_t kEntryOverhead = 64;
-// Lists are encoded in parallel in groups of about this many postings.
-constexpr size_t kEncodeGroupPostings = 1 << 22;
+// The merge: bytes of memory a merged and encoded range takes per byte of run data (a posting is
+// 2-4 bytes in a run; decoded, sorted and encoded, about 30), and the least run data a range holds.
+constexpr uint64_t kMergeMemoryPerRunByte = 10;
+constexpr uint64_t kMinRangeBytes = 64 << 10;
 
 struct Batch {
   uint64_t index = 0;  // batch sequence number
@@ -100,7 +105,7 @@ struct Build {
   absl::Status status;  // first error of any thread, under rows_mu
 
   std::mutex runs_mu;
-  std::vector<std::string> runs;
+  std::vector<SpilledRun> runs;
 
   std::atomic<uint64_t> documents{0};
   std::atomic<uint64_t> text_bytes{0};
@@ -139,13 +144,19 @@ struct Build {
   }
 
   absl::Status Spill(MemoryRun& run) {
+    size_t slot;
     std::string path;
     {
       std::lock_guard<std::mutex> lock(runs_mu);
-      path = absl::StrCat(spill_dir, "/run-", runs.size(), ".bin");
-      runs.push_back(path);
+      slot = runs.size();
+      path = absl::StrCat(spill_dir, "/run-", slot, ".bin");
+      runs.emplace_back().path = path;  // removed with the spill directory, whatever happens
     }
-    TANDEM_RETURN_IF_ERROR(WriteRun(run, path));
+    TANDEM_ASSIGN_OR_RETURN(SpilledRun spilled, WriteRun(run, path));
+    {
+      std::lock_guard<std::mutex> lock(runs_mu);
+      runs[slot] = std::move(spilled);
+    }
     run.clear();
     return absl::OkStatus();
   }
@@ -199,94 +210,146 @@ void InvertWorker(Build& build, BatchQueue& queue) {
 
 constexpr uint32_t kDroppedDocument = UINT32_MAX;
 
-// One merged list waiting to be encoded.
-struct PendingList {
+// A merged list, encoded, waiting to be written in term order.
+struct EncodedList {
   std::string term;
-  std::vector<uint32_t> docids, freqs;
+  uint32_t df = 0;
   uint64_t cf = 0;
-  std::string encoded;
   float max_score = 0;
-  absl::Status status;
+  std::string encoded;
 };
 
-absl::Status EncodeAndWrite(std::vector<PendingList>& group, index::IndexWriter& writer,
-                            int threads) {
-  std::atomic<size_t> next{0};
-  auto work = [&] {
-    for (size_t i = next++; i < group.size(); i = next++) {
-      PendingList& l = group[i];
-      const float idf = index::Bm25Idf(writer.num_docs(), l.docids.size());
-      absl::StatusOr<float> m = index::EncodePostingList(writer.codec(), l.docids, l.freqs,
-                                                         writer.doc_norms(), idf, &l.encoded);
-      if (m.ok()) {
-        l.max_score = *m;
-      } else {
-        l.status = m.status();
-      }
-    }
-  };
-  std::vector<std::thread> pool;
-  for (int t = 1; t < threads && static_cast<size_t>(t) < group.size(); ++t) {
-    pool.emplace_back(work);
-  }
-  work();
-  for (std::thread& t : pool) t.join();
-  for (PendingList& l : group) {
-    if (!l.status.ok()) {
-      return absl::InternalError(absl::StrCat("term '", l.term, "': ", l.status.message()));
-    }
-    TANDEM_RETURN_IF_ERROR(writer.AddEncodedList(l.term, static_cast<uint32_t>(l.docids.size()),
-                                                 l.cf, l.max_score, l.encoded));
-  }
-  group.clear();
-  return absl::OkStatus();
-}
+// The lists of one range of terms, merged and encoded by one thread.
+struct MergedRange {
+  std::vector<EncodedList> lists;
+  absl::Status status;
+  bool done = false;
+};
 
-// Merges the spilled runs term by term and encodes and writes the lists in term order.
-// `new_docid`, when not empty, renumbers the documents: kDroppedDocument drops a posting, and a
-// term left without postings is left out.
-absl::Status MergeRuns(const std::vector<std::string>& paths,
-                       const std::vector<uint32_t>& new_docid, index::IndexWriter& writer,
-                       int threads, uint64_t total_postings, Progress& progress,
-                       BuildSummary& summary) {
-  RunMerger merger(paths);
-  std::vector<PendingList> group;
-  size_t group_postings = 0;
+// Merges the terms of `range` from every run and encodes their lists. `new_docid`, when not empty,
+// renumbers the documents: kDroppedDocument drops a posting, and a term left without postings is
+// left out.
+absl::Status MergeRange(const std::vector<SpilledRun>& runs, const TermRange& range,
+                        const std::vector<uint32_t>& new_docid, const index::IndexWriter& writer,
+                        std::vector<EncodedList>* lists) {
+  RunMerger merger(runs, range);
+  std::vector<uint32_t> docids, freqs;
   while (merger.Next()) {
-    const std::vector<std::pair<uint32_t, uint32_t>>& merged = merger.postings();
-    PendingList& l = group.emplace_back();
-    l.term = merger.term();
-    l.docids.reserve(merged.size());
-    l.freqs.reserve(merged.size());
-    for (auto [d, f] : merged) {
+    docids.clear();
+    freqs.clear();
+    uint64_t cf = 0;
+    for (auto [d, f] : merger.postings()) {
       if (!new_docid.empty()) {
         d = new_docid[d];
         if (d == kDroppedDocument) continue;
       }
-      l.docids.push_back(d);
-      l.freqs.push_back(f);
-      l.cf += f;
+      docids.push_back(d);
+      freqs.push_back(f);
+      cf += f;
     }
-    if (l.docids.empty()) {
-      group.pop_back();
-      continue;
+    if (docids.empty()) continue;
+    EncodedList& l = lists->emplace_back();
+    l.term = merger.term();
+    l.df = static_cast<uint32_t>(docids.size());
+    l.cf = cf;
+    const float idf = index::Bm25Idf(writer.num_docs(), docids.size());
+    absl::StatusOr<float> m = index::EncodePostingList(writer.codec(), docids, freqs,
+                                                       writer.doc_norms(), idf, &l.encoded);
+    if (!m.ok()) {
+      return absl::InternalError(absl::StrCat("term '", l.term, "': ", m.status().message()));
     }
-    summary.postings += l.docids.size();
-    ++summary.terms;
-    group_postings += l.docids.size();
-    if (group_postings >= kEncodeGroupPostings || group.size() >= 8192) {
-      TANDEM_RETURN_IF_ERROR(EncodeAndWrite(group, writer, threads));
-      group_postings = 0;
+    l.max_score = *m;
+  }
+  return merger.status();
+}
+
+// Merges the spilled runs and writes the lists in term order. The terms are cut into ranges
+// (SplitTermRanges) that `threads` threads merge and encode while this thread writes the finished
+// ones in order; at most 2 x threads ranges are in memory at once, each sized so that together
+// they stay within `memory_budget`.
+absl::Status MergeRuns(const std::vector<SpilledRun>& runs, const std::vector<uint32_t>& new_docid,
+                       index::IndexWriter& writer, int threads, uint64_t memory_budget,
+                       uint64_t range_bytes, uint64_t total_postings, Progress& progress,
+                       BuildSummary& summary) {
+  uint64_t run_bytes = 0;
+  for (const SpilledRun& r : runs) run_bytes += r.bytes;
+  const size_t window = 2 * static_cast<size_t>(threads);
+  // Several ranges a thread, for balance, each within its share of the memory budget.
+  const uint64_t target =
+      std::max(kMinRangeBytes, std::min(run_bytes / (8 * static_cast<uint64_t>(threads)) + 1,
+                                        memory_budget / (kMergeMemoryPerRunByte * window)));
+  const std::vector<TermRange> ranges =
+      SplitTermRanges(runs, range_bytes > 0 ? range_bytes : target);
+  std::vector<MergedRange> merged(ranges.size());
+  std::mutex mu;
+  std::condition_variable changed;
+  size_t next = 0, written = 0;
+  bool stop = false;
+  auto work = [&] {
+    while (true) {
+      size_t i;
+      {
+        std::unique_lock<std::mutex> lock(mu);
+        changed.wait(lock,
+                     [&] { return stop || next == ranges.size() || next < written + window; });
+        if (stop || next == ranges.size()) return;
+        i = next++;
+      }
+      std::vector<EncodedList> lists;
+      absl::Status s = MergeRange(runs, ranges[i], new_docid, writer, &lists);
+      {
+        std::lock_guard<std::mutex> lock(mu);
+        merged[i].lists = std::move(lists);
+        merged[i].status = std::move(s);
+        merged[i].done = true;
+      }
+      changed.notify_all();
     }
+  };
+  std::vector<std::thread> pool;
+  for (int t = 0; t < threads && static_cast<size_t>(t) < ranges.size(); ++t)
+    pool.emplace_back(work);
+  struct JoinPool {
+    std::vector<std::thread>& pool;
+    std::mutex& mu;
+    std::condition_variable& changed;
+    bool& stop;
+    ~JoinPool() {
+      {
+        std::lock_guard<std::mutex> lock(mu);
+        stop = true;
+      }
+      changed.notify_all();
+      for (std::thread& t : pool) t.join();
+    }
+  } join_pool{pool, mu, changed, stop};
+
+  for (size_t i = 0; i < ranges.size(); ++i) {
+    MergedRange range;
+    {
+      std::unique_lock<std::mutex> lock(mu);
+      changed.wait(lock, [&] { return merged[i].done; });
+      range = std::move(merged[i]);
+    }
+    TANDEM_RETURN_IF_ERROR(range.status);
+    for (const EncodedList& l : range.lists) {
+      TANDEM_RETURN_IF_ERROR(writer.AddEncodedList(l.term, l.df, l.cf, l.max_score, l.encoded));
+      summary.postings += l.df;
+      ++summary.terms;
+    }
+    {
+      std::lock_guard<std::mutex> lock(mu);
+      written = i + 1;
+    }
+    changed.notify_all();
     if (progress.Due()) {
       progress.Report("writing", static_cast<double>(summary.postings),
                       static_cast<double>(total_postings),
                       absl::StrFormat("%d terms, %d postings merged from %d runs", summary.terms,
-                                      summary.postings, paths.size()));
+                                      summary.postings, runs.size()));
     }
   }
-  TANDEM_RETURN_IF_ERROR(merger.status());
-  return EncodeAndWrite(group, writer, threads);
+  return absl::OkStatus();
 }
 
 std::string HumanBytes(double b) {
@@ -426,8 +489,10 @@ absl::StatusOr<BuildSummary> BuildIndex(DocumentReader& reader, const std::strin
   std::string first_duplicate;  // "'id' at file:line"
   uint64_t next_docid = 0;
   uint64_t batch_index = 0;
+  uint64_t batch_bytes = 0;
   Batch batch;
   auto flush_batch = [&] {
+    batch_bytes = 0;
     next_docid += batch.docs.size();
     queue.Push(std::move(batch));
     batch = Batch();
@@ -458,8 +523,9 @@ absl::StatusOr<BuildSummary> BuildIndex(DocumentReader& reader, const std::strin
       if (!keep_last) continue;
       replaced.push_back(*earlier);
     }
+    batch_bytes += doc.text.size();
     batch.docs.push_back(std::move(doc));
-    if (batch.docs.size() == kBatchDocuments) flush_batch();
+    if (batch.docs.size() == kBatchDocuments || batch_bytes >= kBatchTextBytes) flush_batch();
     if (build.failed()) break;
     if (progress.Due()) {
       const ReadProgress read = reader.Progress();
@@ -475,6 +541,7 @@ absl::StatusOr<BuildSummary> BuildIndex(DocumentReader& reader, const std::strin
   queue.Close();
   for (std::thread& t : workers) t.join();
   TANDEM_RETURN_IF_ERROR(read_status);
+  const auto inverted = std::chrono::steady_clock::now();
   {
     std::lock_guard<std::mutex> lock(build.rows_mu);
     TANDEM_RETURN_IF_ERROR(build.status);
@@ -516,8 +583,10 @@ absl::StatusOr<BuildSummary> BuildIndex(DocumentReader& reader, const std::strin
   summary.text_bytes = build.text_bytes;
   summary.spilled_runs = build.runs.size();
   TANDEM_RETURN_IF_ERROR(writer->FinishDocuments());
-  TANDEM_RETURN_IF_ERROR(
-      MergeRuns(build.runs, new_docid, *writer, threads, build.postings, progress, summary));
+  TANDEM_RETURN_IF_ERROR(MergeRuns(build.runs, new_docid, *writer, threads,
+                                   options.memory_budget_bytes, options.merge_range_bytes,
+                                   build.postings, progress, summary));
+  const auto merged = std::chrono::steady_clock::now();
   if (!attributes.empty()) {
     const auto begin = std::chrono::steady_clock::now();
     TANDEM_ASSIGN_OR_RETURN(
@@ -538,7 +607,11 @@ absl::StatusOr<BuildSummary> BuildIndex(DocumentReader& reader, const std::strin
     if (!ec) summary.index_bytes += size;
     if (!ec && std::string_view(f) == index::kPostingsFile) summary.postings_bytes = size;
   }
-  summary.seconds = std::chrono::duration<double>(std::chrono::steady_clock::now() - start).count();
+  const auto end = std::chrono::steady_clock::now();
+  summary.seconds = std::chrono::duration<double>(end - start).count();
+  summary.invert_seconds = std::chrono::duration<double>(inverted - start).count();
+  summary.merge_seconds = std::chrono::duration<double>(merged - inverted).count();
+  summary.finish_seconds = std::chrono::duration<double>(end - merged).count();
   return summary;
 }
 

@@ -42,6 +42,9 @@ struct InverterOptions {
   int threads = 0;                            // 0: hardware concurrency
   uint64_t memory_budget_bytes = 1ull << 30;  // for all in-memory runs together
   std::string spill_dir;                      // "" : next to the output directory
+  // Run data in each range of terms the merge's threads take (spill_run.h); 0: chosen from the
+  // threads and the memory budget. Smaller ranges balance better and hold less memory.
+  uint64_t merge_range_bytes = 0;
   bool progress = false;  // progress on stderr: phase, percent, rate, ETA (progress.h)
   // Called after every document read; a non-OK status stops the build with that status (--strict
   // uses it to fail on the first bad document).
@@ -75,6 +78,12 @@ struct BuildSummary {
   std::vector<AttributeStats> attributes;  // per stored attribute field
   double attribute_seconds = 0;            // building their bitmaps
   double seconds = 0;
+  // The build's phases (their sum is about `seconds`): reading, analyzing and inverting the
+  // documents, spilling the runs; merging them and encoding and writing the lists; the rest of the
+  // index (lexicon, document table, attributes) and its files.
+  double invert_seconds = 0;
+  double merge_seconds = 0;
+  double finish_seconds = 0;
 
   double bits_per_posting() const {
     return postings == 0 ? 0.0 : 8.0 * static_cast<double>(postings_bytes) / postings;

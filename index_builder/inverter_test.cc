@@ -52,32 +52,37 @@ TEST_P(InverterTest, SpillAndMergeGivesTheSameIndexAsInMemoryInversion) {
   testing::TempDir tmp;
   ASSERT_TRUE(testing::BuildIndex(docs, tmp.path() + "/want", "pfor").ok());
 
-  VectorReader reader(docs);
-  InverterOptions options;
-  options.threads = GetParam();
-  options.memory_budget_bytes = 64 << 10;  // forces many spilled runs
-  index::IndexWriterOptions w;
-  absl::StatusOr<BuildSummary> s = BuildIndex(reader, tmp.path() + "/got", w, options);
-  ASSERT_TRUE(s.ok()) << s.status();
-  EXPECT_EQ(s->documents, 3000u);
-  EXPECT_GT(s->spilled_runs, 4u);
+  // Merged as one range of terms and as one range per mark of the runs.
+  for (const uint64_t range_bytes : {uint64_t{1} << 40, uint64_t{1}}) {
+    SCOPED_TRACE(range_bytes);
+    VectorReader reader(docs);
+    InverterOptions options;
+    options.threads = GetParam();
+    options.memory_budget_bytes = 64 << 10;  // forces many spilled runs
+    options.merge_range_bytes = range_bytes;
+    index::IndexWriterOptions w;
+    absl::StatusOr<BuildSummary> s = BuildIndex(reader, tmp.path() + "/got", w, options);
+    ASSERT_TRUE(s.ok()) << s.status();
+    EXPECT_EQ(s->documents, 3000u);
+    EXPECT_GT(s->spilled_runs, 4u);
 
-  auto want = index::Index::Open(tmp.path() + "/want");
-  auto got = index::Index::Open(tmp.path() + "/got", {.verify_lists = true});
-  ASSERT_TRUE(want.ok() && got.ok());
-  EXPECT_EQ((*got)->num_docs(), 3000u);
-  EXPECT_EQ((*got)->stats().num_postings, (*want)->stats().num_postings);
-  EXPECT_EQ(s->postings, (*want)->stats().num_postings);
-  EXPECT_EQ(Dump(**got), Dump(**want));
-  for (uint32_t d : {0u, 1234u, 2999u}) {
-    EXPECT_EQ((*got)->external_id(d), absl::StrCat("doc", d));
-    EXPECT_EQ((*got)->doc_length(d), (*want)->doc_length(d));
-    ASSERT_EQ((*got)->stored_fields(d).size(), 1u);
-    EXPECT_EQ((*got)->stored_fields(d)[0].second, absl::StrCat(d));
-  }
-  // No spill directory is left behind.
-  for (const auto& e : std::filesystem::directory_iterator(tmp.path())) {
-    EXPECT_THAT(e.path().filename().string(), ::testing::Not(::testing::HasSubstr("spill")));
+    auto want = index::Index::Open(tmp.path() + "/want");
+    auto got = index::Index::Open(tmp.path() + "/got", {.verify_lists = true});
+    ASSERT_TRUE(want.ok() && got.ok());
+    EXPECT_EQ((*got)->num_docs(), 3000u);
+    EXPECT_EQ((*got)->stats().num_postings, (*want)->stats().num_postings);
+    EXPECT_EQ(s->postings, (*want)->stats().num_postings);
+    EXPECT_EQ(Dump(**got), Dump(**want));
+    for (uint32_t d : {0u, 1234u, 2999u}) {
+      EXPECT_EQ((*got)->external_id(d), absl::StrCat("doc", d));
+      EXPECT_EQ((*got)->doc_length(d), (*want)->doc_length(d));
+      ASSERT_EQ((*got)->stored_fields(d).size(), 1u);
+      EXPECT_EQ((*got)->stored_fields(d)[0].second, absl::StrCat(d));
+    }
+    // No spill directory is left behind.
+    for (const auto& e : std::filesystem::directory_iterator(tmp.path())) {
+      EXPECT_THAT(e.path().filename().string(), ::testing::Not(::testing::HasSubstr("spill")));
+    }
   }
 }
 
@@ -240,6 +245,7 @@ TEST_P(KeepLastTest, EqualsTheIndexOfTheDeduplicatedInput) {
   InverterOptions options;
   options.threads = 1 + GetParam() % 3;
   options.memory_budget_bytes = 64 << 10;
+  options.merge_range_bytes = GetParam() == 2 ? 1 : 0;  // renumbered in many ranges, or few
   options.duplicate_ids = DuplicateIds::kKeepLast;
   auto s = BuildIndex(reader, tmp.path() + "/got", {}, options);
   ASSERT_TRUE(s.ok()) << s.status();

@@ -1,0 +1,114 @@
+#!/usr/bin/env bash
+# The CPU engine's measurements on a many-core host (the GPU machine's 16-core host), in steps that
+# fit one command each; later steps reuse /tmp/cpu-host from earlier ones on the same machine.
+#
+# On the build machine: pack the CPU binaries with the data files, and the text collections:
+#   deploy/gpu-bundle.sh build/index_builder/tandem-index build/bench/tandem-bench-query \
+#     build/bench/tandem-bench-build build/bench/codec_bench -- \
+#     ../shared/data/stats/wikipedia-termstats.tsv.gz ../shared/data/stats/wikipedia-doclengths.tsv \
+#     ../shared/data/queries/trec05-efficiency.txt
+#   mkdir -p .gpu-carry && tar cf - .gpu-bundle | xz -T0 > .gpu-carry/bundle.tar.xz
+#   tar cf - -C ../shared/data/text wikipedia reuters21578 | xz -T0 > .gpu-carry/text.tar.xz
+#   cp ../shared/tools/pisa/pisa-69f2a83-x86-64-v3.tgz .gpu-carry/
+# On the host: STEPS="build codec wikipedia synth-prepare" bench/cpu_host_run.sh, then
+#   STEPS="synth-latency-10", then STEPS="synth-latency-1000 synth-throughput".
+#
+# Steps:
+#   build: tandem-bench-build on Wikipedia and Reuters-21578 at 1, 2, 4, 8 and all threads
+#     (index_build.json), then the same Wikipedia text built by tandem-index on all threads beside
+#     PISA's parse_collection (plain text, one document a line, its id first; Porter2 stemming, as
+#     Tandem's) and compress_inverted_index on the same threads (build_vs_pisa.txt).
+#   codec: codec_bench's DecodeDocids on the synthetic gap shapes and on the Wikipedia index's lists,
+#     one thread (codec.json).
+#   wikipedia, synth-prepare, synth-latency-K, synth-throughput: bench/pisa_side_by_side.sh's
+#     phases (side_wikipedia.tgz, side_synth.tgz: its JSON, log and raw outputs).
+# Writes under $OUT: host.txt (the CPU, and every step's log) and the files named above.
+set -uo pipefail
+cd "$(dirname "$0")/.." || exit 1
+: "${OUT:?OUT names the directory for the results}"
+H=/tmp/cpu-host
+mkdir -p "$H"
+if [[ ! -d $H/.gpu-bundle ]]; then
+  xz -dc .gpu-carry/bundle.tar.xz | tar xf - -C "$H" &&
+    xz -dc .gpu-carry/text.tar.xz | tar xf - -C "$H" &&
+    tar xzf .gpu-carry/pisa-69f2a83-x86-64-v3.tgz -C "$H" || exit 1
+fi
+export LD_LIBRARY_PATH=$H/.gpu-bundle/lib
+B=$H/.gpu-bundle/bin
+D=$H/.gpu-bundle/data
+P=$H/device-bundle/bin
+N=$(nproc)
+LOG=$OUT/host.txt
+{ lscpu | grep -E "Model name|^CPU\(s\)|Thread|Core|Socket|L3"; nvidia-smi -L 2>/dev/null; } >>"$LOG"
+has_step() { [[ " ${STEPS:-} " == *" $1 "* ]]; }
+elapsed() { awk -v a="$1" -v b="$(date +%s.%N)" 'BEGIN { printf "%.2f", b - a }'; }
+
+if has_step build; then
+  counts=1,2,4,8
+  ((N > 8)) && counts+=,$N
+  timeout 240 "$B/tandem-bench-build" --threads "$counts" --json "$OUT/index_build.json" \
+    --collection "wikipedia:wikiextractor:$H/wikipedia,reuters:reuters:$H/reuters21578" 2>&1 |
+    tee -a "$LOG"
+  {
+    echo "== Wikipedia text, $N threads: tandem-index build --codec simdbp beside PISA"
+    t0=$(date +%s.%N)
+    "$B/tandem-index" build --input "$H/wikipedia" --format wikiextractor --codec simdbp \
+      --threads "$N" --output "$H/wiki-idx" --quiet >/dev/null && echo "tandem-index build: $(elapsed "$t0") s"
+    python3 - "$H/wikipedia" >"$H/wiki.txt" <<'EOF'
+import os, re, sys
+# WikiExtractor <doc> records as PISA's plaintext format: one document a line, its id first.
+head = re.compile(r'<doc id="([^"]*)"')
+for name in sorted(os.listdir(sys.argv[1])):
+    doc, body = None, []
+    for line in open(os.path.join(sys.argv[1], name), encoding="utf-8", errors="replace"):
+        if doc is None:
+            m = head.match(line)
+            if m:
+                doc, body = m.group(1), []
+        elif line.startswith("</doc>"):
+            sys.stdout.write(doc + " " + " ".join(l.strip() for l in body) + "\n")
+            doc = None
+        else:
+            body.append(line)
+EOF
+    # Batches of documents small enough for every thread to get several (PISA's default, 100,000
+    # documents, would leave Wikipedia's 6,514 to one thread).
+    batch=$((6514 / (4 * N) + 1))
+    t0=$(date +%s.%N)
+    "$P/parse_collection" -j "$N" -b "$batch" -f plaintext -F lowercase porter2 -o "$H/pisa-fwd" \
+      <"$H/wiki.txt" >/dev/null 2>&1 && echo "PISA parse_collection -j $N -b $batch: $(elapsed "$t0") s"
+    "$B/tandem-index" export --format pisa "$H/wiki-idx" "$H/wiki-coll" >/dev/null
+    t0=$(date +%s.%N)
+    "$P/compress_inverted_index" -c "$H/wiki-coll" -o "$H/wiki.block_simdbp" -e block_simdbp \
+      >/dev/null 2>&1 && echo "PISA compress_inverted_index (block_simdbp): $(elapsed "$t0") s"
+    echo "PISA's invert is not in its prebuilt bundle: its parse + compress is a lower bound"
+  } 2>&1 | tee "$OUT/build_vs_pisa.txt" >>"$LOG"
+fi
+
+if has_step codec; then
+  [[ -d $H/wiki-idx ]] || "$B/tandem-index" build --input "$H/wikipedia" --format wikiextractor \
+    --codec simdbp --output "$H/wiki-idx" --quiet >/dev/null
+  timeout 200 taskset -c $((N - 1)) "$B/codec_bench" --index="$H/wiki-idx" \
+    --benchmark_filter='DecodeDocids' --benchmark_min_time=0.2 \
+    --benchmark_out="$OUT/codec.json" --benchmark_out_format=json 2>&1 | tee -a "$LOG"
+fi
+
+side() {  # WORKLOAD PHASES [VAR=VALUE...]
+  local w=$1 phases=$2
+  shift 2
+  env "$@" bench/pisa_side_by_side.sh --pisa "$H/device-bundle" --bin "$B" --data "$D" \
+    --out "$H/side-out" --work "$H/side" --docs 25000000 --wikipedia-index "$H/wiki-idx" \
+    --workloads "$w" --phases "$phases" 2>&1 | tee -a "$LOG"
+  (cd "$H" && tar czf "$OUT/side_$w.tgz" side-out \
+    $(find side/"$w" -maxdepth 1 \( -name '*.json' -o -name '*.tsv' -o -name 'queries-*' \)))
+}
+if has_step wikipedia; then
+  [[ -d $H/wiki-idx ]] || "$B/tandem-index" build --input "$H/wikipedia" --format wikiextractor \
+    --codec simdbp --output "$H/wiki-idx" --quiet >/dev/null
+  side wikipedia "prepare latency throughput" CODEC=simdbp RUNS=2
+fi
+has_step synth-prepare && side synth prepare CODEC=simdbp
+has_step synth-latency-10 && side synth latency LAT_KS=10 RUNS=1
+has_step synth-latency-1000 && side synth latency LAT_KS=1000 RUNS=1
+has_step synth-throughput && side synth throughput
+exit 0

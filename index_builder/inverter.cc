@@ -274,10 +274,12 @@ absl::Status MergeRuns(const std::vector<SpilledRun>& runs, const std::vector<ui
   uint64_t run_bytes = 0;
   for (const SpilledRun& r : runs) run_bytes += r.bytes;
   const size_t window = 2 * static_cast<size_t>(threads);
-  // Several ranges a thread, for balance, each within its share of the memory budget.
-  const uint64_t target =
-      std::max(kMinRangeBytes, std::min(run_bytes / (8 * static_cast<uint64_t>(threads)) + 1,
-                                        memory_budget / (kMergeMemoryPerRunByte * window)));
+  // A few ranges a thread, for balance, each within its share of the memory budget. Each range
+  // reads up to kRunMarkBytes of every run before its first term, so ranges stay well above
+  // runs x kRunMarkBytes.
+  const uint64_t target = std::max({kMinRangeBytes, 4 * runs.size() * kRunMarkBytes,
+                                    std::min(run_bytes / (4 * static_cast<uint64_t>(threads)) + 1,
+                                             memory_budget / (kMergeMemoryPerRunByte * window))});
   const std::vector<TermRange> ranges =
       SplitTermRanges(runs, range_bytes > 0 ? range_bytes : target);
   std::vector<MergedRange> merged(ranges.size());

@@ -49,7 +49,7 @@ struct RunMark {
   std::string term;
   uint64_t offset = 0;
 };
-inline constexpr uint64_t kRunMarkBytes = 16 << 10;
+inline constexpr uint64_t kRunMarkBytes = 4 << 10;
 
 // A run written to disk: its file, its size, and its marks in term order.
 struct SpilledRun {

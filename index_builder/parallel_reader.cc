@@ -21,6 +21,7 @@
 #include <algorithm>
 #include <atomic>
 #include <condition_variable>
+#include <cstring>
 #include <deque>
 #include <filesystem>
 #include <fstream>
@@ -45,6 +46,59 @@ struct Unit {
   uint64_t bytes = 0;     // its input bytes, for progress and the window's bound
   bool streamed = false;  // read by Next's thread as it goes, not parsed ahead
   absl::Status error;     // listing failed here: reading stops with this error
+};
+
+// A file's lines through one large buffer, found with memchr and never copied: listing cuts large
+// files at record starts, and std::getline's byte-at-a-time copying made that scan the longest
+// part of listing.
+class LineScanner {
+ public:
+  bool Open(const std::string& path) {
+    in_.close();
+    in_.clear();
+    in_.open(path, std::ios::binary);
+    begin_ = end_ = 0;
+    eof_ = false;
+    return static_cast<bool>(in_);
+  }
+  void Close() { in_.close(); }
+  // The next line, without its '\n' (valid until the next call), and whether a '\n' ended it;
+  // false at the end of the file or on a read error (then bad()).
+  bool Next(absl::string_view* line, bool* newline) {
+    while (true) {
+      const char* data = buffer_.data();
+      if (const void* nl = std::memchr(data + begin_, '\n', end_ - begin_)) {
+        const size_t at = static_cast<const char*>(nl) - data;
+        *line = absl::string_view(data + begin_, at - begin_);
+        *newline = true;
+        begin_ = at + 1;
+        return true;
+      }
+      if (eof_) {
+        if (begin_ == end_) return false;
+        *line = absl::string_view(data + begin_, end_ - begin_);
+        *newline = false;
+        begin_ = end_;
+        return true;
+      }
+      // Keep the line begun so far, and read more behind it.
+      std::memmove(buffer_.data(), data + begin_, end_ - begin_);
+      end_ -= begin_;
+      begin_ = 0;
+      if (end_ == buffer_.size()) buffer_.resize(2 * buffer_.size());
+      in_.read(buffer_.data() + end_, static_cast<std::streamsize>(buffer_.size() - end_));
+      const size_t got = static_cast<size_t>(in_.gcount());
+      end_ += got;
+      if (got == 0) eof_ = true;
+    }
+  }
+  bool bad() const { return in_.bad(); }
+
+ private:
+  std::ifstream in_;
+  std::vector<char> buffer_ = std::vector<char>(1 << 20);
+  size_t begin_ = 0, end_ = 0;
+  bool eof_ = false;
 };
 
 // Lists the input's units in reading order. A large file of a format that can be cut is read once
@@ -84,10 +138,7 @@ class UnitLister {
         return true;
       }
       if (format_.starts_record != nullptr && size > chunk_bytes_) {
-        in_.close();
-        in_.clear();
-        in_.open(file.path, std::ios::binary);
-        if (in_) {
+        if (scanner_.Open(file.path)) {
           cutting_ = &file;
           chunk_begin_ = pos_ = 0;
           chunk_line_ = line_ = 1;
@@ -108,12 +159,13 @@ class UnitLister {
   // False when the file has no more.
   bool NextChunk(Unit* unit) {
     const InputFile& file = *cutting_;
-    std::string line;
+    absl::string_view view;
+    bool newline = false;
     while (true) {
       const uint64_t line_start = pos_;
       const int64_t line_number = line_;
-      if (!std::getline(in_, line)) {
-        if (in_.bad()) {
+      if (!scanner_.Next(&view, &newline)) {
+        if (scanner_.bad()) {
           unit->file = file;
           unit->error = absl::DataLossError(
               absl::StrCat("error reading ", file.name, " after line ", line_number - 1));
@@ -122,10 +174,9 @@ class UnitLister {
         }
         break;
       }
-      pos_ += line.size() + (in_.eof() ? 0 : 1);
+      pos_ += view.size() + (newline ? 1 : 0);
       ++line_;
       if (line_start - chunk_begin_ < chunk_bytes_) continue;
-      absl::string_view view = line;
       if (!view.empty() && view.back() == '\r') view.remove_suffix(1);
       if (!format_.starts_record(view)) continue;
       EmitChunk(line_start, unit);
@@ -140,7 +191,7 @@ class UnitLister {
       unit->bytes = pos_ - chunk_begin_;
     }
     cutting_ = nullptr;
-    in_.close();
+    scanner_.Close();
     return !empty;
   }
 
@@ -162,7 +213,7 @@ class UnitLister {
   // The file being cut, and where: the next chunk starts at chunk_begin_ (line chunk_line_), and
   // the scan has read up to pos_ (line line_).
   const InputFile* cutting_ = nullptr;
-  std::ifstream in_;
+  LineScanner scanner_;
   uint64_t chunk_begin_ = 0;
   int64_t chunk_line_ = 1;
   uint64_t pos_ = 0;
@@ -283,10 +334,17 @@ class ParallelReader final : public DocumentReader {
   void ParseLoop() {
     std::unique_lock<std::mutex> lock(mu_);
     while (true) {
-      work_.wait(lock, [&] { return stop_ || listed_all_ || HasRoom(); });
+      work_.wait(lock, [&] { return stop_ || listed_all_ || (!listing_ && HasRoom()); });
       if (stop_ || listed_all_) return;
       auto slot = std::make_unique<Slot>();
-      if (!lister_.Next(&slot->unit)) {
+      // One parser lists at a time, without the lock, so Next and the other parsers go on.
+      listing_ = true;
+      lock.unlock();
+      const bool listed = lister_.Next(&slot->unit);
+      lock.lock();
+      listing_ = false;
+      work_.notify_all();
+      if (!listed) {
         listed_all_ = true;
         ready_.notify_all();
         work_.notify_all();
@@ -346,7 +404,8 @@ class ParallelReader final : public DocumentReader {
   // Written under mu_; read by Parse without it, only to stop early.
   std::atomic<bool> stop_{false};
   bool listed_all_ = false;                   // under mu_
-  UnitLister lister_;                         // under mu_
+  bool listing_ = false;                      // under mu_: a parser is in lister_.Next
+  UnitLister lister_;                         // by the parser that set listing_
   std::deque<std::unique_ptr<Slot>> window_;  // under mu_; in reading order
   uint64_t window_bytes_ = 0;                 // under mu_; of the units parsed ahead
   std::vector<std::thread> parsers_;

@@ -163,6 +163,27 @@ TEST(ParallelReaderTest, LargeFilesCutIntoChunksKeepDocumentsReportsAndLines) {
               ::testing::Contains(::testing::HasSubstr("corpus.jsonl:6: not valid JSON")));
 }
 
+// The listing's line scanner reads through a 1 MiB buffer: lines longer than it, a line that ends
+// at the buffer's edge, and a last line without a newline are cut and counted as one reader reads
+// them.
+TEST(ParallelReaderTest, LongLinesAndALastLineWithoutNewlineKeepTheirPlaces) {
+  tools::TempDir tmp;
+  std::string lines, wiki;
+  for (int i = 0; i < 40; ++i) {
+    const size_t length = i % 10 == 3 ? (3 << 20) + i : (i % 10 == 6 ? (1 << 20) - 1 : 100 + i);
+    absl::StrAppend(&lines, "line", i, " ", std::string(length, static_cast<char>('a' + i % 26)),
+                    i % 4 == 0 ? "\r\n" : "\n");
+    absl::StrAppend(&wiki, "<doc id=\"", i, "\" url=\"u\" title=\"T", i, "\">\nTitle ", i, "\n",
+                    std::string(length / 8, 'w'), " end", i, "\n</doc>\n");
+  }
+  lines += "last line, no newline";
+  wiki += "<doc id=\"last\" url=\"u\" title=\"L\">\nLast\nno newline";
+  Write(tmp.path() + "/long.txt", lines);
+  Write(tmp.path() + "/wiki_00", wiki);
+  ExpectSameAsOneThread("lines", tmp.path() + "/long.txt");
+  ExpectSameAsOneThread("wikiextractor", tmp.path() + "/wiki_00");
+}
+
 TEST(ParallelReaderTest, AFileThatCannotBeReadStopsReadingAtItsTurn) {
   tools::TempDir tmp;
   for (int f = 0; f < 6; ++f) {

@@ -42,10 +42,12 @@ def main():
                     help="q/s of one node, OR (bench/results/figure7_h100.json)")
     ap.add_argument("--pisa-and", type=float, default=16 / 3.163e-3,
                     help="q/s of PISA on 16 cores, block-max ranked AND: 16 / its one-thread "
-                    "mean of 3.163 ms (bench/results/cpu_vs_pisa_synth_h200.json)")
+                    "mean of 3.163 ms (bench/results/cpu_vs_pisa_synth_h200.json of 2026-11-27; "
+                    "the run of 2026-12-02 measured 2.818 ms)")
     ap.add_argument("--pisa-or", type=float, default=2678,
                     help="q/s of PISA on 16 cores, MaxScore, 16 processes "
-                    "(bench/results/cpu_vs_pisa_synth_h200.json)")
+                    "(bench/results/cpu_vs_pisa_synth_h200.json of 2026-11-27; the run of "
+                    "2026-12-02 measured 1,805 and 2,396)")
     ap.add_argument("--broker-rate", type=float, default=0,
                     help="q/s of one broker; 0: read bench/results/broker_scaling_*.json")
     # What one node holds.

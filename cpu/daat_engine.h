@@ -59,8 +59,10 @@ bool AbslParseFlag(absl::string_view text, OrAlgorithm* algorithm, std::string* 
 std::string AbslUnparseFlag(OrAlgorithm algorithm);
 
 struct DaatEngineOptions {
-  // OR and the OR pass of AND+OR. MaxScore was the fastest on the 25M-document workload at k 10
-  // and 1,000 and on Wikipedia at k 10 (bench/results/cpu_vs_pisa_h200.txt).
+  // OR and the OR pass of AND+OR. MaxScore and block-max MaxScore are within 5% of each other on
+  // the 25M-document workload and on Wikipedia, the others slower; MaxScore is the faster on
+  // Wikipedia and, on the development machine, on the 25M workload
+  // (bench/results/cpu_vs_pisa_h200.txt, cpu_vs_pisa_dev.txt).
   OrAlgorithm or_algorithm = OrAlgorithm::kMaxScore;
   bool block_max_and = true;  // block-max skipping in ranked AND
   // Multiplies every score bound the pruning uses. 1 in production; tests set it below 1 to show

@@ -162,8 +162,10 @@ ABSL_FLAG(tandem::tools::CountOrAuto, tune_rpc_nice, tandem::tools::CountOrAuto{
 ABSL_FLAG(tandem::cpu::OrAlgorithm, cpu_or, tandem::cpu::DaatEngineOptions{}.or_algorithm,
           "How the CPU engine runs OR and the OR pass of AND+OR, all rank-safe: maxscore, "
           "block-max-maxscore, wand, block-max-wand, or exhaustive (every posting scored). "
-          "maxscore, the default, was the fastest on the 25M-document workload at k 10 and 1,000 "
-          "and on Wikipedia at k 10 (bench/results/cpu_vs_pisa_h200.txt).");
+          "maxscore, the default, and block-max-maxscore are within 5% of each other on the "
+          "25M-document workload and on Wikipedia, and the others slower; maxscore is the faster "
+          "on Wikipedia and, on the development machine, on the 25M workload "
+          "(bench/results/cpu_vs_pisa_h200.txt, cpu_vs_pisa_dev.txt).");
 
 // Tuning of the hybrid scheduler: the defaults are the measured best (bench/results/README.md).
 ABSL_FLAG(tandem::tools::CountOrAuto, tune_answer_threads, tandem::tools::CountOrAuto{},

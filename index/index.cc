@@ -42,19 +42,9 @@ struct PackedEntry {
 // entry, which stores its term whole) and is replaced by this entry's: entries after a block's
 // first share a prefix with the term before them (front coding). Returns the byte after the
 // entry, or nullptr when it runs past `end` or a field is malformed.
-const uint8_t* DecodeEntry(const uint8_t* p, const uint8_t* end, bool first_in_block,
-                           std::string* term, PackedEntry* e) {
-  uint64_t shared = 0, length = 0, df = 0, extra = 0;
-  if (!first_in_block) {
-    p = GetVarint(p, end, &shared, term->size());
-    if (p == nullptr) return nullptr;
-  }
-  p = GetVarint(p, end, &length);
-  if (p == nullptr || length > static_cast<uint64_t>(end - p)) return nullptr;
-  term->resize(shared);
-  term->append(reinterpret_cast<const char*>(p), length);
-  e->term = *term;
-  p += length;
+// Decodes what follows an entry's term: df, cf, the maximum score and the list's size.
+const uint8_t* DecodeEntryStatistics(const uint8_t* p, const uint8_t* end, PackedEntry* e) {
+  uint64_t df = 0, extra = 0;
   p = GetVarint(p, end, &df, UINT32_MAX);
   if (p == nullptr) return nullptr;
   p = GetVarint(p, end, &extra, UINT64_MAX - df);
@@ -64,6 +54,21 @@ const uint8_t* DecodeEntry(const uint8_t* p, const uint8_t* end, bool first_in_b
   std::memcpy(&e->max_score, p, 4);
   p += 4;
   return GetVarint(p, end, &e->list_bytes);
+}
+
+const uint8_t* DecodeEntry(const uint8_t* p, const uint8_t* end, bool first_in_block,
+                           std::string* term, PackedEntry* e) {
+  uint64_t shared = 0, length = 0;
+  if (!first_in_block) {
+    p = GetVarint(p, end, &shared, term->size());
+    if (p == nullptr) return nullptr;
+  }
+  p = GetVarint(p, end, &length);
+  if (p == nullptr || length > static_cast<uint64_t>(end - p)) return nullptr;
+  term->resize(shared);
+  term->append(reinterpret_cast<const char*>(p), length);
+  e->term = *term;
+  return DecodeEntryStatistics(p + length, end, e);
 }
 
 // A term's first 8 bytes as a big-endian integer, zero-padded: a < b as strings (bytes compared
@@ -586,13 +591,36 @@ std::optional<TermInfo> Index::Lookup(absl::string_view term) const {
   const uint8_t* p = begin + lexicon_samples_[block].entry_offset;
   const uint64_t last = std::min(num_terms_, (block + 1) * kLexiconBlock);
   uint64_t list_offset = lexicon_samples_[block].list_offset;
-  std::string buffer;
+  // The block's terms are compared with `term` as they are front-coded, never rebuilt: `matched`
+  // is how many leading bytes the entry before shares with `term`, which is below it. An entry
+  // sharing more bytes with that entry than `matched` is below `term` too (it has that entry's
+  // byte where `term` differs), one sharing fewer is above it (it rises past that entry where that
+  // entry still agrees with `term`), and only one sharing exactly `matched` bytes is compared, from
+  // there on.
+  uint64_t matched = 0;
   PackedEntry e;
   for (uint64_t i = block * kLexiconBlock; i < last; ++i) {
-    p = DecodeEntry(p, end, i == block * kLexiconBlock, &buffer, &e);
+    uint64_t shared = 0, length = 0;
+    if (i > block * kLexiconBlock) p = GetVarint(p, end, &shared);  // all checked at Load
+    p = GetVarint(p, end, &length);
+    const char* suffix = reinterpret_cast<const char*>(p);
+    p = DecodeEntryStatistics(p + length, end, &e);
     if (i > block * kLexiconBlock) list_offset = ListStart(list_offset, e.df);
-    if (e.term == term) return MakeTermInfo(e, i, list_offset);
-    if (e.term > term) break;
+    if (shared < matched) break;  // above `term`
+    if (shared == matched) {
+      const uint64_t n = std::min<uint64_t>(length, term.size() - matched);
+      uint64_t j = 0;
+      while (j < n && suffix[j] == term[matched + j]) ++j;
+      matched += j;
+      if (j < n) {
+        if (static_cast<uint8_t>(suffix[j]) > static_cast<uint8_t>(term[matched])) break;
+      } else if (shared + length == term.size()) {
+        e.term = term;
+        return MakeTermInfo(e, i, list_offset);
+      } else if (shared + length > term.size()) {
+        break;  // `term` is a prefix of this entry's term
+      }
+    }
     list_offset += e.list_bytes;
   }
   return std::nullopt;

@@ -2,6 +2,8 @@
 
 #include <filesystem>
 #include <fstream>
+#include <map>
+#include <random>
 #include <set>
 
 #include "absl/strings/str_cat.h"
@@ -118,6 +120,71 @@ TEST_F(IndexTest, LexiconLookupsAcrossBlocks) {
 // Terms that share their first 8 bytes across many lexicon blocks (the lookup's integer keys
 // tie there and the terms themselves decide), shorter terms, a term that is another's prefix,
 // and bytes above 0x7f; every term is found and every probe between them is not.
+// Random terms over a small alphabet (so blocks are full of shared prefixes, and terms are
+// prefixes of others), each in the documents of its own choosing with its own counts: every term
+// is found with its df, cf and its own list (the list offsets are summed along the block's scan),
+// and random probes are found exactly when they are terms.
+TEST_F(IndexTest, LexiconLookupsOfRandomTermsFindTheirOwnLists) {
+  std::mt19937 rng(7);
+  const std::string alphabet = "ab\xc3\xa9\xff";
+  auto random_term = [&] {
+    std::string t(1 + rng() % 9, 'a');
+    for (char& c : t) c = alphabet[rng() % alphabet.size()];
+    return t;
+  };
+  std::set<std::string> terms;
+  while (terms.size() < 1500) terms.insert(random_term());
+  const std::vector<std::string> term_list(terms.begin(), terms.end());
+  std::vector<std::vector<std::string>> docs(400);
+  std::map<std::string, std::vector<std::pair<uint32_t, uint32_t>>> want;  // (doc, tf)
+  for (const std::string& t : term_list) {
+    // Mostly one document, some terms long enough lists to take full blocks.
+    const uint32_t df = rng() % 20 == 0 ? 150 + rng() % 250 : 1 + rng() % 3;
+    std::set<uint32_t> chosen;
+    while (chosen.size() < df) chosen.insert(rng() % docs.size());
+    for (uint32_t d : chosen) {
+      const uint32_t tf = 1 + rng() % 3;
+      for (uint32_t j = 0; j < tf; ++j) docs[d].push_back(t);
+      want[t].emplace_back(d, tf);
+    }
+  }
+  for (auto& d : docs) d.push_back("filler");  // no document is empty
+  want["filler"];
+  ASSERT_TRUE(testing::BuildIndex(docs, tmp_.path() + "/random", "pfor").ok());
+  auto index = Index::Open(tmp_.path() + "/random", {.verify_lists = true});
+  ASSERT_TRUE(index.ok()) << index.status();
+  const Index& idx = **index;
+  ASSERT_EQ(idx.num_terms(), want.size());
+  for (const auto& [t, postings] : want) {
+    const std::optional<TermInfo> found = idx.Lookup(t);
+    ASSERT_TRUE(found.has_value()) << t;
+    EXPECT_EQ(found->term, t);
+    EXPECT_EQ(idx.term_at(found->ordinal).term, t);
+    EXPECT_EQ(idx.term_at(found->ordinal).list_offset, found->list_offset) << t;
+    if (t == "filler") continue;
+    ASSERT_EQ(found->df, postings.size()) << t;
+    uint64_t cf = 0;
+    for (const auto& [d, tf] : postings) cf += tf;
+    EXPECT_EQ(found->cf, cf) << t;
+    absl::StatusOr<PostingListView> list = idx.postings(*found);
+    ASSERT_TRUE(list.ok()) << list.status();
+    std::vector<std::pair<uint32_t, uint32_t>> got;
+    uint32_t buf[kBlockSize], fbuf[kBlockSize];
+    for (uint32_t b = 0; b < list->num_blocks(); ++b) {
+      ASSERT_TRUE(list->DecodeDocids(idx.codec(), b, buf).ok());
+      ASSERT_TRUE(list->DecodeFreqs(idx.codec(), b, fbuf).ok());
+      for (uint32_t i = 0; i < list->block_postings(b); ++i) got.emplace_back(buf[i], fbuf[i]);
+    }
+    EXPECT_EQ(got, postings) << t;
+  }
+  for (int i = 0; i < 20000; ++i) {
+    std::string probe = random_term();
+    if (i % 3 == 0) probe = term_list[rng() % term_list.size()] + random_term().substr(0, 1);
+    if (i % 3 == 1) probe = term_list[rng() % term_list.size()].substr(0, 1 + rng() % 4);
+    EXPECT_EQ(idx.Lookup(probe).has_value(), want.count(probe) > 0) << "'" << probe << "'";
+  }
+}
+
 TEST_F(IndexTest, LexiconLookupsWithSharedPrefixes) {
   std::set<std::string> terms = {"a",
                                  "inter",

@@ -1,6 +1,6 @@
 #!/usr/bin/env bash
 # The CPU engine's measurements on a many-core host (the GPU machine's 16-core host), in steps that
-# fit one command each; later steps reuse /tmp/cpu-host from earlier ones on the same machine.
+# can run separately: later steps reuse /tmp/cpu-host from earlier ones on the same machine.
 #
 # On the build machine: pack the CPU binaries with the data files, and the text collections:
 #   deploy/gpu-bundle.sh build/index_builder/tandem-index build/bench/tandem-bench-query \

@@ -101,6 +101,9 @@ bool RunReader::Fill() {
   in_.read(buffer_, sizeof(buffer_));
   pos_ = 0;
   end_ = static_cast<size_t>(in_.gcount());
+  if (in_.bad() && status_.ok()) {
+    status_ = absl::DataLossError(absl::StrCat("cannot read spill file '", path_, "'"));
+  }
   return end_ > 0;
 }
 

@@ -14,8 +14,8 @@
 #   STEPS="synth-latency-10", then STEPS="synth-latency-1000 synth-throughput".
 #
 # Steps:
-#   build: tandem-bench-build on Wikipedia and Reuters-21578 at 1, 2, 4, 8 and all threads
-#     (index_build.json), then the same Wikipedia text built by tandem-index on all threads beside
+#   build: tandem-bench-build on Wikipedia and Reuters-21578 at 1, 2, 4, 8 and all threads, the
+#     faster of two builds each (index_build.json), then the same Wikipedia text built by tandem-index on all threads beside
 #     PISA's parse_collection (plain text, one document a line, its id first; Porter2 stemming, as
 #     Tandem's) and compress_inverted_index on the same threads (build_vs_pisa.txt).
 #   codec: codec_bench's DecodeDocids on the synthetic gap shapes and on the Wikipedia index's lists,
@@ -46,7 +46,7 @@ elapsed() { awk -v a="$1" -v b="$(date +%s.%N)" 'BEGIN { printf "%.2f", b - a }'
 if has_step build; then
   counts=1,2,4,8
   ((N > 8)) && counts+=,$N
-  timeout 240 "$B/tandem-bench-build" --threads "$counts" --json "$OUT/index_build.json" \
+  timeout 240 "$B/tandem-bench-build" --threads "$counts" --repeat 2 --json "$OUT/index_build.json" \
     --collection "wikipedia:wikiextractor:$H/wikipedia,reuters:reuters:$H/reuters21578" 2>&1 |
     tee -a "$LOG"
   {

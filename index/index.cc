@@ -36,12 +36,9 @@ struct PackedEntry {
   uint64_t cf = 0;
   float max_score = 0.0f;
   uint64_t list_bytes = 0;
+  uint64_t shared = 0;  // bytes taken from the term before (0 for a block's first entry)
 };
 
-// Decodes the entry at p. `term` holds the previous term of the block (ignored for a block's first
-// entry, which stores its term whole) and is replaced by this entry's: entries after a block's
-// first share a prefix with the term before them (front coding). Returns the byte after the
-// entry, or nullptr when it runs past `end` or a field is malformed.
 // Decodes what follows an entry's term: df, cf, the maximum score and the list's size.
 const uint8_t* DecodeEntryStatistics(const uint8_t* p, const uint8_t* end, PackedEntry* e) {
   uint64_t df = 0, extra = 0;
@@ -56,6 +53,10 @@ const uint8_t* DecodeEntryStatistics(const uint8_t* p, const uint8_t* end, Packe
   return GetVarint(p, end, &e->list_bytes);
 }
 
+// Decodes the entry at p. `term` holds the previous term of the block (ignored for a block's first
+// entry, which stores its term whole) and is replaced by this entry's: entries after a block's
+// first share a prefix with the term before them (front coding). Returns the byte after the
+// entry, or nullptr when it runs past `end` or a field is malformed.
 const uint8_t* DecodeEntry(const uint8_t* p, const uint8_t* end, bool first_in_block,
                            std::string* term, PackedEntry* e) {
   uint64_t shared = 0, length = 0;
@@ -68,6 +69,7 @@ const uint8_t* DecodeEntry(const uint8_t* p, const uint8_t* end, bool first_in_b
   term->resize(shared);
   term->append(reinterpret_cast<const char*>(p), length);
   e->term = *term;
+  e->shared = shared;
   return DecodeEntryStatistics(p + length, end, e);
 }
 
@@ -368,6 +370,15 @@ absl::Status Index::Load(const IndexPayloads& payloads, const IndexOpenOptions& 
     if (i > 0 && !(previous < e.term)) {
       return Corrupt(lexicon_path, absl::StrFormat("terms %d and %d are out of order", i - 1, i));
     }
+    // Lookup compares front-coded terms without rebuilding them, which holds only when each entry
+    // shares the longest prefix it can with the term before it, as the writer stores them.
+    if (i % kLexiconBlock != 0 && e.shared < previous.size() && e.shared < e.term.size() &&
+        previous[e.shared] == e.term[e.shared]) {
+      return Corrupt(lexicon_path,
+                     absl::StrFormat("entry %d shares %d bytes with the term before it, not the "
+                                     "longest prefix they share",
+                                     i, e.shared));
+    }
     previous.assign(e.term.data(), e.term.size());
     if (e.df == 0 || e.df > manifest_.stats.num_docs || e.cf < e.df) {
       return Corrupt(lexicon_path, absl::StrCat("term '", e.term, "' has inconsistent statistics"));
@@ -596,7 +607,8 @@ std::optional<TermInfo> Index::Lookup(absl::string_view term) const {
   // sharing more bytes with that entry than `matched` is below `term` too (it has that entry's
   // byte where `term` differs), one sharing fewer is above it (it rises past that entry where that
   // entry still agrees with `term`), and only one sharing exactly `matched` bytes is compared, from
-  // there on.
+  // there on. Load has checked that every entry shares the longest prefix it can, on which this
+  // rests.
   uint64_t matched = 0;
   PackedEntry e;
   for (uint64_t i = block * kLexiconBlock; i < last; ++i) {

@@ -15,6 +15,7 @@
 #include "gtest/gtest.h"
 #include "index/file_format.h"
 #include "index/index.h"
+#include "index/varint.h"
 #include "tests/test_collection.h"
 
 namespace tandem::index {
@@ -166,6 +167,55 @@ TEST_F(IndexPayloadsTest, ChangedLexiconAndPostingBytesAreDataLossOrHarmless) {
     }
     *payload = intact;
   }
+}
+
+// An entry that takes fewer bytes from the term before it than the two share decodes to the same
+// term, but lookups compare entries as stored and rely on the shared prefix being the longest:
+// such a lexicon is DATA_LOSS at load, never an index whose lookups miss terms it holds.
+TEST_F(IndexPayloadsTest, FrontCodingThatSharesLessThanItCouldIsDataLoss) {
+  uint64_t header[3];  // terms, samples, entry bytes
+  std::memcpy(header, lexicon_.data(), sizeof(header));
+  const size_t entries_at = sizeof(header) + 16 * header[1];
+  const auto* const begin = reinterpret_cast<const uint8_t*>(lexicon_.data());
+  const uint8_t* const end = begin + lexicon_.size();
+  const uint8_t* p = begin + entries_at;
+  // Walks the first block to an entry that shares a prefix of at most 127 bytes and a suffix of
+  // at most 126, so that both varints keep their single byte when the prefix shrinks by one.
+  std::string previous;
+  size_t rewrite_at = 0;
+  uint64_t shared = 0, length = 0;
+  for (uint64_t i = 0; i < std::min<uint64_t>(header[0], kLexiconBlock); ++i) {
+    const uint8_t* const at = p;
+    shared = 0;
+    if (i > 0) p = GetVarint(p, end, &shared);
+    p = GetVarint(p, end, &length);
+    ASSERT_NE(p, nullptr);
+    const std::string term =
+        previous.substr(0, shared) + std::string(reinterpret_cast<const char*>(p), length);
+    p += length;
+    uint64_t field = 0;
+    p = GetVarint(GetVarint(p, end, &field), end, &field);  // df, cf - df
+    p = GetVarint(p + 4, end, &field);                      // max score, list bytes
+    if (i > 0 && shared >= 1 && shared <= 127 && length <= 126) {
+      rewrite_at = at - begin;
+      break;
+    }
+    previous = term;
+  }
+  ASSERT_GT(rewrite_at, 0u) << "no entry of the first block shares a prefix";
+  // [shared][length][suffix] becomes [shared - 1][length + 1][previous[shared - 1] suffix].
+  lexicon_[rewrite_at] = static_cast<char>(shared - 1);
+  lexicon_[rewrite_at + 1] = static_cast<char>(length + 1);
+  lexicon_.insert(rewrite_at + 2, 1, previous[shared - 1]);
+  Put64(&lexicon_, 16, header[2] + 1);
+  for (uint64_t s = 1; s < header[1]; ++s) {  // later blocks start a byte further on
+    uint64_t offset;
+    std::memcpy(&offset, lexicon_.data() + 24 + 16 * s, 8);
+    Put64(&lexicon_, 24 + 16 * s, offset + 1);
+  }
+  const absl::Status s = Load();
+  EXPECT_EQ(s.code(), absl::StatusCode::kDataLoss) << s;
+  EXPECT_THAT(std::string(s.message()), HasSubstr("longest prefix"));
 }
 
 // The writer stores 4-byte document offsets below 4 GiB of pools and leaves out the field offsets

@@ -11,27 +11,45 @@
 // --sample_postings postings), re-encoded with each codec, so the mix of list lengths and gaps is
 // the index's; without it, the synthetic gap shapes below.
 //
+// CursorWalk/<what>/<codec> is what a query pays per posting of a list it reads whole: the CPU
+// engine's cursor (cpu/cursor.h) over the index's own lists, next() from the first posting to the
+// last, reading each docID ("docids") or each docID and its frequency ("docids+freqs"). The lists
+// are those of --walk_terms=FILE (one index term a line) that hold at least --walk_min_postings
+// postings; --walk_written=FILE writes the lists walked, a line each (the term, a tab and its
+// number of postings), so that another engine can
+// walk the same lists (bench/pisa_side_by_side.sh's decode phase runs PISA's `or` and `or_freq`
+// on them as one-term queries). Items are postings, so items_per_second is docIDs/s per core.
+//
 // Prints Google Benchmark's table and writes JSON (machine, caches, commit and every figure) to
 // codec_bench.json unless --benchmark_out is given:
 //
 //   codec_bench --benchmark_out=bench/results/codec.json --benchmark_out_format=json
 //   codec_bench --index=/tmp/gov2like --benchmark_filter='DecodeDocids/.*/index'
+//   codec_bench --index=/tmp/gov2like --walk_terms=terms.txt --walk_min_postings=200000
+//     --walk_written=walked.txt --benchmark_filter=CursorWalk
 #include <algorithm>
 #include <cmath>
 #include <cstdint>
 #include <cstdio>
 #include <cstdlib>
+#include <fstream>
 #include <functional>
 #include <map>
 #include <memory>
 #include <numeric>
+#include <optional>
 #include <random>
+#include <set>
 #include <string>
 #include <string_view>
+#include <utility>
 #include <vector>
 
+#include "absl/strings/str_format.h"
+#include "base/status_macros.h"
 #include "base/version.h"
 #include "benchmark/benchmark.h"
+#include "cpu/cursor.h"
 #include "index/block_codec.h"
 #include "index/index.h"
 #include "index/posting_list.h"
@@ -270,6 +288,112 @@ void BM_DecodeDocids(benchmark::State& state, const BlockCodec* codec, SimdPath 
   state.counters["lists"] = static_cast<double>(lists.size());
 }
 
+// The index's lists of the terms in `terms_file` that hold at least `min_postings` postings, in
+// the file's order, each once. Exits with a message on an unreadable file, a term the index does
+// not hold or when no list is long enough.
+struct WalkLists {
+  std::unique_ptr<Index> index;
+  std::vector<TermInfo> terms;
+  uint64_t postings = 0;
+};
+
+WalkLists OpenWalkLists(const std::string& dir, const std::string& terms_file,
+                        uint64_t min_postings, const std::string& written_file) {
+  const auto fail = [](const std::string& what) {
+    std::fprintf(stderr, "codec_bench: %s\n", what.c_str());
+    std::exit(1);
+  };
+  if (dir.empty()) fail("--walk_terms needs --index=DIR");
+  absl::StatusOr<std::unique_ptr<Index>> index = Index::Open(dir);
+  if (!index.ok()) fail(index.status().ToString());
+  WalkLists walk;
+  walk.index = *std::move(index);
+  std::ifstream in(terms_file);
+  if (!in) fail("cannot read --walk_terms file '" + terms_file + "'");
+  std::set<uint64_t> seen;  // ordinals
+  uint64_t line_number = 0;
+  for (std::string line; std::getline(in, line);) {
+    ++line_number;
+    if (line.empty()) continue;
+    const std::optional<TermInfo> term = walk.index->Lookup(line);
+    if (!term.has_value()) {
+      fail(absl::StrFormat("%s line %d: the index holds no term '%s'", terms_file, line_number,
+                           line));
+    }
+    if (term->df < min_postings) continue;
+    if (!seen.insert(term->ordinal).second) continue;
+    walk.terms.push_back(*term);
+    walk.postings += term->df;
+  }
+  if (walk.terms.empty()) {
+    fail(absl::StrFormat("no term of '%s' has a list of %d postings or more", terms_file,
+                         min_postings));
+  }
+  if (!written_file.empty()) {
+    std::ofstream out(written_file);
+    for (const TermInfo& term : walk.terms) out << term.term << '\t' << term.df << '\n';
+    if (!out.flush()) fail("cannot write --walk_written file '" + written_file + "'");
+  }
+  std::fprintf(stderr, "codec_bench: walking %zu lists of %s, %llu postings\n", walk.terms.size(),
+               dir.c_str(), static_cast<unsigned long long>(walk.postings));
+  return walk;
+}
+
+// Walks every list once with next(); returns the sum of the docIDs (and of the frequencies when
+// `freqs`), so that nothing is optimized away and the walk can be checked.
+template <bool kFreqs>
+absl::StatusOr<std::pair<uint64_t, uint64_t>> WalkOnce(const WalkLists& walk) {
+  uint64_t docid_sum = 0, freq_sum = 0, postings = 0;
+  for (const TermInfo& term : walk.terms) {
+    TANDEM_ASSIGN_OR_RETURN(PostingListView list, walk.index->postings(term));
+    cpu::Cursor cursor(list, walk.index->codec(), nullptr);
+    for (; cursor.docid() != cpu::Cursor::kEnd; cursor.next()) {
+      docid_sum += cursor.docid();
+      if constexpr (kFreqs) freq_sum += cursor.freq();
+      ++postings;
+    }
+    if (!cursor.status().ok()) return cursor.status();
+  }
+  if (postings != walk.postings) return absl::DataLossError("a walk missed postings");
+  return std::make_pair(docid_sum, freq_sum);
+}
+
+template <bool kFreqs>
+void BM_CursorWalk(benchmark::State& state, const WalkLists* walk) {
+  // Untimed: the walk's docIDs are the lists' decoded ones and its frequencies sum to the cfs.
+  uint64_t want_docids = 0, want_freqs = 0;
+  uint32_t block[kBlockSize];
+  for (const TermInfo& term : walk->terms) {
+    absl::StatusOr<PostingListView> list = walk->index->postings(term);
+    for (uint32_t b = 0; list.ok() && b < list->num_blocks(); ++b) {
+      const absl::Status s = list->DecodeDocids(walk->index->codec(), b, block);
+      if (!s.ok()) list = s;
+      for (uint32_t i = 0; list.ok() && i < list->block_postings(b); ++i) want_docids += block[i];
+    }
+    if (!list.ok()) {
+      state.SkipWithError(list.status().ToString().c_str());
+      return;
+    }
+    want_freqs += term.cf;
+  }
+  absl::StatusOr<std::pair<uint64_t, uint64_t>> sums;
+  for (auto _ : state) {
+    sums = WalkOnce<kFreqs>(*walk);
+    benchmark::DoNotOptimize(sums);
+  }
+  if (!sums.ok()) {
+    state.SkipWithError(sums.status().ToString().c_str());
+    return;
+  }
+  if (sums->first != want_docids || (kFreqs && sums->second != want_freqs)) {
+    state.SkipWithError("the walk's docIDs or frequencies differ from the lists'");
+    return;
+  }
+  state.SetItemsProcessed(static_cast<int64_t>(state.iterations() * walk->postings));
+  state.counters["lists"] = static_cast<double>(walk->terms.size());
+  state.counters["postings"] = static_cast<double>(walk->postings);
+}
+
 }  // namespace
 }  // namespace tandem::index
 
@@ -277,15 +401,32 @@ int main(int argc, char** argv) {
   using tandem::index::BlockCodec;
   // Write JSON next to the table unless the caller chose where.
   // --index=DIR and --sample_postings=N are ours; the rest go to Google Benchmark.
-  std::string index_dir;
+  std::string index_dir, walk_terms, walk_written;
   uint64_t sample_postings = uint64_t{1} << 25;
+  uint64_t walk_min_postings = 0;
   std::vector<char*> args;
+  const auto number = [](std::string_view flag, const char* value) {
+    char* end = nullptr;
+    const uint64_t n = std::strtoull(value, &end, 10);
+    if (*value == '\0' || *end != '\0') {
+      std::fprintf(stderr, "codec_bench: %.*s wants a number, not '%s'\n",
+                   static_cast<int>(flag.size()), flag.data(), value);
+      std::exit(2);
+    }
+    return n;
+  };
   for (int i = 0; i < argc; ++i) {
     const std::string_view arg = argv[i];
     if (arg.starts_with("--index=")) {
       index_dir = arg.substr(8);
     } else if (arg.starts_with("--sample_postings=")) {
-      sample_postings = std::strtoull(argv[i] + 18, nullptr, 10);
+      sample_postings = number("--sample_postings", argv[i] + 18);
+    } else if (arg.starts_with("--walk_terms=")) {
+      walk_terms = arg.substr(13);
+    } else if (arg.starts_with("--walk_min_postings=")) {
+      walk_min_postings = number("--walk_min_postings", argv[i] + 20);
+    } else if (arg.starts_with("--walk_written=")) {
+      walk_written = arg.substr(15);
     } else {
       args.push_back(argv[i]);
     }
@@ -335,6 +476,23 @@ int main(int argc, char** argv) {
             tandem::index::BM_DecodeDocids, codec, path, source);
       }
     }
+  }
+  // Opened before any benchmark runs, so that a bad flag fails at once.
+  std::unique_ptr<tandem::index::WalkLists> walk;
+  if (!walk_terms.empty()) {
+    walk = std::make_unique<tandem::index::WalkLists>(
+        tandem::index::OpenWalkLists(index_dir, walk_terms, walk_min_postings, walk_written));
+    const std::string codec(walk->index->codec().name());
+    // By the wall clock, as PISA's queries tool times each query.
+    benchmark::RegisterBenchmark(("CursorWalk/docids/" + codec).c_str(),
+                                 tandem::index::BM_CursorWalk<false>, walk.get())
+        ->UseRealTime();
+    benchmark::RegisterBenchmark(("CursorWalk/docids+freqs/" + codec).c_str(),
+                                 tandem::index::BM_CursorWalk<true>, walk.get())
+        ->UseRealTime();
+  } else if (!walk_written.empty() || walk_min_postings != 0) {
+    std::fprintf(stderr, "codec_bench: --walk_written and --walk_min_postings need --walk_terms\n");
+    return 2;
   }
   benchmark::AddCustomContext(
       "simd_path_default",

@@ -11,7 +11,7 @@
 #   tar cf - -C ../shared/data/text wikipedia reuters21578 | xz -T0 > .gpu-carry/text.tar.xz
 #   cp ../shared/tools/pisa/pisa-69f2a83-x86-64-v3.tgz .gpu-carry/
 # On the host: STEPS="build codec wikipedia synth-prepare" bench/cpu_host_run.sh, then
-#   STEPS="synth-latency-10", then STEPS="synth-latency-1000 synth-throughput".
+#   STEPS="synth-latency-10", then STEPS="synth-latency-1000 synth-throughput synth-decode".
 #
 # Steps:
 #   build: tandem-bench-build on Wikipedia and Reuters-21578 at 1, 2, 4, 8 and all threads, the
@@ -20,8 +20,9 @@
 #     Tandem's) and compress_inverted_index on the same threads (build_vs_pisa.txt).
 #   codec: codec_bench's DecodeDocids on the synthetic gap shapes and on the Wikipedia index's lists,
 #     one thread (codec.json).
-#   wikipedia, synth-prepare, synth-latency-K, synth-throughput: bench/pisa_side_by_side.sh's
-#     phases (side_wikipedia.tgz, side_synth.tgz: its JSON, log and raw outputs).
+#   wikipedia, synth-prepare, synth-latency-K, synth-throughput, synth-decode:
+#     bench/pisa_side_by_side.sh's phases (side_wikipedia.tgz, side_synth.tgz: its JSON, log and
+#     raw outputs).
 # Writes under $OUT: host.txt (the CPU, and every step's log) and the files named above.
 set -uo pipefail
 cd "$(dirname "$0")/.." || exit 1
@@ -100,7 +101,7 @@ side() {  # WORKLOAD PHASES [VAR=VALUE...]
     --out "$H/side-out" --work "$H/side" --docs 25000000 --wikipedia-index "$H/wiki-idx" \
     --workloads "$w" --phases "$phases" 2>&1 | tee -a "$LOG"
   (cd "$H" && tar czf "$OUT/side_$w.tgz" side-out \
-    $(find side/"$w" -maxdepth 1 \( -name '*.json' -o -name '*.tsv' -o -name 'queries-*' \)))
+    $(find side/"$w" -maxdepth 1 \( -name '*.json' -o -name '*.tsv' -o -name 'queries-*' -o -name 'decode-*' \)))
 }
 if has_step wikipedia; then
   [[ -d $H/wiki-idx ]] || "$B/tandem-index" build --input "$H/wikipedia" --format wikiextractor \
@@ -111,4 +112,5 @@ has_step synth-prepare && side synth prepare CODEC=simdbp
 has_step synth-latency-10 && side synth latency LAT_KS=10 RUNS=1
 has_step synth-latency-1000 && side synth latency LAT_KS=1000 RUNS=1
 has_step synth-throughput && side synth throughput
+has_step synth-decode && side synth decode RUNS=3
 exit 0

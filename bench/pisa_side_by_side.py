@@ -1,8 +1,8 @@
 #!/usr/bin/python3
 """Summarizes one workload of bench/pisa_side_by_side.sh: Tandem's and PISA's latency per algorithm
-and k on the same queries and postings, their ratio, MaxScore throughput on all cores, and the two
-index sizes. Prints a table and writes JSON with the date, Tandem's commit, PISA's commit and the
-machine.
+and k on the same queries and postings, their ratio, MaxScore throughput on all cores, the speed at
+which each engine's cursor reads whole lists, and the two index sizes. Prints a table and writes
+JSON with the date, Tandem's commit, PISA's commit and the machine.
 
   python3 bench/pisa_side_by_side.py --work /tmp/pisa-side/synth --workload synth \
       --pisa-commit 69f2a83... --out bench/results/cpu_vs_pisa_synth_h100.json
@@ -69,6 +69,36 @@ def tandem_latency(path):
             "documents_scored_per_query": r["documents_scored_per_query"],
             "verified_against_reference": r["verified_against_reference"]}
     return data, out
+
+
+def decode_rates(w):
+    """The decode phase: {"tandem": {walk: docIDs/s}, "pisa": {algorithm: docIDs/s}, ...}, or None.
+
+    Tandem's rate is the median over codec_bench's repetitions of CursorWalk; PISA's is every
+    posting of every timed run over the summed query times of its `queries -o` TSV."""
+    terms_path, pisa_path, tandem_path = (f"{w}/decode-terms.txt", f"{w}/pisa-decode.tsv",
+                                          f"{w}/tandem-decode.json")
+    if not all(os.path.exists(p) for p in (terms_path, pisa_path, tandem_path)):
+        return None
+    df = [int(line.rstrip("\n").split("\t")[1]) for line in open(terms_path) if line.strip()]
+    postings, usec = collections.Counter(), collections.Counter()
+    with open(pisa_path) as f:
+        next(f)
+        for line in f:
+            algorithm, qid, _, time = line.rstrip("\n").split("\t")
+            postings[algorithm] += df[int(qid) - 1]
+            usec[algorithm] += float(time)
+    pisa = {a: postings[a] / (usec[a] / 1e6) for a in postings if usec[a] > 0}
+    tandem = {}
+    for b in json.load(open(tandem_path))["benchmarks"]:
+        if b.get("aggregate_name") == "median" and b["run_name"].startswith("CursorWalk/"):
+            tandem[b["run_name"].split("/")[1]] = b["items_per_second"]
+    out = {"lists": len(df), "postings": sum(df), "tandem_docids_per_second": tandem,
+           "pisa_docids_per_second": pisa}
+    for walk, algorithm in (("docids", "or"), ("docids+freqs", "or_freq")):
+        if walk in tandem and algorithm in pisa:
+            out[f"tandem_over_pisa_{walk}"] = tandem[walk] / pisa[algorithm]
+    return out
 
 
 def directory_bytes(paths):
@@ -165,6 +195,17 @@ def main():
               + (f" (Tandem / PISA {t / p:.2f}x)" if t and p else "")
               + f"; by the wall clock: Tandem {t_wall or 0:,.0f} (each pass waits for its slowest "
               f"thread), PISA {wall or 0:,.0f} (process starts and index loads included)")
+
+    decode = decode_rates(w)
+    if decode:
+        result["decode"] = decode
+        t, p = decode["tandem_docids_per_second"], decode["pisa_docids_per_second"]
+        print(f"decode, one thread, {decode['lists']} lists of {decode['postings']:,} postings read "
+              f"whole by each engine's cursor, docIDs/s (Tandem / PISA):")
+        for walk, algorithm in (("docids", "or"), ("docids+freqs", "or_freq")):
+            if walk in t and algorithm in p:
+                print(f"  {walk:13} Tandem {t[walk] / 1e6:8.1f} M, PISA {algorithm:8} "
+                      f"{p[algorithm] / 1e6:8.1f} M ({t[walk] / p[algorithm]:.2f}x)")
 
     postings = (result.get("index") or {}).get("postings")
     tandem_bytes = directory_bytes(glob.glob(f"{w}/idx/*.bin"))

@@ -24,19 +24,22 @@
 #   WAND and block-max WAND at k 10 and 1,000 on the first LAT_QUERIES queries), throughput (MaxScore
 #   top-10 on all cores: PISA as one single-threaded process per core, as PISA's own benchmark
 #   does, Tandem as one process with a thread per core, each with its round-robin share of the
-#   first TPUT_QUERIES queries, one untimed and 3 timed passes for both).
+#   first TPUT_QUERIES queries, one untimed and 3 timed passes for both), decode (one thread pinned
+#   to the last core: each engine's cursor reading whole lists, docIDs/s per core; the lists are
+#   those of the latency queries' terms holding at least DECODE_MIN_POSTINGS postings, walked by
+#   codec_bench's CursorWalk and by PISA's `or` and `or_freq` as one-term queries, RUNS passes).
 # Both engines measure latency the same way: one untimed pass over the queries, then RUNS timed
 #   passes, each query once a pass, every pass's latencies summarized together.
 # Environment: LAT_QUERIES (1000), TPUT_QUERIES (10000), RUNS (timed passes of each engine, 2),
 #   LAT_KS (the latency phase's k values, "10 1000": a long run can be split by k),
 #   THREADS (nproc), WAND_BLOCK (PISA's fixed block size for block maxima, 64, its benchmark's;
 #   Tandem's blocks hold 128 postings), CODEC (the synthetic index's block codec: tandem-index's
-#   default unless set).
+#   default unless set), DECODE_MIN_POSTINGS (200000: PISA times a query in whole microseconds).
 # Writes under --out: side_by_side_WORKLOAD.json (bench/pisa_side_by_side.py's summary), the raw
 #   PISA and Tandem outputs, and log.txt. Summarize again with
 #   python3 bench/pisa_side_by_side.py --work WORK --out OUT.
 set -euo pipefail
-usage() { sed -n '2,36p' "$0" | sed 's/^# \{0,1\}//'; }
+usage() { sed -n '2,39p' "$0" | sed 's/^# \{0,1\}//'; }
 HERE=$(cd "$(dirname "$0")/.." && pwd)
 PISA="" OUTDIR="" BIN="$HERE/build" DATA="$HERE/../shared/data" WORK=/tmp/pisa-side DOCS=25000000
 WIKI_INDEX="" WORKLOADS="" PHASES="prepare latency throughput"
@@ -66,6 +69,7 @@ RUNS=${RUNS:-2}
 LAT_KS=${LAT_KS:-10 1000}
 THREADS=${THREADS:-$(nproc)}
 WAND_BLOCK=${WAND_BLOCK:-64}
+DECODE_MIN_POSTINGS=${DECODE_MIN_POSTINGS:-200000}
 mkdir -p "$OUTDIR" "$WORK"
 OUTDIR=$(cd "$OUTDIR" && pwd)
 LOG=$OUTDIR/log.txt
@@ -94,6 +98,7 @@ tool() {
 }
 TINDEX=$(tool tandem-index)
 TBENCH=$(tool tandem-bench-query)
+if has_phase decode; then TCODEC=$(tool codec_bench); fi
 datafile() {
   for p in "$DATA/$1" "$DATA/$(basename "$1")"; do [[ -r "$p" ]] && { echo "$p"; return; }; done
   die "no $(basename "$1") under '$DATA' (--data)"
@@ -188,6 +193,20 @@ for w in $WORKLOADS; do
     "$TBENCH" --index "$W/idx" --queries "$QUERIES" --max_queries "$TPUT_QUERIES" --known_terms_only \
       --modes or --ks 10 --threads "$THREADS" --latency=false --or_algorithms maxscore \
       --and_block_max on --warmup_passes 1 --runs 3 --json "$W/tandem-tput.json" | tee -a "$LOG"
+  fi
+  if has_phase decode; then
+    # One-term queries of the long lists among the latency queries' terms, the same lists for both.
+    cut -d: -f2- "$W/queries-$LAT_QUERIES.txt" | tr ' ' '\n' >"$W/decode-candidates.txt"
+    pin "$TCODEC" --index="$W/idx" --walk_terms="$W/decode-candidates.txt" \
+      --walk_min_postings="$DECODE_MIN_POSTINGS" --walk_written="$W/decode-terms.txt" \
+      --benchmark_filter=CursorWalk --benchmark_repetitions="$RUNS" \
+      --benchmark_out="$W/tandem-decode.json" --benchmark_out_format=json 2>>"$LOG" | tee -a "$LOG"
+    # decode-terms.txt: term TAB postings, line i the query i (PISA's output names queries only).
+    awk -F '\t' 'NR == FNR { id[$0] = NR - 1; next } { print FNR ":" id[$1] }' "$W/c.terms" \
+      "$W/decode-terms.txt" >"$W/decode.ids"
+    pin "$PBIN/queries" -e block_simdbp -i "$W/c.block_simdbp" -w "$W/c.wand" "${BM25[@]}" -k 10 \
+      -a or -a or_freq -q "$W/decode.ids" --runs "$RUNS" -o "$W/pisa-decode.tsv" \
+      >"$W/pisa-decode.json" 2>>"$LOG"
   fi
   python3 "$HERE/bench/pisa_side_by_side.py" --work "$W" --workload "$w" --pisa-commit "$PISA_COMMIT" \
     --wand-block "$WAND_BLOCK" --out "$OUTDIR/side_by_side_$w.json" | tee -a "$LOG"

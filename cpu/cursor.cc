@@ -53,22 +53,20 @@ void Cursor::LoadFreqs() {
 
 namespace {
 
-// The first block in [from, n) whose last docID is >= target, or n: gallop over the skip table,
-// then binary search the bracket, which is cheap for both short and long jumps.
-uint32_t FindBlock(const index::SkipEntry* skips, uint32_t n, uint32_t from, uint32_t target) {
+// The first block in [from, n) whose last docID is >= target, or n: gallop over the blocks' last
+// docIDs, then binary search the bracket, which is cheap for both short and long jumps.
+uint32_t FindBlock(const uint32_t* last_docids, uint32_t n, uint32_t from, uint32_t target) {
   uint32_t lo = from;
   uint32_t step = 1;
   uint32_t hi = lo;
-  while (hi < n && skips[hi].last_docid < target) {
+  while (hi < n && last_docids[hi] < target) {
     lo = hi + 1;
     hi = lo + step;
     step *= 2;
   }
   hi = std::min(hi, n);
-  const index::SkipEntry* found =
-      std::lower_bound(skips + lo, skips + hi, target,
-                       [](const index::SkipEntry& s, uint32_t t) { return s.last_docid < t; });
-  return static_cast<uint32_t>(found - skips);
+  return static_cast<uint32_t>(std::lower_bound(last_docids + lo, last_docids + hi, target) -
+                               last_docids);
 }
 
 // How many of p[0..valid) are below target, valid <= kScan; p[0..kScan) must be readable (the
@@ -99,8 +97,8 @@ uint32_t CountBelow(const uint32_t* p, uint32_t target, uint32_t valid) {
 void Cursor::block_max_next_geq(uint32_t target) {
   const uint32_t n = list_.num_blocks();
   if (shallow_ < block_) shallow_ = block_;
-  if (shallow_ >= n || list_.skip(shallow_).last_docid >= target) return;
-  shallow_ = FindBlock(list_.skips(), n, shallow_ + 1, target);
+  if (shallow_ >= n || list_.last_docid(shallow_) >= target) return;
+  shallow_ = FindBlock(list_.last_docids(), n, shallow_ + 1, target);
 }
 
 void Cursor::SeekGeq(uint32_t target) {
@@ -109,10 +107,10 @@ void Cursor::SeekGeq(uint32_t target) {
     // Start from the shallow position when every block before it ends below the target.
     const uint32_t n = list_.num_blocks();
     uint32_t from = block_ + 1;
-    if (shallow_ > from && shallow_ <= n && list_.skip(shallow_ - 1).last_docid < target) {
+    if (shallow_ > from && shallow_ <= n && list_.last_docid(shallow_ - 1) < target) {
       from = shallow_;
     }
-    LoadBlock(FindBlock(list_.skips(), n, from, target));
+    LoadBlock(FindBlock(list_.last_docids(), n, from, target));
     if (docid_ >= target) return;
   }
   // The target lies in the current block: most moves are short (a candidate of a shorter list
@@ -129,7 +127,7 @@ void Cursor::SeekGeq(uint32_t target) {
   if (pos_ < block_len_) {
     docid_ = docs_[pos_];
   } else {
-    // Only reachable when a skip entry disagrees with its block; stay correct anyway.
+    // Only reachable when the skip table disagrees with its block; stay correct anyway.
     LoadBlock(block_ + 1);
     SeekGeq(target);
   }

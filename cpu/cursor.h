@@ -82,12 +82,12 @@ class Cursor {
   void block_max_next_geq(uint32_t target);
   // The last docID of the shallow block; kEnd once the shallow position is past the last block.
   uint32_t block_max_docid() const {
-    return shallow_ < list_.num_blocks() ? list_.skip(shallow_).last_docid : kEnd;
+    return shallow_ < list_.num_blocks() ? list_.last_docid(shallow_) : kEnd;
   }
   // The stored maximum score contribution in the shallow block (default BM25, weight 1); 0 past
   // the last block.
   float block_max() const {
-    return shallow_ < list_.num_blocks() ? list_.skip(shallow_).max_score : 0.0f;
+    return shallow_ < list_.num_blocks() ? list_.block_max(shallow_) : 0.0f;
   }
 
   // Not OK when a block failed to decode; the cursor then sits at kEnd.

@@ -26,7 +26,7 @@
 namespace tandem::index {
 
 // Bumped whenever any file's byte layout changes; readers accept exactly this version (FORMAT.md).
-inline constexpr uint32_t kFormatVersion = 2;
+inline constexpr uint32_t kFormatVersion = 3;
 inline constexpr size_t kHeaderBytes = 32;
 inline constexpr size_t kFooterBytes = 16;
 

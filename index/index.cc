@@ -651,7 +651,7 @@ absl::StatusOr<PostingListView> Index::postings(const TermInfo& term) const {
                                             "' holds a different number of postings than its df"));
   }
   // The list's last docID bounds every docID it decodes (PostingListView::DecodeDocids).
-  if (view->num_blocks() > 0 && view->skip(view->num_blocks() - 1).last_docid >= num_docs()) {
+  if (view->num_blocks() > 0 && view->last_docid(view->num_blocks() - 1) >= num_docs()) {
     return absl::DataLossError(absl::StrCat("index '", dir_, "', list of term '", term.term,
                                             "' ends beyond the document count"));
   }

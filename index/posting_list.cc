@@ -17,7 +17,7 @@ namespace {
 struct FullListHeader {
   uint8_t doc_param;
   uint8_t freq_param;
-  uint16_t reserved;  // 0
+  uint16_t flags;  // kWideDocSections or 0
 };
 static_assert(sizeof(FullListHeader) == kFullListHeaderBytes);
 
@@ -44,8 +44,8 @@ absl::StatusOr<PostingListView> PostingListView::Parse(const BlockCodec& codec,
     uint64_t last = 0;
     p = GetVarint(p, end, &last, UINT32_MAX);
     if (p == nullptr) return absl::DataLossError("posting list: bad last-docID varint");
-    view.inline_skip_.last_docid = static_cast<uint32_t>(last);
-    view.inline_skip_.max_score = meta.max_score;
+    view.inline_last_docid_ = static_cast<uint32_t>(last);
+    view.inline_block_max_ = meta.max_score;
     if (n == 1) {
       if (p != end) return absl::DataLossError("posting list of one posting has extra bytes");
       if (meta.cf == 0 || meta.cf > UINT32_MAX) {
@@ -66,35 +66,45 @@ absl::StatusOr<PostingListView> PostingListView::Parse(const BlockCodec& codec,
       if (p == nullptr || docs_bytes > static_cast<uint64_t>(end - p)) {
         return absl::DataLossError("posting list: docID section runs past the list's end");
       }
-      view.inline_skip_.docs_end = static_cast<uint32_t>(docs_bytes);
+      view.inline_doc_section_ = static_cast<uint32_t>(docs_bytes);
     }
     view.data_ = p;
     view.data_bytes_ = static_cast<size_t>(end - p);
     if (view.data_bytes_ > UINT32_MAX) return absl::DataLossError("posting list over 4 GiB");
-    view.inline_skip_.block_end = static_cast<uint32_t>(view.data_bytes_);
+    view.inline_block_end_ = static_cast<uint32_t>(view.data_bytes_);
     return view;
   }
-  const uint64_t skip_bytes = uint64_t{view.num_blocks_} * sizeof(SkipEntry);
-  if (bytes.size() < sizeof(FullListHeader) || skip_bytes > bytes.size() - sizeof(FullListHeader)) {
-    return absl::DataLossError(
-        absl::StrFormat("posting list skip table (%d blocks) runs past the list's %d bytes",
-                        view.num_blocks_, bytes.size()));
+  if (bytes.size() < sizeof(FullListHeader)) {
+    return absl::DataLossError("posting list shorter than its header");
   }
   if (reinterpret_cast<uintptr_t>(p) % kFullListAlignment != 0) {
     return absl::DataLossError("posting list is misaligned in the postings file");
   }
   FullListHeader h;
   std::memcpy(&h, p, sizeof(h));
-  if (h.doc_param > kMaxParam || h.freq_param > kMaxParam || h.reserved != 0 ||
+  if (h.doc_param > kMaxParam || h.freq_param > kMaxParam || (h.flags & ~kWideDocSections) != 0 ||
       (!codec.has_parameters() && (h.doc_param != 0 || h.freq_param != 0))) {
     return absl::DataLossError("posting list header is inconsistent");
   }
+  view.wide_doc_sections_ = (h.flags & kWideDocSections) != 0;
+  const uint64_t nb = view.num_blocks_;
+  const uint64_t skip_bytes = SkipTableBytes(nb, view.wide_doc_sections_);
+  if (skip_bytes > bytes.size() - sizeof(FullListHeader)) {
+    return absl::DataLossError(
+        absl::StrFormat("posting list skip table (%d blocks) runs past the list's %d bytes",
+                        view.num_blocks_, bytes.size()));
+  }
   view.doc_param_ = h.doc_param;
   view.freq_param_ = h.freq_param;
-  view.skips_ = reinterpret_cast<const SkipEntry*>(p + sizeof(FullListHeader));
-  view.data_ = p + sizeof(FullListHeader) + skip_bytes;
+  // Four arrays of one entry per block: last docIDs, block maxima, block ends, docID sections.
+  const uint8_t* table = p + sizeof(FullListHeader);
+  view.last_docids_ = reinterpret_cast<const uint32_t*>(table);
+  view.block_maxes_ = reinterpret_cast<const float*>(table + 4 * nb);
+  view.block_ends_ = reinterpret_cast<const uint32_t*>(table + 8 * nb);
+  view.doc_sections_ = table + 12 * nb;
+  view.data_ = table + skip_bytes;
   view.data_bytes_ = bytes.size() - sizeof(FullListHeader) - skip_bytes;
-  if (view.skips_[view.num_blocks_ - 1].block_end > view.data_bytes_) {
+  if (view.block_ends_[nb - 1] > view.data_bytes_) {
     return absl::DataLossError("posting list's last block runs past the end of the list");
   }
   return view;
@@ -102,17 +112,18 @@ absl::StatusOr<PostingListView> PostingListView::Parse(const BlockCodec& codec,
 
 absl::Status PostingListView::DecodeDocids(const BlockCodec& codec, uint32_t block,
                                            uint32_t* out) const {
-  const SkipEntry* skips = this->skips();
-  const uint32_t begin = block == 0 ? 0 : skips[block - 1].block_end;
-  const SkipEntry& s = skips[block];
-  if (begin > s.docs_end || s.docs_end > s.block_end || s.block_end > data_bytes_) {
+  const uint32_t begin = block_begin(block);
+  const uint64_t docs_end = this->docs_end(block);
+  const uint32_t end_of_block = block_end(block);
+  if (docs_end > end_of_block || end_of_block > data_bytes_) {
     return absl::DataLossError(absl::StrFormat("block %d has inconsistent offsets", block));
   }
   const uint32_t n = block_postings(block);
+  const uint32_t last = last_docid(block);
   // A compact list stores only the gaps before its last docID, which its header holds.
   const uint32_t coded = compact() ? n - 1 : n;
   if (coded > 0) {
-    const uint8_t* end = codec.Decode(data_ + begin, data_ + s.docs_end, coded, doc_param_, out);
+    const uint8_t* end = codec.Decode(data_ + begin, data_ + docs_end, coded, doc_param_, out);
     if (end == nullptr) {
       return absl::DataLossError(absl::StrFormat("block %d: docID gaps do not decode", block));
     }
@@ -120,31 +131,32 @@ absl::Status PostingListView::DecodeDocids(const BlockCodec& codec, uint32_t blo
   // Gaps → docIDs, bounded as they are decoded: engines index per-document arrays by them, and a
   // list that passed its file's checksum may still be wrong (a buggy writer, a hostile file). Every
   // gap but the list's first is at least 1, the sum never wraps, the block ends on its skip
-  // entry's last docID, and that is at most the list's last docID (which Index::postings checks
+  // table's last docID, and that is at most the list's last docID (which Index::postings checks
   // against the document count). So every docID increases and stays below the document count.
   // GapsToDocids is a vectorized prefix sum (simdbp_codec.h) that also says whether every docID
   // increases without wrapping; only the list's first docID may repeat its base (docID 0).
   if (compact()) {
-    if (coded > 0 && (!GapsToDocids(0, out, coded, out) || out[coded - 1] >= s.last_docid)) {
+    if (coded > 0 && (!GapsToDocids(0, out, coded, out) || out[coded - 1] >= last)) {
       return absl::DataLossError("docIDs out of order or beyond the list's last docID");
     }
-    out[n - 1] = s.last_docid;
+    out[n - 1] = last;
     return absl::OkStatus();
   }
   const bool first_gap_zero = out[0] == 0;
   const bool increasing = GapsToDocids(block_base(block), out, n, out);
-  if (!increasing || (first_gap_zero && block != 0) || out[n - 1] != s.last_docid ||
-      s.last_docid > skips[num_blocks_ - 1].last_docid) {
+  if (!increasing || (first_gap_zero && block != 0) || out[n - 1] != last ||
+      last > last_docids_[num_blocks_ - 1]) {
     return absl::DataLossError(
-        absl::StrFormat("block %d: docIDs out of order or beyond the list's skip entries", block));
+        absl::StrFormat("block %d: docIDs out of order or beyond the list's skip table", block));
   }
   return absl::OkStatus();
 }
 
 absl::Status PostingListView::DecodeFreqs(const BlockCodec& codec, uint32_t block,
                                           uint32_t* out) const {
-  const SkipEntry& s = skips()[block];
-  if (s.docs_end > s.block_end || s.block_end > data_bytes_) {
+  const uint64_t docs_end = this->docs_end(block);
+  const uint32_t end_of_block = block_end(block);
+  if (docs_end > end_of_block || end_of_block > data_bytes_) {
     return absl::DataLossError(absl::StrFormat("block %d has inconsistent offsets", block));
   }
   const uint32_t n = block_postings(block);
@@ -152,7 +164,7 @@ absl::Status PostingListView::DecodeFreqs(const BlockCodec& codec, uint32_t bloc
     out[0] = static_cast<uint32_t>(cf_);
     return absl::OkStatus();
   }
-  const uint8_t* end = codec.Decode(data_ + s.docs_end, data_ + s.block_end, n, freq_param_, out);
+  const uint8_t* end = codec.Decode(data_ + docs_end, data_ + end_of_block, n, freq_param_, out);
   if (end == nullptr) {
     return absl::DataLossError(absl::StrFormat("block %d: frequencies do not decode", block));
   }
@@ -171,14 +183,11 @@ absl::Status PostingListView::DecodeFreqs(const BlockCodec& codec, uint32_t bloc
 absl::Status PostingListView::Verify(const BlockCodec& codec, uint32_t num_docs) const {
   uint32_t docs[kBlockSize];
   uint32_t freqs[kBlockSize];
-  const SkipEntry* skips = this->skips();
   uint64_t previous = 0;
   uint64_t cf = 0;
   bool first = true;
   for (uint32_t b = 0; b < num_blocks_; ++b) {
-    if (b > 0 && skips[b].docs_end < skips[b - 1].block_end) {
-      return absl::DataLossError(absl::StrFormat("block %d starts before block %d ends", b, b - 1));
-    }
+    // A block starts where the one before ends, and DecodeDocids checks that it ends no sooner.
     absl::Status s = DecodeDocids(codec, b, docs);
     if (!s.ok()) return s;
     s = DecodeFreqs(codec, b, freqs);
@@ -198,10 +207,9 @@ absl::Status PostingListView::Verify(const BlockCodec& codec, uint32_t num_docs)
       }
       cf += freqs[i];
     }
-    if (docs[n - 1] != skips[b].last_docid) {
-      return absl::DataLossError(
-          absl::StrFormat("block %d: skip entry says last docID %d, data says %d", b,
-                          skips[b].last_docid, docs[n - 1]));
+    if (docs[n - 1] != last_docid(b)) {
+      return absl::DataLossError(absl::StrFormat(
+          "block %d: skip table says last docID %d, data says %d", b, last_docid(b), docs[n - 1]));
     }
   }
   if (cf != cf_) {
@@ -260,32 +268,50 @@ absl::StatusOr<float> EncodePostingList(const BlockCodec& codec, absl::Span<cons
   }
 
   const uint32_t num_blocks = static_cast<uint32_t>((n + kBlockSize - 1) / kBlockSize);
-  std::vector<SkipEntry> skips(num_blocks);
+  std::vector<uint32_t> last_docids(num_blocks), block_ends(num_blocks), doc_sections(num_blocks);
+  std::vector<float> block_maxes(num_blocks);
   std::string data;
   data.reserve(n * 2);
   float list_max = 0.0f;
+  bool wide = false;
   for (uint32_t b = 0; b < num_blocks; ++b) {
     const size_t begin = size_t{b} * kBlockSize;
     const size_t len = std::min(kBlockSize, n - begin);
+    const size_t block_start = data.size();
     codec.Encode(gaps.data() + begin, len, doc_param, &data);
-    skips[b].docs_end = static_cast<uint32_t>(data.size());
+    doc_sections[b] =
+        static_cast<uint32_t>(std::min<size_t>(data.size() - block_start, UINT32_MAX));
+    wide |= doc_sections[b] > UINT16_MAX;
     codec.Encode(fminus.data() + begin, len, freq_param, &data);
     if (data.size() > UINT32_MAX) {
       return absl::InvalidArgumentError("posting list compresses to more than 4 GiB");
     }
-    skips[b].block_end = static_cast<uint32_t>(data.size());
-    skips[b].last_docid = docids[begin + len - 1];
+    block_ends[b] = static_cast<uint32_t>(data.size());
+    last_docids[b] = docids[begin + len - 1];
     float block_max = 0.0f;
     for (size_t i = begin; i < begin + len; ++i) {
       block_max = std::max(block_max, Bm25Score(idf, freqs[i], doc_norms[docids[i]]));
     }
-    skips[b].max_score = block_max;
+    block_maxes[b] = block_max;
     list_max = std::max(list_max, block_max);
   }
   const FullListHeader header = {static_cast<uint8_t>(doc_param), static_cast<uint8_t>(freq_param),
-                                 0};
+                                 wide ? kWideDocSections : uint16_t{0}};
+  const size_t table_at = out->size();
   out->append(reinterpret_cast<const char*>(&header), sizeof(header));
-  out->append(reinterpret_cast<const char*>(skips.data()), skips.size() * sizeof(SkipEntry));
+  const auto append = [out](const auto& values) {
+    out->append(reinterpret_cast<const char*>(values.data()), values.size() * sizeof(values[0]));
+  };
+  append(last_docids);
+  append(block_maxes);
+  append(block_ends);
+  if (wide) {
+    append(doc_sections);
+  } else {
+    const std::vector<uint16_t> narrow(doc_sections.begin(), doc_sections.end());
+    append(narrow);
+  }
+  out->resize(table_at + sizeof(header) + SkipTableBytes(num_blocks, wide), '\0');
   out->append(data);
   return list_max;
 }

@@ -5,6 +5,7 @@
 #include "index/posting_list.h"
 
 #include <cstring>
+#include <numeric>
 #include <string>
 #include <vector>
 
@@ -40,9 +41,14 @@ struct List {
   PostingListView View() const {
     return *PostingListView::Parse(*GetBlockCodec("pfor"), bytes, Meta(freqs, max_score));
   }
-  // The skip entry of `block` inside the bytes (after the full form's 4-byte header).
-  SkipEntry* Skip(uint32_t block) {
-    return reinterpret_cast<SkipEntry*>(bytes.data() + kFullListHeaderBytes) + block;
+  // The last docID of `block` in the skip table (its first array, after the 4-byte header).
+  uint32_t LastDocid(uint32_t block) const {
+    uint32_t v;
+    std::memcpy(&v, bytes.data() + kFullListHeaderBytes + 4 * block, 4);
+    return v;
+  }
+  void SetLastDocid(uint32_t block, uint32_t v) {
+    std::memcpy(bytes.data() + kFullListHeaderBytes + 4 * block, &v, 4);
   }
 };
 
@@ -57,6 +63,50 @@ TEST(PostingListDecodeTest, IntactListsDecodeEveryBlock) {
     EXPECT_EQ(out[0], list.docids[b * kBlockSize]);  // docID 0 opens the list: a gap of 0
   }
   EXPECT_TRUE(view.Verify(*GetBlockCodec("pfor"), 1200).ok());
+  // Header, then the four arrays of the skip table: last docIDs, block maxima, block ends (4
+  // bytes each) and docID-section sizes (2 bytes each, padded to 4), then the blocks.
+  EXPECT_EQ(SkipTableBytes(4, false), 4u * 12 + 8);
+  EXPECT_EQ(view.data() - reinterpret_cast<const uint8_t*>(list.bytes.data()),
+            static_cast<ptrdiff_t>(kFullListHeaderBytes + SkipTableBytes(4, false)));
+  EXPECT_EQ(view.block_end(3), view.data_bytes());
+  for (uint32_t b = 0; b < 4; ++b) {
+    EXPECT_EQ(view.last_docid(b), list.docids[std::min(128 * b + 127, 399u)]);
+  }
+}
+
+// A docID section of 64 KiB or more does not fit the skip table's u16 sizes: the list takes the
+// wide form (u32 sizes, flagged in its header) and reads the same. Rice's parameter follows the
+// mean gap, so one gap far beyond it is a long unary run: 600,000 gaps of 1 and one of 590,000
+// give the parameter 0 and one block a docID section of 590,000 bits.
+TEST(PostingListDecodeTest, DocSectionsOf64KiBOrMoreTakeTheWideForm) {
+  const BlockCodec& rice = *GetBlockCodec("rice");
+  std::vector<uint32_t> docids(600'000), freqs(600'001, 1);
+  std::iota(docids.begin(), docids.end(), 0u);
+  docids.push_back(docids.back() + 590'000);
+  const std::vector<float> norms(docids.back() + 1, 1.0f);
+  std::string bytes;
+  const absl::StatusOr<float> max_score =
+      EncodePostingList(rice, docids, freqs, norms.data(), 1.0f, &bytes);
+  ASSERT_TRUE(max_score.ok()) << max_score.status();
+  uint16_t flags;
+  std::memcpy(&flags, bytes.data() + 2, 2);
+  ASSERT_EQ(flags, kWideDocSections);
+  const uint32_t num_blocks = (600'001 + 127) / 128;
+  absl::StatusOr<PostingListView> view =
+      PostingListView::Parse(rice, bytes, Meta(freqs, *max_score));
+  ASSERT_TRUE(view.ok()) << view.status();
+  EXPECT_EQ(view->data() - reinterpret_cast<const uint8_t*>(bytes.data()),
+            static_cast<ptrdiff_t>(kFullListHeaderBytes + SkipTableBytes(num_blocks, true)));
+  EXPECT_GE(view->block_end(num_blocks - 1) - view->block_begin(num_blocks - 1), 65536u);
+  ASSERT_TRUE(view->Verify(rice, docids.back() + 1).ok()) << view->Verify(rice, docids.back() + 1);
+  uint32_t out[kBlockSize];
+  ASSERT_TRUE(view->DecodeDocids(rice, num_blocks - 1, out).ok());
+  EXPECT_EQ(out[view->block_postings(num_blocks - 1) - 1], docids.back());
+  // The same bytes read with the u16 sizes are refused, not misread.
+  bytes[2] = 0;
+  absl::StatusOr<PostingListView> narrow =
+      PostingListView::Parse(rice, bytes, Meta(freqs, *max_score));
+  EXPECT_TRUE(!narrow.ok() || !narrow->Verify(rice, docids.back() + 1).ok());
 }
 
 TEST(PostingListDecodeTest, SkipEntriesThatDisagreeWithTheGapsAreDataLoss) {
@@ -64,25 +114,25 @@ TEST(PostingListDecodeTest, SkipEntriesThatDisagreeWithTheGapsAreDataLoss) {
   const BlockCodec& pfor = *GetBlockCodec("pfor");
   {
     List list;  // block 1 claims to end later than its gaps say
-    list.Skip(1)->last_docid += 1;
+    list.SetLastDocid(1, list.LastDocid(1) + 1);
     EXPECT_EQ(list.View().DecodeDocids(pfor, 1, out).code(), absl::StatusCode::kDataLoss);
   }
   {
     List list;  // block 2 claims to end beyond the list's last docID
-    list.Skip(2)->last_docid = 0xfffffff0u;
+    list.SetLastDocid(2, 0xfffffff0u);
     EXPECT_EQ(list.View().DecodeDocids(pfor, 2, out).code(), absl::StatusCode::kDataLoss);
     // Block 3 starts from that base: its gaps would wrap past 2^32.
     EXPECT_EQ(list.View().DecodeDocids(pfor, 3, out).code(), absl::StatusCode::kDataLoss);
   }
   {
     List list;  // block 1's base moved back: its docIDs would repeat block 0's
-    list.Skip(0)->last_docid -= 30;
+    list.SetLastDocid(0, list.LastDocid(0) - 30);
     const absl::Status s = list.View().DecodeDocids(pfor, 1, out);
     EXPECT_EQ(s.code(), absl::StatusCode::kDataLoss) << s;
   }
   {
-    List list;  // a nonzero reserved header field
-    list.bytes[3] = 1;
+    List list;  // a header flag that does not exist
+    list.bytes[2] = 2;
     EXPECT_FALSE(PostingListView::Parse(pfor, list.bytes, Meta(list.freqs, 1.0f)).ok());
   }
   {
@@ -155,11 +205,11 @@ TEST_P(PostingListCodecTest, RoundTripsCompactAndFullLists) {
       EXPECT_EQ(view->num_blocks(), (n + kBlockSize - 1) / kBlockSize);
       EXPECT_EQ(view->total_bytes(), bytes.size());
       const PostingListView copy = *view;  // a copy carries its own skip table
-      EXPECT_EQ(copy.skip(copy.num_blocks() - 1).last_docid, docids.back());
-      EXPECT_EQ(copy.skips()[0].last_docid, docids[std::min<size_t>(n, kBlockSize) - 1]);
+      EXPECT_EQ(copy.last_docid(copy.num_blocks() - 1), docids.back());
+      EXPECT_EQ(copy.last_docids()[0], docids[std::min<size_t>(n, kBlockSize) - 1]);
       float block_max = 0.0f;
       for (uint32_t b = 0; b < copy.num_blocks(); ++b) {
-        block_max = std::max(block_max, copy.skip(b).max_score);
+        block_max = std::max(block_max, copy.block_max(b));
       }
       EXPECT_EQ(block_max, *max_score);
       ASSERT_TRUE(copy.Verify(codec, num_docs).ok()) << copy.Verify(codec, num_docs);
@@ -195,9 +245,10 @@ TEST_P(PostingListCodecTest, CompactAndFullFormsDecodeTheSame) {
       codec, absl::string_view(reinterpret_cast<const char*>(aligned.data()), full.size()),
       Meta(freqs, full_max));
   const PostingListView c = *PostingListView::Parse(codec, compact, Meta(head_freqs, compact_max));
-  EXPECT_LT(compact.size(), f.skip(0).block_end + kFullListHeaderBytes + sizeof(SkipEntry));
-  EXPECT_EQ(c.skip(0).last_docid, f.skip(0).last_docid);
-  EXPECT_EQ(c.skip(0).max_score, f.skip(0).max_score);
+  // The compact form saves the header and the block's skip-table entry.
+  EXPECT_LT(compact.size(), f.block_end(0) + kFullListHeaderBytes + SkipTableBytes(1, false));
+  EXPECT_EQ(c.last_docid(0), f.last_docid(0));
+  EXPECT_EQ(c.block_max(0), f.block_max(0));
   uint32_t cd[kBlockSize], fd[kBlockSize], cf[kBlockSize], ff[kBlockSize];
   ASSERT_TRUE(c.DecodeDocids(codec, 0, cd).ok());
   ASSERT_TRUE(f.DecodeDocids(codec, 0, fd).ok());
@@ -233,7 +284,7 @@ TEST_P(PostingListCodecTest, DamagedCompactListsNeverDecodeOutOfOrder) {
       uint32_t d[kBlockSize], f[kBlockSize];
       if (view->DecodeDocids(codec, 0, d).ok()) {
         for (uint32_t i = 1; i < n; ++i) ASSERT_GT(d[i], d[i - 1]);
-        ASSERT_EQ(d[n - 1], view->skip(0).last_docid);
+        ASSERT_EQ(d[n - 1], view->last_docid(0));
       }
       if (view->DecodeFreqs(codec, 0, f).ok()) {
         for (uint32_t i = 0; i < n; ++i) ASSERT_GE(f[i], 1u);

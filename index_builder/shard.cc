@@ -74,8 +74,8 @@ absl::Status WriteShard(const index::Index& source, uint32_t shard, uint32_t sha
     freqs.clear();
     // Only the blocks that overlap [begin, end): the skip table's last docIDs say which.
     for (uint32_t b = 0; b < list.num_blocks(); ++b) {
-      if (list.skip(b).last_docid < begin) continue;
-      if (b > 0 && list.skip(b - 1).last_docid + 1 >= end) break;
+      if (list.last_docid(b) < begin) continue;
+      if (b > 0 && list.last_docid(b - 1) + 1 >= end) break;
       TANDEM_RETURN_IF_ERROR(list.DecodeDocids(source.codec(), b, block_docids));
       TANDEM_RETURN_IF_ERROR(list.DecodeFreqs(source.codec(), b, block_freqs));
       for (uint32_t j = 0; j < list.block_postings(b); ++j) {

@@ -145,27 +145,40 @@ TEST(PostingListDecodeTest, SkipEntriesThatDisagreeWithTheGapsAreDataLoss) {
 }
 
 // A frequency section holding 2^32 - 1 (a frequency of 2^32) is DATA_LOSS, not a frequency that
-// wrapped to 0: DecodeFreqs promises frequencies of at least 1.
+// wrapped to 0: DecodeFreqs promises frequencies of at least 1. The frequencies are added to four
+// at a time and the rest one by one, so the value is tried at every place of a block of 11.
 TEST(PostingListDecodeTest, FrequencyBeyond32BitsIsDataLoss) {
   const BlockCodec& pfor = *GetBlockCodec("pfor");
-  // A compact list of docIDs 5 and 9: last docID, docID-section bytes, the gap 5, frequencies.
-  std::string docs;
-  const uint32_t gap = 5;
-  pfor.Encode(&gap, 1, 0, &docs);
-  std::string bytes;
-  PutVarint(9, &bytes);
-  PutVarint(docs.size(), &bytes);
-  bytes += docs;
-  const uint32_t wrapped[2] = {UINT32_MAX, 0};
-  pfor.Encode(wrapped, 2, 0, &bytes);
-  const PostingListView view =
-      *PostingListView::Parse(pfor, bytes, {.num_postings = 2, .cf = 3, .max_score = 1.0f});
-  uint32_t out[kBlockSize];
-  ASSERT_TRUE(view.DecodeDocids(pfor, 0, out).ok());
-  EXPECT_EQ(out[0], 5u);
-  EXPECT_EQ(out[1], 9u);
-  EXPECT_EQ(view.DecodeFreqs(pfor, 0, out).code(), absl::StatusCode::kDataLoss);
-  EXPECT_EQ(view.Verify(pfor, 10).code(), absl::StatusCode::kDataLoss);
+  constexpr uint32_t kN = 11;
+  for (uint32_t at = 0; at <= kN; ++at) {  // kN: no frequency beyond 32 bits
+    // A compact list of docIDs 5, 10, ..., 55: last docID, docID-section bytes, the gaps,
+    // the frequencies minus one.
+    std::string docs;
+    const std::vector<uint32_t> gaps(kN - 1, 5);
+    pfor.Encode(gaps.data(), gaps.size(), 0, &docs);
+    std::string bytes;
+    PutVarint(5 * kN, &bytes);
+    PutVarint(docs.size(), &bytes);
+    bytes += docs;
+    std::vector<uint32_t> stored(kN, 1);  // frequencies of 2
+    if (at < kN) stored[at] = UINT32_MAX;
+    pfor.Encode(stored.data(), kN, 0, &bytes);
+    const uint64_t cf = at < kN ? 2 * (kN - 1) : 2 * kN;
+    const PostingListView view =
+        *PostingListView::Parse(pfor, bytes, {.num_postings = kN, .cf = cf, .max_score = 1.0f});
+    uint32_t out[kBlockSize];
+    ASSERT_TRUE(view.DecodeDocids(pfor, 0, out).ok());
+    EXPECT_EQ(out[0], 5u);
+    EXPECT_EQ(out[kN - 1], 5 * kN);
+    if (at == kN) {
+      ASSERT_TRUE(view.DecodeFreqs(pfor, 0, out).ok());
+      for (uint32_t i = 0; i < kN; ++i) EXPECT_EQ(out[i], 2u);
+      EXPECT_TRUE(view.Verify(pfor, 100).ok());
+    } else {
+      EXPECT_EQ(view.DecodeFreqs(pfor, 0, out).code(), absl::StatusCode::kDataLoss) << at;
+      EXPECT_EQ(view.Verify(pfor, 100).code(), absl::StatusCode::kDataLoss) << at;
+    }
+  }
 }
 
 // Docs spaced by `step` from `first`, frequencies cycling 1..5 (large ones now and then).

@@ -90,11 +90,16 @@ def decode_rates(w):
             usec[algorithm] += float(time)
     pisa = {a: postings[a] / (usec[a] / 1e6) for a in postings if usec[a] > 0}
     tandem = {}
-    for b in json.load(open(tandem_path))["benchmarks"]:
+    bench = json.load(open(tandem_path))
+    for b in bench["benchmarks"]:
         if b.get("aggregate_name") == "median" and b["run_name"].startswith("CursorWalk/"):
             tandem[b["run_name"].split("/")[1]] = b["items_per_second"]
+    # Google Benchmark's context: the machine (CPUs, caches, clock) and the binaries' commit.
+    context = bench.get("context", {})
     out = {"lists": len(df), "postings": sum(df), "tandem_docids_per_second": tandem,
-           "pisa_docids_per_second": pisa}
+           "pisa_docids_per_second": pisa,
+           "machine": {key: context.get(key) for key in ("host_name", "num_cpus", "mhz_per_cpu",
+                                                          "caches", "commit", "date")}}
     for walk, algorithm in (("docids", "or"), ("docids+freqs", "or_freq")):
         if walk in tandem and algorithm in pisa:
             out[f"tandem_over_pisa_{walk}"] = tandem[walk] / pisa[algorithm]
@@ -199,6 +204,10 @@ def main():
     decode = decode_rates(w)
     if decode:
         result["decode"] = decode
+        result.setdefault("machine", decode["machine"])
+        # Alone, the decode phase's binaries give the commit, as tandem-bench-query's do above.
+        if not tandem_json and not os.environ.get("TANDEM_COMMIT") and decode["machine"].get("commit"):
+            result["tandem_commit"] = decode["machine"]["commit"]
         t, p = decode["tandem_docids_per_second"], decode["pisa_docids_per_second"]
         print(f"decode, one thread, {decode['lists']} lists of {decode['postings']:,} postings read "
               f"whole by each engine's cursor, docIDs/s (Tandem / PISA):")

@@ -60,8 +60,6 @@ while (($#)); do
 done
 die() { echo "pisa_side_by_side.sh: $*" >&2; exit 1; }
 [[ -n "$OUTDIR" ]] || die "--out DIR is required"
-[[ -n "$PISA" ]] || die "--pisa is required: PISA's prebuilt bundle (../shared/tools/pisa/*.tgz) or a PISA build directory"
-[[ -e "$PISA" ]] || die "no PISA at '$PISA': give the prebuilt bundle or a PISA build directory (nothing is downloaded)"
 [[ -z "$WORKLOADS" ]] && WORKLOADS="synth${WIKI_INDEX:+ wikipedia}"
 LAT_QUERIES=${LAT_QUERIES:-1000}
 TPUT_QUERIES=${TPUT_QUERIES:-10000}
@@ -77,18 +75,8 @@ has_phase() { [[ " $PHASES " == *" $1 "* ]]; }
 say() { echo "$@" | tee -a "$LOG"; }
 
 # PISA's binaries: an unpacked bundle, a .tgz of one, or a build directory.
-if [[ -f "$PISA" ]]; then
-  mkdir -p "$WORK/pisa"
-  [[ -d "$WORK/pisa/device-bundle" ]] || tar xzf "$PISA" -C "$WORK/pisa"
-  PISA=$WORK/pisa/device-bundle
-fi
-PBIN=$PISA
-[[ -x "$PBIN/queries" ]] || PBIN=$PISA/bin
-for t in compress_inverted_index create_wand_data queries; do
-  [[ -x "$PBIN/$t" ]] || die "PISA's $t is not in '$PISA' or its bin/"
-done
-PISA_COMMIT=$(sed -n 's/.*\([0-9a-f]\{40\}\).*/\1/p' "$PISA/BUILDINFO.txt" 2>/dev/null | head -1)
-[[ -n "$PISA_COMMIT" ]] || PISA_COMMIT=$(git -C "$PISA/.." rev-parse HEAD 2>/dev/null || echo unknown)
+source "$HERE/bench/pisa_tools.sh"
+find_pisa "$PISA" "$WORK" queries compress_inverted_index create_wand_data
 # Tandem's programs: directly in --bin (a bundle's bin/) or anywhere below it (a build directory).
 tool() {
   local t

@@ -19,9 +19,10 @@
 # Collections: wikipedia (WikiExtractor text, 6,514 articles), reuters (Reuters-21578), synth (the
 #   GOV2-like model of bench/WORKLOADS.md, --synth-docs documents; 25000000 is the full workload).
 # Prints a table (also written beside the JSON, .txt) and writes JSON with the date, the commit of
-# the binaries, PISA's commit and every file's size.
+# the binaries, PISA's commit and every file's size. SUMMARY_ONLY=1 summarizes --work again without
+# building anything.
 set -euo pipefail
-usage() { sed -n '2,22p' "$0" | sed 's/^# \{0,1\}//'; }
+usage() { sed -n '2,23p' "$0" | sed 's/^# \{0,1\}//'; }
 HERE=$(cd "$(dirname "$0")/.." && pwd)
 PISA="" OUT="" BIN="$HERE/build" DATA="$HERE/../shared/data" WORK=/tmp/index-size
 COLLECTIONS="wikipedia reuters synth" SYNTH_DOCS=2000000
@@ -51,6 +52,7 @@ fi
 datafile() { [[ -e "$DATA/$1" ]] || die "no $1 under '$DATA' (--data)"; echo "$DATA/$1"; }
 
 for c in $COLLECTIONS; do
+  [[ -n "${SUMMARY_ONLY:-}" ]] && break
   W=$WORK/$c
   rm -rf "$W" && mkdir -p "$W"
   case "$c" in
@@ -103,7 +105,8 @@ for c in collections:
     bits = lambda b: 8.0 * b / postings
     total = sum(files.values())
     pisa_all = pisa["index_block_simdbp"] + pisa["wand_float"] + pisa["termlex"] + pisa["doclex"]
-    entry = {"name": names[c], "command": open(f"{w}/command.txt").read().strip(),
+    entry = {"name": names[c] if c != "synth" else f"{names[c]}, {manifest['stats']['num_docs']:,} documents",
+             "command": open(f"{w}/command.txt").read().strip(),
              "postings": postings, "tandem_files": files, "pisa_files": pisa,
              "tandem_bits_per_posting": bits(total),
              "tandem_postings_bits_per_posting": bits(files["postings.bin"]),
@@ -119,10 +122,10 @@ lines = [f"# Index size, Tandem ({result['tandem']}) beside PISA {pisa_commit[:7
          "# bits per posting; Tandem: its four files and postings.bin alone (which holds the block "
          "maxima); PISA: its index, and with its WAND data (float block maxima, document lengths) "
          "and term and document lexicons. JSON beside this file.",
-         f"{'collection':28} {'postings':>13} {'T total':>8} {'T post':>8} {'PISA idx':>8} "
+         f"{'collection':42} {'postings':>13} {'T total':>8} {'T post':>8} {'PISA idx':>8} "
          f"{'PISA all':>8} {'Tpost/Pidx':>10} {'Ttot/Pall':>10}"]
 for e in rows:
-    lines.append(f"{e['name']:28} {e['postings']:13,} {e['tandem_bits_per_posting']:8.2f} "
+    lines.append(f"{e['name']:42} {e['postings']:13,} {e['tandem_bits_per_posting']:8.2f} "
                  f"{e['tandem_postings_bits_per_posting']:8.2f} {e['pisa_index_bits_per_posting']:8.2f} "
                  f"{e['pisa_with_wand_and_lexicons_bits_per_posting']:8.2f} "
                  f"{e['tandem_postings_over_pisa_index']:10.3f} "

@@ -86,6 +86,7 @@ version = subprocess.run([tindex, "--version"], capture_output=True, text=True).
 result = {"benchmark": "index_size",
           "date": datetime.datetime.now(datetime.timezone.utc).strftime("%Y-%m-%dT%H:%M:%SZ"),
           "tandem": version, "pisa_commit": pisa_commit,
+          "machine": f"{os.uname().nodename} (sizes do not depend on the machine)",
           "how": "tandem-index with --codec simdbp; PISA on the same postings (tandem-index export "
                  "--format pisa): compress_inverted_index -e block_simdbp, create_wand_data -s bm25 "
                  "--bm25-k1 0.9 --bm25-b 0.4 --block-size 128 (float, and --quantize 8 --compress), "

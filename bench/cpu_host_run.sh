@@ -4,14 +4,15 @@
 #
 # On the build machine: pack the CPU binaries with the data files, and the text collections:
 #   deploy/gpu-bundle.sh build/index_builder/tandem-index build/bench/tandem-bench-query \
-#     build/bench/tandem-bench-build build/bench/codec_bench -- \
+#     build/bench/tandem-bench-build build/bench/codec_bench /usr/bin/perf -- \
 #     ../shared/data/stats/wikipedia-termstats.tsv.gz ../shared/data/stats/wikipedia-doclengths.tsv \
 #     ../shared/data/queries/trec05-efficiency.txt
 #   mkdir -p .gpu-carry && tar cf - .gpu-bundle | xz -T0 > .gpu-carry/bundle.tar.xz
 #   tar cf - -C ../shared/data/text wikipedia reuters21578 | xz -T0 > .gpu-carry/text.tar.xz
 #   cp ../shared/tools/pisa/pisa-69f2a83-x86-64-v3.tgz .gpu-carry/
 # On the host: STEPS="build codec wikipedia synth-prepare" bench/cpu_host_run.sh, then
-#   STEPS="synth-latency-10", then STEPS="synth-latency-1000 synth-throughput synth-decode".
+#   STEPS="synth-latency-10", then STEPS="synth-latency-1000 synth-throughput synth-decode", and
+#   STEPS="synth-profile wikipedia-profile" (perf, Debian's linux-perf, packed with the binaries).
 #
 # Steps:
 #   build: tandem-bench-build on Wikipedia and Reuters-21578 at 1, 2, 4, 8 and all threads, the
@@ -22,18 +23,28 @@
 #     one thread (codec.json).
 #   wikipedia, synth-prepare, synth-latency-K, synth-throughput, synth-decode:
 #     bench/pisa_side_by_side.sh's phases (side_wikipedia.tgz, side_synth.tgz: its JSON, log and
-#     raw outputs).
+#     raw outputs; the profile steps add profile-ALGORITHM-kK.txt).
 # Writes under $OUT: host.txt (the CPU, and every step's log) and the files named above.
 set -uo pipefail
 cd "$(dirname "$0")/.." || exit 1
 : "${OUT:?OUT names the directory for the results}"
 H=/tmp/cpu-host
 mkdir -p "$H"
-if [[ ! -d $H/.gpu-bundle ]]; then
-  xz -dc .gpu-carry/bundle.tar.xz | tar xf - -C "$H" &&
-    xz -dc .gpu-carry/text.tar.xz | tar xf - -C "$H" &&
-    tar xzf .gpu-carry/pisa-69f2a83-x86-64-v3.tgz -C "$H" || exit 1
-fi
+# Each archive is unpacked once, when it first comes: a run may carry only the ones its steps need
+# (the three together are close to what one run can carry).
+unpack() {  # ARCHIVE WHAT_IT_MAKES
+  [[ -e $H/$2 || ! -f $1 ]] && return 0
+  case "$1" in
+    *.xz) xz -dc "$1" | tar xf - -C "$H" ;;
+    *.tgz) tar xzf "$1" -C "$H" ;;
+  esac || { echo "cpu_host_run.sh: cannot unpack $1" >&2; exit 1; }
+}
+unpack .gpu-carry/bundle.tar.xz .gpu-bundle
+unpack .gpu-carry/text.tar.xz wikipedia
+unpack .gpu-carry/pisa-69f2a83-x86-64-v3.tgz device-bundle
+for need in .gpu-bundle device-bundle; do
+  [[ -e $H/$need ]] || { echo "cpu_host_run.sh: $need not carried (.gpu-carry)" >&2; exit 1; }
+done
 export LD_LIBRARY_PATH=$H/.gpu-bundle/lib
 B=$H/.gpu-bundle/bin
 D=$H/.gpu-bundle/data
@@ -43,6 +54,13 @@ LOG=$OUT/host.txt
 { lscpu | grep -E "Model name|^CPU\(s\)|Thread|Core|Socket|L3"; nvidia-smi -L 2>/dev/null; } >>"$LOG"
 has_step() { [[ " ${STEPS:-} " == *" $1 "* ]]; }
 elapsed() { awk -v a="$1" -v b="$(date +%s.%N)" 'BEGIN { printf "%.2f", b - a }'; }
+
+for s in build codec wikipedia; do
+  if has_step $s && [[ ! -d $H/wikipedia ]]; then
+    echo "cpu_host_run.sh: step $s needs the text collections (.gpu-carry/text.tar.xz)" >&2
+    exit 1
+  fi
+done
 
 if has_step build; then
   counts=1,2,4,8
@@ -101,7 +119,7 @@ side() {  # WORKLOAD PHASES [VAR=VALUE...]
     --out "$H/side-out" --work "$H/side" --docs 25000000 --wikipedia-index "$H/wiki-idx" \
     --workloads "$w" --phases "$phases" 2>&1 | tee -a "$LOG"
   (cd "$H" && tar czf "$OUT/side_$w.tgz" side-out \
-    $(find side/"$w" -maxdepth 1 \( -name '*.json' -o -name '*.tsv' -o -name 'queries-*' -o -name 'decode-*' \)))
+    $(find side/"$w" -maxdepth 1 \( -name '*.json' -o -name '*.tsv' -o -name 'queries-*' -o -name 'decode-*' -o -name 'profile-*' \)))
 }
 if has_step wikipedia; then
   [[ -d $H/wiki-idx ]] || "$B/tandem-index" build --input "$H/wikipedia" --format wikiextractor \
@@ -113,4 +131,6 @@ has_step synth-latency-10 && side synth latency LAT_KS=10 RUNS=1
 has_step synth-latency-1000 && side synth latency LAT_KS=1000 RUNS=1
 has_step synth-throughput && side synth throughput
 has_step synth-decode && side synth decode RUNS=3
+has_step synth-profile && side synth profile LAT_KS=10 PERF="$B/perf"
+has_step wikipedia-profile && side wikipedia profile LAT_KS=10 PERF="$B/perf"
 exit 0

@@ -27,19 +27,24 @@
 #   first TPUT_QUERIES queries, one untimed and 3 timed passes for both), decode (one thread pinned
 #   to the last core: each engine's cursor reading whole lists, docIDs/s per core; the lists are
 #   those of the latency queries' terms holding at least DECODE_MIN_POSTINGS postings, walked by
-#   codec_bench's CursorWalk and by PISA's `or` and `or_freq` as one-term queries, RUNS passes).
+#   codec_bench's CursorWalk and by PISA's `or` and `or_freq` as one-term queries, RUNS passes),
+#   profile (where Tandem's time goes: perf's cpu-clock samples of tandem-bench-query's latency
+#   passes alone, one untimed and one timed, on the latency phase's core and queries, for each
+#   PROFILE_ROWS entry; profile-ALGORITHM-kK.txt lists the symbols with 0.5% of the samples or more).
 # Both engines measure latency the same way: one untimed pass over the queries, then RUNS timed
 #   passes, each query once a pass, every pass's latencies summarized together.
 # Environment: LAT_QUERIES (1000), TPUT_QUERIES (10000), RUNS (timed passes of each engine, 2),
 #   LAT_KS (the latency phase's k values, "10 1000": a long run can be split by k),
 #   THREADS (nproc), WAND_BLOCK (PISA's fixed block size for block maxima, 64, its benchmark's;
 #   Tandem's blocks hold 128 postings), CODEC (the synthetic index's block codec: tandem-index's
-#   default unless set), DECODE_MIN_POSTINGS (200000: PISA times a query in whole microseconds).
+#   default unless set), DECODE_MIN_POSTINGS (200000: PISA times a query in whole microseconds),
+#   PROFILE_ROWS (ALGORITHM:K entries, PISA's algorithm names; every algorithm at each LAT_KS),
+#   PERF (the perf binary, found on PATH unless set).
 # Writes under --out: side_by_side_WORKLOAD.json (bench/pisa_side_by_side.py's summary), the raw
 #   PISA and Tandem outputs, and log.txt. Summarize again with
 #   python3 bench/pisa_side_by_side.py --work WORK --out OUT.
 set -euo pipefail
-usage() { sed -n '2,39p' "$0" | sed 's/^# \{0,1\}//'; }
+usage() { sed -n '2,44p' "$0" | sed 's/^# \{0,1\}//'; }
 HERE=$(cd "$(dirname "$0")/.." && pwd)
 PISA="" OUTDIR="" BIN="$HERE/build" DATA="$HERE/../shared/data" WORK=/tmp/pisa-side DOCS=25000000
 WIKI_INDEX="" WORKLOADS="" PHASES="prepare latency throughput"
@@ -87,6 +92,10 @@ tool() {
 TINDEX=$(tool tandem-index)
 TBENCH=$(tool tandem-bench-query)
 if has_phase decode; then TCODEC=$(tool codec_bench); fi
+if has_phase profile; then
+  PERF=${PERF:-$(command -v perf || true)}
+  [[ -n "$PERF" && -x "$PERF" ]] || die "the profile phase needs perf (on PATH, or PERF=FILE)"
+fi
 datafile() {
   for p in "$DATA/$1" "$DATA/$(basename "$1")"; do [[ -r "$p" ]] && { echo "$p"; return; }; done
   die "no $(basename "$1") under '$DATA' (--data)"
@@ -195,6 +204,39 @@ for w in $WORKLOADS; do
     pin "$PBIN/queries" -e block_simdbp -i "$W/c.block_simdbp" -w "$W/c.wand" "${BM25[@]}" -k 10 \
       -a or -a or_freq -q "$W/decode.ids" --runs "$RUNS" -o "$W/pisa-decode.tsv" \
       >"$W/pisa-decode.json" 2>>"$LOG"
+  fi
+  if has_phase profile; then
+    rows=${PROFILE_ROWS:-}
+    if [[ -z "$rows" ]]; then
+      for k in $LAT_KS; do for a in "${PISA_ALGOS[@]}"; do rows+=" $a:$k"; done; done
+    fi
+    for row in $rows; do
+      IFS=: read -r algo k <<<"$row"
+      case "$algo" in
+        ranked_and) run=(--modes and --and_block_max off) ;;
+        block_max_ranked_and) run=(--modes and --and_block_max on) ;;
+        maxscore | block_max_maxscore | wand | block_max_wand)
+          run=(--modes or --or_algorithms "${algo//_/-}" --and_block_max on) ;;
+        *) die "PROFILE_ROWS: unknown algorithm '$algo' (${PISA_ALGOS[*]})" ;;
+      esac
+      [[ "$k" =~ ^[0-9]+$ ]] || die "PROFILE_ROWS: '$row' is not ALGORITHM:K"
+      data=$W/perf-$algo-k$k.data
+      rm -f "$W/perf-ctl" "$W/perf-ack"
+      mkfifo "$W/perf-ctl" "$W/perf-ack"
+      # Recording starts disabled; tandem-bench-query enables it for its latency passes only.
+      pin "$PERF" record -q -e cpu-clock -F 4000 -D -1 --control "fifo:$W/perf-ctl,$W/perf-ack" \
+        -o "$data" -- "$TBENCH" --index "$W/idx" --queries "$QUERIES" --max_queries "$LAT_QUERIES" \
+        --known_terms_only "${run[@]}" --ks "$k" --threads 1 --throughput=false --verify 0 \
+        --warmup_passes 1 --runs 1 --perf_control "$W/perf-ctl,$W/perf-ack" >>"$LOG" 2>&1
+      rm -f "$W/perf-ctl" "$W/perf-ack"
+      {
+        echo "# Tandem $algo, k $k, $w: perf record -e cpu-clock, one untimed and one timed pass"
+        "$PERF" report -i "$data" --stdio --no-children --sort dso,symbol --percent-limit 0.5 2>/dev/null |
+          awk '/^# Samples/ || (!/^#/ && NF)' | sed -E 's/[[:space:]]+(-[[:space:]]+)*$//'
+      } >"$W/profile-$algo-k$k.txt"
+      rm -f "$data"
+      say "$w: profile of $algo at k $k in $W/profile-$algo-k$k.txt"
+    done
   fi
   python3 "$HERE/bench/pisa_side_by_side.py" --work "$W" --workload "$w" --pisa-commit "$PISA_COMMIT" \
     --wand-block "$WAND_BLOCK" --out "$OUTDIR/side_by_side_$w.json" | tee -a "$LOG"

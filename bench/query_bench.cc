@@ -7,13 +7,18 @@
 // and writes JSON with the machine, the commit and every figure.
 //
 //   tandem-bench-query --index DIR --queries trec05-efficiency.txt --json bench/results/x.json
+#include <fcntl.h>
+#include <unistd.h>
+
 #include <algorithm>
 #include <atomic>
 #include <chrono>
 #include <cstdio>
+#include <cstring>
 #include <fstream>
 
 #include "absl/flags/flag.h"
+#include "absl/status/status.h"
 #include "absl/strings/numbers.h"
 #include "absl/strings/str_cat.h"
 #include "absl/strings/str_join.h"
@@ -52,6 +57,10 @@ ABSL_FLAG(bool, throughput, true, "measure throughput on --threads threads");
 ABSL_FLAG(bool, write_queries_only, false, "write --write-queries and stop");
 ABSL_FLAG(int, verify, 50, "queries per configuration checked against the reference scorer");
 ABSL_FLAG(std::string, json, "", "write results here");
+ABSL_FLAG(std::string, perf_control, "",
+          "CTL,ACK: the FIFOs of `perf record -D -1 --control fifo:CTL,ACK`; perf records only "
+          "the latency passes (untimed and timed), not the index load, the query parsing or the "
+          "check against the reference scorer");
 
 namespace {
 using namespace tandem;
@@ -61,6 +70,52 @@ int Fail(absl::string_view msg) {
   std::fprintf(stderr, "tandem-bench-query: %s\n", std::string(msg).c_str());
   return 1;
 }
+
+// perf record's control FIFOs (perf-record(1), --control): "enable" and "disable" commands, each
+// answered with "ack" once perf has carried it out.
+class PerfControl {
+ public:
+  ~PerfControl() {
+    if (ctl_ >= 0) close(ctl_);
+    if (ack_ >= 0) close(ack_);
+  }
+  // `spec` is "CTL,ACK"; empty: no profiler, Send does nothing.
+  absl::Status Open(absl::string_view spec) {
+    if (spec.empty()) return absl::OkStatus();
+    std::vector<std::string> paths = absl::StrSplit(spec, ',');
+    if (paths.size() != 2 || paths[0].empty() || paths[1].empty()) {
+      return absl::InvalidArgumentError(
+          absl::StrCat("--perf-control takes CTL,ACK (two FIFO paths); got '", spec, "'"));
+    }
+    ctl_ = open(paths[0].c_str(), O_WRONLY | O_CLOEXEC);
+    if (ctl_ < 0) {
+      return absl::InvalidArgumentError(absl::StrCat("--perf-control: cannot open '", paths[0],
+                                                     "' for writing: ", std::strerror(errno)));
+    }
+    ack_ = open(paths[1].c_str(), O_RDONLY | O_CLOEXEC);
+    if (ack_ < 0) {
+      return absl::InvalidArgumentError(absl::StrCat("--perf-control: cannot open '", paths[1],
+                                                     "' for reading: ", std::strerror(errno)));
+    }
+    return absl::OkStatus();
+  }
+  absl::Status Send(absl::string_view command) {
+    if (ctl_ < 0) return absl::OkStatus();
+    const std::string line = absl::StrCat(command, "\n");
+    // perf answers "ack\n" with its terminating NUL, in one write.
+    char ack[8] = {};
+    if (write(ctl_, line.data(), line.size()) != static_cast<ssize_t>(line.size()) ||
+        read(ack_, ack, sizeof(ack)) < 4 || std::memcmp(ack, "ack\n", 4) != 0) {
+      return absl::UnavailableError(
+          absl::StrCat("--perf-control: perf did not acknowledge '", command, "'"));
+    }
+    return absl::OkStatus();
+  }
+
+ private:
+  int ctl_ = -1;
+  int ack_ = -1;
+};
 }  // namespace
 
 int main(int argc, char** argv) {
@@ -93,6 +148,10 @@ int main(int argc, char** argv) {
   }
   if (and_engines.empty()) return Fail("--and-block-max is empty");
   cpu::ReferenceEngine reference(**idx);
+  PerfControl perf;
+  if (absl::Status s = perf.Open(absl::GetFlag(FLAGS_perf_control)); !s.ok()) {
+    return Fail(s.message());
+  }
 
   // Analyze once; keep queries with at least one index term.
   std::vector<std::vector<std::string>> queries;
@@ -178,6 +237,9 @@ int main(int argc, char** argv) {
         const int warmup = absl::GetFlag(FLAGS_warmup_passes);
         const int runs = absl::GetFlag(FLAGS_runs);
         double one = 0;
+        if (measure_latency) {
+          if (absl::Status s = perf.Send("enable"); !s.ok()) return Fail(s.message());
+        }
         for (int pass = 0; measure_latency && pass < warmup + runs; ++pass) {
           const bool timed = pass >= warmup;
           const auto t0 = Clock::now();
@@ -193,6 +255,9 @@ int main(int argc, char** argv) {
             skips += r->stats.block_max_skips;
           }
           if (timed) one += std::chrono::duration<double>(Clock::now() - t0).count();
+        }
+        if (measure_latency) {
+          if (absl::Status s = perf.Send("disable"); !s.ok()) return Fail(s.message());
         }
         // All threads: throughput, over --warmup-passes untimed and --runs timed passes. Each
         // thread runs its round-robin share of the queries in a loop of its own, as the

@@ -110,6 +110,18 @@ def decode_rates(w):
     return out
 
 
+def pisa_rate(path):
+    """Queries per second of one run of PISA's queries tool: its queries over their summed times
+    (microseconds, the output's fourth column)."""
+    n, usec = 0, 0.0
+    with open(path) as f:
+        next(f)
+        for line in f:
+            n += 1
+            usec += float(line.rstrip("\n").split("\t")[3])
+    return n / (usec / 1e6) if usec > 0 else 0.0
+
+
 def directory_bytes(paths):
     return sum(os.path.getsize(p) for p in paths if os.path.exists(p))
 
@@ -176,22 +188,30 @@ def main():
                                           "threads": r["threads"],
                                           "queries": tj["queries"]["count"],
                                           "commit": (tj.get("machine") or {}).get("commit")}
-    parts = sorted(glob.glob(f"{w}/pisa-tput-*.tsv"))
+    parts = sorted(glob.glob(f"{w}/pisa-tput-[0-9]*.tsv"))
     if parts:
-        rate = 0.0
-        for part in parts:
-            n, usec = 0, 0.0
-            with open(part) as f:
-                next(f)
-                for line in f:
-                    n += 1
-                    usec += float(line.rstrip("\n").split("\t")[3])
-            rate += n / (usec / 1e6) if usec > 0 else 0.0
+        rate = sum(pisa_rate(part) for part in parts)
         meta = json.load(open(f"{w}/pisa-tput.json"))
         queries = sum(1 for part in glob.glob(f"{w}/tput-part-*") for _ in open(part))
         result["throughput"]["pisa"] = {
             "qps_sum_of_processes": rate, "processes": meta["processes"],
             "qps_wall_clock": queries * meta["passes"] / meta["wall_seconds"], "queries": queries}
+    # Each engine alone on one core, on the same queries: what its threads or processes would sum
+    # to if every one kept that speed with all cores busy.
+    alone = {}
+    if os.path.exists(f"{w}/tandem-tput-alone.json"):
+        aj = json.load(open(f"{w}/tandem-tput-alone.json"))
+        alone["tandem"] = [x for x in aj["results"] if x["mode"] == "or"][0]["qps_summed_over_threads"]
+    if os.path.exists(f"{w}/pisa-tput-alone.tsv"):
+        alone["pisa"] = pisa_rate(f"{w}/pisa-tput-alone.tsv")
+    for engine, qps in alone.items():
+        entry = result["throughput"].get(engine)
+        if not entry or not qps:
+            continue
+        workers = entry.get("threads") or entry.get("processes")
+        entry["qps_alone_one_core"] = qps
+        entry["queries_alone"] = sum(1 for _ in open(f"{w}/tput-alone.ids"))
+        entry["kept_speed_under_load"] = entry.get("qps", entry.get("qps_sum_of_processes")) / (qps * workers)
     if result["throughput"]:
         t = result["throughput"].get("tandem", {}).get("qps")
         p = result["throughput"].get("pisa", {}).get("qps_sum_of_processes")
@@ -204,6 +224,15 @@ def main():
               + (f" (Tandem / PISA {t / p:.2f}x)" if t and p else "")
               + f"; by the wall clock: Tandem {t_wall or 0:,.0f} (each pass waits for its slowest "
               f"thread), PISA {wall or 0:,.0f} (process starts and index loads included)")
+        ta = result["throughput"].get("tandem", {}).get("qps_alone_one_core")
+        pa = result["throughput"].get("pisa", {}).get("qps_alone_one_core")
+        if ta and pa:
+            tk = result["throughput"]["tandem"]["kept_speed_under_load"]
+            pk = result["throughput"]["pisa"]["kept_speed_under_load"]
+            print(f"alone on one core, the first {result['throughput']['tandem']['queries_alone']} "
+                  f"of those queries: Tandem {ta:,.0f} q/s, PISA {pa:,.0f} (Tandem / PISA "
+                  f"{ta / pa:.2f}x); with every core busy each thread keeps {tk:.0%} of that "
+                  f"speed, each PISA process {pk:.0%}")
 
     decode = decode_rates(w)
     if decode:

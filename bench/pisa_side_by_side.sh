@@ -24,7 +24,8 @@
 #   WAND and block-max WAND at k 10 and 1,000 on the first LAT_QUERIES queries), throughput (MaxScore
 #   top-10 on all cores: PISA as one single-threaded process per core, as PISA's own benchmark
 #   does, Tandem as one process with a thread per core, each with its round-robin share of the
-#   first TPUT_QUERIES queries, one untimed and 3 timed passes for both), decode (one thread pinned
+#   first TPUT_QUERIES queries, one untimed and 3 timed passes for both; before that each engine
+#   alone on the last core, on as many of the first queries as one share holds), decode (one thread pinned
 #   to the last core: each engine's cursor reading whole lists, docIDs/s per core; the lists are
 #   those of the latency queries' terms holding at least DECODE_MIN_POSTINGS postings, walked by
 #   codec_bench's CursorWalk and by PISA's `or` and `or_freq` as one-term queries, RUNS passes),
@@ -176,6 +177,16 @@ for w in $WORKLOADS; do
   if has_phase throughput; then
     rm -f "$W"/tput-part-* "$W"/pisa-tput-*
     awk -v p="$THREADS" -v d="$W" '{ print > (d "/tput-part-" ((NR - 1) % p)) }' "$W/queries-$TPUT_QUERIES.ids"
+    # Each engine alone first, on the last core: the first share's worth of the same queries, the
+    # same passes. A summed rate over this rate times the threads is how well an engine keeps its
+    # speed with every core busy, which separates the engine's scaling from the host's mood.
+    alone=$(((TPUT_QUERIES + THREADS - 1) / THREADS))
+    head -n "$alone" "$W/queries-$TPUT_QUERIES.ids" >"$W/tput-alone.ids"
+    pin "$PBIN/queries" -e block_simdbp -i "$W/c.block_simdbp" -w "$W/c.wand" "${BM25[@]}" \
+      -k 10 -a maxscore -q "$W/tput-alone.ids" --runs 3 -o "$W/pisa-tput-alone.tsv" >/dev/null 2>>"$LOG"
+    pin "$TBENCH" --index "$W/idx" --queries "$QUERIES" --max_queries "$alone" --known_terms_only \
+      --modes or --ks 10 --threads 1 --latency=false --or_algorithms maxscore --and_block_max on \
+      --warmup_passes 1 --runs 3 --verify 0 --json "$W/tandem-tput-alone.json" | tee -a "$LOG"
     t0=$(date +%s.%N)
     pids=()
     for ((i = 0; i < THREADS; i++)); do

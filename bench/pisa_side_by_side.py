@@ -122,6 +122,13 @@ def pisa_rate(path):
     return n / (usec / 1e6) if usec > 0 else 0.0
 
 
+def distinct_queries(path):
+    """How many queries one run of PISA's queries tool timed (each once a pass)."""
+    with open(path) as f:
+        next(f)
+        return len({line.split("\t")[1] for line in f})
+
+
 def directory_bytes(paths):
     return sum(os.path.getsize(p) for p in paths if os.path.exists(p))
 
@@ -192,25 +199,27 @@ def main():
     if parts:
         rate = sum(pisa_rate(part) for part in parts)
         meta = json.load(open(f"{w}/pisa-tput.json"))
-        queries = sum(1 for part in glob.glob(f"{w}/tput-part-*") for _ in open(part))
+        queries = sum(distinct_queries(part) for part in parts)
         result["throughput"]["pisa"] = {
             "qps_sum_of_processes": rate, "processes": meta["processes"],
             "qps_wall_clock": queries * meta["passes"] / meta["wall_seconds"], "queries": queries}
     # Each engine alone on one core, on the same queries: what its threads or processes would sum
     # to if every one kept that speed with all cores busy.
-    alone = {}
+    alone = {}  # engine: (q/s, queries)
     if os.path.exists(f"{w}/tandem-tput-alone.json"):
         aj = json.load(open(f"{w}/tandem-tput-alone.json"))
-        alone["tandem"] = [x for x in aj["results"] if x["mode"] == "or"][0]["qps_summed_over_threads"]
+        r = [x for x in aj["results"] if x["mode"] == "or"][0]
+        alone["tandem"] = (r["qps_summed_over_threads"], aj["queries"]["count"])
     if os.path.exists(f"{w}/pisa-tput-alone.tsv"):
-        alone["pisa"] = pisa_rate(f"{w}/pisa-tput-alone.tsv")
-    for engine, qps in alone.items():
+        alone["pisa"] = (pisa_rate(f"{w}/pisa-tput-alone.tsv"),
+                         distinct_queries(f"{w}/pisa-tput-alone.tsv"))
+    for engine, (qps, queries) in alone.items():
         entry = result["throughput"].get(engine)
         if not entry or not qps:
             continue
         workers = entry.get("threads") or entry.get("processes")
         entry["qps_alone_one_core"] = qps
-        entry["queries_alone"] = sum(1 for _ in open(f"{w}/tput-alone.ids"))
+        entry["queries_alone"] = queries
         entry["kept_speed_under_load"] = entry.get("qps", entry.get("qps_sum_of_processes")) / (qps * workers)
     if result["throughput"]:
         t = result["throughput"].get("tandem", {}).get("qps")
@@ -251,12 +260,14 @@ def main():
 
     postings = (result.get("index") or {}).get("postings")
     tandem_bytes = directory_bytes(glob.glob(f"{w}/idx/*.bin"))
+    if tandem_bytes == 0:  # summarized away from the indexes: no size to report
+        postings = None
     pisa_bytes = directory_bytes([f"{w}/c.block_simdbp"])
     postings_bytes = directory_bytes([f"{w}/idx/postings.bin"])
-    result["size"] = {"tandem_index_bytes": tandem_bytes, "tandem_postings_bytes": postings_bytes,
-                      "pisa_index_bytes": pisa_bytes,
-                      "pisa_wand_bytes": directory_bytes([f"{w}/c.wand"])}
     if postings:
+        result["size"] = {"tandem_index_bytes": tandem_bytes,
+                          "tandem_postings_bytes": postings_bytes, "pisa_index_bytes": pisa_bytes,
+                          "pisa_wand_bytes": directory_bytes([f"{w}/c.wand"])}
         result["size"]["tandem_bits_per_posting"] = 8.0 * tandem_bytes / postings
         result["size"]["tandem_postings_bits_per_posting"] = 8.0 * postings_bytes / postings
         result["size"]["pisa_bits_per_posting"] = 8.0 * pisa_bytes / postings

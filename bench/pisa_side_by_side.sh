@@ -35,7 +35,9 @@
 # Both engines measure latency the same way: one untimed pass over the queries, then RUNS timed
 #   passes, each query once a pass, every pass's latencies summarized together.
 # Environment: LAT_QUERIES (1000), TPUT_QUERIES (10000), RUNS (timed passes of each engine, 2),
-#   LAT_KS (the latency phase's k values, "10 1000": a long run can be split by k),
+#   LAT_KS (the latency phase's k values, "10 1000": a long run can be split by k), VERIFY (50:
+#   queries each Tandem configuration checks against the reference scorer before the latency
+#   passes; the exhaustive reference at 25M and k 1,000 takes longer than the timed passes),
 #   THREADS (nproc), WAND_BLOCK (PISA's fixed block size for block maxima, 64, its benchmark's;
 #   Tandem's blocks hold 128 postings), CODEC (the synthetic index's block codec: tandem-index's
 #   default unless set), DECODE_MIN_POSTINGS (200000: PISA times a query in whole microseconds),
@@ -70,6 +72,8 @@ die() { echo "pisa_side_by_side.sh: $*" >&2; exit 1; }
 LAT_QUERIES=${LAT_QUERIES:-1000}
 TPUT_QUERIES=${TPUT_QUERIES:-10000}
 RUNS=${RUNS:-2}
+VERIFY=${VERIFY:-50}
+[[ "$VERIFY" =~ ^[0-9]+$ ]] || die "VERIFY must be a count of queries (got '$VERIFY')"
 LAT_KS=${LAT_KS:-10 1000}
 THREADS=${THREADS:-$(nproc)}
 WAND_BLOCK=${WAND_BLOCK:-64}
@@ -176,7 +180,7 @@ for w in $WORKLOADS; do
       pin "$TBENCH" --index "$W/idx" --queries "$QUERIES" --max_queries "$LAT_QUERIES" --known_terms_only \
         --modes and,or --ks "$k" --threads 1 --throughput=false \
         --or_algorithms maxscore,block-max-maxscore,wand,block-max-wand --and_block_max on,off \
-        --warmup_passes 1 --runs "$RUNS" --json "$W/tandem-lat-k$k.json" | tee -a "$LOG"
+        --warmup_passes 1 --runs "$RUNS" --verify "$VERIFY" --json "$W/tandem-lat-k$k.json" | tee -a "$LOG"
     done
   fi
 

@@ -190,7 +190,7 @@ for w in $WORKLOADS; do
     awk -v p="$THREADS" -v d="$W" '{ print > (d "/tput-part-" ((NR - 1) % p)) }' "$W/queries-$TPUT_QUERIES.ids"
     # Each engine alone first, on the last core: the first share's worth of the same queries, the
     # same passes. A summed rate over this rate times the threads is how well an engine keeps its
-    # speed with every core busy, which separates the engine's scaling from the host's mood.
+    # speed with every core busy: the engine's own scaling, apart from how fast the host runs today.
     alone=$(((TPUT_QUERIES + THREADS - 1) / THREADS))
     head -n "$alone" "$W/queries-$TPUT_QUERIES.ids" >"$W/tput-alone.ids"
     pin "$PBIN/queries" -e block_simdbp -i "$W/c.block_simdbp" -w "$W/c.wand" "${BM25[@]}" \

@@ -43,6 +43,7 @@
 #include "index/bitmap.h"
 #include "index/engine.h"
 #include "index/index.h"
+#include "index/resolved_query.h"
 
 namespace tandem::cpu {
 
@@ -79,6 +80,14 @@ class DaatEngine : public index::Engine {
   absl::string_view name() const override { return "cpu"; }
   absl::StatusOr<index::SearchResult> Search(const index::Query& query,
                                              const index::SearchContext& context) const override;
+  // The same search from a query already bound to this engine's index: `resolved` is
+  // index::ResolveQuery(index, query), computed once by a caller that needs it before the search
+  // (the lexicon lookups of its terms, as PISA's queries tool makes them before its timer starts).
+  // INVALID_ARGUMENT when `resolved` was not resolved from a query of this mode, k and BM25
+  // parameters.
+  absl::StatusOr<index::SearchResult> Search(const index::Query& query,
+                                             const index::ResolvedQuery& resolved,
+                                             const index::SearchContext& context) const;
 
  private:
   // A query's filter as DenseRows (one bit per document: constant-time tests at every candidate),
@@ -87,6 +96,11 @@ class DaatEngine : public index::Engine {
   static constexpr size_t kFilterRowsEntries = 16;
   std::shared_ptr<const index::DenseRows> FilterRows(
       const std::shared_ptr<const index::Bitmap>& filter) const;
+
+  // Search once `query` is valid and `resolved` is its resolution.
+  absl::StatusOr<index::SearchResult> SearchValid(const index::Query& query,
+                                                  const index::ResolvedQuery& resolved,
+                                                  const index::SearchContext& context) const;
 
   DaatEngine(const index::Index& index, const DaatEngineOptions& options)
       : index_(index), options_(options) {}

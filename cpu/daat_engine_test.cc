@@ -1,6 +1,7 @@
 #include "cpu/daat_engine.h"
 
 #include <atomic>
+#include <functional>
 #include <random>
 #include <thread>
 
@@ -11,6 +12,7 @@
 #include "gtest/gtest.h"
 #include "index/block_codec.h"
 #include "index/index.h"
+#include "index/resolved_query.h"
 #include "tests/test_collection.h"
 
 namespace tandem::cpu {
@@ -318,6 +320,57 @@ std::vector<Query> RandomQueries(int count, uint64_t seed) {
     queries.push_back(std::move(q));
   }
   return queries;
+}
+
+// Search from a query resolved beforehand (as a caller that looked its terms up already passes
+// it) answers exactly as Search from the query: random queries with weights, repeated and absent
+// terms and other BM25 parameters, every mode and k; a resolution of another query, or of another
+// index, is refused with a clear error.
+TEST_P(DaatEngineTest, SearchFromAResolvedQuery) {
+  for (const Query& base : RandomQueries(40, 23)) {
+    for (QueryMode mode : {QueryMode::kAnd, QueryMode::kOr, QueryMode::kAndOr}) {
+      for (uint32_t k : {1u, 10u, 1000u}) {
+        Query q = base;
+        q.mode = mode;
+        q.k = k;
+        const index::ResolvedQuery resolved = index::ResolveQuery(*index_, q);
+        auto got = engine_->Search(q, resolved, SearchContext{});
+        auto want = engine_->Search(q, SearchContext{});
+        ASSERT_TRUE(got.ok()) << got.status();
+        ASSERT_TRUE(want.ok()) << want.status();
+        ExpectSameHits(*got, *want, absl::StrCat(index::QueryModeName(mode), " k ", k));
+        EXPECT_EQ(got->stats.postings_decoded, want->stats.postings_decoded);
+      }
+    }
+  }
+  Query q = MakeQuery({"t1", "t2"}, QueryMode::kOr, 10);
+  const index::ResolvedQuery resolved = index::ResolveQuery(*index_, q);
+  for (auto change : std::vector<std::function<void(Query&)>>{
+           [](Query& other) { other.k = 11; }, [](Query& other) { other.mode = QueryMode::kAnd; },
+           [](Query& other) { other.bm25.k1 = 1.2f; },
+           [](Query& other) { other.terms.pop_back(); }}) {
+    Query other = q;
+    change(other);
+    auto r = engine_->Search(other, resolved, SearchContext{});
+    EXPECT_EQ(r.status().code(), absl::StatusCode::kInvalidArgument);
+    EXPECT_THAT(std::string(r.status().message()), ::testing::HasSubstr("resolved query"));
+  }
+  // An invalid query is refused as Search refuses it, resolved or not.
+  Query bad = q;
+  bad.k = 0;
+  EXPECT_EQ(engine_->Search(bad, index::ResolveQuery(*index_, bad), {}).status().code(),
+            absl::StatusCode::kInvalidArgument);
+  // A term entry whose list lies past this index's postings (another index's): an error, not a
+  // read past the file.
+  index::ResolvedQuery foreign = resolved;
+  foreign.terms[0].info.list_offset = index_->index_bytes() + (uint64_t{1} << 40);
+  auto r = engine_->Search(q, foreign, SearchContext{});
+  EXPECT_EQ(r.status().code(), absl::StatusCode::kInvalidArgument);
+  EXPECT_THAT(std::string(r.status().message()), ::testing::HasSubstr("lies outside"));
+  foreign = resolved;
+  foreign.terms[0].info.list_bytes = UINT64_MAX - 1;
+  EXPECT_EQ(engine_->Search(q, foreign, SearchContext{}).status().code(),
+            absl::StatusCode::kInvalidArgument);
 }
 
 // Each pruning algorithm against the exhaustive union: identical hits and bit-identical scores for

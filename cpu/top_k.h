@@ -87,12 +87,26 @@ class TopK {
   __attribute__((noinline)) void Insert(uint32_t docid, uint64_t key) {
     if (filter_ && !filter_->Contains(docid)) return;
     if (full()) {
-      std::pop_heap(heap_.begin(), heap_.end(), std::greater<uint64_t>());
-      heap_.back() = key;
+      ReplaceFront(key);
     } else {
       heap_.push_back(key);
+      std::push_heap(heap_.begin(), heap_.end(), std::greater<uint64_t>());
     }
-    std::push_heap(heap_.begin(), heap_.end(), std::greater<uint64_t>());
+  }
+
+  // Replaces the worst kept hit by `key`, which ranks above it, and sifts it down: one pass from
+  // the root, where pop_heap then push_heap make two. Keys are distinct (their docIDs are).
+  void ReplaceFront(uint64_t key) {
+    const size_t n = heap_.size();
+    uint64_t* const h = heap_.data();
+    size_t i = 0;
+    for (size_t child = 1; child < n; child = 2 * i + 1) {
+      if (child + 1 < n && h[child + 1] < h[child]) ++child;
+      if (key < h[child]) break;
+      h[i] = h[child];
+      i = child;
+    }
+    h[i] = key;
   }
 
   const index::DenseRows* filter_ = nullptr;

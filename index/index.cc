@@ -639,6 +639,12 @@ std::optional<TermInfo> Index::Lookup(absl::string_view term) const {
 }
 
 absl::StatusOr<PostingListView> Index::postings(const TermInfo& term) const {
+  if (term.list_offset > postings_.size() ||
+      term.list_bytes > postings_.size() - term.list_offset) {
+    return absl::InvalidArgumentError(absl::StrCat("index '", dir_, "': the list of term '",
+                                                   term.term, "' lies outside its postings (",
+                                                   postings_.size(), " bytes)"));
+  }
   absl::StatusOr<PostingListView> view =
       PostingListView::Parse(*codec_, postings_.substr(term.list_offset, term.list_bytes),
                              {.num_postings = term.df, .cf = term.cf, .max_score = term.max_score});

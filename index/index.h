@@ -179,6 +179,9 @@ class Index {
   std::optional<TermInfo> Lookup(absl::string_view term) const;
   uint64_t num_terms() const { return num_terms_; }
   TermInfo term_at(uint64_t ordinal) const;
+  // The posting list of a term of this index (Lookup, term_at). INVALID_ARGUMENT when the entry's
+  // list lies outside this index's postings (a TermInfo of another index), DATA_LOSS when the
+  // list does not parse or disagrees with its entry.
   absl::StatusOr<PostingListView> postings(const TermInfo& term) const;
 
   uint32_t doc_length(uint32_t docid) const { return doc_lengths_[docid]; }

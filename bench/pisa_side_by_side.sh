@@ -31,9 +31,13 @@
 #   codec_bench's CursorWalk and by PISA's `or` and `or_freq` as one-term queries, RUNS passes),
 #   profile (where Tandem's time goes: perf's cpu-clock samples of tandem-bench-query's latency
 #   passes alone, one untimed and one timed, on the latency phase's core and queries, for each
-#   PROFILE_ROWS entry; profile-ALGORITHM-kK.txt lists the symbols with 0.5% of the samples or more).
+#   PROFILE_ROWS entry; profile-ALGORITHM-kK.txt lists the symbols with 0.5% of the samples or more;
+#   the entry throughput profiles the throughput phase's Tandem run, on all cores, in
+#   profile-throughput.txt).
 # Both engines measure latency the same way: one untimed pass over the queries, then RUNS timed
-#   passes, each query once a pass, every pass's latencies summarized together.
+#   passes, each query once a pass, every pass's latencies summarized together. Both start a timed
+#   query from its terms already looked up: PISA's queries tool reads term ids, and
+#   tandem-bench-query --timed-from term-ids resolves every query before its timer starts.
 # Environment: LAT_QUERIES (1000), TPUT_QUERIES (10000), RUNS (timed passes of each engine, 2),
 #   LAT_KS (the latency phase's k values, "10 1000": a long run can be split by k), VERIFY (50:
 #   queries each Tandem configuration checks against the reference scorer before the latency
@@ -41,13 +45,15 @@
 #   THREADS (nproc), WAND_BLOCK (PISA's fixed block size for block maxima, 64, its benchmark's;
 #   Tandem's blocks hold 128 postings), CODEC (the synthetic index's block codec: tandem-index's
 #   default unless set), DECODE_MIN_POSTINGS (200000: PISA times a query in whole microseconds),
-#   PROFILE_ROWS (ALGORITHM:K entries, PISA's algorithm names; every algorithm at each LAT_KS),
-#   PERF (the perf binary, found on PATH unless set).
+#   PROFILE_ROWS (ALGORITHM:K entries, PISA's algorithm names, and throughput; every algorithm at
+#   each LAT_KS),
+#   PERF (the perf binary, found on PATH unless set), TIMED_FROM (Tandem's --timed-from: term-ids,
+#   or text to time its lexicon lookups too).
 # Writes under --out: side_by_side_WORKLOAD.json (bench/pisa_side_by_side.py's summary), the raw
 #   PISA and Tandem outputs, and log.txt. Summarize again with
 #   python3 bench/pisa_side_by_side.py --work WORK --out OUT.
 set -euo pipefail
-usage() { sed -n '2,44p' "$0" | sed 's/^# \{0,1\}//'; }
+usage() { sed -n '2,54p' "$0" | sed 's/^# \{0,1\}//'; }
 HERE=$(cd "$(dirname "$0")/.." && pwd)
 PISA="" OUTDIR="" BIN="$HERE/build" DATA="$HERE/../shared/data" WORK=/tmp/pisa-side DOCS=25000000
 WIKI_INDEX="" WORKLOADS="" PHASES="prepare latency throughput"
@@ -78,6 +84,7 @@ LAT_KS=${LAT_KS:-10 1000}
 THREADS=${THREADS:-$(nproc)}
 WAND_BLOCK=${WAND_BLOCK:-64}
 DECODE_MIN_POSTINGS=${DECODE_MIN_POSTINGS:-200000}
+TIMED_FROM=${TIMED_FROM:-term-ids}
 mkdir -p "$OUTDIR" "$WORK"
 OUTDIR=$(cd "$OUTDIR" && pwd)
 LOG=$OUTDIR/log.txt
@@ -180,7 +187,7 @@ for w in $WORKLOADS; do
       pin "$TBENCH" --index "$W/idx" --queries "$QUERIES" --max_queries "$LAT_QUERIES" --known_terms_only \
         --modes and,or --ks "$k" --threads 1 --throughput=false \
         --or_algorithms maxscore,block-max-maxscore,wand,block-max-wand --and_block_max on,off \
-        --warmup_passes 1 --runs "$RUNS" --verify "$VERIFY" --json "$W/tandem-lat-k$k.json" | tee -a "$LOG"
+        --timed_from "$TIMED_FROM" --warmup_passes 1 --runs "$RUNS" --verify "$VERIFY" --json "$W/tandem-lat-k$k.json" | tee -a "$LOG"
     done
   fi
 
@@ -197,7 +204,7 @@ for w in $WORKLOADS; do
       -k 10 -a maxscore -q "$W/tput-alone.ids" --runs 3 -o "$W/pisa-tput-alone.tsv" >/dev/null 2>>"$LOG"
     pin "$TBENCH" --index "$W/idx" --queries "$QUERIES" --max_queries "$alone" --known_terms_only \
       --modes or --ks 10 --threads 1 --latency=false --or_algorithms maxscore --and_block_max on \
-      --warmup_passes 1 --runs 3 --verify 0 --json "$W/tandem-tput-alone.json" | tee -a "$LOG"
+      --timed_from "$TIMED_FROM" --warmup_passes 1 --runs 3 --verify 0 --json "$W/tandem-tput-alone.json" | tee -a "$LOG"
     t0=$(date +%s.%N)
     pids=()
     for ((i = 0; i < THREADS; i++)); do
@@ -211,7 +218,7 @@ for w in $WORKLOADS; do
       >"$W/pisa-tput.json"
     "$TBENCH" --index "$W/idx" --queries "$QUERIES" --max_queries "$TPUT_QUERIES" --known_terms_only \
       --modes or --ks 10 --threads "$THREADS" --latency=false --or_algorithms maxscore \
-      --and_block_max on --warmup_passes 1 --runs 3 --json "$W/tandem-tput.json" | tee -a "$LOG"
+      --and_block_max on --timed_from "$TIMED_FROM" --warmup_passes 1 --runs 3 --json "$W/tandem-tput.json" | tee -a "$LOG"
   fi
   if has_phase decode; then
     settle
@@ -235,31 +242,42 @@ for w in $WORKLOADS; do
       for k in $LAT_KS; do for a in "${PISA_ALGOS[@]}"; do rows+=" $a:$k"; done; done
     fi
     for row in $rows; do
-      IFS=: read -r algo k <<<"$row"
-      case "$algo" in
-        ranked_and) run=(--modes and --and_block_max off) ;;
-        block_max_ranked_and) run=(--modes and --and_block_max on) ;;
-        maxscore | block_max_maxscore | wand | block_max_wand)
-          run=(--modes or --or_algorithms "${algo//_/-}" --and_block_max on) ;;
-        *) die "PROFILE_ROWS: unknown algorithm '$algo' (${PISA_ALGOS[*]})" ;;
-      esac
-      [[ "$k" =~ ^[0-9]+$ ]] || die "PROFILE_ROWS: '$row' is not ALGORITHM:K"
-      data=$W/perf-$algo-k$k.data
+      if [[ "$row" == throughput ]]; then
+        # The throughput phase's run: MaxScore top-10, a thread per core, its passes alone.
+        name=throughput what="MaxScore top-10 on $THREADS threads, one untimed and 3 timed passes"
+        run=(--modes or --or_algorithms maxscore --and_block_max on --ks 10 --threads "$THREADS"
+          --latency=false --max_queries "$TPUT_QUERIES" --runs 3)
+        on=()
+      else
+        IFS=: read -r algo k <<<"$row"
+        case "$algo" in
+          ranked_and) run=(--modes and --and_block_max off) ;;
+          block_max_ranked_and) run=(--modes and --and_block_max on) ;;
+          maxscore | block_max_maxscore | wand | block_max_wand)
+            run=(--modes or --or_algorithms "${algo//_/-}" --and_block_max on) ;;
+          *) die "PROFILE_ROWS: unknown algorithm '$algo' (${PISA_ALGOS[*]}, or throughput)" ;;
+        esac
+        [[ "$k" =~ ^[0-9]+$ ]] || die "PROFILE_ROWS: '$row' is not ALGORITHM:K or throughput"
+        name=$algo-k$k what="$algo, k $k, one untimed and one timed pass"
+        run+=(--ks "$k" --threads 1 --throughput=false --max_queries "$LAT_QUERIES" --runs 1)
+        on=(pin)
+      fi
+      data=$W/perf-$name.data
       rm -f "$W/perf-ctl" "$W/perf-ack"
       mkfifo "$W/perf-ctl" "$W/perf-ack"
-      # Recording starts disabled; tandem-bench-query enables it for its latency passes only.
-      pin "$PERF" record -q -e cpu-clock -F 4000 -D -1 --control "fifo:$W/perf-ctl,$W/perf-ack" \
-        -o "$data" -- "$TBENCH" --index "$W/idx" --queries "$QUERIES" --max_queries "$LAT_QUERIES" \
-        --known_terms_only "${run[@]}" --ks "$k" --threads 1 --throughput=false --verify 0 \
-        --warmup_passes 1 --runs 1 --perf_control "$W/perf-ctl,$W/perf-ack" >>"$LOG" 2>&1
+      # Recording starts disabled; tandem-bench-query enables it for its query passes only.
+      "${on[@]}" "$PERF" record -q -e cpu-clock -F 4000 -D -1 --control "fifo:$W/perf-ctl,$W/perf-ack" \
+        -o "$data" -- "$TBENCH" --index "$W/idx" --queries "$QUERIES" --known_terms_only "${run[@]}" \
+        --verify 0 --timed_from "$TIMED_FROM" --warmup_passes 1 \
+        --perf_control "$W/perf-ctl,$W/perf-ack" >>"$LOG" 2>&1
       rm -f "$W/perf-ctl" "$W/perf-ack"
       {
-        echo "# Tandem $algo, k $k, $w: perf record -e cpu-clock, one untimed and one timed pass"
+        echo "# Tandem $what, $w: perf record -e cpu-clock"
         "$PERF" report -i "$data" --stdio --no-children --sort dso,symbol --percent-limit 0.5 2>/dev/null |
           awk '/^# Samples/ || (!/^#/ && NF)' | sed -E 's/[[:space:]]+(-[[:space:]]+)*$//'
-      } >"$W/profile-$algo-k$k.txt"
+      } >"$W/profile-$name.txt"
       rm -f "$data"
-      say "$w: profile of $algo at k $k in $W/profile-$algo-k$k.txt"
+      say "$w: profile of $what in $W/profile-$name.txt"
     done
   fi
   python3 "$HERE/bench/pisa_side_by_side.py" --work "$W" --workload "$w" --pisa-commit "$PISA_COMMIT" \

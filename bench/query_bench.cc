@@ -26,6 +26,7 @@
 #include "cpu/daat_engine.h"
 #include "cpu/reference_engine.h"
 #include "index/index.h"
+#include "index/resolved_query.h"
 #include "tools/app.h"
 #include "tools/bench_util.h"
 #include "tools/thread_pool.h"
@@ -54,13 +55,17 @@ ABSL_FLAG(int, runs, 1,
           "timed passes over the queries, each query once a pass (PISA's --runs): the latencies of "
           "every pass are summarized together, and throughput is over all of them");
 ABSL_FLAG(bool, throughput, true, "measure throughput on --threads threads");
+ABSL_FLAG(std::string, timed_from, "text",
+          "where a timed query starts: text (its terms as strings: the lexicon lookups timed) or "
+          "term-ids (looked up before the timer starts, as PISA's queries tool reads term ids; "
+          "DaatEngine::Search from an index::ResolvedQuery)");
 ABSL_FLAG(bool, write_queries_only, false, "write --write-queries and stop");
 ABSL_FLAG(int, verify, 50, "queries per configuration checked against the reference scorer");
 ABSL_FLAG(std::string, json, "", "write results here");
 ABSL_FLAG(std::string, perf_control, "",
           "CTL,ACK: the FIFOs of `perf record -D -1 --control fifo:CTL,ACK`; perf records only "
-          "the latency passes (untimed and timed), not the index load, the query parsing or the "
-          "check against the reference scorer");
+          "the latency and throughput passes (untimed and timed), not the index load, the query "
+          "parsing or the check against the reference scorer");
 
 namespace {
 using namespace tandem;
@@ -128,6 +133,11 @@ int main(int argc, char** argv) {
        .main_file = __FILE__});
   if (absl::GetFlag(FLAGS_warmup_passes) < 0) return Fail("--warmup-passes must be >= 0");
   if (absl::GetFlag(FLAGS_runs) < 1) return Fail("--runs must be >= 1");
+  const std::string timed_from = absl::GetFlag(FLAGS_timed_from);
+  if (timed_from != "text" && timed_from != "term-ids") {
+    return Fail(absl::StrCat("--timed-from takes text or term-ids; got '", timed_from, "'"));
+  }
+  const bool from_ids = timed_from == "term-ids";
   auto idx = index::Index::Open(absl::GetFlag(FLAGS_index));
   if (!idx.ok()) return Fail(idx.status().message());
   auto records = workload::LoadQueryFile(absl::GetFlag(FLAGS_queries));
@@ -193,7 +203,8 @@ int main(int argc, char** argv) {
                         {"queries",
                          {{"file", absl::GetFlag(FLAGS_queries)},
                           {"count", queries.size()},
-                          {"known_terms_only", known_only}}},
+                          {"known_terms_only", known_only},
+                          {"timed_from", timed_from}}},
                         {"results", nlohmann::json::array()}};
   tools::ThreadPool pool(absl::GetFlag(FLAGS_threads));
   std::printf("%zu queries, %zu threads for throughput\n", queries.size(), pool.size());
@@ -213,15 +224,28 @@ int main(int argc, char** argv) {
         for (const auto& t : terms) q.terms.push_back({t, 1.0f});
         return q;
       };
+      // --timed-from term-ids: every query built and its terms looked up once, before any timer.
+      std::vector<index::Query> built;
+      std::vector<index::ResolvedQuery> bound;
+      if (from_ids) {
+        for (const auto& terms : queries) {
+          built.push_back(make(terms));
+          bound.push_back(index::ResolveQuery(**idx, built.back()));
+        }
+      }
       const auto& variants = mode == index::QueryMode::kAnd ? and_engines : engines;
       for (size_t e = 0; e < variants.size(); ++e) {
         const std::string& algorithm = variants[e].first;
         const cpu::DaatEngine* engine = variants[e].second.get();
-        // Correctness first, in the same run.
+        auto search = [&](size_t i) {
+          return from_ids ? engine->Search(built[i], bound[i], {})
+                          : engine->Search(make(queries[i]), {});
+        };
+        // Correctness first, in the same run, of the search as it is timed.
         int verified = 0;
         for (int i = 0; i < absl::GetFlag(FLAGS_verify) && i < static_cast<int>(queries.size());
              ++i) {
-          auto got = engine->Search(make(queries[i]), {});
+          auto got = search(i);
           auto want = reference.Search(make(queries[i]), {});
           if (!got.ok() || !want.ok() || got->hits != want->hits) {
             return Fail(
@@ -243,9 +267,9 @@ int main(int argc, char** argv) {
         for (int pass = 0; measure_latency && pass < warmup + runs; ++pass) {
           const bool timed = pass >= warmup;
           const auto t0 = Clock::now();
-          for (const auto& terms : queries) {
+          for (size_t i = 0; i < queries.size(); ++i) {
             const auto s = Clock::now();
-            auto r = engine->Search(make(terms), {});
+            auto r = search(i);
             const double seconds = std::chrono::duration<double>(Clock::now() - s).count();
             if (!r.ok()) return Fail(r.status().message());
             if (!timed) continue;
@@ -271,6 +295,9 @@ int main(int argc, char** argv) {
         double all = 0;
         std::vector<double> busy(pool.size(), 0.0);
         std::vector<uint64_t> done(pool.size(), 0);
+        if (measure_throughput) {
+          if (absl::Status s = perf.Send("enable"); !s.ok()) return Fail(s.message());
+        }
         for (int pass = 0; measure_throughput && pass < warmup + runs; ++pass) {
           const bool timed = pass >= warmup;
           const auto t1 = Clock::now();
@@ -280,7 +307,7 @@ int main(int argc, char** argv) {
               uint64_t n = 0;
               for (size_t i = t; i < queries.size(); i += pool.size()) {
                 const auto s = Clock::now();
-                if (!engine->Search(make(queries[i]), {}).ok()) ++errors;
+                if (!search(i).ok()) ++errors;
                 seconds += std::chrono::duration<double>(Clock::now() - s).count();
                 ++n;
               }
@@ -292,6 +319,9 @@ int main(int argc, char** argv) {
           }
           pool.Wait();
           if (timed) all += std::chrono::duration<double>(Clock::now() - t1).count();
+        }
+        if (measure_throughput) {
+          if (absl::Status s = perf.Send("disable"); !s.ok()) return Fail(s.message());
         }
         if (errors > 0) return Fail("queries failed in the throughput run");
         double qps_summed = 0;

@@ -23,7 +23,8 @@
 #   (one thread pinned to the last core: ranked AND, block-max AND, MaxScore, block-max MaxScore,
 #   WAND and block-max WAND at k 10 and 1,000 on the first LAT_QUERIES queries), throughput (MaxScore
 #   top-10 on all cores: PISA as one single-threaded process per core, as PISA's own benchmark
-#   does, Tandem as one process with a thread per core, each with its round-robin share of the
+#   does, Tandem as one process with a thread per core (each process and thread pinned to its
+#   core), each with its round-robin share of the
 #   first TPUT_QUERIES queries, one untimed and 3 timed passes for both; before that each engine
 #   alone on the last core, on as many of the first queries as one share holds), decode (one thread pinned
 #   to the last core: each engine's cursor reading whole lists, docIDs/s per core; the lists are
@@ -217,7 +218,7 @@ for w in $WORKLOADS; do
     awk -v a="$t0" -v b="$t1" -v p="$THREADS" 'BEGIN { printf "{\"wall_seconds\": %.2f, \"processes\": %d, \"passes\": 4}\n", b - a, p }' \
       >"$W/pisa-tput.json"
     "$TBENCH" --index "$W/idx" --queries "$QUERIES" --max_queries "$TPUT_QUERIES" --known_terms_only \
-      --modes or --ks 10 --threads "$THREADS" --latency=false --or_algorithms maxscore \
+      --modes or --ks 10 --threads "$THREADS" --pin_threads --latency=false --or_algorithms maxscore \
       --and_block_max on --timed_from "$TIMED_FROM" --warmup_passes 1 --runs 3 --json "$W/tandem-tput.json" | tee -a "$LOG"
   fi
   if has_phase decode; then

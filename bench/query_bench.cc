@@ -8,6 +8,8 @@
 //
 //   tandem-bench-query --index DIR --queries trec05-efficiency.txt --json bench/results/x.json
 #include <fcntl.h>
+#include <pthread.h>
+#include <sched.h>
 #include <unistd.h>
 
 #include <algorithm>
@@ -55,6 +57,9 @@ ABSL_FLAG(int, runs, 1,
           "timed passes over the queries, each query once a pass (PISA's --runs): the latencies of "
           "every pass are summarized together, and throughput is over all of them");
 ABSL_FLAG(bool, throughput, true, "measure throughput on --threads threads");
+ABSL_FLAG(bool, pin_threads, false,
+          "throughput: pin the thread running share t to the t-th CPU the process may run on, as "
+          "the side-by-side script pins each of PISA's processes to a core of its own");
 ABSL_FLAG(std::string, timed_from, "text",
           "where a timed query starts: text (its terms as strings: the lexicon lookups timed) or "
           "term-ids (looked up before the timer starts, as PISA's queries tool reads term ids; "
@@ -207,6 +212,22 @@ int main(int argc, char** argv) {
                           {"timed_from", timed_from}}},
                         {"results", nlohmann::json::array()}};
   tools::ThreadPool pool(absl::GetFlag(FLAGS_threads));
+  // --pin-threads: the CPUs this process may run on (taskset's), in order.
+  std::vector<int> cpus;
+  if (absl::GetFlag(FLAGS_pin_threads)) {
+    cpu_set_t allowed;
+    if (sched_getaffinity(0, sizeof(allowed), &allowed) != 0) {
+      return Fail(absl::StrCat("--pin-threads: sched_getaffinity: ", std::strerror(errno)));
+    }
+    for (int c = 0; c < CPU_SETSIZE; ++c) {
+      if (CPU_ISSET(c, &allowed)) cpus.push_back(c);
+    }
+    if (cpus.size() < pool.size()) {
+      std::fprintf(stderr,
+                   "tandem-bench-query: --pin-threads: %zu threads on %zu CPUs, some share one\n",
+                   pool.size(), cpus.size());
+    }
+  }
   std::printf("%zu queries, %zu threads for throughput\n", queries.size(), pool.size());
   std::printf("%-7s %5s %-18s | %9s %9s %9s %9s | %9s %9s | %12s %12s | %s\n", "mode", "k",
               "algorithm", "mean ms", "p50 ms", "p95 ms", "p99 ms", "QPS 1thr", "QPS all",
@@ -303,6 +324,12 @@ int main(int argc, char** argv) {
           const auto t1 = Clock::now();
           for (size_t t = 0; t < pool.size(); ++t) {
             pool.Schedule([&, t, timed] {
+              if (!cpus.empty()) {
+                cpu_set_t one;
+                CPU_ZERO(&one);
+                CPU_SET(cpus[t % cpus.size()], &one);
+                if (pthread_setaffinity_np(pthread_self(), sizeof(one), &one) != 0) ++errors;
+              }
               double seconds = 0;
               uint64_t n = 0;
               for (size_t i = t; i < queries.size(); i += pool.size()) {
@@ -323,7 +350,7 @@ int main(int argc, char** argv) {
         if (measure_throughput) {
           if (absl::Status s = perf.Send("disable"); !s.ok()) return Fail(s.message());
         }
-        if (errors > 0) return Fail("queries failed in the throughput run");
+        if (errors > 0) return Fail("queries failed in the throughput run (or --pin-threads did)");
         double qps_summed = 0;
         for (size_t t = 0; t < pool.size(); ++t) {
           if (busy[t] > 0) qps_summed += static_cast<double>(done[t]) / busy[t];
@@ -359,6 +386,7 @@ int main(int argc, char** argv) {
              {"qps_summed_over_threads",
               measure_throughput ? nlohmann::json(qps_summed) : nlohmann::json()},
              {"threads", pool.size()},
+             {"threads_pinned", !cpus.empty()},
              {"warmup_passes", warmup},
              {"timed_passes", runs},
              {"postings_decoded_per_query", postings / timed_queries},

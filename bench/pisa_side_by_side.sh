@@ -40,7 +40,9 @@
 #   query from its terms already looked up: PISA's queries tool reads term ids, and
 #   tandem-bench-query --timed-from term-ids resolves every query before its timer starts.
 # Environment: LAT_QUERIES (1000), TPUT_QUERIES (10000), RUNS (timed passes of each engine, 2),
-#   LAT_KS (the latency phase's k values, "10 1000": a long run can be split by k), VERIFY (50:
+#   LAT_KS (the latency phase's k values, "10 1000": a long run can be split by k), LAT_ROUNDS (unset:
+#   PISA's six algorithms in one process, then Tandem's six rows in one; a count: each algorithm by
+#   PISA and then by Tandem, round after round, every row's ratio the median of its rounds'), VERIFY (50:
 #   queries each Tandem configuration checks against the reference scorer before the latency
 #   passes; the exhaustive reference at 25M and k 1,000 takes longer than the timed passes),
 #   THREADS (nproc), WAND_BLOCK (PISA's fixed block size for block maxima, 64, its benchmark's;
@@ -54,7 +56,7 @@
 #   PISA and Tandem outputs, and log.txt. Summarize again with
 #   python3 bench/pisa_side_by_side.py --work WORK --out OUT.
 set -euo pipefail
-usage() { sed -n '2,54p' "$0" | sed 's/^# \{0,1\}//'; }
+usage() { sed -n '2,57p' "$0" | sed 's/^# \{0,1\}//'; }
 HERE=$(cd "$(dirname "$0")/.." && pwd)
 PISA="" OUTDIR="" BIN="$HERE/build" DATA="$HERE/../shared/data" WORK=/tmp/pisa-side DOCS=25000000
 WIKI_INDEX="" WORKLOADS="" PHASES="prepare latency throughput"
@@ -82,6 +84,9 @@ RUNS=${RUNS:-2}
 VERIFY=${VERIFY:-50}
 [[ "$VERIFY" =~ ^[0-9]+$ ]] || die "VERIFY must be a count of queries (got '$VERIFY')"
 LAT_KS=${LAT_KS:-10 1000}
+LAT_ROUNDS=${LAT_ROUNDS:-}
+[[ -z "$LAT_ROUNDS" || "$LAT_ROUNDS" =~ ^[1-9][0-9]*$ ]] ||
+  die "LAT_ROUNDS must be a count of rounds, 1 or more (got '$LAT_ROUNDS')"
 THREADS=${THREADS:-$(nproc)}
 WAND_BLOCK=${WAND_BLOCK:-64}
 DECODE_MIN_POSTINGS=${DECODE_MIN_POSTINGS:-200000}
@@ -122,6 +127,16 @@ QUERIES=$(datafile queries/trec05-efficiency.txt)
 CORE=$((THREADS - 1))
 pin() { if command -v taskset >/dev/null; then taskset -c "$CORE" "$@"; else "$@"; fi; }
 BM25=(-s bm25 --bm25-k1 0.9 --bm25-b 0.4)
+# tandem_row ALGORITHM [WHERE]: run=(tandem-bench-query's flags for PISA's algorithm ALGORITHM).
+tandem_row() {
+  case "$1" in
+    ranked_and) run=(--modes and --and_block_max off) ;;
+    block_max_ranked_and) run=(--modes and --and_block_max on) ;;
+    maxscore | block_max_maxscore | wand | block_max_wand)
+      run=(--modes or --or_algorithms "${1//_/-}" --and_block_max on) ;;
+    *) die "${2:-tandem_row}: unknown algorithm '$1' (${PISA_ALGOS[*]}${2:+, or throughput})" ;;
+  esac
+}
 PISA_ALGOS=(ranked_and block_max_ranked_and maxscore block_max_maxscore wand block_max_wand)
 say "side by side: workloads '$WORKLOADS', phases '$PHASES', PISA $PISA_COMMIT, $THREADS threads, latency on core $CORE"
 
@@ -179,17 +194,45 @@ for w in $WORKLOADS; do
 
   if has_phase latency; then
     settle
-    A=()
-    for a in "${PISA_ALGOS[@]}"; do A+=(-a "$a"); done
+    # A k's figures of an earlier run in the other layout would be summarized beside these.
     for k in $LAT_KS; do
-      pin "$PBIN/queries" -e block_simdbp -i "$W/c.block_simdbp" -w "$W/c.wand" "${BM25[@]}" -k "$k" \
-        "${A[@]}" -q "$W/queries-$LAT_QUERIES.ids" --runs "$RUNS" -o "$W/pisa-lat-k$k.tsv" \
-        >"$W/pisa-lat-k$k.json" 2>>"$LOG"
-      pin "$TBENCH" --index "$W/idx" --queries "$QUERIES" --max_queries "$LAT_QUERIES" --known_terms_only \
-        --modes and,or --ks "$k" --threads 1 --throughput=false \
-        --or_algorithms maxscore,block-max-maxscore,wand,block-max-wand --and_block_max on,off \
-        --timed_from "$TIMED_FROM" --warmup_passes 1 --runs "$RUNS" --verify "$VERIFY" --json "$W/tandem-lat-k$k.json" | tee -a "$LOG"
+      if [[ -z "$LAT_ROUNDS" ]]; then
+        rm -f "$W"/pisa-lat-k$k-r*-*.tsv "$W"/tandem-lat-k$k-r*-*.json
+      else
+        rm -f "$W/pisa-lat-k$k.tsv" "$W/pisa-lat-k$k.json" "$W/tandem-lat-k$k.json"
+      fi
     done
+    if [[ -z "$LAT_ROUNDS" ]]; then
+      A=()
+      for a in "${PISA_ALGOS[@]}"; do A+=(-a "$a"); done
+      for k in $LAT_KS; do
+        pin "$PBIN/queries" -e block_simdbp -i "$W/c.block_simdbp" -w "$W/c.wand" "${BM25[@]}" -k "$k" \
+          "${A[@]}" -q "$W/queries-$LAT_QUERIES.ids" --runs "$RUNS" -o "$W/pisa-lat-k$k.tsv" \
+          >"$W/pisa-lat-k$k.json" 2>>"$LOG"
+        pin "$TBENCH" --index "$W/idx" --queries "$QUERIES" --max_queries "$LAT_QUERIES" --known_terms_only \
+          --modes and,or --ks "$k" --threads 1 --throughput=false \
+          --or_algorithms maxscore,block-max-maxscore,wand,block-max-wand --and_block_max on,off \
+          --timed_from "$TIMED_FROM" --warmup_passes 1 --runs "$RUNS" --verify "$VERIFY" --json "$W/tandem-lat-k$k.json" | tee -a "$LOG"
+      done
+    else
+      # Interleaved: each algorithm by PISA and then by Tandem, round after round, so that a host
+      # whose speed drifts over minutes moves both engines' figures of a row alike.
+      for k in $LAT_KS; do
+        for ((r = 1; r <= LAT_ROUNDS; r++)); do
+          for a in "${PISA_ALGOS[@]}"; do
+            tandem_row "$a"
+            pin "$PBIN/queries" -e block_simdbp -i "$W/c.block_simdbp" -w "$W/c.wand" "${BM25[@]}" -k "$k" \
+              -a "$a" -q "$W/queries-$LAT_QUERIES.ids" --runs "$RUNS" -o "$W/pisa-lat-k$k-r$r-$a.tsv" \
+              >/dev/null 2>>"$LOG"
+            pin "$TBENCH" --index "$W/idx" --queries "$QUERIES" --max_queries "$LAT_QUERIES" --known_terms_only \
+              "${run[@]}" --ks "$k" --threads 1 --throughput=false --timed_from "$TIMED_FROM" \
+              --warmup_passes 1 --runs "$RUNS" --verify "$( ((r == 1)) && echo "$VERIFY" || echo 0)" \
+              --json "$W/tandem-lat-k$k-r$r-$a.json" >>"$LOG"
+          done
+          say "$w: latency at k $k, round $r of $LAT_ROUNDS"
+        done
+      done
+    fi
   fi
 
   if has_phase throughput; then
@@ -251,13 +294,7 @@ for w in $WORKLOADS; do
         on=()
       else
         IFS=: read -r algo k <<<"$row"
-        case "$algo" in
-          ranked_and) run=(--modes and --and_block_max off) ;;
-          block_max_ranked_and) run=(--modes and --and_block_max on) ;;
-          maxscore | block_max_maxscore | wand | block_max_wand)
-            run=(--modes or --or_algorithms "${algo//_/-}" --and_block_max on) ;;
-          *) die "PROFILE_ROWS: unknown algorithm '$algo' (${PISA_ALGOS[*]}, or throughput)" ;;
-        esac
+        tandem_row "$algo" "PROFILE_ROWS"
         [[ "$k" =~ ^[0-9]+$ ]] || die "PROFILE_ROWS: '$row' is not ALGORITHM:K or throughput"
         name=$algo-k$k what="$algo, k $k, one untimed and one timed pass"
         run+=(--ks "$k" --threads 1 --throughput=false --max_queries "$LAT_QUERIES" --runs 1)

@@ -1,0 +1,92 @@
+#!/usr/bin/python3
+"""bench/pisa_side_by_side.py over made-up work directories: the rows of one process per engine,
+the rows of interleaved rounds (the median round's figures and ratio, every round listed, a round
+without Tandem's file left out), and the two layouts side by side for different k."""
+import json
+import os
+import subprocess
+import sys
+import tempfile
+import unittest
+
+SUMMARY = os.path.join(os.path.dirname(os.path.abspath(__file__)), "..", "bench",
+                       "pisa_side_by_side.py")
+
+
+def write_pisa(path, algorithm, usecs):
+    with open(path, "w") as f:
+        f.write("algorithm\tqid\trun\tusec\n")
+        for i, u in enumerate(usecs):
+            f.write(f"{algorithm}\t{i}\t1\t{u}\n")
+
+
+def write_tandem(path, rows):
+    """rows: [(mode, k, or_algorithm, and_block_max, mean_seconds)]."""
+    results = []
+    for mode, k, algorithm, block_max, mean in rows:
+        results.append({"mode": mode, "k": k, "or_algorithm": algorithm,
+                        "and_block_max": block_max,
+                        "latency_seconds": {"mean": mean, "p50": mean, "p99": mean, "max": mean},
+                        "postings_decoded_per_query": 10.0, "documents_scored_per_query": 5.0,
+                        "verified_against_reference": 3})
+    with open(path, "w") as f:
+        json.dump({"machine": {"commit": "abc"}, "index": {}, "queries": {"count": 2},
+                   "results": results}, f)
+
+
+def summarize(work):
+    out = os.path.join(work, "summary.json")
+    p = subprocess.run([sys.executable, SUMMARY, "--work", work, "--workload", "test", "--out", out],
+                       capture_output=True, text=True)
+    if p.returncode != 0:
+        raise AssertionError(p.stderr)
+    return json.load(open(out)), p.stdout
+
+
+class SummaryTest(unittest.TestCase):
+    def test_one_process_per_engine(self):
+        with tempfile.TemporaryDirectory() as w:
+            write_pisa(f"{w}/pisa-lat-k10.tsv", "maxscore", [20, 20])
+            write_tandem(f"{w}/tandem-lat-k10.json", [("or", 10, "maxscore", None, 10e-6)])
+            result, _ = summarize(w)
+            (row,) = result["latency_ms"]
+            self.assertAlmostEqual(row["tandem_over_pisa_mean"], 0.5)
+            self.assertNotIn("rounds", row)
+
+    def test_interleaved_rounds_take_the_median_round(self):
+        with tempfile.TemporaryDirectory() as w:
+            # Tandem / PISA by round: 1.5, 0.5, 1.0, and a fourth round without Tandem's file.
+            for r, pisa_us, tandem_s in ((1, 20, 30e-6), (2, 40, 20e-6), (3, 10, 10e-6)):
+                write_pisa(f"{w}/pisa-lat-k10-r{r}-wand.tsv", "wand", [pisa_us, pisa_us])
+                write_tandem(f"{w}/tandem-lat-k10-r{r}-wand.json", [("or", 10, "wand", None, tandem_s)])
+            write_pisa(f"{w}/pisa-lat-k10-r4-wand.tsv", "wand", [1, 1])
+            # Another algorithm's round files must not be taken for this one's.
+            write_pisa(f"{w}/pisa-lat-k10-r1-block_max_wand.tsv", "block_max_wand", [5, 5])
+            write_tandem(f"{w}/tandem-lat-k10-r1-block_max_wand.json",
+                         [("or", 10, "block-max-wand", None, 50e-6)])
+            result, table = summarize(w)
+            rows = {r["pisa_algorithm"]: r for r in result["latency_ms"]}
+            self.assertEqual(set(rows), {"wand", "block_max_wand"})
+            wand = rows["wand"]
+            self.assertAlmostEqual(wand["tandem_over_pisa_mean"], 1.0)
+            self.assertAlmostEqual(wand["pisa"]["mean"], 0.010)
+            self.assertEqual([r["round"] for r in wand["rounds"]], [1, 2, 3])
+            self.assertAlmostEqual(rows["block_max_wand"]["tandem_over_pisa_mean"], 10.0)
+            self.assertIn("3 rounds: 0.50x-1.50x", table)
+            self.assertIn("(interleaved)", table)
+
+    def test_layouts_for_different_k(self):
+        with tempfile.TemporaryDirectory() as w:
+            write_pisa(f"{w}/pisa-lat-k1000.tsv", "ranked_and", [100, 100])
+            write_tandem(f"{w}/tandem-lat-k1000.json", [("and", 1000, "", False, 50e-6)])
+            write_pisa(f"{w}/pisa-lat-k10-r1-ranked_and.tsv", "ranked_and", [10, 10])
+            write_tandem(f"{w}/tandem-lat-k10-r1-ranked_and.json", [("and", 10, "", False, 20e-6)])
+            result, _ = summarize(w)
+            ratios = {r["k"]: r["tandem_over_pisa_mean"] for r in result["latency_ms"]}
+            self.assertEqual(set(ratios), {10, 1000})
+            self.assertAlmostEqual(ratios[10], 2.0)
+            self.assertAlmostEqual(ratios[1000], 0.5)
+
+
+if __name__ == "__main__":
+    unittest.main()

@@ -24,10 +24,10 @@
 #   WAND and block-max WAND at k 10 and 1,000 on the first LAT_QUERIES queries), throughput (MaxScore
 #   top-10 on all cores: PISA as one single-threaded process per core, as PISA's own benchmark
 #   does, Tandem as one process with a thread per core (each process and thread pinned to its
-#   core), each with its round-robin share of the
-#   first TPUT_QUERIES queries, one untimed and 3 timed passes for both; before that each engine
-#   alone on the last core, on as many of the first queries as one share holds), decode (one thread pinned
-#   to the last core: each engine's cursor reading whole lists, docIDs/s per core; the lists are
+#   core), each with its round-robin share of the first TPUT_QUERIES queries, one untimed and 3
+#   timed passes for both; before that each engine alone on the last core, on as many of the first
+#   queries as one share holds), decode (one thread pinned to the last core: each engine's cursor
+#   reading whole lists, docIDs/s per core; the lists are
 #   those of the latency queries' terms holding at least DECODE_MIN_POSTINGS postings, walked by
 #   codec_bench's CursorWalk and by PISA's `or` and `or_freq` as one-term queries, RUNS passes),
 #   profile (where Tandem's time goes: perf's cpu-clock samples of tandem-bench-query's latency

@@ -51,12 +51,13 @@
 #   PROFILE_ROWS (ALGORITHM:K entries, PISA's algorithm names, and throughput; every algorithm at
 #   each LAT_KS),
 #   PERF (the perf binary, found on PATH unless set), TIMED_FROM (Tandem's --timed-from: term-ids,
-#   or text to time its lexicon lookups too).
+#   or text to time its lexicon lookups too), POSTINGS_MEMORY (Tandem's --postings-memory: mapped,
+#   as PISA maps its index, or huge-pages).
 # Writes under --out: side_by_side_WORKLOAD.json (bench/pisa_side_by_side.py's summary), the raw
 #   PISA and Tandem outputs, and log.txt. Summarize again with
 #   python3 bench/pisa_side_by_side.py --work WORK --out OUT.
 set -euo pipefail
-usage() { sed -n '2,57p' "$0" | sed 's/^# \{0,1\}//'; }
+usage() { sed -n '2,58p' "$0" | sed 's/^# \{0,1\}//'; }
 HERE=$(cd "$(dirname "$0")/.." && pwd)
 PISA="" OUTDIR="" BIN="$HERE/build" DATA="$HERE/../shared/data" WORK=/tmp/pisa-side DOCS=25000000
 WIKI_INDEX="" WORKLOADS="" PHASES="prepare latency throughput"
@@ -91,6 +92,7 @@ THREADS=${THREADS:-$(nproc)}
 WAND_BLOCK=${WAND_BLOCK:-64}
 DECODE_MIN_POSTINGS=${DECODE_MIN_POSTINGS:-200000}
 TIMED_FROM=${TIMED_FROM:-term-ids}
+TMEM=(--postings_memory "${POSTINGS_MEMORY:-mapped}")
 mkdir -p "$OUTDIR" "$WORK"
 OUTDIR=$(cd "$OUTDIR" && pwd)
 LOG=$OUTDIR/log.txt
@@ -212,7 +214,7 @@ for w in $WORKLOADS; do
         pin "$TBENCH" --index "$W/idx" --queries "$QUERIES" --max_queries "$LAT_QUERIES" --known_terms_only \
           --modes and,or --ks "$k" --threads 1 --throughput=false \
           --or_algorithms maxscore,block-max-maxscore,wand,block-max-wand --and_block_max on,off \
-          --timed_from "$TIMED_FROM" --warmup_passes 1 --runs "$RUNS" --verify "$VERIFY" --json "$W/tandem-lat-k$k.json" | tee -a "$LOG"
+          --timed_from "$TIMED_FROM" "${TMEM[@]}" --warmup_passes 1 --runs "$RUNS" --verify "$VERIFY" --json "$W/tandem-lat-k$k.json" | tee -a "$LOG"
       done
     else
       # Interleaved: each algorithm by PISA and then by Tandem, round after round, so that a host
@@ -225,7 +227,7 @@ for w in $WORKLOADS; do
               -a "$a" -q "$W/queries-$LAT_QUERIES.ids" --runs "$RUNS" -o "$W/pisa-lat-k$k-r$r-$a.tsv" \
               >/dev/null 2>>"$LOG"
             pin "$TBENCH" --index "$W/idx" --queries "$QUERIES" --max_queries "$LAT_QUERIES" --known_terms_only \
-              "${run[@]}" --ks "$k" --threads 1 --throughput=false --timed_from "$TIMED_FROM" \
+              "${run[@]}" --ks "$k" --threads 1 --throughput=false --timed_from "$TIMED_FROM" "${TMEM[@]}" \
               --warmup_passes 1 --runs "$RUNS" --verify "$( ((r == 1)) && echo "$VERIFY" || echo 0)" \
               --json "$W/tandem-lat-k$k-r$r-$a.json" >>"$LOG"
           done
@@ -248,7 +250,7 @@ for w in $WORKLOADS; do
       -k 10 -a maxscore -q "$W/tput-alone.ids" --runs 3 -o "$W/pisa-tput-alone.tsv" >/dev/null 2>>"$LOG"
     pin "$TBENCH" --index "$W/idx" --queries "$QUERIES" --max_queries "$alone" --known_terms_only \
       --modes or --ks 10 --threads 1 --latency=false --or_algorithms maxscore --and_block_max on \
-      --timed_from "$TIMED_FROM" --warmup_passes 1 --runs 3 --verify 0 --json "$W/tandem-tput-alone.json" | tee -a "$LOG"
+      --timed_from "$TIMED_FROM" "${TMEM[@]}" --warmup_passes 1 --runs 3 --verify 0 --json "$W/tandem-tput-alone.json" | tee -a "$LOG"
     t0=$(date +%s.%N)
     pids=()
     for ((i = 0; i < THREADS; i++)); do
@@ -262,7 +264,7 @@ for w in $WORKLOADS; do
       >"$W/pisa-tput.json"
     "$TBENCH" --index "$W/idx" --queries "$QUERIES" --max_queries "$TPUT_QUERIES" --known_terms_only \
       --modes or --ks 10 --threads "$THREADS" --pin_threads --latency=false --or_algorithms maxscore \
-      --and_block_max on --timed_from "$TIMED_FROM" --warmup_passes 1 --runs 3 --json "$W/tandem-tput.json" | tee -a "$LOG"
+      --and_block_max on --timed_from "$TIMED_FROM" "${TMEM[@]}" --warmup_passes 1 --runs 3 --json "$W/tandem-tput.json" | tee -a "$LOG"
   fi
   if has_phase decode; then
     settle
@@ -306,7 +308,7 @@ for w in $WORKLOADS; do
       # Recording starts disabled; tandem-bench-query enables it for its query passes only.
       "${on[@]}" "$PERF" record -q -e cpu-clock -F 4000 -D -1 --control "fifo:$W/perf-ctl,$W/perf-ack" \
         -o "$data" -- "$TBENCH" --index "$W/idx" --queries "$QUERIES" --known_terms_only "${run[@]}" \
-        --verify 0 --timed_from "$TIMED_FROM" --warmup_passes 1 \
+        --verify 0 --timed_from "$TIMED_FROM" "${TMEM[@]}" --warmup_passes 1 \
         --perf_control "$W/perf-ctl,$W/perf-ack" >>"$LOG" 2>&1
       rm -f "$W/perf-ctl" "$W/perf-ack"
       {

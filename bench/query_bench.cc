@@ -25,6 +25,7 @@
 #include "absl/strings/str_cat.h"
 #include "absl/strings/str_join.h"
 #include "absl/strings/str_split.h"
+#include "base/huge_pages.h"
 #include "cpu/daat_engine.h"
 #include "cpu/reference_engine.h"
 #include "index/index.h"
@@ -67,6 +68,9 @@ ABSL_FLAG(std::string, timed_from, "text",
 ABSL_FLAG(bool, write_queries_only, false, "write --write-queries and stop");
 ABSL_FLAG(int, verify, 50, "queries per configuration checked against the reference scorer");
 ABSL_FLAG(std::string, json, "", "write results here");
+ABSL_FLAG(tandem::index::FileMemory, postings_memory, tandem::index::FileMemory::kMapped,
+          "where the postings live: mapped (the file's pages) or huge-pages (a copy in "
+          "transparent huge pages)");
 ABSL_FLAG(std::string, perf_control, "",
           "CTL,ACK: the FIFOs of `perf record -D -1 --control fifo:CTL,ACK`; perf records only "
           "the latency and throughput passes (untimed and timed), not the index load, the query "
@@ -143,8 +147,16 @@ int main(int argc, char** argv) {
     return Fail(absl::StrCat("--timed-from takes text or term-ids; got '", timed_from, "'"));
   }
   const bool from_ids = timed_from == "term-ids";
-  auto idx = index::Index::Open(absl::GetFlag(FLAGS_index));
+  auto idx = index::Index::Open(absl::GetFlag(FLAGS_index),
+                                {.postings_memory = absl::GetFlag(FLAGS_postings_memory)});
   if (!idx.ok()) return Fail(idx.status().message());
+  // What the kernel made of the request: the bytes of the postings' memory in huge pages.
+  const std::optional<uint64_t> huge_bytes = (*idx)->postings_huge_page_bytes();
+  const std::string thp_mode = base::TransparentHugePagesMode();
+  std::printf("postings %s: %.1f of %.1f MiB in huge pages (THP %s)\n",
+              std::string(index::FileMemoryName((*idx)->postings_memory())).c_str(),
+              huge_bytes ? static_cast<double>(*huge_bytes) / (1 << 20) : 0.0,
+              static_cast<double>((*idx)->postings_bytes()) / (1 << 20), thp_mode.c_str());
   auto records = workload::LoadQueryFile(absl::GetFlag(FLAGS_queries));
   if (!records.ok()) return Fail(records.status().message());
   std::vector<std::pair<std::string, std::unique_ptr<cpu::DaatEngine>>> engines;
@@ -196,21 +208,25 @@ int main(int argc, char** argv) {
   }
   if (absl::GetFlag(FLAGS_write_queries_only)) return 0;
 
-  nlohmann::json out = {{"benchmark", "query"},
-                        {"machine", tools::MachineInfo()},
-                        {"index",
-                         {{"path", absl::GetFlag(FLAGS_index)},
-                          {"documents", (*idx)->num_docs()},
-                          {"terms", (*idx)->stats().num_terms},
-                          {"postings", (*idx)->stats().num_postings},
-                          {"codec", (*idx)->manifest().codec},
-                          {"bytes", (*idx)->index_bytes()}}},
-                        {"queries",
-                         {{"file", absl::GetFlag(FLAGS_queries)},
-                          {"count", queries.size()},
-                          {"known_terms_only", known_only},
-                          {"timed_from", timed_from}}},
-                        {"results", nlohmann::json::array()}};
+  nlohmann::json out = {
+      {"benchmark", "query"},
+      {"machine", tools::MachineInfo()},
+      {"index",
+       {{"path", absl::GetFlag(FLAGS_index)},
+        {"documents", (*idx)->num_docs()},
+        {"terms", (*idx)->stats().num_terms},
+        {"postings", (*idx)->stats().num_postings},
+        {"codec", (*idx)->manifest().codec},
+        {"bytes", (*idx)->index_bytes()},
+        {"postings_memory", index::FileMemoryName((*idx)->postings_memory())},
+        {"postings_huge_page_bytes", huge_bytes ? nlohmann::json(*huge_bytes) : nlohmann::json()},
+        {"transparent_huge_pages", thp_mode}}},
+      {"queries",
+       {{"file", absl::GetFlag(FLAGS_queries)},
+        {"count", queries.size()},
+        {"known_terms_only", known_only},
+        {"timed_from", timed_from}}},
+      {"results", nlohmann::json::array()}};
   tools::ThreadPool pool(absl::GetFlag(FLAGS_threads));
   // --pin-threads: the CPUs this process may run on (taskset's), in order.
   std::vector<int> cpus;

@@ -6,6 +6,7 @@
 #include <unistd.h>
 #include <xxhash.h>
 
+#include <algorithm>
 #include <cerrno>
 #include <cstring>
 #include <utility>
@@ -120,7 +121,86 @@ absl::StatusOr<absl::string_view> VerifyFrame(absl::string_view file, FileKind k
 // --- MappedFile
 // -------------------------------------------------------------------------------------
 
-absl::StatusOr<MappedFile> MappedFile::Open(const std::string& path, FileKind kind) {
+absl::string_view FileMemoryName(FileMemory memory) {
+  switch (memory) {
+    case FileMemory::kMapped:
+      return "mapped";
+    case FileMemory::kHugePages:
+      return "huge-pages";
+  }
+  return "unknown";
+}
+
+absl::StatusOr<FileMemory> ParseFileMemory(absl::string_view name) {
+  for (FileMemory m : {FileMemory::kMapped, FileMemory::kHugePages}) {
+    if (name == FileMemoryName(m)) return m;
+  }
+  return absl::InvalidArgumentError(
+      absl::StrCat("unknown index memory '", name, "' (mapped, huge-pages)"));
+}
+
+bool AbslParseFlag(absl::string_view text, FileMemory* memory, std::string* error) {
+  absl::StatusOr<FileMemory> parsed = ParseFileMemory(text);
+  if (!parsed.ok()) {
+    *error = std::string(parsed.status().message());
+    return false;
+  }
+  *memory = *parsed;
+  return true;
+}
+
+std::string AbslUnparseFlag(FileMemory memory) { return std::string(FileMemoryName(memory)); }
+
+namespace {
+
+constexpr uint64_t kHugePageBytes = uint64_t{2} << 20;
+
+// The `size` bytes of the file open as `fd`, read into a read-only anonymous mapping that starts on
+// a 2 MiB boundary and spans whole 2 MiB pages (*mapped_bytes), advised MADV_HUGEPAGE before the
+// first write so that the kernel backs it with huge pages as the reads fault it in.
+absl::StatusOr<void*> ReadIntoHugePages(int fd, uint64_t size, const std::string& path,
+                                        uint64_t* mapped_bytes) {
+  const uint64_t bytes = (size + kHugePageBytes - 1) / kHugePageBytes * kHugePageBytes;
+  // One huge page more than needed, then the unaligned head and the tail beyond it unmapped.
+  void* raw = ::mmap(nullptr, bytes + kHugePageBytes, PROT_READ | PROT_WRITE,
+                     MAP_PRIVATE | MAP_ANONYMOUS, -1, 0);
+  if (raw == MAP_FAILED) {
+    return absl::ResourceExhaustedError(
+        absl::StrFormat("cannot allocate %d bytes to hold index file '%s' in huge pages: %s", bytes,
+                        path, std::strerror(errno)));
+  }
+  const auto begin = reinterpret_cast<uintptr_t>(raw);
+  const uintptr_t start = (begin + kHugePageBytes - 1) / kHugePageBytes * kHugePageBytes;
+  if (start > begin) ::munmap(raw, start - begin);
+  ::munmap(reinterpret_cast<void*>(start + bytes), begin + kHugePageBytes - start);
+  char* data = reinterpret_cast<char*>(start);
+#ifdef MADV_HUGEPAGE
+  ::madvise(data, bytes, MADV_HUGEPAGE);  // advice: where THP is "never", ordinary pages
+#endif
+  constexpr uint64_t kChunk = uint64_t{64} << 20;
+  for (uint64_t done = 0; done < size;) {
+    const ssize_t n = ::pread(fd, data + done, std::min(kChunk, size - done), done);
+    if (n < 0 && errno == EINTR) continue;
+    if (n <= 0) {
+      absl::Status status =
+          n < 0
+              ? ErrnoError("cannot read index file", path)
+              : absl::DataLossError(absl::StrFormat(
+                    "index file '%s' shrank while it was read: %d of %d bytes", path, done, size));
+      ::munmap(data, bytes);
+      return status;
+    }
+    done += static_cast<uint64_t>(n);
+  }
+  ::mprotect(data, bytes, PROT_READ);  // as read-only as a mapping of the file
+  *mapped_bytes = bytes;
+  return data;
+}
+
+}  // namespace
+
+absl::StatusOr<MappedFile> MappedFile::Open(const std::string& path, FileKind kind,
+                                            FileMemory memory) {
   int fd = ::open(path.c_str(), O_RDONLY | O_CLOEXEC);
   if (fd < 0) return ErrnoError("cannot open index file", path);
   struct stat st;
@@ -140,18 +220,30 @@ absl::StatusOr<MappedFile> MappedFile::Open(const std::string& path, FileKind ki
         absl::StrFormat("index file '%s' is truncated: %d bytes, a valid file has at least %d",
                         path, size, kHeaderBytes + kFooterBytes));
   }
-  void* data = ::mmap(nullptr, size, PROT_READ, MAP_PRIVATE, fd, 0);
-  ::close(fd);
-  if (data == MAP_FAILED) return ErrnoError("cannot map index file", path);
-
   MappedFile file;
   file.path_ = path;
-  file.data_ = data;
   file.size_ = size;
+  file.memory_ = memory;
+  if (memory == FileMemory::kHugePages) {
+    absl::StatusOr<void*> copy = ReadIntoHugePages(fd, size, path, &file.mapped_bytes_);
+    if (copy.ok()) {
+      // The page cache's copy is no longer needed by this process (pages mapped elsewhere stay).
+      ::posix_fadvise(fd, 0, 0, POSIX_FADV_DONTNEED);
+    }
+    ::close(fd);
+    if (!copy.ok()) return copy.status();
+    file.data_ = *copy;
+  } else {
+    void* data = ::mmap(nullptr, size, PROT_READ, MAP_PRIVATE, fd, 0);
+    ::close(fd);
+    if (data == MAP_FAILED) return ErrnoError("cannot map index file", path);
+    file.data_ = data;
+    file.mapped_bytes_ = size;
+  }
   absl::StatusOr<absl::string_view> payload =
-      VerifyFrame(absl::string_view(static_cast<const char*>(data), size), kind, path);
+      VerifyFrame(absl::string_view(static_cast<const char*>(file.data_), size), kind, path);
   if (!payload.ok()) return payload.status();
-  ::madvise(data, size, MADV_WILLNEED);
+  if (memory == FileMemory::kMapped) ::madvise(file.data_, size, MADV_WILLNEED);
   file.payload_ = *payload;
   return file;
 }
@@ -164,6 +256,8 @@ MappedFile& MappedFile::operator=(MappedFile&& other) noexcept {
     path_ = std::move(other.path_);
     data_ = std::exchange(other.data_, nullptr);
     size_ = std::exchange(other.size_, 0);
+    mapped_bytes_ = std::exchange(other.mapped_bytes_, 0);
+    memory_ = other.memory_;
     payload_ = std::exchange(other.payload_, {});
   }
   return *this;
@@ -172,9 +266,10 @@ MappedFile& MappedFile::operator=(MappedFile&& other) noexcept {
 MappedFile::~MappedFile() { Reset(); }
 
 void MappedFile::Reset() {
-  if (data_ != nullptr) ::munmap(data_, size_);
+  if (data_ != nullptr) ::munmap(data_, mapped_bytes_);
   data_ = nullptr;
   size_ = 0;
+  mapped_bytes_ = 0;
   payload_ = {};
 }
 

@@ -54,13 +54,38 @@ absl::string_view FileKindTag(FileKind kind);
 absl::StatusOr<absl::string_view> VerifyFrame(absl::string_view file, FileKind kind,
                                               absl::string_view name);
 
-// A verified, read-only memory mapping of one index file. Movable, not copyable.
+// Where an opened index file's bytes live.
+enum class FileMemory {
+  // A read-only mapping of the file: pages shared with the page cache and with every process that
+  // maps the file, in 4 KiB pages, given back to the kernel under memory pressure.
+  kMapped,
+  // A read-only private copy in anonymous memory aligned to 2 MiB, which the kernel is asked to
+  // back with transparent huge pages (madvise(MADV_HUGEPAGE); taken where THP is "always" or
+  // "madvise"). A search that jumps between lists and blocks of a multi-gigabyte postings file
+  // touches a new 4 KiB page at nearly every jump, and each costs a TLB miss and a page walk; a
+  // 2 MiB page covers 512 of them. The file's page-cache pages are dropped once copied
+  // (POSIX_FADV_DONTNEED, which spares pages other processes map), so the index is held once. The
+  // copy is the process's own memory: it is not shared, and not reclaimed under pressure.
+  kHugePages,
+};
+
+// "mapped" or "huge-pages".
+absl::string_view FileMemoryName(FileMemory memory);
+// The names above; INVALID_ARGUMENT naming the value and the choices otherwise.
+absl::StatusOr<FileMemory> ParseFileMemory(absl::string_view name);
+// For absl flags (--postings-memory).
+bool AbslParseFlag(absl::string_view text, FileMemory* memory, std::string* error);
+std::string AbslUnparseFlag(FileMemory memory);
+
+// A verified, read-only view of one index file in memory, mapped or copied (FileMemory). Movable,
+// not copyable.
 class MappedFile {
  public:
-  // Maps `path` and checks magic, kind, version, sizes and checksum. Errors: NOT_FOUND (missing),
-  // DATA_LOSS (truncated, corrupted, not an index file), FAILED_PRECONDITION (other format
-  // version).
-  static absl::StatusOr<MappedFile> Open(const std::string& path, FileKind kind);
+  // Maps (or copies, FileMemory::kHugePages) `path` and checks magic, kind, version, sizes and
+  // checksum. Errors: NOT_FOUND (missing), DATA_LOSS (truncated, corrupted, not an index file),
+  // FAILED_PRECONDITION (other format version), RESOURCE_EXHAUSTED (no memory for the copy).
+  static absl::StatusOr<MappedFile> Open(const std::string& path, FileKind kind,
+                                         FileMemory memory = FileMemory::kMapped);
 
   MappedFile() = default;
   MappedFile(MappedFile&& other) noexcept;
@@ -73,6 +98,7 @@ class MappedFile {
   absl::string_view payload() const { return payload_; }
   const std::string& path() const { return path_; }
   uint64_t file_size() const { return size_; }
+  FileMemory memory() const { return memory_; }
 
  private:
   void Reset();
@@ -80,6 +106,8 @@ class MappedFile {
   std::string path_;
   void* data_ = nullptr;
   uint64_t size_ = 0;
+  uint64_t mapped_bytes_ = 0;  // of the mapping at data_: size_, or the copy's 2 MiB multiple
+  FileMemory memory_ = FileMemory::kMapped;
   absl::string_view payload_;
 };
 

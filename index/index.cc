@@ -7,6 +7,7 @@
 
 #include "absl/strings/str_cat.h"
 #include "absl/strings/str_format.h"
+#include "base/huge_pages.h"
 #include "base/status_macros.h"
 #include "index/varint.h"
 #include "nlohmann/json.hpp"
@@ -260,12 +261,14 @@ absl::StatusOr<std::unique_ptr<Index>> Index::Open(const std::string& dir,
                                                    const IndexOpenOptions& options) {
   std::unique_ptr<Index> index(new Index());
   index->dir_ = dir;
-  const auto open = [&dir](const char* file, FileKind kind) {
-    return MappedFile::Open(absl::StrCat(dir, "/", file), kind);
+  const auto open = [&dir](const char* file, FileKind kind,
+                           FileMemory memory = FileMemory::kMapped) {
+    return MappedFile::Open(absl::StrCat(dir, "/", file), kind, memory);
   };
   TANDEM_ASSIGN_OR_RETURN(index->manifest_file_, open(kManifestFile, FileKind::kManifest));
   TANDEM_ASSIGN_OR_RETURN(index->lexicon_file_, open(kLexiconFile, FileKind::kLexicon));
-  TANDEM_ASSIGN_OR_RETURN(index->postings_file_, open(kPostingsFile, FileKind::kPostings));
+  TANDEM_ASSIGN_OR_RETURN(index->postings_file_,
+                          open(kPostingsFile, FileKind::kPostings, options.postings_memory));
   TANDEM_ASSIGN_OR_RETURN(index->documents_file_, open(kDocumentsFile, FileKind::kDocuments));
   // Only a shard has collection_df.bin; whether this index must have it, the manifest says (Load).
   absl::StatusOr<MappedFile> collection_dfs = open(kCollectionDfFile, FileKind::kCollectionDfs);
@@ -547,6 +550,14 @@ uint64_t Index::Offset(const uint8_t* table, uint64_t i) const {
   uint64_t v;
   std::memcpy(&v, table + 8 * i, 8);
   return v;
+}
+
+std::optional<uint64_t> Index::postings_huge_page_bytes() const {
+  if (postings_.empty()) return std::nullopt;
+  std::optional<uint64_t> bytes = base::HugePageBytes(postings_.data());
+  // The mapping also holds the file's frame and the copy's round-up to a whole huge page.
+  if (bytes) *bytes = std::min<uint64_t>(*bytes, postings_.size());
+  return bytes;
 }
 
 uint64_t Index::index_bytes() const {

@@ -131,6 +131,10 @@ std::string EncodeCollectionDfs(const std::vector<uint32_t>& collection_dfs);
 struct IndexOpenOptions {
   // Also decode and check every posting list (slow on big indexes; `tandem-index inspect` does it).
   bool verify_lists = false;
+  // Where postings.bin's bytes live: mapped (the default), or copied into transparent huge pages
+  // (FileMemory::kHugePages: fewer TLB misses where searches jump between lists and blocks of a
+  // large index, at the cost of memory of the process's own).
+  FileMemory postings_memory = FileMemory::kMapped;
 };
 
 class Index {
@@ -175,6 +179,13 @@ class Index {
 
   // Bytes of all index files.
   uint64_t index_bytes() const;
+  // Bytes of the postings (postings.bin's payload).
+  uint64_t postings_bytes() const { return postings_.size(); }
+  // Where postings.bin's bytes live (IndexOpenOptions::postings_memory; kMapped for FromPayloads).
+  FileMemory postings_memory() const { return postings_file_.memory(); }
+  // How many bytes of the memory holding the postings the kernel backs with huge pages now;
+  // nullopt when /proc/self/smaps cannot tell.
+  std::optional<uint64_t> postings_huge_page_bytes() const;
 
   std::optional<TermInfo> Lookup(absl::string_view term) const;
   uint64_t num_terms() const { return num_terms_; }

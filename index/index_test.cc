@@ -252,6 +252,9 @@ TEST_F(IndexTest, StoredFields) {
   EXPECT_TRUE((*idx)->stored_fields(1).empty());
 }
 
+// Every file checked the same way, the postings mapped or copied into huge pages.
+constexpr FileMemory kEveryMemory[] = {FileMemory::kMapped, FileMemory::kHugePages};
+
 TEST_F(IndexTest, FlippedByteInAnyFileIsDetected) {
   for (const char* name : {kManifestFile, kLexiconFile, kPostingsFile, kDocumentsFile}) {
     testing::TempDir copy;
@@ -261,13 +264,17 @@ TEST_F(IndexTest, FlippedByteInAnyFileIsDetected) {
     const uint64_t size = fs::file_size(path);
     for (uint64_t offset : {uint64_t{40}, size / 2, size - 20}) {
       FlipByte(path, offset);
-      auto idx = Index::Open(d);
-      ASSERT_FALSE(idx.ok()) << name << " offset " << offset;
-      EXPECT_EQ(idx.status().code(), absl::StatusCode::kDataLoss) << idx.status();
-      EXPECT_THAT(std::string(idx.status().message()), HasSubstr(name));
+      for (FileMemory memory : kEveryMemory) {
+        auto idx = Index::Open(d, {.postings_memory = memory});
+        ASSERT_FALSE(idx.ok()) << name << " offset " << offset;
+        EXPECT_EQ(idx.status().code(), absl::StatusCode::kDataLoss) << idx.status();
+        EXPECT_THAT(std::string(idx.status().message()), HasSubstr(name));
+      }
       FlipByte(path, offset);  // restore
     }
-    EXPECT_TRUE(Index::Open(d).ok());
+    for (FileMemory memory : kEveryMemory) {
+      EXPECT_TRUE(Index::Open(d, {.postings_memory = memory}).ok());
+    }
   }
 }
 
@@ -279,12 +286,57 @@ TEST_F(IndexTest, TruncatedFileIsDetected) {
     const std::string path = d + "/" + name;
     for (uint64_t size : {fs::file_size(path) - 1, uint64_t{47}, uint64_t{10}, uint64_t{0}}) {
       fs::resize_file(path, size);
-      auto idx = Index::Open(d);
-      ASSERT_FALSE(idx.ok());
-      EXPECT_EQ(idx.status().code(), absl::StatusCode::kDataLoss) << idx.status();
-      EXPECT_THAT(std::string(idx.status().message()), HasSubstr(name));
+      for (FileMemory memory : kEveryMemory) {
+        auto idx = Index::Open(d, {.postings_memory = memory});
+        ASSERT_FALSE(idx.ok());
+        EXPECT_EQ(idx.status().code(), absl::StatusCode::kDataLoss) << idx.status();
+        EXPECT_THAT(std::string(idx.status().message()), HasSubstr(name));
+      }
     }
   }
+}
+
+// Postings copied into huge pages read exactly as mapped ones: every list, block by block.
+TEST_F(IndexTest, PostingsInHugePagesReadAsMapped) {
+  auto mapped = Index::Open(dir_);
+  auto huge = Index::Open(dir_, {.verify_lists = true, .postings_memory = FileMemory::kHugePages});
+  ASSERT_TRUE(mapped.ok()) << mapped.status();
+  ASSERT_TRUE(huge.ok()) << huge.status();
+  EXPECT_EQ((*mapped)->postings_memory(), FileMemory::kMapped);
+  EXPECT_EQ((*huge)->postings_memory(), FileMemory::kHugePages);
+  EXPECT_EQ((*huge)->index_bytes(), (*mapped)->index_bytes());
+  // /proc/self/smaps finds both; how much of the copy is in huge pages is the kernel's choice.
+  EXPECT_TRUE((*mapped)->postings_huge_page_bytes().has_value());
+  EXPECT_TRUE((*huge)->postings_huge_page_bytes().has_value());
+  ASSERT_EQ((*huge)->num_terms(), (*mapped)->num_terms());
+  uint32_t a[kBlockSize], b[kBlockSize];
+  for (uint64_t t = 0; t < (*mapped)->num_terms(); ++t) {
+    auto la = (*mapped)->postings((*mapped)->term_at(t));
+    auto lb = (*huge)->postings((*huge)->term_at(t));
+    ASSERT_TRUE(la.ok() && lb.ok()) << t;
+    ASSERT_NE(la->num_blocks(), 0u);
+    ASSERT_EQ(la->num_blocks(), lb->num_blocks()) << t;
+    for (uint32_t block = 0; block < la->num_blocks(); ++block) {
+      ASSERT_EQ(la->block_max(block), lb->block_max(block));
+      ASSERT_TRUE(la->DecodeDocids((*mapped)->codec(), block, a).ok());
+      ASSERT_TRUE(lb->DecodeDocids((*huge)->codec(), block, b).ok());
+      ASSERT_TRUE(std::equal(a, a + la->block_postings(block), b)) << t << " block " << block;
+      ASSERT_TRUE(la->DecodeFreqs((*mapped)->codec(), block, a).ok());
+      ASSERT_TRUE(lb->DecodeFreqs((*huge)->codec(), block, b).ok());
+      ASSERT_TRUE(std::equal(a, a + la->block_postings(block), b)) << t << " block " << block;
+    }
+  }
+}
+
+TEST(FileMemoryTest, NamesParseAndBadOnesAreRefused) {
+  for (FileMemory memory : kEveryMemory) {
+    auto parsed = ParseFileMemory(FileMemoryName(memory));
+    ASSERT_TRUE(parsed.ok());
+    EXPECT_EQ(*parsed, memory);
+  }
+  auto bad = ParseFileMemory("hugepages");
+  EXPECT_EQ(bad.status().code(), absl::StatusCode::kInvalidArgument);
+  EXPECT_THAT(std::string(bad.status().message()), HasSubstr("'hugepages' (mapped, huge-pages)"));
 }
 
 TEST_F(IndexTest, WrongVersionIsDetected) {

@@ -23,7 +23,13 @@
 #     one thread (codec.json).
 #   wikipedia, synth-prepare, synth-latency-K, synth-throughput, synth-decode:
 #     bench/pisa_side_by_side.sh's phases (side_wikipedia.tgz, side_synth.tgz: its JSON, log and
-#     raw outputs; the profile steps add profile-ALGORITHM-kK.txt).
+#     raw outputs; the profile steps add profile-ALGORITHM-kK.txt). POSTINGS_MEMORY=huge-pages
+#     gives Tandem its postings in huge pages there.
+#   synth-memory-throughput, synth-memory-latency: Tandem alone on the prepared 25M index, its
+#     postings mapped and copied into huge pages (--postings-memory), ROUNDS rounds (2) of the two
+#     back to back: MaxScore top-10 on all cores, or the six latency rows at k 10 on one
+#     (memory_throughput.tgz, memory_latency.tgz: tandem-bench-query's JSON of each run; with
+#     perf, its TLB-miss counts where the host's CPU exposes them).
 # Writes under $OUT: host.txt (the CPU, and every step's log) and the files named above.
 set -uo pipefail
 cd "$(dirname "$0")/.." || exit 1
@@ -137,4 +143,56 @@ has_step synth-throughput && side synth throughput
 has_step synth-decode && side synth decode RUNS=3
 has_step synth-profile && side synth profile LAT_KS=10 PERF="$B/perf"
 has_step wikipedia-profile && side wikipedia profile LAT_KS=10 PERF="$B/perf"
+
+# memory WHAT: Tandem's runs of WHAT (throughput or latency) in both postings memories, round by
+# round, on the index and queries the synth workload's prepare made.
+memory() {
+  local what=$1 W=$H/side/synth M=$H/memory-$1 r m
+  [[ -s $W/queries-10000.txt ]] || { echo "cpu_host_run.sh: synth-memory-$what needs synth-prepare" >&2; return 1; }
+  rm -rf "$M" && mkdir -p "$M"
+  echo "== THP $(cat /sys/kernel/mm/transparent_hugepage/enabled), defrag $(cat /sys/kernel/mm/transparent_hugepage/defrag)" | tee -a "$LOG"
+  local perf=()
+  if [[ -x $B/perf ]] && "$B/perf" stat -e dTLB-load-misses true >/dev/null 2>&1; then
+    perf=("$B/perf" stat -x, -e dTLB-load-misses,dTLB-loads,iTLB-load-misses)
+  else
+    echo "perf: no TLB counters on this host" | tee -a "$LOG"
+  fi
+  local run=(--index "$W/idx" --queries "$D/trec05-efficiency.txt" --known_terms_only
+    --timed_from term-ids --warmup_passes 1 --verify 10)
+  for ((r = 1; r <= ${ROUNDS:-2}; r++)); do
+    for m in mapped huge-pages; do
+      sync
+      if [[ $what == throughput ]]; then
+        "${perf[@]}" ${perf:+-o "$M/perf-$m-r$r.txt"} "$B/tandem-bench-query" "${run[@]}" \
+          --postings_memory "$m" --max_queries 10000 --modes or --ks 10 --or_algorithms maxscore \
+          --and_block_max on --threads "$N" --pin_threads --latency=false --runs 3 \
+          --json "$M/$m-r$r.json" 2>&1 | tee -a "$LOG"
+      else
+        "${perf[@]}" ${perf:+-o "$M/perf-$m-r$r.txt"} taskset -c $((N - 1)) "$B/tandem-bench-query" \
+          "${run[@]}" --postings_memory "$m" --max_queries 1000 --modes and,or --ks 10 \
+          --or_algorithms maxscore,block-max-maxscore,wand,block-max-wand --and_block_max on,off \
+          --threads 1 --throughput=false --runs 1 --json "$M/$m-r$r.json" 2>&1 | tee -a "$LOG"
+      fi
+      [[ -s $M/perf-$m-r$r.txt ]] && tee -a "$LOG" <"$M/perf-$m-r$r.txt" >/dev/null
+    done
+  done
+  # One line a run: its huge pages, and the rates (throughput) or each row's mean ms (latency).
+  python3 - "$M" <<'EOF' | tee -a "$LOG"
+import glob, json, os, sys
+for path in sorted(glob.glob(os.path.join(sys.argv[1], "*-r*.json")), key=lambda p: (p[-7:], p)):
+    j = json.load(open(path))
+    huge = (j["index"].get("postings_huge_page_bytes") or 0) / 2**20
+    line = f"{os.path.basename(path)[:-5]:16} {huge:8.0f} MiB huge |"
+    for r in j["results"]:
+        if r.get("qps_summed_over_threads") is not None:
+            line += f" summed {r['qps_summed_over_threads']:8.0f} q/s, wall {r['qps_all_threads']:8.0f} q/s"
+        else:
+            name = r["or_algorithm"] or ("block-max-and" if r["and_block_max"] else "ranked-and")
+            line += f" {name} {1e3 * r['latency_seconds']['mean']:.3f}"
+    print(line)
+EOF
+  (cd "$H" && tar czf "$OUT/memory_$what.tgz" "memory-$what")
+}
+has_step synth-memory-throughput && memory throughput
+has_step synth-memory-latency && memory latency
 exit 0

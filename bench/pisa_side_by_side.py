@@ -235,14 +235,29 @@ def main():
                                           "threads": r["threads"],
                                           "queries": tj["queries"]["count"],
                                           "commit": (tj.get("machine") or {}).get("commit")}
-    parts = sorted(glob.glob(f"{w}/pisa-tput-[0-9]*.tsv"))
+        if r.get("qps_per_thread"):
+            result["throughput"]["tandem"]["qps_per_thread"] = r["qps_per_thread"]
+    parts = sorted(glob.glob(f"{w}/pisa-tput-[0-9]*.tsv"),
+                   key=lambda part: int(re.search(r"pisa-tput-([0-9]+)\.tsv$", part).group(1)))
     if parts:
-        rate = sum(pisa_rate(part) for part in parts)
+        rates = [pisa_rate(part) for part in parts]
         meta = json.load(open(f"{w}/pisa-tput.json"))
         queries = sum(distinct_queries(part) for part in parts)
         result["throughput"]["pisa"] = {
-            "qps_sum_of_processes": rate, "processes": meta["processes"],
+            "qps_sum_of_processes": sum(rates), "processes": meta["processes"],
+            "qps_per_process": rates,
             "qps_wall_clock": queries * meta["passes"] / meta["wall_seconds"], "queries": queries}
+    # Share by share: thread t and process t ran the same queries on the same core.
+    per_thread = result["throughput"].get("tandem", {}).get("qps_per_thread")
+    per_process = result["throughput"].get("pisa", {}).get("qps_per_process")
+    if per_thread and per_process and len(per_thread) == len(per_process):
+        ratios = sorted(t / p for t, p in zip(per_thread, per_process) if t and p)
+        if ratios:
+            result["throughput"]["tandem_over_pisa_per_share"] = ratios
+            print(f"share by share (the same queries on the same core), Tandem / PISA: "
+                  f"{ratios[0]:.2f}x-{ratios[-1]:.2f}x, median {ratios[len(ratios) // 2]:.2f}x; "
+                  f"Tandem {min(per_thread):,.0f}-{max(per_thread):,.0f} q/s a thread, PISA "
+                  f"{min(per_process):,.0f}-{max(per_process):,.0f} a process")
     # Each engine alone on one core, on the same queries: what its threads or processes would sum
     # to if every one kept that speed with all cores busy.
     alone = {}  # engine: (q/s, queries)

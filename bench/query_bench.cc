@@ -367,9 +367,13 @@ int main(int argc, char** argv) {
           if (absl::Status s = perf.Send("disable"); !s.ok()) return Fail(s.message());
         }
         if (errors > 0) return Fail("queries failed in the throughput run (or --pin-threads did)");
+        // Each thread's own rate: its share of the queries (share t: queries t, t + threads, ...,
+        // as the side-by-side script gives PISA's process t, on CPU t when pinned) over its time.
         double qps_summed = 0;
+        std::vector<double> qps_per_thread(pool.size(), 0.0);
         for (size_t t = 0; t < pool.size(); ++t) {
-          if (busy[t] > 0) qps_summed += static_cast<double>(done[t]) / busy[t];
+          if (busy[t] > 0) qps_per_thread[t] = static_cast<double>(done[t]) / busy[t];
+          qps_summed += qps_per_thread[t];
         }
         tools::LatencySummary l = tools::Summarize(latency);
         const double n = static_cast<double>(queries.size());
@@ -401,6 +405,8 @@ int main(int argc, char** argv) {
              {"qps_all_threads", measure_throughput ? nlohmann::json(qps_all) : nlohmann::json()},
              {"qps_summed_over_threads",
               measure_throughput ? nlohmann::json(qps_summed) : nlohmann::json()},
+             {"qps_per_thread",
+              measure_throughput ? nlohmann::json(qps_per_thread) : nlohmann::json()},
              {"threads", pool.size()},
              {"threads_pinned", !cpus.empty()},
              {"warmup_passes", warmup},

@@ -87,6 +87,33 @@ class SummaryTest(unittest.TestCase):
             self.assertAlmostEqual(ratios[10], 2.0)
             self.assertAlmostEqual(ratios[1000], 0.5)
 
+    def test_throughput_share_by_share(self):
+        with tempfile.TemporaryDirectory() as w:
+            # Process t ran share t: 4 queries of 1 ms (1,000 q/s) for 0, of 4 ms (250 q/s) for
+            # 1..9 and of 8 ms (125 q/s) for 10: a sort of the files by name (0, 1, 10, 2, ...)
+            # would put share 10 third.
+            for t in range(11):
+                usec = 1000 if t == 0 else 8000 if t == 10 else 4000
+                write_pisa(f"{w}/pisa-tput-{t}.tsv", "maxscore", [usec] * 4)
+            with open(f"{w}/pisa-tput.json", "w") as f:
+                json.dump({"wall_seconds": 1.0, "processes": 11, "passes": 4}, f)
+            per_thread = [500.0] + [250.0] * 9 + [500.0]
+            with open(f"{w}/tandem-tput.json", "w") as f:
+                json.dump({"machine": {"commit": "abc"}, "index": {}, "queries": {"count": 44},
+                           "results": [{"mode": "or", "qps_all_threads": 3000.0,
+                                        "qps_summed_over_threads": sum(per_thread),
+                                        "qps_per_thread": per_thread, "threads": 11}]}, f)
+            result, table = summarize(w)
+            tput = result["throughput"]
+            self.assertEqual(tput["pisa"]["qps_per_process"], [1000.0] + [250.0] * 9 + [125.0])
+            self.assertAlmostEqual(tput["pisa"]["qps_sum_of_processes"], 1000.0 + 9 * 250.0 + 125.0)
+            ratios = tput["tandem_over_pisa_per_share"]
+            self.assertEqual(len(ratios), 11)
+            self.assertAlmostEqual(ratios[0], 0.5)   # share 0: 500 against 1,000
+            self.assertAlmostEqual(ratios[-1], 4.0)  # share 10: 500 against 125
+            self.assertAlmostEqual(ratios[5], 1.0)
+            self.assertIn("Tandem / PISA: 0.50x-4.00x, median 1.00x", table)
+
 
 if __name__ == "__main__":
     unittest.main()

@@ -237,6 +237,10 @@ def main():
                                           "commit": (tj.get("machine") or {}).get("commit")}
         if r.get("qps_per_thread"):
             result["throughput"]["tandem"]["qps_per_thread"] = r["qps_per_thread"]
+        # How the postings were held (mapped, or copied into huge pages) and what the kernel granted.
+        for key in ("postings_memory", "postings_huge_page_bytes"):
+            if key in (tj.get("index") or {}):
+                result["throughput"]["tandem"][key] = tj["index"][key]
     parts = sorted(glob.glob(f"{w}/pisa-tput-[0-9]*.tsv"),
                    key=lambda part: int(re.search(r"pisa-tput-([0-9]+)\.tsv$", part).group(1)))
     if parts:

@@ -99,7 +99,9 @@ class SummaryTest(unittest.TestCase):
                 json.dump({"wall_seconds": 1.0, "processes": 11, "passes": 4}, f)
             per_thread = [500.0] + [250.0] * 9 + [500.0]
             with open(f"{w}/tandem-tput.json", "w") as f:
-                json.dump({"machine": {"commit": "abc"}, "index": {}, "queries": {"count": 44},
+                json.dump({"machine": {"commit": "abc"}, "queries": {"count": 44},
+                           "index": {"postings_memory": "huge-pages",
+                                     "postings_huge_page_bytes": 4096},
                            "results": [{"mode": "or", "qps_all_threads": 3000.0,
                                         "qps_summed_over_threads": sum(per_thread),
                                         "qps_per_thread": per_thread, "threads": 11}]}, f)
@@ -113,6 +115,8 @@ class SummaryTest(unittest.TestCase):
             self.assertAlmostEqual(ratios[-1], 4.0)  # share 10: 500 against 125
             self.assertAlmostEqual(ratios[5], 1.0)
             self.assertIn("Tandem / PISA: 0.50x-4.00x, median 1.00x", table)
+            self.assertEqual(tput["tandem"]["postings_memory"], "huge-pages")
+            self.assertEqual(tput["tandem"]["postings_huge_page_bytes"], 4096)
 
 
 if __name__ == "__main__":

@@ -15,6 +15,7 @@
 #include <vector>
 
 #include "absl/synchronization/mutex.h"
+#include "base/sanitizers.h"
 #include "base/thread_affinity.h"
 #include "base/thread_priority.h"
 #include "gmock/gmock.h"
@@ -426,7 +427,10 @@ TEST_P(HybridQueryExecutorTest, ParkedWorkersAreServedWhileQueriesWait) {
   EXPECT_LT(run, absl::Seconds(2));
   // Idle: the 100 ms each parked before the first query, and moments at the start and the end.
   EXPECT_LT(gpu_time.idle, absl::Milliseconds(4 * 100 + 150)) << "run " << run;
-  EXPECT_LT(gpu_time.lock, absl::Milliseconds(150)) << "run " << run;
+  // Waiting for the dispatcher's lock: 14 threads on as few as 2 cores, where a preempted holder
+  // makes the others wait; instrumented code holds it about three times as long.
+  EXPECT_LT(gpu_time.lock, absl::Milliseconds(base::kAddressSanitizer ? 450 : 150))
+      << "run " << run;
   EXPECT_EQ(gpu.started(), kThreads * kJobsPerThread);
   EXPECT_EQ(cpu.started(), 0);
 }

@@ -67,12 +67,35 @@ std::unique_ptr<ServerProcess> StartNode(const std::string& dir,
   return node.ok() ? *std::move(node) : nullptr;
 }
 
+// Starts tandem-broker and waits until its health says SERVING, as a load balancer would before
+// sending it queries: every shard has a healthy replica. The broker's first round of checks may
+// miss a replica on a loaded machine; the next rounds, 100 ms apart, find it. A check gets 2 s, not
+// the default 500 ms: a sanitized node on a busy machine is slow, not gone, and the tests that
+// kill nodes count on the queries' UNAVAILABLE to eject them.
 std::unique_ptr<ServerProcess> StartBroker(std::vector<std::string> args) {
-  args.insert(args.end(), {"--health-interval", "100ms", "--refresh-interval", "100ms"});
+  args.insert(args.end(), {"--health-interval", "100ms", "--refresh-interval", "100ms",
+                           "--health-timeout", "2s"});
   absl::StatusOr<std::unique_ptr<ServerProcess>> broker =
       ServerProcess::Start(args, kE2eTimeout, TANDEM_BROKER_BINARY);
   EXPECT_TRUE(broker.ok()) << broker.status();
-  return broker.ok() ? *std::move(broker) : nullptr;
+  if (!broker.ok()) return nullptr;
+  auto health = grpc::health::v1::Health::NewStub(NewChannel((*broker)->address()));
+  const absl::Time deadline = absl::Now() + kE2eTimeout;
+  for (;;) {
+    grpc::ClientContext context;
+    SetTimeout(context, absl::Seconds(5));
+    grpc::health::v1::HealthCheckRequest request;
+    request.set_service("tandem.v1.SearchService");
+    grpc::health::v1::HealthCheckResponse response;
+    if (health->Check(&context, request, &response).ok() &&
+        response.status() == grpc::health::v1::HealthCheckResponse::SERVING) {
+      return *std::move(broker);
+    }
+    if (absl::Now() >= deadline) break;
+    absl::SleepFor(absl::Milliseconds(20));
+  }
+  ADD_FAILURE() << "tandem-broker did not become SERVING within " << kE2eTimeout;
+  return nullptr;
 }
 
 std::string Addresses(const std::vector<std::unique_ptr<ServerProcess>>& nodes) {

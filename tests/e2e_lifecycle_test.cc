@@ -314,8 +314,11 @@ TEST_F(LifecycleE2eTest, AStreamClientThatNeverReadsHoldsNothingUp) {
   }
   const std::string scrape = HttpGet(server->metrics_address(), "/metrics").value_or("");
   const double answered = MetricSum(scrape, "tandem_queries_total", {{"mode", "and_or"}});
-  EXPECT_LT(written.load(), kOffered) << "flow control never pushed back on the writer";
-  EXPECT_LT(answered, 1000) << "the node read far ahead of a client that reads nothing";
+  // Whether the writer stalls, and after how many requests, is gRPC's transport at work: its
+  // receive window grows with the bandwidth-delay estimate, on a loaded machine past the 27 MB
+  // offered. What the node controls is how many of them it reads and answers.
+  EXPECT_LT(answered, 1000) << "the node read far ahead of a client that reads nothing ("
+                            << written.load() << " requests written)";
   // A query of the slow stream may be in the middle of being answered at the scrape; none stays.
   EXPECT_TRUE(WaitForMetric(server->metrics_address(), "tandem_queries_in_flight", {}, Equals(0)));
 

@@ -16,6 +16,7 @@
 #include "absl/strings/match.h"
 #include "absl/strings/str_cat.h"
 #include "absl/strings/str_join.h"
+#include "base/sanitizers.h"
 #include "clients/cli/health_client.h"
 #include "gmock/gmock.h"
 #include "google/protobuf/descriptor.pb.h"
@@ -28,17 +29,7 @@
 #include "tests/e2e_process.h"
 
 namespace tandem::testing {
-#if defined(__SANITIZE_ADDRESS__)
-constexpr bool kAddressSanitizer = true;
-#elif defined(__has_feature)
-#if __has_feature(address_sanitizer)
-constexpr bool kAddressSanitizer = true;
-#else
-constexpr bool kAddressSanitizer = false;
-#endif
-#else
-constexpr bool kAddressSanitizer = false;
-#endif
+using base::kAddressSanitizer;
 
 namespace {
 

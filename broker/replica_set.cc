@@ -38,8 +38,12 @@ std::shared_ptr<grpc::Channel> NewChannel(const std::string& address,
   // A node that restarts is reached again within a second, not after gRPC's default backoff of up
   // to two minutes: the health check decides when it gets queries again.
   args.SetInt(GRPC_ARG_INITIAL_RECONNECT_BACKOFF_MS, 100);
-  args.SetInt(GRPC_ARG_MIN_RECONNECT_BACKOFF_MS, 100);
   args.SetInt(GRPC_ARG_MAX_RECONNECT_BACKOFF_MS, 1000);
+  // gRPC reads the "minimum reconnect backoff" as the time a connection attempt gets to finish
+  // its handshake (connection-backoff.md's MIN_CONNECT_TIMEOUT), not as a backoff. At 100 ms a
+  // busy node, or a TLS handshake across zones, failed it, and the query that waited on it
+  // ejected a live replica. Two seconds; attempts still start 100 ms to 1 s apart.
+  args.SetInt(GRPC_ARG_MIN_RECONNECT_BACKOFF_MS, 2000);
   args.SetInt(GRPC_ARG_KEEPALIVE_TIME_MS, 30000);
   args.SetInt(GRPC_ARG_KEEPALIVE_TIMEOUT_MS, 10000);
   return grpc::CreateCustomChannel(

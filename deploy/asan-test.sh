@@ -22,7 +22,6 @@ export ASAN_OPTIONS="detect_leaks=1:strict_string_checks=1:detect_stack_use_afte
 export UBSAN_OPTIONS="print_stacktrace=1:halt_on_error=1:${UBSAN_OPTIONS:-}"
 cd "$BUILD"
 # Instrumented code runs a few times slower: a test gets three times the time deploy/test.sh gives.
-# A test that fails runs once more, and fails the run if it fails again: the end-to-end tests start
-# several instrumented servers on as few as two cores, where a node can be slow enough for a
-# broker's deadline. A test that fails twice is reported as before.
+# A test that fails runs once more, and fails the run if it fails again: the end-to-end tests time
+# several instrumented servers on as few as two cores. Every failure stays in the output.
 ctest --output-on-failure -j "$JOBS" --timeout 1800 --repeat until-pass:2 "$@"

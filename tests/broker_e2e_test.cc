@@ -79,23 +79,12 @@ std::unique_ptr<ServerProcess> StartBroker(std::vector<std::string> args) {
       ServerProcess::Start(args, kE2eTimeout, TANDEM_BROKER_BINARY);
   EXPECT_TRUE(broker.ok()) << broker.status();
   if (!broker.ok()) return nullptr;
-  auto health = grpc::health::v1::Health::NewStub(NewChannel((*broker)->address()));
-  const absl::Time deadline = absl::Now() + kE2eTimeout;
-  for (;;) {
-    grpc::ClientContext context;
-    SetTimeout(context, absl::Seconds(5));
-    grpc::health::v1::HealthCheckRequest request;
-    request.set_service("tandem.v1.SearchService");
-    grpc::health::v1::HealthCheckResponse response;
-    if (health->Check(&context, request, &response).ok() &&
-        response.status() == grpc::health::v1::HealthCheckResponse::SERVING) {
-      return *std::move(broker);
-    }
-    if (absl::Now() >= deadline) break;
-    absl::SleepFor(absl::Milliseconds(20));
+  if (!WaitForHealth((*broker)->address(), cli::ServingStatus::kServing,
+                     "tandem.v1.SearchService")) {
+    ADD_FAILURE() << "tandem-broker did not become SERVING within " << kE2eTimeout;
+    return nullptr;
   }
-  ADD_FAILURE() << "tandem-broker did not become SERVING within " << kE2eTimeout;
-  return nullptr;
+  return *std::move(broker);
 }
 
 std::string Addresses(const std::vector<std::unique_ptr<ServerProcess>>& nodes) {

@@ -137,6 +137,18 @@ bool WaitForMetric(const std::string& metrics_address, const std::string& name,
   });
 }
 
+bool WaitForHealth(const std::string& address, cli::ServingStatus want,
+                   const std::string& service) {
+  auto channel = NewChannel(address);
+  const absl::Time deadline = absl::Now() + kE2eTimeout;
+  while (absl::Now() < deadline) {
+    absl::StatusOr<cli::ServingStatus> s = cli::CheckHealth(channel, service, absl::Seconds(10));
+    if (s.ok() && *s == want) return true;
+    absl::SleepFor(absl::Milliseconds(20));
+  }
+  return false;
+}
+
 std::function<bool(double)> Equals(double v) {
   return [v](double x) { return x == v; };
 }

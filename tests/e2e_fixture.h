@@ -17,6 +17,7 @@
 #include <string>
 
 #include "absl/time/time.h"
+#include "clients/cli/health_client.h"
 #include "grpcpp/channel.h"
 #include "grpcpp/client_context.h"
 #include "index/engine.h"
@@ -74,6 +75,11 @@ bool WaitForMetric(const std::string& metrics_address, const std::string& name,
 
 // A predicate for WaitForMetric: the value equals `v`.
 std::function<bool(double)> Equals(double v);
+
+// Polls grpc.health.v1 of the server at `address` (`service`; "" is the server as a whole) until it
+// reads `want`, up to kE2eTimeout; false if it never does.
+bool WaitForHealth(const std::string& address, cli::ServingStatus want,
+                   const std::string& service = "");
 
 // Full path of `name` in PATH, or "" when it is not installed.
 std::string FindInPath(const std::string& name);

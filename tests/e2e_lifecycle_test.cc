@@ -67,18 +67,6 @@ class LifecycleE2eTest : public ::testing::Test {
     return server.ok() ? *std::move(server) : nullptr;
   }
 
-  // Polls health until it reads `want`.
-  static bool WaitForHealth(const std::string& address, cli::ServingStatus want) {
-    auto channel = NewChannel(address);
-    const absl::Time deadline = absl::Now() + kE2eTimeout;
-    while (absl::Now() < deadline) {
-      absl::StatusOr<cli::ServingStatus> s = cli::CheckHealth(channel, "", absl::Seconds(10));
-      if (s.ok() && *s == want) return true;
-      absl::SleepFor(absl::Milliseconds(20));
-    }
-    return false;
-  }
-
   static E2eIndex* index_;
 };
 

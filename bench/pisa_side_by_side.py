@@ -237,6 +237,9 @@ def main():
                                           "commit": (tj.get("machine") or {}).get("commit")}
         if r.get("qps_per_thread"):
             result["throughput"]["tandem"]["qps_per_thread"] = r["qps_per_thread"]
+        if "verified_against_reference" in r:
+            verified = r["verified_against_reference"]
+            result["throughput"]["tandem"]["verified_against_reference"] = verified
         # How the postings were held (mapped, or copied into huge pages) and what the kernel granted.
         for key in ("postings_memory", "postings_huge_page_bytes"):
             if key in (tj.get("index") or {}):

@@ -104,7 +104,8 @@ class SummaryTest(unittest.TestCase):
                                      "postings_huge_page_bytes": 4096},
                            "results": [{"mode": "or", "qps_all_threads": 3000.0,
                                         "qps_summed_over_threads": sum(per_thread),
-                                        "qps_per_thread": per_thread, "threads": 11}]}, f)
+                                        "qps_per_thread": per_thread, "threads": 11,
+                                        "verified_against_reference": 50}]}, f)
             result, table = summarize(w)
             tput = result["throughput"]
             self.assertEqual(tput["pisa"]["qps_per_process"], [1000.0] + [250.0] * 9 + [125.0])
@@ -117,6 +118,7 @@ class SummaryTest(unittest.TestCase):
             self.assertIn("Tandem / PISA: 0.50x-4.00x, median 1.00x", table)
             self.assertEqual(tput["tandem"]["postings_memory"], "huge-pages")
             self.assertEqual(tput["tandem"]["postings_huge_page_bytes"], 4096)
+            self.assertEqual(tput["tandem"]["verified_against_reference"], 50)
 
 
 if __name__ == "__main__":

@@ -254,16 +254,40 @@ def main():
             "qps_sum_of_processes": sum(rates), "processes": meta["processes"],
             "qps_per_process": rates,
             "qps_wall_clock": queries * meta["passes"] / meta["wall_seconds"], "queries": queries}
-    # Share by share: thread t and process t ran the same queries on the same core.
-    per_thread = result["throughput"].get("tandem", {}).get("qps_per_thread")
+    # Tandem as PISA runs: a single-threaded process per share (tandem-bench-query --share).
+    tandem_parts = sorted(
+        glob.glob(f"{w}/tandem-tput-proc-[0-9]*.json"),
+        key=lambda part: int(re.search(r"tandem-tput-proc-([0-9]+)\.json$", part).group(1)))
+    if tandem_parts:
+        rates, queries, verified = [], 0, 0
+        for part in tandem_parts:
+            pj = json.load(open(part))
+            r = [x for x in pj["results"] if x["mode"] == "or"][0]
+            rates.append(r["qps_summed_over_threads"])
+            queries += pj["queries"]["count"]
+            verified += r.get("verified_against_reference", 0)
+        entry = {"qps_sum_of_processes": sum(rates), "processes": len(rates),
+                 "qps_per_process": rates, "queries": queries,
+                 "verified_against_reference": verified}
+        if os.path.exists(f"{w}/tandem-tput-proc.json"):
+            meta = json.load(open(f"{w}/tandem-tput-proc.json"))
+            entry["qps_wall_clock"] = queries * meta["passes"] / meta["wall_seconds"]
+        result["throughput"]["tandem_processes"] = entry
+    # Share by share: Tandem's thread or process t and PISA's process t ran the same queries on the
+    # same core.
     per_process = result["throughput"].get("pisa", {}).get("qps_per_process")
-    if per_thread and per_process and len(per_thread) == len(per_process):
-        ratios = sorted(t / p for t, p in zip(per_thread, per_process) if t and p)
+    for key, what, unit in (("tandem", "", "a thread"),
+                            ("tandem_processes", " as processes", "a process")):
+        mine = result["throughput"].get(key, {}).get("qps_per_thread" if key == "tandem"
+                                                     else "qps_per_process")
+        if not (mine and per_process and len(mine) == len(per_process)):
+            continue
+        ratios = sorted(t / p for t, p in zip(mine, per_process) if t and p)
         if ratios:
-            result["throughput"]["tandem_over_pisa_per_share"] = ratios
-            print(f"share by share (the same queries on the same core), Tandem / PISA: "
+            result["throughput"][f"{key}_over_pisa_per_share"] = ratios
+            print(f"share by share (the same queries on the same core), Tandem{what} / PISA: "
                   f"{ratios[0]:.2f}x-{ratios[-1]:.2f}x, median {ratios[len(ratios) // 2]:.2f}x; "
-                  f"Tandem {min(per_thread):,.0f}-{max(per_thread):,.0f} q/s a thread, PISA "
+                  f"Tandem {min(mine):,.0f}-{max(mine):,.0f} q/s {unit}, PISA "
                   f"{min(per_process):,.0f}-{max(per_process):,.0f} a process")
     # Each engine alone on one core, on the same queries: what its threads or processes would sum
     # to if every one kept that speed with all cores busy.
@@ -275,8 +299,9 @@ def main():
     if os.path.exists(f"{w}/pisa-tput-alone.tsv"):
         alone["pisa"] = (pisa_rate(f"{w}/pisa-tput-alone.tsv"),
                          distinct_queries(f"{w}/pisa-tput-alone.tsv"))
-    for engine, (qps, queries) in alone.items():
-        entry = result["throughput"].get(engine)
+    for key, engine in (("tandem", "tandem"), ("tandem_processes", "tandem"), ("pisa", "pisa")):
+        entry = result["throughput"].get(key)
+        qps, queries = alone.get(engine, (None, 0))
         if not entry or not qps:
             continue
         workers = entry.get("threads") or entry.get("processes")
@@ -295,15 +320,23 @@ def main():
               + (f" (Tandem / PISA {t / p:.2f}x)" if t and p else "")
               + f"; by the wall clock: Tandem {t_wall or 0:,.0f} (each pass waits for its slowest "
               f"thread), PISA {wall or 0:,.0f} (process starts and index loads included)")
+        tp = result["throughput"].get("tandem_processes", {}).get("qps_sum_of_processes")
+        if tp and p:
+            result["throughput"]["tandem_processes_over_pisa"] = tp / p
+            print(f"Tandem as a single-threaded process per core, as PISA runs: {tp:,.0f} q/s summed "
+                  f"(Tandem / PISA {tp / p:.2f}x" + (f"; Tandem's threads in one process / its "
+                  f"processes {t / tp:.2f}x)" if t else ")"))
         ta = result["throughput"].get("tandem", {}).get("qps_alone_one_core")
         pa = result["throughput"].get("pisa", {}).get("qps_alone_one_core")
         if ta and pa:
             tk = result["throughput"]["tandem"]["kept_speed_under_load"]
             pk = result["throughput"]["pisa"]["kept_speed_under_load"]
+            tpk = result["throughput"].get("tandem_processes", {}).get("kept_speed_under_load")
             print(f"alone on one core, the first {result['throughput']['tandem']['queries_alone']} "
                   f"of those queries: Tandem {ta:,.0f} q/s, PISA {pa:,.0f} (Tandem / PISA "
                   f"{ta / pa:.2f}x); with every core busy each thread keeps {tk:.0%} of that "
-                  f"speed, each PISA process {pk:.0%}")
+                  f"speed" + (f", each Tandem process {tpk:.0%}" if tpk else "")
+                  + f", each PISA process {pk:.0%}")
 
     decode = decode_rates(w)
     if decode:

@@ -23,10 +23,10 @@
 #   (one thread pinned to the last core: ranked AND, block-max AND, MaxScore, block-max MaxScore,
 #   WAND and block-max WAND at k 10 and 1,000 on the first LAT_QUERIES queries), throughput (MaxScore
 #   top-10 on all cores: PISA as one single-threaded process per core, as PISA's own benchmark
-#   does, Tandem as one process with a thread per core (each process and thread pinned to its
-#   core), each with its round-robin share of the first TPUT_QUERIES queries, one untimed and 3
-#   timed passes for both; before that each engine alone on the last core, on as many of the first
-#   queries as one share holds), decode (one thread pinned to the last core: each engine's cursor
+#   does, then Tandem the same way (tandem-bench-query --share), then Tandem as one process with a
+#   thread per core (each process and thread pinned to its core), each with its round-robin share
+#   of the first TPUT_QUERIES queries, one untimed and 3 timed passes for all; before that each
+#   engine alone on the last core, on as many of the first queries as one share holds), decode (one thread pinned to the last core: each engine's cursor
 #   reading whole lists, docIDs/s per core; the lists are
 #   those of the latency queries' terms holding at least DECODE_MIN_POSTINGS postings, walked by
 #   codec_bench's CursorWalk and by PISA's `or` and `or_freq` as one-term queries, RUNS passes),
@@ -262,6 +262,25 @@ for w in $WORKLOADS; do
     t1=$(date +%s.%N)
     awk -v a="$t0" -v b="$t1" -v p="$THREADS" 'BEGIN { printf "{\"wall_seconds\": %.2f, \"processes\": %d, \"passes\": 4}\n", b - a, p }' \
       >"$W/pisa-tput.json"
+    # Tandem run as PISA is: a single-threaded process per core, process t with share t on core t.
+    # Beside the threads of one process below, it tells what the threads lose by sharing a process
+    # (its allocator, its page tables, cache lines written by more than one) from what they lose to
+    # the host with every core busy. Each process checks its first queries against the reference.
+    rm -f "$W"/tandem-tput-proc-*
+    t0=$(date +%s.%N)
+    pids=()
+    for ((i = 0; i < THREADS; i++)); do
+      taskset -c "$i" "$TBENCH" --index "$W/idx" --queries "$QUERIES" --max_queries "$TPUT_QUERIES" \
+        --known_terms_only --share "$i/$THREADS" --modes or --ks 10 --threads 1 --latency=false \
+        --or_algorithms maxscore --and_block_max on --timed_from "$TIMED_FROM" "${TMEM[@]}" \
+        --warmup_passes 1 --runs 3 --verify $(((VERIFY + THREADS - 1) / THREADS)) \
+        --json "$W/tandem-tput-proc-$i.json" >>"$LOG" 2>&1 &
+      pids+=($!)
+    done
+    for p in "${pids[@]}"; do wait "$p" || die "a Tandem throughput process failed (log.txt)"; done
+    t1=$(date +%s.%N)
+    awk -v a="$t0" -v b="$t1" -v p="$THREADS" 'BEGIN { printf "{\"wall_seconds\": %.2f, \"processes\": %d, \"passes\": 4}\n", b - a, p }' \
+      >"$W/tandem-tput-proc.json"
     "$TBENCH" --index "$W/idx" --queries "$QUERIES" --max_queries "$TPUT_QUERIES" --known_terms_only \
       --modes or --ks 10 --threads "$THREADS" --pin_threads --latency=false --or_algorithms maxscore \
       --and_block_max on --timed_from "$TIMED_FROM" "${TMEM[@]}" --warmup_passes 1 --runs 3 --json "$W/tandem-tput.json" | tee -a "$LOG"

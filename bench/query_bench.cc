@@ -21,6 +21,7 @@
 
 #include "absl/flags/flag.h"
 #include "absl/status/status.h"
+#include "absl/status/statusor.h"
 #include "absl/strings/numbers.h"
 #include "absl/strings/str_cat.h"
 #include "absl/strings/str_join.h"
@@ -66,6 +67,9 @@ ABSL_FLAG(std::string, timed_from, "text",
           "term-ids (looked up before the timer starts, as PISA's queries tool reads term ids; "
           "DaatEngine::Search from an index::ResolvedQuery)");
 ABSL_FLAG(bool, write_queries_only, false, "write --write-queries and stop");
+ABSL_FLAG(std::string, share, "",
+          "T/N: measure only share T of N of the chosen queries (queries T, T + N, ..., counted "
+          "from 0), the share the side-by-side script gives PISA's process T");
 ABSL_FLAG(int, verify, 50, "queries per configuration checked against the reference scorer");
 ABSL_FLAG(std::string, json, "", "write results here");
 ABSL_FLAG(tandem::index::FileMemory, postings_memory, tandem::index::FileMemory::kMapped,
@@ -83,6 +87,24 @@ using Clock = std::chrono::steady_clock;
 int Fail(absl::string_view msg) {
   std::fprintf(stderr, "tandem-bench-query: %s\n", std::string(msg).c_str());
   return 1;
+}
+
+// --share T/N: the round-robin share T of N (0 <= T < N).
+struct Share {
+  uint32_t index = 0;
+  uint32_t count = 1;
+};
+absl::StatusOr<Share> ParseShare(absl::string_view text) {
+  Share share;
+  if (text.empty()) return share;
+  std::vector<absl::string_view> parts = absl::StrSplit(text, '/');
+  if (parts.size() != 2 || !absl::SimpleAtoi(parts[0], &share.index) ||
+      !absl::SimpleAtoi(parts[1], &share.count) || share.count == 0 ||
+      share.index >= share.count) {
+    return absl::InvalidArgumentError(
+        absl::StrCat("--share takes T/N with 0 <= T < N (e.g. 3/16); got '", text, "'"));
+  }
+  return share;
 }
 
 // perf record's control FIFOs (perf-record(1), --control): "enable" and "disable" commands, each
@@ -147,6 +169,8 @@ int main(int argc, char** argv) {
     return Fail(absl::StrCat("--timed-from takes text or term-ids; got '", timed_from, "'"));
   }
   const bool from_ids = timed_from == "term-ids";
+  const absl::StatusOr<Share> share = ParseShare(absl::GetFlag(FLAGS_share));
+  if (!share.ok()) return Fail(share.status().message());
   auto idx = index::Index::Open(absl::GetFlag(FLAGS_index),
                                 {.postings_memory = absl::GetFlag(FLAGS_postings_memory)});
   if (!idx.ok()) return Fail(idx.status().message());
@@ -199,6 +223,20 @@ int main(int argc, char** argv) {
     query_ids.push_back(r.id.empty() ? absl::StrCat(queries.size()) : r.id);
   }
   if (queries.empty()) return Fail("no query has a term in the index");
+  if (share->count > 1) {
+    // Chosen first, then shared: share T holds the queries a run of N threads gives thread T.
+    size_t kept = 0;
+    for (size_t i = share->index; i < queries.size(); i += share->count, ++kept) {
+      if (kept == i) continue;  // a moved-onto-itself vector would be left empty
+      queries[kept] = std::move(queries[i]);
+      query_ids[kept] = std::move(query_ids[i]);
+    }
+    queries.resize(kept);
+    query_ids.resize(kept);
+    if (queries.empty()) {
+      return Fail(absl::StrCat("--share ", absl::GetFlag(FLAGS_share), ": the share holds no query"));
+    }
+  }
   if (!absl::GetFlag(FLAGS_write_queries).empty()) {
     std::ofstream f(absl::GetFlag(FLAGS_write_queries));
     for (size_t i = 0; i < queries.size(); ++i) {
@@ -225,6 +263,8 @@ int main(int argc, char** argv) {
        {{"file", absl::GetFlag(FLAGS_queries)},
         {"count", queries.size()},
         {"known_terms_only", known_only},
+        {"share", absl::GetFlag(FLAGS_share).empty() ? nlohmann::json()
+                                                     : nlohmann::json(absl::GetFlag(FLAGS_share))},
         {"timed_from", timed_from}}},
       {"results", nlohmann::json::array()}};
   tools::ThreadPool pool(absl::GetFlag(FLAGS_threads));

@@ -120,6 +120,46 @@ class SummaryTest(unittest.TestCase):
             self.assertEqual(tput["tandem"]["postings_huge_page_bytes"], 4096)
             self.assertEqual(tput["tandem"]["verified_against_reference"], 50)
 
+    def test_throughput_of_tandem_as_processes(self):
+        with tempfile.TemporaryDirectory() as w:
+            # PISA: 11 processes at 250 q/s. Tandem's processes: 500 q/s for share 0 and 10, 250
+            # for the rest; its threads in one process sum to 2,200 q/s.
+            for t in range(11):
+                write_pisa(f"{w}/pisa-tput-{t}.tsv", "maxscore", [4000] * 4)
+            with open(f"{w}/pisa-tput.json", "w") as f:
+                json.dump({"wall_seconds": 1.0, "processes": 11, "passes": 4}, f)
+            for t in range(11):
+                with open(f"{w}/tandem-tput-proc-{t}.json", "w") as f:
+                    json.dump({"machine": {"commit": "abc"}, "queries": {"count": 4},
+                               "results": [{"mode": "or", "qps_summed_over_threads":
+                                            500.0 if t in (0, 10) else 250.0,
+                                            "threads": 1, "verified_against_reference": 4}]}, f)
+            with open(f"{w}/tandem-tput-proc.json", "w") as f:
+                json.dump({"wall_seconds": 2.0, "processes": 11, "passes": 4}, f)
+            with open(f"{w}/tandem-tput.json", "w") as f:
+                json.dump({"machine": {"commit": "abc"}, "queries": {"count": 44}, "index": {},
+                           "results": [{"mode": "or", "qps_all_threads": 2000.0,
+                                        "qps_summed_over_threads": 2200.0,
+                                        "qps_per_thread": [200.0] * 11, "threads": 11}]}, f)
+            with open(f"{w}/tandem-tput-alone.json", "w") as f:
+                json.dump({"queries": {"count": 4},
+                           "results": [{"mode": "or", "qps_summed_over_threads": 300.0}]}, f)
+            result, table = summarize(w)
+            procs = result["throughput"]["tandem_processes"]
+            self.assertEqual(procs["processes"], 11)
+            # Share 10 is the last process, not the third (numeric order, not name order).
+            self.assertEqual(procs["qps_per_process"][-1], 500.0)
+            self.assertEqual(procs["qps_per_process"][2], 250.0)
+            self.assertAlmostEqual(procs["qps_sum_of_processes"], 3250.0)
+            self.assertAlmostEqual(procs["qps_wall_clock"], 44 * 4 / 2.0)
+            self.assertEqual(procs["verified_against_reference"], 44)
+            self.assertAlmostEqual(procs["kept_speed_under_load"], 3250.0 / (300.0 * 11))
+            self.assertAlmostEqual(result["throughput"]["tandem_processes_over_pisa"], 3250.0 / 2750.0)
+            self.assertEqual(result["throughput"]["tandem_processes_over_pisa_per_share"],
+                             [1.0] * 9 + [2.0] * 2)
+            self.assertEqual(result["throughput"]["tandem_over_pisa_per_share"], [0.8] * 11)
+            self.assertIn("Tandem's threads in one process / its processes 0.68x", table)
+
 
 if __name__ == "__main__":
     unittest.main()

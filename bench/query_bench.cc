@@ -99,8 +99,7 @@ absl::StatusOr<Share> ParseShare(absl::string_view text) {
   if (text.empty()) return share;
   std::vector<absl::string_view> parts = absl::StrSplit(text, '/');
   if (parts.size() != 2 || !absl::SimpleAtoi(parts[0], &share.index) ||
-      !absl::SimpleAtoi(parts[1], &share.count) || share.count == 0 ||
-      share.index >= share.count) {
+      !absl::SimpleAtoi(parts[1], &share.count) || share.count == 0 || share.index >= share.count) {
     return absl::InvalidArgumentError(
         absl::StrCat("--share takes T/N with 0 <= T < N (e.g. 3/16); got '", text, "'"));
   }
@@ -234,7 +233,8 @@ int main(int argc, char** argv) {
     queries.resize(kept);
     query_ids.resize(kept);
     if (queries.empty()) {
-      return Fail(absl::StrCat("--share ", absl::GetFlag(FLAGS_share), ": the share holds no query"));
+      return Fail(
+          absl::StrCat("--share ", absl::GetFlag(FLAGS_share), ": the share holds no query"));
     }
   }
   if (!absl::GetFlag(FLAGS_write_queries).empty()) {

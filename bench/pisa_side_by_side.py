@@ -149,6 +149,53 @@ def distinct_queries(path):
         return len({line.split("\t")[1] for line in f})
 
 
+def process_set(w, engine, tag=""):
+    """One throughput run of single-threaded processes (pisa_side_by_side.sh's `processes`): each
+    process's q/s in share order, their sum, the queries and the run's wall clock; None if absent."""
+    if engine == "pisa":
+        pattern, suffix = f"pisa-tput{tag}", "tsv"
+    else:
+        pattern, suffix = f"tandem-tput-proc{tag}", "json"
+    parts = sorted(glob.glob(f"{w}/{pattern}-[0-9]*.{suffix}"),
+                   key=lambda part: int(re.search(r"-([0-9]+)\.[a-z]+$", part).group(1)))
+    if not parts:
+        return None
+    rates, queries, verified = [], 0, 0
+    for part in parts:
+        if engine == "pisa":
+            rates.append(pisa_rate(part))
+            queries += distinct_queries(part)
+        else:
+            pj = json.load(open(part))
+            r = [x for x in pj["results"] if x["mode"] == "or"][0]
+            rates.append(r["qps_summed_over_threads"])
+            queries += pj["queries"]["count"]
+            verified += r.get("verified_against_reference", 0)
+    out = {"qps_sum_of_processes": sum(rates), "processes": len(rates), "qps_per_process": rates,
+           "queries": queries}
+    if engine != "pisa":
+        out["verified_against_reference"] = verified
+    if os.path.exists(f"{w}/{pattern}.json"):
+        meta = json.load(open(f"{w}/{pattern}.json"))
+        out["passes"] = meta["passes"]
+        out["wall_seconds"] = meta["wall_seconds"]
+        out["qps_wall_clock"] = queries * meta["passes"] / meta["wall_seconds"]
+    return out
+
+
+def every_process_at_work(short, long):
+    """The rate of the passes a longer run adds, over the wall time it adds: the process starts,
+    index loads and checks cancel, and so do uneven starts, which give some processes a quieter
+    host for a while and so a higher rate of their own."""
+    if not (short and long and "passes" in short and "passes" in long):
+        return None
+    extra_seconds = long["wall_seconds"] - short["wall_seconds"]
+    extra_passes = long["passes"] - short["passes"]
+    if extra_seconds <= 0 or extra_passes <= 0 or long["queries"] != short["queries"]:
+        return None
+    return short["queries"] * extra_passes / extra_seconds
+
+
 def directory_bytes(paths):
     return sum(os.path.getsize(p) for p in paths if os.path.exists(p))
 
@@ -244,35 +291,21 @@ def main():
         for key in ("postings_memory", "postings_huge_page_bytes"):
             if key in (tj.get("index") or {}):
                 result["throughput"]["tandem"][key] = tj["index"][key]
-    parts = sorted(glob.glob(f"{w}/pisa-tput-[0-9]*.tsv"),
-                   key=lambda part: int(re.search(r"pisa-tput-([0-9]+)\.tsv$", part).group(1)))
-    if parts:
-        rates = [pisa_rate(part) for part in parts]
-        meta = json.load(open(f"{w}/pisa-tput.json"))
-        queries = sum(distinct_queries(part) for part in parts)
-        result["throughput"]["pisa"] = {
-            "qps_sum_of_processes": sum(rates), "processes": meta["processes"],
-            "qps_per_process": rates,
-            "qps_wall_clock": queries * meta["passes"] / meta["wall_seconds"], "queries": queries}
-    # Tandem as PISA runs: a single-threaded process per share (tandem-bench-query --share).
-    tandem_parts = sorted(
-        glob.glob(f"{w}/tandem-tput-proc-[0-9]*.json"),
-        key=lambda part: int(re.search(r"tandem-tput-proc-([0-9]+)\.json$", part).group(1)))
-    if tandem_parts:
-        rates, queries, verified = [], 0, 0
-        for part in tandem_parts:
-            pj = json.load(open(part))
-            r = [x for x in pj["results"] if x["mode"] == "or"][0]
-            rates.append(r["qps_summed_over_threads"])
-            queries += pj["queries"]["count"]
-            verified += r.get("verified_against_reference", 0)
-        entry = {"qps_sum_of_processes": sum(rates), "processes": len(rates),
-                 "qps_per_process": rates, "queries": queries,
-                 "verified_against_reference": verified}
-        if os.path.exists(f"{w}/tandem-tput-proc.json"):
-            meta = json.load(open(f"{w}/tandem-tput-proc.json"))
-            entry["qps_wall_clock"] = queries * meta["passes"] / meta["wall_seconds"]
-        result["throughput"]["tandem_processes"] = entry
+    # Single-threaded processes, PISA's and Tandem's (tandem-bench-query --share), each run twice.
+    for key, engine in (("pisa", "pisa"), ("tandem_processes", "tandem")):
+        short = process_set(w, engine)
+        if not short:
+            continue
+        long = process_set(w, engine, "-long")
+        rate = every_process_at_work(short, long)
+        entry = {k: v for k, v in short.items() if k not in ("passes", "wall_seconds")}
+        if long:
+            entry["longer_run"] = {"passes": long.get("passes"),
+                                   "qps_sum_of_processes": long["qps_sum_of_processes"],
+                                   "qps_per_process": long["qps_per_process"]}
+        if rate:
+            entry["qps_every_process_at_work"] = rate
+        result["throughput"][key] = entry
     # Share by share: Tandem's thread or process t and PISA's process t ran the same queries on the
     # same core.
     per_process = result["throughput"].get("pisa", {}).get("qps_per_process")
@@ -326,6 +359,18 @@ def main():
             print(f"Tandem as a single-threaded process per core, as PISA runs: {tp:,.0f} q/s summed "
                   f"(Tandem / PISA {tp / p:.2f}x" + (f"; Tandem's threads in one process / its "
                   f"processes {t / tp:.2f}x)" if t else ")"))
+        pw = result["throughput"].get("pisa", {}).get("qps_every_process_at_work")
+        tw = result["throughput"].get("tandem_processes", {}).get("qps_every_process_at_work")
+        if pw:
+            line = (f"with every process at work (the longer runs' extra passes over their extra "
+                    f"wall time): PISA {pw:,.0f} q/s")
+            if tw:
+                result["throughput"]["tandem_processes_over_pisa_every_process_at_work"] = tw / pw
+                line += f", Tandem's processes {tw:,.0f} ({tw / pw:.2f}x)"
+            if t_wall:
+                result["throughput"]["tandem_wall_clock_over_pisa_every_process_at_work"] = t_wall / pw
+                line += f"; Tandem's threads by the wall clock {t_wall:,.0f} ({t_wall / pw:.2f}x)"
+            print(line)
         ta = result["throughput"].get("tandem", {}).get("qps_alone_one_core")
         pa = result["throughput"].get("pisa", {}).get("qps_alone_one_core")
         if ta and pa:

@@ -23,10 +23,12 @@
 #   (one thread pinned to the last core: ranked AND, block-max AND, MaxScore, block-max MaxScore,
 #   WAND and block-max WAND at k 10 and 1,000 on the first LAT_QUERIES queries), throughput (MaxScore
 #   top-10 on all cores: PISA as one single-threaded process per core, as PISA's own benchmark
-#   does, then Tandem the same way (tandem-bench-query --share), then Tandem as one process with a
-#   thread per core (each process and thread pinned to its core), each with its round-robin share
-#   of the first TPUT_QUERIES queries, one untimed and 3 timed passes for all; before that each
-#   engine alone on the last core, on as many of the first queries as one share holds), decode (one thread pinned to the last core: each engine's cursor
+#   does, then Tandem the same way (tandem-bench-query --share), each run twice (3 and 3 +
+#   EXTRA_PASSES timed passes: the extra passes over the extra wall time are the rate with every
+#   process at work), then Tandem as one process with a thread per core (each process and thread
+#   pinned to its core), each with its round-robin share of the first TPUT_QUERIES queries, one
+#   untimed and 3 timed passes; before that each engine alone on the last core, on as many of the
+#   first queries as one share holds), decode (one thread pinned to the last core: each engine's cursor
 #   reading whole lists, docIDs/s per core; the lists are
 #   those of the latency queries' terms holding at least DECODE_MIN_POSTINGS postings, walked by
 #   codec_bench's CursorWalk and by PISA's `or` and `or_freq` as one-term queries, RUNS passes),
@@ -39,7 +41,8 @@
 #   passes, each query once a pass, every pass's latencies summarized together. Both start a timed
 #   query from its terms already looked up: PISA's queries tool reads term ids, and
 #   tandem-bench-query --timed-from term-ids resolves every query before its timer starts.
-# Environment: LAT_QUERIES (1000), TPUT_QUERIES (10000), RUNS (timed passes of each engine, 2),
+# Environment: LAT_QUERIES (1000), TPUT_QUERIES (10000), EXTRA_PASSES (6), RUNS (timed passes of
+#   each engine in the latency and decode phases, 2),
 #   LAT_KS (the latency phase's k values, "10 1000": a long run can be split by k), LAT_ROUNDS (unset:
 #   PISA's six algorithms in one process, then Tandem's six rows in one; a count: each algorithm by
 #   PISA and then by Tandem, round after round, every row's ratio the median of its rounds'), VERIFY (50:
@@ -57,7 +60,7 @@
 #   PISA and Tandem outputs, and log.txt. Summarize again with
 #   python3 bench/pisa_side_by_side.py --work WORK --out OUT.
 set -euo pipefail
-usage() { sed -n '2,58p' "$0" | sed 's/^# \{0,1\}//'; }
+usage() { sed -n '2,61p' "$0" | sed 's/^# \{0,1\}//'; }
 HERE=$(cd "$(dirname "$0")/.." && pwd)
 PISA="" OUTDIR="" BIN="$HERE/build" DATA="$HERE/../shared/data" WORK=/tmp/pisa-side DOCS=25000000
 WIKI_INDEX="" WORKLOADS="" PHASES="prepare latency throughput"
@@ -81,6 +84,8 @@ die() { echo "pisa_side_by_side.sh: $*" >&2; exit 1; }
 [[ -z "$WORKLOADS" ]] && WORKLOADS="synth${WIKI_INDEX:+ wikipedia}"
 LAT_QUERIES=${LAT_QUERIES:-1000}
 TPUT_QUERIES=${TPUT_QUERIES:-10000}
+EXTRA_PASSES=${EXTRA_PASSES:-6}
+[[ "$EXTRA_PASSES" =~ ^[1-9][0-9]*$ ]] || die "EXTRA_PASSES must be a count of passes, 1 or more (got '$EXTRA_PASSES')"
 RUNS=${RUNS:-2}
 VERIFY=${VERIFY:-50}
 [[ "$VERIFY" =~ ^[0-9]+$ ]] || die "VERIFY must be a count of queries (got '$VERIFY')"
@@ -140,6 +145,33 @@ tandem_row() {
   esac
 }
 PISA_ALGOS=(ranked_and block_max_ranked_and maxscore block_max_maxscore wand block_max_wand)
+# processes ENGINE RUNS TAG: MaxScore top-10 by ENGINE (pisa or tandem) as THREADS single-threaded
+# processes, process t pinned to core t with the throughput share t, one untimed and RUNS timed
+# passes each; writes ENGINE-tput[-proc]TAG-t.{tsv,json} and, with the wall clock of them all,
+# ENGINE-tput[-proc]TAG.json. Each Tandem process checks its first queries against the reference.
+processes() {
+  local engine=$1 runs=$2 tag=$3 i p t0 t1 out pids=()
+  t0=$(date +%s.%N)
+  for ((i = 0; i < THREADS; i++)); do
+    if [[ "$engine" == pisa ]]; then
+      out=$W/pisa-tput$tag
+      taskset -c "$i" "$PBIN/queries" -e block_simdbp -i "$W/c.block_simdbp" -w "$W/c.wand" "${BM25[@]}" \
+        -k 10 -a maxscore -q "$W/tput-part-$i" --runs "$runs" -o "$out-$i.tsv" >/dev/null 2>>"$LOG" &
+    else
+      out=$W/tandem-tput-proc$tag
+      taskset -c "$i" "$TBENCH" --index "$W/idx" --queries "$QUERIES" --max_queries "$TPUT_QUERIES" \
+        --known_terms_only --share "$i/$THREADS" --modes or --ks 10 --threads 1 --latency=false \
+        --or_algorithms maxscore --and_block_max on --timed_from "$TIMED_FROM" "${TMEM[@]}" \
+        --warmup_passes 1 --runs "$runs" --verify $(((VERIFY + THREADS - 1) / THREADS)) \
+        --json "$out-$i.json" >>"$LOG" 2>&1 &
+    fi
+    pids+=($!)
+  done
+  for p in "${pids[@]}"; do wait "$p" || die "a $engine throughput process failed (log.txt)"; done
+  t1=$(date +%s.%N)
+  awk -v a="$t0" -v b="$t1" -v p="$THREADS" -v n=$((runs + 1)) \
+    'BEGIN { printf "{\"wall_seconds\": %.3f, \"processes\": %d, \"passes\": %d}\n", b - a, p, n }' >"$out.json"
+}
 say "side by side: workloads '$WORKLOADS', phases '$PHASES', PISA $PISA_COMMIT, $THREADS threads, latency on core $CORE"
 
 for w in $WORKLOADS; do
@@ -239,7 +271,7 @@ for w in $WORKLOADS; do
 
   if has_phase throughput; then
     settle
-    rm -f "$W"/tput-part-* "$W"/pisa-tput-*
+    rm -f "$W"/tput-part-* "$W"/pisa-tput-* "$W"/tandem-tput-proc*
     awk -v p="$THREADS" -v d="$W" '{ print > (d "/tput-part-" ((NR - 1) % p)) }' "$W/queries-$TPUT_QUERIES.ids"
     # Each engine alone first, on the last core: the first share's worth of the same queries, the
     # same passes. A summed rate over this rate times the threads is how well an engine keeps its
@@ -251,36 +283,18 @@ for w in $WORKLOADS; do
     pin "$TBENCH" --index "$W/idx" --queries "$QUERIES" --max_queries "$alone" --known_terms_only \
       --modes or --ks 10 --threads 1 --latency=false --or_algorithms maxscore --and_block_max on \
       --timed_from "$TIMED_FROM" "${TMEM[@]}" --warmup_passes 1 --runs 3 --verify 0 --json "$W/tandem-tput-alone.json" | tee -a "$LOG"
-    t0=$(date +%s.%N)
-    pids=()
-    for ((i = 0; i < THREADS; i++)); do
-      taskset -c "$i" "$PBIN/queries" -e block_simdbp -i "$W/c.block_simdbp" -w "$W/c.wand" "${BM25[@]}" \
-        -k 10 -a maxscore -q "$W/tput-part-$i" --runs 3 -o "$W/pisa-tput-$i.tsv" >/dev/null 2>>"$LOG" &
-      pids+=($!)
-    done
-    for p in "${pids[@]}"; do wait "$p"; done
-    t1=$(date +%s.%N)
-    awk -v a="$t0" -v b="$t1" -v p="$THREADS" 'BEGIN { printf "{\"wall_seconds\": %.2f, \"processes\": %d, \"passes\": 4}\n", b - a, p }' \
-      >"$W/pisa-tput.json"
-    # Tandem run as PISA is: a single-threaded process per core, process t with share t on core t.
-    # Beside the threads of one process below, it tells what the threads lose by sharing a process
-    # (its allocator, its page tables, cache lines written by more than one) from what they lose to
-    # the host with every core busy. Each process checks its first queries against the reference.
-    rm -f "$W"/tandem-tput-proc-*
-    t0=$(date +%s.%N)
-    pids=()
-    for ((i = 0; i < THREADS; i++)); do
-      taskset -c "$i" "$TBENCH" --index "$W/idx" --queries "$QUERIES" --max_queries "$TPUT_QUERIES" \
-        --known_terms_only --share "$i/$THREADS" --modes or --ks 10 --threads 1 --latency=false \
-        --or_algorithms maxscore --and_block_max on --timed_from "$TIMED_FROM" "${TMEM[@]}" \
-        --warmup_passes 1 --runs 3 --verify $(((VERIFY + THREADS - 1) / THREADS)) \
-        --json "$W/tandem-tput-proc-$i.json" >>"$LOG" 2>&1 &
-      pids+=($!)
-    done
-    for p in "${pids[@]}"; do wait "$p" || die "a Tandem throughput process failed (log.txt)"; done
-    t1=$(date +%s.%N)
-    awk -v a="$t0" -v b="$t1" -v p="$THREADS" 'BEGIN { printf "{\"wall_seconds\": %.2f, \"processes\": %d, \"passes\": 4}\n", b - a, p }' \
-      >"$W/tandem-tput-proc.json"
+    # Both engines as a single-threaded process per core, process t with share t on core t: PISA,
+    # as its own benchmark runs, and Tandem the same way. Beside Tandem's threads in one process
+    # below, Tandem's processes tell what the threads lose by sharing a process (its allocator, its
+    # page tables, cache lines written by more than one) from what they lose to the host with every
+    # core busy. Each engine's processes run twice, with 3 and with 3 + EXTRA_PASSES timed passes:
+    # the extra passes' queries over the extra wall time are the rate with every process at work,
+    # without the process starts, index loads and checks, and without the uneven starts that leave
+    # some processes a less busy host for a while (which the summed rate of the shorter run counts).
+    processes pisa 3 ""
+    processes pisa $((3 + EXTRA_PASSES)) -long
+    processes tandem 3 ""
+    processes tandem $((3 + EXTRA_PASSES)) -long
     "$TBENCH" --index "$W/idx" --queries "$QUERIES" --max_queries "$TPUT_QUERIES" --known_terms_only \
       --modes or --ks 10 --threads "$THREADS" --pin_threads --latency=false --or_algorithms maxscore \
       --and_block_max on --timed_from "$TIMED_FROM" "${TMEM[@]}" --warmup_passes 1 --runs 3 --json "$W/tandem-tput.json" | tee -a "$LOG"

@@ -159,6 +159,51 @@ class SummaryTest(unittest.TestCase):
                              [1.0] * 9 + [2.0] * 2)
             self.assertEqual(result["throughput"]["tandem_over_pisa_per_share"], [0.8] * 11)
             self.assertIn("Tandem's threads in one process / its processes 0.68x", table)
+            self.assertNotIn("qps_every_process_at_work", procs)  # no longer run
+
+    def test_every_process_at_work_from_the_longer_run(self):
+        with tempfile.TemporaryDirectory() as w:
+            # 2 processes of 4 queries. PISA: 4 passes in 10 s, 10 passes in 16 s: the 6 extra
+            # passes of 8 queries took 6 s, 8 q/s. Tandem's processes: 4 passes in 5 s, 10 in 8 s:
+            # 16 q/s. Tandem's threads: 12 q/s by the wall clock.
+            for tag, passes, wall in (("", 4, 10.0), ("-long", 10, 16.0)):
+                for t in range(2):
+                    write_pisa(f"{w}/pisa-tput{tag}-{t}.tsv", "maxscore", [100000] * 4)
+                with open(f"{w}/pisa-tput{tag}.json", "w") as f:
+                    json.dump({"wall_seconds": wall, "processes": 2, "passes": passes}, f)
+            for tag, passes, wall in (("", 4, 5.0), ("-long", 10, 8.0)):
+                for t in range(2):
+                    with open(f"{w}/tandem-tput-proc{tag}-{t}.json", "w") as f:
+                        json.dump({"queries": {"count": 4},
+                                   "results": [{"mode": "or", "qps_summed_over_threads": 20.0 + t,
+                                                "verified_against_reference": 1}]}, f)
+                with open(f"{w}/tandem-tput-proc{tag}.json", "w") as f:
+                    json.dump({"wall_seconds": wall, "processes": 2, "passes": passes}, f)
+            with open(f"{w}/tandem-tput.json", "w") as f:
+                json.dump({"machine": {"commit": "abc"}, "queries": {"count": 8}, "index": {},
+                           "results": [{"mode": "or", "qps_all_threads": 12.0,
+                                        "qps_summed_over_threads": 18.0,
+                                        "qps_per_thread": [9.0, 9.0], "threads": 2}]}, f)
+            result, table = summarize(w)
+            tput = result["throughput"]
+            self.assertAlmostEqual(tput["pisa"]["qps_every_process_at_work"], 8.0)
+            self.assertAlmostEqual(tput["pisa"]["qps_wall_clock"], 8 * 4 / 10.0)
+            self.assertEqual(tput["pisa"]["longer_run"]["passes"], 10)
+            self.assertAlmostEqual(tput["tandem_processes"]["qps_every_process_at_work"], 16.0)
+            self.assertEqual(tput["tandem_processes"]["longer_run"]["qps_per_process"], [20.0, 21.0])
+            self.assertAlmostEqual(tput["tandem_processes_over_pisa_every_process_at_work"], 2.0)
+            self.assertAlmostEqual(tput["tandem_wall_clock_over_pisa_every_process_at_work"], 1.5)
+            self.assertIn("PISA 8 q/s, Tandem's processes 16 (2.00x); Tandem's threads by the wall "
+                          "clock 12 (1.50x)", table)
+
+    def test_a_longer_run_that_took_no_longer_gives_no_rate(self):
+        with tempfile.TemporaryDirectory() as w:
+            for tag, passes in (("", 4), ("-long", 10)):
+                write_pisa(f"{w}/pisa-tput{tag}-0.tsv", "maxscore", [1000] * 4)
+                with open(f"{w}/pisa-tput{tag}.json", "w") as f:
+                    json.dump({"wall_seconds": 3.0, "processes": 1, "passes": passes}, f)
+            result, _ = summarize(w)
+            self.assertNotIn("qps_every_process_at_work", result["throughput"]["pisa"])
 
 
 if __name__ == "__main__":

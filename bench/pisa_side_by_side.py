@@ -284,6 +284,11 @@ def main():
                                           "commit": (tj.get("machine") or {}).get("commit")}
         if r.get("qps_per_thread"):
             result["throughput"]["tandem"]["qps_per_thread"] = r["qps_per_thread"]
+        # Without latency runs, the throughput run's binaries give the machine and the commit.
+        if not tandem_json and tj.get("machine"):
+            result.setdefault("machine", tj["machine"])
+            if not os.environ.get("TANDEM_COMMIT") and tj["machine"].get("commit"):
+                result["tandem_commit"] = tj["machine"]["commit"]
         if "verified_against_reference" in r:
             verified = r["verified_against_reference"]
             result["throughput"]["tandem"]["verified_against_reference"] = verified

@@ -72,6 +72,36 @@ def tandem_latency(path):
     return data, out
 
 
+def per_query_times(path, column, name):
+    """{query id: mean ms over the timed passes} of one algorithm in a per-query TSV: PISA's
+    `queries -o` output or tandem-bench-query's --per-query one (both with qid and usec columns)."""
+    times = collections.defaultdict(list)
+    with open(path) as f:
+        header = next(f).rstrip("\n").split("\t")
+        at = {c: i for i, c in enumerate(header)}
+        for line in f:
+            cells = line.rstrip("\n").split("\t")
+            if all(cells[at[c]] == v for c, v in column.items()) and cells[at["algorithm"]] == name:
+                times[cells[at["qid"]]].append(float(cells[at["usec"]]) / 1000.0)
+    return {q: sum(v) / len(v) for q, v in times.items()}
+
+
+def by_query_weight(pisa, tandem):
+    """Where one row's time goes, query by query: the share of queries Tandem answers faster, and
+    Tandem / PISA over the tenth of the queries PISA takes longest on and over the rest."""
+    both = sorted((q for q in pisa if q in tandem), key=lambda q: pisa[q], reverse=True)
+    if len(both) < 10:
+        return None
+    heavy, rest = both[: len(both) // 10], both[len(both) // 10:]
+    ratio = lambda qs: sum(tandem[q] for q in qs) / max(1e-12, sum(pisa[q] for q in qs))
+    return {"queries": len(both),
+            "tandem_faster_share": sum(tandem[q] < pisa[q] for q in both) / len(both),
+            "heaviest_tenth_tandem_over_pisa": ratio(heavy),
+            "heaviest_tenth_share_of_pisa_time": sum(pisa[q] for q in heavy) / max(
+                1e-12, sum(pisa[q] for q in both)),
+            "rest_tandem_over_pisa": ratio(rest)}
+
+
 def interleaved_rounds(w, k, pisa_name, mode, name):
     """[(round, tandem, pisa)] of one row's interleaved rounds (LAT_ROUNDS > 1), sorted by
     Tandem / PISA; [] when the row has none."""
@@ -262,6 +292,14 @@ def main():
                 row["interleaved_rounds_note"] = (
                     "each round PISA's then Tandem's passes of this row alone; the figures are the "
                     "median round's, by ratio")
+            # Query by query, where each engine wrote its own times (tandem-bench-query --per-query).
+            tandem_tsv = f"{w}/tandem-lat-k{k}.tsv"
+            if p and t and os.path.exists(path) and os.path.exists(tandem_tsv):
+                split = by_query_weight(
+                    per_query_times(path, {}, pisa_name),
+                    per_query_times(tandem_tsv, {"mode": mode, "k": str(k)}, name))
+                if split:
+                    row["by_query"] = split
             result["latency_ms"].append(row)
             fmt = lambda x: "-" if x is None else f"{x['mean']:7.3f} {x['p50']:7.3f} {x['p99']:8.3f}"
             spread = ""
@@ -272,6 +310,18 @@ def main():
                           else "  (interleaved)")
             print(f"{pisa_name:22} {k:5} | {fmt(t):>24} | {fmt(p):>24} | "
                   f"{'-' if ratio is None else f'{ratio:5.2f}x':>6}{spread}")
+
+    split_rows = [r for r in result["latency_ms"] if "by_query" in r]
+    if split_rows:
+        print("query by query (mean of each query's timed passes): queries Tandem answers faster, "
+              "and Tandem / PISA over the tenth of the queries PISA takes longest on (their share "
+              "of PISA's time) and over the other nine tenths")
+        for r in split_rows:
+            b = r["by_query"]
+            print(f"{r['pisa_algorithm']:22} {r['k']:5} | {b['tandem_faster_share']:5.0%} faster | "
+                  f"heaviest tenth {b['heaviest_tenth_tandem_over_pisa']:5.2f}x "
+                  f"({b['heaviest_tenth_share_of_pisa_time']:.0%} of PISA's time) | "
+                  f"the rest {b['rest_tandem_over_pisa']:5.2f}x")
 
     if os.path.exists(f"{w}/tandem-tput.json"):
         tj = json.load(open(f"{w}/tandem-tput.json"))

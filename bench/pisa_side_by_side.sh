@@ -233,7 +233,7 @@ for w in $WORKLOADS; do
       if [[ -z "$LAT_ROUNDS" ]]; then
         rm -f "$W"/pisa-lat-k$k-r*-*.tsv "$W"/tandem-lat-k$k-r*-*.json
       else
-        rm -f "$W/pisa-lat-k$k.tsv" "$W/pisa-lat-k$k.json" "$W/tandem-lat-k$k.json"
+        rm -f "$W/pisa-lat-k$k.tsv" "$W/pisa-lat-k$k.json" "$W/tandem-lat-k$k.json" "$W/tandem-lat-k$k.tsv"
       fi
     done
     if [[ -z "$LAT_ROUNDS" ]]; then
@@ -246,7 +246,8 @@ for w in $WORKLOADS; do
         pin "$TBENCH" --index "$W/idx" --queries "$QUERIES" --max_queries "$LAT_QUERIES" --known_terms_only \
           --modes and,or --ks "$k" --threads 1 --throughput=false \
           --or_algorithms maxscore,block-max-maxscore,wand,block-max-wand --and_block_max on,off \
-          --timed_from "$TIMED_FROM" "${TMEM[@]}" --warmup_passes 1 --runs "$RUNS" --verify "$VERIFY" --json "$W/tandem-lat-k$k.json" | tee -a "$LOG"
+          --timed_from "$TIMED_FROM" "${TMEM[@]}" --warmup_passes 1 --runs "$RUNS" --verify "$VERIFY" \
+          --per_query "$W/tandem-lat-k$k.tsv" --json "$W/tandem-lat-k$k.json" | tee -a "$LOG"
       done
     else
       # Interleaved: each algorithm by PISA and then by Tandem, round after round, so that a host

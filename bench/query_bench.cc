@@ -72,6 +72,9 @@ ABSL_FLAG(std::string, share, "",
           "from 0), the share the side-by-side script gives PISA's process T");
 ABSL_FLAG(int, verify, 50, "queries per configuration checked against the reference scorer");
 ABSL_FLAG(std::string, json, "", "write results here");
+ABSL_FLAG(std::string, per_query, "",
+          "write each timed query's latency here, a TSV line per query and pass (mode, k, "
+          "algorithm, query id, pass counted from 1, microseconds), as PISA's queries tool does");
 ABSL_FLAG(tandem::index::FileMemory, postings_memory, tandem::index::FileMemory::kMapped,
           "where the postings live: mapped (the file's pages) or huge-pages (a copy in "
           "transparent huge pages)");
@@ -267,6 +270,13 @@ int main(int argc, char** argv) {
                                                      : nlohmann::json(absl::GetFlag(FLAGS_share))},
         {"timed_from", timed_from}}},
       {"results", nlohmann::json::array()}};
+  std::ofstream per_query;
+  if (!absl::GetFlag(FLAGS_per_query).empty()) {
+    per_query.open(absl::GetFlag(FLAGS_per_query));
+    per_query << "mode\tk\talgorithm\tqid\trun\tusec\n";
+    if (!per_query)
+      return Fail(absl::StrCat("cannot write --per-query ", absl::GetFlag(FLAGS_per_query)));
+  }
   tools::ThreadPool pool(absl::GetFlag(FLAGS_threads));
   // --pin-threads: the CPUs this process may run on (taskset's), in order.
   std::vector<int> cpus;
@@ -351,6 +361,10 @@ int main(int argc, char** argv) {
             if (!r.ok()) return Fail(r.status().message());
             if (!timed) continue;
             latency.push_back(seconds);
+            if (per_query.is_open()) {
+              per_query << mode_name << '\t' << k << '\t' << algorithm << '\t' << query_ids[i]
+                        << '\t' << pass - warmup + 1 << '\t' << seconds * 1e6 << '\n';
+            }
             postings += r->stats.postings_decoded;
             scored += r->stats.documents_scored;
             skips += r->stats.block_max_skips;
@@ -455,6 +469,9 @@ int main(int argc, char** argv) {
              {"verified_against_reference", verified}});
       }
     }
+  }
+  if (per_query.is_open() && !per_query.flush()) {
+    return Fail(absl::StrCat("cannot write --per-query ", absl::GetFlag(FLAGS_per_query)));
   }
   if (!absl::GetFlag(FLAGS_json).empty()) {
     std::ofstream(absl::GetFlag(FLAGS_json)) << out.dump(2) << "\n";

@@ -53,6 +53,35 @@ class SummaryTest(unittest.TestCase):
             self.assertAlmostEqual(row["tandem_over_pisa_mean"], 0.5)
             self.assertNotIn("rounds", row)
 
+    def test_query_by_query_split(self):
+        with tempfile.TemporaryDirectory() as w:
+            # 20 queries: PISA takes 10 ms on query 0 and 19, 1 ms on the rest. Tandem takes 15 ms
+            # on those two (1.5x) and 0.5 ms on the rest (0.5x): 18 of 20 faster. Tandem's TSV
+            # also holds another k and another algorithm, which must not be mixed in.
+            pisa_us = [10000 if q in (0, 19) else 1000 for q in range(20)]
+            with open(f"{w}/pisa-lat-k10.tsv", "w") as f:
+                f.write("algorithm\tqid\trun\tusec\n")
+                for q, u in enumerate(pisa_us):
+                    f.write(f"maxscore\t{q}\t1\t{u}\nmaxscore\t{q}\t2\t{u}\n")
+            with open(f"{w}/tandem-lat-k10.tsv", "w") as f:
+                f.write("mode\tk\talgorithm\tqid\trun\tusec\n")
+                for q, u in enumerate(pisa_us):
+                    mine = 1.5 * u if u == 10000 else 0.5 * u
+                    f.write(f"or\t10\tmaxscore\t{q}\t1\t{mine}\n")
+                    f.write(f"or\t1000\tmaxscore\t{q}\t1\t{100 * u}\n")
+                    f.write(f"or\t10\twand\t{q}\t1\t{100 * u}\n")
+            write_tandem(f"{w}/tandem-lat-k10.json", [("or", 10, "maxscore", None, 2e-3)])
+            result, table = summarize(w)
+            (row,) = result["latency_ms"]
+            b = row["by_query"]
+            self.assertEqual(b["queries"], 20)
+            self.assertAlmostEqual(b["tandem_faster_share"], 0.9)
+            self.assertAlmostEqual(b["heaviest_tenth_tandem_over_pisa"], 1.5)
+            self.assertAlmostEqual(b["heaviest_tenth_share_of_pisa_time"], 20 / 38)
+            self.assertAlmostEqual(b["rest_tandem_over_pisa"], 0.5)
+            self.assertIn("90% faster | heaviest tenth  1.50x (53% of PISA's time) | the rest  0.50x",
+                          table)
+
     def test_interleaved_rounds_take_the_median_round(self):
         with tempfile.TemporaryDirectory() as w:
             # Tandem / PISA by round: 1.5, 0.5, 1.0, and a fourth round without Tandem's file.

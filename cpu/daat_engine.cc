@@ -391,7 +391,9 @@ absl::Status RunWand(std::vector<TermScorer>& terms, const DocNorms& norm, const
     }
     if (pivot == n) break;  // no document left can enter the top k
     const uint32_t pivot_doc = sorted[pivot]->cursor.docid();
-    norm.Prefetch(pivot_doc);  // scored now or, after a list moves up to it, soon
+    // Scored now or, after a list moves up to it, soon. Block-max WAND skips most pivots on their
+    // blocks' bounds alone: it prefetches only for a pivot those bounds let through.
+    if constexpr (!kBlockMax) norm.Prefetch(pivot_doc);
     while (pivot + 1 < n && sorted[pivot + 1]->cursor.docid() == pivot_doc) ++pivot;
 
     if constexpr (kBlockMax) {
@@ -417,6 +419,7 @@ absl::Status RunWand(std::vector<TermScorer>& terms, const DocNorms& norm, const
         sink(move);
         continue;
       }
+      norm.Prefetch(pivot_doc);
     }
 
     if (sorted[0]->cursor.docid() == pivot_doc) {

@@ -51,7 +51,7 @@ class IndexPayloadsTest : public ::testing::Test {
     return std::string(*payload);
   }
 
-  IndexPayloads Views() const { return {manifest_, lexicon_, postings_, documents_, {}}; }
+  IndexPayloads Views() const { return {manifest_, lexicon_, postings_, documents_, {}, {}}; }
 
   absl::Status Load() { return Index::FromPayloads(Views(), "mem").status(); }
 

@@ -336,7 +336,8 @@ TEST_F(ShardTest, AnotherCodecAndBm25ParametersAreKept) {
   index::Query q{.terms = {{"t3"}, {"t40"}},
                  .mode = index::QueryMode::kOr,
                  .k = 1000,
-                 .bm25 = {.k1 = 1.2f, .b = 0.75f}};
+                 .bm25 = {.k1 = 1.2f, .b = 0.75f},
+                 .filter = nullptr};
   auto want = (*whole)->Search(q, {});
   auto got = (*shard)->Search(q, {});
   ASSERT_TRUE(want.ok() && got.ok());

@@ -140,8 +140,12 @@ TEST(SpillRunTest, TermRangesMergeToTheWholeMerge) {
     ASSERT_FALSE(ranges.empty());
     EXPECT_EQ(ranges.front().first, "");
     EXPECT_FALSE(ranges.back().end.has_value());
-    if (target == 1) EXPECT_GT(ranges.size(), 20u);
-    if (target == uint64_t{1} << 40) EXPECT_EQ(ranges.size(), 1u);
+    if (target == 1) {
+      EXPECT_GT(ranges.size(), 20u);
+    }
+    if (target == uint64_t{1} << 40) {
+      EXPECT_EQ(ranges.size(), 1u);
+    }
     Merged got;
     for (size_t i = 0; i < ranges.size(); ++i) {
       if (i + 1 < ranges.size()) {

@@ -111,7 +111,9 @@ TEST(SubscriptionFile, MalformedPayloads) {
       std::string p = payload;
       p[i] = static_cast<char>(v);
       absl::StatusOr<SubscriptionSnapshot> r = DecodeSubscriptions(p);
-      if (!r.ok()) EXPECT_TRUE(absl::IsDataLoss(r.status())) << r.status();
+      if (!r.ok()) {
+        EXPECT_TRUE(absl::IsDataLoss(r.status())) << r.status();
+      }
     }
   }
   SubscriptionSnapshot bad_id = good;
@@ -266,7 +268,9 @@ TEST(SubscriptionRegistry, ConcurrentSubscribersShareSnapshots) {
       for (int i = 0; i < 25; ++i) {
         const SubscriptionId id =
             *registry->Subscribe(absl::StrCat("t", t), P(absl::StrCat("x = ", i)));
-        if (i % 5 == 0) ASSERT_TRUE(registry->Unsubscribe(id).ok());
+        if (i % 5 == 0) {
+          ASSERT_TRUE(registry->Unsubscribe(id).ok());
+        }
         ASSERT_TRUE(registry->Match(std::vector<Event>{E({Attribute{"x", Value::Int(i)}})}).ok());
       }
     });

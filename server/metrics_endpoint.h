@@ -39,13 +39,13 @@ class MetricsDaemonLog;
 
 struct MetricsEndpointOptions {
   // "host:port" or "[ipv6]:port"; host is a numeric address or a name resolved at start.
-  std::string listen;
+  std::string listen = {};
   // PEM files of the endpoint's certificate chain and private key; both or neither. With them,
   // the endpoint speaks HTTPS only (TLS 1.2 or later).
-  std::string tls_cert_file;
-  std::string tls_key_file;
+  std::string tls_cert_file = {};
+  std::string tls_key_file = {};
   // A file of one line "user:password", readable by its owner only: scrapes must authenticate.
-  std::string basic_auth_file;
+  std::string basic_auth_file = {};
   absl::Duration idle_timeout = absl::Seconds(5);
   int max_connections = 64;
   int threads = 2;

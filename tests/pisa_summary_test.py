@@ -234,6 +234,18 @@ class SummaryTest(unittest.TestCase):
             result, _ = summarize(w)
             self.assertNotIn("qps_every_process_at_work", result["throughput"]["pisa"])
 
+    def test_extra_passes_faster_than_their_own_queries_give_no_rate(self):
+        with tempfile.TemporaryDirectory() as w:
+            # One process at 1,000 q/s (4 queries of 1 ms); the 6 extra passes of 4 queries would
+            # have taken 0.024 s, but the longer run took only 0.01 s more: its start was faster.
+            for tag, passes, wall in (("", 4, 1.0), ("-long", 10, 1.01)):
+                write_pisa(f"{w}/pisa-tput{tag}-0.tsv", "maxscore", [1000] * 4)
+                with open(f"{w}/pisa-tput{tag}.json", "w") as f:
+                    json.dump({"wall_seconds": wall, "processes": 1, "passes": passes}, f)
+            result, _ = summarize(w)
+            self.assertNotIn("qps_every_process_at_work", result["throughput"]["pisa"])
+            self.assertEqual(result["throughput"]["pisa"]["longer_run"]["passes"], 10)
+
 
 if __name__ == "__main__":
     unittest.main()

@@ -425,8 +425,11 @@ TEST_P(HybridQueryExecutorTest, ParkedWorkersAreServedWhileQueriesWait) {
   EXPECT_GE(gpu_time.engine, absl::Milliseconds(kThreads * kJobsPerThread * 2));
   // 200 ms on each of the 4 workers, and nothing stranded in the dispatcher.
   EXPECT_LT(run, absl::Seconds(2));
-  // Idle: the 100 ms each parked before the first query, and moments at the start and the end.
-  EXPECT_LT(gpu_time.idle, absl::Milliseconds(4 * 100 + 150)) << "run " << run;
+  // Idle: the 100 ms each parked before the first query, and moments at the start and the end
+  // (instrumented, on 2 cores, 210 ms of them were seen); a worker the dispatcher missed would
+  // add the whole run, 200 ms or more (400 instrumented).
+  EXPECT_LT(gpu_time.idle, absl::Milliseconds(4 * 100 + (base::kAddressSanitizer ? 300 : 150)))
+      << "run " << run;
   // Waiting for the dispatcher's lock: 14 threads on as few as 2 cores, where a preempted holder
   // makes the others wait; instrumented code holds it about three times as long.
   EXPECT_LT(gpu_time.lock, absl::Milliseconds(base::kAddressSanitizer ? 450 : 150))

@@ -179,6 +179,11 @@ def distinct_queries(path):
         return len({line.split("\t")[1] for line in f})
 
 
+def or_result(data):
+    """The OR row of a throughput run's tandem-bench-query JSON (--modes or, one k, one algorithm)."""
+    return next(x for x in data["results"] if x["mode"] == "or")
+
+
 def process_set(w, engine, tag=""):
     """One throughput run of single-threaded processes (pisa_side_by_side.sh's `processes`): each
     process's q/s in share order, their sum, the queries and the run's wall clock; None if absent."""
@@ -197,7 +202,7 @@ def process_set(w, engine, tag=""):
             queries += distinct_queries(part)
         else:
             pj = json.load(open(part))
-            r = [x for x in pj["results"] if x["mode"] == "or"][0]
+            r = or_result(pj)
             rates.append(r["qps_summed_over_threads"])
             queries += pj["queries"]["count"]
             verified += r.get("verified_against_reference", 0)
@@ -330,7 +335,7 @@ def main():
 
     if os.path.exists(f"{w}/tandem-tput.json"):
         tj = json.load(open(f"{w}/tandem-tput.json"))
-        r = [x for x in tj["results"] if x["mode"] == "or"][0]
+        r = or_result(tj)
         # Summed over the threads' own query times, as PISA's rate is over its processes'.
         result["throughput"]["tandem"] = {"qps": r.get("qps_summed_over_threads") or r["qps_all_threads"],
                                           "qps_wall_clock": r["qps_all_threads"],
@@ -387,7 +392,7 @@ def main():
     alone = {}  # engine: (q/s, queries)
     if os.path.exists(f"{w}/tandem-tput-alone.json"):
         aj = json.load(open(f"{w}/tandem-tput-alone.json"))
-        r = [x for x in aj["results"] if x["mode"] == "or"][0]
+        r = or_result(aj)
         alone["tandem"] = (r["qps_summed_over_threads"], aj["queries"]["count"])
     if os.path.exists(f"{w}/pisa-tput-alone.tsv"):
         alone["pisa"] = (pisa_rate(f"{w}/pisa-tput-alone.tsv"),

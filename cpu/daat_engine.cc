@@ -391,9 +391,6 @@ absl::Status RunWand(std::vector<TermScorer>& terms, const DocNorms& norm, const
     }
     if (pivot == n) break;  // no document left can enter the top k
     const uint32_t pivot_doc = sorted[pivot]->cursor.docid();
-    // Scored now or, after a list moves up to it, soon. Block-max WAND skips most pivots on their
-    // blocks' bounds alone: it prefetches only for a pivot those bounds let through.
-    if constexpr (!kBlockMax) norm.Prefetch(pivot_doc);
     while (pivot + 1 < n && sorted[pivot + 1]->cursor.docid() == pivot_doc) ++pivot;
 
     if constexpr (kBlockMax) {
@@ -419,8 +416,10 @@ absl::Status RunWand(std::vector<TermScorer>& terms, const DocNorms& norm, const
         sink(move);
         continue;
       }
-      norm.Prefetch(pivot_doc);
     }
+    // Scored now or, after a list moves up to it, soon. Block-max WAND has skipped most pivots on
+    // their blocks' bounds alone by here, without loading their norms.
+    norm.Prefetch(pivot_doc);
 
     if (sorted[0]->cursor.docid() == pivot_doc) {
       // Every list holding pivot_doc stands on it; sum in query-term order as RunOr does.

@@ -278,7 +278,9 @@ def main():
             result["tandem_commit"] = result["machine"]["commit"]
         result["index"] = tandem_json.get("index")
         result["queries"] = tandem_json.get("queries")
-    print(f"{args.workload}: one thread, ms per query (mean / p50 / p99), Tandem / PISA = ratio of means")
+    resolution = ((result.get("queries") or {}).get("query_time_resolution") or "exact")
+    print(f"{args.workload}: one thread, ms per query (mean / p50 / p99), Tandem / PISA = ratio of "
+          f"means; Tandem's query times {resolution}, PISA's whole microseconds, truncated")
     print(f"{'algorithm':22} {'k':>5} | {'Tandem':>24} | {'PISA':>24} | {'ratio':>6}")
     for k in (10, 1000):
         path = f"{w}/pisa-lat-k{k}.tsv"

@@ -40,9 +40,12 @@
 # Both engines measure latency the same way: one untimed pass over the queries, then RUNS timed
 #   passes, each query once a pass, every pass's latencies summarized together. Both start a timed
 #   query from its terms already looked up: PISA's queries tool reads term ids, and
-#   tandem-bench-query --timed-from term-ids resolves every query before its timer starts.
-# Environment: LAT_QUERIES (1000), TPUT_QUERIES (10000), EXTRA_PASSES (6), RUNS (timed passes of
-#   each engine in the latency and decode phases, 2),
+#   tandem-bench-query --timed-from term-ids resolves every query before its timer starts. Both
+#   record a query's time in whole microseconds, truncated: PISA's tool casts each time down to
+#   microseconds, which lowers its mean by about half a microsecond a query (2-7% of a Wikipedia
+#   query's 7-40 us), and tandem-bench-query --whole-microseconds records Tandem's the same way.
+# Environment: LAT_QUERIES (1000), TPUT_QUERIES (10000), EXTRA_PASSES (6 for synth, 60 for
+#   wikipedia), RUNS (timed passes of each engine in the latency and decode phases, 2),
 #   LAT_KS (the latency phase's k values, "10 1000": a long run can be split by k), LAT_ROUNDS (unset:
 #   PISA's six algorithms in one process, then Tandem's six rows in one; a count: each algorithm by
 #   PISA and then by Tandem, round after round, every row's ratio the median of its rounds'), VERIFY (50:
@@ -55,7 +58,8 @@
 #   each LAT_KS),
 #   PERF (the perf binary, found on PATH unless set), TIMED_FROM (Tandem's --timed-from: term-ids,
 #   or text to time its lexicon lookups too), POSTINGS_MEMORY (Tandem's --postings-memory: mapped,
-#   as PISA maps its index, or huge-pages).
+#   as PISA maps its index, or huge-pages), QUERY_TIMES (whole-us, as PISA records them, or exact:
+#   Tandem's times to the steady clock's resolution).
 # Writes under --out: side_by_side_WORKLOAD.json (bench/pisa_side_by_side.py's summary), the raw
 #   PISA and Tandem outputs, and log.txt. Summarize again with
 #   python3 bench/pisa_side_by_side.py --work WORK --out OUT.
@@ -84,8 +88,8 @@ die() { echo "pisa_side_by_side.sh: $*" >&2; exit 1; }
 [[ -z "$WORKLOADS" ]] && WORKLOADS="synth${WIKI_INDEX:+ wikipedia}"
 LAT_QUERIES=${LAT_QUERIES:-1000}
 TPUT_QUERIES=${TPUT_QUERIES:-10000}
-EXTRA_PASSES=${EXTRA_PASSES:-6}
-[[ "$EXTRA_PASSES" =~ ^[1-9][0-9]*$ ]] || die "EXTRA_PASSES must be a count of passes, 1 or more (got '$EXTRA_PASSES')"
+[[ "${EXTRA_PASSES:-1}" =~ ^[1-9][0-9]*$ ]] ||
+  die "EXTRA_PASSES must be a count of passes, 1 or more (got '$EXTRA_PASSES')"
 RUNS=${RUNS:-2}
 VERIFY=${VERIFY:-50}
 [[ "$VERIFY" =~ ^[0-9]+$ ]] || die "VERIFY must be a count of queries (got '$VERIFY')"
@@ -97,7 +101,14 @@ THREADS=${THREADS:-$(nproc)}
 WAND_BLOCK=${WAND_BLOCK:-64}
 DECODE_MIN_POSTINGS=${DECODE_MIN_POSTINGS:-200000}
 TIMED_FROM=${TIMED_FROM:-term-ids}
-TMEM=(--postings_memory "${POSTINGS_MEMORY:-mapped}")
+# Tandem's flags in every run beside PISA: where its postings live, how its query times are
+# recorded.
+TFLAGS=(--postings_memory "${POSTINGS_MEMORY:-mapped}")
+case "${QUERY_TIMES:-whole-us}" in
+  whole-us) TFLAGS+=(--whole_microseconds) ;;
+  exact) ;;
+  *) die "QUERY_TIMES takes whole-us or exact (got '$QUERY_TIMES')" ;;
+esac
 mkdir -p "$OUTDIR" "$WORK"
 OUTDIR=$(cd "$OUTDIR" && pwd)
 LOG=$OUTDIR/log.txt
@@ -161,7 +172,7 @@ processes() {
       out=$W/tandem-tput-proc$tag
       taskset -c "$i" "$TBENCH" --index "$W/idx" --queries "$QUERIES" --max_queries "$TPUT_QUERIES" \
         --known_terms_only --share "$i/$THREADS" --modes or --ks 10 --threads 1 --latency=false \
-        --or_algorithms maxscore --and_block_max on --timed_from "$TIMED_FROM" "${TMEM[@]}" \
+        --or_algorithms maxscore --and_block_max on --timed_from "$TIMED_FROM" "${TFLAGS[@]}" \
         --warmup_passes 1 --runs "$runs" --verify $(((VERIFY + THREADS - 1) / THREADS)) \
         --json "$out-$i.json" >>"$LOG" 2>&1 &
     fi
@@ -246,7 +257,7 @@ for w in $WORKLOADS; do
         pin "$TBENCH" --index "$W/idx" --queries "$QUERIES" --max_queries "$LAT_QUERIES" --known_terms_only \
           --modes and,or --ks "$k" --threads 1 --throughput=false \
           --or_algorithms maxscore,block-max-maxscore,wand,block-max-wand --and_block_max on,off \
-          --timed_from "$TIMED_FROM" "${TMEM[@]}" --warmup_passes 1 --runs "$RUNS" --verify "$VERIFY" \
+          --timed_from "$TIMED_FROM" "${TFLAGS[@]}" --warmup_passes 1 --runs "$RUNS" --verify "$VERIFY" \
           --per_query "$W/tandem-lat-k$k.tsv" --json "$W/tandem-lat-k$k.json" | tee -a "$LOG"
       done
     else
@@ -260,7 +271,7 @@ for w in $WORKLOADS; do
               -a "$a" -q "$W/queries-$LAT_QUERIES.ids" --runs "$RUNS" -o "$W/pisa-lat-k$k-r$r-$a.tsv" \
               >/dev/null 2>>"$LOG"
             pin "$TBENCH" --index "$W/idx" --queries "$QUERIES" --max_queries "$LAT_QUERIES" --known_terms_only \
-              "${run[@]}" --ks "$k" --threads 1 --throughput=false --timed_from "$TIMED_FROM" "${TMEM[@]}" \
+              "${run[@]}" --ks "$k" --threads 1 --throughput=false --timed_from "$TIMED_FROM" "${TFLAGS[@]}" \
               --warmup_passes 1 --runs "$RUNS" --verify "$( ((r == 1)) && echo "$VERIFY" || echo 0)" \
               --json "$W/tandem-lat-k$k-r$r-$a.json" >>"$LOG"
           done
@@ -283,7 +294,7 @@ for w in $WORKLOADS; do
       -k 10 -a maxscore -q "$W/tput-alone.ids" --runs 3 -o "$W/pisa-tput-alone.tsv" >/dev/null 2>>"$LOG"
     pin "$TBENCH" --index "$W/idx" --queries "$QUERIES" --max_queries "$alone" --known_terms_only \
       --modes or --ks 10 --threads 1 --latency=false --or_algorithms maxscore --and_block_max on \
-      --timed_from "$TIMED_FROM" "${TMEM[@]}" --warmup_passes 1 --runs 3 --verify 0 --json "$W/tandem-tput-alone.json" | tee -a "$LOG"
+      --timed_from "$TIMED_FROM" "${TFLAGS[@]}" --warmup_passes 1 --runs 3 --verify 0 --json "$W/tandem-tput-alone.json" | tee -a "$LOG"
     # Both engines as a single-threaded process per core, process t with share t on core t: PISA,
     # as its own benchmark runs, and Tandem the same way. Beside Tandem's threads in one process
     # below, Tandem's processes tell what the threads lose by sharing a process (its allocator, its
@@ -292,13 +303,16 @@ for w in $WORKLOADS; do
     # the extra passes' queries over the extra wall time are the rate with every process at work,
     # without the process starts, index loads and checks, and without the uneven starts that leave
     # some processes a less busy host for a while (which the summed rate of the shorter run counts).
+    # A Wikipedia pass takes a hundredth of a 25M one: its extra passes are ten times as many, so
+    # that they take seconds, not the spread of the processes' start times.
+    extra=${EXTRA_PASSES:-$([[ $w == wikipedia ]] && echo 60 || echo 6)}
     processes pisa 3 ""
-    processes pisa $((3 + EXTRA_PASSES)) -long
+    processes pisa $((3 + extra)) -long
     processes tandem 3 ""
-    processes tandem $((3 + EXTRA_PASSES)) -long
+    processes tandem $((3 + extra)) -long
     "$TBENCH" --index "$W/idx" --queries "$QUERIES" --max_queries "$TPUT_QUERIES" --known_terms_only \
       --modes or --ks 10 --threads "$THREADS" --pin_threads --latency=false --or_algorithms maxscore \
-      --and_block_max on --timed_from "$TIMED_FROM" "${TMEM[@]}" --warmup_passes 1 --runs 3 --json "$W/tandem-tput.json" | tee -a "$LOG"
+      --and_block_max on --timed_from "$TIMED_FROM" "${TFLAGS[@]}" --warmup_passes 1 --runs 3 --json "$W/tandem-tput.json" | tee -a "$LOG"
   fi
   if has_phase decode; then
     settle
@@ -342,7 +356,7 @@ for w in $WORKLOADS; do
       # Recording starts disabled; tandem-bench-query enables it for its query passes only.
       "${on[@]}" "$PERF" record -q -e cpu-clock -F 4000 -D -1 --control "fifo:$W/perf-ctl,$W/perf-ack" \
         -o "$data" -- "$TBENCH" --index "$W/idx" --queries "$QUERIES" --known_terms_only "${run[@]}" \
-        --verify 0 --timed_from "$TIMED_FROM" "${TMEM[@]}" --warmup_passes 1 \
+        --verify 0 --timed_from "$TIMED_FROM" "${TFLAGS[@]}" --warmup_passes 1 \
         --perf_control "$W/perf-ctl,$W/perf-ack" >>"$LOG" 2>&1
       rm -f "$W/perf-ctl" "$W/perf-ack"
       {

@@ -46,10 +46,25 @@ class BenchQueryCliTest : public ::testing::Test {
 
   // One OR row (MaxScore, k 10) on one thread, 5 queries checked against the reference scorer.
   static ProcessResult Bench(std::vector<std::string> extra) {
-    std::vector<std::string> args = {
-        "--index", index_->dir(), "--queries", Path("queries.txt"), "--modes", "or", "--ks", "10",
-        "--or_algorithms", "maxscore", "--threads", "1", "--throughput=false", "--runs",
-        std::to_string(kRuns), "--verify", "5", "--timed_from", "term-ids"};
+    std::vector<std::string> args = {"--index",
+                                     index_->dir(),
+                                     "--queries",
+                                     Path("queries.txt"),
+                                     "--modes",
+                                     "or",
+                                     "--ks",
+                                     "10",
+                                     "--or_algorithms",
+                                     "maxscore",
+                                     "--threads",
+                                     "1",
+                                     "--throughput=false",
+                                     "--runs",
+                                     std::to_string(kRuns),
+                                     "--verify",
+                                     "5",
+                                     "--timed_from",
+                                     "term-ids"};
     args.insert(args.end(), extra.begin(), extra.end());
     absl::StatusOr<ProcessResult> run = RunProcess(TANDEM_BENCH_QUERY_BINARY, args, kE2eTimeout);
     EXPECT_TRUE(run.ok()) << run.status();
@@ -96,8 +111,8 @@ void ExpectSameMean(const std::vector<std::string>& micros, const nlohmann::json
 }
 
 TEST_F(BenchQueryCliTest, WholeMicrosecondsTruncatesEveryTimedQuery) {
-  const ProcessResult r = Bench({"--whole_microseconds", "--per_query", Path("whole.tsv"), "--json",
-                                 Path("whole.json")});
+  const ProcessResult r = Bench(
+      {"--whole_microseconds", "--per_query", Path("whole.tsv"), "--json", Path("whole.json")});
   ASSERT_EQ(r.exit_code, 0) << r.err;
   const std::vector<std::string> micros = Micros(Path("whole.tsv"));
   ASSERT_EQ(micros.size(), static_cast<size_t>(kQueries * kRuns));

@@ -94,7 +94,7 @@ uint32_t CountBelow(const uint32_t* p, uint32_t target, uint32_t valid) {
 
 }  // namespace
 
-void Cursor::block_max_next_geq(uint32_t target) {
+void Cursor::ShallowSeek(uint32_t target) {
   const uint32_t n = list_.num_blocks();
   if (shallow_ < block_) shallow_ = block_;
   if (shallow_ >= n || list_.last_docid(shallow_) >= target) return;

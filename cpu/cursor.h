@@ -79,7 +79,14 @@ class Cursor {
 
   // Moves the shallow position to the first block whose last docID is >= target, never backwards
   // and never behind the decoded block. Decodes nothing.
-  void block_max_next_geq(uint32_t target);
+  void block_max_next_geq(uint32_t target) {
+    // Most calls of block-max WAND find the shallow block still holding the target: no call.
+    if (shallow_ >= block_ && shallow_ < list_.num_blocks() &&
+        list_.last_docid(shallow_) >= target) {
+      return;
+    }
+    ShallowSeek(target);
+  }
   // The last docID of the shallow block; kEnd once the shallow position is past the last block.
   uint32_t block_max_docid() const {
     return shallow_ < list_.num_blocks() ? list_.last_docid(shallow_) : kEnd;
@@ -97,6 +104,8 @@ class Cursor {
   void LoadBlock(uint32_t block);
   void LoadFreqs();
   void SeekGeq(uint32_t target);
+  // block_max_next_geq past the shallow block.
+  void ShallowSeek(uint32_t target);
   // Moves on to the first allowed document at or after the current one.
   void SkipFiltered() {
     while (docid_ != kEnd) {

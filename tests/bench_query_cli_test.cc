@@ -46,25 +46,12 @@ class BenchQueryCliTest : public ::testing::Test {
 
   // One OR row (MaxScore, k 10) on one thread, 5 queries checked against the reference scorer.
   static ProcessResult Bench(std::vector<std::string> extra) {
-    std::vector<std::string> args = {"--index",
-                                     index_->dir(),
-                                     "--queries",
-                                     Path("queries.txt"),
-                                     "--modes",
-                                     "or",
-                                     "--ks",
-                                     "10",
-                                     "--or_algorithms",
-                                     "maxscore",
-                                     "--threads",
-                                     "1",
-                                     "--throughput=false",
-                                     "--runs",
-                                     std::to_string(kRuns),
-                                     "--verify",
-                                     "5",
-                                     "--timed_from",
-                                     "term-ids"};
+    std::vector<std::string> args = absl::StrSplit(
+        "--modes or --ks 10 --or_algorithms maxscore --threads 1 --throughput=false --verify 5 "
+        "--timed_from term-ids",
+        ' ');
+    args.insert(args.end(), {"--index", index_->dir(), "--queries", Path("queries.txt"), "--runs",
+                             std::to_string(kRuns)});
     args.insert(args.end(), extra.begin(), extra.end());
     absl::StatusOr<ProcessResult> run = RunProcess(TANDEM_BENCH_QUERY_BINARY, args, kE2eTimeout);
     EXPECT_TRUE(run.ok()) << run.status();

@@ -5,7 +5,10 @@ distribution and column length; Figure 6, the time of each step of one GPU build
 
 Needs Debian's python3-matplotlib.
 
-    bench/bitmap_figures.py bench/results/bitmap_build_h200.json --png bench/results/bitmap_build_h200.png
+    bench/bitmap_figures.py bench/results/bitmap_build.json --png bench/results/bitmap_build.png
+
+The JSON is tandem-bench-*'s own, or a results file of bench/results/ (the run of --machine KIND,
+by default the newest).
 """
 import argparse
 import json
@@ -18,9 +21,15 @@ def main():
     parser = argparse.ArgumentParser(description=__doc__.splitlines()[0])
     parser.add_argument("json")
     parser.add_argument("--png", required=True)
+    parser.add_argument("--machine", metavar="KIND", help="the run of a results file to plot")
     args = parser.parse_args()
     with open(args.json) as f:
         data = json.load(f)
+    if "runs" in data:  # a results file: one run per machine kind
+        runs = data["runs"]
+        kind = args.machine or max(runs, key=lambda k: str(runs[k].get("date", "")))
+        run = runs[kind]
+        data = dict(run, machine={"gpu": run.get("gpu"), "commit": run.get("commit")})
     points = data.get("points", [])
     if not points:
         print("bitmap_figures.py: no points in the JSON", file=sys.stderr)

@@ -7,6 +7,8 @@
 # answer of the broker is also checked against the single node (bench/scaling_summary.py).
 #
 #   bench/broker_scaling.sh BIN_DIR DATA_DIR OUT_DIR
+#   then record it: python3 bench/scaling_summary.py --work OUT_DIR --benchmark broker_scaling \
+#     --machine KIND --record   (bench/results/broker_scaling.json, runs.KIND)
 #   BIN_DIR: tandem-index, tandem-server, tandem-broker, tandem-loadgen, tandem-cli
 #   DATA_DIR: wikipedia-termstats.tsv.gz, wikipedia-doclengths.tsv, trec05-efficiency.txt
 #   env: CORES (nproc), PIN (1: pin with taskset), DOCS (25000000), SHARDS ("1 2 4"), CONCURRENCY (64), DURATION (8 s a row), MODES

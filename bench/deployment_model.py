@@ -14,9 +14,11 @@ The model (Ding et al. 2009, Figure 1; Dean and Barroso 2013 for the replica cou
     GPU's device cache (2.4 to 4.8 GB per 25M documents: also 10 GOV2s or more in 80 GB); for each
     engine, mode and peak the model picks the shard size, 1 to 10 GOV2s, that needs fewest nodes;
   - brokers: ceil(peak * headroom / broker_rate) + 1, at the broker's measured rate.
-Prints a table and writes JSON: every input, where it was measured, and every output.
+Prints a table and writes JSON (--out): every input, where it was measured, and every output;
+--record KIND stores it in bench/results/deployment_model.json under runs.KIND, KIND the machine
+kind whose rates it models (bench/results_store.py).
 
-  python3 bench/deployment_model.py --out bench/results/deployment_model_h100.json
+  python3 bench/deployment_model.py --record h100
 """
 import argparse
 import datetime
@@ -37,37 +39,43 @@ def main():
     # Measured rates, 25M-document GOV2-like index, top-10, TREC 2005 efficiency queries.
     ap.add_argument("--tandem-and", type=float, default=80000,
                     help="q/s of one node (1 H100, 16 cores), AND on the GPU over SearchStream "
-                    "(bench/results/gpu_batch_server_h100.txt)")
+                    "(bench/results/gpu_batch_server.json)")
     ap.add_argument("--tandem-or", type=float, default=21000,
-                    help="q/s of one node, OR (bench/results/figure7_h100.json)")
+                    help="q/s of one node, OR (bench/results/figure7.json)")
     ap.add_argument("--pisa-and", type=float, default=16 / 3.163e-3,
                     help="q/s of PISA on 16 cores, block-max ranked AND: 16 / its one-thread "
-                    "mean of 3.163 ms (bench/results/cpu_vs_pisa_synth_h200.json of 2026-11-27; "
-                    "the run of 2026-12-02 measured 2.818 ms)")
+                    "mean of 3.163 ms (the side-by-side run of 2026-11-27 on an H200 machine's "
+                    "host, in bench/results/'s history; the run of 2026-12-02 measured 2.818 ms)")
     ap.add_argument("--pisa-or", type=float, default=2678,
                     help="q/s of PISA on 16 cores, MaxScore, 16 processes "
-                    "(bench/results/cpu_vs_pisa_synth_h200.json of 2026-11-27; the run of "
-                    "2026-12-02 measured 1,805 and 2,396)")
+                    "(the side-by-side run of 2026-11-27, as above; the run of 2026-12-02 "
+                    "measured 1,805 and 2,396)")
     ap.add_argument("--broker-rate", type=float, default=0,
-                    help="q/s of one broker; 0: read bench/results/broker_scaling_*.json")
+                    help="q/s of one broker; 0: the most one broker process answered in "
+                    "bench/results/broker_scaling.json and multi_gpu_scaling.json")
     # What one node holds.
     ap.add_argument("--max-gov2s-per-node", type=int, default=10,
                     help="the largest shard one node holds, in GOV2s (memory bound)")
-    ap.add_argument("--out", required=True)
+    ap.add_argument("--out", help="the model's JSON (the table is written beside it, .txt)")
+    ap.add_argument("--record", metavar="KIND",
+                    help="store the model in bench/results/deployment_model.json as runs.KIND")
     args = ap.parse_args()
+    if not args.out and not args.record:
+        ap.error("give --out FILE, --record KIND, or both")
 
     broker_rate, broker_source = args.broker_rate, "--broker-rate"
     if broker_rate == 0:
         here = os.path.dirname(os.path.abspath(__file__))
-        for name in sorted(os.listdir(os.path.join(here, "results"))):
-            if name.startswith(("broker_scaling_", "multi_gpu_scaling_")) and \
-                    name.endswith(".json"):
-                data = json.load(open(os.path.join(here, "results", name)))
-                rates = [e["qps"] for e in data["setups"]
+        import sys
+        sys.path.insert(0, here)
+        import results_store
+        for name in ("broker_scaling", "multi_gpu_scaling"):
+            for kind, run in results_store.load(name).get("runs", {}).items():
+                rates = [e["qps"] for e in run.get("setups", [])
                          if e["setup"].startswith(("broker", "shards")) and e["concurrency"] > 1]
                 if rates and max(rates) > broker_rate:
-                    broker_rate, broker_source = max(rates), f"bench/results/{name} (the most " \
-                        "one broker process answered)"
+                    broker_rate, broker_source = max(rates), f"bench/results/{name}.json, runs.{kind} " \
+                        "(the most one broker process answered)"
     docs = GOV2_DOCS * args.scale
     measured = {"tandem": {"and": args.tandem_and, "or": args.tandem_or},
                 "pisa": {"and": args.pisa_and, "or": args.pisa_or}}
@@ -116,8 +124,24 @@ def main():
         f"{e} {m} {r:,.0f}" for e, rates in measured.items() for m, r in rates.items()))
     lines.append(f"broker q/s: {broker_rate:,.0f} ({broker_source})")
     print("\n".join(lines))
-    json.dump(result, open(args.out, "w"), indent=1)
-    open(os.path.splitext(args.out)[0] + ".txt", "w").write("\n".join(lines) + "\n")
+    if args.out:
+        json.dump(result, open(args.out, "w"), indent=1)
+        open(os.path.splitext(args.out)[0] + ".txt", "w").write("\n".join(lines) + "\n")
+    if args.record:
+        import sys
+        sys.path.insert(0, os.path.dirname(os.path.abspath(__file__)))
+        import results_store
+        results_store.merge(
+            "deployment_model", args.record, result, gpu="none",
+            produced_by="`bench/deployment_model.py`",
+            machine="a model, no machine: node rates measured on the machine kind, the broker's "
+                    "where it ran",
+            protocol=f"GOV2 x {args.scale:g} in shards of 1 to {args.max_gov2s_per_node} GOV2s, "
+                     f"peaks {args.peaks} q/s, {args.headroom}x headroom and a spare replica per "
+                     "shard")
+        results_store.regenerate_readme()
+        print(f"recorded in bench/results/deployment_model.json as runs."
+              f"{results_store.kind_key(args.record)}")
 
 
 if __name__ == "__main__":

@@ -7,11 +7,11 @@ by bench/figure7.sh on the GPU machine) or DIR/{mode}_{config}.json (a whole --r
 every configuration found (cpu, gpu, serial, hybrid and their variants, e.g. hybrid8-g8-blocking),
 and writes one JSON with every row and, per mode and configuration, the highest arrival rate sustained with no query over the deadline (every query
 answered OK within it, the achieved rate within 5% of the offered one), and a PNG of mean and p99
-latency against arrival rate. Needs Debian's python3-matplotlib for the PNG (run with
+latency against arrival rate. --record KIND stores the JSON in bench/results/figure7.json as
+runs.KIND (bench/results_store.py). Needs Debian's python3-matplotlib for the PNG (run with
 /usr/bin/python3).
 
-  /usr/bin/python3 bench/figure7.py --in /tmp/fig7 --json bench/results/figure7_h100.json \
-      --png bench/results/figure7_h100.png
+  /usr/bin/python3 bench/figure7.py --in /tmp/fig7 --record h100 --png bench/results/figure7.png
 """
 import argparse
 import glob
@@ -90,12 +90,16 @@ def Sustained(qps, deadline_ms):
 def main():
     parser = argparse.ArgumentParser(description=__doc__.split("\n")[0])
     parser.add_argument("--in", dest="indir", required=True)
-    parser.add_argument("--json", required=True)
+    parser.add_argument("--json", help="write the summary here")
+    parser.add_argument("--record", metavar="KIND",
+                        help="store the summary in bench/results/figure7.json as runs.KIND")
     parser.add_argument("--png", required=True)
     parser.add_argument("--deadline-ms", type=float, default=500.0)
     parser.add_argument("--p99-ms", type=float, default=50.0,
                         help="a p99 latency bound at the sustained rate")
     args = parser.parse_args()
+    if not args.json and not args.record:
+        parser.error("give --json FILE, --record KIND, or both")
 
     result = {"deadline_ms": args.deadline_ms, "p99_ms": args.p99_ms, "modes": {}}
     model_path = os.path.join(args.indir, "cost_model.json")
@@ -153,9 +157,17 @@ def main():
                 per_mode["hybrid_over_best_single" + suffix] = hybrid[0] / single[0]
         result["modes"][mode] = per_mode
 
-    with open(args.json, "w") as f:
-        json.dump(result, f, indent=2)
-        f.write("\n")
+    if args.json:
+        with open(args.json, "w") as f:
+            json.dump(result, f, indent=2)
+            f.write("\n")
+    if args.record:
+        sys.path.insert(0, os.path.dirname(os.path.abspath(__file__)))
+        import results_store
+        results_store.merge("figure7", args.record, result, produced_by="`bench/figure7.sh`",
+                            protocol=f"tandem-loadgen sweeps from {args.indir}, deadline "
+                                     f"{args.deadline_ms:.0f} ms, p99 bound {args.p99_ms:.0f} ms")
+        results_store.regenerate_readme()
     for mode, per_mode in result["modes"].items():
         for config in configs[mode]:
             print(f"{mode:4} {config:20} sustained {per_mode[config]['sustained_qps']:9.0f} q/s, "
@@ -208,7 +220,7 @@ def main():
                  "(after Ding et al. 2009, Figure 7)")
     fig.tight_layout()
     fig.savefig(args.png, dpi=110)
-    print(f"wrote {args.json} and {args.png}")
+    print(f"wrote {args.json or 'bench/results/figure7.json'} and {args.png}")
     return 0
 
 

@@ -7,9 +7,9 @@
 # quantized to 8 bits and compressed) and the term and document lexicons. Sizes are the files on
 # disk, frames included; bits/posting = 8 * bytes / postings.
 #
-#   bench/index_size.sh --pisa ../shared/tools/pisa/pisa-69f2a83-x86-64-v3.tgz \
-#     --out bench/results/index_size.json [--bin build] [--data ../shared/data] \
-#     [--work /tmp/index-size] [--collections "wikipedia reuters synth"] [--synth-docs 2000000]
+#   bench/index_size.sh --pisa ../shared/tools/pisa/pisa-69f2a83-x86-64-v3.tgz --record dev \
+#     [--out FILE.json] [--bin build] [--data ../shared/data] [--work /tmp/index-size] \
+#     [--collections "wikipedia reuters synth"] [--synth-docs 2000000]
 #
 # --pisa: PISA's prebuilt bundle (the .tgz or its unpacked device-bundle/) or a PISA build
 #   directory with compress_inverted_index, create_wand_data and lexicon in it or its bin/. PISA is
@@ -18,18 +18,20 @@
 # --data: ../shared/data: text/wikipedia, text/reuters21578, stats/ and queries/.
 # Collections: wikipedia (WikiExtractor text, 6,514 articles), reuters (Reuters-21578), synth (the
 #   GOV2-like model of bench/WORKLOADS.md, --synth-docs documents; 25000000 is the full workload).
-# Prints a table (also written beside the JSON, .txt) and writes JSON with the date, the commit of
-# the binaries, PISA's commit and every file's size. SUMMARY_ONLY=1 summarizes --work again without
-# building anything.
+# Prints a table and writes JSON (--out, default WORK/index_size.json) with the date, the commit of
+# the binaries, PISA's commit and every file's size; --record KIND stores it in
+# bench/results/index_size.json under runs.KIND (bench/results_store.py). SUMMARY_ONLY=1
+# summarizes --work again without building anything.
 set -euo pipefail
-usage() { sed -n '2,23p' "$0" | sed 's/^# \{0,1\}//'; }
+usage() { sed -n '2,24p' "$0" | sed 's/^# \{0,1\}//'; }
 HERE=$(cd "$(dirname "$0")/.." && pwd)
-PISA="" OUT="" BIN="$HERE/build" DATA="$HERE/../shared/data" WORK=/tmp/index-size
+PISA="" OUT="" RECORD="" BIN="$HERE/build" DATA="$HERE/../shared/data" WORK=/tmp/index-size
 COLLECTIONS="wikipedia reuters synth" SYNTH_DOCS=2000000
 while (($#)); do
   case "$1" in
     --pisa) PISA=$2; shift 2 ;;
     --out) OUT=$2; shift 2 ;;
+    --record) RECORD=$2; shift 2 ;;
     --bin) BIN=$2; shift 2 ;;
     --data) DATA=$2; shift 2 ;;
     --work) WORK=$2; shift 2 ;;
@@ -40,7 +42,8 @@ while (($#)); do
   esac
 done
 die() { echo "index_size.sh: $*" >&2; exit 1; }
-[[ -n "$OUT" ]] || die "--out FILE.json is required"
+[[ -n "$OUT" || -n "$RECORD" ]] || die "--record KIND (or --out FILE.json) is required"
+OUT=${OUT:-$WORK/index_size.json}
 [[ "$SYNTH_DOCS" =~ ^[1-9][0-9]*$ ]] || die "--synth-docs wants a positive number, not '$SYNTH_DOCS'"
 mkdir -p "$WORK"
 source "$HERE/bench/pisa_tools.sh"
@@ -78,7 +81,7 @@ for c in $COLLECTIONS; do
   rm -f "$W/c.docs" "$W/c.freqs"
 done
 python3 - "$WORK" "$OUT" "$PISA_COMMIT" "$TINDEX" $COLLECTIONS <<'EOF'
-import datetime, json, os, subprocess, sys
+import datetime, json, os, re, subprocess, sys
 work, out, pisa_commit, tindex, collections = sys.argv[1], sys.argv[2], sys.argv[3], sys.argv[4], sys.argv[5:]
 names = {"wikipedia": "Wikipedia (6,514 articles)", "reuters": "Reuters-21578",
          "synth": "synthetic GOV2-like"}
@@ -86,6 +89,7 @@ version = subprocess.run([tindex, "--version"], capture_output=True, text=True).
 result = {"benchmark": "index_size",
           "date": datetime.datetime.now(datetime.timezone.utc).strftime("%Y-%m-%dT%H:%M:%SZ"),
           "tandem": version, "pisa_commit": pisa_commit,
+          "commit": re.search(r"commit ([0-9a-f]+)|$", version).group(1) or "unknown",
           "machine": f"{os.uname().nodename} (sizes do not depend on the machine)",
           "how": "tandem-index with --codec simdbp; PISA on the same postings (tandem-index export "
                  "--format pisa): compress_inverted_index -e block_simdbp, create_wand_data -s bm25 "
@@ -106,6 +110,7 @@ for c in collections:
     bits = lambda b: 8.0 * b / postings
     total = sum(files.values())
     pisa_all = pisa["index_block_simdbp"] + pisa["wand_float"] + pisa["termlex"] + pisa["doclex"]
+    pisa_q8 = pisa["index_block_simdbp"] + pisa["wand_q8_compressed"] + pisa["termlex"] + pisa["doclex"]
     entry = {"name": names[c] if c != "synth" else f"{names[c]}, {manifest['stats']['num_docs']:,} documents",
              "command": open(f"{w}/command.txt").read().strip(),
              "postings": postings, "tandem_files": files, "pisa_files": pisa,
@@ -115,14 +120,15 @@ for c in collections:
              "pisa_with_wand_and_lexicons_bits_per_posting": bits(pisa_all),
              "tandem_postings_over_pisa_index": files["postings.bin"] / pisa["index_block_simdbp"],
              "tandem_over_pisa_index": total / pisa["index_block_simdbp"],
-             "tandem_over_pisa_with_wand_and_lexicons": total / pisa_all}
+             "tandem_over_pisa_with_wand_and_lexicons": total / pisa_all,
+             "tandem_over_pisa_with_q8_wand_and_lexicons": total / pisa_q8}
     result["collections"][c] = entry
     rows.append(entry)
 lines = [f"# Index size, Tandem ({result['tandem']}) beside PISA {pisa_commit[:7]} block_simdbp on the "
          f"same postings, {result['date']}",
          "# bits per posting; Tandem: its four files and postings.bin alone (which holds the block "
          "maxima); PISA: its index, and with its WAND data (float block maxima, document lengths) "
-         "and term and document lexicons. JSON beside this file.",
+         "and term and document lexicons.",
          f"{'collection':42} {'postings':>13} {'T total':>8} {'T post':>8} {'PISA idx':>8} "
          f"{'PISA all':>8} {'Tpost/Pidx':>10} {'Ttot/Pall':>10}"]
 for e in rows:
@@ -135,6 +141,10 @@ print("\n".join(lines))
 with open(out, "w") as f:
     json.dump(result, f, indent=2)
     f.write("\n")
-with open(os.path.splitext(out)[0] + ".txt", "w") as f:
-    f.write("\n".join(lines) + "\n")
 EOF
+if [[ -n "$RECORD" ]]; then
+  python3 "$HERE/bench/results_store.py" merge --benchmark index_size --machine "$RECORD" --gpu none \
+    --produced-by '`bench/index_size.sh`' \
+    --machine-desc "$(uname -n) (sizes do not depend on the machine)" \
+    --protocol "$(python3 -c 'import json, sys; print(json.load(open(sys.argv[1]))["how"])' "$OUT")" "$OUT"
+fi

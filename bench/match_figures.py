@@ -7,7 +7,10 @@ of the default scenario, the Zipf point and the text point in Markdown.
 
 Needs Debian's python3-matplotlib for the PNG.
 
-    bench/match_figures.py bench/results/match_h100.json --png bench/results/match_h100.png
+    bench/match_figures.py bench/results/match.json --png bench/results/match.png
+
+The JSON is tandem-bench-*'s own, or a results file of bench/results/ (the run of --machine KIND,
+by default the newest).
 """
 import argparse
 import json
@@ -27,9 +30,16 @@ def main():
     parser = argparse.ArgumentParser(description=__doc__.splitlines()[0])
     parser.add_argument("json")
     parser.add_argument("--png", required=True)
+    parser.add_argument("--machine", metavar="KIND", help="the run of a results file to plot")
     args = parser.parse_args()
     with open(args.json) as f:
         data = json.load(f)
+    if "runs" in data:  # a results file: one run per machine kind
+        runs = data["runs"]
+        kind = args.machine or max(runs, key=lambda k: str(runs[k].get("date", "")))
+        run = runs[kind]
+        # match.json keeps the sweeps beside the callers sweep; a run merged whole has its points.
+        data = dict(run.get("sweeps", run), machine={"gpu": run.get("gpu")})
     points = data.get("points", [])
     if not any("ccm" in p for p in points):
         print("match_figures.py: no CCM figures in the JSON (run on a GPU machine)", file=sys.stderr)

@@ -8,6 +8,8 @@
 # against the baseline's (bench/scaling_summary.py). Run on a machine with two or more GPUs:
 #
 #   bench/multi_gpu_scaling.sh BIN_DIR DATA_DIR OUT_DIR
+#   then record it: python3 bench/scaling_summary.py --work OUT_DIR --benchmark multi_gpu_scaling \
+#     --baseline gpu1 --machine KIND --gpu-engine --record   (bench/results/multi_gpu_scaling.json)
 #   BIN_DIR: tandem-index, tandem-server, tandem-broker, tandem-loadgen, tandem-cli
 #   DATA_DIR: wikipedia-termstats.tsv.gz, wikipedia-doclengths.tsv, trec05-efficiency.txt
 #   env: DOCS (25000000), GPUS (every one), CONCURRENCY (256), DURATION (6 s a row), MODES

@@ -2,10 +2,11 @@
 """Summarizes one workload of bench/pisa_side_by_side.sh: Tandem's and PISA's latency per algorithm
 and k on the same queries and postings, their ratio, MaxScore throughput on all cores, the speed at
 which each engine's cursor reads whole lists, and the two index sizes. Prints a table and writes
-JSON with the date, Tandem's commit, PISA's commit and the machine.
+JSON with the date, Tandem's commit, PISA's commit and the machine; --record KIND also stores it
+in bench/results/cpu_vs_pisa.json as runs.KIND.parts.WORKLOAD (bench/results_store.py).
 
   python3 bench/pisa_side_by_side.py --work /tmp/pisa-side/synth --workload synth \
-      --pisa-commit 69f2a83... --out bench/results/cpu_vs_pisa_synth_h100.json
+      --pisa-commit 69f2a83... --out /tmp/side_by_side_synth.json --record h100
 """
 import argparse
 import collections
@@ -246,8 +247,14 @@ def main():
     ap.add_argument("--workload", required=True)
     ap.add_argument("--pisa-commit", default="unknown")
     ap.add_argument("--wand-block", type=int, default=64)
-    ap.add_argument("--out", required=True)
+    ap.add_argument("--out", help="the summary's JSON")
+    ap.add_argument("--record", metavar="KIND",
+                    help="store the summary in bench/results/cpu_vs_pisa.json as runs.KIND.parts."
+                    "WORKLOAD (a machine kind: dev, h100, h200, ...)")
+    ap.add_argument("--part", help="the part's name under runs.KIND.parts (default: the workload)")
     args = ap.parse_args()
+    if not args.out and not args.record:
+        ap.error("give --out FILE, --record KIND, or both")
     w = args.work
     here = os.path.dirname(os.path.abspath(__file__))
     # TANDEM_COMMIT, else the commit tandem-bench-query records (below), else this tree's.
@@ -483,9 +490,27 @@ def main():
               f"{8.0 * pisa_bytes / postings:.2f} (block_simdbp, without its WAND data)")
     if os.path.exists(f"{w}/prepare.json"):
         result["prepare_seconds"] = json.load(open(f"{w}/prepare.json"))
-    with open(args.out, "w") as f:
-        json.dump(result, f, indent=2)
-        f.write("\n")
+    if args.out:
+        with open(args.out, "w") as f:
+            json.dump(result, f, indent=2)
+            f.write("\n")
+    if args.record:
+        sys.path.insert(0, here)
+        import results_store
+        machine = result.get("machine") or {}
+        queries = result.get("queries") or {}
+        results_store.merge(
+            "cpu_vs_pisa", args.record, result, part=args.part or args.workload, gpu="none",
+            machine=(f"{machine.get('cpu', 'unknown CPU')}, {machine.get('cores', '?')} cores"
+                     if isinstance(machine, dict) else None),
+            produced_by="`bench/pisa_side_by_side.sh`", title="CPU engine beside PISA",
+            protocol=f"workload {args.workload}, PISA {args.pisa_commit[:7]} block_simdbp with "
+                     f"WAND data in blocks of {args.wand_block}; Tandem timed from "
+                     f"{queries.get('timed_from') or 'the query text'}, query times "
+                     f"{queries.get('query_time_resolution') or 'exact'}")
+        results_store.regenerate_readme()
+        print(f"recorded in bench/results/cpu_vs_pisa.json as runs."
+              f"{results_store.kind_key(args.record)}.parts.{args.part or args.workload}")
     return 0
 
 

@@ -59,12 +59,15 @@
 #   PERF (the perf binary, found on PATH unless set), TIMED_FROM (Tandem's --timed-from: term-ids,
 #   or text to time its lexicon lookups too), POSTINGS_MEMORY (Tandem's --postings-memory: mapped,
 #   as PISA maps its index, or huge-pages), QUERY_TIMES (whole-us, as PISA records them, or exact:
-#   Tandem's times to the steady clock's resolution).
+#   Tandem's times to the steady clock's resolution), RECORD (a machine kind: also store each
+#   workload's summary in bench/results/cpu_vs_pisa.json as runs.KIND.parts.WORKLOAD).
 # Writes under --out: side_by_side_WORKLOAD.json (bench/pisa_side_by_side.py's summary), the raw
 #   PISA and Tandem outputs, and log.txt. Summarize again with
-#   python3 bench/pisa_side_by_side.py --work WORK --out OUT.
+#   python3 bench/pisa_side_by_side.py --work WORK --out OUT; record a summary brought back from
+#   another machine with bench/results_store.py merge --benchmark cpu_vs_pisa --machine KIND
+#   --part WORKLOAD side_by_side_WORKLOAD.json.
 set -euo pipefail
-usage() { sed -n '2,61p' "$0" | sed 's/^# \{0,1\}//'; }
+usage() { sed -n '2,68p' "$0" | sed 's/^# \{0,1\}//'; }
 HERE=$(cd "$(dirname "$0")/.." && pwd)
 PISA="" OUTDIR="" BIN="$HERE/build" DATA="$HERE/../shared/data" WORK=/tmp/pisa-side DOCS=25000000
 WIKI_INDEX="" WORKLOADS="" PHASES="prepare latency throughput"
@@ -369,5 +372,6 @@ for w in $WORKLOADS; do
     done
   fi
   python3 "$HERE/bench/pisa_side_by_side.py" --work "$W" --workload "$w" --pisa-commit "$PISA_COMMIT" \
-    --wand-block "$WAND_BLOCK" --out "$OUTDIR/side_by_side_$w.json" | tee -a "$LOG"
+    --wand-block "$WAND_BLOCK" --out "$OUTDIR/side_by_side_$w.json" ${RECORD:+--record "$RECORD"} |
+    tee -a "$LOG"
 done

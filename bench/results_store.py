@@ -24,7 +24,7 @@ import re
 import sys
 
 HERE = os.path.dirname(os.path.abspath(__file__))
-RESULTS = os.path.join(HERE, "results")
+RESULTS = os.environ.get("TANDEM_RESULTS_DIR", os.path.join(HERE, "results"))  # tests set it
 REQUIRED = ("machine", "gpu", "commit", "date", "protocol")
 
 # The machine kinds, in the order the README lists them.
@@ -109,6 +109,7 @@ def merge(benchmark, kind, content, part=None, headline=None, protocol=None, pro
         data["produced_by"] = produced_by
     if title:
         data["title"] = title
+    data.setdefault("title", benchmark.replace("_", " "))
     if protocol and "protocol" not in data:
         data["protocol"] = protocol
     fields = run_fields(content, kind, protocol or data.get("protocol"), machine, gpu, commit, date)
@@ -120,19 +121,24 @@ def merge(benchmark, kind, content, part=None, headline=None, protocol=None, pro
         body.pop(k, None)
     runs = data.setdefault("runs", {})
     if part:
-        run = runs.get(kind, {})
-        run.setdefault("parts", {})[part] = dict(fields, **body)
-        newest = max(run["parts"].values(), key=lambda p: str(p.get("date", "")))
-        for k in REQUIRED:
-            run[k] = fields[k] if k in ("machine", "gpu", "protocol") else newest.get(k)
-        run["protocol"] = run.get("protocol") or data.get("protocol")
-        run = {k: run[k] for k in REQUIRED} | {k: v for k, v in run.items() if k not in REQUIRED}
+        # A run recorded in pieces: each part keeps its own fields; the run's commit and date are
+        # its newest part's, its machine, GPU and protocol the options' or the run's so far.
+        run = dict(runs.get(kind, {}))
+        parts = run.setdefault("parts", {})
+        parts[part] = dict(fields, **body)
+        newest = max(parts.values(), key=lambda p: str(p.get("date", "")))
+        run["machine"] = machine or run.get("machine") or fields["machine"]
+        run["gpu"] = fields["gpu"] if gpu is not None or "gpu" not in run else run["gpu"]
+        run["commit"], run["date"] = newest.get("commit"), newest.get("date")
+        run["protocol"] = protocol or run.get("protocol") or data.get("protocol")
     else:
         run = dict(fields, **body)
     run.pop("headline", None)
     headline = headline or HEADLINES.get(benchmark, lambda r: None)(run)
+    run = {k: run.get(k) for k in REQUIRED} | {k: v for k, v in run.items() if k not in REQUIRED}
     if headline:
-        run["headline"] = headline
+        run = {k: run[k] for k in REQUIRED} | {"headline": headline} | \
+              {k: v for k, v in run.items() if k not in REQUIRED}
     else:
         print(f"results_store: no headline for {benchmark} on {kind}: give --headline",
               file=sys.stderr)
@@ -168,8 +174,8 @@ def _scaling(run):
     s = max(best, key=lambda s: s["qps_over_baseline"])
     same = sum(a["identical"] for a in run.get("answers", []))
     total = sum(a["queries"] for a in run.get("answers", []))
-    return (f"{s['setup']} {s['mode'].upper()} {s['qps']:,.0f} q/s ({s['qps_over_baseline']:.2f}x);"
-            f" {same:,} of {total:,} answers identical")
+    return (f"{s['setup']} {s['mode'].upper()} {s['qps_over_baseline']:.2f}x "
+            f"{run.get('baseline', 'the baseline')}'s q/s; {same:,}/{total:,} answers identical")
 
 
 def _deployment(run):
@@ -195,8 +201,10 @@ def _fuzz(run):
     if not totals:
         return None
     low = min(t["executions"] for t in totals)
-    found = sum(t["findings"] for t in totals)
-    return f"{len(totals)} targets, each ≥ {low / 1e6:.1f}M executions; {found} findings"
+    last = run.get("campaigns", [{}])[-1].get("targets", [])
+    found = sum(t["findings"] for t in last)  # earlier campaigns' findings are fixed since
+    return (f"{len(totals)} targets, each ≥ {low / 1e6:.1f}M executions"
+            + (" with no finding" if found == 0 else f"; {found} findings in the last campaign"))
 
 
 def _cpu_vs_pisa(run):
@@ -205,7 +213,7 @@ def _cpu_vs_pisa(run):
         tp = part.get("throughput") or {}
         t = tp.get("tandem_processes_over_pisa_every_process_at_work") or \
             tp.get("tandem_over_pisa") or t
-    return f"MaxScore top-10 on all cores: {t:.2f}x PISA's q/s" if t else None
+    return f"all cores: {t:.2f}x PISA's q/s" if t else None
 
 
 HEADLINES = {"quality": _quality, "index_size": _index_size, "broker_scaling": _scaling,
@@ -254,7 +262,11 @@ def main():
     print(f"results_store: {args.benchmark} runs.{kind_key(args.machine)}"
           f"{'.parts.' + args.part if args.part else ''} <- {args.file}")
     if not args.no_readme:
-        regenerate_readme()
+        try:
+            regenerate_readme()
+        except ValueError as e:
+            print(f"results_store: stored, but the README was not regenerated: {e}", file=sys.stderr)
+            return 1
     return 0
 
 

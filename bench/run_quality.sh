@@ -1,7 +1,9 @@
 #!/usr/bin/env bash
 # Ranking quality on every judged collection in ../shared/data (or $TANDEM_DATA_DIR): builds each
-# index with tandem-index, runs tandem-eval (OR, k = 1000, BM25 k1 = 0.9, b = 0.4) and writes
-# bench/results/quality.json and quality.md. Usage: bench/run_quality.sh [BUILD_DIR]
+# index with tandem-index, runs tandem-eval (OR, k = 1000, BM25 k1 = 0.9, b = 0.4), prints a table
+# and records the run in bench/results/quality.json under runs.$RESULTS_MACHINE (default dev; via
+# bench/results_store.py, which regenerates bench/results/README.md).
+# Usage: [RESULTS_MACHINE=KIND] bench/run_quality.sh [BUILD_DIR]
 set -euo pipefail
 ROOT="$(cd "$(dirname "$0")/.." && pwd)"
 BUILD="${1:-$ROOT/build}"
@@ -10,8 +12,7 @@ WORK="$(mktemp -d)"
 trap 'rm -rf "$WORK"' EXIT
 INDEX="$BUILD/index_builder/tandem-index"
 EVAL="$BUILD/bench/tandem-eval"
-OUT="$ROOT/bench/results"
-mkdir -p "$OUT"
+MACHINE="${RESULTS_MACHINE:-dev}"
 
 # name | format | corpus | topics | qrels | extra tandem-eval flags | published BM25 nDCG@10
 COLLECTIONS=(
@@ -22,16 +23,9 @@ COLLECTIONS=(
   "npl|npl|classic/npl/doc-text|classic/npl/query-text|classic/npl/rlv-ass||"
 )
 commit="$(git -C "$ROOT" rev-parse --short=12 HEAD 2>/dev/null || echo unknown)"
-{
-  echo "# BM25 ranking quality (OR, k1 = 0.9, b = 0.4, k = 1000)"
-  echo
-  echo "Commit $commit, $(date -u +%Y-%m-%dT%H:%M:%SZ). Measures computed like \`trec_eval -c\` (workload/trec_eval.h)."
-  echo
-  echo "| collection | docs | topics judged | nDCG@10 | MAP@1000 | R@100 | published BM25 nDCG@10 |"
-  echo "|---|---|---|---|---|---|---|"
-} > "$WORK/quality.md"
-echo "[" > "$WORK/quality.json"
-first=1
+printf '%s\n' "| collection | docs | topics judged | nDCG@10 | MAP@1000 | R@100 | published BM25 nDCG@10 |" \
+  "|---|---|---|---|---|---|---|" > "$WORK/quality.md"
+: > "$WORK/collections.jsonl"
 for spec in "${COLLECTIONS[@]}"; do
   IFS='|' read -r name format corpus topics qrels extra published <<<"$spec"
   if [[ ! -e "$DATA/$corpus" ]]; then
@@ -42,23 +36,31 @@ for spec in "${COLLECTIONS[@]}"; do
   # shellcheck disable=SC2086
   "$EVAL" --index "$WORK/$name" --queries "$DATA/$topics" --qrels "$DATA/$qrels" --mode or --k 1000 \
     --json "$WORK/$name.json" $extra >/dev/null
-  /usr/bin/python3 - "$WORK/$name.json" "$name" "$published" "$WORK/quality.md" "$INDEX" "$WORK/$name" <<'PY'
+  /usr/bin/python3 - "$WORK/$name.json" "$name" "$published" "$WORK/quality.md" "$INDEX" "$WORK/$name" \
+    "$WORK/collections.jsonl" <<'PY'
 import json, subprocess, sys
-path, name, published, md, index_bin, index_dir = sys.argv[1:]
+path, name, published, md, index_bin, index_dir, jsonl = sys.argv[1:]
 r = json.load(open(path))
 info = subprocess.run([index_bin, "inspect", index_dir], capture_output=True, text=True).stdout
 docs = next((l.split()[1] for l in info.splitlines() if l.startswith("documents")), "?")
 r.update({"collection": name, "documents": int(docs) if docs.isdigit() else docs,
           "published_bm25_ndcg_cut_10": float(published) if published else None})
-json.dump(r, open(path, "w"), indent=2)
+for scratch in ("index", "queries", "qrels"):  # paths of this run's scratch directory and data
+    r.pop(scratch, None)
+with open(jsonl, "a") as f:
+    f.write(json.dumps(r) + "\n")
 with open(md, "a") as f:
     f.write(f"| {name} | {docs} | {r['judged_topics']} | {r['ndcg_cut_10']:.4f} | {r['map']:.4f} | "
             f"{r['recall_100']:.4f} | {published or 'none authoritative'} |\n")
 PY
-  [[ $first -eq 1 ]] || echo "," >> "$WORK/quality.json"
-  cat "$WORK/$name.json" >> "$WORK/quality.json"
-  first=0
 done
-echo "]" >> "$WORK/quality.json"
-cp "$WORK/quality.json" "$WORK/quality.md" "$OUT/"
-cat "$OUT/quality.md"
+cat "$WORK/quality.md"
+/usr/bin/python3 - "$WORK/collections.jsonl" "$commit" > "$WORK/quality.json" <<'PY'
+import datetime, json, sys
+rows = [json.loads(line) for line in open(sys.argv[1])]
+print(json.dumps({"collections": rows, "commit": sys.argv[2],
+                  "date": datetime.datetime.now(datetime.timezone.utc).strftime("%Y-%m-%dT%H:%M:%SZ")}))
+PY
+/usr/bin/python3 "$ROOT/bench/results_store.py" merge --benchmark quality --machine "$MACHINE" \
+  --gpu none --produced-by '`bench/run_quality.sh`' --protocol "SciFact (BEIR test topics), Cranfield, CISI, MED, NPL; tandem-eval --mode or --k 1000" \
+  "$WORK/quality.json"

@@ -2,11 +2,12 @@
 """Summarizes a scaling run (bench/broker_scaling.sh, bench/multi_gpu_scaling.sh): per setup and
 query mode, the latency one query at a time and the throughput at saturation, each against the
 baseline setup; and whether every answer of every other setup equals the baseline's (same documents
-in the same order, equal scores). Prints a table and writes JSON (and the table beside it) with the
-date, commit, machine and GPU.
+in the same order, equal scores). Prints a table and writes JSON (--out, and the table beside it)
+with the date, commit, machine and GPU; --record stores it in bench/results/BENCHMARK.json under
+runs.KIND, KIND the --machine's short name (bench/results_store.py).
 
   python3 bench/scaling_summary.py --work /tmp/broker-scaling --benchmark broker_scaling \
-      --machine nvidia-h200 --out bench/results/broker_scaling_h200.json
+      --machine nvidia-h200 --record
 """
 import argparse
 import datetime
@@ -45,8 +46,15 @@ def main():
                     help="the measured machine's cores (when summarized elsewhere)")
     ap.add_argument("--gpu", default="", help="the measured machine's GPU (when summarized elsewhere)")
     ap.add_argument("--commit", default=os.environ.get("TANDEM_COMMIT", ""))
-    ap.add_argument("--out", required=True)
+    ap.add_argument("--out", help="the summary's JSON (the table is written beside it, .txt)")
+    ap.add_argument("--record", action="store_true",
+                    help="store the summary in bench/results/BENCHMARK.json under runs.KIND")
+    ap.add_argument("--gpu-engine", action="store_true",
+                    help="the setups ran their queries on the GPU (else the GPU is recorded as "
+                    "unused)")
     args = ap.parse_args()
+    if not args.out and not args.record:
+        ap.error("give --out FILE, --record, or both")
     w = args.work
     commit = args.commit or subprocess.run(
         ["git", "-C", os.path.dirname(os.path.abspath(__file__)), "rev-parse", "--short=12",
@@ -121,8 +129,21 @@ def main():
         lines.append(f"answers {a['setup']} {a['mode']}: {a['identical']} of {a['queries']} "
                      f"identical to {args.baseline}'s")
     print("\n".join(lines))
-    json.dump(result, open(args.out, "w"), indent=1)
-    open(os.path.splitext(args.out)[0] + ".txt", "w").write("\n".join(lines) + "\n")
+    if args.out:
+        json.dump(result, open(args.out, "w"), indent=1)
+        open(os.path.splitext(args.out)[0] + ".txt", "w").write("\n".join(lines) + "\n")
+    if args.record:
+        import sys
+        sys.path.insert(0, os.path.dirname(os.path.abspath(__file__)))
+        import results_store
+        results_store.merge(
+            args.benchmark, args.machine, result, protocol=args.note or None,
+            produced_by=f"`bench/{args.benchmark}.sh`",
+            machine=f"{args.cores} cores of a {args.machine} machine",
+            gpu=result["machine"]["gpu"] if args.gpu_engine and result["machine"]["gpu"] else "none")
+        results_store.regenerate_readme()
+        print(f"recorded in bench/results/{args.benchmark}.json as runs."
+              f"{results_store.kind_key(args.machine)}")
 
 
 if __name__ == "__main__":

@@ -7,7 +7,7 @@
 #
 #   ./deploy/fuzz.sh                          # every target, 30 s each
 #   ./deploy/fuzz.sh --seconds 300 --target analyzer --target reader_trec
-#   ./deploy/fuzz.sh --runs 10000000 --record bench/results/fuzz_executions_h200x4.json
+#   ./deploy/fuzz.sh --runs 10000000 --results h200x4 --append
 #   ./deploy/fuzz.sh --bin-dir DIR --parallel 18 --workers 2 --workers query_parser=8 --seconds 600
 #
 # --runs N runs each target until N inputs instead of for a time (with --seconds too, until
@@ -18,7 +18,9 @@
 # target. --bin-dir DIR runs binaries built elsewhere (DIR holds the *_fuzzer binaries and their
 # fuzzers.tsv) instead of building. --append adds this campaign to the campaigns already in the
 # --record file and totals the executions of every target over the campaigns that found nothing
-# in it.
+# in it. --results KIND stores the record in bench/results/fuzz_executions.json under runs.KIND (a
+# machine kind: dev, h100, h200x4, ...); with --append and no --record, the campaigns so far come
+# from there.
 set -euo pipefail
 
 ROOT="$(cd "$(dirname "$0")/.." && pwd)"
@@ -26,6 +28,7 @@ BUILD="$ROOT/build-fuzz"
 SECONDS_EACH=30
 RUNS=0
 RECORD=""
+RESULTS_KIND=""
 TARGETS=()
 SECONDS_SET=0
 BIN_DIR=""
@@ -44,6 +47,7 @@ while (($# > 0)); do
     --runs) RUNS="$2"; shift 2 ;;
     --target) TARGETS+=("$2"); shift 2 ;;
     --record) RECORD="$2"; shift 2 ;;
+    --results) RESULTS_KIND="$2"; shift 2 ;;
     --bin-dir) BIN_DIR="$(cd "$2" && pwd)"; shift 2 ;;
     --parallel) PARALLEL="$2"; shift 2 ;;
     --workers)
@@ -58,6 +62,7 @@ done
 [[ "$PARALLEL" =~ ^[1-9][0-9]*$ && "$WORKERS" =~ ^[1-9][0-9]*$ ]] || usage
 for w in "${TARGET_WORKERS[@]}"; do [[ "$w" =~ ^[1-9][0-9]*$ ]] || usage; done
 if [[ -n "$RECORD" && "$RECORD" != /* ]]; then RECORD="$PWD/$RECORD"; fi
+if [[ -n "$RESULTS_KIND" && -z "$RECORD" ]]; then RECORD="$(mktemp -u /tmp/fuzz-record.XXXXXX.json)"; fi
 
 if [[ -z "$BIN_DIR" ]]; then
   CC=clang CXX=clang++ cmake -S "$ROOT" -B "$BUILD" -G Ninja -DCMAKE_BUILD_TYPE=RelWithDebInfo \
@@ -171,10 +176,10 @@ done
 
 FIRST_BINARY="$(resolve_binary "$(cut -f2 <<< "${selected[0]}")")"
 python3 - "$RESULTS" "$RECORD" "$ROOT" "$SECONDS_EACH" "$RUNS" "$PARALLEL" "$WORKERS" \
-  "$FIRST_BINARY" "$TSV" "$SECONDS_SET" "$APPEND" <<'EOF'
+  "$FIRST_BINARY" "$TSV" "$SECONDS_SET" "$APPEND" "$RESULTS_KIND" <<'EOF'
 import datetime, json, os, subprocess, sys
 (results, record, root, seconds_each, runs, parallel, workers, binary, tsv, seconds_set,
- append) = sys.argv[1:12]
+ append, results_kind) = sys.argv[1:13]
 order = [line.split("\t", 1)[0] for line in open(tsv) if line.strip()]
 rows = []
 for line in open(results):
@@ -213,8 +218,14 @@ if record:
         "targets": rows,
     }
     campaigns = []
+    sys.path.insert(0, os.path.join(root, "bench"))
     if append == "1" and os.path.exists(record):
         campaigns = json.load(open(record)).get("campaigns", [])
+    elif append == "1" and results_kind:  # the campaigns recorded in bench/results so far
+        import results_store
+        run = results_store.load("fuzz_executions").get("runs", {}).get(
+            results_store.kind_key(results_kind), {})
+        campaigns = run.get("campaigns", [])
     campaigns.append(campaign)
     totals = {}
     for c in campaigns:
@@ -237,5 +248,17 @@ if record:
         json.dump(data, f, indent=2)
         f.write("\n")
     print(f"fuzz: wrote {record}")
+    if results_kind:
+        import results_store
+        results_store.merge(
+            "fuzz_executions", results_kind, data, gpu="none", commit=commit[:12],
+            produced_by="`deploy/fuzz.sh --results KIND`",
+            date=campaign["date"], machine=f"{model}, {os.cpu_count()} cores",
+            protocol=f"deploy/fuzz.sh, {len(campaigns)} campaign(s), {int(parallel)} targets at "
+                     f"once, " + (f"{int(runs):,} runs" if int(runs) > 0 else
+                                  f"{int(seconds_each)} s") + " per target")
+        results_store.regenerate_readme()
+        print(f"fuzz: recorded in bench/results/fuzz_executions.json as runs."
+              f"{results_store.kind_key(results_kind)}")
 EOF
 exit "$failed"

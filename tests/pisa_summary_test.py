@@ -246,6 +246,23 @@ class SummaryTest(unittest.TestCase):
             self.assertNotIn("qps_every_process_at_work", result["throughput"]["pisa"])
             self.assertEqual(result["throughput"]["pisa"]["longer_run"]["passes"], 10)
 
+    def test_record_stores_the_summary_as_a_part_of_the_machine_kinds_run(self):
+        with tempfile.TemporaryDirectory() as w, tempfile.TemporaryDirectory() as results:
+            write_pisa(f"{w}/pisa-lat-k10.tsv", "maxscore", [20, 20])
+            write_tandem(f"{w}/tandem-lat-k10.json", [("or", 10, "maxscore", None, 10e-6)])
+            p = subprocess.run([sys.executable, SUMMARY, "--work", w, "--workload", "synth",
+                                "--record", "nvidia-h200"], capture_output=True, text=True,
+                               env=dict(os.environ, TANDEM_RESULTS_DIR=results))
+            self.assertEqual(p.returncode, 0, p.stderr)
+            with open(f"{results}/cpu_vs_pisa.json") as f:
+                run = json.load(f)["runs"]["h200"]
+            self.assertEqual(run["commit"], "abc")
+            self.assertIsNone(run["gpu"])
+            self.assertAlmostEqual(run["parts"]["synth"]["latency_ms"][0]["tandem_over_pisa_mean"],
+                                   0.5)
+            with open(f"{results}/README.md") as f:
+                self.assertIn("cpu_vs_pisa.json", f.read())
+
 
 if __name__ == "__main__":
     unittest.main()

@@ -1,13 +1,14 @@
 #!/usr/bin/env python3
 """Checks that #include lines point down the layers of ARCHITECTURE.md, never up or sideways.
 
-    broker -> server -> scheduler -> {cpu, gpu, cost_model} -> index -> base
+    tools -> broker -> rpc;  tools -> server -> {rpc, scheduler, match} -> {cpu, gpu, cost_model}
+          -> index -> filter -> base
 
-A folder may include its own headers and those of the folders listed for it below. Tests
-(*_test.cc), programs (*_main.cc) and fuzzers (*_fuzzer.cc) are not part of any library: they may
-use every library folder (a GPU test runs the CPU engine as its oracle), tests also the shared
-helpers in tests/, and fuzzers those in tests/ and fuzz/. Exits 1 naming each include that
-breaks the rule.
+A folder may include its own headers and those of the folders listed for it below. The program
+folders (tools/, bench/, fuzz/) sit on top and may use every library folder. Unit tests
+(*_test.cc, *_test_util.h) are not part of their folder's library: they may use every library
+folder (a GPU test runs the CPU engine as its oracle) and the shared helpers in tests/. Exits 1
+naming each include that breaks the rule.
 
     .ci/check-layers.py [ROOT]
 """
@@ -16,38 +17,42 @@ import re
 import subprocess
 import sys
 
-# What each folder may include, besides itself. Keep in step with ARCHITECTURE.md.
+# What each library folder may include, besides itself. Keep in step with ARCHITECTURE.md.
 ALLOWED = {
     "base": set(),
-    "tools": {"base"},
-    "index": {"base"},
-    "workload": {"index", "base"},
-    "cpu": {"index", "base"},
-    "gpu": {"index", "base"},
-    "cost_model": {"index", "base"},
-    "scheduler": {"cost_model", "index", "base"},
-    "match": {"gpu", "index", "base"},
-    "index_builder": {"workload", "index", "base"},
+    "filter": {"base"},
+    "index": {"filter", "base"},
+    "workload": {"index", "filter", "base"},
+    "cpu": {"index", "filter", "base"},
+    "gpu": {"index", "filter", "base"},
+    "cost_model": {"index", "filter", "base"},
+    "scheduler": {"cost_model", "index", "filter", "base"},
+    "match": {"gpu", "index", "filter", "base"},
+    "index_builder": {"workload", "index", "filter", "base"},
     "proto": set(),
-    "server": {"scheduler", "cost_model", "match", "cpu", "gpu", "index", "base", "proto"},
-    "broker": {"server", "base", "proto"},
-    "clients": {"proto", "base", "tools"},
-    "bench": {"broker", "server", "match", "scheduler", "cost_model", "cpu", "gpu", "index_builder", "workload",
-              "index", "tools", "base", "proto"},
-    "tests": {"broker", "server", "match", "scheduler", "cost_model", "cpu", "gpu", "index_builder", "workload",
-              "index", "tools", "base", "proto", "clients", "bench"},
-    "fuzz": {"broker", "server", "match", "scheduler", "cost_model", "cpu", "gpu", "index_builder", "workload",
-             "index", "tools", "base", "proto", "clients", "tests"},
+    "rpc": {"base", "proto"},
+    "server": {"rpc", "scheduler", "cost_model", "match", "cpu", "gpu", "index", "filter", "base", "proto"},
+    "broker": {"rpc", "base", "proto"},
+    "clients": {"proto", "base"},
 }
-LIBRARIES = set(ALLOWED) - {"tests", "bench", "fuzz"}
+LIBRARIES = set(ALLOWED)
+# Program folders: on top of every library. tests/ also holds the end-to-end fixtures that
+# benchmarks and fuzzers share.
+PROGRAMS = {
+    "tools": LIBRARIES,
+    "bench": LIBRARIES,
+    "tests": LIBRARIES | {"bench"},
+    "fuzz": LIBRARIES | {"tests"},
+}
 INCLUDE = re.compile(r'^\s*#\s*include\s+"([^"]+)"')
+PROGRAM_ENTRY = re.compile(r"^(int main\(|extern \"C\" int LLVMFuzzerTestOneInput)", re.M)
 
 
 def folder_of(header):
     top = header.split("/", 1)[0]
     if top == "tandem":  # generated from proto/tandem/v1/*.proto
         return "proto"
-    return top if top in ALLOWED else None
+    return top if top in ALLOWED or top in PROGRAMS else None
 
 
 def main():
@@ -60,16 +65,15 @@ def main():
         if not path.endswith((".h", ".cc", ".cu", ".cuh")):
             continue
         folder = path.split("/", 1)[0]
-        if folder not in ALLOWED:
+        if folder in PROGRAMS:
+            allowed = {folder} | PROGRAMS[folder]
+        elif folder in ALLOWED:
+            allowed = {folder} | ALLOWED[folder]
+            name = os.path.basename(path)
+            if name.endswith("_test.cc") or name.endswith("_test_util.h"):
+                allowed |= LIBRARIES | {"tests"}
+        else:
             continue
-        allowed = {folder} | ALLOWED[folder]
-        name = os.path.basename(path)
-        if name.endswith("_test.cc") or name.endswith("_test_util.h"):
-            allowed |= LIBRARIES | {"tests"}
-        if name.endswith("_main.cc"):
-            allowed |= LIBRARIES
-        if name.endswith("_fuzzer.cc"):
-            allowed |= LIBRARIES | {"tests", "fuzz"}
         if not os.path.exists(os.path.join(root, path)):
             continue  # deleted in the working tree
         with open(os.path.join(root, path), encoding="utf-8") as f:
@@ -80,10 +84,14 @@ def main():
                 target = folder_of(m.group(1))
                 if target is not None and target not in allowed:
                     errors.append(f"{path}:{number}: {folder}/ may not include {m.group(1)}")
+        if folder in ALLOWED:
+            with open(os.path.join(root, path), encoding="utf-8") as f:
+                if PROGRAM_ENTRY.search(f.read()):
+                    errors.append(f"{path}: a main() in a library folder; programs live in tools/")
     for e in errors:
         print(e)
     if errors:
-        print(f"check-layers: {len(errors)} include(s) point the wrong way (see ALLOWED above)")
+        print(f"check-layers: {len(errors)} error(s): includes pointing the wrong way or programs out of place")
         return 1
     print(f"check-layers: includes of {len(files)} files point down the layers")
     return 0

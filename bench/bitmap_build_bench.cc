@@ -25,12 +25,12 @@
 #include "absl/strings/str_cat.h"
 #include "absl/strings/str_split.h"
 #include "absl/time/clock.h"
-#include "gpu/bitmap_build.h"
-#include "gpu/device.h"
-#include "index/bitmap.h"
+#include "base/app.h"
+#include "base/bench_util.h"
+#include "filter/bitmap.h"
+#include "gpu/bitmaps/bitmap_build.h"
+#include "gpu/device/device.h"
 #include "nlohmann/json.hpp"
-#include "tools/app.h"
-#include "tools/bench_util.h"
 
 ABSL_FLAG(std::string, records, "25000000", "column lengths (records), comma-separated");
 ABSL_FLAG(std::string, cardinalities, "256,1024,4096,16384,65536",
@@ -103,7 +103,7 @@ json Times(const gpu::BitmapBuildTimes& t) {
               {"offsets_ms", t.offsets_ms},   {"download_ms", t.download_ms}};
 }
 
-bool SameColumns(const gpu::PinnedBitmapColumns& g, const index::BitmapColumns& c) {
+bool SameColumns(const gpu::PinnedBitmapColumns& g, const filter::BitmapColumns& c) {
   return g.num_keys == c.keys.size() && g.num_words == c.words.size() &&
          std::equal(c.keys.begin(), c.keys.end(), g.keys) &&
          std::equal(c.offsets.begin(), c.offsets.end(), g.offsets) &&
@@ -119,10 +119,10 @@ int Main() {
   if (!cardinalities.ok()) return Fail(cardinalities.status());
   std::vector<std::string> distributions =
       absl::StrSplit(absl::GetFlag(FLAGS_distributions), ',', absl::SkipEmpty());
-  std::vector<index::BitmapCodec> codecs;
+  std::vector<filter::BitmapCodec> codecs;
   for (absl::string_view name :
        absl::StrSplit(absl::GetFlag(FLAGS_codecs), ',', absl::SkipEmpty())) {
-    auto codec = index::ParseBitmapCodec(std::string_view(name.data(), name.size()));
+    auto codec = filter::ParseBitmapCodec(std::string_view(name.data(), name.size()));
     if (!codec.ok()) return Fail(codec.status());
     codecs.push_back(*codec);
   }
@@ -152,10 +152,10 @@ int Main() {
         // Pinned, as a recorder's capture buffer: copied at full PCIe speed.
         const bool pinned =
             cudaHostRegister(column.data(), column.size() * sizeof(uint32_t), 0) == cudaSuccess;
-        for (index::BitmapCodec codec : codecs) {
-          absl::StatusOr<index::BitmapColumns> cpu;
+        for (filter::BitmapCodec codec : codecs) {
+          absl::StatusOr<filter::BitmapColumns> cpu;
           const double cpu_seconds = MedianSeconds(
-              cpu_repeats, [&] { cpu = index::BuildBitmaps(codec, uint32_t(records), column); });
+              cpu_repeats, [&] { cpu = filter::BuildBitmaps(codec, uint32_t(records), column); });
           if (!cpu.ok()) return Fail(cpu.status());
           // A first build grows the builder's buffers; the timed ones reuse them.
           auto warm = (*builder)->BuildPinned(codec, uint32_t(records), column);
@@ -173,19 +173,19 @@ int Main() {
           const double raw = double(cpu->keys.size()) * double(records) / 8;
           const double gpu_rate = records / gpu_seconds, cpu_rate = records / cpu_seconds;
           std::printf("%-8s %-5s %10llu %6llu %12.3g %12.3g %7.1fx %10.1f %10.1f %6.3f %s\n",
-                      distribution.c_str(), std::string(index::BitmapCodecName(codec)).c_str(),
+                      distribution.c_str(), std::string(filter::BitmapCodecName(codec)).c_str(),
                       static_cast<unsigned long long>(records),
                       static_cast<unsigned long long>(cardinality), gpu_rate, cpu_rate,
                       gpu_rate / cpu_rate, bytes / 1e6, raw / 1e6, bytes / raw,
                       same ? "same bytes" : "MISMATCH");
-          if (codec == index::BitmapCodec::kPlwah && cardinality == 256) {
+          if (codec == filter::BitmapCodec::kPlwah && cardinality == 256) {
             plwah_256_rate = std::max(plwah_256_rate, gpu_rate);
           }
           min_speedup =
               any_speedup ? std::min(min_speedup, gpu_rate / cpu_rate) : gpu_rate / cpu_rate;
           any_speedup = true;
           points.push_back(json{{"distribution", distribution},
-                                {"codec", index::BitmapCodecName(codec)},
+                                {"codec", filter::BitmapCodecName(codec)},
                                 {"records", records},
                                 {"cardinality", cardinality},
                                 {"columns_present", cpu->keys.size()},
@@ -217,18 +217,18 @@ int Main() {
                 absl::GetFlag(FLAGS_stage_cardinality));
     std::printf("%-5s %7s %7s %7s %7s %7s %7s %7s %7s %7s\n", "codec", "upload", "sort", "literal",
                 "merge", "fills", "fuse", "offsets", "download", "total");
-    for (index::BitmapCodec codec : codecs) {
+    for (filter::BitmapCodec codec : codecs) {
       gpu::BitmapBuildTimes t;
       for (int i = 0; i < 2; ++i) {  // the first grows the buffers
         auto built = (*builder)->BuildPinned(codec, stage_records, column, {}, &t);
         if (!built.ok()) return Fail(built.status());
       }
       std::printf("%-5s %7.2f %7.2f %7.2f %7.2f %7.2f %7.2f %7.2f %7.2f %7.2f\n",
-                  std::string(index::BitmapCodecName(codec)).c_str(), t.upload_ms, t.sort_ms,
+                  std::string(filter::BitmapCodecName(codec)).c_str(), t.upload_ms, t.sort_ms,
                   t.literals_ms, t.merge_ms, t.fills_ms, t.fuse_ms, t.offsets_ms, t.download_ms,
                   t.total_ms());
       json row = Times(t);
-      row["codec"] = index::BitmapCodecName(codec);
+      row["codec"] = filter::BitmapCodecName(codec);
       row["total_ms"] = t.total_ms();
       stages.push_back(row);
     }
@@ -247,8 +247,8 @@ int Main() {
 
   if (!absl::GetFlag(FLAGS_json).empty()) {
     json out = {{"benchmark", "bitmap_build"},
-                {"machine", tools::MachineInfo(device->name)},
-                {"cpu_builder", "index::BuildBitmaps, one thread"},
+                {"machine", base::MachineInfo(device->name)},
+                {"cpu_builder", "filter::BuildBitmaps, one thread"},
                 {"repeats", repeats},
                 {"points", points},
                 {"steps", stages},
@@ -262,7 +262,7 @@ int Main() {
 }  // namespace tandem
 
 int main(int argc, char** argv) {
-  tandem::tools::ParseCommandLineOrExit(
+  tandem::base::ParseCommandLineOrExit(
       argc, argv,
       {.name = "tandem-bench-bitmap-build",
        .usage =

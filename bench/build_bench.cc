@@ -25,11 +25,11 @@
 #include "absl/strings/numbers.h"
 #include "absl/strings/str_cat.h"
 #include "absl/strings/str_split.h"
+#include "base/app.h"
+#include "base/bench_util.h"
 #include "index/index.h"
 #include "index_builder/document_reader.h"
 #include "index_builder/inverter.h"
-#include "tools/app.h"
-#include "tools/bench_util.h"
 
 ABSL_FLAG(std::vector<std::string>, collection, {},
           "NAME:FORMAT:PATH[,NAME:FORMAT:PATH...] (comma separated)");
@@ -74,14 +74,14 @@ std::string FileBytes(const std::string& path) {
 
 int main(int argc, char** argv) {
   using namespace tandem;
-  tools::ParseCommandLineOrExit(
+  base::ParseCommandLineOrExit(
       argc, argv,
       {.name = "tandem-bench-build",
        .usage = "tandem-bench-build: index build throughput on real collections.\n"
                 "  tandem-bench-build --collection FORMAT:PATH ... [--json FILE]",
        .main_file = __FILE__});
   nlohmann::json out = {{"benchmark", "index_build"},
-                        {"machine", tools::MachineInfo()},
+                        {"machine", base::MachineInfo()},
                         {"codec", absl::GetFlag(FLAGS_codec)},
                         {"results", nlohmann::json::array()}};
   const int cores = static_cast<int>(std::max(1u, std::thread::hardware_concurrency()));

@@ -23,7 +23,7 @@
 // Prints Google Benchmark's table and writes JSON (machine, caches, commit and every figure) to
 // codec_bench.json unless --benchmark_out is given:
 //
-//   codec_bench --benchmark_out=bench/results/codec.json --benchmark_out_format=json
+//   codec_bench --benchmark_out=codec.json --benchmark_out_format=json
 //   codec_bench --index=/tmp/gov2like --benchmark_filter='DecodeDocids/.*/index'
 //   codec_bench --index=/tmp/gov2like --walk_terms=terms.txt --walk_min_postings=200000
 //     --walk_written=walked.txt --benchmark_filter=CursorWalk

@@ -3,7 +3,7 @@
 # can run separately: later steps reuse /tmp/cpu-host from earlier ones on the same machine.
 #
 # On the build machine: pack the CPU binaries with the data files, and the text collections:
-#   deploy/gpu-bundle.sh build/index_builder/tandem-index build/bench/tandem-bench-query \
+#   deploy/gpu-bundle.sh build/tools/tandem-index build/bench/tandem-bench-query \
 #     build/bench/tandem-bench-build build/bench/codec_bench /usr/bin/perf -- \
 #     ../shared/data/stats/wikipedia-termstats.tsv.gz ../shared/data/stats/wikipedia-doclengths.tsv \
 #     ../shared/data/queries/trec05-efficiency.txt

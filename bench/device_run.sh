@@ -6,8 +6,8 @@
 # $OUT in few files.
 #
 # On the build machine: build and pack (the bundle is git-ignored, like .gpu-carry/):
-#   deploy/gpu-bundle.sh build/server/tandem-server build/index_builder/tandem-index \
-#     build/bench/tandem-loadgen build/cost_model/tandem-train-cost -- \
+#   deploy/gpu-bundle.sh build/tools/tandem-server build/tools/tandem-index \
+#     build/bench/tandem-loadgen build/tools/tandem-train-cost -- \
 #     ../shared/data/stats/wikipedia-termstats.tsv.gz ../shared/data/stats/wikipedia-doclengths.tsv \
 #     ../shared/data/queries/trec05-efficiency.txt
 #   mkdir -p .gpu-carry && tar czf .gpu-carry/bundle.tgz .gpu-bundle   # copy .gpu-carry over

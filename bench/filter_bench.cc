@@ -3,7 +3,7 @@
 // tandem-bench-filter: what a filter costs. On an index with a synthetic attribute column
 // (`tandem-index synth --attribute-columns sel:100`: 100 values drawn uniformly), filters of the
 // form `sel IN (v00, ..., vNN)` allow 50%, 10% and 1% of the documents (--selectivities). For
-// each, the time to evaluate it on the compressed bitmaps on the CPU (index::EvaluateFilter) and
+// each, the time to evaluate it on the compressed bitmaps on the CPU (filter::EvaluateFilter) and
 // on the GPU (gpu::GpuFilterEvaluator: wall time with the compression and copy back, and its
 // kernel time; the bitmaps must be equal), and the latency of the same queries unfiltered and
 // filtered on the CPU engine and on the GPU engine: one query at a time, each query's two forms
@@ -23,15 +23,15 @@
 #include "absl/strings/str_format.h"
 #include "absl/strings/str_split.h"
 #include "absl/time/clock.h"
+#include "base/app.h"
+#include "base/bench_util.h"
 #include "cpu/daat_engine.h"
-#include "gpu/device.h"
-#include "gpu/filter_eval.h"
-#include "gpu/gpu_engine.h"
-#include "index/filter.h"
+#include "filter/filter.h"
+#include "gpu/bitmaps/filter_eval.h"
+#include "gpu/device/device.h"
+#include "gpu/engine/gpu_engine.h"
 #include "index/index.h"
 #include "nlohmann/json.hpp"
-#include "tools/app.h"
-#include "tools/bench_util.h"
 #include "workload/query_set.h"
 
 ABSL_FLAG(std::string, index, "",
@@ -90,8 +90,8 @@ absl::StatusOr<PairedLatency> MeasurePaired(const index::Engine& engine,
       if (run_filtered) (*answers)[i] = std::move(result->hits);
     }
   }
-  const tools::LatencySummary p = tools::Summarize(plain_seconds);
-  const tools::LatencySummary f = tools::Summarize(filtered_seconds);
+  const base::LatencySummary p = base::Summarize(plain_seconds);
+  const base::LatencySummary f = base::Summarize(filtered_seconds);
   return PairedLatency{{p.mean * 1e3, p.p50 * 1e3}, {f.mean * 1e3, f.p50 * 1e3}};
 }
 
@@ -99,9 +99,9 @@ int Main() {
   auto opened = index::Index::Open(absl::GetFlag(FLAGS_index));
   if (!opened.ok()) return Fail(opened.status().ToString());
   const index::Index& idx = **opened;
-  const index::AttributeIndex* attributes = idx.attributes();
+  const filter::AttributeIndex* attributes = idx.attributes();
   if (attributes == nullptr) return Fail("the index stores no attributes");
-  const index::AttributeField* field = attributes->Find(absl::GetFlag(FLAGS_field));
+  const filter::AttributeField* field = attributes->Find(absl::GetFlag(FLAGS_field));
   if (field == nullptr || field->cardinality() != 100) {
     return Fail("the index needs a keyword column of 100 values named --field");
   }
@@ -162,15 +162,15 @@ int Main() {
     for (int percent : percents) {
       std::vector<std::string> values;
       for (int v = 0; v < percent; ++v) values.push_back(absl::StrFormat("v%02d", v));
-      const index::FilterNode filter = index::FilterNode::In(field->name, values);
+      const filter::FilterNode filter = filter::FilterNode::In(field->name, values);
       std::vector<double> eval_seconds;
-      std::shared_ptr<const index::Bitmap> docs;
+      std::shared_ptr<const filter::Bitmap> docs;
       for (int i = 0; i < 5; ++i) {
         const absl::Time start = absl::Now();
-        auto evaluated = index::EvaluateFilter(filter, *attributes);
+        auto evaluated = filter::EvaluateFilter(filter, *attributes);
         eval_seconds.push_back(absl::ToDoubleSeconds(absl::Now() - start));
         if (!evaluated.ok()) return Fail(evaluated.status().ToString());
-        docs = std::make_shared<const index::Bitmap>(*std::move(evaluated));
+        docs = std::make_shared<const filter::Bitmap>(*std::move(evaluated));
       }
       std::sort(eval_seconds.begin(), eval_seconds.end());
       // The same filter evaluated on the device: the same bitmap, and how long it takes.
@@ -218,33 +218,33 @@ int Main() {
           gpu_plain->mean_ms, gpu_filtered->mean_ms, gpu_ratio,
           gpu_engine ? (same ? "same hits" : "MISMATCH") : "",
           gpu_eval_same ? "" : ", GPU bitmap DIFFERS");
-      rows.push_back(
-          json{{"mode", index::QueryModeName(mode)},
-               {"percent_allowed", percent},
-               {"documents_allowed", docs->Count()},
-               {"filter_words", docs->words().size()},
-               {"evaluate_ms_median", eval_seconds[2] * 1e3},
-               {"filter_columns", percent},
-               {"filter_column_words",
-                index::FilterProgramWords(*index::CompileFilter(filter, *attributes), *attributes)},
-               {"gpu_evaluate_ms_median", gpu_eval_ms},
-               {"gpu_evaluate_kernel_ms_median", gpu_eval_kernel_ms},
-               {"gpu_evaluate_equals_cpu", gpu_eval_same},
-               {"cpu_mean_ms", cpu_plain->mean_ms},
-               {"cpu_p50_ms", cpu_plain->p50_ms},
-               {"cpu_filtered_mean_ms", cpu_filtered->mean_ms},
-               {"cpu_filtered_p50_ms", cpu_filtered->p50_ms},
-               {"gpu_mean_ms", gpu_plain->mean_ms},
-               {"gpu_p50_ms", gpu_plain->p50_ms},
-               {"gpu_filtered_mean_ms", gpu_filtered->mean_ms},
-               {"gpu_filtered_p50_ms", gpu_filtered->p50_ms},
-               {"gpu_equals_cpu", same}});
+      rows.push_back(json{
+          {"mode", index::QueryModeName(mode)},
+          {"percent_allowed", percent},
+          {"documents_allowed", docs->Count()},
+          {"filter_words", docs->words().size()},
+          {"evaluate_ms_median", eval_seconds[2] * 1e3},
+          {"filter_columns", percent},
+          {"filter_column_words",
+           filter::FilterProgramWords(*filter::CompileFilter(filter, *attributes), *attributes)},
+          {"gpu_evaluate_ms_median", gpu_eval_ms},
+          {"gpu_evaluate_kernel_ms_median", gpu_eval_kernel_ms},
+          {"gpu_evaluate_equals_cpu", gpu_eval_same},
+          {"cpu_mean_ms", cpu_plain->mean_ms},
+          {"cpu_p50_ms", cpu_plain->p50_ms},
+          {"cpu_filtered_mean_ms", cpu_filtered->mean_ms},
+          {"cpu_filtered_p50_ms", cpu_filtered->p50_ms},
+          {"gpu_mean_ms", gpu_plain->mean_ms},
+          {"gpu_p50_ms", gpu_plain->p50_ms},
+          {"gpu_filtered_mean_ms", gpu_filtered->mean_ms},
+          {"gpu_filtered_p50_ms", gpu_filtered->p50_ms},
+          {"gpu_equals_cpu", same}});
     }
   }
   if (mismatches > 0) std::printf("\n%d GPU runs did NOT match the CPU engine\n", mismatches);
   if (!absl::GetFlag(FLAGS_json).empty()) {
     json out = {{"benchmark", "filter"},
-                {"machine", tools::MachineInfo(gpu_name)},
+                {"machine", base::MachineInfo(gpu_name)},
                 {"index", idx.directory()},
                 {"documents", idx.num_docs()},
                 {"queries", analyzed->size()},
@@ -260,7 +260,7 @@ int Main() {
 }  // namespace tandem
 
 int main(int argc, char** argv) {
-  tandem::tools::ParseCommandLineOrExit(
+  tandem::base::ParseCommandLineOrExit(
       argc, argv,
       {.name = "tandem-bench-filter",
        .usage = "tandem-bench-filter: filtered against unfiltered queries at 50%, 10% and 1% "

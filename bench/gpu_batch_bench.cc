@@ -24,14 +24,14 @@
 #include "absl/flags/flag.h"
 #include "absl/strings/numbers.h"
 #include "absl/strings/str_split.h"
+#include "base/app.h"
+#include "base/bench_util.h"
+#include "base/thread_pool.h"
 #include "cpu/daat_engine.h"
-#include "gpu/gpu_engine.h"
+#include "gpu/engine/gpu_engine.h"
 #include "index/index.h"
 #include "index/resolved_query.h"
 #include "nlohmann/json.hpp"
-#include "tools/app.h"
-#include "tools/bench_util.h"
-#include "tools/thread_pool.h"
 #include "workload/query_set.h"
 #include "workload/query_split.h"
 
@@ -97,7 +97,7 @@ std::vector<std::pair<size_t, size_t>> FormBatches(const std::vector<uint64_t>& 
 
 struct BatchRun {
   double qps = 0;
-  tools::LatencySummary batch_latency;  // seconds per batch
+  base::LatencySummary batch_latency;  // seconds per batch
   int mismatches = 0;
 };
 
@@ -129,7 +129,7 @@ BatchRun RunBatches(const gpu::GpuEngine& gpu, const std::vector<index::Query>& 
   run.qps = queries.size() / Seconds(start, Clock::now());
   std::vector<double> all;
   for (const auto& l : latencies) all.insert(all.end(), l.begin(), l.end());
-  run.batch_latency = tools::Summarize(all);
+  run.batch_latency = base::Summarize(all);
   run.mismatches = mismatches;
   return run;
 }
@@ -220,7 +220,7 @@ int Run() {
 
   json out;
   out["benchmark"] = "gpu_batch";
-  out["machine"] = tools::MachineInfo(gpu.device().name);
+  out["machine"] = base::MachineInfo(gpu.device().name);
   out["index"] = {{"path", absl::GetFlag(FLAGS_index)},
                   {"documents", index.num_docs()},
                   {"postings", index.manifest().stats.num_postings},
@@ -263,7 +263,7 @@ int Run() {
       std::vector<absl::StatusOr<index::SearchResult>> expected(queries.size(),
                                                                 index::SearchResult{});
       {
-        tools::ThreadPool workers(threads);
+        base::ThreadPool workers(threads);
         for (size_t i = 0; i < queries.size(); ++i) {
           workers.Schedule([&, i] { expected[i] = (*cpu)->Search(queries[i], {}); });
         }
@@ -339,7 +339,7 @@ int Run() {
 }  // namespace tandem
 
 int main(int argc, char** argv) {
-  tandem::tools::ParseCommandLineOrExit(
+  tandem::base::ParseCommandLineOrExit(
       argc, argv,
       {.name = "tandem-bench-gpu-batch",
        .usage = "tandem-bench-gpu-batch: the GPU's batch path beside its per-query path, every "

@@ -26,16 +26,16 @@
 
 #include "absl/flags/flag.h"
 #include "absl/strings/str_format.h"
-#include "gpu/cuda_status.h"
-#include "gpu/decode.h"
-#include "gpu/device.h"
-#include "gpu/list_layout.h"
+#include "base/app.h"
+#include "base/bench_util.h"
+#include "base/thread_pool.h"
+#include "gpu/device/cuda_status.h"
+#include "gpu/device/device.h"
+#include "gpu/layouts/decode.h"
+#include "gpu/layouts/list_layout.h"
 #include "index/index.h"
 #include "index/resolved_query.h"
 #include "nlohmann/json.hpp"
-#include "tools/app.h"
-#include "tools/bench_util.h"
-#include "tools/thread_pool.h"
 #include "workload/query_set.h"
 #include "workload/query_split.h"
 
@@ -210,7 +210,7 @@ int Run() {
   std::mutex mu;
   absl::Status failure;
   {
-    tools::ThreadPool pool(static_cast<size_t>(std::max(0, absl::GetFlag(FLAGS_threads))));
+    base::ThreadPool pool(static_cast<size_t>(std::max(0, absl::GetFlag(FLAGS_threads))));
     for (const auto& [ordinal, info] : terms) {
       pool.Schedule([&, ordinal = ordinal, info = info] {
         absl::StatusOr<std::vector<uint32_t>> docids = Docids(index, info);
@@ -365,7 +365,7 @@ int Run() {
   json result;
   result["benchmark"] = "gpu_codecs";
   result["figures"] = "Ao et al. 2011, Figures 7 (compression ratio) and 8 (decompression speed)";
-  result["machine"] = tools::MachineInfo(device->name);
+  result["machine"] = base::MachineInfo(device->name);
   result["index"] = {{"path", absl::GetFlag(FLAGS_index)},
                      {"documents", index.num_docs()},
                      {"codec", index.manifest().codec}};
@@ -391,7 +391,7 @@ int Run() {
 }  // namespace tandem
 
 int main(int argc, char** argv) {
-  tandem::tools::ParseCommandLineOrExit(
+  tandem::base::ParseCommandLineOrExit(
       argc, argv,
       {.name = "tandem-bench-gpu-codecs",
        .usage = "tandem-bench-gpu-codecs: compression ratio and GPU decompression speed of every "

@@ -16,13 +16,13 @@
 #include <vector>
 
 #include "absl/flags/flag.h"
+#include "base/app.h"
+#include "base/bench_util.h"
 #include "cpu/daat_engine.h"
-#include "gpu/gpu_engine.h"
-#include "gpu/stored_layouts.h"
+#include "gpu/engine/gpu_engine.h"
+#include "gpu/layouts/stored_layouts.h"
 #include "index/index.h"
 #include "nlohmann/json.hpp"
-#include "tools/app.h"
-#include "tools/bench_util.h"
 #include "workload/query_set.h"
 #include "workload/query_split.h"
 
@@ -46,7 +46,7 @@ int Fail(const std::string& what) {
 }
 
 struct Pass {
-  tools::LatencySummary latency;
+  base::LatencySummary latency;
   int mismatches = 0;
   double seconds = 0;
 };
@@ -65,7 +65,7 @@ Pass RunPass(const gpu::GpuEngine& gpu, const std::vector<index::Query>& queries
     pass.mismatches += !same;
   }
   pass.seconds = std::chrono::duration<double>(Clock::now() - start).count();
-  pass.latency = tools::Summarize(seconds);
+  pass.latency = base::Summarize(seconds);
   return pass;
 }
 
@@ -143,7 +143,7 @@ int Run() {
       }
     }
   }
-  out["machine"] = tools::MachineInfo(gpu_name);
+  out["machine"] = base::MachineInfo(gpu_name);
   out["all_equal"] = total_mismatches == 0;
   std::printf("\nresults equal to the CPU engine's: %s\n", total_mismatches == 0 ? "yes" : "NO");
   if (!absl::GetFlag(FLAGS_json).empty()) {
@@ -156,7 +156,7 @@ int Run() {
 }  // namespace tandem
 
 int main(int argc, char** argv) {
-  tandem::tools::ParseCommandLineOrExit(
+  tandem::base::ParseCommandLineOrExit(
       argc, argv,
       {.name = "tandem-bench-gpu-cold",
        .usage = "tandem-bench-gpu-cold: cold and warm GPU query latency, lists transcoded at first "

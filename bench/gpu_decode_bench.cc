@@ -11,7 +11,7 @@
 // l2_resident fit in L2 even so). The target: >= 100 billion docIDs/s for lists over a
 // million postings.
 //
-//   tandem-bench-gpu-decode --json bench/results/gpu_decode_h100.json
+//   tandem-bench-gpu-decode --json gpu_decode.json
 #include <cuda_runtime_api.h>
 
 #include <algorithm>
@@ -28,15 +28,15 @@
 #include "absl/strings/str_format.h"
 #include "absl/strings/str_split.h"
 #include "absl/time/clock.h"
+#include "base/app.h"
+#include "base/bench_util.h"
 #include "base/version.h"
-#include "gpu/cuda_status.h"
-#include "gpu/decode.h"
-#include "gpu/device.h"
-#include "gpu/list_layout.h"
-#include "gpu/random_lists.h"
+#include "gpu/device/cuda_status.h"
+#include "gpu/device/device.h"
+#include "gpu/layouts/decode.h"
+#include "gpu/layouts/list_layout.h"
+#include "gpu/layouts/random_lists.h"
 #include "nlohmann/json.hpp"
-#include "tools/app.h"
-#include "tools/bench_util.h"
 
 ABSL_FLAG(int, min_log2, 10, "shortest list: 2^min_log2 postings");
 ABSL_FLAG(int, max_log2, 26, "longest list: 2^max_log2 postings");
@@ -315,7 +315,7 @@ absl::StatusOr<json> MeasureFreqFetch(Run& run, uint64_t n, std::mt19937_64& rng
 }  // namespace
 
 int main(int argc, char** argv) {
-  tools::ParseCommandLineOrExit(
+  base::ParseCommandLineOrExit(
       argc, argv,
       {.name = "tandem-bench-gpu-decode",
        .usage = "tandem-bench-gpu-decode: GPU PForDelta and Rice decode throughput by list length, "
@@ -416,7 +416,7 @@ int main(int argc, char** argv) {
   if (run.failures > 0) std::printf("%d decodes did NOT match the CPU reference\n", run.failures);
 
   if (!absl::GetFlag(FLAGS_json).empty()) {
-    json machine = tools::MachineInfo(device->name);
+    json machine = base::MachineInfo(device->name);
     json out = {{"benchmark", "gpu_decode"},
                 {"commit", tandem::base::Commit()},
                 {"machine", machine},

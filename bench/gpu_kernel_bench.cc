@@ -20,12 +20,12 @@
 
 #include "absl/flags/flag.h"
 #include "absl/strings/str_cat.h"
+#include "base/app.h"
+#include "base/bench_util.h"
 #include "base/status_macros.h"
-#include "gpu/cuda_status.h"
-#include "gpu/device.h"
-#include "gpu/query_ops.h"
-#include "tools/app.h"
-#include "tools/bench_util.h"
+#include "gpu/device/cuda_status.h"
+#include "gpu/device/device.h"
+#include "gpu/engine/query_ops.h"
 
 ABSL_FLAG(int, repeats, 20, "timed runs per configuration (the median is reported)");
 ABSL_FLAG(int, max_levels, 3, "merge-find levels to measure, 0..N");
@@ -183,7 +183,7 @@ int Run() {
   if (absl::Status s = bench.Init(); !s.ok()) return Fail(s);
   const int max_levels = std::clamp(absl::GetFlag(FLAGS_max_levels), 0, gpu::kMaxMergeFindLevels);
   json out;
-  out["machine"] = tools::MachineInfo(device->name);
+  out["machine"] = base::MachineInfo(device->name);
   out["gpu_name"] = device->name;
   out["repeats"] = absl::GetFlag(FLAGS_repeats);
   std::mt19937_64 rng(1);
@@ -244,7 +244,7 @@ int Run() {
 }  // namespace tandem
 
 int main(int argc, char** argv) {
-  tandem::tools::ParseCommandLineOrExit(
+  tandem::base::ParseCommandLineOrExit(
       argc, argv,
       {.name = "tandem-bench-gpu-kernels",
        .usage = "tandem-bench-gpu-kernels: merge-find intersection by recursion level and top-k "

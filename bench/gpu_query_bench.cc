@@ -28,13 +28,13 @@
 #include "absl/flags/flag.h"
 #include "absl/strings/numbers.h"
 #include "absl/strings/str_split.h"
+#include "base/app.h"
+#include "base/bench_util.h"
+#include "base/temp_dir.h"
 #include "cpu/daat_engine.h"
-#include "gpu/gpu_engine.h"
+#include "gpu/engine/gpu_engine.h"
 #include "index/index.h"
 #include "index_builder/synth.h"
-#include "tools/app.h"
-#include "tools/bench_util.h"
-#include "tools/temp_dir.h"
 #include "workload/query_file.h"
 #include "workload/query_split.h"
 
@@ -82,7 +82,7 @@ bool SameHits(const index::SearchResult& a, const index::SearchResult& b) {
   return true;
 }
 
-json LatencyJson(const tools::LatencySummary& s) {
+json LatencyJson(const base::LatencySummary& s) {
   return {{"mean", s.mean * 1e3},
           {"median", s.p50 * 1e3},
           {"p95", s.p95 * 1e3},
@@ -93,7 +93,7 @@ json LatencyJson(const tools::LatencySummary& s) {
 // One pass of `queries` through `engine`, one at a time; counts answers that differ from
 // `expected` (or fail).
 struct Pass {
-  tools::LatencySummary latency;
+  base::LatencySummary latency;
   int mismatches = 0;
 };
 Pass RunPass(const index::Engine& engine, const std::vector<index::Query>& queries,
@@ -106,7 +106,7 @@ Pass RunPass(const index::Engine& engine, const std::vector<index::Query>& queri
     seconds.push_back(Seconds(t0, Clock::now()));
     if (!r.ok() || !SameHits(expected[i], *r)) ++pass.mismatches;
   }
-  pass.latency = tools::Summarize(seconds);
+  pass.latency = base::Summarize(seconds);
   return pass;
 }
 
@@ -148,7 +148,7 @@ int Fail(const std::string& what) {
 }
 
 int Run() {
-  tools::TempDir tmp;
+  base::TempDir tmp;
   std::string index_dir = absl::GetFlag(FLAGS_index);
   if (index_dir.empty()) {
     index_builder::SynthOptions synth;
@@ -231,7 +231,7 @@ int Run() {
                           : static_cast<int>(std::thread::hardware_concurrency());
 
   json out;
-  out["machine"] = tools::MachineInfo(gpu->device().name);
+  out["machine"] = base::MachineInfo(gpu->device().name);
   out["gpu_name"] = gpu->device().name;
   out["num_docs"] = index.num_docs();
   out["index"] = absl::GetFlag(FLAGS_index).empty() ? "synthesized in the run" : index_dir;
@@ -270,7 +270,7 @@ int Run() {
         if (!c.ok()) ++errors;
         expected.push_back(c.ok() ? *std::move(c) : index::SearchResult{});
       }
-      const tools::LatencySummary c = tools::Summarize(cpu_s);
+      const base::LatencySummary c = base::Summarize(cpu_s);
       // The engine's default top-k (kAuto), then each method alone.
       (void)gpu->SetTuning({});
       (void)RunPass(*gpu, queries, expected);  // warm-up
@@ -446,7 +446,7 @@ int Run() {
 }  // namespace tandem
 
 int main(int argc, char** argv) {
-  tandem::tools::ParseCommandLineOrExit(
+  tandem::base::ParseCommandLineOrExit(
       argc, argv,
       {.name = "tandem-bench-gpu-query",
        .usage =

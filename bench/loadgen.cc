@@ -36,11 +36,11 @@
 #include "absl/strings/str_join.h"
 #include "absl/time/clock.h"
 #include "absl/time/time.h"
+#include "base/app.h"
 #include "base/status_macros.h"
 #include "base/version.h"
 #include "bench/load_runner.h"
 #include "tandem/v1/search.grpc.pb.h"
-#include "tools/app.h"
 #include "workload/query_file.h"
 
 ABSL_FLAG(std::string, server, "127.0.0.1:50051", "host:port of the query node");
@@ -258,7 +258,7 @@ std::string Hostname() {
 }
 
 int Main(int argc, char** argv) {
-  const std::vector<std::string> rest = tools::ParseCommandLineOrExit(
+  const std::vector<std::string> rest = base::ParseCommandLineOrExit(
       argc, argv,
       {.name = "tandem-loadgen",
        .usage =

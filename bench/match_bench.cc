@@ -33,6 +33,8 @@
 #include "absl/strings/numbers.h"
 #include "absl/strings/str_cat.h"
 #include "absl/strings/str_split.h"
+#include "base/app.h"
+#include "base/bench_util.h"
 #include "index/analyzer.h"
 #include "index_builder/document_reader.h"
 #include "match/brute_force_matcher.h"
@@ -41,11 +43,9 @@
 #include "match/scenario.h"
 #include "match/subscription_registry.h"
 #include "nlohmann/json.hpp"
-#include "tools/app.h"
-#include "tools/bench_util.h"
 #include "workload/query_set.h"
 #if TANDEM_HAVE_CCM
-#include "gpu/device.h"
+#include "gpu/device/device.h"
 #include "match/ccm_matcher.h"
 #endif
 
@@ -97,9 +97,9 @@ struct EngineRun {
   std::string engine;
   double deploy_seconds = 0;
   match::MatcherStats stats;
-  tools::LatencySummary latency;  // per event at batch 1
-  double events_per_second = 0;   // in batches
-  bool visible = false;           // a Subscribe made just before an event matched it
+  base::LatencySummary latency;  // per event at batch 1
+  double events_per_second = 0;  // in batches
+  bool visible = false;          // a Subscribe made just before an event matched it
 };
 
 // Deploys, measures batch-1 latency and batched throughput, and returns each event's answer.
@@ -127,7 +127,7 @@ EngineRun Measure(const std::string& engine, Matcher& matcher, const Workload& w
       seconds.push_back(Since(t));
       (*answers)[e] = one[0];
     }
-    run.latency = tools::Summarize(seconds);
+    run.latency = base::Summarize(seconds);
   }
   const int batch = std::max(1, absl::GetFlag(FLAGS_batch));
   const int total = std::max(batch, absl::GetFlag(FLAGS_throughput_events));
@@ -374,7 +374,7 @@ int Run() {
 #if TANDEM_HAVE_CCM
   if (auto info = gpu::ProbeDevice(0); info.ok()) gpu_name = info->name;
 #endif
-  out["machine"] = tools::MachineInfo(gpu_name);
+  out["machine"] = base::MachineInfo(gpu_name);
   out["flags"] = {{"events", absl::GetFlag(FLAGS_events)},
                   {"batch", absl::GetFlag(FLAGS_batch)},
                   {"throughput_events", absl::GetFlag(FLAGS_throughput_events)},
@@ -501,7 +501,7 @@ int Run() {
 }  // namespace tandem
 
 int main(int argc, char** argv) {
-  tandem::tools::ParseCommandLineOrExit(
+  tandem::base::ParseCommandLineOrExit(
       argc, argv,
       {.name = "tandem-bench-match",
        .usage = "tandem-bench-match: standing queries, CCM on the GPU beside the CPU matcher "

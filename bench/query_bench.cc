@@ -6,7 +6,7 @@
 // of queries is checked against the brute-force reference scorer in the same run. Prints a table
 // and writes JSON with the machine, the commit and every figure.
 //
-//   tandem-bench-query --index DIR --queries trec05-efficiency.txt --json bench/results/x.json
+//   tandem-bench-query --index DIR --queries trec05-efficiency.txt --json query.json
 #include <fcntl.h>
 #include <pthread.h>
 #include <sched.h>
@@ -27,14 +27,14 @@
 #include "absl/strings/str_cat.h"
 #include "absl/strings/str_join.h"
 #include "absl/strings/str_split.h"
+#include "base/app.h"
+#include "base/bench_util.h"
 #include "base/huge_pages.h"
+#include "base/thread_pool.h"
 #include "cpu/daat_engine.h"
 #include "cpu/reference_engine.h"
 #include "index/index.h"
 #include "index/resolved_query.h"
-#include "tools/app.h"
-#include "tools/bench_util.h"
-#include "tools/thread_pool.h"
 #include "workload/query_file.h"
 
 ABSL_FLAG(std::string, index, "", "index directory");
@@ -163,7 +163,7 @@ class PerfControl {
 }  // namespace
 
 int main(int argc, char** argv) {
-  tools::ParseCommandLineOrExit(
+  base::ParseCommandLineOrExit(
       argc, argv,
       {.name = "tandem-bench-query",
        .usage = "tandem-bench-query: the CPU engine's latency and throughput over a query log, "
@@ -267,7 +267,7 @@ int main(int argc, char** argv) {
 
   nlohmann::json out = {
       {"benchmark", "query"},
-      {"machine", tools::MachineInfo()},
+      {"machine", base::MachineInfo()},
       {"index",
        {{"path", absl::GetFlag(FLAGS_index)},
         {"documents", (*idx)->num_docs()},
@@ -294,7 +294,7 @@ int main(int argc, char** argv) {
     if (!per_query)
       return Fail(absl::StrCat("cannot write --per-query ", absl::GetFlag(FLAGS_per_query)));
   }
-  tools::ThreadPool pool(absl::GetFlag(FLAGS_threads));
+  base::ThreadPool pool(absl::GetFlag(FLAGS_threads));
   // --pin-threads: the CPUs this process may run on (taskset's), in order.
   std::vector<int> cpus;
   if (absl::GetFlag(FLAGS_pin_threads)) {
@@ -451,7 +451,7 @@ int main(int argc, char** argv) {
           if (busy[t] > 0) qps_per_thread[t] = static_cast<double>(done[t]) / busy[t];
           qps_summed += qps_per_thread[t];
         }
-        tools::LatencySummary l = tools::Summarize(latency);
+        base::LatencySummary l = base::Summarize(latency);
         const double n = static_cast<double>(queries.size());
         // Per-query counts and the one-thread rate over every timed pass.
         const double timed_queries = std::max<double>(1.0, static_cast<double>(latency.size()));

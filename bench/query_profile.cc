@@ -21,11 +21,11 @@
 
 #include "absl/flags/flag.h"
 #include "absl/strings/str_format.h"
+#include "base/app.h"
+#include "base/bench_util.h"
+#include "base/thread_pool.h"
 #include "cpu/cursor.h"
 #include "index/index.h"
-#include "tools/app.h"
-#include "tools/bench_util.h"
-#include "tools/thread_pool.h"
 #include "workload/query_set.h"
 #include "workload/query_split.h"
 
@@ -107,7 +107,7 @@ int Decade(uint64_t n) {
 }  // namespace
 
 int main(int argc, char** argv) {
-  tools::ParseCommandLineOrExit(
+  base::ParseCommandLineOrExit(
       argc, argv,
       {.name = "tandem-query-profile",
        .usage = "tandem-query-profile profiles a query set against an index.\n"
@@ -165,7 +165,7 @@ int main(int argc, char** argv) {
   }
   const bool intersect = absl::GetFlag(FLAGS_intersect);
   if (intersect) {
-    tools::ThreadPool threads(absl::GetFlag(FLAGS_threads));
+    base::ThreadPool threads(absl::GetFlag(FLAGS_threads));
     std::atomic<bool> failed{false};
     for (ProfiledQuery& p : chosen) {
       threads.Schedule([&idx, &p, &failed] {
@@ -201,9 +201,9 @@ int main(int argc, char** argv) {
   distinct.erase(std::unique(distinct.begin(), distinct.end()), distinct.end());
   uint64_t distinct_postings = 0;
   for (const std::string& t : distinct) distinct_postings += idx.Lookup(t)->df;
-  const tools::LatencySummary pp = tools::Summarize(postings);
-  const tools::LatencySummary tq = tools::Summarize(terms_per_query);
-  const tools::LatencySummary as = tools::Summarize(and_sizes);
+  const base::LatencySummary pp = base::Summarize(postings);
+  const base::LatencySummary tq = base::Summarize(terms_per_query);
+  const base::LatencySummary as = base::Summarize(and_sizes);
   const double per_doc_scale =
       absl::GetFlag(FLAGS_scale_to_docs) > 0
           ? static_cast<double>(absl::GetFlag(FLAGS_scale_to_docs)) / idx.num_docs()
@@ -251,7 +251,7 @@ int main(int argc, char** argv) {
     if (shortest_hist[d] > 0) shortest_json[absl::StrFormat("1e%d", d)] = shortest_hist[d];
   }
   nlohmann::json out = {{"benchmark", "query_profile"},
-                        {"machine", tools::MachineInfo()},
+                        {"machine", base::MachineInfo()},
                         {"index",
                          {{"path", idx.directory()},
                           {"documents", idx.num_docs()},

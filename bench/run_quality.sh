@@ -10,7 +10,7 @@ BUILD="${1:-$ROOT/build}"
 DATA="${TANDEM_DATA_DIR:-$ROOT/../shared/data}"
 WORK="$(mktemp -d)"
 trap 'rm -rf "$WORK"' EXIT
-INDEX="$BUILD/index_builder/tandem-index"
+INDEX="$BUILD/tools/tandem-index"
 EVAL="$BUILD/bench/tandem-eval"
 MACHINE="${RESULTS_MACHINE:-dev}"
 

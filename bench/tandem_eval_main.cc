@@ -11,11 +11,11 @@
 
 #include "absl/flags/flag.h"
 #include "absl/strings/str_cat.h"
+#include "base/app.h"
+#include "base/thread_pool.h"
 #include "cpu/daat_engine.h"
 #include "index/index.h"
 #include "nlohmann/json.hpp"
-#include "tools/app.h"
-#include "tools/thread_pool.h"
 #include "workload/trec_eval.h"
 
 ABSL_FLAG(std::string, index, "", "index directory");
@@ -44,7 +44,7 @@ int Fail(absl::string_view what) {
 
 int main(int argc, char** argv) {
   using namespace tandem;
-  tools::ParseCommandLineOrExit(
+  base::ParseCommandLineOrExit(
       argc, argv,
       {.name = "tandem-eval",
        .usage = "tandem-eval measures ranking quality (trec_eval's measures) on judged topics.\n"
@@ -75,7 +75,7 @@ int main(int argc, char** argv) {
   absl::Status first_error;
   const auto start = std::chrono::steady_clock::now();
   {
-    tools::ThreadPool pool(absl::GetFlag(FLAGS_threads));
+    base::ThreadPool pool(absl::GetFlag(FLAGS_threads));
     for (const workload::Topic& topic : *topics) {
       pool.Schedule([&, topic] {
         index::Query q;

@@ -11,9 +11,9 @@
 #include "grpcpp/grpcpp.h"
 #include "grpcpp/health_check_service_interface.h"
 #include "prometheus/registry.h"
-#include "server/grpc_log.h"
-#include "server/metrics_endpoint.h"
-#include "server/process_metrics.h"
+#include "rpc/grpc_log.h"
+#include "rpc/metrics_endpoint.h"
+#include "rpc/process_metrics.h"
 
 namespace tandem::broker {
 
@@ -44,10 +44,10 @@ absl::Status Broker::Start(BrokerOptions options) {
     return absl::InvalidArgumentError("max_batch must be at least 1");
   }
   TANDEM_RETURN_IF_ERROR(ResultCache::Validate(options.cache));
-  server::LimitLibraryLogs();
+  rpc::LimitLibraryLogs();
   TANDEM_ASSIGN_OR_RETURN(std::shared_ptr<grpc::ServerCredentials> credentials,
-                          server::MakeCredentials(options.tls));
-  TANDEM_RETURN_IF_ERROR(server::CheckListenPort(options.listen));
+                          rpc::MakeCredentials(options.tls));
+  TANDEM_RETURN_IF_ERROR(rpc::CheckListenPort(options.listen));
 
   registry_ = std::make_shared<prometheus::Registry>();
   metrics_ = std::make_unique<BrokerMetrics>(*registry_);
@@ -59,17 +59,17 @@ absl::Status Broker::Start(BrokerOptions options) {
                                              options.service);
 
   if (!options.metrics_listen.empty()) {
-    auto process = std::make_shared<server::ProcessMetrics>();
+    auto process = std::make_shared<rpc::ProcessMetrics>();
     TANDEM_ASSIGN_OR_RETURN(
         metrics_endpoint_,
-        server::MetricsEndpoint::Start({.listen = options.metrics_listen,
-                                        .tls_cert_file = options.metrics_tls_cert_file,
-                                        .tls_key_file = options.metrics_tls_key_file,
-                                        .basic_auth_file = options.metrics_basic_auth_file},
-                                       {registry_, process}));
+        rpc::MetricsEndpoint::Start({.listen = options.metrics_listen,
+                                     .tls_cert_file = options.metrics_tls_cert_file,
+                                     .tls_key_file = options.metrics_tls_key_file,
+                                     .basic_auth_file = options.metrics_basic_auth_file},
+                                    {registry_, process}));
     // The endpoint holds its collectables weakly; the process metrics live with the registry.
     process_metrics_ = std::move(process);
-    metrics_address_ = server::WithPort(options.metrics_listen, metrics_endpoint_->port());
+    metrics_address_ = rpc::WithPort(options.metrics_listen, metrics_endpoint_->port());
   }
 
   grpc::EnableDefaultHealthCheckService(true);
@@ -83,13 +83,13 @@ absl::Status Broker::Start(BrokerOptions options) {
   builder.SetMaxSendMessageSize(options.max_send_message_bytes);
   builder.AddChannelArgument(GRPC_ARG_ALLOW_REUSEPORT, 0);
   {
-    server::GrpcLogCapture capture;
+    rpc::GrpcLogCapture capture;
     grpc_server_ = builder.BuildAndStart();
     if (grpc_server_ == nullptr || port == 0) {
-      return absl::UnavailableError(server::ListenFailure(options.listen, capture.text()));
+      return absl::UnavailableError(rpc::ListenFailure(options.listen, capture.text()));
     }
   }
-  address_ = server::WithPort(options.listen, port);
+  address_ = rpc::WithPort(options.listen, port);
   replicas_->Start([this](const Topology& topology) { OnCheck(topology); });
   return absl::OkStatus();
 }

@@ -25,7 +25,7 @@
 #include "broker/result_cache.h"
 #include "broker/scatter_gather.h"
 #include "broker/timer_queue.h"
-#include "server/grpc_listen.h"
+#include "rpc/grpc_listen.h"
 
 namespace grpc {
 class Server;
@@ -34,18 +34,18 @@ namespace prometheus {
 class Registry;
 }  // namespace prometheus
 
-namespace tandem::server {
+namespace tandem::rpc {
 class MetricsEndpoint;
 class ProcessMetrics;
-}  // namespace tandem::server
+}  // namespace tandem::rpc
 
 namespace tandem::broker {
 
 struct BrokerOptions {
   std::string listen = "127.0.0.1:50050";
-  server::TlsOptions tls;
+  rpc::TlsOptions tls;
   std::string metrics_listen = "127.0.0.1:9465";  // empty: no metrics endpoint
-  // HTTPS and basic auth of the metrics endpoint, as the node's (server::MetricsEndpointOptions).
+  // HTTPS and basic auth of the metrics endpoint, as the node's (rpc::MetricsEndpointOptions).
   std::string metrics_tls_cert_file;
   std::string metrics_tls_key_file;
   std::string metrics_basic_auth_file;
@@ -81,8 +81,8 @@ class Broker {
   std::unique_ptr<ScatterGather> fanout_;
   std::unique_ptr<ResultCache> cache_;
   std::unique_ptr<BrokerService> service_;
-  std::shared_ptr<server::ProcessMetrics> process_metrics_;
-  std::unique_ptr<server::MetricsEndpoint> metrics_endpoint_;
+  std::shared_ptr<rpc::ProcessMetrics> process_metrics_;
+  std::unique_ptr<rpc::MetricsEndpoint> metrics_endpoint_;
   std::unique_ptr<grpc::Server> grpc_server_;
   std::string address_;
   std::string metrics_address_;

@@ -3,8 +3,8 @@
 
 #include "absl/strings/str_cat.h"
 #include "base/version.h"
-#include "server/metric_series.h"
-#include "server/status_mapping.h"
+#include "rpc/metric_series.h"
+#include "rpc/status_mapping.h"
 
 namespace tandem::broker {
 
@@ -12,10 +12,10 @@ namespace {
 constexpr absl::string_view kMethodNames[] = {"search", "search_batch", "search_stream"};
 }  // namespace
 
-using server::metrics::Counters;
-using server::metrics::Gauges;
-using server::metrics::Histograms;
-using server::metrics::LatencyBuckets;
+using rpc::metrics::Counters;
+using rpc::metrics::Gauges;
+using rpc::metrics::Histograms;
+using rpc::metrics::LatencyBuckets;
 
 BrokerMetrics::BrokerMetrics(prometheus::Registry& registry)
     : queries_(Counters(registry, "tandem_broker_queries_total",
@@ -69,7 +69,7 @@ void BrokerMetrics::RecordQuery(absl::string_view method, grpc::StatusCode code,
   } else {
     queries_
         .Add({{"method", std::string(kMethodNames[m])},
-              {"outcome", std::string(server::GrpcCodeName(code))}})
+              {"outcome", std::string(rpc::GrpcCodeName(code))}})
         .Increment();
   }
   durations_[m]->Observe(absl::ToDoubleSeconds(duration));
@@ -95,7 +95,7 @@ void BrokerMetrics::RecordShard(uint32_t shard, absl::Duration duration) {
 
 void BrokerMetrics::RecordShardFailure(uint32_t shard, grpc::StatusCode code) {
   shard_failures_
-      .Add({{"shard", absl::StrCat(shard)}, {"code", std::string(server::GrpcCodeName(code))}})
+      .Add({{"shard", absl::StrCat(shard)}, {"code", std::string(rpc::GrpcCodeName(code))}})
       .Increment();
 }
 

@@ -14,7 +14,7 @@
 #include "absl/strings/str_cat.h"
 #include "absl/strings/str_join.h"
 #include "absl/synchronization/mutex.h"
-#include "server/status_mapping.h"
+#include "rpc/status_mapping.h"
 
 namespace tandem::broker {
 
@@ -48,21 +48,21 @@ class StreamReactor final
     const SearchRequest request = std::move(request_);
     // The answer may come on this thread (a cached one): it takes mu_ itself.
     mu_.Unlock();
-    CancelHandle handle = service_.Answer(
-        request, service_.DeadlineOf(*context_), "search_stream",
-        [this, slot](absl::StatusOr<SearchResponse> answer) {
-          absl::MutexLock lock(&mu_);
-          if (answer.ok()) {
-            *slot->response.mutable_response() = *std::move(answer);
-          } else {
-            *slot->response.mutable_status() = server::ToQueryStatus(answer.status());
-          }
-          slot->ready = true;
-          --running_;
-          WriteLocked();
-          MaybeReadLocked();
-          MaybeFinishLocked();
-        });
+    CancelHandle handle =
+        service_.Answer(request, service_.DeadlineOf(*context_), "search_stream",
+                        [this, slot](absl::StatusOr<SearchResponse> answer) {
+                          absl::MutexLock lock(&mu_);
+                          if (answer.ok()) {
+                            *slot->response.mutable_response() = *std::move(answer);
+                          } else {
+                            *slot->response.mutable_status() = rpc::ToQueryStatus(answer.status());
+                          }
+                          slot->ready = true;
+                          --running_;
+                          WriteLocked();
+                          MaybeReadLocked();
+                          MaybeFinishLocked();
+                        });
     mu_.Lock();
     if (cancelled_) {
       handle.Cancel();
@@ -204,7 +204,7 @@ CancelHandle BrokerService::Answer(const SearchRequest& request, absl::Time dead
       answer->mutable_stats()->set_total_micros(absl::ToInt64Microseconds(took));
     }
     if (metrics_ != nullptr) {
-      metrics_->RecordQuery(method, server::ToGrpcCode(answer.status().code()),
+      metrics_->RecordQuery(method, rpc::ToGrpcCode(answer.status().code()),
                             answer.ok() && answer->degraded(), took);
     }
     done(std::move(answer));
@@ -239,7 +239,7 @@ grpc::ServerUnaryReactor* BrokerService::Search(grpc::CallbackServerContext* con
   call->Add(Answer(*request, DeadlineOf(*context), "search",
                    [call, response](absl::StatusOr<SearchResponse> answer) {
                      if (!answer.ok()) {
-                       call->Finish(server::ToGrpcStatus(answer.status()));
+                       call->Finish(rpc::ToGrpcStatus(answer.status()));
                        return;
                      }
                      *response = *std::move(answer);
@@ -273,7 +273,7 @@ grpc::ServerUnaryReactor* BrokerService::SearchBatch(grpc::CallbackServerContext
                        if (answer.ok()) {
                          *result->mutable_response() = *std::move(answer);
                        } else {
-                         *result->mutable_status() = server::ToQueryStatus(answer.status());
+                         *result->mutable_status() = rpc::ToQueryStatus(answer.status());
                        }
                        // Each answer writes its own result; the last one finishes the call.
                        if (pending->fetch_sub(1, std::memory_order_acq_rel) == 1) {

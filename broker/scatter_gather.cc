@@ -12,7 +12,7 @@
 #include "absl/strings/str_join.h"
 #include "broker/shard_merge.h"
 #include "grpcpp/grpcpp.h"
-#include "server/status_mapping.h"
+#include "rpc/status_mapping.h"
 
 namespace tandem::broker {
 
@@ -356,9 +356,8 @@ class QueryRun : public std::enable_shared_from_this<QueryRun> {
       for (const auto& [s, error] : missing_) {
         overloaded |= error.error_code() == grpc::StatusCode::RESOURCE_EXHAUSTED;
         if (missing.insert(s).second) {
-          reasons.push_back(absl::StrCat("shard ", s, ": ",
-                                         server::GrpcCodeName(error.error_code()), " ",
-                                         error.error_message()));
+          reasons.push_back(absl::StrCat("shard ", s, ": ", rpc::GrpcCodeName(error.error_code()),
+                                         " ", error.error_message()));
         }
       }
     }

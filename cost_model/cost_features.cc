@@ -11,12 +11,12 @@ namespace {
 
 // The heuristic, used for an engine with no trained model. Constants from the 25M-document
 // GOV2-like workload on the H100 machine (1.78M postings per query on average; the GPU's figures
-// are those of bench/results/gpu_query_25m_h100.json's first run of that engine):
+// are those of bench/results/gpu_query_25m.json's first run of that engine):
 //
 //   CPU OR     47.9 ms a query: every posting decoded, scored and offered to the top-k,
 //              about 25 ns each. By MaxScore (the CPU engine's default OR) the same queries took
 //              0.24 of that time for k = 10 and 0.47 for k = 1,000 (bench/results/
-//              cpu_or_25m_h100.json); the factor is interpolated in log k between the two.
+//              query_cpu.json); the factor is interpolated in log k between the two.
 //   CPU AND    6.5 ms: the shortest list leads and each other list decodes at most one 128-posting
 //              block per candidate, so it touches s + (t-1) min(mean other length, 128 s)
 //              postings (s shortest, t terms), a few ns each (decoding, little scoring): about 4

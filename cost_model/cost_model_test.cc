@@ -102,11 +102,11 @@ TEST_F(CostModelTest, FeaturesFromTheLexicon) {
 
   // A filter's selectivity: the share of the index's 4 documents it allows.
   index::Query filtered = MakeQuery({"apple"}, index::QueryMode::kOr, 10);
-  filtered.filter = std::make_shared<const index::Bitmap>(
-      *index::FromRows(index::BitmapCodec::kPlwah, 4, std::vector<uint32_t>{1, 2, 3}));
+  filtered.filter = std::make_shared<const filter::Bitmap>(
+      *filter::FromRows(filter::BitmapCodec::kPlwah, 4, std::vector<uint32_t>{1, 2, 3}));
   EXPECT_EQ(ComputeFeatures(filtered, *index_, {}).filter_selectivity, 0.75);
   filtered.filter =
-      std::make_shared<const index::Bitmap>(index::NoRows(index::BitmapCodec::kWah, 4));
+      std::make_shared<const filter::Bitmap>(filter::NoRows(filter::BitmapCodec::kWah, 4));
   EXPECT_EQ(ComputeFeatures(filtered, *index_, {}).filter_selectivity, 0);
   filtered.filter = nullptr;
   EXPECT_EQ(ComputeFeatures(filtered, *index_, {}).filter_selectivity, 1);
@@ -149,7 +149,7 @@ TEST_F(CostModelTest, HeuristicWithoutAModelAndSaysSo) {
   EXPECT_GT(HeuristicMs(short_and_or, Processor::kCpu),
             10 * HeuristicMs(short_and, Processor::kCpu));
   // The CPU's OR by MaxScore: about a quarter of scoring every posting (25 ns each) at k = 10,
-  // about half at k = 1,000 (bench/results/cpu_or_25m_h100.json).
+  // about half at k = 1,000 (bench/results/query_cpu.json).
   const double every_posting_ms = 25e-6 * big.sum_lengths;
   EXPECT_NEAR(HeuristicMs(big, Processor::kCpu) / every_posting_ms, 0.24, 0.01);
   QueryFeatures big_k1000 = big;

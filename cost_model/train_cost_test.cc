@@ -112,14 +112,14 @@ TEST(CostTrainToolTest, FiltersGiveSamplesTheirSelectivity) {
   // "part": a for every 10th document, b for the rest.
   std::vector<uint32_t> part(spec.num_docs);
   for (uint32_t d = 0; d < spec.num_docs; ++d) part[d] = d % 10 == 0 ? 0 : 1;
-  index::AttributeField field;
+  filter::AttributeField field;
   field.name = "part";
   field.values = {"a", "b"};
-  field.columns = *index::BuildBitmaps(index::BitmapCodec::kPlwah, spec.num_docs, part);
-  std::vector<index::AttributeField> fields;
+  field.columns = *filter::BuildBitmaps(filter::BitmapCodec::kPlwah, spec.num_docs, part);
+  std::vector<filter::AttributeField> fields;
   fields.push_back(std::move(field));
   auto attributes =
-      index::AttributeIndex::Create(spec.num_docs, index::BitmapCodec::kPlwah, std::move(fields));
+      filter::AttributeIndex::Create(spec.num_docs, filter::BitmapCodec::kPlwah, std::move(fields));
   ASSERT_TRUE(attributes.ok()) << attributes.status();
   const std::string index_dir = dir.path() + "/index";
   ASSERT_TRUE(

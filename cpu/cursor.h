@@ -18,7 +18,7 @@
 #include <cstdint>
 
 #include "absl/status/status.h"
-#include "index/bitmap.h"
+#include "filter/bitmap.h"
 #include "index/block_codec.h"
 #include "index/posting_list.h"
 #include "index/query.h"
@@ -72,7 +72,7 @@ class Cursor {
   // the cursor), jumping to the filter's next document through the skip table, as if the list
   // held no others. A selective filter then keeps an OR's candidates, and so the k-th score, to
   // the allowed documents from the start. Block maxima stay upper bounds of what is left.
-  void set_filter(const index::DenseRows* filter) {
+  void set_filter(const filter::DenseRows* filter) {
     filter_ = filter;
     if (filter_ != nullptr) SkipFiltered();
   }
@@ -111,7 +111,7 @@ class Cursor {
     while (docid_ != kEnd) {
       const uint32_t allowed = filter_->NextGeq(docid_);
       if (allowed == docid_) return;
-      if (allowed == index::DenseRows::kEnd) {
+      if (allowed == filter::DenseRows::kEnd) {
         LoadBlock(list_.num_blocks());
         return;
       }
@@ -122,7 +122,7 @@ class Cursor {
   index::PostingListView list_;
   const index::BlockCodec* codec_;
   index::QueryStats* stats_;
-  const index::DenseRows* filter_ = nullptr;
+  const filter::DenseRows* filter_ = nullptr;
   uint32_t block_ = 0;
   uint32_t shallow_ = 0;  // block_max_next_geq's block, >= block_ once moved
   uint32_t pos_ = 0;

@@ -40,7 +40,7 @@
 #include <vector>
 
 #include "absl/status/statusor.h"
-#include "index/bitmap.h"
+#include "filter/bitmap.h"
 #include "index/engine.h"
 #include "index/index.h"
 #include "index/resolved_query.h"
@@ -63,7 +63,7 @@ struct DaatEngineOptions {
   // OR and the OR pass of AND+OR. MaxScore and block-max MaxScore are within 5% of each other on
   // the 25M-document workload and on Wikipedia, the others slower; MaxScore is the faster on
   // Wikipedia and, on the development machine, on the 25M workload
-  // (bench/results/cpu_vs_pisa_h200.txt, cpu_vs_pisa_dev.txt).
+  // (bench/results/cpu_vs_pisa.json).
   OrAlgorithm or_algorithm = OrAlgorithm::kMaxScore;
   bool block_max_and = true;  // block-max skipping in ranked AND
   // Multiplies every score bound the pruning uses. 1 in production; tests set it below 1 to show
@@ -94,8 +94,8 @@ class DaatEngine : public index::Engine {
   // kept for the next query with the same filter bitmap (the server hands out one per distinct
   // filter): least recently used out past kFilterRowsEntries, num_docs / 8 bytes each.
   static constexpr size_t kFilterRowsEntries = 16;
-  std::shared_ptr<const index::DenseRows> FilterRows(
-      const std::shared_ptr<const index::Bitmap>& filter) const;
+  std::shared_ptr<const filter::DenseRows> FilterRows(
+      const std::shared_ptr<const filter::Bitmap>& filter) const;
 
   // Search once `query` is valid and `resolved` is its resolution.
   absl::StatusOr<index::SearchResult> SearchValid(const index::Query& query,
@@ -109,7 +109,7 @@ class DaatEngine : public index::Engine {
   DaatEngineOptions options_;
   mutable std::mutex filter_rows_mu_;
   mutable std::list<
-      std::pair<std::weak_ptr<const index::Bitmap>, std::shared_ptr<const index::DenseRows>>>
+      std::pair<std::weak_ptr<const filter::Bitmap>, std::shared_ptr<const filter::DenseRows>>>
       filter_rows_;  // most recently used first
 };
 

@@ -415,21 +415,21 @@ TEST_P(DaatEngineTest, PruningEqualsExhaustive) {
 TEST_P(DaatEngineTest, FiltersKeepTheTopKOfTheAllowedDocuments) {
   std::mt19937_64 rng(21);
   const uint32_t n = index_->num_docs();
-  std::vector<std::shared_ptr<const index::Bitmap>> filters;
+  std::vector<std::shared_ptr<const filter::Bitmap>> filters;
   for (double density : {0.0, 0.01, 0.1, 0.5, 1.0}) {
     std::vector<uint32_t> rows;
     for (uint32_t d = 0; d < n; ++d) {
       if (double(rng() % 10000) < density * 10000) rows.push_back(d);
     }
     filters.push_back(
-        std::make_shared<index::Bitmap>(*index::FromRows(index::BitmapCodec::kPlwah, n, rows)));
+        std::make_shared<filter::Bitmap>(*filter::FromRows(filter::BitmapCodec::kPlwah, n, rows)));
   }
   std::vector<uint32_t> runs;  // long runs: fills in the bitmap
   for (uint32_t d = 0; d < n; ++d) {
     if ((d / 400) % 3 == 1) runs.push_back(d);
   }
   filters.push_back(
-      std::make_shared<index::Bitmap>(*index::FromRows(index::BitmapCodec::kWah, n, runs)));
+      std::make_shared<filter::Bitmap>(*filter::FromRows(filter::BitmapCodec::kWah, n, runs)));
   const std::vector<Query> queries = RandomQueries(15, 5);
   // The whole unfiltered ranking of each query in OR and in AND.
   std::vector<std::vector<std::vector<index::Hit>>> ranking(queries.size());
@@ -480,7 +480,7 @@ TEST_P(DaatEngineTest, FiltersKeepTheTopKOfTheAllowedDocuments) {
     }
   }
   Query q = MakeQuery({"t1"}, QueryMode::kOr, 10);
-  q.filter = std::make_shared<index::Bitmap>(index::AllRows(index::BitmapCodec::kWah, n + 1));
+  q.filter = std::make_shared<filter::Bitmap>(filter::AllRows(filter::BitmapCodec::kWah, n + 1));
   EXPECT_THAT(engine_->Search(q, {}).status().message(),
               ::testing::HasSubstr("the filter is over"));
   EXPECT_EQ(reference_->Search(q, {}).status().code(), absl::StatusCode::kInvalidArgument);

@@ -21,7 +21,7 @@
 #include <limits>
 #include <vector>
 
-#include "index/bitmap.h"
+#include "filter/bitmap.h"
 #include "index/query.h"
 
 namespace tandem::cpu {
@@ -33,7 +33,7 @@ class TopK {
  public:
   explicit TopK(size_t k) : k_(k) { heap_.reserve(std::min<size_t>(k, 1 << 16)); }
   // Keeps only the documents of `filter` (null: all), which must outlive the TopK.
-  TopK(size_t k, const index::DenseRows* filter) : TopK(k) { filter_ = filter; }
+  TopK(size_t k, const filter::DenseRows* filter) : TopK(k) { filter_ = filter; }
 
   size_t size() const { return heap_.size(); }
   bool full() const { return heap_.size() >= k_; }
@@ -109,7 +109,7 @@ class TopK {
     h[i] = key;
   }
 
-  const index::DenseRows* filter_ = nullptr;
+  const filter::DenseRows* filter_ = nullptr;
   size_t k_;
   // Min-heap of keys: front() is the hit that ranks last.
   std::vector<uint64_t> heap_;

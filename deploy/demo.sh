@@ -51,20 +51,20 @@ echo "corpus: $CORPUS"
 step "4/7 index"
 # Built once; rebuilt when it does not open (an index of an older format, a damaged one) or stores
 # no attributes to filter on.
-if ! build/index_builder/tandem-index inspect "$DEMO/index" 2>/dev/null | grep -q '^attributes'; then
-  build/index_builder/tandem-index build --quiet --format email --store-text --input "$CORPUS" \
+if ! build/tools/tandem-index inspect "$DEMO/index" 2>/dev/null | grep -q '^attributes'; then
+  build/tools/tandem-index build --quiet --format email --store-text --input "$CORPUS" \
     --attributes all --output "$DEMO/index"
 fi
-build/index_builder/tandem-index inspect "$DEMO/index" | grep -v '^  [a-z0-9]\+ \+df ' | head -20
+build/tools/tandem-index inspect "$DEMO/index" | grep -v '^  [a-z0-9]\+ \+df ' | head -20
 
 step "5/7 start tandem-server on 127.0.0.1:$PORT (metrics on 127.0.0.1:$METRICS_PORT)"
 stop_server
 rm -f "$DEMO/subscriptions"  # each demo starts without standing queries
-setsid nohup build/server/tandem-server --index "$DEMO/index" --listen "127.0.0.1:$PORT" \
+setsid nohup build/tools/tandem-server --index "$DEMO/index" --listen "127.0.0.1:$PORT" \
   --metrics-listen "127.0.0.1:$METRICS_PORT" --subscriptions "$DEMO/subscriptions" \
   >"$DEMO/server.log" 2>&1 < /dev/null &
 echo $! > "$DEMO/server.pid"
-CLI=(build/clients/tandem-cli --server "127.0.0.1:$PORT")
+CLI=(build/tools/tandem-cli --server "127.0.0.1:$PORT")
 for _ in $(seq 1 300); do
   if "${CLI[@]}" health >/dev/null 2>&1; then break; fi
   if ! kill -0 "$(cat "$DEMO/server.pid")" 2>/dev/null; then
@@ -99,8 +99,8 @@ cat <<MSG
 Tandem is serving the demo index.
   gRPC:     127.0.0.1:$PORT  (tandem.v1.SearchService, SubscriptionService, health, reflection)
   metrics:  http://127.0.0.1:$METRICS_PORT/metrics
-  query:    build/clients/tandem-cli --server 127.0.0.1:$PORT search "your words"
-  watch:    build/clients/tandem-cli --server 127.0.0.1:$PORT watch --interface alice
+  query:    build/tools/tandem-cli --server 127.0.0.1:$PORT search "your words"
+  watch:    build/tools/tandem-cli --server 127.0.0.1:$PORT watch --interface alice
             (standing queries kept in $DEMO/subscriptions; tandem-cli subscriptions lists them)
   log:      $DEMO/server.log
   stop:     ./deploy/demo.sh stop

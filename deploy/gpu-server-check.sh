@@ -1,7 +1,7 @@
 #!/usr/bin/env bash
 # End-to-end check of tandem-server with the GPU engine on the GPU machine.
-# Pack first: deploy/gpu-bundle.sh build/server/tandem-server build/clients/tandem-cli \
-#   build/index_builder/tandem-index -- STATS.tsv.gz DOCLENGTHS.tsv trec05-efficiency.txt;
+# Pack first: deploy/gpu-bundle.sh build/tools/tandem-server build/tools/tandem-cli \
+#   build/tools/tandem-index -- STATS.tsv.gz DOCLENGTHS.tsv trec05-efficiency.txt;
 #   mkdir -p .gpu-carry/e2e; tar -cJf .gpu-carry/e2e/e2e.tar.xz .gpu-bundle
 # then run `bash deploy/gpu-server-check.sh` on the GPU machine with .gpu-carry/e2e beside it.
 # STORED=1 first writes the GPU layouts beside the index (tandem-index gpu-layouts); SERVER_FLAGS

@@ -9,9 +9,9 @@
 #include <string_view>
 #include <vector>
 
+#include "filter/attribute_index.h"
+#include "filter/bitmap.h"
 #include "fuzz/fuzz_util.h"
-#include "index/attribute_index.h"
-#include "index/bitmap.h"
 
 namespace {
 

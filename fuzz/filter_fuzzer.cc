@@ -15,10 +15,10 @@
 #include <vector>
 
 #include "absl/strings/match.h"
+#include "filter/attribute_index.h"
+#include "filter/bitmap.h"
+#include "filter/filter.h"
 #include "fuzz/fuzz_util.h"
-#include "index/attribute_index.h"
-#include "index/bitmap.h"
-#include "index/filter.h"
 
 namespace {
 

@@ -3,12 +3,12 @@
 #include <fcntl.h>
 #include <unistd.h>
 
-#include "tools/temp_dir.h"
+#include "base/temp_dir.h"
 
 namespace tandem::fuzz {
 
 const std::string& ScratchDir() {
-  static const tools::TempDir dir;  // removed by its destructor when the fuzzer exits
+  static const base::TempDir dir;  // removed by its destructor when the fuzzer exits
   return dir.path();
 }
 

@@ -25,8 +25,8 @@
 
 #include "fuzz/fixed_index.h"
 #include "fuzz/fuzz_util.h"
-#include "gpu/list_layout.h"
-#include "gpu/stored_layouts.h"
+#include "gpu/layouts/list_layout.h"
+#include "gpu/layouts/stored_layouts.h"
 #include "index/file_format.h"
 #include "index/index.h"
 

@@ -19,9 +19,10 @@
 
 #include "absl/strings/str_cat.h"
 #include "absl/strings/string_view.h"
+#include "base/temp_dir.h"
 #include "fuzz/fixed_index.h"
 #include "fuzz/index_input.h"
-#include "gpu/stored_layouts.h"
+#include "gpu/layouts/stored_layouts.h"
 #include "index/analyzer.h"
 #include "index/block_codec.h"
 #include "index/codec_test_util.h"
@@ -30,7 +31,6 @@
 #include "index/index_writer.h"
 #include "index_builder/document_reader.h"
 #include "index_builder/index_export.h"
-#include "tools/temp_dir.h"
 
 namespace tandem::fuzz {
 namespace {
@@ -372,7 +372,7 @@ int main(int argc, char** argv) {
     return 2;
   }
   tandem::fuzz::Corpus corpus(argv[1]);
-  tandem::tools::TempDir scratch;
+  tandem::base::TempDir scratch;
   tandem::fuzz::IndexSeeds(corpus, scratch.path());
   tandem::fuzz::CodecSeeds(corpus);
   tandem::fuzz::TextSeeds(corpus);

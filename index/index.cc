@@ -9,10 +9,19 @@
 #include "absl/strings/str_format.h"
 #include "base/huge_pages.h"
 #include "base/status_macros.h"
+#include "index/lexicon_internal.h"
 #include "index/varint.h"
-#include "nlohmann/json.hpp"
 
 namespace tandem::index {
+
+using internal::Align8;
+using internal::DecodeEntry;
+using internal::LexiconHeader;
+using internal::LexiconKey;
+using internal::ListStart;
+using internal::MakeTermInfo;
+using internal::PackedEntry;
+
 namespace {
 
 // Fixed part of the document table payload (FORMAT.md).
@@ -23,237 +32,11 @@ struct DocumentsHeader {
   uint64_t offset_width;  // bytes of each offset: 4 when both pools are below 4 GiB, else 8
 };
 
-// Fixed part of the lexicon payload.
-struct LexiconHeader {
-  uint64_t num_terms;
-  uint64_t num_samples;    // ceil(num_terms / kLexiconBlock)
-  uint64_t entries_bytes;  // bytes of the packed entries
-};
-
-// One packed lexicon entry, decoded (FORMAT.md): the term, its statistics, its list's size.
-struct PackedEntry {
-  absl::string_view term;  // into the decoder's term buffer
-  uint32_t df = 0;
-  uint64_t cf = 0;
-  float max_score = 0.0f;
-  uint64_t list_bytes = 0;
-  uint64_t shared = 0;  // bytes taken from the term before (0 for a block's first entry)
-};
-
-// Decodes what follows an entry's term: df, cf, the maximum score and the list's size.
-const uint8_t* DecodeEntryStatistics(const uint8_t* p, const uint8_t* end, PackedEntry* e) {
-  uint64_t df = 0, extra = 0;
-  p = GetVarint(p, end, &df, UINT32_MAX);
-  if (p == nullptr) return nullptr;
-  p = GetVarint(p, end, &extra, UINT64_MAX - df);
-  if (p == nullptr || end - p < 4) return nullptr;
-  e->df = static_cast<uint32_t>(df);
-  e->cf = df + extra;
-  std::memcpy(&e->max_score, p, 4);
-  p += 4;
-  return GetVarint(p, end, &e->list_bytes);
-}
-
-// Decodes the entry at p. `term` holds the previous term of the block (ignored for a block's first
-// entry, which stores its term whole) and is replaced by this entry's: entries after a block's
-// first share a prefix with the term before them (front coding). Returns the byte after the
-// entry, or nullptr when it runs past `end` or a field is malformed.
-const uint8_t* DecodeEntry(const uint8_t* p, const uint8_t* end, bool first_in_block,
-                           std::string* term, PackedEntry* e) {
-  uint64_t shared = 0, length = 0;
-  if (!first_in_block) {
-    p = GetVarint(p, end, &shared, term->size());
-    if (p == nullptr) return nullptr;
-  }
-  p = GetVarint(p, end, &length);
-  if (p == nullptr || length > static_cast<uint64_t>(end - p)) return nullptr;
-  term->resize(shared);
-  term->append(reinterpret_cast<const char*>(p), length);
-  e->term = *term;
-  e->shared = shared;
-  return DecodeEntryStatistics(p + length, end, e);
-}
-
-// A term's first 8 bytes as a big-endian integer, zero-padded: a < b as strings (bytes compared
-// unsigned, as std::string_view does) implies LexiconKey(a) <= LexiconKey(b).
-uint64_t LexiconKey(absl::string_view term) {
-  uint64_t key = 0;
-  const size_t n = std::min<size_t>(term.size(), 8);
-  for (size_t i = 0; i < n; ++i) key |= uint64_t{static_cast<uint8_t>(term[i])} << (56 - 8 * i);
-  return key;
-}
-
-TermInfo MakeTermInfo(const PackedEntry& e, uint64_t ordinal, uint64_t list_offset) {
-  TermInfo t;
-  t.term.assign(e.term.data(), e.term.size());
-  t.ordinal = ordinal;
-  t.df = e.df;
-  t.cf = e.cf;
-  t.list_offset = list_offset;
-  t.list_bytes = e.list_bytes;
-  t.max_score = e.max_score;
-  t.num_blocks = static_cast<uint32_t>((uint64_t{e.df} + kBlockSize - 1) / kBlockSize);
-  return t;
-}
-
-// Where a list starts, given where the one before it ends: full-form lists are aligned.
-uint64_t ListStart(uint64_t previous_end, uint32_t df) {
-  return IsCompactList(df) ? previous_end
-                           : (previous_end + kFullListAlignment - 1) & ~(kFullListAlignment - 1);
-}
-
-uint64_t Align8(uint64_t n) { return (n + 7) & ~uint64_t{7}; }
-
 absl::Status Corrupt(const std::string& path, absl::string_view what) {
   return absl::DataLossError(absl::StrCat("index file '", path, "' is inconsistent: ", what));
 }
 
-// A manifest number that does not fit its field.
-struct BadNumber {
-  const char* key;
-  const char* expected;
-};
-
-// nlohmann's get<> converts numbers with a plain cast: a negative or too large value would become
-// some other integer, and a float outside the target's range is undefined behavior. These take
-// only values that fit.
-template <typename T>
-T UnsignedField(const nlohmann::json& object, const char* key) {
-  const nlohmann::json& value = object.at(key);
-  if (!value.is_number_unsigned() || value.get<uint64_t>() > std::numeric_limits<T>::max()) {
-    throw BadNumber{key, sizeof(T) == 4 ? "an integer in [0, 2^32)" : "an integer in [0, 2^64)"};
-  }
-  return static_cast<T>(value.get<uint64_t>());
-}
-
-float FloatField(const nlohmann::json& object, const char* key) {
-  const nlohmann::json& value = object.at(key);
-  const double v = value.is_number() ? value.get<double>() : NAN;
-  if (!(std::fabs(v) <= std::numeric_limits<float>::max())) throw BadNumber{key, "a float"};
-  return static_cast<float>(v);
-}
-
 }  // namespace
-
-std::string IndexManifest::ToJson() const {
-  nlohmann::json j;
-  j["format_version"] = format_version;
-  j["index_id"] = index_id;
-  j["build_time"] = build_time;
-  j["codec"] = codec;
-  j["block_size"] = block_size;
-  j["analyzer"] = {{"tokenizer", analyzer.tokenizer},
-                   {"possessive", analyzer.possessive},
-                   {"lowercase", analyzer.lowercase},
-                   {"stopwords", analyzer.stopwords},
-                   {"stemmer", analyzer.stemmer}};
-  j["bm25"] = {{"k1", bm25.k1}, {"b", bm25.b}};
-  j["stats"] = {{"num_docs", stats.num_docs},
-                {"num_terms", stats.num_terms},
-                {"num_postings", stats.num_postings},
-                {"total_doc_length", stats.total_doc_length},
-                {"avg_doc_length", stats.avg_doc_length}};
-  j["source"] = {{"format", source_format}, {"input", source_input}};
-  j["builder"] = builder;
-  if (shard) {
-    j["shard"] = {{"shard", shard->shard},
-                  {"shards", shard->shards},
-                  {"first_docid", shard->first_docid},
-                  {"collection_index_id", shard->collection_index_id},
-                  {"collection_num_docs", shard->collection_num_docs},
-                  {"collection_avg_doc_length", shard->collection_avg_doc_length}};
-  }
-  return j.dump(2);
-}
-
-absl::StatusOr<IndexManifest> IndexManifest::FromJson(absl::string_view json) {
-  nlohmann::json j = nlohmann::json::parse(json, nullptr, /*allow_exceptions=*/false);
-  if (j.is_discarded() || !j.is_object()) {
-    return absl::DataLossError("manifest is not a JSON object");
-  }
-  IndexManifest m;
-  try {
-    m.format_version = UnsignedField<uint32_t>(j, "format_version");
-    m.index_id = j.at("index_id").get<std::string>();
-    m.build_time = j.at("build_time").get<std::string>();
-    m.codec = j.at("codec").get<std::string>();
-    m.block_size = UnsignedField<uint32_t>(j, "block_size");
-    const auto& a = j.at("analyzer");
-    m.analyzer.tokenizer = a.at("tokenizer").get<std::string>();
-    m.analyzer.possessive = a.at("possessive").get<bool>();
-    m.analyzer.lowercase = a.at("lowercase").get<bool>();
-    m.analyzer.stopwords = a.at("stopwords").get<std::string>();
-    m.analyzer.stemmer = a.at("stemmer").get<std::string>();
-    m.bm25.k1 = FloatField(j.at("bm25"), "k1");
-    m.bm25.b = FloatField(j.at("bm25"), "b");
-    const auto& s = j.at("stats");
-    m.stats.num_docs = UnsignedField<uint32_t>(s, "num_docs");
-    m.stats.num_terms = UnsignedField<uint64_t>(s, "num_terms");
-    m.stats.num_postings = UnsignedField<uint64_t>(s, "num_postings");
-    m.stats.total_doc_length = UnsignedField<uint64_t>(s, "total_doc_length");
-    m.stats.avg_doc_length = FloatField(s, "avg_doc_length");
-    m.source_format = j.at("source").at("format").get<std::string>();
-    m.source_input = j.at("source").at("input").get<std::string>();
-    m.builder = j.at("builder").get<std::string>();
-    if (j.contains("shard")) {
-      const auto& sh = j.at("shard");
-      ShardManifest shard;
-      shard.shard = UnsignedField<uint32_t>(sh, "shard");
-      shard.shards = UnsignedField<uint32_t>(sh, "shards");
-      shard.first_docid = UnsignedField<uint32_t>(sh, "first_docid");
-      shard.collection_index_id = sh.at("collection_index_id").get<std::string>();
-      shard.collection_num_docs = UnsignedField<uint32_t>(sh, "collection_num_docs");
-      shard.collection_avg_doc_length = FloatField(sh, "collection_avg_doc_length");
-      m.shard = std::move(shard);
-    }
-  } catch (const nlohmann::json::exception& e) {
-    return absl::DataLossError(
-        absl::StrCat("manifest is missing a field or has a wrong type: ", e.what()));
-  } catch (const BadNumber& e) {
-    return absl::DataLossError(absl::StrCat("manifest field \"", e.key, "\" is not ", e.expected));
-  }
-  return m;
-}
-
-std::string EncodeLexicon(const std::vector<LexiconEntry>& entries, absl::string_view term_pool) {
-  std::string packed;
-  std::vector<uint64_t> samples;
-  for (size_t i = 0; i < entries.size(); ++i) {
-    const LexiconEntry& e = entries[i];
-    if (i % kLexiconBlock == 0) {
-      samples.push_back(packed.size());
-      samples.push_back(e.list_offset);
-    }
-    const absl::string_view term = term_pool.substr(e.term_offset, e.term_length);
-    size_t shared = 0;
-    if (i % kLexiconBlock != 0) {
-      const LexiconEntry& before = entries[i - 1];
-      const absl::string_view previous = term_pool.substr(before.term_offset, before.term_length);
-      while (shared < previous.size() && shared < term.size() && previous[shared] == term[shared]) {
-        ++shared;
-      }
-      PutVarint(shared, &packed);
-    }
-    PutVarint(term.size() - shared, &packed);
-    packed.append(term.data() + shared, term.size() - shared);
-    PutVarint(e.df, &packed);
-    PutVarint(e.cf - e.df, &packed);
-    packed.append(reinterpret_cast<const char*>(&e.max_score), 4);
-    PutVarint(e.list_bytes, &packed);
-  }
-  const LexiconHeader header = {entries.size(), samples.size() / 2, packed.size()};
-  std::string out(reinterpret_cast<const char*>(&header), sizeof(header));
-  out.append(reinterpret_cast<const char*>(samples.data()), samples.size() * sizeof(uint64_t));
-  out.append(packed);
-  return out;
-}
-
-std::string EncodeCollectionDfs(const std::vector<uint32_t>& collection_dfs) {
-  const uint64_t count = collection_dfs.size();
-  std::string out(reinterpret_cast<const char*>(&count), sizeof(count));
-  out.append(reinterpret_cast<const char*>(collection_dfs.data()), 4 * collection_dfs.size());
-  return out;
-}
 
 Index::~Index() = default;
 
@@ -460,8 +243,9 @@ absl::Status Index::Load(const IndexPayloads& payloads, const IndexOpenOptions& 
 
   TANDEM_RETURN_IF_ERROR(LoadShard(payloads.collection_dfs));
   if (payloads.attributes.data() != nullptr) {
-    absl::StatusOr<std::unique_ptr<AttributeIndex>> attributes = AttributeIndex::Decode(
-        std::string_view(payloads.attributes.data(), payloads.attributes.size()), num_docs());
+    absl::StatusOr<std::unique_ptr<filter::AttributeIndex>> attributes =
+        filter::AttributeIndex::Decode(
+            std::string_view(payloads.attributes.data(), payloads.attributes.size()), num_docs());
     if (!attributes.ok()) {
       return Corrupt(absl::StrCat(dir_, "/", kAttributesFile), attributes.status().message());
     }
@@ -563,90 +347,6 @@ std::optional<uint64_t> Index::postings_huge_page_bytes() const {
 uint64_t Index::index_bytes() const {
   return manifest_file_.file_size() + lexicon_file_.file_size() + postings_file_.file_size() +
          documents_file_.file_size() + collection_df_file_.file_size();
-}
-
-TermInfo Index::ScanBlock(uint64_t block, uint64_t ordinal) const {
-  const LexiconSample& sample = lexicon_samples_[block];
-  const uint8_t* const end =
-      reinterpret_cast<const uint8_t*>(lexicon_entries_.data()) + lexicon_entries_.size();
-  const uint8_t* p =
-      reinterpret_cast<const uint8_t*>(lexicon_entries_.data()) + sample.entry_offset;
-  uint64_t list_offset = sample.list_offset;
-  std::string term;
-  PackedEntry e;
-  for (uint64_t i = block * kLexiconBlock;; ++i) {
-    p = DecodeEntry(p, end, i == block * kLexiconBlock, &term, &e);  // checked at Load
-    if (i > block * kLexiconBlock) list_offset = ListStart(list_offset, e.df);
-    if (i == ordinal) break;
-    list_offset += e.list_bytes;
-  }
-  return MakeTermInfo(e, ordinal, list_offset);
-}
-
-TermInfo Index::term_at(uint64_t ordinal) const {
-  return ScanBlock(ordinal / kLexiconBlock, ordinal);
-}
-
-std::optional<TermInfo> Index::Lookup(absl::string_view term) const {
-  // The last block whose first term is <= term, then a scan of that block. Blocks whose key is
-  // below the term's start below it, those whose key is above start above it; only blocks of an
-  // equal key (first terms sharing the term's first 8 bytes) need their terms compared.
-  const uint8_t* const begin = reinterpret_cast<const uint8_t*>(lexicon_entries_.data());
-  const uint8_t* const end = begin + lexicon_entries_.size();
-  const uint64_t key = LexiconKey(term);
-  const auto keys_begin = lexicon_sample_keys_.begin();
-  uint64_t lo = std::lower_bound(keys_begin, lexicon_sample_keys_.end(), key) - keys_begin;
-  uint64_t hi = std::upper_bound(keys_begin + lo, lexicon_sample_keys_.end(), key) - keys_begin;
-  while (lo < hi) {
-    const uint64_t mid = lo + (hi - lo) / 2;
-    const uint8_t* p = begin + lexicon_samples_[mid].entry_offset;
-    uint64_t length = 0;
-    p = GetVarint(p, end, &length);  // checked at Load
-    if (absl::string_view(reinterpret_cast<const char*>(p), length) <= term) {
-      lo = mid + 1;
-    } else {
-      hi = mid;
-    }
-  }
-  if (lo == 0) return std::nullopt;
-  const uint64_t block = lo - 1;
-  const uint8_t* p = begin + lexicon_samples_[block].entry_offset;
-  const uint64_t last = std::min(num_terms_, (block + 1) * kLexiconBlock);
-  uint64_t list_offset = lexicon_samples_[block].list_offset;
-  // The block's terms are compared with `term` as they are front-coded, never rebuilt: `matched`
-  // is how many leading bytes the entry before shares with `term`, which is below it. An entry
-  // sharing more bytes with that entry than `matched` is below `term` too (it has that entry's
-  // byte where `term` differs), one sharing fewer is above it (it rises past that entry where that
-  // entry still agrees with `term`), and only one sharing exactly `matched` bytes is compared, from
-  // there on. Load has checked that every entry shares the longest prefix it can, on which this
-  // rests.
-  uint64_t matched = 0;
-  PackedEntry e;
-  for (uint64_t i = block * kLexiconBlock; i < last; ++i) {
-    uint64_t shared = 0, length = 0;
-    if (i > block * kLexiconBlock) p = GetVarint(p, end, &shared);  // all checked at Load
-    p = GetVarint(p, end, &length);
-    const char* suffix = reinterpret_cast<const char*>(p);
-    p = DecodeEntryStatistics(p + length, end, &e);
-    if (i > block * kLexiconBlock) list_offset = ListStart(list_offset, e.df);
-    if (shared < matched) break;  // above `term`
-    if (shared == matched) {
-      const uint64_t n = std::min<uint64_t>(length, term.size() - matched);
-      uint64_t j = 0;
-      while (j < n && suffix[j] == term[matched + j]) ++j;
-      matched += j;
-      if (j < n) {
-        if (static_cast<uint8_t>(suffix[j]) > static_cast<uint8_t>(term[matched])) break;
-      } else if (shared + length == term.size()) {
-        e.term = term;
-        return MakeTermInfo(e, i, list_offset);
-      } else if (shared + length > term.size()) {
-        break;  // `term` is a prefix of this entry's term
-      }
-    }
-    list_offset += e.list_bytes;
-  }
-  return std::nullopt;
 }
 
 absl::StatusOr<PostingListView> Index::postings(const TermInfo& term) const {

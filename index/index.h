@@ -21,8 +21,8 @@
 #include "absl/status/statusor.h"
 #include "absl/strings/string_view.h"
 #include "base/huge_page_array.h"
+#include "filter/attribute_index.h"
 #include "index/analyzer.h"
-#include "index/attribute_index.h"
 #include "index/block_codec.h"
 #include "index/bm25.h"
 #include "index/file_format.h"
@@ -206,7 +206,7 @@ class Index {
   const float* default_doc_norms() const { return default_norms_.data(); }
 
   // The documents' filterable attributes (attributes.bin); nullptr when the index stores none.
-  const AttributeIndex* attributes() const { return attributes_.get(); }
+  const filter::AttributeIndex* attributes() const { return attributes_.get(); }
 
   // Decodes and checks every posting list (see PostingListView::Verify).
   absl::Status VerifyPostings() const;
@@ -223,7 +223,7 @@ class Index {
   std::unique_ptr<Analyzer> analyzer_;
   MappedFile manifest_file_, lexicon_file_, postings_file_, documents_file_, collection_df_file_,
       attributes_file_;
-  std::unique_ptr<AttributeIndex> attributes_;
+  std::unique_ptr<filter::AttributeIndex> attributes_;
   // Lexicon: one sample per kLexiconBlock terms (the block's first entry's place in the packed
   // entries and its list's offset), then the packed entries, checked entry by entry at Load.
   struct LexiconSample {

@@ -92,7 +92,7 @@ class IndexWriter {
 
   // The documents' attributes, written to attributes.bin by Finish. Their num_docs must be the
   // index's at Finish (after any RemoveDocuments).
-  void SetAttributes(std::unique_ptr<AttributeIndex> attributes) {
+  void SetAttributes(std::unique_ptr<filter::AttributeIndex> attributes) {
     attributes_ = std::move(attributes);
   }
 
@@ -127,7 +127,7 @@ class IndexWriter {
   std::string last_term_;
   uint64_t num_postings_ = 0;
   IndexManifest manifest_;
-  std::unique_ptr<AttributeIndex> attributes_;
+  std::unique_ptr<filter::AttributeIndex> attributes_;
 };
 
 }  // namespace tandem::index

@@ -15,7 +15,7 @@
 #include "absl/strings/string_view.h"
 #include "absl/time/clock.h"
 #include "absl/time/time.h"
-#include "index/bitmap.h"
+#include "filter/bitmap.h"
 #include "index/bm25.h"
 
 namespace tandem::index {
@@ -47,7 +47,7 @@ struct Query {
   // The documents a filter allows (index/filter.h evaluates one to this bitmap, rows are docIDs);
   // null: every document. It never changes a score: the hits are the top k of the allowed
   // documents. Its num_rows must be the index's document count.
-  std::shared_ptr<const Bitmap> filter;
+  std::shared_ptr<const filter::Bitmap> filter;
 };
 
 // Checks k (1..kMaxK), BM25 parameters (k1 in [0, 100], b in [0, 1], finite) and term weights

@@ -153,20 +153,20 @@ void AttributeCollector::Renumber(std::span<const uint32_t> new_docid) {
   }
 }
 
-absl::StatusOr<std::unique_ptr<index::AttributeIndex>> AttributeCollector::Finish(
-    uint32_t num_docs, index::BitmapCodec codec, const BitmapBuilder& builder) {
-  std::vector<index::AttributeField> out;
+absl::StatusOr<std::unique_ptr<filter::AttributeIndex>> AttributeCollector::Finish(
+    uint32_t num_docs, filter::BitmapCodec codec, const BitmapBuilder& builder) {
+  std::vector<filter::AttributeField> out;
   stats_.clear();
   for (Field& f : fields_) {
-    index::AttributeField field;
+    filter::AttributeField field;
     field.name = f.spec.name;
     std::vector<uint32_t> values(f.rows.size());
     if (f.spec.type == AttributeType::kInteger) {
-      field.kind = index::AttributeKind::kInteger;
-      field.buckets = index::ChooseBuckets(f.integers);
+      field.kind = filter::AttributeKind::kInteger;
+      field.buckets = filter::ChooseBuckets(f.integers);
       for (size_t i = 0; i < values.size(); ++i) values[i] = *field.BucketOf(f.integers[i]);
     } else {
-      field.kind = index::AttributeKind::kKeyword;
+      field.kind = filter::AttributeKind::kKeyword;
       // The dictionary in byte order; first-seen ids renamed to their rank.
       std::vector<uint32_t> order(f.keywords.size());
       std::iota(order.begin(), order.end(), 0u);
@@ -179,9 +179,9 @@ absl::StatusOr<std::unique_ptr<index::AttributeIndex>> AttributeCollector::Finis
       }
       for (size_t i = 0; i < values.size(); ++i) values[i] = rank[f.keyword_ids[i]];
     }
-    absl::StatusOr<index::BitmapColumns> columns =
+    absl::StatusOr<filter::BitmapColumns> columns =
         builder ? builder(codec, num_docs, values, f.rows)
-                : index::BuildBitmaps(codec, num_docs, values, f.rows);
+                : filter::BuildBitmaps(codec, num_docs, values, f.rows);
     if (!columns.ok()) {
       return absl::Status(columns.status().code(),
                           absl::StrCat("attribute \"", f.spec.name,
@@ -201,7 +201,7 @@ absl::StatusOr<std::unique_ptr<index::AttributeIndex>> AttributeCollector::Finis
     f.keyword_index = {};
     f.keywords = {};
   }
-  return index::AttributeIndex::Create(num_docs, codec, std::move(out));
+  return filter::AttributeIndex::Create(num_docs, codec, std::move(out));
 }
 
 }  // namespace tandem::index_builder

@@ -2,7 +2,7 @@
 //
 // Collects the selected attributes of every document in docID order while an index is built, and
 // turns them into the index's attribute bitmaps at the end (index/attribute_index.h): keyword
-// values into a sorted dictionary, integers into buckets (index::ChooseBuckets), then one bitmap
+// values into a sorted dictionary, integers into buckets (filter::ChooseBuckets), then one bitmap
 // per dictionary entry, built by the GPU builder when one is given (Fusco et al. 2013), else by
 // the CPU builder.
 //
@@ -22,8 +22,8 @@
 
 #include "absl/container/flat_hash_map.h"
 #include "absl/status/statusor.h"
-#include "index/attribute_index.h"
-#include "index/bitmap.h"
+#include "filter/attribute_index.h"
+#include "filter/bitmap.h"
 #include "index_builder/document_reader.h"
 
 namespace tandem::index_builder {
@@ -36,9 +36,9 @@ struct AttributeSpec {
   AttributeType type = AttributeType::kKeyword;
 };
 
-// Builds one field's bitmaps: index::BuildBitmaps's contract.
-using BitmapBuilder = std::function<absl::StatusOr<index::BitmapColumns>(
-    index::BitmapCodec, uint32_t num_rows, std::span<const uint32_t> values,
+// Builds one field's bitmaps: filter::BuildBitmaps's contract.
+using BitmapBuilder = std::function<absl::StatusOr<filter::BitmapColumns>(
+    filter::BitmapCodec, uint32_t num_rows, std::span<const uint32_t> values,
     std::span<const uint32_t> rows)>;
 
 struct AttributeStats {
@@ -68,10 +68,10 @@ class AttributeCollector {
            uint32_t length);
   // Drops documents and renumbers the rest: new_docid[d] is d's new docID or UINT32_MAX (gone).
   void Renumber(std::span<const uint32_t> new_docid);
-  // The attribute index of num_docs documents; `builder` null: index::BuildBitmaps.
-  absl::StatusOr<std::unique_ptr<index::AttributeIndex>> Finish(uint32_t num_docs,
-                                                                index::BitmapCodec codec,
-                                                                const BitmapBuilder& builder);
+  // The attribute index of num_docs documents; `builder` null: filter::BuildBitmaps.
+  absl::StatusOr<std::unique_ptr<filter::AttributeIndex>> Finish(uint32_t num_docs,
+                                                                 filter::BitmapCodec codec,
+                                                                 const BitmapBuilder& builder);
   // Per field, after Finish.
   const std::vector<AttributeStats>& stats() const { return stats_; }
 

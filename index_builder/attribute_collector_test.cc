@@ -60,18 +60,18 @@ TEST(AttributeCollectorTest, DictionariesBucketsAndRenumbering) {
   c.Add(2, {}, 30);
   c.Add(3, {{{"label", "ham"}, {"year", "2001"}}}, 10);
   c.Renumber(std::vector<uint32_t>{0, UINT32_MAX, 1, 2});  // document 1 goes
-  auto index = c.Finish(3, index::BitmapCodec::kPlwah, nullptr);
+  auto index = c.Finish(3, filter::BitmapCodec::kPlwah, nullptr);
   ASSERT_TRUE(index.ok()) << index.status();
-  const index::AttributeField* label = (*index)->Find("label");
+  const filter::AttributeField* label = (*index)->Find("label");
   ASSERT_NE(label, nullptr);
   EXPECT_THAT(label->values, ElementsAre("ham", "spam"));
   EXPECT_THAT((*index)->Column(*label, 0).Rows(), ElementsAre(2));
   EXPECT_THAT((*index)->Column(*label, 1).Rows(), ElementsAre(0));
-  const index::AttributeField* year = (*index)->Find("year");
+  const filter::AttributeField* year = (*index)->Find("year");
   EXPECT_THAT(year->buckets,
-              ElementsAre(index::IntegerBucket{2001, 2001}, index::IntegerBucket{2002, 2002}));
+              ElementsAre(filter::IntegerBucket{2001, 2001}, filter::IntegerBucket{2002, 2002}));
   EXPECT_THAT((*index)->Column(*year, 0).Rows(), ElementsAre(2));
-  const index::AttributeField* length = (*index)->Find("length");
+  const filter::AttributeField* length = (*index)->Find("length");
   EXPECT_THAT((*index)->Column(*length, *length->BucketOf(30)).Rows(), ElementsAre(1));
   EXPECT_THAT((*index)->Column(*length, *length->BucketOf(10)).Rows(), ElementsAre(0, 2));
   ASSERT_EQ(c.stats().size(), 3u);
@@ -110,15 +110,15 @@ TEST(AttributeBuildTest, StoredBitmapsHoldEachDocumentsValues) {
     options.memory_budget_bytes = 1 << 16;  // spill
     options.duplicate_ids = DuplicateIds::kKeepLast;
     options.attributes = {{"label", AttributeType::kKeyword}, {"year", AttributeType::kInteger}};
-    options.bitmap_codec = index::BitmapCodec::kWah;
+    options.bitmap_codec = filter::BitmapCodec::kWah;
     auto summary = BuildIndex(reader, out, {}, options);
     ASSERT_TRUE(summary.ok()) << summary.status();
     EXPECT_THAT(summary->Describe(), HasSubstr("attributes label (3 values"));
     auto idx = index::Index::Open(out);
     ASSERT_TRUE(idx.ok()) << idx.status();
-    const index::AttributeIndex* attributes = (*idx)->attributes();
+    const filter::AttributeIndex* attributes = (*idx)->attributes();
     ASSERT_NE(attributes, nullptr);
-    EXPECT_EQ(attributes->codec(), index::BitmapCodec::kWah);
+    EXPECT_EQ(attributes->codec(), filter::BitmapCodec::kWah);
     // The expected rows, from each kept document's number (its external id, after keep-last).
     std::map<std::string, std::vector<uint32_t>> label_rows, year_rows;
     for (uint32_t d = 0; d < (*idx)->num_docs(); ++d) {
@@ -129,12 +129,12 @@ TEST(AttributeBuildTest, StoredBitmapsHoldEachDocumentsValues) {
       if (i % 4 == 0) label_rows["flagged"].push_back(d);
       if (i % 11 != 0) year_rows[absl::StrCat(1990 + i % 30)].push_back(d);
     }
-    const index::AttributeField* label = attributes->Find("label");
+    const filter::AttributeField* label = attributes->Find("label");
     ASSERT_NE(label, nullptr);
     for (const auto& [value, rows] : label_rows) {
       EXPECT_EQ(attributes->Column(*label, *label->ValueId(value)).Rows(), rows) << value;
     }
-    const index::AttributeField* year = attributes->Find("year");
+    const filter::AttributeField* year = attributes->Find("year");
     ASSERT_EQ(year->buckets.size(), year_rows.size());
     for (const auto& [value, rows] : year_rows) {
       EXPECT_EQ(attributes->Column(*year, *year->BucketOf(std::stoll(value))).Rows(), rows);

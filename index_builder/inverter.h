@@ -59,7 +59,7 @@ struct InverterOptions {
   // Attribute fields stored as bitmaps for filters (--attributes); "length" is the document's
   // length in terms. Empty: the index stores no attributes.
   std::vector<AttributeSpec> attributes;
-  index::BitmapCodec bitmap_codec = index::BitmapCodec::kPlwah;
+  filter::BitmapCodec bitmap_codec = filter::BitmapCodec::kPlwah;
   // Builds each field's bitmaps (the GPU builder, --gpu); null: the CPU builder.
   BitmapBuilder bitmap_builder;
 };

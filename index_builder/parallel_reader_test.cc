@@ -12,11 +12,11 @@
 
 #include "absl/strings/str_cat.h"
 #include "absl/strings/str_join.h"
+#include "base/temp_dir.h"
 #include "gmock/gmock.h"
 #include "gtest/gtest.h"
 #include "index_builder/document_reader.h"
 #include "tests/data_dir.h"
-#include "tools/temp_dir.h"
 
 namespace tandem::index_builder {
 namespace {
@@ -113,7 +113,7 @@ void Write(const std::string& path, const std::string& text) {
 }
 
 TEST(ParallelReaderTest, LargeFilesCutIntoChunksKeepDocumentsReportsAndLines) {
-  tools::TempDir tmp;
+  base::TempDir tmp;
   std::string jsonl = "\xEF\xBB\xBF";
   std::string wiki, trec, lines;
   for (int i = 0; i < 600; ++i) {
@@ -167,7 +167,7 @@ TEST(ParallelReaderTest, LargeFilesCutIntoChunksKeepDocumentsReportsAndLines) {
 // at the buffer's edge, and a last line without a newline are cut and counted as one reader reads
 // them.
 TEST(ParallelReaderTest, LongLinesAndALastLineWithoutNewlineKeepTheirPlaces) {
-  tools::TempDir tmp;
+  base::TempDir tmp;
   std::string lines, wiki;
   for (int i = 0; i < 40; ++i) {
     const size_t length = i % 10 == 3 ? (3 << 20) + i : (i % 10 == 6 ? (1 << 20) - 1 : 100 + i);
@@ -185,7 +185,7 @@ TEST(ParallelReaderTest, LongLinesAndALastLineWithoutNewlineKeepTheirPlaces) {
 }
 
 TEST(ParallelReaderTest, AFileThatCannotBeReadStopsReadingAtItsTurn) {
-  tools::TempDir tmp;
+  base::TempDir tmp;
   for (int f = 0; f < 6; ++f) {
     std::string text;
     for (int i = 0; i < 50; ++i) absl::StrAppend(&text, "file ", f, " line ", i, "\n");

@@ -13,9 +13,9 @@
 #include <vector>
 
 #include "absl/status/status.h"
+#include "base/temp_dir.h"
 #include "gmock/gmock.h"
 #include "gtest/gtest.h"
-#include "tools/temp_dir.h"
 
 namespace tandem::index_builder {
 namespace {
@@ -33,7 +33,7 @@ Merged MergeAll(RunMerger& merger) {
 }
 
 TEST(SpillRunTest, WritesTermsInOrderAndReadsThemBack) {
-  tools::TempDir dir;
+  base::TempDir dir;
   const std::string path = dir.path() + "/run.bin";
   // Docids past 2^21 take a four-byte varint gap; "" is a term like any other.
   const MemoryRun run = {{"zeta", {3, 1, 4000000, 7}}, {"alpha", {0, 2}}, {"", {5, 300}}};
@@ -50,7 +50,7 @@ TEST(SpillRunTest, WritesTermsInOrderAndReadsThemBack) {
 }
 
 TEST(SpillRunTest, EmptyRunIsAnEmptyFile) {
-  tools::TempDir dir;
+  base::TempDir dir;
   const std::string path = dir.path() + "/run.bin";
   ASSERT_TRUE(WriteRun({}, path).ok());
   EXPECT_EQ(std::filesystem::file_size(path), 0u);
@@ -60,7 +60,7 @@ TEST(SpillRunTest, EmptyRunIsAnEmptyFile) {
 }
 
 TEST(SpillRunTest, MergesRunsTermByTermWithDocidsInOrder) {
-  tools::TempDir dir;
+  base::TempDir dir;
   const std::vector<std::string> paths = {dir.path() + "/a.bin", dir.path() + "/b.bin",
                                           dir.path() + "/c.bin"};
   ASSERT_TRUE(WriteRun({{"cat", {0, 1, 7, 2}}, {"dog", {1, 1}}}, paths[0]).ok());
@@ -104,7 +104,7 @@ std::vector<SpilledRun> WriteRandomRuns(const std::string& dir, uint32_t seed) {
 }
 
 TEST(SpillRunTest, MarksPointAtTermStarts) {
-  tools::TempDir dir;
+  base::TempDir dir;
   for (const SpilledRun& run : WriteRandomRuns(dir.path(), 1)) {
     EXPECT_EQ(run.bytes, std::filesystem::file_size(run.path));
     if (run.bytes == 0) {
@@ -126,7 +126,7 @@ TEST(SpillRunTest, MarksPointAtTermStarts) {
 }
 
 TEST(SpillRunTest, TermRangesMergeToTheWholeMerge) {
-  tools::TempDir dir;
+  base::TempDir dir;
   const std::vector<SpilledRun> runs = WriteRandomRuns(dir.path(), 2);
   std::vector<std::string> paths;
   for (const SpilledRun& r : runs) paths.push_back(r.path);
@@ -164,7 +164,7 @@ TEST(SpillRunTest, TermRangesMergeToTheWholeMerge) {
 
 // Ranges need not start or end at a run's term or mark.
 TEST(SpillRunTest, RangeBetweenTermsHoldsOnlyItsTerms) {
-  tools::TempDir dir;
+  base::TempDir dir;
   const std::vector<std::string> paths = {dir.path() + "/a.bin", dir.path() + "/b.bin"};
   absl::StatusOr<SpilledRun> a =
       WriteRun({{"ant", {0, 1}}, {"cat", {2, 1}}, {"emu", {4, 1}}}, paths[0]);
@@ -185,7 +185,7 @@ TEST(SpillRunTest, RangeBetweenTermsHoldsOnlyItsTerms) {
 // A run file cut at a term's end reads as a clean end: the range merge compares its size with
 // what was written.
 TEST(SpillRunTest, RangeMergeFindsARunCutAtATermsEnd) {
-  tools::TempDir dir;
+  base::TempDir dir;
   const std::string path = dir.path() + "/run.bin";
   absl::StatusOr<SpilledRun> run = WriteRun({{"a", {0, 1}}, {"b", {0, 1}}}, path);
   ASSERT_TRUE(run.ok());
@@ -208,7 +208,7 @@ TEST(SpillRunTest, NoRunsMergeToNothing) {
 }
 
 TEST(SpillRunTest, FileThatCannotBeCreatedIsInternal) {
-  tools::TempDir dir;
+  base::TempDir dir;
   const std::string path = dir.path() + "/no/such/dir/run.bin";
   const absl::Status s = WriteRun({{"a", {0, 1}}}, path).status();
   EXPECT_EQ(s.code(), absl::StatusCode::kInternal);
@@ -216,7 +216,7 @@ TEST(SpillRunTest, FileThatCannotBeCreatedIsInternal) {
 }
 
 TEST(SpillRunTest, TruncatedFileIsDataLoss) {
-  tools::TempDir dir;
+  base::TempDir dir;
   const std::string path = dir.path() + "/run.bin";
   ASSERT_TRUE(WriteRun({{"alpha", {1, 1, 2, 1}}, {"beta", {9, 3}}}, path).ok());
   const uintmax_t size = std::filesystem::file_size(path);
@@ -232,7 +232,7 @@ TEST(SpillRunTest, TruncatedFileIsDataLoss) {
 }
 
 TEST(SpillRunTest, MergerStopsAtTheFirstDamagedRun) {
-  tools::TempDir dir;
+  base::TempDir dir;
   const std::string good = dir.path() + "/good.bin", bad = dir.path() + "/bad.bin";
   ASSERT_TRUE(WriteRun({{"a", {0, 1}}, {"b", {0, 1}}}, good).ok());
   ASSERT_TRUE(WriteRun({{"a", {1, 1}}, {"b", {1, 1}}}, bad).ok());
@@ -253,7 +253,7 @@ TEST(SpillRunTest, MergerStopsAtTheFirstDamagedRun) {
 // A run the inverter wrote and can no longer open (removed, unreadable) would lose its postings:
 // an error, never an empty run.
 TEST(SpillRunTest, MissingFileIsAnError) {
-  tools::TempDir dir;
+  base::TempDir dir;
   RunReader reader(dir.path() + "/missing.bin");
   EXPECT_FALSE(reader.Next());
   EXPECT_EQ(reader.status().code(), absl::StatusCode::kDataLoss);

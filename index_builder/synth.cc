@@ -16,7 +16,7 @@
 #include "absl/strings/str_join.h"
 #include "absl/strings/str_split.h"
 #include "base/status_macros.h"
-#include "index/attribute_index.h"
+#include "filter/attribute_index.h"
 #include "index/index_writer.h"
 #include "index_builder/synth_inputs.h"
 #include "index_builder/synth_lists.h"
@@ -110,9 +110,9 @@ absl::StatusOr<std::vector<PlannedList>> PlanLists(const SynthOptions& o, const 
 }
 
 // The attribute columns of o.attributes, each drawn with its own seed.
-absl::StatusOr<std::unique_ptr<index::AttributeIndex>> SynthesizeAttributes(const SynthOptions& o,
-                                                                            uint32_t num_docs) {
-  std::vector<index::AttributeField> fields;
+absl::StatusOr<std::unique_ptr<filter::AttributeIndex>> SynthesizeAttributes(const SynthOptions& o,
+                                                                             uint32_t num_docs) {
+  std::vector<filter::AttributeField> fields;
   for (const SynthAttribute& a : o.attributes) {
     std::mt19937_64 rng(o.seed ^ std::hash<std::string>()(a.name));
     std::vector<uint32_t> values(num_docs);
@@ -130,21 +130,21 @@ absl::StatusOr<std::unique_ptr<index::AttributeIndex>> SynthesizeAttributes(cons
       std::uniform_int_distribution<uint32_t> u(0, a.cardinality - 1);
       for (uint32_t& v : values) v = u(rng);
     }
-    index::AttributeField field;
+    filter::AttributeField field;
     field.name = a.name;
-    field.kind = index::AttributeKind::kKeyword;
+    field.kind = filter::AttributeKind::kKeyword;
     const int width = int(absl::StrCat(a.cardinality - 1).size());
     for (uint32_t i = 0; i < a.cardinality; ++i) {
       field.values.push_back(absl::StrFormat("v%0*d", width, i));
     }
-    absl::StatusOr<index::BitmapColumns> columns =
+    absl::StatusOr<filter::BitmapColumns> columns =
         o.bitmap_builder ? o.bitmap_builder(o.bitmap_codec, num_docs, values, {})
-                         : index::BuildBitmaps(o.bitmap_codec, num_docs, values);
+                         : filter::BuildBitmaps(o.bitmap_codec, num_docs, values);
     if (!columns.ok()) return columns.status();
     field.columns = *std::move(columns);
     fields.push_back(std::move(field));
   }
-  return index::AttributeIndex::Create(num_docs, o.bitmap_codec, std::move(fields));
+  return filter::AttributeIndex::Create(num_docs, o.bitmap_codec, std::move(fields));
 }
 
 absl::Status AddDocuments(const SynthOptions& o, double scale, const LengthHistogram& histogram,
@@ -246,7 +246,7 @@ absl::StatusOr<SynthSummary> BuildSyntheticIndex(const SynthOptions& o, const st
   summary.postings = generator.postings();
   if (!o.attributes.empty()) {
     const auto attributes_start = Clock::now();
-    TANDEM_ASSIGN_OR_RETURN(std::unique_ptr<index::AttributeIndex> attributes,
+    TANDEM_ASSIGN_OR_RETURN(std::unique_ptr<filter::AttributeIndex> attributes,
                             SynthesizeAttributes(o, writer->num_docs()));
     writer->SetAttributes(std::move(attributes));
     summary.attribute_seconds = SecondsSince(attributes_start);

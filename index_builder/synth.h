@@ -37,8 +37,8 @@
 #include <vector>
 
 #include "absl/status/statusor.h"
+#include "filter/bitmap.h"
 #include "index/analyzer.h"
-#include "index/bitmap.h"
 #include "index_builder/attribute_collector.h"
 
 namespace tandem::index_builder {
@@ -76,7 +76,7 @@ struct SynthOptions {
   // Attribute columns stored as bitmaps (attributes.bin), built by bitmap_builder (null: the CPU
   // builder).
   std::vector<SynthAttribute> attributes;
-  index::BitmapCodec bitmap_codec = index::BitmapCodec::kPlwah;
+  filter::BitmapCodec bitmap_codec = filter::BitmapCodec::kPlwah;
   BitmapBuilder bitmap_builder;
 };
 

@@ -7,7 +7,7 @@
 #include <cstdint>
 
 #include "absl/strings/str_cat.h"
-#include "gpu/cuda_status.h"
+#include "gpu/device/cuda_status.h"
 #include "match/ccm_kernels.h"
 
 namespace tandem::match::ccm {

@@ -13,7 +13,7 @@
 #include <vector>
 
 #include "absl/strings/str_cat.h"
-#include "gpu/device.h"
+#include "gpu/device/device.h"
 #include "gtest/gtest.h"
 #include "match/brute_force_matcher.h"
 #include "match/scenario.h"

@@ -13,6 +13,7 @@
 #include <thread>
 
 #include "absl/strings/str_cat.h"
+#include "base/temp_dir.h"
 #include "gmock/gmock.h"
 #include "gtest/gtest.h"
 #include "match/brute_force_matcher.h"
@@ -20,7 +21,6 @@
 #include "match/predicate_parser.h"
 #include "match/scenario.h"
 #include "match/subscription_file.h"
-#include "tools/temp_dir.h"
 
 namespace tandem::match {
 namespace {
@@ -28,7 +28,7 @@ namespace {
 using ::testing::ElementsAre;
 using ::testing::HasSubstr;
 
-using tools::TempDir;
+using base::TempDir;
 
 Predicate P(absl::string_view text) {
   return *NormalizePredicate(*ParsePredicate(text), nullptr, Limits{});

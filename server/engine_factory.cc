@@ -14,10 +14,10 @@
 #if TANDEM_HAVE_GPU
 #include <filesystem>
 
-#include "gpu/device.h"
-#include "gpu/filter_eval.h"
-#include "gpu/gpu_engine.h"
-#include "gpu/stored_layouts.h"
+#include "gpu/bitmaps/filter_eval.h"
+#include "gpu/device/device.h"
+#include "gpu/engine/gpu_engine.h"
+#include "gpu/layouts/stored_layouts.h"
 #include "match/ccm_matcher.h"
 #endif
 
@@ -130,23 +130,25 @@ namespace {
 // its columns) reading at least min_words compressed words, the CPU for the rest (one column, or
 // NOT of one, is a copy or a pass over its words) and for any the device fails on (the errors of
 // a bad filter are the compiler's, the same on both).
-index::FilterEvaluator GpuOrCpuFilters(const index::AttributeIndex& attributes,
-                                       std::unique_ptr<gpu::GpuFilterEvaluator> evaluator,
-                                       uint64_t min_words) {
+filter::FilterEvaluator GpuOrCpuFilters(const filter::AttributeIndex& attributes,
+                                        std::unique_ptr<gpu::GpuFilterEvaluator> evaluator,
+                                        uint64_t min_words) {
   std::shared_ptr<const gpu::GpuFilterEvaluator> gpu = std::move(evaluator);
   return [&attributes, gpu,
-          min_words](const index::FilterNode& filter) -> absl::StatusOr<index::Bitmap> {
-    TANDEM_ASSIGN_OR_RETURN(index::FilterProgram program, index::CompileFilter(filter, attributes));
+          min_words](const filter::FilterNode& filter) -> absl::StatusOr<filter::Bitmap> {
+    TANDEM_ASSIGN_OR_RETURN(filter::FilterProgram program,
+                            filter::CompileFilter(filter, attributes));
     const bool combines =
-        std::any_of(program.ops.begin(), program.ops.end(), [](const index::FilterOp& op) {
-          return op.code == index::FilterOp::Code::kAnd || op.code == index::FilterOp::Code::kOr ||
-                 op.code == index::FilterOp::Code::kAndNot;
+        std::any_of(program.ops.begin(), program.ops.end(), [](const filter::FilterOp& op) {
+          return op.code == filter::FilterOp::Code::kAnd ||
+                 op.code == filter::FilterOp::Code::kOr ||
+                 op.code == filter::FilterOp::Code::kAndNot;
         });
-    if (combines && index::FilterProgramWords(program, attributes) >= min_words) {
-      absl::StatusOr<index::Bitmap> docs = gpu->Run(program);
+    if (combines && filter::FilterProgramWords(program, attributes) >= min_words) {
+      absl::StatusOr<filter::Bitmap> docs = gpu->Run(program);
       if (docs.ok()) return docs;
     }
-    return index::EvaluateFilter(filter, attributes);
+    return filter::EvaluateFilter(filter, attributes);
   };
 }
 
@@ -164,9 +166,9 @@ absl::StatusOr<EngineSet> CreateEngines(const index::Index& index, const EngineO
   if (options.gpu_batch)
     TANDEM_RETURN_IF_ERROR(scheduler::ValidateBatchingOptions(options.gpu_batching));
   TANDEM_ASSIGN_OR_RETURN(set.cpu, cpu::DaatEngine::Create(index, options.cpu));
-  if (const index::AttributeIndex* attributes = index.attributes(); attributes != nullptr) {
-    set.filters = [attributes](const index::FilterNode& filter) {
-      return index::EvaluateFilter(filter, *attributes);
+  if (const filter::AttributeIndex* attributes = index.attributes(); attributes != nullptr) {
+    set.filters = [attributes](const filter::FilterNode& filter) {
+      return filter::EvaluateFilter(filter, *attributes);
     };
   }
   if (options.gpu == GpuMode::kOff) {
@@ -234,7 +236,7 @@ absl::StatusOr<EngineSet> CreateEngines(const index::Index& index, const EngineO
     const bool stored =
         std::filesystem::exists(index.directory() + "/" + gpu::kStoredLayoutsFile, error);
     std::string filters;
-    if (const index::AttributeIndex* attributes = index.attributes(); attributes != nullptr) {
+    if (const filter::AttributeIndex* attributes = index.attributes(); attributes != nullptr) {
       absl::StatusOr<std::unique_ptr<gpu::GpuFilterEvaluator>> evaluator =
           gpu::GpuFilterEvaluator::Create(*attributes);
       if (evaluator.ok()) {

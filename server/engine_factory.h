@@ -17,8 +17,8 @@
 #include "absl/status/statusor.h"
 #include "absl/strings/string_view.h"
 #include "cpu/daat_engine.h"
+#include "filter/filter.h"
 #include "index/engine.h"
-#include "index/filter.h"
 #include "index/index.h"
 #include "match/matcher.h"
 #include "scheduler/batching_engine.h"
@@ -55,7 +55,7 @@ std::vector<int> ResolveGpuDevices(const GpuDevices& devices);
 
 // Where the GPU's evaluation of a filter that combines columns (about 0.3 ms at 25M documents
 // plus 0.1 ns a word) beats the CPU's compressed-domain operations (15-30 ns a word):
-// bench/results/filter_h200.json.
+// bench/results/filter.json.
 inline constexpr uint64_t kDefaultGpuFilterMinWords = 1 << 14;
 
 struct EngineOptions {
@@ -93,7 +93,7 @@ struct EngineSet {
   // How the node evaluates filters: with a GPU engine and an index with attributes, the GPU for
   // filters of at least gpu_filter_min_words words (the CPU when the device fails), else the CPU.
   // Null when the index stores no attributes.
-  index::FilterEvaluator filters;
+  filter::FilterEvaluator filters;
 };
 
 // Whether this binary was built with the CUDA engine.

@@ -3,9 +3,9 @@
 #include <random>
 
 #include "absl/strings/str_cat.h"
+#include "filter/filter.h"
 #include "gmock/gmock.h"
 #include "gtest/gtest.h"
-#include "index/filter.h"
 #include "tests/test_collection.h"
 
 namespace tandem::server {
@@ -39,14 +39,14 @@ TEST(EngineFactoryTest, FiltersOnEitherProcessor) {
   std::mt19937_64 rng(5);
   std::vector<uint32_t> part(kDocs);
   for (uint32_t& p : part) p = static_cast<uint32_t>(rng() % 40);
-  index::AttributeField field;
+  filter::AttributeField field;
   field.name = "part";
   for (int v = 0; v < 40; ++v) field.values.push_back(absl::StrCat("p", 10 + v));
-  field.columns = *index::BuildBitmaps(index::BitmapCodec::kPlwah, kDocs, part);
-  std::vector<index::AttributeField> fields;
+  field.columns = *filter::BuildBitmaps(filter::BitmapCodec::kPlwah, kDocs, part);
+  std::vector<filter::AttributeField> fields;
   fields.push_back(std::move(field));
   auto attributes =
-      index::AttributeIndex::Create(kDocs, index::BitmapCodec::kPlwah, std::move(fields));
+      filter::AttributeIndex::Create(kDocs, filter::BitmapCodec::kPlwah, std::move(fields));
   ASSERT_TRUE(attributes.ok()) << attributes.status();
   ASSERT_TRUE(testing::BuildIndex(std::vector<std::vector<std::string>>(kDocs, {"a"}),
                                   dir.path() + "/i", "pfor", *std::move(attributes))
@@ -66,17 +66,17 @@ TEST(EngineFactoryTest, FiltersOnEitherProcessor) {
         for (int v = 0, n = 1 + int(rng() % 20); v < n; ++v) {
           values.push_back(absl::StrCat("p", 10 + rng() % 40));
         }
-        const index::FilterNode filter =
-            i % 3 == 0 ? index::FilterNode::Not(index::FilterNode::In("part", values))
-                       : index::FilterNode::In("part", values);
-        auto expected = index::EvaluateFilter(filter, *(*index)->attributes());
+        const filter::FilterNode filter =
+            i % 3 == 0 ? filter::FilterNode::Not(filter::FilterNode::In("part", values))
+                       : filter::FilterNode::In("part", values);
+        auto expected = filter::EvaluateFilter(filter, *(*index)->attributes());
         auto got = set->filters(filter);
         ASSERT_TRUE(got.ok()) << got.status();
-        EXPECT_TRUE(got->words() == expected->words()) << index::FilterToText(filter);
+        EXPECT_TRUE(got->words() == expected->words()) << filter::FilterToText(filter);
       }
-      const index::FilterNode unknown = index::FilterNode::Term("part", "nope");
+      const filter::FilterNode unknown = filter::FilterNode::Term("part", "nope");
       EXPECT_EQ(set->filters(unknown).status(),
-                index::EvaluateFilter(unknown, *(*index)->attributes()).status());
+                filter::EvaluateFilter(unknown, *(*index)->attributes()).status());
     }
   }
   // Without attributes there is nothing to filter on.

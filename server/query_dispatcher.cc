@@ -6,8 +6,8 @@
 #include "absl/strings/cord.h"
 #include "absl/strings/str_cat.h"
 #include "base/status_macros.h"
+#include "rpc/status_mapping.h"
 #include "server/snippet.h"
-#include "server/status_mapping.h"
 
 namespace tandem::server {
 namespace {
@@ -107,14 +107,14 @@ void AddStoredFields(const index::Index& index, uint32_t docid,
 }  // namespace
 
 QueryDispatcher::QueryDispatcher(const index::Index& index, scheduler::QueryExecutor& executor,
-                                 QueryMetrics& metrics, const RequestLimits& limits, LogSink log,
-                                 index::FilterEvaluator filters)
+                                 QueryMetrics& metrics, const RequestLimits& limits,
+                                 rpc::LogSink log, filter::FilterEvaluator filters)
     : index_(index),
       filters_(index.attributes(), std::move(filters)),
       executor_(executor),
       metrics_(metrics),
       limits_(limits),
-      log_(SinkOrStderr(std::move(log))) {}
+      log_(rpc::SinkOrStderr(std::move(log))) {}
 
 void QueryDispatcher::LogDataLossOnce(absl::string_view message) {
   absl::MutexLock lock(&log_mu_);
@@ -202,7 +202,7 @@ absl::Status QueryDispatcher::Dispatch(absl::Span<const SearchRequest* const> re
     metrics_.RecordRejection(reject_reason::kInvalidArgument);
     metrics_.RecordQuery({.mode = RequestModeLabel(*requests[i]),
                           .engine = "none",
-                          .code = ToGrpcCode(status.code())});
+                          .code = rpc::ToGrpcCode(status.code())});
     state->done(i, std::move(status));
   }
   return absl::OkStatus();
@@ -246,7 +246,7 @@ void QueryDispatcher::RecordUnparsedCall(const absl::Status& status) {
                                ? reject_reason::kMalformed
                                : RejectReason(status));
   metrics_.RecordQuery(
-      {.mode = kUnparsedMode, .engine = "none", .code = ToGrpcCode(status.code())});
+      {.mode = kUnparsedMode, .engine = "none", .code = rpc::ToGrpcCode(status.code())});
 }
 
 uint64_t QueryDispatcher::response_bytes_in_flight() const {
@@ -258,8 +258,9 @@ void QueryDispatcher::RecordRefusedCall(absl::Span<const SearchRequest* const> r
                                         const absl::Status& status) {
   metrics_.RecordRejection(RejectReason(status), requests.size());
   for (const SearchRequest* request : requests) {
-    metrics_.RecordQuery(
-        {.mode = RequestModeLabel(*request), .engine = "none", .code = ToGrpcCode(status.code())});
+    metrics_.RecordQuery({.mode = RequestModeLabel(*request),
+                          .engine = "none",
+                          .code = rpc::ToGrpcCode(status.code())});
   }
 }
 
@@ -268,7 +269,7 @@ void QueryDispatcher::Complete(JobState& job, size_t task, scheduler::QueryOutco
   QueryRecord record{.mode = index::QueryModeName(job.mode[task]),
                      .engine = outcome.engine.empty() ? absl::string_view("none")
                                                       : absl::string_view(outcome.engine),
-                     .code = ToGrpcCode(outcome.result.status().code()),
+                     .code = rpc::ToGrpcCode(outcome.result.status().code()),
                      .reached_engine = !outcome.engine.empty(),
                      .started = outcome.started,
                      .queued = outcome.queued,

@@ -31,9 +31,9 @@
 #include "absl/time/time.h"
 #include "absl/types/span.h"
 #include "index/index.h"
+#include "rpc/rate_limited_log.h"
 #include "scheduler/query_executor.h"
 #include "server/query_metrics.h"
-#include "server/rate_limited_log.h"
 #include "server/request_validation.h"
 #include "tandem/v1/search.pb.h"
 
@@ -55,8 +55,8 @@ class QueryDispatcher {
   // All references must outlive the dispatcher. `filters` evaluates the filters of requests
   // (EngineSet::filters); null: on the CPU.
   QueryDispatcher(const index::Index& index, scheduler::QueryExecutor& executor,
-                  QueryMetrics& metrics, const RequestLimits& limits, LogSink log = nullptr,
-                  index::FilterEvaluator filters = nullptr);
+                  QueryMetrics& metrics, const RequestLimits& limits, rpc::LogSink log = nullptr,
+                  filter::FilterEvaluator filters = nullptr);
 
   // A query that fails with DATA_LOSS (a damaged list: it fails until the index is rebuilt) is
   // counted like any other (tandem_queries_total{code="DATA_LOSS"}) and its message logged once,
@@ -104,7 +104,7 @@ class QueryDispatcher {
   void ReleaseInFlight(int64_t queries, uint64_t bytes);
 
   const index::Index& index_;
-  FilterCache filters_;  // after index_, which it reads
+  filter::FilterCache filters_;  // after index_, which it reads
   scheduler::QueryExecutor& executor_;
   QueryMetrics& metrics_;
   const RequestLimits limits_;
@@ -112,7 +112,7 @@ class QueryDispatcher {
   bool draining_ ABSL_GUARDED_BY(mu_) = false;
   int64_t in_flight_ ABSL_GUARDED_BY(mu_) = 0;
   uint64_t response_bytes_in_flight_ ABSL_GUARDED_BY(mu_) = 0;
-  const LogSink log_;
+  const rpc::LogSink log_;
   absl::Mutex log_mu_;
   absl::flat_hash_set<std::string> logged_data_loss_ ABSL_GUARDED_BY(log_mu_);
 };

@@ -3,18 +3,18 @@
 #include <string>
 #include <utility>
 
-#include "server/metric_series.h"
-#include "server/status_mapping.h"
+#include "rpc/metric_series.h"
+#include "rpc/status_mapping.h"
 
 namespace tandem::server {
 namespace {
 
-using metrics::Counters;
-using metrics::Gauges;
-using metrics::Histograms;
-using metrics::LatencyBuckets;
-using metrics::NameSlot;
-using metrics::Str;
+using rpc::metrics::Counters;
+using rpc::metrics::Gauges;
+using rpc::metrics::Histograms;
+using rpc::metrics::LatencyBuckets;
+using rpc::metrics::NameSlot;
+using rpc::metrics::Str;
 
 // The engines' modes, then the mode of calls refused before their request was parsed (counted
 // only, on engine "none"; a slot so that a flood of them takes no lookup by labels).
@@ -22,23 +22,6 @@ constexpr const char* kModeNames[] = {"and", "or", "and_or", "unparsed"};
 constexpr int kEngineModes = 3;
 
 }  // namespace
-
-namespace metrics {
-
-const prometheus::Histogram::BucketBoundaries& LatencyBuckets() {
-  static const auto* buckets = new prometheus::Histogram::BucketBoundaries{
-      50e-6, 100e-6, 250e-6, 500e-6, 1e-3, 2.5e-3, 5e-3, 10e-3, 25e-3,
-      50e-3, 100e-3, 250e-3, 500e-3, 1.0,  2.5,    5.0,  10.0};
-  return *buckets;
-}
-
-const prometheus::Histogram::BucketBoundaries& RatioBuckets() {
-  static const auto* buckets = new prometheus::Histogram::BucketBoundaries{
-      0.125, 0.25, 0.5, 0.67, 0.8, 0.9, 1.0, 1.11, 1.25, 1.5, 2.0, 4.0, 8.0};
-  return *buckets;
-}
-
-}  // namespace metrics
 
 QueryMetrics::QueryMetrics(prometheus::Registry& registry, const BuildInfo& build,
                            const std::vector<std::string>& engines)
@@ -115,11 +98,11 @@ int QueryMetrics::EngineSlot(absl::string_view engine) const {
 prometheus::Counter& QueryMetrics::QueryCounter(absl::string_view mode, absl::string_view engine,
                                                 grpc::StatusCode code) {
   auto labels = [&]() -> prometheus::Labels {
-    return {{"mode", Str(mode)}, {"engine", Str(engine)}, {"code", Str(GrpcCodeName(code))}};
+    return {{"mode", Str(mode)}, {"engine", Str(engine)}, {"code", Str(rpc::GrpcCodeName(code))}};
   };
   const int e = EngineSlot(engine), m = NameSlot(kModeNames, mode), c = static_cast<int>(code);
   const bool cached = e >= 0 && m >= 0 && c >= 0 && c < kCodes;
-  return metrics::Series(cached ? &query_series_[e][m].queries[c] : nullptr, queries_, labels);
+  return rpc::metrics::Series(cached ? &query_series_[e][m].queries[c] : nullptr, queries_, labels);
 }
 
 void QueryMetrics::SetIndex(const index::Index& index) {

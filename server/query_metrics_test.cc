@@ -18,7 +18,7 @@
 #include "prometheus/client_metric.h"
 #include "prometheus/metric_family.h"
 #include "prometheus/registry.h"
-#include "server/metric_series.h"
+#include "rpc/metric_series.h"
 #include "server/metrics_test_util.h"
 #include "tests/test_collection.h"
 
@@ -83,7 +83,7 @@ TEST_F(QueryMetricsTest, SeriesExistBeforeTheFirstQuery) {
     EXPECT_EQ(scrape.Value("tandem_queries_total", labels), 0) << Describe(labels);
   }
 
-  std::vector<double> bounds = metrics::LatencyBuckets();
+  std::vector<double> bounds = rpc::metrics::LatencyBuckets();
   bounds.push_back(std::numeric_limits<double>::infinity());
   for (const char* name : kHistograms) {
     ASSERT_NE(scrape.Family(name), nullptr) << name;

@@ -106,51 +106,51 @@ absl::StatusOr<std::vector<index::QueryTerm>> ListTerms(const tandem::v1::TermLi
   return terms;
 }
 
-absl::StatusOr<index::FilterNode> FilterFromProtoAt(const tandem::v1::DocumentFilter& f,
-                                                    size_t depth, size_t& nodes) {
-  if (depth > index::kMaxFilterDepth) {
+absl::StatusOr<filter::FilterNode> FilterFromProtoAt(const tandem::v1::DocumentFilter& f,
+                                                     size_t depth, size_t& nodes) {
+  if (depth > filter::kMaxFilterDepth) {
     return absl::InvalidArgumentError(
-        absl::StrFormat("filter is nested deeper than %d levels", index::kMaxFilterDepth));
+        absl::StrFormat("filter is nested deeper than %d levels", filter::kMaxFilterDepth));
   }
-  if (++nodes > index::kMaxFilterNodes) {
+  if (++nodes > filter::kMaxFilterNodes) {
     return absl::InvalidArgumentError(
-        absl::StrFormat("filter has more than %d nodes", index::kMaxFilterNodes));
+        absl::StrFormat("filter has more than %d nodes", filter::kMaxFilterNodes));
   }
   auto list = [&](const tandem::v1::DocumentFilterList& l,
-                  const char* name) -> absl::StatusOr<std::vector<index::FilterNode>> {
+                  const char* name) -> absl::StatusOr<std::vector<filter::FilterNode>> {
     if (l.filters_size() == 0) {
       return absl::InvalidArgumentError(absl::StrCat("filter: an empty ", name, " node"));
     }
-    std::vector<index::FilterNode> children;
+    std::vector<filter::FilterNode> children;
     for (const tandem::v1::DocumentFilter& child : l.filters()) {
-      TANDEM_ASSIGN_OR_RETURN(index::FilterNode node, FilterFromProtoAt(child, depth + 1, nodes));
+      TANDEM_ASSIGN_OR_RETURN(filter::FilterNode node, FilterFromProtoAt(child, depth + 1, nodes));
       children.push_back(std::move(node));
     }
     return children;
   };
   switch (f.node_case()) {
     case tandem::v1::DocumentFilter::kEquals:
-      return index::FilterNode::Term(f.equals().field(), f.equals().value());
+      return filter::FilterNode::Term(f.equals().field(), f.equals().value());
     case tandem::v1::DocumentFilter::kIn:
-      return index::FilterNode::In(
+      return filter::FilterNode::In(
           f.in().field(), std::vector<std::string>(f.in().values().begin(), f.in().values().end()));
     case tandem::v1::DocumentFilter::kRange:
-      return index::FilterNode::Range(
+      return filter::FilterNode::Range(
           f.range().field(),
           f.range().has_min() ? std::optional<int64_t>(f.range().min()) : std::nullopt,
           f.range().has_max() ? std::optional<int64_t>(f.range().max()) : std::nullopt);
     case tandem::v1::DocumentFilter::kAnd: {
       TANDEM_ASSIGN_OR_RETURN(auto children, list(f.and_(), "and"));
-      return index::FilterNode::And(std::move(children));
+      return filter::FilterNode::And(std::move(children));
     }
     case tandem::v1::DocumentFilter::kOr: {
       TANDEM_ASSIGN_OR_RETURN(auto children, list(f.or_(), "or"));
-      return index::FilterNode::Or(std::move(children));
+      return filter::FilterNode::Or(std::move(children));
     }
     case tandem::v1::DocumentFilter::kNot: {
-      TANDEM_ASSIGN_OR_RETURN(index::FilterNode child,
+      TANDEM_ASSIGN_OR_RETURN(filter::FilterNode child,
                               FilterFromProtoAt(f.not_(), depth + 1, nodes));
-      return index::FilterNode::Not(std::move(child));
+      return filter::FilterNode::Not(std::move(child));
     }
     case tandem::v1::DocumentFilter::NODE_NOT_SET:
       break;
@@ -159,16 +159,16 @@ absl::StatusOr<index::FilterNode> FilterFromProtoAt(const tandem::v1::DocumentFi
 }
 
 // The request's filter as the bitmap of the documents it allows; null without a filter.
-absl::StatusOr<std::shared_ptr<const index::Bitmap>> RequestFilter(const SearchRequest& request,
-                                                                   FilterCache* filters) {
+absl::StatusOr<std::shared_ptr<const filter::Bitmap>> RequestFilter(const SearchRequest& request,
+                                                                    filter::FilterCache* filters) {
   const bool has_text = !request.filter_text().empty();
   if (!has_text && !request.has_filter()) return nullptr;
   if (has_text && request.has_filter()) {
     return absl::InvalidArgumentError("give filter_text or filter, not both");
   }
-  index::FilterNode node;
+  filter::FilterNode node;
   if (has_text) {
-    TANDEM_ASSIGN_OR_RETURN(node, index::ParseFilter(request.filter_text()));
+    TANDEM_ASSIGN_OR_RETURN(node, filter::ParseFilter(request.filter_text()));
   } else {
     TANDEM_ASSIGN_OR_RETURN(node, FilterFromProto(request.filter()));
   }
@@ -182,17 +182,17 @@ absl::StatusOr<std::shared_ptr<const index::Bitmap>> RequestFilter(const SearchR
 
 }  // namespace
 
-absl::StatusOr<index::FilterNode> FilterFromProto(const tandem::v1::DocumentFilter& filter) {
+absl::StatusOr<filter::FilterNode> FilterFromProto(const tandem::v1::DocumentFilter& filter) {
   size_t nodes = 0;
-  TANDEM_ASSIGN_OR_RETURN(index::FilterNode node, FilterFromProtoAt(filter, 1, nodes));
-  TANDEM_RETURN_IF_ERROR(index::ValidateFilter(node));
+  TANDEM_ASSIGN_OR_RETURN(filter::FilterNode node, FilterFromProtoAt(filter, 1, nodes));
+  TANDEM_RETURN_IF_ERROR(filter::ValidateFilter(node));
   return node;
 }
 
 absl::StatusOr<scheduler::QueryTask> ParseSearchRequest(const SearchRequest& request,
                                                         const index::Analyzer& analyzer,
                                                         const RequestLimits& limits,
-                                                        FilterCache* filters) {
+                                                        filter::FilterCache* filters) {
   scheduler::QueryTask task;
   if (request.request_id().size() > kMaxRequestIdBytes) {
     return absl::InvalidArgumentError(absl::StrFormat(

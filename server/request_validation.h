@@ -19,12 +19,12 @@
 #include <vector>
 
 #include "absl/status/statusor.h"
+#include "filter/attribute_index.h"
+#include "filter/filter.h"
+#include "filter/filter_cache.h"
 #include "index/analyzer.h"
-#include "index/attribute_index.h"
-#include "index/filter.h"
 #include "index/query.h"
 #include "scheduler/query_executor.h"
-#include "server/filter_cache.h"
 #include "tandem/v1/search.pb.h"
 
 namespace tandem::server {
@@ -62,9 +62,9 @@ inline constexpr uint64_t kResponseBytesPerHit = 192;
 // admission limits could never admit a batch the request limits accept.
 absl::Status ValidateLimits(const RequestLimits& limits);
 
-// The tree of a protobuf filter, checked by index::ValidateFilter; INVALID_ARGUMENT naming the
-// problem (an empty node, nesting deeper than index::kMaxFilterDepth).
-absl::StatusOr<index::FilterNode> FilterFromProto(const tandem::v1::DocumentFilter& filter);
+// The tree of a protobuf filter, checked by filter::ValidateFilter; INVALID_ARGUMENT naming the
+// problem (an empty node, nesting deeper than filter::kMaxFilterDepth).
+absl::StatusOr<filter::FilterNode> FilterFromProto(const tandem::v1::DocumentFilter& filter);
 
 // The task's query terms are analyzed and merged (repeats summed), ready for an engine. A filter
 // (filter_text or filter) is evaluated through `filters` (null, or over an index that stores no
@@ -72,7 +72,7 @@ absl::StatusOr<index::FilterNode> FilterFromProto(const tandem::v1::DocumentFilt
 absl::StatusOr<scheduler::QueryTask> ParseSearchRequest(const tandem::v1::SearchRequest& request,
                                                         const index::Analyzer& analyzer,
                                                         const RequestLimits& limits,
-                                                        FilterCache* filters = nullptr);
+                                                        filter::FilterCache* filters = nullptr);
 
 // INVALID_ARGUMENT when the batch holds more than limits.max_batch queries, or asks for more than
 // limits.max_batch_hits hits in all (k, 10 when unset, summed over its queries).

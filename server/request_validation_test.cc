@@ -223,30 +223,30 @@ TEST_F(RequestValidationTest, BatchSize) {
 
 // An attribute index of 100 documents: label spam for docs divisible by 3, else ham; year 2000 +
 // doc % 5.
-std::unique_ptr<index::AttributeIndex> SmallAttributes() {
+std::unique_ptr<filter::AttributeIndex> SmallAttributes() {
   std::vector<uint32_t> label, year;
   for (uint32_t d = 0; d < 100; ++d) {
     label.push_back(d % 3 == 0 ? 1 : 0);
     year.push_back(d % 5);
   }
-  index::AttributeField l;
+  filter::AttributeField l;
   l.name = "label";
   l.values = {"ham", "spam"};
-  l.columns = *index::BuildBitmaps(index::BitmapCodec::kPlwah, 100, label);
-  index::AttributeField y;
+  l.columns = *filter::BuildBitmaps(filter::BitmapCodec::kPlwah, 100, label);
+  filter::AttributeField y;
   y.name = "year";
-  y.kind = index::AttributeKind::kInteger;
+  y.kind = filter::AttributeKind::kInteger;
   for (int64_t v = 2000; v < 2005; ++v) y.buckets.push_back({v, v});
-  y.columns = *index::BuildBitmaps(index::BitmapCodec::kPlwah, 100, year);
-  std::vector<index::AttributeField> fields;
+  y.columns = *filter::BuildBitmaps(filter::BitmapCodec::kPlwah, 100, year);
+  std::vector<filter::AttributeField> fields;
   fields.push_back(std::move(l));
   fields.push_back(std::move(y));
-  return *index::AttributeIndex::Create(100, index::BitmapCodec::kPlwah, std::move(fields));
+  return *filter::AttributeIndex::Create(100, filter::BitmapCodec::kPlwah, std::move(fields));
 }
 
 TEST_F(RequestValidationTest, FiltersInTextAndTreeForm) {
   const auto attributes = SmallAttributes();
-  FilterCache filters(attributes.get());
+  filter::FilterCache filters(attributes.get());
   SearchRequest text = Text("gas");
   text.set_filter_text("label = spam AND year >= 2003");
   auto task = ParseSearchRequest(text, *analyzer_, limits_, &filters);
@@ -292,8 +292,9 @@ TEST_F(RequestValidationTest, FiltersInTextAndTreeForm) {
 
 TEST_F(RequestValidationTest, BadFiltersNameTheProblem) {
   const auto attributes = SmallAttributes();
-  FilterCache filters(attributes.get()), no_attributes(nullptr);
-  auto expect = [&](const SearchRequest& r, const std::string& message, FilterCache* cache) {
+  filter::FilterCache filters(attributes.get()), no_attributes(nullptr);
+  auto expect = [&](const SearchRequest& r, const std::string& message,
+                    filter::FilterCache* cache) {
     auto task = ParseSearchRequest(r, *analyzer_, limits_, cache);
     ASSERT_FALSE(task.ok()) << r.DebugString();
     EXPECT_EQ(task.status().code(), absl::StatusCode::kInvalidArgument);
@@ -319,7 +320,7 @@ TEST_F(RequestValidationTest, BadFiltersNameTheProblem) {
   // Nesting deeper than the limit, built without recursion.
   SearchRequest deep = Text("gas");
   tandem::v1::DocumentFilter* node = deep.mutable_filter();
-  for (size_t i = 0; i < index::kMaxFilterDepth + 5; ++i) node = node->mutable_not_();
+  for (size_t i = 0; i < filter::kMaxFilterDepth + 5; ++i) node = node->mutable_not_();
   node->mutable_equals()->set_field("label");
   node->mutable_equals()->set_value("spam");
   expect(deep, "nested deeper", &filters);

@@ -3,15 +3,15 @@
 #include <cmath>
 #include <string>
 
-#include "server/metric_series.h"
+#include "rpc/metric_series.h"
 
 namespace tandem::server {
 namespace {
 
-using metrics::Counters;
-using metrics::Gauges;
-using metrics::Histograms;
-using metrics::Str;
+using rpc::metrics::Counters;
+using rpc::metrics::Gauges;
+using rpc::metrics::Histograms;
+using rpc::metrics::Str;
 
 constexpr const char* kDecisionQueueNames[] = {"cpu", "gpu", "shared", "pinned"};
 constexpr const char* kActivityNames[] = {"engine", "answer", "lock", "scheduling", "idle"};
@@ -70,7 +70,7 @@ SchedulerMetrics::SchedulerMetrics(prometheus::Registry& registry, QueryMetrics&
 
 prometheus::Gauge& SchedulerMetrics::QueueDepthSeries(scheduler::QueueKind queue) {
   std::atomic<prometheus::Gauge*>* slot = &queue_depth_series_[static_cast<int>(queue)];
-  return metrics::Series(slot, queue_depth_, [queue] {
+  return rpc::metrics::Series(slot, queue_depth_, [queue] {
     return prometheus::Labels{{"queue", Str(scheduler::QueueName(queue))}};
   });
 }
@@ -83,7 +83,7 @@ void SchedulerMetrics::SetWorkers(Processor p, size_t workers) {
   s.busy_seconds = &busy_seconds_.Add({{"processor", processor}});
   s.steals = &steals_.Add({{"processor", processor}});
   s.urgent = &urgent_.Add({{"processor", processor}});
-  s.cost_ratio = &cost_ratio_.Add({{"engine", processor}}, metrics::RatioBuckets());
+  s.cost_ratio = &cost_ratio_.Add({{"engine", processor}}, rpc::metrics::RatioBuckets());
   for (int q = 0; q < kDecisionQueues; ++q) {
     s.decisions[q] = &decisions_.Add({{"queue", kDecisionQueueNames[q]}, {"processor", processor}});
   }

@@ -19,9 +19,9 @@
 #include "prometheus/client_metric.h"
 #include "prometheus/metric_family.h"
 #include "prometheus/registry.h"
+#include "rpc/metric_series.h"
 #include "scheduler/executor_observer.h"
 #include "scheduler/work_queues.h"
-#include "server/metric_series.h"
 #include "server/metrics_test_util.h"
 #include "server/query_metrics.h"
 #include "tests/test_collection.h"
@@ -127,7 +127,7 @@ TEST_F(SchedulerMetricsTest, SetWorkersCreatesTheProcessorsSeriesAtZero) {
   EXPECT_EQ(ratio.sample_count, 0u);
   std::vector<double> bounds;
   for (const auto& bucket : ratio.bucket) bounds.push_back(bucket.upper_bound);
-  std::vector<double> want = metrics::RatioBuckets();
+  std::vector<double> want = rpc::metrics::RatioBuckets();
   want.push_back(std::numeric_limits<double>::infinity());
   EXPECT_THAT(bounds, ElementsAreArray(want));
 

@@ -7,8 +7,8 @@
 #include <utility>
 
 #include "absl/strings/str_cat.h"
+#include "rpc/status_mapping.h"
 #include "server/search_stream.h"
-#include "server/status_mapping.h"
 #include "server/wire.h"
 
 namespace tandem::server {
@@ -51,7 +51,7 @@ void MarkCancelled(std::atomic<bool>& cancelled, absl::Time deadline) {
   cancelled.store(true, std::memory_order_relaxed);
 }
 
-RequestReader::RequestReader(QueryDispatcher& dispatcher, LogSink log)
+RequestReader::RequestReader(QueryDispatcher& dispatcher, rpc::LogSink log)
     : dispatcher_(dispatcher), log_(absl::Minutes(1), std::move(log)) {}
 
 absl::Status RequestReader::Read(const grpc::ByteBuffer& bytes,
@@ -81,12 +81,12 @@ grpc::ServerUnaryReactor* SearchService::Search(grpc::CallbackServerContext* con
   // Refused before parsing when nothing could be admitted: under overload a refusal costs little.
   if (absl::Status admissible = dispatcher_.Admissible(); !admissible.ok()) {
     dispatcher_.RecordUnparsedCall(admissible);
-    reactor->Finish(ToGrpcStatus(admissible));
+    reactor->Finish(rpc::ToGrpcStatus(admissible));
     return reactor;
   }
   SearchRequest request;
   if (absl::Status read = reader_.Read(*request_bytes, *context, request); !read.ok()) {
-    reactor->Finish(ToGrpcStatus(read));
+    reactor->Finish(rpc::ToGrpcStatus(read));
     return reactor;
   }
   const CallContext call{.deadline = reactor->deadline(), .cancelled = reactor->cancelled()};
@@ -96,9 +96,9 @@ grpc::ServerUnaryReactor* SearchService::Search(grpc::CallbackServerContext* con
       [this, reactor, response_bytes](size_t, absl::StatusOr<SearchResponse> result) {
         absl::Status status = result.status();
         if (result.ok()) status = SerializeResponse(*result, max_response_bytes_, *response_bytes);
-        reactor->Finish(ToGrpcStatus(status));
+        reactor->Finish(rpc::ToGrpcStatus(status));
       });
-  if (!admitted.ok()) reactor->Finish(ToGrpcStatus(admitted));
+  if (!admitted.ok()) reactor->Finish(rpc::ToGrpcStatus(admitted));
   return reactor;
 }
 
@@ -108,12 +108,12 @@ grpc::ServerUnaryReactor* SearchService::SearchBatch(grpc::CallbackServerContext
   auto* reactor = new CancellableReactor(CallDeadline(*context));
   if (absl::Status admissible = dispatcher_.Admissible(); !admissible.ok()) {
     dispatcher_.RecordUnparsedCall(admissible);
-    reactor->Finish(ToGrpcStatus(admissible));
+    reactor->Finish(rpc::ToGrpcStatus(admissible));
     return reactor;
   }
   tandem::v1::SearchBatchRequest request;
   if (absl::Status read = reader_.Read(*request_bytes, *context, request); !read.ok()) {
-    reactor->Finish(ToGrpcStatus(read));
+    reactor->Finish(rpc::ToGrpcStatus(read));
     return reactor;
   }
   std::vector<const SearchRequest*> requests;
@@ -121,11 +121,11 @@ grpc::ServerUnaryReactor* SearchService::SearchBatch(grpc::CallbackServerContext
   for (const SearchRequest& r : request.requests()) requests.push_back(&r);
   if (absl::Status valid = ValidateBatchSize(request, dispatcher_.limits()); !valid.ok()) {
     dispatcher_.RecordRefusedCall(requests, valid);
-    reactor->Finish(ToGrpcStatus(valid));
+    reactor->Finish(rpc::ToGrpcStatus(valid));
     return reactor;
   }
   if (requests.empty()) {
-    reactor->Finish(ToGrpcStatus(
+    reactor->Finish(rpc::ToGrpcStatus(
         SerializeResponse(SearchBatchResponse(), max_response_bytes_, *response_bytes)));
     return reactor;
   }
@@ -140,15 +140,15 @@ grpc::ServerUnaryReactor* SearchService::SearchBatch(grpc::CallbackServerContext
       [this, reactor, response, response_bytes, remaining](size_t i,
                                                            absl::StatusOr<SearchResponse> result) {
         tandem::v1::SearchBatchResult* slot = response->mutable_results(static_cast<int>(i));
-        *slot->mutable_status() = ToQueryStatus(result.status());
+        *slot->mutable_status() = rpc::ToQueryStatus(result.status());
         if (result.ok()) *slot->mutable_response() = *std::move(result);
         if (remaining->fetch_sub(1, std::memory_order_acq_rel) == 1) {
           absl::Status written = SerializeResponse(*response, max_response_bytes_, *response_bytes);
           response->Clear();
-          reactor->Finish(ToGrpcStatus(written));
+          reactor->Finish(rpc::ToGrpcStatus(written));
         }
       });
-  if (!admitted.ok()) reactor->Finish(ToGrpcStatus(admitted));
+  if (!admitted.ok()) reactor->Finish(rpc::ToGrpcStatus(admitted));
   return reactor;
 }
 
@@ -163,7 +163,7 @@ grpc::ServerUnaryReactor* SearchService::GetIndexInfo(grpc::CallbackServerContex
   grpc::ServerUnaryReactor* reactor = context->DefaultReactor();
   tandem::v1::GetIndexInfoRequest request;
   if (absl::Status read = reader_.Read(*request_bytes, *context, request); !read.ok()) {
-    reactor->Finish(ToGrpcStatus(read));
+    reactor->Finish(rpc::ToGrpcStatus(read));
     return reactor;
   }
   tandem::v1::GetIndexInfoResponse response;
@@ -192,7 +192,8 @@ grpc::ServerUnaryReactor* SearchService::GetIndexInfo(grpc::CallbackServerContex
     info.set_collection_average_document_length(shard->collection_avg_doc_length);
     info.set_collection_index_id(shard->collection_index_id);
   }
-  reactor->Finish(ToGrpcStatus(SerializeResponse(response, max_response_bytes_, *response_bytes)));
+  reactor->Finish(
+      rpc::ToGrpcStatus(SerializeResponse(response, max_response_bytes_, *response_bytes)));
   return reactor;
 }
 

@@ -25,8 +25,8 @@
 
 #include "grpcpp/support/byte_buffer.h"
 #include "index/index.h"
+#include "rpc/rate_limited_log.h"
 #include "server/query_dispatcher.h"
-#include "server/rate_limited_log.h"
 #include "tandem/v1/search.grpc.pb.h"
 
 namespace tandem::server {
@@ -43,21 +43,21 @@ struct SearchServiceOptions {
   // server's own send limit (GrpcOptions::max_send_message_bytes).
   size_t max_response_bytes = 256 << 20;
   // Where lines about malformed requests go (at most one a minute); null: standard error.
-  LogSink log = nullptr;
+  rpc::LogSink log = nullptr;
 };
 
 // How the service turns one request's bytes into a request, for every method: parsed, or counted
 // and logged as malformed.
 class RequestReader {
  public:
-  RequestReader(QueryDispatcher& dispatcher, LogSink log);
+  RequestReader(QueryDispatcher& dispatcher, rpc::LogSink log);
   // INVALID_ARGUMENT for bytes that do not parse; the call is then counted and logged.
   absl::Status Read(const grpc::ByteBuffer& bytes, const grpc::CallbackServerContext& context,
                     google::protobuf::Message& request);
 
  private:
   QueryDispatcher& dispatcher_;
-  RateLimitedLog log_;
+  rpc::RateLimitedLog log_;
 };
 
 class SearchService final : public RawSearchServiceBase {

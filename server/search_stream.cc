@@ -2,8 +2,8 @@
 
 #include <utility>
 
+#include "rpc/status_mapping.h"
 #include "server/search_service.h"
-#include "server/status_mapping.h"
 #include "server/wire.h"
 
 namespace tandem::server {
@@ -66,12 +66,12 @@ void SearchStreamReactor::Fill(Slot& slot, absl::StatusOr<SearchResponse> result
   // Encoded before taking the lock; `slot` is this thread's until it is marked ready.
   tandem::v1::SearchStreamResponse message;
   message.set_request_id(slot.request_id);
-  *message.mutable_status() = ToQueryStatus(result.status());
+  *message.mutable_status() = rpc::ToQueryStatus(result.status());
   if (result.ok()) *message.mutable_response() = *std::move(result);
   if (absl::Status written = SerializeResponse(message, max_response_bytes_, slot.response);
       !written.ok()) {
     message.clear_response();
-    *message.mutable_status() = ToQueryStatus(written);
+    *message.mutable_status() = rpc::ToQueryStatus(written);
     // A status and an id always fit.
     SerializeResponse(message, max_response_bytes_, slot.response).IgnoreError();
   }

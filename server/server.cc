@@ -25,12 +25,12 @@
 #include "index/index.h"
 #include "match/cpu_matcher.h"
 #include "prometheus/registry.h"
+#include "rpc/grpc_listen.h"
+#include "rpc/grpc_log.h"
+#include "rpc/metrics_endpoint.h"
+#include "rpc/process_metrics.h"
 #include "server/batch_metrics.h"
 #include "server/executor_factory.h"
-#include "server/grpc_listen.h"
-#include "server/grpc_log.h"
-#include "server/metrics_endpoint.h"
-#include "server/process_metrics.h"
 #include "server/query_dispatcher.h"
 #include "server/search_service.h"
 #include "server/subscription_metrics.h"
@@ -84,7 +84,7 @@ absl::Status Server::Start(const ServerOptions& options) {
                                                    kMinMemoryQuota, ", got ",
                                                    grpc.memory_quota_bytes));
   }
-  LimitLibraryLogs();
+  rpc::LimitLibraryLogs();
   absl::StatusOr<std::unique_ptr<index::Index>> index = index::Index::Open(options.index_dir);
   if (!index.ok()) {
     return absl::Status(index.status().code(),
@@ -131,7 +131,7 @@ absl::Status Server::Start(const ServerOptions& options) {
                  std::string(lowered.message()).c_str());
   }
   TANDEM_ASSIGN_OR_RETURN(std::shared_ptr<grpc::ServerCredentials> credentials,
-                          MakeCredentials(grpc.tls));
+                          rpc::MakeCredentials(grpc.tls));
   dispatcher_ = std::make_unique<QueryDispatcher>(*index_, *executors_.executor, *metrics_,
                                                   options.limits, nullptr, engines_.filters);
   service_ = std::make_unique<SearchService>(
@@ -141,7 +141,7 @@ absl::Status Server::Start(const ServerOptions& options) {
   TANDEM_RETURN_IF_ERROR(StartSubscriptions(options));
 
   if (!options.metrics_listen.empty()) {
-    process_metrics_ = std::make_shared<ProcessMetrics>();
+    process_metrics_ = std::make_shared<rpc::ProcessMetrics>();
     std::vector<std::weak_ptr<prometheus::Collectable>> collectables = {registry_,
                                                                         process_metrics_};
     if (!engines_.gpu_batching.empty()) {
@@ -149,13 +149,13 @@ absl::Status Server::Start(const ServerOptions& options) {
       collectables.push_back(batch_metrics_);
     }
     const MetricsSecurity& security = options.metrics_security;
-    TANDEM_ASSIGN_OR_RETURN(metrics_endpoint_,
-                            MetricsEndpoint::Start({.listen = options.metrics_listen,
+    TANDEM_ASSIGN_OR_RETURN(metrics_endpoint_, rpc::MetricsEndpoint::Start(
+                                                   {.listen = options.metrics_listen,
                                                     .tls_cert_file = security.tls_cert_file,
                                                     .tls_key_file = security.tls_key_file,
                                                     .basic_auth_file = security.basic_auth_file},
                                                    std::move(collectables)));
-    metrics_address_ = WithPort(options.metrics_listen, metrics_endpoint_->port());
+    metrics_address_ = rpc::WithPort(options.metrics_listen, metrics_endpoint_->port());
   }
 
   grpc::EnableDefaultHealthCheckService(true);
@@ -165,7 +165,7 @@ absl::Status Server::Start(const ServerOptions& options) {
   grpc::reflection::InitProtoReflectionServerBuilderPlugin();
   grpc::ServerBuilder builder;
   int port = 0;
-  TANDEM_RETURN_IF_ERROR(CheckListenPort(grpc.listen));
+  TANDEM_RETURN_IF_ERROR(rpc::CheckListenPort(grpc.listen));
   builder.AddListeningPort(grpc.listen, credentials, &port);
   builder.RegisterService(service_.get());
   builder.RegisterService(subscription_service_.get());
@@ -189,13 +189,13 @@ absl::Status Server::Start(const ServerOptions& options) {
   quota.Resize(static_cast<size_t>(grpc.memory_quota_bytes));
   builder.SetResourceQuota(quota);
   {
-    GrpcLogCapture capture;
+    rpc::GrpcLogCapture capture;
     grpc_server_ = builder.BuildAndStart();
     if (grpc_server_ == nullptr || port == 0) {
-      return absl::UnavailableError(ListenFailure(grpc.listen, capture.text()));
+      return absl::UnavailableError(rpc::ListenFailure(grpc.listen, capture.text()));
     }
   }
-  address_ = WithPort(grpc.listen, port);
+  address_ = rpc::WithPort(grpc.listen, port);
   // The index is loaded and the engines are ready: serving from the first call.
   grpc::HealthCheckServiceInterface* health = grpc_server_->GetHealthCheckService();
   health->SetServingStatus(true);

@@ -22,9 +22,9 @@
 #include "absl/status/statusor.h"
 #include "absl/time/time.h"
 #include "match/subscription_registry.h"
+#include "rpc/grpc_listen.h"
 #include "server/engine_factory.h"
 #include "server/executor_factory.h"
-#include "server/grpc_listen.h"
 #include "server/query_metrics.h"
 #include "server/request_validation.h"
 
@@ -39,10 +39,12 @@ namespace tandem::index {
 class Index;
 }  // namespace tandem::index
 
-namespace tandem::server {
-
+namespace tandem::rpc {
 class MetricsEndpoint;
 class ProcessMetrics;
+}  // namespace tandem::rpc
+
+namespace tandem::server {
 
 class BatchMetrics;
 class QueryDispatcher;
@@ -53,7 +55,7 @@ class SubscriptionService;
 // The gRPC front end.
 struct GrpcOptions {
   std::string listen = "127.0.0.1:50051";  // host:port; port 0 picks a free one
-  TlsOptions tls;
+  rpc::TlsOptions tls;
   int max_receive_message_bytes = 16 << 20;
   int max_send_message_bytes = 256 << 20;
   absl::Duration keepalive_time = absl::Seconds(60);
@@ -71,11 +73,11 @@ struct GrpcOptions {
 };
 
 // See GrpcOptions::rpc_nice: measured at three times a CPU-only node's capacity
-// (bench/results/unary_overload_h100.txt).
+// (bench/results/unary_overload.json).
 inline constexpr int kRpcNiceWithoutGpu = 10;
 
 // The Prometheus endpoint's protection (its address is ServerOptions::metrics_listen; what each
-// field means: MetricsEndpointOptions in metrics_endpoint.h).
+// field means: rpc::MetricsEndpointOptions in metrics_endpoint.h).
 struct MetricsSecurity {
   std::string tls_cert_file;
   std::string tls_key_file;
@@ -163,8 +165,8 @@ class Server {
   std::string subscription_summary_;
   std::unique_ptr<grpc::Server> grpc_server_;
   std::shared_ptr<BatchMetrics> batch_metrics_;  // with GPU batches; scraped by the endpoint
-  std::shared_ptr<ProcessMetrics> process_metrics_;
-  std::unique_ptr<MetricsEndpoint> metrics_endpoint_;
+  std::shared_ptr<rpc::ProcessMetrics> process_metrics_;
+  std::unique_ptr<rpc::MetricsEndpoint> metrics_endpoint_;
   std::string address_;
   std::string metrics_address_;
   bool stopped_ = false;

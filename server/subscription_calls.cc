@@ -8,7 +8,7 @@
 #include "absl/strings/str_cat.h"
 #include "absl/time/clock.h"
 #include "match/predicate_parser.h"
-#include "server/status_mapping.h"
+#include "rpc/status_mapping.h"
 #include "server/subscription_convert.h"
 #include "server/subscription_metrics.h"
 #include "server/watch_hub.h"
@@ -74,7 +74,7 @@ absl::StatusOr<tandem::v1::SubscribeResponse> SubscriptionCalls::Subscribe(
 
 void SubscriptionCalls::RecordChange(absl::string_view op, absl::StatusCode code) {
   if (metrics_ == nullptr) return;
-  metrics_->RecordChange(op, ToGrpcCode(code));
+  metrics_->RecordChange(op, rpc::ToGrpcCode(code));
   absl::MutexLock lock(&gauge_mu_);
   metrics_->SetSubscriptions(registry_.stats().subscriptions);
 }

@@ -1,15 +1,15 @@
 #include "server/subscription_metrics.h"
 
-#include "server/metric_series.h"
-#include "server/status_mapping.h"
+#include "rpc/metric_series.h"
+#include "rpc/status_mapping.h"
 
 namespace tandem::server {
 
-using metrics::Counters;
-using metrics::Gauges;
-using metrics::Histograms;
-using metrics::LatencyBuckets;
-using metrics::Str;
+using rpc::metrics::Counters;
+using rpc::metrics::Gauges;
+using rpc::metrics::Histograms;
+using rpc::metrics::LatencyBuckets;
+using rpc::metrics::Str;
 
 SubscriptionMetrics::SubscriptionMetrics(prometheus::Registry& registry,
                                          const std::vector<std::string>& engines)
@@ -41,7 +41,7 @@ void SubscriptionMetrics::SetSubscriptions(uint64_t subscriptions) {
 }
 
 void SubscriptionMetrics::RecordChange(absl::string_view op, grpc::StatusCode outcome) {
-  changes_.Add({{"op", Str(op)}, {"outcome", Str(GrpcCodeName(outcome))}}).Increment();
+  changes_.Add({{"op", Str(op)}, {"outcome", Str(rpc::GrpcCodeName(outcome))}}).Increment();
 }
 
 void SubscriptionMetrics::RecordMatch(absl::string_view engine, uint64_t documents,

@@ -4,7 +4,7 @@
 #include <utility>
 
 #include "absl/strings/str_cat.h"
-#include "server/status_mapping.h"
+#include "rpc/status_mapping.h"
 #include "server/subscription_metrics.h"
 #include "server/wire.h"
 
@@ -90,9 +90,9 @@ grpc::ServerUnaryReactor* SubscriptionService::Unary(grpc::CallbackServerContext
         Request request;
         absl::Status status = Read(*request_bytes, *context, request);
         if (status.ok()) status = Serialize(work(request), max_response_bytes_, *response_bytes);
-        reactor->Finish(ToGrpcStatus(status));
+        reactor->Finish(rpc::ToGrpcStatus(status));
       });
-  if (!submitted.ok()) reactor->Finish(ToGrpcStatus(submitted));
+  if (!submitted.ok()) reactor->Finish(rpc::ToGrpcStatus(submitted));
   return reactor;
 }
 
@@ -144,7 +144,7 @@ grpc::ServerWriteReactor<grpc::ByteBuffer>* SubscriptionService::Watch(
     // A stream that ends at once; gRPC deletes it in OnDone.
     class Refused final : public grpc::ServerWriteReactor<grpc::ByteBuffer> {
      public:
-      explicit Refused(const absl::Status& status) { Finish(ToGrpcStatus(status)); }
+      explicit Refused(const absl::Status& status) { Finish(rpc::ToGrpcStatus(status)); }
       void OnDone() override { delete this; }
     };
     return new Refused(status);

@@ -22,8 +22,8 @@
 #include "grpcpp/support/byte_buffer.h"
 #include "index/analyzer.h"
 #include "match/subscription_registry.h"
+#include "rpc/rate_limited_log.h"
 #include "server/call_workers.h"
-#include "server/rate_limited_log.h"
 #include "server/subscription_calls.h"
 #include "server/watch_hub.h"
 #include "tandem/v1/subscription.grpc.pb.h"
@@ -51,7 +51,7 @@ struct SubscriptionServiceOptions {
   int workers = 16;
   size_t queued_calls = 256;
   // Where lines about malformed requests go (at most one a minute); null: standard error.
-  LogSink log = nullptr;
+  rpc::LogSink log = nullptr;
 };
 
 class SubscriptionService final : public RawSubscriptionServiceBase {
@@ -95,7 +95,7 @@ class SubscriptionService final : public RawSubscriptionServiceBase {
                     google::protobuf::Message& request);
 
   const size_t max_response_bytes_;
-  RateLimitedLog log_;
+  rpc::RateLimitedLog log_;
   std::atomic<bool> draining_{false};
   WatchHub hub_;
   SubscriptionCalls calls_;

@@ -17,11 +17,11 @@
 
 #include "absl/strings/str_cat.h"
 #include "absl/strings/str_join.h"
+#include "base/temp_dir.h"
 #include "gmock/gmock.h"
 #include "gtest/gtest.h"
 #include "tests/e2e_fixture.h"
 #include "tests/e2e_process.h"
-#include "tools/temp_dir.h"
 
 namespace tandem::testing {
 namespace {
@@ -164,7 +164,7 @@ void ExpectSameHits(const SearchResponse& actual, const std::vector<tandem::v1::
 class FilterE2eTest : public ::testing::Test {
  protected:
   static void SetUpTestSuite() {
-    tmp_ = new tools::TempDir();
+    tmp_ = new base::TempDir();
     const std::string corpus = tmp_->path() + "/corpus.jsonl";
     docs_ = new std::vector<Doc>(WriteCorpus(corpus));
     for (const bool attributes : {true, false}) {
@@ -245,14 +245,14 @@ class FilterE2eTest : public ::testing::Test {
     return engines;
   }
 
-  static tools::TempDir* tmp_;
+  static base::TempDir* tmp_;
   static std::vector<Doc>* docs_;
   static ServerProcess* server_;
   static ServerProcess* plain_server_;
   std::unique_ptr<tandem::v1::SearchService::Stub> stub_;
 };
 
-tools::TempDir* FilterE2eTest::tmp_ = nullptr;
+base::TempDir* FilterE2eTest::tmp_ = nullptr;
 std::vector<Doc>* FilterE2eTest::docs_ = nullptr;
 ServerProcess* FilterE2eTest::server_ = nullptr;
 ServerProcess* FilterE2eTest::plain_server_ = nullptr;

@@ -2,14 +2,14 @@
 """Checks the Grafana dashboards in deploy/grafana (tandem-node.json, tandem-broker.json) against
 what Tandem exports: each dashboard is valid JSON with unique panel ids, and every metric its
 queries name (with the _bucket, _sum and _count series of histograms) is one the metric headers
-document (server/*_metrics.h, broker/*_metrics.h). A node's metric must be exported by a running
-CPU-only server, except those only a GPU node has: the GPU batch series (server/batch_metrics.h)
+document (server/*_metrics.h, rpc/process_metrics.h, broker/*_metrics.h). A node's metric must be
+exported by a running CPU-only server, except those only a GPU node has: the GPU batch series (server/batch_metrics.h)
 and the hybrid scheduler's (server/scheduler_metrics.h). Every label a query selects on is one that
 metric carries: in the server's scrape for a node's metric, in the header's `name{labels}` line for
 the broker's. Series of other exporters (DCGM_FI_DEV_GPU_UTIL) are not checked.
 
-    /usr/bin/python3 tests/grafana_dashboard_test.py --server-binary build/server/tandem-server \\
-        --index-binary build/index_builder/tandem-index
+    /usr/bin/python3 tests/grafana_dashboard_test.py --server-binary build/tools/tandem-server \\
+        --index-binary build/tools/tandem-index
 """
 
 from __future__ import annotations
@@ -37,7 +37,8 @@ def documented() -> tuple[set[str], set[str], dict[str, set[str]]]:
     """Names the node's metric headers list, those of them only a GPU node exports, and the
     broker's names (broker/*_metrics.h) with the labels their header lines give."""
     names, gpu_only, broker = set(), set(), {}
-    for header in sorted((ROOT / "server").glob("*_metrics.h")):
+    headers = sorted((ROOT / "server").glob("*_metrics.h")) + [ROOT / "rpc" / "process_metrics.h"]
+    for header in headers:
         found = set(re.findall(r"^//\s+((?:tandem|process)_[a-z0-9_]+)", header.read_text(), re.M))
         names |= found
         if header.name in ("batch_metrics.h", "scheduler_metrics.h"):
@@ -77,7 +78,7 @@ def check_dashboard(path: Path, names: set[str], gpu_only: set[str], broker: dic
                 if base in broker and base not in names:
                     continue  # the broker's: documented, labels checked below
                 if base not in names and name not in names:
-                    problems.append(f"{where} is not documented in server/*_metrics.h or broker/*_metrics.h")
+                    problems.append(f"{where} is not documented in server/*_metrics.h, rpc/process_metrics.h or broker/*_metrics.h")
                 elif base not in gpu_only and name not in gpu_only and name not in exported:
                     problems.append(f"{where} is not exported by a running server")
             for name, selector in SELECTOR.findall(expr):

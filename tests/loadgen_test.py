@@ -5,8 +5,8 @@ Builds a small index, starts tandem-server on an ephemeral port, and runs short 
 open-loop sweep and a run with queries the server rejects; checks the table, the JSON and the counts by
 status code. A few seconds of load in all.
 
-    /usr/bin/python3 tests/loadgen_test.py --server-binary build/server/tandem-server \
-        --index-binary build/index_builder/tandem-index --loadgen-binary build/bench/tandem-loadgen
+    /usr/bin/python3 tests/loadgen_test.py --server-binary build/tools/tandem-server \
+        --index-binary build/tools/tandem-index --loadgen-binary build/bench/tandem-loadgen
 """
 
 from __future__ import annotations

@@ -6,8 +6,8 @@ calls every RPC through TandemClient: Search in each mode, with text and with we
 parameters, filters on attributes, SearchBatch, SearchStream, GetIndexInfo, health, the standing
 queries (subscribe, list, match, unsubscribe, watch), and the errors (INVALID_ARGUMENT, ...).
 
-    /usr/bin/python3 tests/python_client_test.py --server-binary build/server/tandem-server \
-        --index-binary build/index_builder/tandem-index
+    /usr/bin/python3 tests/python_client_test.py --server-binary build/tools/tandem-server \
+        --index-binary build/tools/tandem-index
 
 Exits 77 (ctest SKIP_RETURN_CODE) when grpcio or protobuf cannot be imported.
 """

@@ -5,8 +5,8 @@ that sees Debian's grpcio and protobuf, and used from another directory against 
 tandem-server. Checks that the module comes from the venv, not the checkout, that the package's
 version is the project's, and that a search answers.
 
-    /usr/bin/python3 tests/python_package_test.py --server-binary build/server/tandem-server \\
-        --index-binary build/index_builder/tandem-index
+    /usr/bin/python3 tests/python_package_test.py --server-binary build/tools/tandem-server \\
+        --index-binary build/tools/tandem-index
 
 Exits 77 (ctest SKIP_RETURN_CODE) when venv, pip, setuptools, wheel, grpcio or protobuf is missing.
 """

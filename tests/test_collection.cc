@@ -15,7 +15,7 @@ namespace tandem::testing {
 
 absl::Status BuildIndex(const std::vector<std::vector<std::string>>& docs, const std::string& dir,
                         const std::string& codec,
-                        std::unique_ptr<index::AttributeIndex> attributes) {
+                        std::unique_ptr<filter::AttributeIndex> attributes) {
   index::IndexWriterOptions options;
   options.codec = codec;
   options.source_format = "test";

@@ -13,9 +13,9 @@
 #include <vector>
 
 #include "absl/status/statusor.h"
-#include "index/attribute_index.h"
+#include "base/temp_dir.h"
+#include "filter/attribute_index.h"
 #include "index/index.h"
-#include "tools/temp_dir.h"
 
 namespace tandem::testing {
 
@@ -28,14 +28,14 @@ struct CollectionSpec {
   std::string codec = "pfor";
 };
 
-using tools::TempDir;
+using base::TempDir;
 
 // Builds the collection's index at `dir` (which must not exist or be empty). Each document is a
 // list of terms; the document table's external ids are "doc{N}".
 // `attributes`, when given, is stored as the index's attributes.bin.
 absl::Status BuildIndex(const std::vector<std::vector<std::string>>& docs, const std::string& dir,
                         const std::string& codec,
-                        std::unique_ptr<index::AttributeIndex> attributes = nullptr);
+                        std::unique_ptr<filter::AttributeIndex> attributes = nullptr);
 
 std::vector<std::vector<std::string>> RandomDocuments(const CollectionSpec& spec);
 

@@ -4,8 +4,8 @@ tandem-server on an ephemeral port over it.
 Standard library only, so that tests of non-Python clients (tandem-loadgen) can use it without grpcio.
 
     with tempfile.TemporaryDirectory() as tmp:
-        index = build_index("build/index_builder/tandem-index", ["black bear", "brown bear"], tmp)
-        with LocalServer("build/server/tandem-server", index) as server:
+        index = build_index("build/tools/tandem-index", ["black bear", "brown bear"], tmp)
+        with LocalServer("build/tools/tandem-server", index) as server:
             print(server.address)  # "127.0.0.1:43817"
 """
 

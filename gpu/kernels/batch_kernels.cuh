@@ -26,7 +26,7 @@
 
 #include <cstdint>
 
-#include "gpu/batch_format.h"
+#include "gpu/batch/batch_format.h"
 #include "gpu/kernels/bm25.cuh"
 #include "gpu/kernels/freq_value.cuh"
 #include "gpu/kernels/search_range.cuh"

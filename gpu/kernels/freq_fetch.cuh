@@ -11,7 +11,7 @@
 #include <cstdint>
 
 #include "gpu/kernels/freq_value.cuh"
-#include "gpu/list_format.h"
+#include "gpu/layouts/list_format.h"
 
 namespace tandem::gpu::kernels {
 

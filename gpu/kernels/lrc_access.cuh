@@ -9,7 +9,7 @@
 #include <cstdint>
 
 #include "gpu/kernels/bits.cuh"
-#include "gpu/list_format.h"
+#include "gpu/layouts/list_format.h"
 
 namespace tandem::gpu::kernels {
 

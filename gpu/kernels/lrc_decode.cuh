@@ -7,7 +7,7 @@
 #include <cstdint>
 
 #include "gpu/kernels/lrc_access.cuh"
-#include "gpu/list_format.h"
+#include "gpu/layouts/list_format.h"
 
 namespace tandem::gpu::kernels {
 

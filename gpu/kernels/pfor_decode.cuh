@@ -24,7 +24,7 @@
 #include <cub/warp/warp_scan.cuh>
 
 #include "gpu/kernels/bits.cuh"
-#include "gpu/list_format.h"
+#include "gpu/layouts/list_format.h"
 
 namespace tandem::gpu::kernels {
 

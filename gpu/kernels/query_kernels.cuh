@@ -15,7 +15,7 @@
 #include "gpu/kernels/bitmap_chunks.cuh"
 #include "gpu/kernels/bm25.cuh"
 #include "gpu/kernels/freq_value.cuh"
-#include "gpu/list_format.h"
+#include "gpu/layouts/list_format.h"
 
 namespace tandem::gpu::kernels {
 

@@ -24,7 +24,7 @@
 
 #include "gpu/kernels/bits.cuh"
 #include "gpu/kernels/pfor_decode.cuh"
-#include "gpu/list_format.h"
+#include "gpu/layouts/list_format.h"
 
 namespace tandem::gpu::kernels {
 

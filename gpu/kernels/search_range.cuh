@@ -10,7 +10,7 @@
 #include <cstdint>
 
 #include "gpu/kernels/lrc_access.cuh"
-#include "gpu/search_form.h"
+#include "gpu/layouts/search_form.h"
 
 namespace tandem::gpu::kernels {
 

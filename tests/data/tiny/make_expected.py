@@ -11,7 +11,7 @@ absence of the stop words and of the query words the corpus lacks. Any differenc
 and names the word.
 
     /usr/bin/python3 tests/data/tiny/make_expected.py \
-        --tandem-index build/index_builder/tandem-index
+        --tandem-index build/tools/tandem-index
 """
 
 import argparse

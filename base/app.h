@@ -1,0 +1,60 @@
+// File: app.h
+//
+// The command line of every Tandem program (PISA's tools/app.hpp): flags are written with dashes,
+// as the docs write them (--metrics-listen; abseil names that flag metrics_listen), and
+//   --help       prints the program's usage and its own flags (those defined in its main file)
+//                with their defaults; flags named testing_* are left out,
+//   --helpfull   prints every flag linked in,
+//   --version    prints the version and the commit it was built from.
+// A flag that is unknown, lacks its value or does not parse is reported in one line naming the
+// flag as the user wrote it ("tandem-server: --gpu-wait: must be auto, spin, yield or blocking,
+// got 'sleep'"), and the program exits 2. Enum-like flags parse through AbslParseFlag, which gives
+// the reason.
+//
+//   int main(int argc, char** argv) {
+//     std::vector<std::string> args = base::ParseCommandLineOrExit(
+//         argc, argv, {.name = "tandem-index", .usage = "tandem-index build|inspect|lookup ...",
+//                      .main_file = __FILE__});
+#pragma once
+
+#include <cstdint>
+#include <optional>
+#include <string>
+#include <vector>
+
+#include "absl/status/statusor.h"
+#include "absl/strings/string_view.h"
+
+namespace tandem::base {
+
+struct AppInfo {
+  std::string name;       // "tandem-server"
+  std::string usage;      // what --help prints before the flags: what it does, how to call it
+  std::string main_file;  // __FILE__ of the file that defines the program's own flags
+};
+
+enum class CommandLineAction { kRun, kHelp, kHelpFull, kVersion };
+
+struct ParsedCommandLine {
+  CommandLineAction action = CommandLineAction::kRun;
+  std::vector<std::string> positional;  // in order; everything after "--" included
+};
+
+// Sets the flags named in `args` (argv without argv[0]) and returns the positional arguments, or
+// INVALID_ARGUMENT naming the flag. Stops at --help, --helpfull and --version.
+absl::StatusOr<ParsedCommandLine> ParseArgs(const std::vector<std::string>& args);
+
+// The text --help (full: --helpfull) prints.
+std::string HelpText(const AppInfo& app, bool full);
+
+// ParseArgs on argv; prints help or the version and exits 0, or prints the error and exits 2.
+std::vector<std::string> ParseCommandLineOrExit(int argc, char** argv, const AppInfo& app);
+
+// A flag value that is a count or "auto" (the program's own choice).
+struct CountOrAuto {
+  std::optional<uint32_t> count;  // nothing: auto
+};
+bool AbslParseFlag(absl::string_view text, CountOrAuto* value, std::string* error);
+std::string AbslUnparseFlag(const CountOrAuto& value);
+
+}  // namespace tandem::base

@@ -1,0 +1,203 @@
+// tandem-broker: the query broker in front of Tandem's query nodes. It serves the node's
+// tandem.v1.SearchService, fans each query out to one replica of every shard and merges their
+// top-k exactly; grpc.health.v1, reflection, and Prometheus metrics over HTTP. --help lists the
+// flags.
+//
+// On startup it prints one line to stdout, "tandem-broker listening on HOST:PORT (metrics on
+// HOST:PORT)". SIGTERM or SIGINT drains (health NOT_SERVING, calls in flight finish within
+// --drain-timeout) and exits 0. Startup failures print one line to stderr and exit 1; a
+// malformed flag exits 2.
+#include <signal.h>
+
+#include <csignal>
+#include <cstdio>
+#include <cstring>
+#include <optional>
+#include <string>
+#include <vector>
+
+#include "absl/flags/flag.h"
+#include "absl/strings/str_cat.h"
+#include "absl/strings/str_join.h"
+#include "absl/synchronization/mutex.h"
+#include "absl/time/time.h"
+#include "base/app.h"
+#include "base/read_file.h"
+#include "broker/broker.h"
+#include "grpcpp/security/credentials.h"
+
+ABSL_FLAG(std::string, listen, "127.0.0.1:50050", "Address of the broker's gRPC service.");
+ABSL_FLAG(std::string, metrics_listen, "127.0.0.1:9465",
+          "Address of the Prometheus endpoint (/metrics); empty for none.");
+ABSL_FLAG(std::string, metrics_tls_cert, "",
+          "PEM certificate chain: /metrics is served over HTTPS only (TLS 1.2 or later).");
+ABSL_FLAG(std::string, metrics_tls_key, "", "PEM private key of --metrics-tls-cert.");
+ABSL_FLAG(std::string, metrics_basic_auth_file, "",
+          "A file of one line user:password (mode 600): scrapes must authenticate.");
+ABSL_FLAG(std::vector<std::string>, replicas, {},
+          "Query nodes, host:port,host:port,... A host name stands for every address it resolves "
+          "to (re-resolved every --refresh-interval). Each node says which shard it serves.");
+ABSL_FLAG(std::string, replicas_file, "",
+          "A file of query nodes, one host:port per line (# comments), re-read when it changes.");
+ABSL_FLAG(uint32_t, shards, 0,
+          "Use only nodes of a collection cut into this many shards; 0: the collection most "
+          "nodes serve.");
+ABSL_FLAG(absl::Duration, default_deadline, absl::Milliseconds(500),
+          "Deadline of a call that comes without one.");
+ABSL_FLAG(absl::Duration, deadline_budget, absl::Milliseconds(2),
+          "Taken off a call's deadline for the shards: the broker's own time to merge and answer.");
+ABSL_FLAG(tandem::broker::HedgePolicy, hedge_after, tandem::broker::HedgePolicy{},
+          "When a shard that has not answered gets the query on a second replica: auto (the "
+          "shard's p95 over its recent answers), a duration, or off.");
+ABSL_FLAG(uint32_t, replica_channels, 4,
+          "Connections to each node: one carries a few tens of thousands of calls a second.");
+ABSL_FLAG(uint32_t, max_attempts, 3, "Calls to one shard for one query: first, hedge, retries.");
+ABSL_FLAG(uint64_t, cache_entries, 10000, "Result cache entries; 0 turns the cache off.");
+ABSL_FLAG(uint64_t, cache_bytes, uint64_t{64} << 20, "Result cache bytes, keys and answers.");
+ABSL_FLAG(absl::Duration, cache_ttl, absl::Seconds(10), "How long a cached answer is served.");
+ABSL_FLAG(absl::Duration, health_interval, absl::Seconds(1),
+          "How often every node is health-checked.");
+ABSL_FLAG(absl::Duration, health_timeout, absl::Milliseconds(500), "Deadline of one health check.");
+ABSL_FLAG(absl::Duration, refresh_interval, absl::Seconds(10),
+          "How often host names are resolved again and --replicas-file is looked at.");
+ABSL_FLAG(uint32_t, max_batch, 1024, "Most queries in one SearchBatch call.");
+ABSL_FLAG(absl::Duration, drain_timeout, absl::Seconds(10),
+          "On SIGTERM, how long calls in flight may take to finish.");
+ABSL_FLAG(std::string, tls_cert, "", "PEM certificate chain: the broker's service speaks TLS.");
+ABSL_FLAG(std::string, tls_key, "", "PEM private key of --tls-cert.");
+ABSL_FLAG(std::string, tls_client_ca, "",
+          "PEM CA bundle: clients must present a certificate it signed (mutual TLS).");
+ABSL_FLAG(std::string, replica_tls_ca, "",
+          "PEM CA bundle that signed the nodes' certificates: the broker calls them over TLS.");
+ABSL_FLAG(std::string, replica_tls_cert, "",
+          "PEM certificate chain the broker presents to nodes that require client certificates.");
+ABSL_FLAG(std::string, replica_tls_key, "", "PEM private key of --replica-tls-cert.");
+
+namespace {
+
+int Fail(const std::string& message) {
+  std::fprintf(stderr, "tandem-broker: %s\n", message.c_str());
+  return 1;
+}
+
+absl::StatusOr<std::shared_ptr<grpc::ChannelCredentials>> ReplicaCredentials() {
+  const std::string ca = absl::GetFlag(FLAGS_replica_tls_ca);
+  const std::string cert = absl::GetFlag(FLAGS_replica_tls_cert);
+  const std::string key = absl::GetFlag(FLAGS_replica_tls_key);
+  if (ca.empty()) {
+    if (!cert.empty() || !key.empty()) {
+      return absl::InvalidArgumentError(
+          "--replica-tls-cert and --replica-tls-key need "
+          "--replica-tls-ca");
+    }
+    return std::shared_ptr<grpc::ChannelCredentials>();
+  }
+  if (cert.empty() != key.empty()) {
+    return absl::InvalidArgumentError("--replica-tls-cert and --replica-tls-key go together");
+  }
+  grpc::SslCredentialsOptions ssl;
+  absl::StatusOr<std::string> roots = tandem::base::ReadFile(ca, "replica TLS CA");
+  if (!roots.ok()) return roots.status();
+  ssl.pem_root_certs = *std::move(roots);
+  if (!cert.empty()) {
+    absl::StatusOr<std::string> chain = tandem::base::ReadFile(cert, "replica TLS certificate");
+    if (!chain.ok()) return chain.status();
+    absl::StatusOr<std::string> private_key = tandem::base::ReadFile(key, "replica TLS key");
+    if (!private_key.ok()) return private_key.status();
+    ssl.pem_cert_chain = *std::move(chain);
+    ssl.pem_private_key = *std::move(private_key);
+  }
+  return grpc::SslCredentials(ssl);
+}
+
+}  // namespace
+
+int main(int argc, char** argv) {
+  std::signal(SIGTERM, SIG_DFL);
+  std::signal(SIGINT, SIG_DFL);
+  std::signal(SIGPIPE, SIG_IGN);
+  sigset_t stop_signals;
+  sigemptyset(&stop_signals);
+  sigaddset(&stop_signals, SIGTERM);
+  sigaddset(&stop_signals, SIGINT);
+  pthread_sigmask(SIG_BLOCK, &stop_signals, nullptr);
+  absl::SetMutexDeadlockDetectionMode(absl::OnDeadlockCycle::kIgnore);
+
+  const std::vector<std::string> positional = tandem::base::ParseCommandLineOrExit(
+      argc, argv,
+      {.name = "tandem-broker",
+       .usage = "tandem-broker fans queries out to Tandem query nodes (one replica of every "
+                "shard) and merges their top-k.\n"
+                "  tandem-broker --replicas HOST:PORT,... | --replicas-file FILE "
+                "[--listen 127.0.0.1:50050] [--metrics-listen 127.0.0.1:9465]",
+       .main_file = __FILE__});
+  if (!positional.empty()) return Fail(absl::StrCat("unexpected argument '", positional[0], "'"));
+
+  absl::StatusOr<std::shared_ptr<grpc::ChannelCredentials>> replica_credentials =
+      ReplicaCredentials();
+  if (!replica_credentials.ok()) return Fail(std::string(replica_credentials.status().message()));
+  tandem::broker::BrokerOptions options;
+  options.listen = absl::GetFlag(FLAGS_listen);
+  options.metrics_listen = absl::GetFlag(FLAGS_metrics_listen);
+  options.metrics_tls_cert_file = absl::GetFlag(FLAGS_metrics_tls_cert);
+  options.metrics_tls_key_file = absl::GetFlag(FLAGS_metrics_tls_key);
+  options.metrics_basic_auth_file = absl::GetFlag(FLAGS_metrics_basic_auth_file);
+  options.tls = {.cert_file = absl::GetFlag(FLAGS_tls_cert),
+                 .key_file = absl::GetFlag(FLAGS_tls_key),
+                 .client_ca_file = absl::GetFlag(FLAGS_tls_client_ca)};
+  options.replicas.targets = absl::GetFlag(FLAGS_replicas);
+  options.replicas.targets_file = absl::GetFlag(FLAGS_replicas_file);
+  if (const uint32_t shards = absl::GetFlag(FLAGS_shards); shards > 0) {
+    options.replicas.expected_shards = shards;
+  }
+  options.replicas.health_interval = absl::GetFlag(FLAGS_health_interval);
+  options.replicas.health_timeout = absl::GetFlag(FLAGS_health_timeout);
+  options.replicas.refresh_interval = absl::GetFlag(FLAGS_refresh_interval);
+  options.replicas.credentials = *replica_credentials;
+  options.replicas.channels_per_replica =
+      static_cast<int>(std::min<uint32_t>(absl::GetFlag(FLAGS_replica_channels), 1000));
+  options.fanout = {
+      .deadline_budget = absl::GetFlag(FLAGS_deadline_budget),
+      .hedge = absl::GetFlag(FLAGS_hedge_after),
+      .max_attempts = static_cast<int>(std::min<uint32_t>(absl::GetFlag(FLAGS_max_attempts), 16))};
+  options.cache = {.max_entries = absl::GetFlag(FLAGS_cache_entries),
+                   .max_bytes = absl::GetFlag(FLAGS_cache_bytes),
+                   .ttl = absl::GetFlag(FLAGS_cache_ttl)};
+  options.service = {.default_deadline = absl::GetFlag(FLAGS_default_deadline),
+                     .max_batch = absl::GetFlag(FLAGS_max_batch)};
+  const absl::Duration drain_timeout = absl::GetFlag(FLAGS_drain_timeout);
+  if (drain_timeout < absl::ZeroDuration()) return Fail("--drain-timeout must not be negative");
+
+  absl::StatusOr<std::unique_ptr<tandem::broker::Broker>> broker =
+      tandem::broker::Broker::Create(options);
+  if (!broker.ok()) return Fail(std::string(broker.status().message()));
+  const std::shared_ptr<const tandem::broker::Topology> topology = (*broker)->topology();
+  if (topology->shards == 0) {
+    std::fprintf(stderr,
+                 "tandem-broker: no node has answered yet; queries get UNAVAILABLE "
+                 "until one does\n");
+  } else {
+    const std::vector<uint32_t> unserved = topology->UnservedShards();
+    std::fprintf(
+        stderr, "tandem-broker: %u shard(s) of collection %s; %s\n", topology->shards,
+        topology->collection_id.c_str(),
+        unserved.empty()
+            ? "every shard has a replica"
+            : absl::StrCat("no replica yet for shard(s) ", absl::StrJoin(unserved, ", ")).c_str());
+  }
+  const std::string metrics = (*broker)->metrics_address().empty()
+                                  ? "metrics off"
+                                  : "metrics on " + (*broker)->metrics_address();
+  std::printf("tandem-broker listening on %s (%s)\n", (*broker)->address().c_str(),
+              metrics.c_str());
+  std::fflush(stdout);
+
+  int signal_number = 0;
+  sigwait(&stop_signals, &signal_number);
+  std::fprintf(stderr, "tandem-broker: %s received; draining (up to %s)\n",
+               strsignal(signal_number), absl::FormatDuration(drain_timeout).c_str());
+  (*broker)->Drain(drain_timeout);
+  broker->reset();
+  std::fprintf(stderr, "tandem-broker: stopped\n");
+  return 0;
+}

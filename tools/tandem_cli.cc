@@ -1,0 +1,443 @@
+// tandem-cli: a command-line client of tandem-server.
+//
+//   tandem-cli [--server 127.0.0.1:50051] search [--mode and|or|and_or] [--k 10]
+//              [--engine auto|cpu|gpu] [--fields title,subject] [--snippet 160] [--json]
+//              [--timeout 5s]
+//              QUERY TEXT...
+//   tandem-cli batch [FILE|-]        queries one per line: text, id<TAB>text or id:text (an id
+//                                    holds a digit)
+//   tandem-cli health [--service NAME]
+//   tandem-cli info
+// Standing queries (tandem.v1.SubscriptionService):
+//   tandem-cli subscribe --interface NAME 'PREDICATE'   prints the id and the normalized predicate
+//   tandem-cli unsubscribe ID
+//   tandem-cli subscriptions [--interface NAME]
+//   tandem-cli match [FILE|-]        documents one JSON object per line (match_input.h); prints
+//                                    each document's interfaces
+//   tandem-cli watch --interface NAME [--events N]   prints matched documents as they arrive,
+//                                    until interrupted (no deadline)
+// TLS: --tls (system roots), --tls-ca FILE, --tls-cert FILE --tls-key FILE (mutual TLS),
+// --tls-server-name NAME.
+//
+// Exit status: 0 success; 1 the call failed (or, for batch, some query failed); 2 usage error;
+// 3 health answered but not SERVING. Errors print one line: "tandem-cli: CODE: message".
+#include <cstdio>
+#include <fstream>
+#include <iostream>
+#include <optional>
+#include <string>
+#include <vector>
+
+#include "absl/flags/flag.h"
+#include "absl/strings/numbers.h"
+#include "absl/strings/str_cat.h"
+#include "absl/strings/str_join.h"
+#include "absl/time/time.h"
+#include "base/app.h"
+#include "clients/cli/batch_input.h"
+#include "clients/cli/channel.h"
+#include "clients/cli/health_client.h"
+#include "clients/cli/match_input.h"
+#include "clients/cli/output.h"
+#include "clients/cli/subscription_output.h"
+#include "grpcpp/client_context.h"
+#include "tandem/v1/search.grpc.pb.h"
+#include "tandem/v1/subscription.grpc.pb.h"
+
+ABSL_FLAG(std::string, server, "127.0.0.1:50051", "tandem-server address, host:port.");
+ABSL_FLAG(std::string, mode, "or", "search, batch: and, or or and_or.");
+ABSL_FLAG(int32_t, k, 10, "search, batch: hits per query (the server accepts 1..10000).");
+ABSL_FLAG(std::string, engine, "auto", "search, batch: auto, cpu or gpu.");
+ABSL_FLAG(std::string, filter, "",
+          "search, batch: keep only the documents whose attributes pass this filter, e.g. "
+          "'label = spam AND year >= 2002' (the index's fields: tandem-index inspect).");
+ABSL_FLAG(std::string, bm25_k1, "", "search, batch: BM25 k1 (server default when empty).");
+ABSL_FLAG(std::string, bm25_b, "", "search, batch: BM25 b (server default when empty).");
+ABSL_FLAG(bool, json, false, "Print JSON (one document per line) instead of tables.");
+ABSL_FLAG(std::vector<std::string>, fields, std::vector<std::string>({"title", "subject"}),
+          "search, batch: stored fields to show with each hit, comma-separated (\"*\" for all, "
+          "empty for none); a field a document lacks is skipped.");
+ABSL_FLAG(int32_t, snippet, 160,
+          "search, batch: longest snippet of each hit's text, in bytes, query terms in [brackets] "
+          "(0: none; only indexes built with --store-text keep text).");
+ABSL_FLAG(absl::Duration, timeout, absl::Seconds(5), "Deadline of each call.");
+ABSL_FLAG(int32_t, batch_size, 256,
+          "batch, match: queries per SearchBatch call, documents per Match call.");
+ABSL_FLAG(std::string, interface, "",
+          "subscribe, watch: the subscriber's name (required); subscriptions: only this one's.");
+ABSL_FLAG(int64_t, events, 0, "watch: stop after this many documents (0: until interrupted).");
+ABSL_FLAG(std::string, service, "", "health: service to ask about; empty means the whole server.");
+ABSL_FLAG(bool, tls, false, "Use TLS with the system's root certificates.");
+ABSL_FLAG(std::string, tls_ca, "", "PEM roots that signed the server certificate (implies TLS).");
+ABSL_FLAG(std::string, tls_cert, "", "PEM client certificate, for mutual TLS (with --tls-key).");
+ABSL_FLAG(std::string, tls_key, "", "PEM client private key.");
+ABSL_FLAG(std::string, tls_server_name, "", "Name expected in the server certificate.");
+
+namespace tandem::cli {
+namespace {
+
+constexpr int kExitOk = 0;
+constexpr int kExitFailed = 1;
+constexpr int kExitUsage = 2;
+constexpr int kExitNotServing = 3;
+
+int Fail(const absl::Status& status) {
+  std::fprintf(stderr, "tandem-cli: %s\n", StatusLine(status).c_str());
+  return kExitFailed;
+}
+
+int Usage(const std::string& message) {
+  std::fprintf(stderr, "tandem-cli: %s\n", message.c_str());
+  return kExitUsage;
+}
+
+// The request fields every search and batch query shares, from the flags.
+absl::StatusOr<tandem::v1::SearchRequest> RequestTemplate() {
+  tandem::v1::SearchRequest request;
+  const std::string mode = absl::GetFlag(FLAGS_mode);
+  if (mode == "and") {
+    request.set_mode(tandem::v1::QUERY_MODE_AND);
+  } else if (mode == "or") {
+    request.set_mode(tandem::v1::QUERY_MODE_OR);
+  } else if (mode == "and_or") {
+    request.set_mode(tandem::v1::QUERY_MODE_AND_OR);
+  } else {
+    return absl::InvalidArgumentError(
+        absl::StrCat("--mode must be and, or or and_or, got '", mode, "'"));
+  }
+  const std::string engine = absl::GetFlag(FLAGS_engine);
+  if (engine == "auto") {
+    request.set_engine(tandem::v1::ENGINE_HINT_AUTO);
+  } else if (engine == "cpu") {
+    request.set_engine(tandem::v1::ENGINE_HINT_CPU);
+  } else if (engine == "gpu") {
+    request.set_engine(tandem::v1::ENGINE_HINT_GPU);
+  } else {
+    return absl::InvalidArgumentError(
+        absl::StrCat("--engine must be auto, cpu or gpu, got '", engine, "'"));
+  }
+  const int32_t k = absl::GetFlag(FLAGS_k);
+  if (k < 0) return absl::InvalidArgumentError("--k must be >= 0");
+  request.set_k(static_cast<uint32_t>(k));  // the server checks the range and names the field
+  for (const std::string& field : absl::GetFlag(FLAGS_fields)) {
+    if (!field.empty()) request.add_fields(field);
+  }
+  request.set_filter_text(absl::GetFlag(FLAGS_filter));  // the server parses it and names errors
+  const int32_t snippet = absl::GetFlag(FLAGS_snippet);
+  if (snippet < 0) return absl::InvalidArgumentError("--snippet must be >= 0");
+  request.set_snippet_bytes(static_cast<uint32_t>(snippet));
+  for (auto [value, name, setter] :
+       {std::tuple{absl::GetFlag(FLAGS_bm25_k1), "--bm25-k1", &tandem::v1::Bm25Params::set_k1},
+        std::tuple{absl::GetFlag(FLAGS_bm25_b), "--bm25-b", &tandem::v1::Bm25Params::set_b}}) {
+    if (value.empty()) continue;
+    float parsed;
+    if (!absl::SimpleAtof(value, &parsed)) {
+      return absl::InvalidArgumentError(absl::StrCat(name, " must be a number, got '", value, "'"));
+    }
+    (request.mutable_bm25()->*setter)(parsed);
+  }
+  return request;
+}
+
+void SetDeadline(grpc::ClientContext& context) {
+  context.set_deadline(absl::ToChronoTime(absl::Now() + absl::GetFlag(FLAGS_timeout)));
+}
+
+int RunSearch(tandem::v1::SearchService::Stub& stub, const std::vector<std::string>& words) {
+  if (words.empty()) return Usage("search needs query text: tandem-cli search QUERY TEXT...");
+  absl::StatusOr<tandem::v1::SearchRequest> request = RequestTemplate();
+  if (!request.ok()) return Usage(std::string(request.status().message()));
+  request->set_text(absl::StrJoin(words, " "));
+  grpc::ClientContext context;
+  SetDeadline(context);
+  tandem::v1::SearchResponse response;
+  const absl::Status status = FromGrpcStatus(stub.Search(&context, *request, &response));
+  if (!status.ok()) return Fail(status);
+  if (absl::GetFlag(FLAGS_json)) {
+    std::cout << ToJson(response).dump() << "\n";
+  } else {
+    std::cout << FormatSearchResponse(response);
+  }
+  return kExitOk;
+}
+
+int RunBatch(tandem::v1::SearchService::Stub& stub, const std::vector<std::string>& args) {
+  if (args.size() > 1) return Usage("batch takes at most one input file");
+  std::vector<BatchQuery> queries;
+  if (args.empty() || args[0] == "-") {
+    queries = ReadBatchQueries(std::cin);
+  } else {
+    std::ifstream in(args[0]);
+    if (!in) return Usage(absl::StrCat("cannot read '", args[0], "'"));
+    queries = ReadBatchQueries(in);
+  }
+  absl::StatusOr<tandem::v1::SearchRequest> base = RequestTemplate();
+  if (!base.ok()) return Usage(std::string(base.status().message()));
+  const int32_t batch_size = absl::GetFlag(FLAGS_batch_size);
+  if (batch_size < 1) return Usage("--batch-size must be >= 1");
+  const bool json = absl::GetFlag(FLAGS_json);
+  size_t failed = 0;
+  for (size_t start = 0; start < queries.size(); start += batch_size) {
+    const size_t end = std::min(queries.size(), start + static_cast<size_t>(batch_size));
+    tandem::v1::SearchBatchRequest request;
+    for (size_t i = start; i < end; ++i) {
+      tandem::v1::SearchRequest* r = request.add_requests();
+      *r = *base;
+      r->set_text(queries[i].text);
+      r->set_request_id(queries[i].id);
+    }
+    grpc::ClientContext context;
+    SetDeadline(context);
+    tandem::v1::SearchBatchResponse response;
+    const absl::Status status = FromGrpcStatus(stub.SearchBatch(&context, request, &response));
+    if (!status.ok()) return Fail(status);
+    for (size_t i = start; i < end; ++i) {
+      const tandem::v1::SearchBatchResult& result = response.results(static_cast<int>(i - start));
+      const absl::Status query_status(static_cast<absl::StatusCode>(result.status().code()),
+                                      result.status().message());
+      failed += !query_status.ok();
+      if (json) {
+        nlohmann::json line{{"id", queries[i].id}, {"text", queries[i].text}};
+        if (query_status.ok()) {
+          line["response"] = ToJson(result.response());
+        } else {
+          line["status"] = StatusJson(query_status);
+        }
+        std::cout << line.dump() << "\n";
+      } else {
+        std::cout << "query " << queries[i].id << ": " << queries[i].text << "\n";
+        if (query_status.ok()) {
+          std::cout << FormatSearchResponse(result.response()) << "\n";
+        } else {
+          std::cout << "error: " << StatusLine(query_status) << "\n\n";
+        }
+      }
+    }
+  }
+  if (failed > 0) {
+    std::fprintf(stderr, "tandem-cli: %zu of %zu queries failed\n", failed, queries.size());
+    return kExitFailed;
+  }
+  return kExitOk;
+}
+
+int RunHealth(const std::shared_ptr<grpc::Channel>& channel) {
+  absl::StatusOr<ServingStatus> status =
+      CheckHealth(channel, absl::GetFlag(FLAGS_service), absl::GetFlag(FLAGS_timeout));
+  if (!status.ok()) return Fail(status.status());
+  const std::string name(ServingStatusName(*status));
+  if (absl::GetFlag(FLAGS_json)) {
+    std::cout << nlohmann::json{{"status", name}}.dump() << "\n";
+  } else {
+    std::cout << name << "\n";
+  }
+  return *status == ServingStatus::kServing ? kExitOk : kExitNotServing;
+}
+
+int RunInfo(tandem::v1::SearchService::Stub& stub) {
+  grpc::ClientContext context;
+  SetDeadline(context);
+  tandem::v1::GetIndexInfoResponse info;
+  const absl::Status status =
+      FromGrpcStatus(stub.GetIndexInfo(&context, tandem::v1::GetIndexInfoRequest(), &info));
+  if (!status.ok()) return Fail(status);
+  if (absl::GetFlag(FLAGS_json)) {
+    std::cout << ToJson(info).dump() << "\n";
+  } else {
+    std::cout << FormatIndexInfo(info);
+  }
+  return kExitOk;
+}
+
+int RunSubscribe(tandem::v1::SubscriptionService::Stub& stub,
+                 const std::vector<std::string>& words) {
+  const std::string interface = absl::GetFlag(FLAGS_interface);
+  if (interface.empty()) return Usage("subscribe needs --interface NAME");
+  if (words.empty()) {
+    return Usage(
+        "subscribe needs a predicate: tandem-cli subscribe --interface NAME 'year >= 2001'");
+  }
+  tandem::v1::SubscribeRequest request;
+  request.set_interface(interface);
+  request.set_predicate_text(absl::StrJoin(words, " "));
+  grpc::ClientContext context;
+  SetDeadline(context);
+  tandem::v1::SubscribeResponse response;
+  const absl::Status status = FromGrpcStatus(stub.Subscribe(&context, request, &response));
+  if (!status.ok()) return Fail(status);
+  if (absl::GetFlag(FLAGS_json)) {
+    std::cout << ToJson(response).dump() << "\n";
+  } else {
+    std::cout << response.id() << "  " << response.predicate_text() << "\n";
+  }
+  return kExitOk;
+}
+
+int RunUnsubscribe(tandem::v1::SubscriptionService::Stub& stub,
+                   const std::vector<std::string>& args) {
+  uint64_t id = 0;
+  if (args.size() != 1 || !absl::SimpleAtoi(args[0], &id)) {
+    return Usage("unsubscribe needs one subscription id: tandem-cli unsubscribe ID");
+  }
+  tandem::v1::UnsubscribeRequest request;
+  request.set_id(id);
+  grpc::ClientContext context;
+  SetDeadline(context);
+  tandem::v1::UnsubscribeResponse response;
+  const absl::Status status = FromGrpcStatus(stub.Unsubscribe(&context, request, &response));
+  if (!status.ok()) return Fail(status);
+  if (absl::GetFlag(FLAGS_json)) {
+    std::cout << nlohmann::json{{"id", absl::StrCat(id)}}.dump() << "\n";
+  } else {
+    std::cout << "unsubscribed " << id << "\n";
+  }
+  return kExitOk;
+}
+
+int RunSubscriptions(tandem::v1::SubscriptionService::Stub& stub) {
+  tandem::v1::ListSubscriptionsRequest request;
+  request.set_interface(absl::GetFlag(FLAGS_interface));
+  grpc::ClientContext context;
+  SetDeadline(context);
+  tandem::v1::ListSubscriptionsResponse response;
+  const absl::Status status = FromGrpcStatus(stub.ListSubscriptions(&context, request, &response));
+  if (!status.ok()) return Fail(status);
+  for (const tandem::v1::Subscription& subscription : response.subscriptions()) {
+    if (absl::GetFlag(FLAGS_json)) {
+      std::cout << ToJson(subscription).dump() << "\n";
+    } else {
+      std::cout << FormatSubscription(subscription);
+    }
+  }
+  return kExitOk;
+}
+
+int RunMatch(tandem::v1::SubscriptionService::Stub& stub, const std::vector<std::string>& args) {
+  if (args.size() > 1) return Usage("match takes at most one input file");
+  absl::StatusOr<std::vector<tandem::v1::Document>> documents;
+  if (args.empty() || args[0] == "-") {
+    documents = ReadDocuments(std::cin);
+  } else {
+    std::ifstream in(args[0]);
+    if (!in) return Usage(absl::StrCat("cannot read '", args[0], "'"));
+    documents = ReadDocuments(in);
+  }
+  if (!documents.ok()) return Usage(std::string(documents.status().message()));
+  const int32_t batch_size = absl::GetFlag(FLAGS_batch_size);
+  if (batch_size < 1) return Usage("--batch-size must be >= 1");
+  const bool json = absl::GetFlag(FLAGS_json);
+  for (size_t start = 0; start < documents->size(); start += batch_size) {
+    const size_t end = std::min(documents->size(), start + static_cast<size_t>(batch_size));
+    tandem::v1::MatchRequest request;
+    for (size_t i = start; i < end; ++i) *request.add_documents() = std::move((*documents)[i]);
+    grpc::ClientContext context;
+    SetDeadline(context);
+    tandem::v1::MatchResponse response;
+    const absl::Status status = FromGrpcStatus(stub.Match(&context, request, &response));
+    if (!status.ok()) return Fail(status);
+    for (const tandem::v1::DocumentMatch& match : response.matches()) {
+      if (json) {
+        nlohmann::json line = ToJson(match);
+        line["engine"] = response.engine();
+        std::cout << line.dump() << "\n";
+      } else {
+        std::cout << FormatDocumentMatch(match);
+      }
+    }
+    std::cout.flush();
+  }
+  return kExitOk;
+}
+
+int RunWatch(tandem::v1::SubscriptionService::Stub& stub) {
+  const std::string interface = absl::GetFlag(FLAGS_interface);
+  if (interface.empty()) return Usage("watch needs --interface NAME");
+  const int64_t max_events = absl::GetFlag(FLAGS_events);
+  if (max_events < 0) return Usage("--events must be >= 0");
+  tandem::v1::WatchRequest request;
+  request.set_interface(interface);
+  // No deadline: a watch lasts until it is interrupted, --events are in, or the server drains.
+  grpc::ClientContext context;
+  std::unique_ptr<grpc::ClientReader<tandem::v1::WatchEvent>> reader =
+      stub.Watch(&context, request);
+  // The server sends its initial metadata once the watch is registered: from here on, every
+  // matched document of the interface arrives.
+  reader->WaitForInitialMetadata();
+  std::fprintf(stderr, "tandem-cli: watching %s\n", interface.c_str());
+  const bool json = absl::GetFlag(FLAGS_json);
+  int64_t received = 0;
+  tandem::v1::WatchEvent event;
+  while ((max_events == 0 || received < max_events) && reader->Read(&event)) {
+    ++received;
+    if (json) {
+      std::cout << ToJson(event).dump() << "\n";
+    } else {
+      std::cout << FormatWatchEvent(event);
+    }
+    std::cout.flush();
+  }
+  if (max_events > 0 && received == max_events) {
+    context.TryCancel();
+    reader->Finish().IgnoreError();
+    return kExitOk;
+  }
+  const absl::Status status = FromGrpcStatus(reader->Finish());
+  if (!status.ok()) return Fail(status);
+  std::fprintf(stderr, "tandem-cli: the server ended the watch\n");
+  return kExitOk;
+}
+
+int Main(int argc, char** argv) {
+  const std::vector<std::string> positional = base::ParseCommandLineOrExit(
+      argc, argv,
+      {.name = "tandem-cli",
+       .usage =
+           "tandem-cli is a client of tandem-server.\n"
+           "  tandem-cli [--server HOST:PORT] search [--mode and|or|and_or] [--k 10] "
+           "[--engine auto|cpu|gpu] [--fields title,subject] [--snippet 160] [--json] [--timeout "
+           "5s] QUERY "
+           "TEXT...\n"
+           "  tandem-cli batch [FILE|-]\n  tandem-cli health [--service NAME]\n  tandem-cli info\n"
+           "  tandem-cli subscribe --interface NAME 'year >= 2001 AND terms contains \"gas\"'\n"
+           "  tandem-cli unsubscribe ID\n  tandem-cli subscriptions [--interface NAME]\n"
+           "  tandem-cli match [FILE|-]   (JSON lines: {\"id\": ..., \"text\": ..., "
+           "\"attributes\": {\"year\": 2001}})\n"
+           "  tandem-cli watch --interface NAME [--events N]",
+       .main_file = __FILE__});
+  constexpr char kCommands[] =
+      "search, batch, health, info, subscribe, unsubscribe, subscriptions, match or watch";
+  if (positional.empty()) return Usage(absl::StrCat("missing command: ", kCommands));
+  const std::string command = positional[0];
+  const std::vector<std::string> args(positional.begin() + 1, positional.end());
+
+  const ChannelTls tls{.enabled = absl::GetFlag(FLAGS_tls),
+                       .ca_file = absl::GetFlag(FLAGS_tls_ca),
+                       .cert_file = absl::GetFlag(FLAGS_tls_cert),
+                       .key_file = absl::GetFlag(FLAGS_tls_key),
+                       .server_name = absl::GetFlag(FLAGS_tls_server_name)};
+  absl::StatusOr<std::shared_ptr<grpc::Channel>> channel =
+      MakeChannel(absl::GetFlag(FLAGS_server), tls);
+  if (!channel.ok()) return Usage(std::string(channel.status().message()));
+  std::unique_ptr<tandem::v1::SearchService::Stub> stub =
+      tandem::v1::SearchService::NewStub(*channel);
+
+  std::unique_ptr<tandem::v1::SubscriptionService::Stub> subscriptions =
+      tandem::v1::SubscriptionService::NewStub(*channel);
+
+  if (command == "search") return RunSearch(*stub, args);
+  if (command == "batch") return RunBatch(*stub, args);
+  if (command == "subscribe") return RunSubscribe(*subscriptions, args);
+  if (command == "unsubscribe") return RunUnsubscribe(*subscriptions, args);
+  if (command == "match") return RunMatch(*subscriptions, args);
+  if (!args.empty()) return Usage(absl::StrCat(command, " takes no arguments"));
+  if (command == "health") return RunHealth(*channel);
+  if (command == "info") return RunInfo(*stub);
+  if (command == "subscriptions") return RunSubscriptions(*subscriptions);
+  if (command == "watch") return RunWatch(*subscriptions);
+  return Usage(absl::StrCat("unknown command '", command, "': ", kCommands));
+}
+
+}  // namespace
+}  // namespace tandem::cli
+
+int main(int argc, char** argv) { return tandem::cli::Main(argc, argv); }

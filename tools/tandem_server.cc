@@ -1,0 +1,404 @@
+// tandem-server: serves one index over gRPC (tandem.v1.SearchService, its standing queries in
+// tandem.v1.SubscriptionService, grpc.health.v1, reflection) and Prometheus metrics over HTTP.
+// --help lists the flags.
+//
+// On startup it prints one line to stdout, "tandem-server listening on HOST:PORT (metrics on
+// HOST:PORT)", with the real ports when 0 was asked for. SIGTERM or SIGINT drains: health goes
+// NOT_SERVING, new queries get UNAVAILABLE, in-flight ones finish within --drain-timeout, exit 0.
+// A second signal during the drain exits 1 at once. Startup failures print one line to stderr and
+// exit 1; a malformed flag exits 2.
+#include <pthread.h>
+#include <signal.h>
+
+#include <algorithm>
+#include <cerrno>
+#include <csignal>
+#include <cstdio>
+#include <cstring>
+#include <string>
+#include <thread>
+#include <vector>
+
+#include "absl/flags/flag.h"
+#include "absl/strings/str_cat.h"
+#include "absl/synchronization/mutex.h"
+#include "absl/time/time.h"
+#include "base/app.h"
+#include "base/thread_affinity.h"
+#include "index/index.h"
+#include "match/subscription_registry.h"
+#include "scheduler/executor_options.h"
+#include "server/engine_factory.h"
+#include "server/executor_factory.h"
+#include "server/server.h"
+
+using tandem::server::GpuMode;
+using tandem::server::GpuWait;
+using tandem::server::SchedulerKind;
+
+// --match-engine: match::MatchEngine as a flag (the match layer's enum has no flag functions).
+struct MatchEngineFlag {
+  tandem::match::MatchEngine engine = tandem::match::MatchEngine::kAuto;
+};
+bool AbslParseFlag(absl::string_view text, MatchEngineFlag* flag, std::string* error) {
+  absl::StatusOr<tandem::match::MatchEngine> engine = tandem::match::ParseMatchEngine(text);
+  if (!engine.ok()) {
+    *error = absl::StrCat("must be auto, cpu or gpu, got '", text, "'");
+    return false;
+  }
+  flag->engine = *engine;
+  return true;
+}
+std::string AbslUnparseFlag(const MatchEngineFlag& flag) {
+  switch (flag.engine) {
+    case tandem::match::MatchEngine::kCpu:
+      return "cpu";
+    case tandem::match::MatchEngine::kGpu:
+      return "gpu";
+    case tandem::match::MatchEngine::kAuto:
+      break;
+  }
+  return "auto";
+}
+
+// What an operator sets.
+ABSL_FLAG(std::string, index, "", "Index directory to serve (required).");
+ABSL_FLAG(std::string, listen, "127.0.0.1:50051",
+          "gRPC address, host:port. Loopback unless told otherwise; port 0 picks a free port.");
+ABSL_FLAG(std::string, metrics_listen, "127.0.0.1:9464",
+          "Prometheus /metrics address, host:port; port 0 picks a free port; empty disables it.");
+ABSL_FLAG(uint32_t, threads, 0, "CPU query worker threads; 0 means one per CPU core.");
+ABSL_FLAG(SchedulerKind, scheduler, SchedulerKind::kAuto,
+          "pool: one FIFO queue, queries on the CPU unless a request asks for the GPU; hybrid: "
+          "the CPU+GPU scheduler (three queues by predicted cost ratio, work stealing, deadlines); "
+          "serial: one query at a time on the processor the cost model says is cheaper; auto: "
+          "hybrid when a GPU engine serves queries, pool otherwise.");
+ABSL_FLAG(GpuMode, gpu, GpuMode::kAuto,
+          "auto: use a GPU engine when one is available; off: CPU only; required: fail to start "
+          "without one.");
+ABSL_FLAG(tandem::server::GpuDevices, gpus, tandem::server::GpuDevices{},
+          "GPUs that serve queries, each holding the index's lists in its own device cache: "
+          "device numbers (0,1), all, or empty for the first. With several, each query goes to "
+          "the least loaded one. To serve one shard per GPU, run one tandem-server per GPU, each "
+          "with its --gpus, behind tandem-broker.");
+ABSL_FLAG(tandem::base::CountOrAuto, gpu_threads, tandem::base::CountOrAuto{},
+          "Queries in flight on the GPUs at once (in the hybrid scheduler, one GPU worker thread "
+          "each); auto: 128 per GPU with the batch path (queries wait in its buffer to share a "
+          "batch), 4 per GPU without (a stream and scratch arena each).");
+ABSL_FLAG(std::string, cost_model, "",
+          "Hybrid scheduler: cost model file written by tandem-train-cost on this machine; "
+          "without it a heuristic predicts costs until live timings train a model.");
+ABSL_FLAG(uint32_t, queue_capacity, 0,
+          "Queries (a batch counts as one) that may wait for a worker before new ones are refused "
+          "with RESOURCE_EXHAUSTED; 0 means 4 x the workers (CPU workers, plus GPU queries in "
+          "flight when a GPU engine serves), about four query times of waiting.");
+ABSL_FLAG(absl::Duration, drain_timeout, absl::Seconds(10),
+          "On SIGTERM/SIGINT, how long in-flight queries may run before they are cancelled.");
+ABSL_FLAG(std::string, metrics_basic_auth_file, "",
+          "File of one line user:password, readable by its owner only: scrapes of /metrics must "
+          "authenticate with HTTP basic auth.");
+ABSL_FLAG(std::string, metrics_tls_cert, "",
+          "PEM certificate chain of the metrics endpoint; with --metrics-tls-key it serves "
+          "/metrics over HTTPS only (TLS 1.2 or later).");
+ABSL_FLAG(std::string, metrics_tls_key, "", "PEM private key of --metrics-tls-cert.");
+ABSL_FLAG(std::string, tls_cert, "",
+          "PEM server certificate chain; turns TLS on (with --tls-key).");
+ABSL_FLAG(std::string, tls_key, "", "PEM private key of --tls-cert.");
+ABSL_FLAG(std::string, tls_client_ca, "",
+          "PEM CA bundle; when set, clients must present a certificate it signed (mutual TLS).");
+
+// Standing queries (tandem.v1.SubscriptionService).
+ABSL_FLAG(std::string, subscriptions, "",
+          "File that keeps the subscriptions (standing queries) across restarts, written "
+          "atomically at every change; empty keeps them in memory only. A damaged file stops the "
+          "server from starting.");
+ABSL_FLAG(MatchEngineFlag, match_engine, MatchEngineFlag{},
+          "What matches documents against the subscriptions: cpu; gpu (Margara & Cugola's CCM; "
+          "fails to start without a GPU); auto: the faster by prediction, the GPU taking part "
+          "where a GPU engine serves queries.");
+ABSL_FLAG(uint32_t, match_threads, 0,
+          "Threads of the CPU matcher (one Match call's documents are split over them), at most "
+          "256; 0 means one per CPU core.");
+ABSL_FLAG(int64_t, max_subscriptions, 1'000'000,
+          "Most subscriptions the node holds; Subscribe gets RESOURCE_EXHAUSTED beyond.");
+ABSL_FLAG(uint32_t, max_filters_per_subscription, 64,
+          "Most filters (ORed groups of constraints) in one subscription.");
+ABSL_FLAG(uint32_t, max_constraints_per_filter, 32,
+          "Most constraints in one filter, after `terms contains` is analyzed into terms "
+          "(1..255).");
+ABSL_FLAG(uint32_t, max_match_documents, 1024, "Most documents in one Match call.");
+ABSL_FLAG(uint32_t, watch_queue, 1024,
+          "Matched documents each Watch stream may queue for a client that reads slowly; newer "
+          "ones are dropped (and counted) beyond.");
+
+// Limits, fine at their defaults.
+ABSL_FLAG(uint32_t, max_query_terms, 64, "Most terms in one query (after analysis, for text).");
+ABSL_FLAG(uint32_t, max_query_bytes, 4096, "Most bytes of query text (or of all terms together).");
+ABSL_FLAG(uint32_t, max_batch, 1024, "Most queries in one SearchBatch call.");
+ABSL_FLAG(uint32_t, max_batch_hits, 100000,
+          "Most hits one SearchBatch call may ask for (its queries' k summed).");
+ABSL_FLAG(uint32_t, max_queries_in_flight, 4096,
+          "Most queries admitted and not yet answered, over all calls (every query of a batch "
+          "counts); a call past it gets RESOURCE_EXHAUSTED. At least --max-batch.");
+ABSL_FLAG(uint64_t, max_response_bytes_in_flight, uint64_t{256} << 20,
+          "Memory circuit breaker: the most bytes the responses of admitted, unanswered queries "
+          "may take (estimated from their k); a call past it gets RESOURCE_EXHAUSTED.");
+ABSL_FLAG(uint32_t, grpc_max_concurrent_streams, 256,
+          "Most calls one client connection may have open at once; more wait in the client.");
+ABSL_FLAG(uint64_t, grpc_memory_quota_bytes, uint64_t{1} << 30,
+          "Memory gRPC may take for connections and calls in transit (its resource quota).");
+ABSL_FLAG(int32_t, max_receive_message_bytes, 16 << 20, "Largest request message accepted.");
+ABSL_FLAG(int32_t, max_send_message_bytes, 256 << 20, "Largest response message sent.");
+ABSL_FLAG(absl::Duration, keepalive_time, absl::Seconds(60),
+          "Idle time after which the server pings a client to check it is still there.");
+ABSL_FLAG(absl::Duration, keepalive_timeout, absl::Seconds(20),
+          "How long a keepalive ping may go unanswered before the connection is closed.");
+
+ABSL_FLAG(tandem::base::CountOrAuto, tune_rpc_nice, tandem::base::CountOrAuto{},
+          "Nice levels below the query workers for the threads that accept calls (0..19); auto: "
+          "10 without a GPU engine, so that under overload the workers keep their cores, 0 with "
+          "one.");
+
+ABSL_FLAG(tandem::cpu::OrAlgorithm, cpu_or, tandem::cpu::DaatEngineOptions{}.or_algorithm,
+          "How the CPU engine runs OR and the OR pass of AND+OR, all rank-safe: maxscore, "
+          "block-max-maxscore, wand, block-max-wand, or exhaustive (every posting scored). "
+          "maxscore, the default, and block-max-maxscore are within 5% of each other on the "
+          "25M-document workload and on Wikipedia, and the others slower; maxscore is the faster "
+          "on Wikipedia and, on the development machine, on the 25M workload "
+          "(bench/results/cpu_vs_pisa_h200.txt, cpu_vs_pisa_dev.txt).");
+
+// Tuning of the hybrid scheduler: the defaults are the measured best (bench/results/README.md).
+ABSL_FLAG(tandem::base::CountOrAuto, tune_answer_threads, tandem::base::CountOrAuto{},
+          "Threads that answer the queries the GPU ran (build the response, complete the RPC), so "
+          "GPU workers go back to the device at once; auto: one per GPU query in flight, at most "
+          "16; 0: GPU "
+          "workers answer their own queries.");
+ABSL_FLAG(tandem::base::CpuList, tune_cpu_worker_cpus, tandem::base::CpuList{},
+          "The CPUs the CPU query workers may run on, as for taskset -c (0-3,8,10-11); empty: "
+          "any. With --tune-gpu-worker-cpus on other CPUs, a CPU query never takes the core of a "
+          "GPU worker that is launching kernels (OR gains, AND does not).");
+ABSL_FLAG(tandem::base::CpuList, tune_gpu_worker_cpus, tandem::base::CpuList{},
+          "The CPUs the GPU workers may run on, as for --tune-cpu-worker-cpus; empty: any.");
+ABSL_FLAG(GpuWait, tune_gpu_wait, GpuWait::kAuto,
+          "How a thread waiting for the GPU holds its core: spin (lowest latency, a core per "
+          "waiting query), yield, blocking (sleeps until the device signals), auto (CUDA's "
+          "default: spin).");
+ABSL_FLAG(bool, tune_gpu_batch, true,
+          "GPU queries that arrive together run as one batch, one launch sequence for all of them "
+          "(Ao et al.'s PARA); a query at low load still runs at once on its own.");
+ABSL_FLAG(uint64_t, tune_gpu_batch_threshold, uint64_t{16} << 20,
+          "A batch starts once its queries' work reaches this many postings (an AND's shortest "
+          "list, an OR's lists).");
+ABSL_FLAG(absl::Duration, tune_gpu_batch_wait, absl::Microseconds(500),
+          "The longest a GPU query waits for others to share its batch.");
+ABSL_FLAG(uint32_t, tune_gpu_batch_runners, 4,
+          "Batches that may run on the GPU at once (device scratch and pinned memory each).");
+ABSL_FLAG(bool, tune_gpu_batch_compressed, false,
+          "The batch path searches the lists' docIDs compressed in SegLRC (Ao et al. 2011, section "
+          "4.3) instead of plain: about half the device memory per list, about three quarters of "
+          "the AND throughput.");
+ABSL_FLAG(uint64_t, tune_gpu_filter_min_words, tandem::server::kDefaultGpuFilterMinWords,
+          "Filters that combine attribute bitmaps holding at least this many compressed words "
+          "(an IN, a range, AND, OR) are evaluated on the GPU, others on the CPU. Only with a GPU "
+          "engine.");
+ABSL_FLAG(absl::Duration, tune_default_deadline, absl::Milliseconds(500),
+          "The deadline a query is scheduled by when its call has none or a later one (urgency, "
+          "tandem_scheduler_deadline_misses_total). Only a call's own deadline stops a query.");
+ABSL_FLAG(absl::Duration, tune_max_wait, absl::Milliseconds(20),
+          "Each processor runs its queue shortest predicted time first, but a query that has "
+          "waited this long goes first (0: oldest first).");
+ABSL_FLAG(tandem::scheduler::DispatchProtocol, tune_dispatch,
+          tandem::scheduler::DispatchProtocol::kCombining,
+          "How workers get their next query: locked (each takes the scheduler's lock) or "
+          "combining (whoever holds it serves every waiting worker).");
+ABSL_FLAG(uint32_t, tune_cost_model_refine_every, 1024,
+          "Retrain the cost model from live timings (in a background thread) after this many "
+          "measured queries; 0 turns live refinement off.");
+ABSL_FLAG(absl::Duration, tune_cost_model_refine_interval, absl::Seconds(10),
+          "Retrain the cost model at most once per this interval (a retraining keeps a core busy "
+          "for tens of milliseconds).");
+
+// Tests only; left out of --help.
+ABSL_FLAG(absl::Duration, testing_query_delay, absl::ZeroDuration(),
+          "Tests only: every query waits this long (honouring its deadline and cancellation) "
+          "before it runs.");
+
+namespace {
+
+int Fail(const std::string& message) {
+  std::fprintf(stderr, "tandem-server: %s\n", message.c_str());
+  return 1;
+}
+
+tandem::server::ServerOptions OptionsFromFlags() {
+  tandem::server::ServerOptions options;
+  options.index_dir = absl::GetFlag(FLAGS_index);
+  options.metrics_listen = absl::GetFlag(FLAGS_metrics_listen);
+  options.metrics_security = {.tls_cert_file = absl::GetFlag(FLAGS_metrics_tls_cert),
+                              .tls_key_file = absl::GetFlag(FLAGS_metrics_tls_key),
+                              .basic_auth_file = absl::GetFlag(FLAGS_metrics_basic_auth_file)};
+  options.grpc = {.listen = absl::GetFlag(FLAGS_listen),
+                  .tls = {.cert_file = absl::GetFlag(FLAGS_tls_cert),
+                          .key_file = absl::GetFlag(FLAGS_tls_key),
+                          .client_ca_file = absl::GetFlag(FLAGS_tls_client_ca)},
+                  .max_receive_message_bytes = absl::GetFlag(FLAGS_max_receive_message_bytes),
+                  .max_send_message_bytes = absl::GetFlag(FLAGS_max_send_message_bytes),
+                  .keepalive_time = absl::GetFlag(FLAGS_keepalive_time),
+                  .keepalive_timeout = absl::GetFlag(FLAGS_keepalive_timeout),
+                  .max_concurrent_streams = absl::GetFlag(FLAGS_grpc_max_concurrent_streams),
+                  .memory_quota_bytes = absl::GetFlag(FLAGS_grpc_memory_quota_bytes),
+                  .rpc_nice = std::nullopt};
+  if (const std::optional<uint32_t> nice = absl::GetFlag(FLAGS_tune_rpc_nice).count) {
+    options.grpc.rpc_nice = static_cast<int>(std::min<uint32_t>(*nice, INT32_MAX));
+  }
+  options.limits = {
+      .max_query_terms = absl::GetFlag(FLAGS_max_query_terms),
+      .max_query_bytes = absl::GetFlag(FLAGS_max_query_bytes),
+      .max_batch = absl::GetFlag(FLAGS_max_batch),
+      .max_batch_hits = absl::GetFlag(FLAGS_max_batch_hits),
+      .max_queries_in_flight = absl::GetFlag(FLAGS_max_queries_in_flight),
+      .max_response_bytes_in_flight = absl::GetFlag(FLAGS_max_response_bytes_in_flight)};
+  const bool batch = absl::GetFlag(FLAGS_tune_gpu_batch);
+  options.engines = {.cpu = {.or_algorithm = absl::GetFlag(FLAGS_cpu_or)},
+                     .gpu = absl::GetFlag(FLAGS_gpu),
+                     .gpu_devices = absl::GetFlag(FLAGS_gpus),
+                     .gpu_wait = absl::GetFlag(FLAGS_tune_gpu_wait),
+                     .gpu_batch = batch,
+                     .gpu_batch_compressed = absl::GetFlag(FLAGS_tune_gpu_batch_compressed),
+                     .gpu_batching = {.threshold = absl::GetFlag(FLAGS_tune_gpu_batch_threshold),
+                                      .max_wait = absl::GetFlag(FLAGS_tune_gpu_batch_wait),
+                                      .runners = static_cast<int>(std::min<uint32_t>(
+                                          absl::GetFlag(FLAGS_tune_gpu_batch_runners), INT32_MAX))},
+                     .gpu_filter_min_words = absl::GetFlag(FLAGS_tune_gpu_filter_min_words)};
+
+  tandem::server::SchedulerOptions& scheduler = options.scheduler;
+  scheduler.kind = absl::GetFlag(FLAGS_scheduler);
+  scheduler.cost_model = {.file = absl::GetFlag(FLAGS_cost_model),
+                          .refine_every = absl::GetFlag(FLAGS_tune_cost_model_refine_every),
+                          .refine_interval = absl::GetFlag(FLAGS_tune_cost_model_refine_interval)};
+  tandem::scheduler::ExecutorOptions& executor = scheduler.executor;
+  const uint32_t threads = absl::GetFlag(FLAGS_threads);
+  executor.cpu_threads = threads > 0 ? threads : std::max(1u, std::thread::hardware_concurrency());
+  // With batches, 128 in flight sustained AND 80,000 q/s through SearchStream where 64 failed
+  // 75,000 (bench/results/gpu_batch_server.json): a batch can only hold the queries in flight.
+  const size_t gpus = tandem::server::ResolveGpuDevices(options.engines.gpu_devices).size();
+  executor.gpu_threads = absl::GetFlag(FLAGS_gpu_threads).count.value_or((batch ? 128 : 4) * gpus);
+  executor.queue_capacity = absl::GetFlag(FLAGS_queue_capacity);
+  executor.answer_threads = absl::GetFlag(FLAGS_tune_answer_threads)
+                                .count.value_or(std::min<size_t>(executor.gpu_threads, 16));
+  executor.cpu_worker_cpus = absl::GetFlag(FLAGS_tune_cpu_worker_cpus).cpus;
+  executor.gpu_worker_cpus = absl::GetFlag(FLAGS_tune_gpu_worker_cpus).cpus;
+  executor.default_deadline = absl::GetFlag(FLAGS_tune_default_deadline);
+  executor.policy.max_wait = absl::GetFlag(FLAGS_tune_max_wait);
+  executor.dispatch = absl::GetFlag(FLAGS_tune_dispatch);
+  executor.testing_query_delay = absl::GetFlag(FLAGS_testing_query_delay);
+
+  tandem::server::SubscriptionOptions& subscriptions = options.subscriptions;
+  subscriptions.registry.path = absl::GetFlag(FLAGS_subscriptions);
+  subscriptions.registry.engine = absl::GetFlag(FLAGS_match_engine).engine;
+  subscriptions.registry.max_subscriptions = absl::GetFlag(FLAGS_max_subscriptions);
+  auto as_int = [](uint32_t value) {
+    return static_cast<int>(std::min<uint32_t>(value, INT32_MAX));
+  };
+  subscriptions.registry.limits.max_filters_per_predicate =
+      as_int(absl::GetFlag(FLAGS_max_filters_per_subscription));
+  subscriptions.registry.limits.max_constraints_per_filter =
+      as_int(absl::GetFlag(FLAGS_max_constraints_per_filter));
+  subscriptions.match_threads = as_int(absl::GetFlag(FLAGS_match_threads));
+  subscriptions.max_match_documents = absl::GetFlag(FLAGS_max_match_documents);
+  subscriptions.watch_queue = absl::GetFlag(FLAGS_watch_queue);
+  return options;
+}
+
+}  // namespace
+
+int main(int argc, char** argv) {
+  // A shell starts background jobs with SIGINT ignored, and an ignored signal never reaches
+  // sigwait: restore the default so both stop signals always drain. A peer that hangs up must not
+  // kill the server through SIGPIPE.
+  std::signal(SIGTERM, SIG_DFL);
+  std::signal(SIGINT, SIG_DFL);
+  std::signal(SIGPIPE, SIG_IGN);
+  // Block the handled signals before any thread exists, so every thread inherits the mask and only
+  // the main thread's sigwait sees them: no async-signal-safety concerns in a handler. SIGTERM and
+  // SIGINT drain; SIGHUP, whose default would kill the server and every query in flight, is logged
+  // and ignored (the server does not reload: restart it to serve a new index).
+  sigset_t stop_signals;
+  sigemptyset(&stop_signals);
+  sigaddset(&stop_signals, SIGTERM);
+  sigaddset(&stop_signals, SIGINT);
+  sigaddset(&stop_signals, SIGHUP);
+  pthread_sigmask(SIG_BLOCK, &stop_signals, nullptr);
+  // Debian's abseil is built without NDEBUG, so every absl::Mutex keeps a lock-order graph for
+  // deadlock detection (GraphCycles: 3.4% of the server's CPU samples in perf under a closed-loop
+  // load of 20k queries/s, none with it off). The tests keep it; the server turns it off.
+  absl::SetMutexDeadlockDetectionMode(absl::OnDeadlockCycle::kIgnore);
+
+  const std::vector<std::string> positional = tandem::base::ParseCommandLineOrExit(
+      argc, argv,
+      {.name = "tandem-server",
+       .usage = "tandem-server serves a Tandem index over gRPC, with Prometheus metrics.\n"
+                "  tandem-server --index DIR [--listen 127.0.0.1:50051] "
+                "[--metrics-listen 127.0.0.1:9464] [--threads N]",
+       .main_file = __FILE__});
+  if (!positional.empty()) return Fail(absl::StrCat("unexpected argument '", positional[0], "'"));
+  const absl::Duration drain_timeout = absl::GetFlag(FLAGS_drain_timeout);
+  if (drain_timeout < absl::ZeroDuration()) return Fail("--drain-timeout must not be negative");
+  const tandem::server::ServerOptions options = OptionsFromFlags();
+  if (options.index_dir.empty()) return Fail("--index is required");
+
+  absl::StatusOr<std::unique_ptr<tandem::server::Server>> server =
+      tandem::server::Server::Create(options);
+  if (!server.ok()) return Fail(std::string(server.status().message()));
+  const tandem::index::Index& index = (*server)->index();
+  std::fprintf(stderr,
+               "tandem-server: serving %s (%u documents, %s); %s; CPU OR by %s; queue %zu\n",
+               index.directory().c_str(), index.num_docs(), index.manifest().codec.c_str(),
+               (*server)->engine_summary().c_str(),
+               tandem::cpu::AbslUnparseFlag(options.engines.cpu.or_algorithm).c_str(),
+               (*server)->queue_capacity());
+  std::fprintf(stderr, "tandem-server: %s\n", (*server)->scheduler_summary().c_str());
+  std::fprintf(stderr, "tandem-server: standing queries: %s\n",
+               (*server)->subscription_summary().c_str());
+  const std::string metrics = (*server)->metrics_address().empty()
+                                  ? "metrics off"
+                                  : "metrics on " + (*server)->metrics_address();
+  std::printf("tandem-server listening on %s (%s)\n", (*server)->address().c_str(),
+              metrics.c_str());
+  std::fflush(stdout);
+
+  // Between signals, every 5 s: the allocator's free memory goes back to the system when the node
+  // is idle, so that memory returns to its baseline after a burst.
+  int signal_number = 0;
+  const timespec trim_every{.tv_sec = 5, .tv_nsec = 0};
+  while (true) {
+    signal_number = sigtimedwait(&stop_signals, nullptr, &trim_every);
+    if (signal_number < 0) {
+      if (errno == EAGAIN) (*server)->TrimMemoryIfIdle();
+      continue;  // the timeout, or EINTR
+    }
+    if (signal_number != SIGHUP) break;
+    std::fprintf(stderr,
+                 "tandem-server: SIGHUP ignored (no reload; restart to serve a new index)\n");
+  }
+  std::fprintf(stderr, "tandem-server: %s received; draining (up to %s)\n",
+               strsignal(signal_number), absl::FormatDuration(drain_timeout).c_str());
+  // During the drain: a second SIGINT (an operator's second Ctrl-C) exits at once; SIGTERM, which a
+  // supervisor may send again, and SIGHUP do not cut the drain short.
+  std::thread([stop_signals] {
+    int again = 0;
+    while (sigwait(&stop_signals, &again) == 0) {
+      if (again == SIGINT) {
+        std::fprintf(stderr, "tandem-server: second SIGINT; exiting without draining\n");
+        std::_Exit(1);
+      }
+      std::fprintf(stderr, "tandem-server: %s ignored: already draining\n", strsignal(again));
+    }
+  }).detach();
+  if (!(*server)->Drain(drain_timeout)) {
+    std::fprintf(stderr, "tandem-server: drain timeout; the remaining queries were cancelled\n");
+  }
+  server->reset();
+  std::fprintf(stderr, "tandem-server: stopped\n");
+  return 0;
+}

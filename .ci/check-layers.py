@@ -1,14 +1,19 @@
 #!/usr/bin/env python3
 """Checks that #include lines point down the layers of ARCHITECTURE.md, never up or sideways.
 
-    tools -> broker -> rpc;  tools -> server -> {rpc, scheduler, match} -> {cpu, gpu, cost_model}
-          -> index -> filter -> base
+    programs  tools, bench -> every library
+              tests -> every library, bench         fuzz -> every library, tests
+    front     broker -> rpc -> proto, base           clients -> proto, base
+              server -> rpc, scheduler, match, cpu, gpu
+    engines   scheduler -> cost_model -> index       match -> gpu -> index       cpu -> index
+    builders  index_builder -> workload -> index
+    core      index -> filter -> base
 
-A folder may include its own headers and those of the folders listed for it below. The program
-folders (tools/, bench/, fuzz/) sit on top and may use every library folder. Unit tests
-(*_test.cc, *_test_util.h) are not part of their folder's library: they may use every library
-folder (a GPU test runs the CPU engine as its oracle) and the shared helpers in tests/. Exits 1
-naming each include that breaks the rule.
+A folder may include its own headers and those of the folders listed for it below: everything its
+arrows reach. The program folders (tools/, bench/, tests/, fuzz/) sit on top and may use every
+library folder. Unit tests (*_test.cc, *_test_util.h) are not part of their folder's library: they
+may use every library folder (a GPU test runs the CPU engine as its oracle) and the shared helpers
+in tests/. Exits 1 naming each include that breaks the rule.
 
     .ci/check-layers.py [ROOT]
 """

@@ -4,6 +4,7 @@
 
 #include <algorithm>
 #include <cmath>
+#include <cstdio>
 #include <fstream>
 #include <numeric>
 #include <thread>
@@ -49,6 +50,17 @@ LatencySummary Summarize(std::vector<double>& s) {
   out.p99 = rank(0.99);
   out.max = s.back();
   return out;
+}
+
+void WriteJson(const std::string& path, const nlohmann::json& out, int indent) {
+  if (!path.empty()) std::ofstream(path) << out.dump(indent) << "\n";
+}
+
+int FinishCheckedRun(int mismatches, const nlohmann::json& out, const std::string& json_path,
+                     int status_if_differ) {
+  std::printf("\nresults equal to the CPU engine's: %s\n", mismatches == 0 ? "yes" : "NO");
+  WriteJson(json_path, out);
+  return mismatches == 0 ? 0 : status_if_differ;
 }
 
 }  // namespace tandem::base

@@ -31,10 +31,11 @@
 #include "base/bench_util.h"
 #include "base/huge_pages.h"
 #include "base/thread_pool.h"
+#include "bench/bench_main.h"
 #include "cpu/daat_engine.h"
 #include "cpu/reference_engine.h"
 #include "index/index.h"
-#include "index/resolved_query.h"
+#include "index/prepared_query.h"
 #include "workload/query_file.h"
 
 ABSL_FLAG(std::string, index, "", "index directory");
@@ -165,11 +166,9 @@ class PerfControl {
 int main(int argc, char** argv) {
   base::ParseCommandLineOrExit(
       argc, argv,
-      {.name = "tandem-bench-query",
-       .usage = "tandem-bench-query: the CPU engine's latency and throughput over a query log, "
-                "every answer checked against the reference engine.\n"
-                "  tandem-bench-query --index DIR --queries FILE [--json FILE]",
-       .main_file = __FILE__});
+      bench::BenchApp(__FILE__, {"tandem-bench-query", "--index DIR --queries FILE [--json FILE]",
+                                 "the CPU engine's latency and throughput over a query log, every "
+                                 "answer checked against the reference engine."}));
   if (absl::GetFlag(FLAGS_warmup_passes) < 0) return Fail("--warmup-passes must be >= 0");
   if (absl::GetFlag(FLAGS_runs) < 1) return Fail("--runs must be >= 1");
   const std::string timed_from = absl::GetFlag(FLAGS_timed_from);
@@ -328,13 +327,14 @@ int main(int argc, char** argv) {
         for (const auto& t : terms) q.terms.push_back({t, 1.0f});
         return q;
       };
-      // --timed-from term-ids: every query built and its terms looked up once, before any timer.
-      std::vector<index::Query> built;
-      std::vector<index::ResolvedQuery> bound;
+      // --timed-from term-ids: every query prepared once (its terms looked up), before any timer.
+      std::vector<index::PreparedQuery> prepared;
       if (from_ids) {
         for (const auto& terms : queries) {
-          built.push_back(make(terms));
-          bound.push_back(index::ResolveQuery(**idx, built.back()));
+          absl::StatusOr<index::PreparedQuery> p =
+              index::PreparedQuery::Prepare(**idx, make(terms));
+          if (!p.ok()) return Fail(p.status().message());
+          prepared.push_back(*std::move(p));
         }
       }
       const auto& variants = mode == index::QueryMode::kAnd ? and_engines : engines;
@@ -342,8 +342,7 @@ int main(int argc, char** argv) {
         const std::string& algorithm = variants[e].first;
         const cpu::DaatEngine* engine = variants[e].second.get();
         auto search = [&](size_t i) {
-          return from_ids ? engine->Search(built[i], bound[i], {})
-                          : engine->Search(make(queries[i]), {});
+          return from_ids ? engine->Search(prepared[i], {}) : engine->Search(make(queries[i]), {});
         };
         // Correctness first, in the same run, of the search as it is timed.
         int verified = 0;
@@ -495,8 +494,6 @@ int main(int argc, char** argv) {
   if (per_query.is_open() && !per_query.flush()) {
     return Fail(absl::StrCat("cannot write --per-query ", absl::GetFlag(FLAGS_per_query)));
   }
-  if (!absl::GetFlag(FLAGS_json).empty()) {
-    std::ofstream(absl::GetFlag(FLAGS_json)) << out.dump(2) << "\n";
-  }
+  base::WriteJson(absl::GetFlag(FLAGS_json), out);
   return 0;
 }

@@ -86,15 +86,11 @@ QueryFeatures FeaturesFromValues(std::span<const double> v) {
   return f;
 }
 
-ResidentFractionFn ResidentFractionOf(const index::Engine* gpu) {
-  if (gpu == nullptr) return {};
-  return [gpu](const index::Query& query) { return gpu->ResidentFraction(query); };
-}
-
-QueryFeatures ComputeFeatures(const index::Query& query, const index::Index& index,
+QueryFeatures ComputeFeatures(const index::PreparedQuery& prepared,
                               const ResidentFractionFn& resident_fraction) {
+  const index::Query& query = prepared.query();
   // Lengths of the distinct terms; a term not in the index has an empty list.
-  const index::ResolvedQuery resolved = index::ResolveQuery(index, query);
+  const index::ResolvedQuery& resolved = prepared.resolved();
   std::vector<double> lengths(resolved.num_absent(), 0.0);
   for (const index::ResolvedTerm& t : resolved.terms) lengths.push_back(t.info.df);
   std::sort(lengths.begin(), lengths.end());
@@ -106,7 +102,7 @@ QueryFeatures ComputeFeatures(const index::Query& query, const index::Index& ind
   f.mode = static_cast<double>(query.mode);
   f.k = query.k;
   if (resident_fraction) {
-    const double r = resident_fraction(query);
+    const double r = resident_fraction(prepared);
     f.gpu_resident = std::isfinite(r) ? std::clamp(r, 0.0, 1.0) : 1.0;
   }
   if (query.filter != nullptr && query.filter->num_rows() > 0) {

@@ -10,7 +10,7 @@
 // Also the documented heuristic used when an engine has no trained model, and the two spaces the
 // M5 rules can be trained in (FeatureSpace).
 //
-//   QueryFeatures f = ComputeFeatures(query, index, ResidentFractionOf(gpu_engine));
+//   QueryFeatures f = ComputeFeatures(prepared, engines.gpu_resident_fraction);
 //   double cpu_ms = HeuristicMs(f, Processor::kCpu);
 #pragma once
 
@@ -22,8 +22,8 @@
 #include "absl/status/statusor.h"
 #include "absl/strings/string_view.h"
 #include "cost_model/cost_predictor.h"
-#include "index/engine.h"
 #include "index/index.h"
+#include "index/prepared_query.h"
 #include "index/query.h"
 
 namespace tandem::cost_model {
@@ -57,12 +57,14 @@ std::vector<double> FeatureValues(const QueryFeatures& f);
 // selectivity is then 1).
 QueryFeatures FeaturesFromValues(std::span<const double> values);
 
-// Where the GPU-resident fraction comes from: the GPU engine's Engine::ResidentFraction. An empty
-// function means "no GPU cache" (fraction 1).
-using ResidentFractionFn = std::function<double(const index::Query&)>;
-ResidentFractionFn ResidentFractionOf(const index::Engine* gpu);  // null engine -> empty function
+// Where the GPU-resident fraction comes from: the GPU engine's own answer
+// (gpu::GpuEngine::ResidentFraction, wired by the server). An empty function means "no GPU cache"
+// (fraction 1).
+using ResidentFractionFn = std::function<double(const index::PreparedQuery&)>;
 
-QueryFeatures ComputeFeatures(const index::Query& query, const index::Index& index,
+// The features of a prepared query: its list lengths from the resolved terms (no lookups), its
+// mode, k and filter, and the resident fraction when `resident_fraction` is set.
+QueryFeatures ComputeFeatures(const index::PreparedQuery& query,
                               const ResidentFractionFn& resident_fraction);
 
 // The space the M5 rules see. Query times span five decades and the scheduler needs them right

@@ -116,8 +116,8 @@ std::shared_ptr<const M5Rules> CostModel::rules(Processor p) const {
   return rules_[Slot(p)];
 }
 
-QueryFeatures CostModel::Features(const index::Query& query) const {
-  return ComputeFeatures(query, *options_.index, options_.resident_fraction);
+QueryFeatures CostModel::Features(const index::PreparedQuery& query) const {
+  return ComputeFeatures(query, options_.resident_fraction);
 }
 
 CostEstimate CostModel::PredictFeatures(const QueryFeatures& f) const {
@@ -143,15 +143,16 @@ CostEstimate CostModel::PredictFeatures(const QueryFeatures& f) const {
   return e;
 }
 
-CostEstimate CostModel::Predict(const index::Query& query) const {
+CostEstimate CostModel::Predict(const index::PreparedQuery& query) const {
   const QueryFeatures f = Features(query);
-  memo_->Put(FeatureMemo::Key(query), f);
+  memo_->Put(FeatureMemo::Key(query.query()), f);
   return PredictFeatures(f);
 }
 
-void CostModel::Observe(const index::Query& query, Processor processor, double measured_ms) {
+void CostModel::Observe(const index::PreparedQuery& query, Processor processor,
+                        double measured_ms) {
   QueryFeatures f;
-  if (!memo_->Get(FeatureMemo::Key(query), &f)) f = Features(query);
+  if (!memo_->Get(FeatureMemo::Key(query.query()), &f)) f = Features(query);
   ObserveFeatures(f, processor, measured_ms);
 }
 

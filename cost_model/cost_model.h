@@ -18,7 +18,8 @@
 //
 //   TANDEM_ASSIGN_OR_RETURN(std::unique_ptr<CostModel> model,
 //       CostModel::Load("/srv/tandem/cost-model.txt",
-//                       {.index = index.get(), .resident_fraction = ResidentFractionOf(gpu)}));
+//                       {.index = index.get(), .resident_fraction =
+//                       engines.gpu_resident_fraction}));
 //   CostEstimate cost = model->Predict(query);
 //   ... run it on the GPU, measure ...
 //   model->Observe(query, Processor::kGpu, measured_ms);
@@ -68,10 +69,10 @@ class CostModel : public CostPredictor {
                                                              std::string origin);
   ~CostModel() override;  // waits for a retraining in progress
 
-  CostEstimate Predict(const index::Query& query) const override;
-  void Observe(const index::Query& query, Processor processor, double measured_ms) override;
+  CostEstimate Predict(const index::PreparedQuery& query) const override;
+  void Observe(const index::PreparedQuery& query, Processor processor, double measured_ms) override;
 
-  QueryFeatures Features(const index::Query& query) const;
+  QueryFeatures Features(const index::PreparedQuery& query) const;
   CostEstimate PredictFeatures(const QueryFeatures& features) const;
   void ObserveFeatures(const QueryFeatures& features, Processor processor, double measured_ms);
 

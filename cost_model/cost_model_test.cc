@@ -7,9 +7,9 @@
 #include <thread>
 
 #include "cost_model/cost_training.h"
-#include "cpu/daat_engine.h"
 #include "gmock/gmock.h"
 #include "gtest/gtest.h"
+#include "index/prepared_query.h"
 #include "tests/test_collection.h"
 
 namespace tandem::cost_model {
@@ -24,6 +24,14 @@ index::Query MakeQuery(std::vector<std::string> terms, index::QueryMode mode, ui
   q.mode = mode;
   q.k = k;
   return q;
+}
+
+// `q` prepared against `index`, as the node prepares a query at admission.
+index::PreparedQuery Prepared(const index::Index& index, index::Query q) {
+  absl::StatusOr<index::PreparedQuery> prepared =
+      index::PreparedQuery::Prepare(index, std::move(q));
+  EXPECT_TRUE(prepared.ok()) << prepared.status();
+  return *std::move(prepared);
 }
 
 CostModelOptions OptionsFor(const index::Index* index) {
@@ -82,7 +90,8 @@ std::vector<CostSample> Samples(const std::vector<QueryFeatures>& features,
 TEST_F(CostModelTest, FeaturesFromTheLexicon) {
   // apple twice (one term), a term the index lacks (length 0).
   QueryFeatures f = ComputeFeatures(
-      MakeQuery({"apple", "bear", "zebra", "apple"}, index::QueryMode::kAnd, 5), *index_, {});
+      Prepared(*index_, MakeQuery({"apple", "bear", "zebra", "apple"}, index::QueryMode::kAnd, 5)),
+      {});
   EXPECT_EQ(f.shortest, 0);
   EXPECT_EQ(f.second_shortest, 2);
   EXPECT_EQ(f.sum_lengths, 5);
@@ -91,30 +100,25 @@ TEST_F(CostModelTest, FeaturesFromTheLexicon) {
   EXPECT_EQ(f.k, 5);
   EXPECT_EQ(f.gpu_resident, 1);
 
-  f = ComputeFeatures(MakeQuery({"cat"}, index::QueryMode::kAndOr, 10), *index_,
-                      [](const index::Query&) { return 0.25; });
+  f = ComputeFeatures(Prepared(*index_, MakeQuery({"cat"}, index::QueryMode::kAndOr, 10)),
+                      [](const index::PreparedQuery&) { return 0.25; });
   EXPECT_EQ(f, (QueryFeatures{1, 0, 1, 1, 2, 10, 0.25}));
-  f = ComputeFeatures(MakeQuery({"bear", "apple"}, index::QueryMode::kOr, 10), *index_,
-                      [](const index::Query&) { return 7.0; });
+  f = ComputeFeatures(Prepared(*index_, MakeQuery({"bear", "apple"}, index::QueryMode::kOr, 10)),
+                      [](const index::PreparedQuery&) { return 7.0; });
   EXPECT_EQ(f, (QueryFeatures{2, 3, 5, 2, 1, 10, 1}));  // fraction clamped to 1
-  EXPECT_EQ(ComputeFeatures(MakeQuery({}, index::QueryMode::kOr, 10), *index_, {}),
+  EXPECT_EQ(ComputeFeatures(Prepared(*index_, MakeQuery({}, index::QueryMode::kOr, 10)), {}),
             (QueryFeatures{0, 0, 0, 0, 1, 10, 1}));
 
   // A filter's selectivity: the share of the index's 4 documents it allows.
   index::Query filtered = MakeQuery({"apple"}, index::QueryMode::kOr, 10);
   filtered.filter = std::make_shared<const filter::Bitmap>(
       *filter::FromRows(filter::BitmapCodec::kPlwah, 4, std::vector<uint32_t>{1, 2, 3}));
-  EXPECT_EQ(ComputeFeatures(filtered, *index_, {}).filter_selectivity, 0.75);
+  EXPECT_EQ(ComputeFeatures(Prepared(*index_, filtered), {}).filter_selectivity, 0.75);
   filtered.filter =
       std::make_shared<const filter::Bitmap>(filter::NoRows(filter::BitmapCodec::kWah, 4));
-  EXPECT_EQ(ComputeFeatures(filtered, *index_, {}).filter_selectivity, 0);
+  EXPECT_EQ(ComputeFeatures(Prepared(*index_, filtered), {}).filter_selectivity, 0);
   filtered.filter = nullptr;
-  EXPECT_EQ(ComputeFeatures(filtered, *index_, {}).filter_selectivity, 1);
-
-  EXPECT_FALSE(ResidentFractionOf(nullptr));
-  auto cpu = cpu::DaatEngine::Create(*index_);
-  ASSERT_TRUE(cpu.ok());
-  EXPECT_EQ(ResidentFractionOf(cpu->get())(MakeQuery({"cat"}, index::QueryMode::kOr, 10)), 1.0);
+  EXPECT_EQ(ComputeFeatures(Prepared(*index_, filtered), {}).filter_selectivity, 1);
 }
 
 TEST_F(CostModelTest, HeuristicWithoutAModelAndSaysSo) {
@@ -126,7 +130,8 @@ TEST_F(CostModelTest, HeuristicWithoutAModelAndSaysSo) {
   EXPECT_THAT((*model)->description(), HasSubstr("no trained model"));
   EXPECT_TRUE(std::isnan((*model)->mean_relative_error(Processor::kGpu)));
 
-  const index::Query q = MakeQuery({"apple", "bear"}, index::QueryMode::kOr, 10);
+  const index::PreparedQuery q =
+      Prepared(*index_, MakeQuery({"apple", "bear"}, index::QueryMode::kOr, 10));
   const QueryFeatures f = (*model)->Features(q);
   const CostEstimate e = (*model)->Predict(q);
   EXPECT_EQ(e.cpu_ms, HeuristicMs(f, Processor::kCpu));
@@ -235,16 +240,18 @@ TEST_F(CostModelTest, ObserveUsesTheFeaturesPredictSaw) {
   // The GPU cache fills when a query runs: Observe must train on the fraction seen before the run.
   std::atomic<double> resident{0.0};
   CostModelOptions options = OptionsFor(index_.get());
-  options.resident_fraction = [&resident](const index::Query&) { return resident.load(); };
+  options.resident_fraction = [&resident](const index::PreparedQuery&) { return resident.load(); };
   options.refine_every = 0;
   auto model = CostModel::Heuristic(options);
   ASSERT_TRUE(model.ok());
-  const index::Query q = MakeQuery({"apple", "cat"}, index::QueryMode::kOr, 10);
+  const index::PreparedQuery q =
+      Prepared(*index_, MakeQuery({"apple", "cat"}, index::QueryMode::kOr, 10));
   (*model)->Predict(q);
   resident = 1.0;
   (*model)->Observe(q, Processor::kGpu, 1.5);
   // A query Predict never saw gets its features computed at Observe.
-  (*model)->Observe(MakeQuery({"bear"}, index::QueryMode::kOr, 10), Processor::kGpu, 2.5);
+  (*model)->Observe(Prepared(*index_, MakeQuery({"bear"}, index::QueryMode::kOr, 10)),
+                    Processor::kGpu, 2.5);
   const CostModelFile snapshot = (*model)->Snapshot();
   ASSERT_EQ(snapshot.gpu.samples.size(), 2u);
   EXPECT_EQ(snapshot.gpu.samples[0].ms, 1.5);
@@ -356,23 +363,25 @@ TEST_F(CostModelTest, ConcurrentPredictAndObserveWhileRefining) {
   auto created = CostModel::Heuristic(options);
   ASSERT_TRUE(created.ok());
   CostModel& model = **created;
-  const std::vector<index::Query> queries = {
-      MakeQuery({"apple"}, index::QueryMode::kOr, 10),
-      MakeQuery({"apple", "bear"}, index::QueryMode::kAnd, 10),
-      MakeQuery({"bear", "cat", "zebra"}, index::QueryMode::kAndOr, 1000),
-      MakeQuery({"cat"}, index::QueryMode::kOr, 1000)};
+  std::vector<index::PreparedQuery> queries;
+  for (index::Query q : {MakeQuery({"apple"}, index::QueryMode::kOr, 10),
+                         MakeQuery({"apple", "bear"}, index::QueryMode::kAnd, 10),
+                         MakeQuery({"bear", "cat", "zebra"}, index::QueryMode::kAndOr, 1000),
+                         MakeQuery({"cat"}, index::QueryMode::kOr, 1000)}) {
+    queries.push_back(Prepared(*index_, std::move(q)));
+  }
   std::atomic<bool> bad{false};
   std::vector<std::thread> threads;
   for (int t = 0; t < 4; ++t) {
     threads.emplace_back([&, t] {
       std::mt19937_64 rng(t);
       for (int i = 0; i < 3000; ++i) {
-        const index::Query& q = queries[rng() % queries.size()];
+        const index::PreparedQuery& q = queries[rng() % queries.size()];
         const CostEstimate e = model.Predict(q);
         if (!(e.cpu_ms >= 0) || !(e.gpu_ms >= 0) || !std::isfinite(e.cpu_ms)) bad = true;
         if (t % 2 == 0) {
           const Processor p = rng() % 2 ? Processor::kCpu : Processor::kGpu;
-          model.Observe(q, p, 0.01 * (1 + q.terms.size()) * (p == Processor::kCpu ? 3 : 1));
+          model.Observe(q, p, 0.01 * (1 + q.query().terms.size()) * (p == Processor::kCpu ? 3 : 1));
         }
         if (i % 500 == 0) model.description();
       }

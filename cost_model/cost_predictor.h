@@ -11,7 +11,7 @@
 #pragma once
 
 #include "absl/strings/string_view.h"
-#include "index/query.h"
+#include "index/prepared_query.h"
 
 namespace tandem::cost_model {
 
@@ -29,9 +29,10 @@ class CostPredictor {
  public:
   virtual ~CostPredictor() = default;
   // Thread-safe; cheap (called once per query on the submitting thread). Never negative.
-  virtual CostEstimate Predict(const index::Query& query) const = 0;
+  virtual CostEstimate Predict(const index::PreparedQuery& query) const = 0;
   // Thread-safe; a measured execution of `query` on `processor`. Implementations may ignore it.
-  virtual void Observe(const index::Query& query, Processor processor, double measured_ms) = 0;
+  virtual void Observe(const index::PreparedQuery& query, Processor processor,
+                       double measured_ms) = 0;
 };
 
 }  // namespace tandem::cost_model

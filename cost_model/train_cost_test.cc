@@ -12,6 +12,7 @@
 #include "cost_model/cost_model.h"
 #include "gmock/gmock.h"
 #include "gtest/gtest.h"
+#include "index/prepared_query.h"
 #include "nlohmann/json.hpp"
 #include "tests/test_collection.h"
 
@@ -79,7 +80,7 @@ TEST(CostTrainToolTest, TrainsTheCpuModelAndWritesALoadableFile) {
   EXPECT_THAT((*loaded)->description(), HasSubstr("gpu heuristic"));
   index::Query q;
   q.terms = {{"t1", 1.0f}, {"t2", 1.0f}};
-  EXPECT_GT((*loaded)->Predict(q).cpu_ms, 0);
+  EXPECT_GT((*loaded)->Predict(*index::PreparedQuery::Prepare(**index, q)).cpu_ms, 0);
 
   auto file = ReadCostModelFile(model);
   ASSERT_TRUE(file.ok());

@@ -8,7 +8,6 @@
 #include "cpu/algorithm/algorithms.h"
 #include "cpu/algorithm/term_scorer.h"
 #include "cpu/top_k.h"
-#include "index/resolved_query.h"
 
 namespace tandem::cpu {
 namespace {
@@ -108,29 +107,11 @@ std::shared_ptr<const filter::DenseRows> DaatEngine::FilterRows(
   return rows;
 }
 
-absl::StatusOr<SearchResult> DaatEngine::Search(const Query& query,
+absl::StatusOr<SearchResult> DaatEngine::Search(const index::PreparedQuery& prepared,
                                                 const SearchContext& context) const {
-  TANDEM_RETURN_IF_ERROR(index::ValidateQuery(query));
-  return SearchValid(query, index::ResolveQuery(index_, query), context);
-}
-
-absl::StatusOr<SearchResult> DaatEngine::Search(const Query& query,
-                                                const index::ResolvedQuery& resolved,
-                                                const SearchContext& context) const {
-  TANDEM_RETURN_IF_ERROR(index::ValidateQuery(query));
-  if (resolved.mode != query.mode || resolved.k != query.k || resolved.bm25.k1 != query.bm25.k1 ||
-      resolved.bm25.b != query.bm25.b || resolved.num_distinct_terms > query.terms.size()) {
-    return absl::InvalidArgumentError(
-        "the resolved query is not this query's: resolve it with index::ResolveQuery against "
-        "the engine's index");
-  }
-  return SearchValid(query, resolved, context);
-}
-
-absl::StatusOr<SearchResult> DaatEngine::SearchValid(const Query& query,
-                                                     const index::ResolvedQuery& resolved,
-                                                     const SearchContext& context) const {
-  TANDEM_RETURN_IF_ERROR(index::ValidateQueryFilter(query, index_.num_docs()));
+  TANDEM_RETURN_IF_ERROR(prepared.CheckPreparedFor(index_));
+  const Query& query = prepared.query();
+  const index::ResolvedQuery& resolved = prepared.resolved();
   TANDEM_RETURN_IF_ERROR(context.Check());
   SearchResult result;
   result.stats.executed_mode = resolved.initial_executed_mode();

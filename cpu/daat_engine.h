@@ -30,7 +30,7 @@
 // parameters. Top-k through index::TopK (ties: lower docID first). Search is const and thread-safe.
 //
 //   TANDEM_ASSIGN_OR_RETURN(auto engine, DaatEngine::Create(*index));
-//   TANDEM_ASSIGN_OR_RETURN(SearchResult r, engine->Search(query, SearchContext{}));
+//   TANDEM_ASSIGN_OR_RETURN(SearchResult r, engine->Search(prepared, SearchContext{}));
 #pragma once
 
 #include <list>
@@ -43,7 +43,7 @@
 #include "filter/bitmap.h"
 #include "index/engine.h"
 #include "index/index.h"
-#include "index/resolved_query.h"
+#include "index/prepared_query.h"
 
 namespace tandem::cpu {
 
@@ -78,16 +78,10 @@ class DaatEngine : public index::Engine {
                                                             const DaatEngineOptions& options = {});
 
   absl::string_view name() const override { return "cpu"; }
-  absl::StatusOr<index::SearchResult> Search(const index::Query& query,
+  const index::Index& index() const override { return index_; }
+  using index::Engine::Search;
+  absl::StatusOr<index::SearchResult> Search(const index::PreparedQuery& query,
                                              const index::SearchContext& context) const override;
-  // The same search from a query already bound to this engine's index: `resolved` is
-  // index::ResolveQuery(index, query), computed once by a caller that needs it before the search
-  // (the lexicon lookups of its terms, as PISA's queries tool makes them before its timer starts).
-  // INVALID_ARGUMENT when `resolved` was not resolved from a query of this mode, k and BM25
-  // parameters.
-  absl::StatusOr<index::SearchResult> Search(const index::Query& query,
-                                             const index::ResolvedQuery& resolved,
-                                             const index::SearchContext& context) const;
 
  private:
   // A query's filter as DenseRows (one bit per document: constant-time tests at every candidate),
@@ -96,11 +90,6 @@ class DaatEngine : public index::Engine {
   static constexpr size_t kFilterRowsEntries = 16;
   std::shared_ptr<const filter::DenseRows> FilterRows(
       const std::shared_ptr<const filter::Bitmap>& filter) const;
-
-  // Search once `query` is valid and `resolved` is its resolution.
-  absl::StatusOr<index::SearchResult> SearchValid(const index::Query& query,
-                                                  const index::ResolvedQuery& resolved,
-                                                  const index::SearchContext& context) const;
 
   DaatEngine(const index::Index& index, const DaatEngineOptions& options)
       : index_(index), options_(options) {}

@@ -7,15 +7,14 @@
 
 #include "base/status_macros.h"
 #include "index/bm25.h"
-#include "index/resolved_query.h"
 
 namespace tandem::cpu {
 
 absl::StatusOr<index::SearchResult> ReferenceEngine::Search(
-    const index::Query& query, const index::SearchContext& context) const {
-  TANDEM_RETURN_IF_ERROR(index::ValidateQuery(query));
-  TANDEM_RETURN_IF_ERROR(index::ValidateQueryFilter(query, index_.num_docs()));
-  const index::ResolvedQuery resolved = index::ResolveQuery(index_, query);
+    const index::PreparedQuery& prepared, const index::SearchContext& context) const {
+  TANDEM_RETURN_IF_ERROR(prepared.CheckPreparedFor(index_));
+  const index::Query& query = prepared.query();
+  const index::ResolvedQuery& resolved = prepared.resolved();
   std::set<uint32_t> allowed;  // the filter's documents, when there is one
   if (query.filter != nullptr) {
     for (uint32_t d : query.filter->Rows()) allowed.insert(d);

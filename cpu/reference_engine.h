@@ -15,7 +15,9 @@ class ReferenceEngine : public index::Engine {
  public:
   explicit ReferenceEngine(const index::Index& index) : index_(index) {}
   absl::string_view name() const override { return "reference"; }
-  absl::StatusOr<index::SearchResult> Search(const index::Query& query,
+  const index::Index& index() const override { return index_; }
+  using index::Engine::Search;
+  absl::StatusOr<index::SearchResult> Search(const index::PreparedQuery& prepared,
                                              const index::SearchContext& context) const override;
 
  private:

@@ -8,16 +8,21 @@
 namespace tandem::index {
 
 ResolvedQuery ResolveQuery(const Index& index, const Query& query) {
+  Query merged = query;
+  merged.terms = MergeRepeatedTerms(query.terms);
+  return ResolveMergedQuery(index, merged);
+}
+
+ResolvedQuery ResolveMergedQuery(const Index& index, const Query& query) {
   ResolvedQuery resolved;
   resolved.mode = query.mode;
   resolved.k = query.k;
   resolved.bm25 = query.bm25;
   resolved.default_bm25 =
       query.bm25.k1 == index.manifest().bm25.k1 && query.bm25.b == index.manifest().bm25.b;
-  const std::vector<QueryTerm> merged = MergeRepeatedTerms(query.terms);
-  resolved.num_distinct_terms = merged.size();
-  resolved.terms.reserve(merged.size());
-  for (const QueryTerm& t : merged) {
+  resolved.num_distinct_terms = query.terms.size();
+  resolved.terms.reserve(query.terms.size());
+  for (const QueryTerm& t : query.terms) {
     std::optional<TermInfo> info = index.Lookup(t.term);
     if (!info) continue;
     ResolvedTerm& term = resolved.terms.emplace_back();

@@ -9,7 +9,7 @@
 //   - each present term carries weight * idf and the bound of its tf / (tf + norm) ratio over its
 //     list (the index's stored maximum for its own BM25 parameters, else 1) for dynamic pruning.
 //
-//   ResolvedQuery q = ResolveQuery(index, query);
+//   const ResolvedQuery& q = prepared.resolved();  // index/prepared_query.h
 //   if (q.runs_and()) ... AND over q.terms ...;
 //   if (q.runs_or(and_hits)) ... OR over q.terms ...;
 #pragma once
@@ -59,7 +59,10 @@ struct ResolvedQuery {
 };
 
 // Merges repeated terms and looks each up in `index`. Does not validate `query` (ValidateQuery) and
-// touches no posting list, so it cannot fail.
+// touches no posting list, so it cannot fail. PreparedQuery::Prepare is the one caller on the
+// query path; tools and tests that want the lexicon lookups alone call it directly.
 ResolvedQuery ResolveQuery(const Index& index, const Query& query);
+// The same for a query whose repeated terms are already merged (MergeRepeatedTerms).
+ResolvedQuery ResolveMergedQuery(const Index& index, const Query& query);
 
 }  // namespace tandem::index

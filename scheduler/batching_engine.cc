@@ -10,7 +10,7 @@ namespace tandem::scheduler {
 
 // One buffered call, on its caller's stack until `done`.
 struct BatchingEngine::Pending {
-  const index::Query* query;
+  const index::PreparedQuery* query;
   const index::SearchContext* context;
   uint64_t work;
   absl::Time arrival;
@@ -37,22 +37,31 @@ absl::Status ValidateBatchingOptions(const BatchingOptions& options) {
 }
 
 absl::StatusOr<std::unique_ptr<BatchingEngine>> BatchingEngine::Create(
-    const index::Engine& engine, const BatchingOptions& options) {
+    const index::Engine& engine, BatchWorkFn batch_work, const BatchingOptions& options) {
+  if (!batch_work) return absl::InvalidArgumentError("batching needs the engine's batch work");
   if (absl::Status valid = ValidateBatchingOptions(options); !valid.ok()) return valid;
-  return std::unique_ptr<BatchingEngine>(new BatchingEngine(engine, options, nullptr));
+  return std::unique_ptr<BatchingEngine>(
+      new BatchingEngine(engine, std::move(batch_work), options, nullptr));
 }
 
 absl::StatusOr<std::unique_ptr<BatchingEngine>> BatchingEngine::Create(
-    std::unique_ptr<const index::Engine> engine, const BatchingOptions& options) {
+    std::unique_ptr<const index::Engine> engine, BatchWorkFn batch_work,
+    const BatchingOptions& options) {
   if (engine == nullptr) return absl::InvalidArgumentError("batching needs an engine");
+  if (!batch_work) return absl::InvalidArgumentError("batching needs the engine's batch work");
   if (absl::Status valid = ValidateBatchingOptions(options); !valid.ok()) return valid;
   const index::Engine& inner = *engine;
-  return std::unique_ptr<BatchingEngine>(new BatchingEngine(inner, options, std::move(engine)));
+  return std::unique_ptr<BatchingEngine>(
+      new BatchingEngine(inner, std::move(batch_work), options, std::move(engine)));
 }
 
-BatchingEngine::BatchingEngine(const index::Engine& engine, const BatchingOptions& options,
+BatchingEngine::BatchingEngine(const index::Engine& engine, BatchWorkFn batch_work,
+                               const BatchingOptions& options,
                                std::unique_ptr<const index::Engine> owned)
-    : owned_(std::move(owned)), engine_(engine), options_(options) {
+    : owned_(std::move(owned)),
+      engine_(engine),
+      batch_work_(std::move(batch_work)),
+      options_(options) {
   for (int i = 0; i < options_.runners; ++i) {
     runners_.emplace_back([this] {
       base::NameThread("tandem-batch");
@@ -78,8 +87,8 @@ BatchingStats BatchingEngine::stats() const {
 }
 
 absl::StatusOr<index::SearchResult> BatchingEngine::Search(
-    const index::Query& query, const index::SearchContext& context) const {
-  const std::optional<uint64_t> work = engine_.BatchWork(query);
+    const index::PreparedQuery& query, const index::SearchContext& context) const {
+  const std::optional<uint64_t> work = batch_work_(query);
   if (!work.has_value()) {
     {
       absl::MutexLock lock(&mu_);
@@ -161,12 +170,12 @@ void BatchingEngine::Run(const std::vector<Pending*>& batch) const {
     p.done.Notify();
     return;
   }
-  std::vector<index::Query> queries;
+  std::vector<const index::PreparedQuery*> queries;
   std::vector<index::SearchContext> contexts;
   queries.reserve(batch.size());
   contexts.reserve(batch.size());
   for (const Pending* p : batch) {
-    queries.push_back(*p->query);
+    queries.push_back(p->query);
     contexts.push_back(*p->context);
   }
   std::vector<absl::StatusOr<index::SearchResult>> results = engine_.SearchBatch(queries, contexts);

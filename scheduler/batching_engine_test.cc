@@ -12,6 +12,8 @@
 #include "absl/strings/strip.h"
 #include "absl/synchronization/mutex.h"
 #include "gtest/gtest.h"
+#include "index/prepared_query.h"
+#include "tests/test_collection.h"
 
 namespace tandem::scheduler {
 namespace {
@@ -22,9 +24,13 @@ namespace {
 class FakeBatchEngine final : public index::Engine {
  public:
   absl::string_view name() const override { return "gpu"; }
+  const index::Index& index() const override { return testing::SmallIndex(); }
+  using index::Engine::Search;
+  using index::Engine::SearchBatch;
 
-  absl::StatusOr<index::SearchResult> Search(const index::Query& query,
+  absl::StatusOr<index::SearchResult> Search(const index::PreparedQuery& prepared,
                                              const index::SearchContext& context) const override {
+    const index::Query& query = prepared.query();
     if (absl::Status s = context.Check(); !s.ok()) return s;
     {
       absl::MutexLock lock(&mu_);
@@ -38,7 +44,7 @@ class FakeBatchEngine final : public index::Engine {
   }
 
   std::vector<absl::StatusOr<index::SearchResult>> SearchBatch(
-      const std::vector<index::Query>& queries,
+      const std::vector<const index::PreparedQuery*>& queries,
       const std::vector<index::SearchContext>& contexts) const override {
     absl::MutexLock lock(&mu_);
     batch_sizes_.push_back(queries.size());
@@ -49,13 +55,15 @@ class FakeBatchEngine final : public index::Engine {
       } else if (absl::Status s = contexts.at(i).Check(); !s.ok()) {
         out.push_back(s);
       } else {
-        out.push_back(Answer(queries[i]));
+        out.push_back(Answer(queries[i]->query()));
       }
     }
     return out;
   }
 
-  std::optional<uint64_t> BatchWork(const index::Query& query) const override {
+  // The BatchWorkFn of this engine's queries.
+  static std::optional<uint64_t> Work(const index::PreparedQuery& prepared) {
+    const index::Query& query = prepared.query();
     uint64_t work = 0;
     if (!query.terms.empty() &&
         absl::SimpleAtoi(absl::StripPrefix(query.terms[0].term, "work:"), &work)) {
@@ -113,7 +121,7 @@ index::Query Q(uint32_t id, const std::string& term) {
 }
 
 std::unique_ptr<BatchingEngine> Make(const index::Engine& engine, const BatchingOptions& options) {
-  auto made = BatchingEngine::Create(engine, options);
+  auto made = BatchingEngine::Create(engine, FakeBatchEngine::Work, options);
   EXPECT_TRUE(made.ok()) << made.status();
   return made.ok() ? *std::move(made) : nullptr;
 }
@@ -138,13 +146,19 @@ struct Call {
 
 TEST(BatchingEngineTest, RejectsBadOptions) {
   FakeBatchEngine engine;
-  EXPECT_EQ(BatchingEngine::Create(engine, {.threshold = 0}).status().code(),
+  EXPECT_EQ(BatchingEngine::Create(engine, FakeBatchEngine::Work, {.threshold = 0}).status().code(),
             absl::StatusCode::kInvalidArgument);
-  EXPECT_EQ(BatchingEngine::Create(engine, {.max_wait = -absl::Microseconds(1)}).status().code(),
+  EXPECT_EQ(
+      BatchingEngine::Create(engine, FakeBatchEngine::Work, {.max_wait = -absl::Microseconds(1)})
+          .status()
+          .code(),
+      absl::StatusCode::kInvalidArgument);
+  EXPECT_EQ(BatchingEngine::Create(engine, FakeBatchEngine::Work, {.runners = 0}).status().code(),
             absl::StatusCode::kInvalidArgument);
-  EXPECT_EQ(BatchingEngine::Create(engine, {.runners = 0}).status().code(),
-            absl::StatusCode::kInvalidArgument);
-  EXPECT_EQ(BatchingEngine::Create(engine, {.max_queries = 0}).status().code(),
+  EXPECT_EQ(
+      BatchingEngine::Create(engine, FakeBatchEngine::Work, {.max_queries = 0}).status().code(),
+      absl::StatusCode::kInvalidArgument);
+  EXPECT_EQ(BatchingEngine::Create(engine, nullptr, {}).status().code(),
             absl::StatusCode::kInvalidArgument);
 }
 

@@ -17,6 +17,8 @@
 #include <utility>
 #include <vector>
 
+#include "absl/strings/numbers.h"
+#include "absl/strings/str_cat.h"
 #include "absl/synchronization/mutex.h"
 #include "absl/synchronization/notification.h"
 #include "absl/time/clock.h"
@@ -40,6 +42,14 @@ struct ItemSpec {
   CostEstimate cost = {.cpu_ms = 1, .gpu_ms = 1};
 };
 
+// A query that carries `id` as its one term (absent from the index), so that any id, 0 included,
+// can be told apart from what a worker is handed.
+index::PreparedQuery Tagged(uint32_t id) {
+  index::Query query;
+  query.terms.push_back({absl::StrCat(id), 1.0f});
+  return *index::PreparedQuery::Prepare(testing::SmallIndex(), query);
+}
+
 // Admits a job of `specs`, the way HybridQueryExecutor::Submit does.
 absl::Status Admit(Dispatcher& dispatcher, const std::vector<ItemSpec>& specs) {
   auto job = std::make_shared<PendingJob>();
@@ -47,7 +57,7 @@ absl::Status Admit(Dispatcher& dispatcher, const std::vector<ItemSpec>& specs) {
   job->schedule_deadline = job->submitted + absl::Seconds(60);
   std::vector<WorkItem> items;
   for (const ItemSpec& spec : specs) {
-    job->job.tasks.emplace_back().query.k = spec.id;
+    job->job.tasks.push_back({.query = Tagged(spec.id)});
     items.push_back({.cost = spec.cost,
                      .arrival = job->submitted,
                      .deadline = job->schedule_deadline,
@@ -58,7 +68,12 @@ absl::Status Admit(Dispatcher& dispatcher, const std::vector<ItemSpec>& specs) {
   return dispatcher.Admit(std::move(job), std::move(items));
 }
 
-uint32_t IdOf(const TaskRef& ref) { return ref.job->job.tasks[ref.task].query.k; }
+uint32_t IdOf(const QueryTask& task) {
+  uint32_t id = 0;
+  EXPECT_TRUE(absl::SimpleAtoi(task.query.query().terms.at(0).term, &id));
+  return id;
+}
+uint32_t IdOf(const TaskRef& ref) { return IdOf(ref.job->job.tasks[ref.task]); }
 
 // What the workers were handed, by item id; thread-safe.
 class Handed {

@@ -19,6 +19,10 @@ absl::StatusOr<std::unique_ptr<EngineSpread>> EngineSpread::Create(
                                                      engines[i]->name(), "', engine 0 is '",
                                                      engines[0]->name(), "'"));
     }
+    if (&engines[i]->index() != &engines[0]->index()) {
+      return absl::InvalidArgumentError(
+          absl::StrCat("EngineSpread: engine ", i, " serves another index than engine 0"));
+    }
   }
   return std::unique_ptr<EngineSpread>(new EngineSpread(std::move(engines)));
 }
@@ -42,7 +46,7 @@ size_t EngineSpread::Acquire(size_t n) const {
 }
 
 absl::StatusOr<index::SearchResult> EngineSpread::Search(
-    const index::Query& query, const index::SearchContext& context) const {
+    const index::PreparedQuery& query, const index::SearchContext& context) const {
   const size_t e = Acquire(1);
   absl::StatusOr<index::SearchResult> result = engines_[e]->Search(query, context);
   load_[e].in_flight.fetch_sub(1, std::memory_order_relaxed);
@@ -50,19 +54,13 @@ absl::StatusOr<index::SearchResult> EngineSpread::Search(
 }
 
 std::vector<absl::StatusOr<index::SearchResult>> EngineSpread::SearchBatch(
-    const std::vector<index::Query>& queries,
+    const std::vector<const index::PreparedQuery*>& queries,
     const std::vector<index::SearchContext>& contexts) const {
   const size_t e = Acquire(queries.size());
   std::vector<absl::StatusOr<index::SearchResult>> results =
       engines_[e]->SearchBatch(queries, contexts);
   load_[e].in_flight.fetch_sub(static_cast<int64_t>(queries.size()), std::memory_order_relaxed);
   return results;
-}
-
-double EngineSpread::ResidentFraction(const index::Query& query) const {
-  double sum = 0;
-  for (const auto& e : engines_) sum += e->ResidentFraction(query);
-  return sum / static_cast<double>(engines_.size());
 }
 
 std::vector<uint64_t> EngineSpread::queries_per_engine() const {

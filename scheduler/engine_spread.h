@@ -26,22 +26,19 @@ namespace tandem::scheduler {
 
 class EngineSpread final : public index::Engine {
  public:
-  // INVALID_ARGUMENT for no engine, a null one, or engines of different names.
+  // INVALID_ARGUMENT for no engine, a null one, or engines of different names or indexes.
   static absl::StatusOr<std::unique_ptr<EngineSpread>> Create(
       std::vector<std::unique_ptr<const index::Engine>> engines);
 
   absl::string_view name() const override { return engines_[0]->name(); }
-  absl::StatusOr<index::SearchResult> Search(const index::Query& query,
+  const index::Index& index() const override { return engines_[0]->index(); }
+  using index::Engine::Search;
+  using index::Engine::SearchBatch;
+  absl::StatusOr<index::SearchResult> Search(const index::PreparedQuery& query,
                                              const index::SearchContext& context) const override;
   std::vector<absl::StatusOr<index::SearchResult>> SearchBatch(
-      const std::vector<index::Query>& queries,
+      const std::vector<const index::PreparedQuery*>& queries,
       const std::vector<index::SearchContext>& contexts) const override;
-  // The engines serve one index: the first one's answer stands for all.
-  std::optional<uint64_t> BatchWork(const index::Query& query) const override {
-    return engines_[0]->BatchWork(query);
-  }
-  // The mean over the engines: the device a query will run on is chosen when it runs.
-  double ResidentFraction(const index::Query& query) const override;
 
   size_t size() const { return engines_.size(); }
   const index::Engine& engine(size_t i) const { return *engines_[i]; }

@@ -8,18 +8,26 @@
 
 #include "absl/synchronization/notification.h"
 #include "gtest/gtest.h"
+#include "index/prepared_query.h"
+#include "tests/test_collection.h"
 
 namespace tandem::scheduler {
 namespace {
 
-// An engine that answers with its own number as the one hit's docID; Search blocks until `release`
-// when one is given.
+// An engine over testing::SmallIndex() (or `index`) that answers with its own number as the one
+// hit's docID; Search blocks until `release` when one is given.
 class NumberedEngine : public index::Engine {
  public:
-  NumberedEngine(uint32_t number, std::string name = "gpu", absl::Notification* release = nullptr)
-      : number_(number), name_(std::move(name)), release_(release) {}
+  NumberedEngine(uint32_t number, std::string name = "gpu", absl::Notification* release = nullptr,
+                 const index::Index* index = nullptr)
+      : number_(number),
+        name_(std::move(name)),
+        release_(release),
+        index_(index != nullptr ? index : &testing::SmallIndex()) {}
   absl::string_view name() const override { return name_; }
-  absl::StatusOr<index::SearchResult> Search(const index::Query&,
+  const index::Index& index() const override { return *index_; }
+  using index::Engine::Search;
+  absl::StatusOr<index::SearchResult> Search(const index::PreparedQuery&,
                                              const index::SearchContext&) const override {
     ++calls;
     if (release_ != nullptr) release_->WaitForNotification();
@@ -27,8 +35,6 @@ class NumberedEngine : public index::Engine {
     r.hits.push_back({number_, 1.0f});
     return r;
   }
-  std::optional<uint64_t> BatchWork(const index::Query&) const override { return number_ + 100; }
-  double ResidentFraction(const index::Query&) const override { return number_ == 0 ? 0.0 : 1.0; }
 
   mutable std::atomic<int> calls{0};
 
@@ -36,6 +42,7 @@ class NumberedEngine : public index::Engine {
   uint32_t number_;
   std::string name_;
   absl::Notification* release_;
+  const index::Index* index_;
 };
 
 TEST(EngineSpread, RefusesNoEngineNullAndMixedNames) {
@@ -51,6 +58,20 @@ TEST(EngineSpread, RefusesNoEngineNullAndMixedNames) {
   EXPECT_NE(spread.status().message().find("'cpu'"), std::string::npos);
 }
 
+// The engines of a spread serve one index: a query is prepared against it once.
+TEST(EngineSpread, RefusesEnginesOverDifferentIndexes) {
+  testing::TempDir dir;
+  ASSERT_TRUE(testing::BuildIndex({{"a"}}, dir.path() + "/other", "pfor").ok());
+  auto other = index::Index::Open(dir.path() + "/other");
+  ASSERT_TRUE(other.ok()) << other.status();
+  std::vector<std::unique_ptr<const index::Engine>> engines;
+  engines.push_back(std::make_unique<NumberedEngine>(0));
+  engines.push_back(std::make_unique<NumberedEngine>(1, "gpu", nullptr, other->get()));
+  absl::StatusOr<std::unique_ptr<EngineSpread>> spread = EngineSpread::Create(std::move(engines));
+  EXPECT_EQ(spread.status().code(), absl::StatusCode::kInvalidArgument);
+  EXPECT_NE(spread.status().message().find("another index"), std::string::npos);
+}
+
 TEST(EngineSpread, SequentialQueriesGoToTheFirstIdleEngine) {
   std::vector<std::unique_ptr<const index::Engine>> engines;
   for (uint32_t i = 0; i < 3; ++i) engines.push_back(std::make_unique<NumberedEngine>(i));
@@ -63,8 +84,6 @@ TEST(EngineSpread, SequentialQueriesGoToTheFirstIdleEngine) {
     EXPECT_EQ(r->hits[0].docid, 0u);  // all idle: the lowest index
   }
   EXPECT_EQ(spread->queries_per_engine(), (std::vector<uint64_t>{5, 0, 0}));
-  EXPECT_EQ(*spread->BatchWork({}), 100u);
-  EXPECT_DOUBLE_EQ(spread->ResidentFraction({}), 2.0 / 3.0);
 }
 
 TEST(EngineSpread, ConcurrentQueriesSpreadOverTheEngines) {

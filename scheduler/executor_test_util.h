@@ -3,7 +3,8 @@
 // Test doubles shared by the QueryExecutor tests: an engine whose queries run for a known time and
 // can be held at a gate, an engine that always fails, a cost predictor with a fixed table, a
 // collector of outcomes by (job, task), and an ExecutorObserver that records the reports. Queries
-// are told apart by their k, which FakeEngine echoes as the docid of its one hit.
+// are told apart by their k, which FakeEngine echoes as the docid of its one hit; they are
+// prepared against testing::SmallIndex(), the index every fake engine answers over.
 // HybridQueryExecutor tests derive their fixture from PerDispatcherTest to run once per dispatch
 // protocol.
 //
@@ -33,11 +34,13 @@
 #include "cost_model/cost_predictor.h"
 #include "gtest/gtest.h"
 #include "index/engine.h"
+#include "index/prepared_query.h"
 #include "scheduler/executor_observer.h"
 #include "scheduler/executor_options.h"
 #include "scheduler/hybrid_executor.h"
 #include "scheduler/query_executor.h"
 #include "scheduler/work_queues.h"
+#include "tests/test_collection.h"
 
 namespace tandem::scheduler {
 
@@ -61,9 +64,12 @@ class FakeEngine final : public index::Engine {
                       std::function<double(const index::Query&)> run_ms = nullptr)
       : name_(std::move(name)), run_ms_(std::move(run_ms)), open_(open) {}
   absl::string_view name() const override { return name_; }
+  const index::Index& index() const override { return testing::SmallIndex(); }
+  using index::Engine::Search;
 
-  absl::StatusOr<index::SearchResult> Search(const index::Query& query,
+  absl::StatusOr<index::SearchResult> Search(const index::PreparedQuery& prepared,
                                              const index::SearchContext& context) const override {
+    const index::Query& query = prepared.query();
     {
       absl::MutexLock lock(&mu_);
       started_.push_back(query.k);
@@ -120,7 +126,9 @@ class FailingEngine final : public index::Engine {
  public:
   explicit FailingEngine(absl::Status status) : status_(std::move(status)) {}
   absl::string_view name() const override { return "gpu"; }
-  absl::StatusOr<index::SearchResult> Search(const index::Query&,
+  const index::Index& index() const override { return testing::SmallIndex(); }
+  using index::Engine::Search;
+  absl::StatusOr<index::SearchResult> Search(const index::PreparedQuery&,
                                              const index::SearchContext&) const override {
     return status_;
   }
@@ -140,14 +148,14 @@ class FakePredictor final : public cost_model::CostPredictor {
 
   explicit FakePredictor(std::map<uint32_t, cost_model::CostEstimate> costs = {})
       : costs_(std::move(costs)) {}
-  cost_model::CostEstimate Predict(const index::Query& query) const override {
-    auto it = costs_.find(query.k);
+  cost_model::CostEstimate Predict(const index::PreparedQuery& query) const override {
+    auto it = costs_.find(query.query().k);
     return it == costs_.end() ? cost_model::CostEstimate{.cpu_ms = 1, .gpu_ms = 1} : it->second;
   }
-  void Observe(const index::Query& query, cost_model::Processor processor,
+  void Observe(const index::PreparedQuery& query, cost_model::Processor processor,
                double measured_ms) override {
     absl::MutexLock lock(&mu_);
-    observed_.push_back({query.k, processor, measured_ms});
+    observed_.push_back({query.query().k, processor, measured_ms});
   }
   std::vector<Observation> observed() const {
     absl::MutexLock lock(&mu_);
@@ -211,16 +219,21 @@ class Outcomes {
   int duplicates_ ABSL_GUARDED_BY(mu_) = 0;
 };
 
+// A query of no terms with top `k`, prepared against testing::SmallIndex().
+inline index::PreparedQuery Prepared(uint32_t k) {
+  index::Query query;
+  query.k = k;
+  absl::StatusOr<index::PreparedQuery> prepared =
+      index::PreparedQuery::Prepare(testing::SmallIndex(), query);
+  EXPECT_TRUE(prepared.ok()) << prepared.status();
+  return *std::move(prepared);
+}
+
 // A job of one query per k, each with engine preference `engine`.
 inline QueryJob Job(std::function<void(size_t, QueryOutcome)> done, std::vector<uint32_t> ks = {1},
                     EnginePreference engine = EnginePreference::kAuto) {
   QueryJob job;
-  for (uint32_t k : ks) {
-    QueryTask task;
-    task.query.k = k;
-    task.engine = engine;
-    job.tasks.push_back(task);
-  }
+  for (uint32_t k : ks) job.tasks.push_back({.query = Prepared(k), .engine = engine});
   job.on_done = std::move(done);
   return job;
 }

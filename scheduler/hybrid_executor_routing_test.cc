@@ -266,8 +266,11 @@ class ConcurrencyProbe final : public index::Engine {
   ConcurrencyProbe(std::string name, std::atomic<int>* running, std::atomic<int>* peak)
       : name_(std::move(name)), running_(running), peak_(peak) {}
   absl::string_view name() const override { return name_; }
-  absl::StatusOr<index::SearchResult> Search(const index::Query& query,
+  const index::Index& index() const override { return testing::SmallIndex(); }
+  using index::Engine::Search;
+  absl::StatusOr<index::SearchResult> Search(const index::PreparedQuery& prepared,
                                              const index::SearchContext&) const override {
+    const index::Query& query = prepared.query();
     const int now = ++*running_;
     int seen = peak_->load();
     while (now > seen && !peak_->compare_exchange_weak(seen, now)) {

@@ -22,6 +22,7 @@
 #include "absl/status/status.h"
 #include "absl/status/statusor.h"
 #include "absl/time/time.h"
+#include "index/prepared_query.h"
 #include "index/query.h"
 
 namespace tandem::scheduler {
@@ -33,9 +34,10 @@ enum class EnginePreference {
   kGpu,  // FAILED_PRECONDITION when there is no GPU engine
 };
 
-// One validated query.
+// One query, prepared against the node's index at admission (index::PreparedQuery): what the cost
+// model, the scheduler and the engines read.
 struct QueryTask {
-  index::Query query;
+  index::PreparedQuery query;
   EnginePreference engine = EnginePreference::kAuto;
 };
 

@@ -35,8 +35,8 @@ absl::Status NoGpuEngineError() {
       "engine: GPU requested but this node has no GPU engine (see GetIndexInfo.engines)");
 }
 
-std::optional<absl::Duration> RunQuery(const index::Query& query, const index::Engine& engine,
-                                       const index::Engine& cpu,
+std::optional<absl::Duration> RunQuery(const index::PreparedQuery& query,
+                                       const index::Engine& engine, const index::Engine& cpu,
                                        const index::SearchContext& context,
                                        absl::Duration testing_query_delay, QueryOutcome& outcome) {
   const absl::Time start = absl::Now();

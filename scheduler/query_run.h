@@ -37,8 +37,8 @@ absl::Status NoGpuEngineError();
 // Returns how long `engine.Search` took when it answered the query itself, successfully: the
 // measurement a cost model may learn from. Nothing for queries not run, failed, stopped by their
 // context or answered by the fallback.
-std::optional<absl::Duration> RunQuery(const index::Query& query, const index::Engine& engine,
-                                       const index::Engine& cpu,
+std::optional<absl::Duration> RunQuery(const index::PreparedQuery& query,
+                                       const index::Engine& engine, const index::Engine& cpu,
                                        const index::SearchContext& context,
                                        absl::Duration testing_query_delay, QueryOutcome& outcome);
 

@@ -7,25 +7,32 @@
 
 #include "absl/strings/numbers.h"
 #include "gtest/gtest.h"
+#include "index/prepared_query.h"
 #include "prometheus/metric_family.h"
 #include "prometheus/text_serializer.h"
+#include "tests/test_collection.h"
 
 namespace tandem::server {
 namespace {
 
-// Batch work: the query's k for terms named "w", none for others; the answer is empty.
+// An engine over testing::SmallIndex() whose answer is empty.
 class FakeEngine final : public index::Engine {
  public:
   absl::string_view name() const override { return "gpu"; }
-  absl::StatusOr<index::SearchResult> Search(const index::Query&,
+  const index::Index& index() const override { return testing::SmallIndex(); }
+  using index::Engine::Search;
+  absl::StatusOr<index::SearchResult> Search(const index::PreparedQuery&,
                                              const index::SearchContext&) const override {
     return index::SearchResult{};
   }
-  std::optional<uint64_t> BatchWork(const index::Query& query) const override {
-    if (query.terms.empty() || query.terms[0].term != "w") return std::nullopt;
-    return query.k;
-  }
 };
+
+// Batch work: the query's k for terms named "w", none for others.
+std::optional<uint64_t> Work(const index::PreparedQuery& prepared) {
+  const index::Query& query = prepared.query();
+  if (query.terms.empty() || query.terms[0].term != "w") return std::nullopt;
+  return query.k;
+}
 
 index::Query Q(const std::string& term, uint32_t k) {
   index::Query q;
@@ -49,7 +56,7 @@ std::map<std::string, double> Samples(const BatchMetrics& metrics) {
 
 TEST(BatchMetricsTest, CountsBatchesQueriesWorkAndTime) {
   FakeEngine engine;
-  auto batching = scheduler::BatchingEngine::Create(engine, {.threshold = 100, .runners = 1});
+  auto batching = scheduler::BatchingEngine::Create(engine, Work, {.threshold = 100, .runners = 1});
   ASSERT_TRUE(batching.ok()) << batching.status();
   BatchMetrics metrics({batching->get()});
   std::map<std::string, double> before = Samples(metrics);

@@ -179,6 +179,7 @@ absl::StatusOr<EngineSet> CreateEngines(const index::Index& index, const EngineO
   absl::Status why;
   // One GPU engine per device, each behind its own batch buffer, spread over when several.
   std::vector<std::unique_ptr<index::Engine>> per_device;
+  std::vector<const gpu::GpuEngine*> devices;  // each device's engine, inside its buffer
   std::vector<const scheduler::BatchingEngine*> buffers;
   std::vector<std::string> names;
   std::string batching = "one query per launch sequence";
@@ -195,14 +196,22 @@ absl::StatusOr<EngineSet> CreateEngines(const index::Index& index, const EngineO
     gpu_options.batch = {.enabled = options.gpu_batch,
                          .compressed_forms = options.gpu_batch_compressed,
                          .contexts = options.gpu_batching.runners};
-    absl::StatusOr<std::unique_ptr<index::Engine>> engine =
-        gpu::CreateGpuEngine(index, gpu_options);
+    absl::StatusOr<std::unique_ptr<gpu::GpuEngine>> device_engine =
+        gpu::GpuEngine::Create(index, gpu_options);
+    absl::StatusOr<std::unique_ptr<index::Engine>> engine = device_engine.status();
+    if (device_engine.ok()) {
+      devices.push_back(device_engine->get());
+      engine = std::unique_ptr<index::Engine>(*std::move(device_engine));
+    }
     if (engine.ok() && options.gpu_batch) {
       const scheduler::BatchingOptions& b = options.gpu_batching;
       batching = absl::StrCat("batches of up to ", b.threshold, " postings, waiting at most ",
                               absl::FormatDuration(b.max_wait), ", ", b.runners, " at once");
+      const gpu::GpuEngine* g = devices.back();
       absl::StatusOr<std::unique_ptr<scheduler::BatchingEngine>> batched =
-          scheduler::BatchingEngine::Create(*std::move(engine), b);
+          scheduler::BatchingEngine::Create(
+              *std::move(engine),
+              [g](const index::PreparedQuery& query) { return g->BatchWork(query); }, b);
       if (batched.ok()) {
         buffers.push_back(batched->get());
         engine = std::unique_ptr<index::Engine>(*std::move(batched));
@@ -231,6 +240,12 @@ absl::StatusOr<EngineSet> CreateEngines(const index::Index& index, const EngineO
       set.gpu = std::move(spread);
     }
     set.gpu_batching = std::move(buffers);
+    // The mean over the devices: the device a query will run on is chosen when it runs.
+    set.gpu_resident_fraction = [devices](const index::PreparedQuery& query) {
+      double sum = 0;
+      for (const gpu::GpuEngine* d : devices) sum += d->ResidentFraction(query);
+      return sum / static_cast<double>(devices.size());
+    };
     // The engine opened gpu_layouts.bin if it is there (a bad one fails the engine).
     std::error_code error;
     const bool stored =

@@ -16,6 +16,7 @@
 
 #include "absl/status/statusor.h"
 #include "absl/strings/string_view.h"
+#include "cost_model/cost_features.h"
 #include "cpu/daat_engine.h"
 #include "filter/filter.h"
 #include "index/engine.h"
@@ -85,6 +86,9 @@ struct EngineSet {
   std::unique_ptr<index::Engine> gpu;  // null when the GPU is off or unavailable
   // With GPU batches, each device's batch buffer (for the metrics); else empty.
   std::vector<const scheduler::BatchingEngine*> gpu_batching;
+  // The fraction of a query's postings in the GPUs' device caches (the cost model's feature);
+  // empty without a GPU engine.
+  cost_model::ResidentFractionFn gpu_resident_fraction;
   int gpu_count = 0;  // the GPUs `gpu` runs on
   // One line on what was chosen and why ("GPU engine off: no CUDA device").
   std::string summary;

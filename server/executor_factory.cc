@@ -42,7 +42,7 @@ absl::StatusOr<std::unique_ptr<cost_model::CostModel>> LoadCostModel(
     const CostModelSettings& settings, const index::Index& index, const EngineSet& engines) {
   cost_model::CostModelOptions model_options;
   model_options.index = &index;
-  model_options.resident_fraction = cost_model::ResidentFractionOf(engines.gpu.get());
+  model_options.resident_fraction = engines.gpu_resident_fraction;
   model_options.refine_every = settings.refine_every;
   model_options.refine_min_interval = settings.refine_interval;
   if (settings.file.empty()) return cost_model::CostModel::Heuristic(std::move(model_options));

@@ -16,6 +16,7 @@
 #include "gmock/gmock.h"
 #include "gtest/gtest.h"
 #include "index/index.h"
+#include "index/prepared_query.h"
 #include "index/query.h"
 #include "prometheus/client_metric.h"
 #include "prometheus/metric_family.h"
@@ -306,7 +307,9 @@ TEST_P(CreatedExecutorTest, AnswersQueriesLikeTheReferenceEngine) {
   std::map<size_t, QueryOutcome> outcomes;
   int duplicates = 0;
   scheduler::QueryJob job;
-  for (const index::Query& q : queries) job.tasks.push_back({.query = q});
+  for (const index::Query& q : queries) {
+    job.tasks.push_back({.query = *index::PreparedQuery::Prepare(*index_, q)});
+  }
   job.on_done = [&](size_t task, QueryOutcome outcome) {
     absl::MutexLock lock(&mu);
     if (!outcomes.emplace(task, std::move(outcome)).second) ++duplicates;
@@ -350,9 +353,9 @@ TEST_P(CreatedExecutorTest, ObserverHearsOfTheQueries) {
   constexpr int kQueries = 3;
   scheduler::QueryJob job;
   for (int i = 0; i < kQueries; ++i) {
-    scheduler::QueryTask task;
-    task.query.terms = {{.term = absl::StrCat("t", i)}};
-    job.tasks.push_back(task);
+    index::Query query;
+    query.terms = {{.term = absl::StrCat("t", i)}};
+    job.tasks.push_back({.query = *index::PreparedQuery::Prepare(*index_, query)});
   }
   job.on_done = [&](size_t, QueryOutcome) {
     absl::MutexLock lock(&mu);

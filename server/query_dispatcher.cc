@@ -141,7 +141,7 @@ absl::Status QueryDispatcher::Dispatch(absl::Span<const SearchRequest* const> re
   std::vector<std::pair<size_t, absl::Status>> invalid;
   for (size_t i = 0; i < requests.size(); ++i) {
     absl::StatusOr<scheduler::QueryTask> task =
-        ParseSearchRequest(*requests[i], index_.analyzer(), limits_, &filters_);
+        ParseSearchRequest(*requests[i], index_, limits_, &filters_);
     if (!task.ok()) {
       invalid.emplace_back(i, std::move(task).status());
       continue;
@@ -153,14 +153,14 @@ absl::Status QueryDispatcher::Dispatch(absl::Span<const SearchRequest* const> re
                                         : 2 * index_.stored_field_bytes() / index_.num_docs();
     // A snippet counts at twice its bound (its highlights and framing).
     state->response_bytes.push_back(
-        uint64_t{task->query.k} *
+        uint64_t{task->query.query().k} *
         (kResponseBytesPerHit + fields_per_hit + 2 * uint64_t{requests[i]->snippet_bytes()}));
     state->snippet_bytes.push_back(requests[i]->snippet_bytes());
     state->fields.emplace_back(requests[i]->fields().begin(), requests[i]->fields().end());
     state->request_id.push_back(requests[i]->request_id());
-    state->mode.push_back(task->query.mode);
+    state->mode.push_back(task->query.query().mode);
     std::vector<std::string>& terms = state->terms.emplace_back();
-    for (const index::QueryTerm& t : task->query.terms) terms.push_back(t.term);
+    for (const index::QueryTerm& t : task->query.query().terms) terms.push_back(t.term);
     job.tasks.push_back(*std::move(task));
   }
 

@@ -248,13 +248,13 @@ TEST_F(QueryDispatcherTest, BatchAdmitsTheValidRequestsAsOneJob) {
   ASSERT_EQ(executor_.jobs(), 1u);
   const QueryJob& job = executor_.job(0);
   ASSERT_EQ(job.tasks.size(), 2u);
-  EXPECT_EQ(job.tasks[0].query.mode, index::QueryMode::kOr);
-  ASSERT_EQ(job.tasks[0].query.terms.size(), 1u);
-  EXPECT_EQ(job.tasks[0].query.terms[0].term, "cat");
-  EXPECT_EQ(job.tasks[1].query.mode, index::QueryMode::kAnd);
-  ASSERT_EQ(job.tasks[1].query.terms.size(), 2u);
-  EXPECT_EQ(job.tasks[1].query.terms[0].term, "dog");
-  EXPECT_EQ(job.tasks[1].query.terms[1].term, "fish");
+  EXPECT_EQ(job.tasks[0].query.query().mode, index::QueryMode::kOr);
+  ASSERT_EQ(job.tasks[0].query.query().terms.size(), 1u);
+  EXPECT_EQ(job.tasks[0].query.query().terms[0].term, "cat");
+  EXPECT_EQ(job.tasks[1].query.query().mode, index::QueryMode::kAnd);
+  ASSERT_EQ(job.tasks[1].query.query().terms.size(), 2u);
+  EXPECT_EQ(job.tasks[1].query.query().terms[0].term, "dog");
+  EXPECT_EQ(job.tasks[1].query.query().terms[1].term, "fish");
   EXPECT_EQ(dispatcher_->in_flight(), 2);
   EXPECT_EQ(Scrape(registry_).Value("tandem_queries_in_flight"), 2);
 
@@ -297,7 +297,7 @@ TEST_F(QueryDispatcherTest, BuildsTheResponseFromTheOutcome) {
   call.arrival = absl::Now() - absl::Seconds(1);
   ASSERT_TRUE(Dispatch({&request}, call).ok());
   ASSERT_EQ(executor_.jobs(), 1u);
-  const index::Query& query = executor_.job(0).tasks[0].query;
+  const index::Query& query = executor_.job(0).tasks[0].query.query();
   EXPECT_EQ(query.k, 5u);
   EXPECT_EQ(query.mode, index::QueryMode::kAndOr);
 

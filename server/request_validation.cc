@@ -190,10 +190,11 @@ absl::StatusOr<filter::FilterNode> FilterFromProto(const tandem::v1::DocumentFil
 }
 
 absl::StatusOr<scheduler::QueryTask> ParseSearchRequest(const SearchRequest& request,
-                                                        const index::Analyzer& analyzer,
+                                                        const index::Index& index,
                                                         const RequestLimits& limits,
                                                         filter::FilterCache* filters) {
-  scheduler::QueryTask task;
+  index::Query query;
+  scheduler::EnginePreference engine = scheduler::EnginePreference::kAuto;
   if (request.request_id().size() > kMaxRequestIdBytes) {
     return absl::InvalidArgumentError(absl::StrFormat(
         "request_id has %d bytes, at most %d", request.request_id().size(), kMaxRequestIdBytes));
@@ -212,22 +213,22 @@ absl::StatusOr<scheduler::QueryTask> ParseSearchRequest(const SearchRequest& req
     return absl::InvalidArgumentError(absl::StrFormat("snippet_bytes must be at most %d, got %d",
                                                       kMaxSnippetBytes, request.snippet_bytes()));
   }
-  TANDEM_ASSIGN_OR_RETURN(task.query.mode, ParseMode(request.mode()));
-  TANDEM_ASSIGN_OR_RETURN(task.engine, ParseEngine(request.engine()));
+  TANDEM_ASSIGN_OR_RETURN(query.mode, ParseMode(request.mode()));
+  TANDEM_ASSIGN_OR_RETURN(engine, ParseEngine(request.engine()));
   if (request.k() > index::kMaxK) {
     return absl::InvalidArgumentError(
         absl::StrFormat("k must be between 1 and %d, got %d", index::kMaxK, request.k()));
   }
-  task.query.k = request.k() == 0 ? kDefaultK : request.k();
+  query.k = request.k() == 0 ? kDefaultK : request.k();
   if (request.has_bm25()) {
-    if (request.bm25().has_k1()) task.query.bm25.k1 = request.bm25().k1();
-    if (request.bm25().has_b()) task.query.bm25.b = request.bm25().b();
+    if (request.bm25().has_k1()) query.bm25.k1 = request.bm25().k1();
+    if (request.bm25().has_b()) query.bm25.b = request.bm25().b();
   }
 
   std::vector<index::QueryTerm> terms;
   switch (request.query_case()) {
     case SearchRequest::kText: {
-      TANDEM_ASSIGN_OR_RETURN(terms, TextTerms(request.text(), analyzer, limits));
+      TANDEM_ASSIGN_OR_RETURN(terms, TextTerms(request.text(), index.analyzer(), limits));
       break;
     }
     case SearchRequest::kTerms: {
@@ -237,12 +238,13 @@ absl::StatusOr<scheduler::QueryTask> ParseSearchRequest(const SearchRequest& req
     case SearchRequest::QUERY_NOT_SET:
       return absl::InvalidArgumentError("query is not set: give text or terms");
   }
-  task.query.terms = index::MergeRepeatedTerms(terms);
-  TANDEM_ASSIGN_OR_RETURN(task.query.filter, RequestFilter(request, filters));
-  // k and BM25 ranges, and the engine-level term checks: the engines' own rules, so the server
-  // rejects exactly what an engine would.
-  TANDEM_RETURN_IF_ERROR(index::ValidateQuery(task.query));
-  return task;
+  query.terms = std::move(terms);
+  TANDEM_ASSIGN_OR_RETURN(query.filter, RequestFilter(request, filters));
+  // Merges repeated terms, checks k, the BM25 ranges and the weights (the engines' own rules) and
+  // looks the terms up: once, for every stage after admission.
+  TANDEM_ASSIGN_OR_RETURN(index::PreparedQuery prepared,
+                          index::PreparedQuery::Prepare(index, std::move(query)));
+  return scheduler::QueryTask{.query = std::move(prepared), .engine = engine};
 }
 
 absl::Status ValidateBatchSize(const tandem::v1::SearchBatchRequest& request,

@@ -11,7 +11,7 @@
 // Text is analyzed with the index's own Analyzer. A query whose terms are all stop words or absent
 // from the index is valid: it returns no hits.
 //
-//   absl::StatusOr<QueryTask> task = ParseSearchRequest(request, index.analyzer(), limits);
+//   absl::StatusOr<QueryTask> task = ParseSearchRequest(request, index, limits);
 #pragma once
 
 #include <cstdint>
@@ -23,6 +23,7 @@
 #include "filter/filter.h"
 #include "filter/filter_cache.h"
 #include "index/analyzer.h"
+#include "index/index.h"
 #include "index/query.h"
 #include "scheduler/query_executor.h"
 #include "tandem/v1/search.pb.h"
@@ -66,11 +67,12 @@ absl::Status ValidateLimits(const RequestLimits& limits);
 // problem (an empty node, nesting deeper than filter::kMaxFilterDepth).
 absl::StatusOr<filter::FilterNode> FilterFromProto(const tandem::v1::DocumentFilter& filter);
 
-// The task's query terms are analyzed and merged (repeats summed), ready for an engine. A filter
-// (filter_text or filter) is evaluated through `filters` (null, or over an index that stores no
-// attributes: a filter is INVALID_ARGUMENT) into the query's filter bitmap.
+// The task's query is prepared against `index` (index::PreparedQuery): its text analyzed with the
+// index's Analyzer, repeated terms merged, the engines' checks made and its terms looked up, once.
+// A filter (filter_text or filter) is evaluated through `filters` (null, or over an index that
+// stores no attributes: a filter is INVALID_ARGUMENT) into the query's filter bitmap.
 absl::StatusOr<scheduler::QueryTask> ParseSearchRequest(const tandem::v1::SearchRequest& request,
-                                                        const index::Analyzer& analyzer,
+                                                        const index::Index& index,
                                                         const RequestLimits& limits,
                                                         filter::FilterCache* filters = nullptr);
 

@@ -8,6 +8,7 @@
 #include "absl/strings/str_cat.h"
 #include "gmock/gmock.h"
 #include "gtest/gtest.h"
+#include "tests/test_collection.h"
 
 namespace tandem::server {
 namespace {
@@ -18,14 +19,11 @@ using ::testing::HasSubstr;
 
 class RequestValidationTest : public ::testing::Test {
  protected:
-  void SetUp() override {
-    auto analyzer = index::Analyzer::Create(index::AnalyzerConfig{});
-    ASSERT_TRUE(analyzer.ok()) << analyzer.status();
-    analyzer_ = *std::move(analyzer);
-  }
+  // Requests are prepared against a small index with the default analyzer.
+  const index::Index& index() const { return testing::SmallIndex(); }
 
   absl::StatusOr<scheduler::QueryTask> Parse(const SearchRequest& request) {
-    return ParseSearchRequest(request, *analyzer_, limits_);
+    return ParseSearchRequest(request, index(), limits_);
   }
 
   // Expects INVALID_ARGUMENT whose message contains `field`.
@@ -42,13 +40,12 @@ class RequestValidationTest : public ::testing::Test {
     return r;
   }
 
-  std::unique_ptr<index::Analyzer> analyzer_;
   RequestLimits limits_;
 };
 
 std::vector<std::string> Terms(const scheduler::QueryTask& task) {
   std::vector<std::string> terms;
-  for (const index::QueryTerm& t : task.query.terms) terms.push_back(t.term);
+  for (const index::QueryTerm& t : task.query.query().terms) terms.push_back(t.term);
   return terms;
 }
 
@@ -56,24 +53,24 @@ TEST_F(RequestValidationTest, TextIsAnalyzedWithTheIndexAnalyzerAndDefaultsApply
   absl::StatusOr<scheduler::QueryTask> task = Parse(Text("The running dogs of t7"));
   ASSERT_TRUE(task.ok()) << task.status();
   EXPECT_THAT(Terms(*task), ElementsAre("run", "dog", "t7"));
-  EXPECT_EQ(task->query.k, 10u);
-  EXPECT_EQ(task->query.mode, index::QueryMode::kOr);
+  EXPECT_EQ(task->query.query().k, 10u);
+  EXPECT_EQ(task->query.query().mode, index::QueryMode::kOr);
   EXPECT_EQ(task->engine, scheduler::EnginePreference::kAuto);
-  EXPECT_EQ(task->query.bm25.k1, 0.9f);
-  EXPECT_EQ(task->query.bm25.b, 0.4f);
+  EXPECT_EQ(task->query.query().bm25.k1, 0.9f);
+  EXPECT_EQ(task->query.query().bm25.b, 0.4f);
 }
 
 TEST_F(RequestValidationTest, RepeatedTermsAreMergedWithSummedWeight) {
   absl::StatusOr<scheduler::QueryTask> task = Parse(Text("t1 t2 t1"));
   ASSERT_TRUE(task.ok()) << task.status();
   ASSERT_THAT(Terms(*task), ElementsAre("t1", "t2"));
-  EXPECT_EQ(task->query.terms[0].weight, 2.0f);
+  EXPECT_EQ(task->query.query().terms[0].weight, 2.0f);
 }
 
 TEST_F(RequestValidationTest, StopWordsOnlyIsValidAndEmpty) {
   absl::StatusOr<scheduler::QueryTask> task = Parse(Text("the and of"));
   ASSERT_TRUE(task.ok()) << task.status();
-  EXPECT_TRUE(task->query.terms.empty());
+  EXPECT_TRUE(task->query.query().terms.empty());
 }
 
 TEST_F(RequestValidationTest, EmptyQueriesAreRejected) {
@@ -122,8 +119,8 @@ TEST_F(RequestValidationTest, PreAnalyzedTerms) {
   absl::StatusOr<scheduler::QueryTask> task = Parse(r);
   ASSERT_TRUE(task.ok()) << task.status();
   ASSERT_THAT(Terms(*task), ElementsAre("t1", "T2"));
-  EXPECT_EQ(task->query.terms[0].weight, 1.0f);  // 0 (unset) means 1
-  EXPECT_EQ(task->query.terms[1].weight, 2.5f);
+  EXPECT_EQ(task->query.query().terms[0].weight, 1.0f);  // 0 (unset) means 1
+  EXPECT_EQ(task->query.query().terms[1].weight, 2.5f);
 
   b->set_weight(-1.0f);
   ExpectInvalid(r, "terms.terms[1].weight must be in [0, 1e+06] (0: 1), got -1");
@@ -160,8 +157,8 @@ TEST_F(RequestValidationTest, Bm25Parameters) {
   r.mutable_bm25()->set_k1(1.2f);
   absl::StatusOr<scheduler::QueryTask> task = Parse(r);
   ASSERT_TRUE(task.ok());
-  EXPECT_EQ(task->query.bm25.k1, 1.2f);
-  EXPECT_EQ(task->query.bm25.b, 0.4f);  // unset keeps the default
+  EXPECT_EQ(task->query.query().bm25.k1, 1.2f);
+  EXPECT_EQ(task->query.query().bm25.b, 0.4f);  // unset keeps the default
   r.mutable_bm25()->set_k1(-0.5f);
   ExpectInvalid(r, "bm25.k1 must be in [0, 100]");
   r.mutable_bm25()->set_k1(std::numeric_limits<float>::quiet_NaN());
@@ -172,7 +169,7 @@ TEST_F(RequestValidationTest, Bm25Parameters) {
   r.mutable_bm25()->set_b(0.0f);  // explicitly 0 is a real value, not "unset"
   task = Parse(r);
   ASSERT_TRUE(task.ok());
-  EXPECT_EQ(task->query.bm25.b, 0.0f);
+  EXPECT_EQ(task->query.query().bm25.b, 0.0f);
 }
 
 TEST_F(RequestValidationTest, EnumValues) {
@@ -181,14 +178,14 @@ TEST_F(RequestValidationTest, EnumValues) {
   r.set_engine(tandem::v1::ENGINE_HINT_GPU);
   absl::StatusOr<scheduler::QueryTask> task = Parse(r);
   ASSERT_TRUE(task.ok());
-  EXPECT_EQ(task->query.mode, index::QueryMode::kAnd);
+  EXPECT_EQ(task->query.query().mode, index::QueryMode::kAnd);
   EXPECT_EQ(task->engine, scheduler::EnginePreference::kGpu);
   EXPECT_EQ(RequestModeLabel(r), "and");
   r.set_mode(tandem::v1::QUERY_MODE_AND_OR);
   r.set_engine(tandem::v1::ENGINE_HINT_CPU);
   task = Parse(r);
   ASSERT_TRUE(task.ok());
-  EXPECT_EQ(task->query.mode, index::QueryMode::kAndOr);
+  EXPECT_EQ(task->query.query().mode, index::QueryMode::kAndOr);
   EXPECT_EQ(task->engine, scheduler::EnginePreference::kCpu);
 
   r.set_mode(static_cast<tandem::v1::QueryMode>(7));
@@ -244,19 +241,30 @@ std::unique_ptr<filter::AttributeIndex> SmallAttributes() {
   return *filter::AttributeIndex::Create(100, filter::BitmapCodec::kPlwah, std::move(fields));
 }
 
+// An index of the 100 documents SmallAttributes describes, each "gas money"; built once.
+const index::Index& HundredDocIndex() {
+  static const index::Index* const index = [] {
+    static testing::TempDir* const dir = new testing::TempDir();
+    std::vector<std::vector<std::string>> docs(100, {"gas", "money"});
+    EXPECT_TRUE(testing::BuildIndex(docs, dir->path() + "/i", "pfor").ok());
+    return index::Index::Open(dir->path() + "/i")->release();
+  }();
+  return *index;
+}
+
 TEST_F(RequestValidationTest, FiltersInTextAndTreeForm) {
   const auto attributes = SmallAttributes();
   filter::FilterCache filters(attributes.get());
   SearchRequest text = Text("gas");
   text.set_filter_text("label = spam AND year >= 2003");
-  auto task = ParseSearchRequest(text, *analyzer_, limits_, &filters);
+  auto task = ParseSearchRequest(text, HundredDocIndex(), limits_, &filters);
   ASSERT_TRUE(task.ok()) << task.status();
-  ASSERT_NE(task->query.filter, nullptr);
+  ASSERT_NE(task->query.query().filter, nullptr);
   std::vector<uint32_t> want;
   for (uint32_t d = 0; d < 100; ++d) {
     if (d % 3 == 0 && d % 5 >= 3) want.push_back(d);
   }
-  EXPECT_EQ(task->query.filter->Rows(), want);
+  EXPECT_EQ(task->query.query().filter->Rows(), want);
 
   SearchRequest tree = Text("gas");
   auto* both = tree.mutable_filter()->mutable_and_();
@@ -266,28 +274,28 @@ TEST_F(RequestValidationTest, FiltersInTextAndTreeForm) {
   auto* range = both->add_filters()->mutable_range();
   range->set_field("year");
   range->set_min(2003);
-  auto from_tree = ParseSearchRequest(tree, *analyzer_, limits_, &filters);
+  auto from_tree = ParseSearchRequest(tree, HundredDocIndex(), limits_, &filters);
   ASSERT_TRUE(from_tree.ok()) << from_tree.status();
-  EXPECT_EQ(from_tree->query.filter->Rows(), want);
+  EXPECT_EQ(from_tree->query.query().filter->Rows(), want);
 
   // NOT, IN, and a filter that allows nothing (no hits, no error).
   SearchRequest none = Text("gas");
   none.set_filter_text("year IN (2001, 2002) AND NOT year != 2000");
-  auto empty = ParseSearchRequest(none, *analyzer_, limits_, &filters);
+  auto empty = ParseSearchRequest(none, HundredDocIndex(), limits_, &filters);
   ASSERT_TRUE(empty.ok()) << empty.status();
-  EXPECT_EQ(empty->query.filter->Count(), 0u);
+  EXPECT_EQ(empty->query.query().filter->Count(), 0u);
   // The same filter again, as text or tree: the same bitmap, from the cache.
   SearchRequest again = Text("money");
   again.set_filter_text("label=spam and year>=2003");
-  auto cached = ParseSearchRequest(again, *analyzer_, limits_, &filters);
+  auto cached = ParseSearchRequest(again, HundredDocIndex(), limits_, &filters);
   ASSERT_TRUE(cached.ok());
-  EXPECT_EQ(cached->query.filter, task->query.filter);
-  EXPECT_EQ(from_tree->query.filter, task->query.filter);
+  EXPECT_EQ(cached->query.query().filter, task->query.query().filter);
+  EXPECT_EQ(from_tree->query.query().filter, task->query.query().filter);
   EXPECT_GE(filters.hits(), 2u);
   // No filter: no bitmap.
-  auto plain = ParseSearchRequest(Text("gas"), *analyzer_, limits_, &filters);
+  auto plain = ParseSearchRequest(Text("gas"), HundredDocIndex(), limits_, &filters);
   ASSERT_TRUE(plain.ok());
-  EXPECT_EQ(plain->query.filter, nullptr);
+  EXPECT_EQ(plain->query.query().filter, nullptr);
 }
 
 TEST_F(RequestValidationTest, BadFiltersNameTheProblem) {
@@ -295,7 +303,7 @@ TEST_F(RequestValidationTest, BadFiltersNameTheProblem) {
   filter::FilterCache filters(attributes.get()), no_attributes(nullptr);
   auto expect = [&](const SearchRequest& r, const std::string& message,
                     filter::FilterCache* cache) {
-    auto task = ParseSearchRequest(r, *analyzer_, limits_, cache);
+    auto task = ParseSearchRequest(r, HundredDocIndex(), limits_, cache);
     ASSERT_FALSE(task.ok()) << r.DebugString();
     EXPECT_EQ(task.status().code(), absl::StatusCode::kInvalidArgument);
     EXPECT_THAT(std::string(task.status().message()), HasSubstr(message));
@@ -328,6 +336,17 @@ TEST_F(RequestValidationTest, BadFiltersNameTheProblem) {
   range.mutable_filter()->mutable_range()->set_field("label");
   range.mutable_filter()->mutable_range()->set_min(1);
   expect(range, "label", &filters);
+}
+
+// A filter is evaluated over the attributes' documents: an index of another size refuses it.
+TEST_F(RequestValidationTest, AFilterOverAnotherNumberOfDocumentsIsRefused) {
+  const auto attributes = SmallAttributes();
+  filter::FilterCache filters(attributes.get());
+  SearchRequest r = Text("gas");
+  r.set_filter_text("label = spam");
+  auto task = ParseSearchRequest(r, index(), limits_, &filters);
+  EXPECT_EQ(task.status().code(), absl::StatusCode::kInvalidArgument);
+  EXPECT_THAT(std::string(task.status().message()), HasSubstr("100 documents"));
 }
 
 }  // namespace

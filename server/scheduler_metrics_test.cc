@@ -15,6 +15,7 @@
 #include "gmock/gmock.h"
 #include "gtest/gtest.h"
 #include "index/index.h"
+#include "index/prepared_query.h"
 #include "index/query.h"
 #include "prometheus/client_metric.h"
 #include "prometheus/metric_family.h"
@@ -371,9 +372,12 @@ TEST(SchedulerMetricsCostModelTest, LiveErrorAndRefinementsAppearAfterTheFirstMe
   }
 
   // As the executor reports a query: the model observes it, then the metrics hear of it.
-  index::Query query;
-  query.terms = {{.term = "t0"}, {.term = "t3"}};
-  query.mode = index::QueryMode::kOr;
+  index::Query plain;
+  plain.terms = {{.term = "t0"}, {.term = "t3"}};
+  plain.mode = index::QueryMode::kOr;
+  absl::StatusOr<index::PreparedQuery> prepared = index::PreparedQuery::Prepare(**index, plain);
+  ASSERT_TRUE(prepared.ok()) << prepared.status();
+  const index::PreparedQuery& query = *prepared;
   const double predicted_ms = (*model)->Predict(query).cpu_ms;
   ASSERT_GT(predicted_ms, 0);
   const double measured_ms = 4 * predicted_ms;

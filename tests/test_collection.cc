@@ -3,6 +3,8 @@
 #include <stdlib.h>
 
 #include <cmath>
+#include <cstdio>
+#include <cstdlib>
 #include <filesystem>
 #include <map>
 #include <random>
@@ -68,6 +70,23 @@ absl::StatusOr<DecodedLists> DecodeAllLists(const index::Index& index) {
     }
   }
   return out;
+}
+
+const index::Index& SmallIndex() {
+  static const index::Index* const index = [] {
+    static TempDir* const dir = new TempDir();
+    absl::Status built =
+        BuildIndex({{"a", "b"}, {"a"}, {"b", "c"}}, dir->path() + "/small", "pfor");
+    absl::StatusOr<std::unique_ptr<index::Index>> opened =
+        built.ok() ? index::Index::Open(dir->path() + "/small")
+                   : absl::StatusOr<std::unique_ptr<index::Index>>(built);
+    if (!opened.ok()) {
+      std::fprintf(stderr, "SmallIndex: %s\n", opened.status().ToString().c_str());
+      std::abort();
+    }
+    return opened->release();
+  }();
+  return *index;
 }
 
 }  // namespace tandem::testing

@@ -37,6 +37,11 @@ absl::Status BuildIndex(const std::vector<std::vector<std::string>>& docs, const
                         const std::string& codec,
                         std::unique_ptr<filter::AttributeIndex> attributes = nullptr);
 
+// A process-wide index of three documents ("a b", "a", "b c"; pfor), built once in a temporary
+// directory that lives as long as the process: for tests of the stages around the engines, whose
+// queries are prepared against an index (index::PreparedQuery). Aborts when it cannot be built.
+const index::Index& SmallIndex();
+
 std::vector<std::vector<std::string>> RandomDocuments(const CollectionSpec& spec);
 
 // Every posting list of an index, decoded: term -> (docIDs, frequencies). Tests compare whole

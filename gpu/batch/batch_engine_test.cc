@@ -230,7 +230,7 @@ TEST_P(BatchEngineTest, ContextsAreCheckedPerQuery) {
   EXPECT_EQ(mixed[0].status().code(), absl::StatusCode::kInvalidArgument);
   EXPECT_EQ(mixed[3].status().code(), absl::StatusCode::kInvalidArgument);
   EXPECT_TRUE(mixed[1].ok());
-  EXPECT_TRUE(gpu->SearchBatch({}, {index::SearchContext{}}).empty());
+  EXPECT_TRUE(gpu->SearchBatch(std::vector<Query>{}, {index::SearchContext{}}).empty());
 }
 
 TEST_P(BatchEngineTest, ConcurrentBatchesMatch) {

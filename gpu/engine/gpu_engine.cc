@@ -227,13 +227,15 @@ absl::StatusOr<std::unique_ptr<GpuEngine>> GpuEngine::Create(const index::Index&
   return std::unique_ptr<GpuEngine>(new GpuEngine(std::move(impl)));
 }
 
-absl::StatusOr<SearchResult> GpuEngine::Search(const Query& query,
+const index::Index& GpuEngine::index() const { return impl_->index; }
+
+absl::StatusOr<SearchResult> GpuEngine::Search(const index::PreparedQuery& prepared,
                                                const SearchContext& context) const {
-  TANDEM_RETURN_IF_ERROR(index::ValidateQuery(query));
-  TANDEM_RETURN_IF_ERROR(index::ValidateQueryFilter(query, impl_->index.num_docs()));
-  TANDEM_RETURN_IF_ERROR(context.Check());
   const index::Index& index = impl_->index;
-  const index::ResolvedQuery resolved = index::ResolveQuery(index, query);
+  TANDEM_RETURN_IF_ERROR(prepared.CheckPreparedFor(index));
+  TANDEM_RETURN_IF_ERROR(context.Check());
+  const Query& query = prepared.query();
+  const index::ResolvedQuery& resolved = prepared.resolved();
   SearchResult result;
   result.stats.executed_mode = resolved.initial_executed_mode();
   if (resolved.empty()) return result;
@@ -298,7 +300,8 @@ absl::StatusOr<SearchResult> GpuEngine::Search(const Query& query,
 bool GpuEngine::batch_path() const { return impl_->batch_contexts != nullptr; }
 
 std::vector<absl::StatusOr<SearchResult>> GpuEngine::SearchBatch(
-    const std::vector<Query>& queries, const std::vector<SearchContext>& contexts) const {
+    const std::vector<const index::PreparedQuery*>& queries,
+    const std::vector<SearchContext>& contexts) const {
   const size_t n = queries.size();
   std::vector<absl::StatusOr<SearchResult>> results(n, SearchResult{});
   if (contexts.size() != 1 && contexts.size() != n) {
@@ -311,31 +314,25 @@ std::vector<absl::StatusOr<SearchResult>> GpuEngine::SearchBatch(
     return contexts.size() == 1 ? contexts[0] : contexts[i];
   };
   if (impl_->batch_contexts == nullptr) {
-    for (size_t i = 0; i < n; ++i) results[i] = Search(queries[i], context_of(i));
+    for (size_t i = 0; i < n; ++i) results[i] = Search(*queries[i], context_of(i));
     return results;
   }
   const index::Index& index = impl_->index;
-  std::vector<index::ResolvedQuery> resolved(n);
   std::vector<SearchResult> answers(n);
   std::vector<size_t> alone;      // run one by one, as Search runs them
   std::vector<size_t> batchable;  // run in batches
   for (size_t i = 0; i < n; ++i) {
-    absl::Status valid = index::ValidateQuery(queries[i]);
-    if (valid.ok()) valid = index::ValidateQueryFilter(queries[i], index.num_docs());
-    if (!valid.ok()) {
-      results[i] = valid;
-      continue;
-    }
-    if (absl::Status ready = context_of(i).Check(); !ready.ok()) {
+    absl::Status ready = queries[i]->CheckPreparedFor(index);
+    if (ready.ok()) ready = context_of(i).Check();
+    if (!ready.ok()) {
       results[i] = ready;
       continue;
     }
-    resolved[i] = index::ResolveQuery(index, queries[i]);
-    const index::ResolvedQuery& rq = resolved[i];
+    const index::ResolvedQuery& rq = queries[i]->resolved();
     answers[i].stats.executed_mode = rq.initial_executed_mode();
     if (rq.empty() || (rq.mode == QueryMode::kAnd && !rq.runs_and())) {
       results[i] = answers[i];  // no terms, or an AND with an absent term: nothing matches
-    } else if (FitsBatch(rq) && queries[i].filter == nullptr) {  // filters run alone
+    } else if (FitsBatch(rq) && queries[i]->query().filter == nullptr) {  // filters run alone
       batchable.push_back(i);
     } else {
       alone.push_back(i);
@@ -352,9 +349,9 @@ std::vector<absl::StatusOr<SearchResult>> GpuEngine::SearchBatch(
   std::vector<BatchItem> items;
   std::vector<size_t> item_query;
   for (size_t i : batchable) {
-    BatchItem item{.query = &resolved[i], .lists = {}, .result = &answers[i]};
+    BatchItem item{.query = &queries[i]->resolved(), .lists = {}, .result = &answers[i]};
     absl::Status loaded = absl::OkStatus();
-    for (const index::ResolvedTerm& t : resolved[i].terms) {
+    for (const index::ResolvedTerm& t : queries[i]->resolved().terms) {
       absl::StatusOr<std::shared_ptr<const DeviceList>> list = impl_->cache->Get(t.info);
       if (!list.ok()) {
         loaded = list.status();
@@ -403,29 +400,22 @@ std::vector<absl::StatusOr<SearchResult>> GpuEngine::SearchBatch(
     };
     run_range(run_range, 0, items.size());
   }
-  for (size_t i : alone) results[i] = Search(queries[i], context_of(i));
+  for (size_t i : alone) results[i] = Search(*queries[i], context_of(i));
   return results;
 }
 
-std::optional<uint64_t> GpuEngine::BatchWork(const Query& query) const {
-  if (impl_->batch_contexts == nullptr || !index::ValidateQuery(query).ok()) return std::nullopt;
-  const index::ResolvedQuery rq = index::ResolveQuery(impl_->index, query);
-  // Nothing to run (no terms, or an AND with an absent term), or not for the batch path.
-  if (rq.empty() || (rq.mode == QueryMode::kAnd && !rq.runs_and()) || !FitsBatch(rq)) {
+std::optional<uint64_t> GpuEngine::BatchWork(const index::PreparedQuery& query) const {
+  const index::ResolvedQuery& rq = query.resolved();
+  // Not for the batch path, or nothing to run (no terms, or an AND with an absent term).
+  if (impl_->batch_contexts == nullptr || !FitsBatch(rq) || query.pass_postings() == 0) {
     return std::nullopt;
   }
-  uint64_t shortest = UINT64_MAX, all = 0;
-  for (const index::ResolvedTerm& t : rq.terms) {
-    shortest = std::min<uint64_t>(shortest, t.info.df);
-    all += t.info.df;
-  }
-  return rq.mode == QueryMode::kOr || !rq.runs_and() ? all : shortest;
+  return query.pass_postings();
 }
 
-double GpuEngine::ResidentFraction(const Query& query) const {
-  const index::ResolvedQuery resolved = index::ResolveQuery(impl_->index, query);
+double GpuEngine::ResidentFraction(const index::PreparedQuery& query) const {
   uint64_t total = 0, resident = 0;
-  for (const index::ResolvedTerm& t : resolved.terms) {
+  for (const index::ResolvedTerm& t : query.resolved().terms) {
     total += t.info.df;
     if (impl_->cache->Resident(t.info.ordinal)) resident += t.info.df;
   }
@@ -462,11 +452,5 @@ GpuCacheStats GpuEngine::cache_stats() const {
 }
 
 const DeviceInfo& GpuEngine::device() const { return impl_->info; }
-
-absl::StatusOr<std::unique_ptr<index::Engine>> CreateGpuEngine(const index::Index& index,
-                                                               const GpuEngineOptions& options) {
-  TANDEM_ASSIGN_OR_RETURN(std::unique_ptr<GpuEngine> engine, GpuEngine::Create(index, options));
-  return std::unique_ptr<index::Engine>(std::move(engine));
-}
 
 }  // namespace tandem::gpu

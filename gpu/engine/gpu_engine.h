@@ -134,7 +134,10 @@ class GpuEngine : public index::Engine {
   ~GpuEngine() override;
 
   absl::string_view name() const override { return "gpu"; }
-  absl::StatusOr<index::SearchResult> Search(const index::Query& query,
+  const index::Index& index() const override;
+  using index::Engine::Search;
+  using index::Engine::SearchBatch;
+  absl::StatusOr<index::SearchResult> Search(const index::PreparedQuery& query,
                                              const index::SearchContext& context) const override;
 
   // Answers `queries` together, result i for query i (contexts: one per query, or one for all).
@@ -144,16 +147,17 @@ class GpuEngine : public index::Engine {
   // one as Search runs them. A query's context is checked before the batch starts. Answers equal
   // Search's: the same hits and bit-equal scores.
   std::vector<absl::StatusOr<index::SearchResult>> SearchBatch(
-      const std::vector<index::Query>& queries,
+      const std::vector<const index::PreparedQuery*>& queries,
       const std::vector<index::SearchContext>& contexts) const override;
   bool batch_path() const;
-  // With the batch path on, a query that fits it: the postings of its shortest list (AND, AND+OR)
-  // or of all its lists (OR, or AND+OR with an absent term).
-  std::optional<uint64_t> BatchWork(const index::Query& query) const override;
+  // With the batch path on, a query that fits it: the postings its first pass reads
+  // (PreparedQuery::pass_postings), what it adds to a batch. nullopt for a query the engine
+  // answers alone, and for one that runs no pass.
+  std::optional<uint64_t> BatchWork(const index::PreparedQuery& query) const;
 
   // Fraction of the query's postings whose lists are in the device cache (the cost model's
-  // feature): terms resolved as Search does, weighted by document frequency.
-  double ResidentFraction(const index::Query& query) const override;
+  // feature), weighted by document frequency; 1 for a query without postings.
+  double ResidentFraction(const index::PreparedQuery& query) const;
 
   // Applies to queries that start after the call. INVALID_ARGUMENT for levels outside -1..4.
   absl::Status SetTuning(const GpuQueryTuning& tuning);
@@ -170,8 +174,5 @@ class GpuEngine : public index::Engine {
   explicit GpuEngine(std::unique_ptr<Impl> impl);
   std::unique_ptr<Impl> impl_;
 };
-
-absl::StatusOr<std::unique_ptr<index::Engine>> CreateGpuEngine(const index::Index& index,
-                                                               const GpuEngineOptions& options);
 
 }  // namespace tandem::gpu

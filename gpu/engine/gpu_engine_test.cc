@@ -20,6 +20,7 @@
 #include "index/block_codec.h"
 #include "index/file_format.h"
 #include "index/index.h"
+#include "index/prepared_query.h"
 #include "index_builder/document_reader.h"
 #include "index_builder/inverter.h"
 #include "tests/data_dir.h"
@@ -258,20 +259,20 @@ TEST_P(GpuEngineTest, StageProfileCountsProfiledQueries) {
 TEST_P(GpuEngineTest, ResidentFractionFollowsTheCache) {
   std::unique_ptr<GpuEngine> gpu = MakeGpu({.cache_bytes = 256u << 20, .num_contexts = 1});
   ASSERT_NE(gpu, nullptr);
-  Query q;
-  q.terms = {{"t0", 1.0f}, {"t1", 1.0f}, {"absent-term", 1.0f}};
+  auto prepare = [&](std::vector<index::QueryTerm> terms) {
+    Query q;
+    q.terms = std::move(terms);
+    return *index::PreparedQuery::Prepare(*index_, q);
+  };
+  const index::PreparedQuery q = prepare({{"t0", 1.0f}, {"t1", 1.0f}, {"absent-term", 1.0f}});
   EXPECT_EQ(gpu->ResidentFraction(q), 0.0);
-  Query first;
-  first.terms = {{"t0", 1.0f}};
-  ASSERT_TRUE(gpu->Search(first, {}).ok());
+  ASSERT_TRUE(gpu->Search(prepare({{"t0", 1.0f}}), {}).ok());
   const double partial = gpu->ResidentFraction(q);
   EXPECT_GT(partial, 0.0);
   EXPECT_LT(partial, 1.0);
   ASSERT_TRUE(gpu->Search(q, {}).ok());
   EXPECT_EQ(gpu->ResidentFraction(q), 1.0);
-  Query none;
-  none.terms = {{"absent-term", 1.0f}};
-  EXPECT_EQ(gpu->ResidentFraction(none), 1.0);
+  EXPECT_EQ(gpu->ResidentFraction(prepare({{"absent-term", 1.0f}})), 1.0);
 }
 
 TEST_P(GpuEngineTest, MatchesCpuEngineWithOtherBm25Parameters) {

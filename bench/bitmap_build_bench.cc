@@ -15,7 +15,6 @@
 
 #include <algorithm>
 #include <cstdio>
-#include <fstream>
 #include <random>
 #include <string>
 #include <vector>
@@ -27,6 +26,7 @@
 #include "absl/time/clock.h"
 #include "base/app.h"
 #include "base/bench_util.h"
+#include "bench/bench_main.h"
 #include "filter/bitmap.h"
 #include "gpu/bitmaps/bitmap_build.h"
 #include "gpu/device/device.h"
@@ -245,16 +245,13 @@ int Main() {
                                   : "MISSED");
   if (mismatches > 0) std::printf("%d builds did NOT match the CPU builder\n", mismatches);
 
-  if (!absl::GetFlag(FLAGS_json).empty()) {
-    json out = {{"benchmark", "bitmap_build"},
-                {"machine", base::MachineInfo(device->name)},
-                {"cpu_builder", "filter::BuildBitmaps, one thread"},
-                {"repeats", repeats},
-                {"points", points},
-                {"steps", stages},
-                {"mismatches", mismatches}};
-    std::ofstream(absl::GetFlag(FLAGS_json)) << out.dump(2) << "\n";
-  }
+  base::WriteJson(absl::GetFlag(FLAGS_json), {{"benchmark", "bitmap_build"},
+                                              {"machine", base::MachineInfo(device->name)},
+                                              {"cpu_builder", "filter::BuildBitmaps, one thread"},
+                                              {"repeats", repeats},
+                                              {"points", points},
+                                              {"steps", stages},
+                                              {"mismatches", mismatches}});
   return mismatches == 0 ? 0 : 2;
 }
 
@@ -262,14 +259,9 @@ int Main() {
 }  // namespace tandem
 
 int main(int argc, char** argv) {
-  tandem::base::ParseCommandLineOrExit(
-      argc, argv,
-      {.name = "tandem-bench-bitmap-build",
-       .usage =
-           "tandem-bench-bitmap-build: WAH and PLWAH bitmap index builds on the GPU against "
-           "the CPU builder, by cardinality and distribution, with the steps of one build; "
-           "every build checked byte for byte.\n"
-           "  tandem-bench-bitmap-build [--records N,...] [--cardinalities C,...] [--json FILE]",
-       .main_file = __FILE__});
-  return tandem::Main();
+  return tandem::bench::Main(
+      argc, argv, __FILE__, tandem::Main,
+      {"tandem-bench-bitmap-build", "[--records N,...] [--cardinalities C,...] [--json FILE]",
+       "WAH and PLWAH bitmap index builds on the GPU against the CPU builder, by cardinality and "
+       "distribution, with the steps of one build; every build checked byte for byte."});
 }

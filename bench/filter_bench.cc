@@ -12,7 +12,6 @@
 // every GPU answer checked against the CPU's.
 #include <algorithm>
 #include <cstdio>
-#include <fstream>
 #include <memory>
 #include <string>
 #include <vector>
@@ -25,6 +24,7 @@
 #include "absl/time/clock.h"
 #include "base/app.h"
 #include "base/bench_util.h"
+#include "bench/bench_main.h"
 #include "cpu/daat_engine.h"
 #include "filter/filter.h"
 #include "gpu/bitmaps/filter_eval.h"
@@ -242,17 +242,14 @@ int Main() {
     }
   }
   if (mismatches > 0) std::printf("\n%d GPU runs did NOT match the CPU engine\n", mismatches);
-  if (!absl::GetFlag(FLAGS_json).empty()) {
-    json out = {{"benchmark", "filter"},
-                {"machine", base::MachineInfo(gpu_name)},
-                {"index", idx.directory()},
-                {"documents", idx.num_docs()},
-                {"queries", analyzed->size()},
-                {"k", absl::GetFlag(FLAGS_k)},
-                {"rows", rows},
-                {"mismatches", mismatches}};
-    std::ofstream(absl::GetFlag(FLAGS_json)) << out.dump(2) << "\n";
-  }
+  base::WriteJson(absl::GetFlag(FLAGS_json), {{"benchmark", "filter"},
+                                              {"machine", base::MachineInfo(gpu_name)},
+                                              {"index", idx.directory()},
+                                              {"documents", idx.num_docs()},
+                                              {"queries", analyzed->size()},
+                                              {"k", absl::GetFlag(FLAGS_k)},
+                                              {"rows", rows},
+                                              {"mismatches", mismatches}});
   return mismatches == 0 ? 0 : 2;
 }
 
@@ -260,12 +257,8 @@ int Main() {
 }  // namespace tandem
 
 int main(int argc, char** argv) {
-  tandem::base::ParseCommandLineOrExit(
-      argc, argv,
-      {.name = "tandem-bench-filter",
-       .usage = "tandem-bench-filter: filtered against unfiltered queries at 50%, 10% and 1% "
-                "selectivity on the CPU and GPU engines, every GPU answer checked.\n"
-                "  tandem-bench-filter --index DIR --queries FILE [--json FILE]",
-       .main_file = __FILE__});
-  return tandem::Main();
+  return tandem::bench::Main(argc, argv, __FILE__, tandem::Main,
+                             {"tandem-bench-filter", "--index DIR --queries FILE [--json FILE]",
+                              "filtered against unfiltered queries at 50%, 10% and 1% selectivity "
+                              "on the CPU and GPU engines, every GPU answer checked."});
 }

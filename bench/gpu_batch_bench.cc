@@ -15,7 +15,6 @@
 #include <atomic>
 #include <chrono>
 #include <cstdio>
-#include <fstream>
 #include <map>
 #include <string>
 #include <thread>
@@ -27,6 +26,7 @@
 #include "base/app.h"
 #include "base/bench_util.h"
 #include "base/thread_pool.h"
+#include "bench/bench_main.h"
 #include "cpu/daat_engine.h"
 #include "gpu/engine/gpu_engine.h"
 #include "index/index.h"
@@ -328,23 +328,15 @@ int Run() {
     }
   }
   out["mismatches"] = total_mismatches;
-  std::printf("\nresults equal to the CPU engine's: %s\n", total_mismatches == 0 ? "yes" : "NO");
-  if (!absl::GetFlag(FLAGS_json).empty()) {
-    std::ofstream(absl::GetFlag(FLAGS_json)) << out.dump(2) << "\n";
-  }
-  return total_mismatches == 0 ? 0 : 1;
+  return base::FinishCheckedRun(total_mismatches, out, absl::GetFlag(FLAGS_json), 1);
 }
 
 }  // namespace
 }  // namespace tandem
 
 int main(int argc, char** argv) {
-  tandem::base::ParseCommandLineOrExit(
-      argc, argv,
-      {.name = "tandem-bench-gpu-batch",
-       .usage = "tandem-bench-gpu-batch: the GPU's batch path beside its per-query path, every "
-                "answer checked against the CPU engine.\n"
-                "  tandem-bench-gpu-batch --index DIR --queries FILE [--json FILE]",
-       .main_file = __FILE__});
-  return tandem::Run();
+  return tandem::bench::Main(argc, argv, __FILE__, tandem::Run,
+                             {"tandem-bench-gpu-batch", "--index DIR --queries FILE [--json FILE]",
+                              "the GPU's batch path beside its per-query path, every answer "
+                              "checked against the CPU engine."});
 }

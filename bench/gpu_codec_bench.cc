@@ -16,7 +16,6 @@
 //   tandem-bench-gpu-codecs --index DIR --queries trec05-efficiency.txt --json out.json
 #include <algorithm>
 #include <cstdio>
-#include <fstream>
 #include <map>
 #include <mutex>
 #include <optional>
@@ -29,6 +28,7 @@
 #include "base/app.h"
 #include "base/bench_util.h"
 #include "base/thread_pool.h"
+#include "bench/bench_main.h"
 #include "gpu/device/cuda_status.h"
 #include "gpu/device/device.h"
 #include "gpu/layouts/decode.h"
@@ -379,9 +379,7 @@ int Run() {
                        {"longest_list_postings", longest_postings}};
   result["repeat"] = repeat;
   result["rows"] = rows;
-  if (const std::string path = absl::GetFlag(FLAGS_json); !path.empty()) {
-    std::ofstream(path) << result.dump(2) << "\n";
-  }
+  base::WriteJson(absl::GetFlag(FLAGS_json), result);
   if (total_mismatches > 0)
     return Fail(absl::StrFormat("%d lists decoded wrong", total_mismatches));
   return 0;
@@ -391,12 +389,8 @@ int Run() {
 }  // namespace tandem
 
 int main(int argc, char** argv) {
-  tandem::base::ParseCommandLineOrExit(
-      argc, argv,
-      {.name = "tandem-bench-gpu-codecs",
-       .usage = "tandem-bench-gpu-codecs: compression ratio and GPU decompression speed of every "
-                "GPU list codec on an index's query lists (Ao et al. 2011, Figures 7-8).\n"
-                "  tandem-bench-gpu-codecs --index DIR --queries FILE [--json FILE]",
-       .main_file = __FILE__});
-  return tandem::Run();
+  return tandem::bench::Main(argc, argv, __FILE__, tandem::Run,
+                             {"tandem-bench-gpu-codecs", "--index DIR --queries FILE [--json FILE]",
+                              "compression ratio and GPU decompression speed of every GPU list "
+                              "codec on an index's query lists (Ao et al. 2011, Figures 7-8)."});
 }

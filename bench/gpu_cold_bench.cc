@@ -11,13 +11,13 @@
 #include <algorithm>
 #include <chrono>
 #include <cstdio>
-#include <fstream>
 #include <string>
 #include <vector>
 
 #include "absl/flags/flag.h"
 #include "base/app.h"
 #include "base/bench_util.h"
+#include "bench/bench_main.h"
 #include "cpu/daat_engine.h"
 #include "gpu/engine/gpu_engine.h"
 #include "gpu/layouts/stored_layouts.h"
@@ -145,23 +145,15 @@ int Run() {
   }
   out["machine"] = base::MachineInfo(gpu_name);
   out["all_equal"] = total_mismatches == 0;
-  std::printf("\nresults equal to the CPU engine's: %s\n", total_mismatches == 0 ? "yes" : "NO");
-  if (!absl::GetFlag(FLAGS_json).empty()) {
-    std::ofstream(absl::GetFlag(FLAGS_json)) << out.dump(2) << "\n";
-  }
-  return total_mismatches == 0 ? 0 : 2;
+  return base::FinishCheckedRun(total_mismatches, out, absl::GetFlag(FLAGS_json));
 }
 
 }  // namespace
 }  // namespace tandem
 
 int main(int argc, char** argv) {
-  tandem::base::ParseCommandLineOrExit(
-      argc, argv,
-      {.name = "tandem-bench-gpu-cold",
-       .usage = "tandem-bench-gpu-cold: cold and warm GPU query latency, lists transcoded at first "
-                "use vs copied from stored layouts, every answer checked.\n"
-                "  tandem-bench-gpu-cold --index DIR --queries FILE [--json FILE]",
-       .main_file = __FILE__});
-  return tandem::Run();
+  return tandem::bench::Main(argc, argv, __FILE__, tandem::Run,
+                             {"tandem-bench-gpu-cold", "--index DIR --queries FILE [--json FILE]",
+                              "cold and warm GPU query latency, lists transcoded at first use vs "
+                              "copied from stored layouts, every answer checked."});
 }

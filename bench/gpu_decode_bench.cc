@@ -31,6 +31,7 @@
 #include "base/app.h"
 #include "base/bench_util.h"
 #include "base/version.h"
+#include "bench/bench_main.h"
 #include "gpu/device/cuda_status.h"
 #include "gpu/device/device.h"
 #include "gpu/layouts/decode.h"
@@ -317,11 +318,9 @@ absl::StatusOr<json> MeasureFreqFetch(Run& run, uint64_t n, std::mt19937_64& rng
 int main(int argc, char** argv) {
   base::ParseCommandLineOrExit(
       argc, argv,
-      {.name = "tandem-bench-gpu-decode",
-       .usage = "tandem-bench-gpu-decode: GPU PForDelta and Rice decode throughput by list length, "
-                "every list checked against the CPU decoder.\n"
-                "  tandem-bench-gpu-decode [--json FILE]",
-       .main_file = __FILE__});
+      bench::BenchApp(__FILE__, {"tandem-bench-gpu-decode", "[--json FILE]",
+                                 "GPU PForDelta and Rice decode throughput by list length, every "
+                                 "list checked against the CPU decoder."}));
   absl::StatusOr<gpu::DeviceInfo> info = gpu::ProbeDevice();
   if (!info.ok()) return Fail(info.status());
   absl::StatusOr<gpu::CudaStream> stream = gpu::CudaStream::Create();

@@ -13,7 +13,6 @@
 #include <cstdint>
 #include <cstdio>
 #include <cstring>
-#include <fstream>
 #include <random>
 #include <string>
 #include <vector>
@@ -23,6 +22,7 @@
 #include "base/app.h"
 #include "base/bench_util.h"
 #include "base/status_macros.h"
+#include "bench/bench_main.h"
 #include "gpu/device/cuda_status.h"
 #include "gpu/device/device.h"
 #include "gpu/engine/query_ops.h"
@@ -236,7 +236,7 @@ int Run() {
     }
   }
   std::printf("\nall results checked against the host: yes\n");
-  if (!absl::GetFlag(FLAGS_json).empty()) std::ofstream(absl::GetFlag(FLAGS_json)) << out.dump(2);
+  base::WriteJson(absl::GetFlag(FLAGS_json), out);
   return 0;
 }
 
@@ -244,12 +244,8 @@ int Run() {
 }  // namespace tandem
 
 int main(int argc, char** argv) {
-  tandem::base::ParseCommandLineOrExit(
-      argc, argv,
-      {.name = "tandem-bench-gpu-kernels",
-       .usage = "tandem-bench-gpu-kernels: merge-find intersection by recursion level and top-k "
-                "methods, every result checked on the host.\n"
-                "  tandem-bench-gpu-kernels [--json FILE]",
-       .main_file = __FILE__});
-  return tandem::Run();
+  return tandem::bench::Main(argc, argv, __FILE__, tandem::Run,
+                             {"tandem-bench-gpu-kernels", "[--json FILE]",
+                              "merge-find intersection by recursion level and top-k methods, every "
+                              "result checked on the host."});
 }

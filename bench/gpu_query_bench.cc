@@ -19,7 +19,6 @@
 #include <chrono>
 #include <cmath>
 #include <cstdio>
-#include <fstream>
 #include <map>
 #include <string>
 #include <thread>
@@ -31,6 +30,7 @@
 #include "base/app.h"
 #include "base/bench_util.h"
 #include "base/temp_dir.h"
+#include "bench/bench_main.h"
 #include "cpu/daat_engine.h"
 #include "gpu/engine/gpu_engine.h"
 #include "index/index.h"
@@ -435,24 +435,15 @@ int Run() {
   }
 
   out["all_equal"] = total_mismatches == 0;
-  std::printf("\nresults equal to the CPU engine's: %s\n", total_mismatches == 0 ? "yes" : "NO");
-  if (!absl::GetFlag(FLAGS_json).empty()) {
-    std::ofstream(absl::GetFlag(FLAGS_json)) << out.dump(2) << "\n";
-  }
-  return total_mismatches == 0 ? 0 : 2;
+  return base::FinishCheckedRun(total_mismatches, out, absl::GetFlag(FLAGS_json));
 }
 
 }  // namespace
 }  // namespace tandem
 
 int main(int argc, char** argv) {
-  tandem::base::ParseCommandLineOrExit(
-      argc, argv,
-      {.name = "tandem-bench-gpu-query",
-       .usage =
-           "tandem-bench-gpu-query: the GPU engine beside the CPU engine on a synthetic index, "
-           "every answer compared.\n"
-           "  tandem-bench-gpu-query [--index DIR | --docs N ...] --queries FILE [--json FILE]",
-       .main_file = __FILE__});
-  return tandem::Run();
+  return tandem::bench::Main(
+      argc, argv, __FILE__, tandem::Run,
+      {"tandem-bench-gpu-query", "[--index DIR | --docs N ...] --queries FILE [--json FILE]",
+       "the GPU engine beside the CPU engine on a synthetic index, every answer compared."});
 }

@@ -22,7 +22,6 @@
 #include <atomic>
 #include <chrono>
 #include <cstdio>
-#include <fstream>
 #include <map>
 #include <memory>
 #include <string>
@@ -35,6 +34,7 @@
 #include "absl/strings/str_split.h"
 #include "base/app.h"
 #include "base/bench_util.h"
+#include "bench/bench_main.h"
 #include "index/analyzer.h"
 #include "index_builder/document_reader.h"
 #include "match/brute_force_matcher.h"
@@ -484,15 +484,12 @@ int Run() {
           ok ? "same" : "DIFFER");
       std::fflush(stdout);
       out["points"].push_back(point);
-      if (!absl::GetFlag(FLAGS_json).empty()) {  // after every point: a cut-off run keeps them
-        std::ofstream(absl::GetFlag(FLAGS_json)) << out.dump(1) << "\n";
-      }
+      base::WriteJson(absl::GetFlag(FLAGS_json), out,
+                      1);  // after every point: a cut-off run keeps them
     }
   }
   out["all_answers_equal"] = all_ok;
-  if (!absl::GetFlag(FLAGS_json).empty()) {
-    std::ofstream(absl::GetFlag(FLAGS_json)) << out.dump(1) << "\n";
-  }
+  base::WriteJson(absl::GetFlag(FLAGS_json), out, 1);
   if (!all_ok) std::fprintf(stderr, "tandem-bench-match: answers differ or a Subscribe was late\n");
   return all_ok ? 0 : 1;
 }
@@ -501,12 +498,9 @@ int Run() {
 }  // namespace tandem
 
 int main(int argc, char** argv) {
-  tandem::base::ParseCommandLineOrExit(
-      argc, argv,
-      {.name = "tandem-bench-match",
-       .usage = "tandem-bench-match: standing queries, CCM on the GPU beside the CPU matcher "
-                "(Margara & Cugola's scenarios), every answer compared.\n"
-                "  tandem-bench-match [--sweeps default,attributes,...] [--json FILE]",
-       .main_file = __FILE__});
-  return tandem::Run();
+  return tandem::bench::Main(
+      argc, argv, __FILE__, tandem::Run,
+      {"tandem-bench-match", "[--sweeps default,attributes,...] [--json FILE]",
+       "standing queries, CCM on the GPU beside the CPU matcher (Margara & Cugola's scenarios), "
+       "every answer compared."});
 }

@@ -283,8 +283,7 @@ int main(int argc, char** argv) {
     out["empty_and"] = empty_and;
     out["and_size"] = {{"mean", as.mean}, {"median", as.p50}, {"p99", as.p99}};
   }
-  if (!absl::GetFlag(FLAGS_json).empty())
-    std::ofstream(absl::GetFlag(FLAGS_json)) << out.dump(2) << "\n";
+  base::WriteJson(absl::GetFlag(FLAGS_json), out);
   if (!absl::GetFlag(FLAGS_write_queries).empty()) {
     std::ofstream w(absl::GetFlag(FLAGS_write_queries));
     for (const ProfiledQuery& p : chosen) w << p.query->id << '\t' << p.query->text << '\n';

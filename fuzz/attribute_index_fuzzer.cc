@@ -15,7 +15,7 @@
 
 namespace {
 
-using namespace tandem::index;  // NOLINT: a fuzzer's one file
+using namespace tandem::filter;  // NOLINT: a fuzzer's one file
 
 constexpr uint32_t kMaxDocs = 1 << 16;  // keeps Rows() of a column small
 

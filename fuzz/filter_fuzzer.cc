@@ -22,7 +22,7 @@
 
 namespace {
 
-using namespace tandem::index;  // NOLINT: a fuzzer's one file
+using namespace tandem::filter;  // NOLINT: a fuzzer's one file
 
 constexpr uint32_t kDocs = 200;
 

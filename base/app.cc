@@ -89,7 +89,7 @@ absl::StatusOr<ParsedCommandLine> ParseArgs(const std::vector<std::string>& args
       }
     }
     if (flag == nullptr || flag->IsRetired()) {
-      return FlagError(written, "unknown flag (--help lists the flags)");
+      return FlagError(written, "unknown flag (--helpfull lists every flag)");
     }
     if (has_value) {
       value = std::string(body.substr(equals + 1));
@@ -109,25 +109,46 @@ std::string HelpText(const AppInfo& app, bool full) {
   // abseil reports a flag's file without its leading slashes.
   absl::string_view main_file = app.main_file;
   main_file.remove_prefix(std::min(main_file.find_first_not_of("/\\"), main_file.size()));
-  std::string out = absl::StrCat(app.usage, "\n\n", full ? "Every flag" : "Flags",
-                                 " (written --name=value or --name value):\n");
-  std::vector<std::pair<std::string, absl::CommandLineFlag*>> flags;
+  std::vector<std::pair<std::string, absl::CommandLineFlag*>> own;
+  std::vector<std::pair<std::string, absl::CommandLineFlag*>> others;
   for (const auto& [name, flag] : absl::GetAllFlags()) {
     if (flag->IsRetired()) continue;
-    if (!full && (flag->Filename() != main_file || absl::StartsWith(name, "testing_"))) {
-      continue;
+    if (flag->Filename() != main_file) {
+      others.emplace_back(std::string(name), flag);
+    } else if (full || !absl::StartsWith(name, "testing_")) {
+      own.emplace_back(std::string(name), flag);
     }
-    flags.emplace_back(std::string(name), flag);
   }
-  std::sort(flags.begin(), flags.end());
-  for (const auto& [name, flag] : flags) {
-    const std::string default_value = flag->DefaultValue();
+  std::sort(own.begin(), own.end());
+  std::sort(others.begin(), others.end());
+  auto append = [](std::string& out, const std::string& name, const absl::CommandLineFlag& flag) {
+    const std::string default_value = flag.DefaultValue();
     absl::StrAppend(&out, "  --", Dashed(name),
                     default_value.empty() ? "" : absl::StrCat(" (default: ", default_value, ")"),
-                    "\n", Wrap(flag->Help(), 6, 100));
+                    "\n", Wrap(flag.Help(), 6, 100));
+  };
+  std::string out = absl::StrCat(app.usage, "\n\nFlags (written --name=value or --name value):\n");
+  for (const auto& [name, flag] : own) append(out, name, *flag);
+  if (!full) {
+    absl::StrAppend(&out,
+                    "\n--helpfull also lists the expert and tuning flags; --version prints the "
+                    "version.\n");
+    return out;
   }
-  if (!full)
-    absl::StrAppend(&out, "\n--helpfull lists every flag; --version prints the version.\n");
+  // The groups' flags in the order the groups name them, then the rest.
+  for (const FlagGroup& group : app.groups) {
+    absl::StrAppend(&out, "\n", group.title, ":\n");
+    for (const std::string& written : group.flags) {
+      const std::string name = Underscored(written);
+      auto it = std::find_if(others.begin(), others.end(),
+                             [&](const auto& other) { return other.first == name; });
+      if (it == others.end()) continue;
+      append(out, it->first, *it->second);
+      others.erase(it);
+    }
+  }
+  if (!others.empty()) absl::StrAppend(&out, "\nOther flags:\n");
+  for (const auto& [name, flag] : others) append(out, name, *flag);
   return out;
 }
 

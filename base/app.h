@@ -2,19 +2,21 @@
 //
 // The command line of every Tandem program (PISA's tools/app.hpp): flags are written with dashes,
 // as the docs write them (--metrics-listen; abseil names that flag metrics_listen), and
-//   --help       prints the program's usage and its own flags (those defined in its main file)
-//                with their defaults; flags named testing_* are left out,
-//   --helpfull   prints every flag linked in,
+//   --help       prints the program's usage and the flags an operator sets: those defined in its
+//                main file, with their defaults; flags named testing_* are left out,
+//   --helpfull   prints those, then every other flag linked in: the program's expert and tuning
+//                flags (defined in a second file of the program, so that --help leaves them out)
+//                under the titles of their groups, then any others,
 //   --version    prints the version and the commit it was built from.
 // A flag that is unknown, lacks its value or does not parse is reported in one line naming the
-// flag as the user wrote it ("tandem-server: --gpu-wait: must be auto, spin, yield or blocking,
-// got 'sleep'"), and the program exits 2. Enum-like flags parse through AbslParseFlag, which gives
-// the reason.
+// flag as the user wrote it ("tandem-server: --tune-gpu-wait: must be auto, spin, yield or
+// blocking, got 'sleep'"), and the program exits 2. Enum-like flags parse through AbslParseFlag,
+// which gives the reason.
 //
 //   int main(int argc, char** argv) {
 //     std::vector<std::string> args = base::ParseCommandLineOrExit(
 //         argc, argv, {.name = "tandem-index", .usage = "tandem-index build|inspect|lookup ...",
-//                      .main_file = __FILE__});
+//                      .main_file = __FILE__, .groups = ExpertFlagGroups()});
 #pragma once
 
 #include <cstdint>
@@ -27,10 +29,18 @@
 
 namespace tandem::base {
 
+// Flags that --helpfull lists together under a title, each group one owner's (the scheduler's,
+// the GPU engine's, the request limits).
+struct FlagGroup {
+  std::string title;               // "Scheduler"
+  std::vector<std::string> flags;  // as written on the command line: "tune-max-wait"
+};
+
 struct AppInfo {
   std::string name;       // "tandem-server"
   std::string usage;      // what --help prints before the flags: what it does, how to call it
-  std::string main_file;  // __FILE__ of the file that defines the program's own flags
+  std::string main_file;  // __FILE__ of the file that defines the flags --help lists
+  std::vector<FlagGroup> groups;  // --helpfull's sections after the main file's flags
 };
 
 enum class CommandLineAction { kRun, kHelp, kHelpFull, kVersion };

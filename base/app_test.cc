@@ -87,5 +87,32 @@ TEST_F(AppTest, HelpListsOwnFlagsWithDashesAndDefaults) {
   }
 }
 
+// Flags defined outside the main file: --help leaves them out, --helpfull lists them under their
+// groups' titles in the groups' order, and those of no group after them.
+TEST_F(AppTest, HelpfullListsTheOtherFilesFlagsByGroup) {
+  const AppInfo app{.name = "app",
+                    .usage = "app does things.",
+                    .main_file = "elsewhere.cc",
+                    .groups = {{.title = "Waiting", .flags = {"app-test-wait", "app-test-count"}},
+                               {.title = "Talking", .flags = {"app-test-verbose", "no-such"}}}};
+  const std::string help = HelpText(app, /*full=*/false);
+  EXPECT_THAT(help, Not(HasSubstr("--app-test")));
+  EXPECT_THAT(help, HasSubstr("--helpfull also lists the expert and tuning flags"));
+  const std::string full = HelpText(app, /*full=*/true);
+  const size_t waiting = full.find("\nWaiting:\n  --app-test-wait (default: 1s)\n");
+  const size_t count = full.find("--app-test-count (default: 3)");
+  const size_t talking = full.find("\nTalking:\n  --app-test-verbose (default: false)\n");
+  const size_t other = full.find("\nOther flags:\n");
+  const size_t name = full.find("--app-test-name");
+  ASSERT_NE(waiting, std::string::npos) << full;
+  ASSERT_NE(talking, std::string::npos) << full;
+  ASSERT_NE(other, std::string::npos) << full;
+  EXPECT_LT(waiting, count);
+  EXPECT_LT(count, talking);
+  EXPECT_LT(talking, other);
+  EXPECT_LT(other, name);
+  EXPECT_THAT(full, Not(HasSubstr("no-such")));
+}
+
 }  // namespace
 }  // namespace tandem::base

@@ -127,19 +127,40 @@ TEST_F(StartupE2eTest, MalformedFlagsExitTwoNamingTheFlag) {
                 "block-max-wand, exhaustive; got 'bmw'");
 }
 
-// --help prints the usage and the server's own flags, with dashes; --version the commit.
+// --help prints the usage and the flags an operator sets, with dashes, at most 30 of them;
+// --helpfull adds the expert and tuning flags under their owners' titles; --version the commit.
 TEST_F(StartupE2eTest, HelpAndVersion) {
   absl::StatusOr<ProcessResult> help = RunProcess(TANDEM_SERVER_BINARY, {"--help"});
   ASSERT_TRUE(help.ok()) << help.status();
   EXPECT_EQ(help->exit_code, 0);
   EXPECT_THAT(help->out, StartsWith("tandem-server serves a Tandem index over gRPC"));
   for (const char* flag : {"--index", "--listen (default: 127.0.0.1:50051)", "--metrics-listen",
-                           "--gpu (default: auto)", "--scheduler (default: auto)",
-                           "--tune-max-wait (default: 20ms)", "--max-batch (default: 1024)"}) {
+                           "--gpu (default: auto)", "--scheduler (default: auto)"}) {
     EXPECT_THAT(help->out, HasSubstr(flag));
   }
+  auto count_flags = [](const std::string& text) {
+    int flags = 0;
+    for (absl::string_view line : absl::StrSplit(text, '\n')) {
+      flags += absl::StartsWith(line, "  --");
+    }
+    return flags;
+  };
+  EXPECT_GE(count_flags(help->out), 10);
+  EXPECT_LE(count_flags(help->out), 30);
+  EXPECT_THAT(help->out, ::testing::Not(HasSubstr("--tune-")));
   EXPECT_THAT(help->out, ::testing::Not(HasSubstr("testing")));
   EXPECT_THAT(help->out, ::testing::Not(HasSubstr("metrics_listen")));
+
+  absl::StatusOr<ProcessResult> full = RunProcess(TANDEM_SERVER_BINARY, {"--helpfull"});
+  ASSERT_TRUE(full.ok()) << full.status();
+  EXPECT_EQ(full->exit_code, 0);
+  EXPECT_GT(count_flags(full->out), count_flags(help->out));
+  for (const char* text :
+       {"\nScheduler:\n", "--tune-max-wait (default: 20ms)", "\nGPU engine:\n",
+        "--tune-gpu-batch-wait", "\nRequest limits:\n", "--max-batch (default: 1024)"}) {
+    EXPECT_THAT(full->out, HasSubstr(text));
+  }
+
   absl::StatusOr<ProcessResult> version = RunProcess(TANDEM_SERVER_BINARY, {"--version"});
   ASSERT_TRUE(version.ok()) << version.status();
   EXPECT_EQ(version->exit_code, 0);

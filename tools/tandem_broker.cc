@@ -1,7 +1,7 @@
 // tandem-broker: the query broker in front of Tandem's query nodes. It serves the node's
 // tandem.v1.SearchService, fans each query out to one replica of every shard and merges their
 // top-k exactly; grpc.health.v1, reflection, and Prometheus metrics over HTTP. --help lists the
-// flags.
+// flags an operator sets; --helpfull adds the expert and tuning ones (tandem_broker_expert.h).
 //
 // On startup it prints one line to stdout, "tandem-broker listening on HOST:PORT (metrics on
 // HOST:PORT)". SIGTERM or SIGINT drains (health NOT_SERVING, calls in flight finish within
@@ -25,6 +25,7 @@
 #include "base/read_file.h"
 #include "broker/broker.h"
 #include "grpcpp/security/credentials.h"
+#include "tools/tandem_broker_expert.h"
 
 ABSL_FLAG(std::string, listen, "127.0.0.1:50050", "Address of the broker's gRPC service.");
 ABSL_FLAG(std::string, metrics_listen, "127.0.0.1:9465",
@@ -44,23 +45,9 @@ ABSL_FLAG(uint32_t, shards, 0,
           "nodes serve.");
 ABSL_FLAG(absl::Duration, default_deadline, absl::Milliseconds(500),
           "Deadline of a call that comes without one.");
-ABSL_FLAG(absl::Duration, deadline_budget, absl::Milliseconds(2),
-          "Taken off a call's deadline for the shards: the broker's own time to merge and answer.");
-ABSL_FLAG(tandem::broker::HedgePolicy, hedge_after, tandem::broker::HedgePolicy{},
-          "When a shard that has not answered gets the query on a second replica: auto (the "
-          "shard's p95 over its recent answers), a duration, or off.");
-ABSL_FLAG(uint32_t, replica_channels, 4,
-          "Connections to each node: one carries a few tens of thousands of calls a second.");
-ABSL_FLAG(uint32_t, max_attempts, 3, "Calls to one shard for one query: first, hedge, retries.");
 ABSL_FLAG(uint64_t, cache_entries, 10000, "Result cache entries; 0 turns the cache off.");
 ABSL_FLAG(uint64_t, cache_bytes, uint64_t{64} << 20, "Result cache bytes, keys and answers.");
 ABSL_FLAG(absl::Duration, cache_ttl, absl::Seconds(10), "How long a cached answer is served.");
-ABSL_FLAG(absl::Duration, health_interval, absl::Seconds(1),
-          "How often every node is health-checked.");
-ABSL_FLAG(absl::Duration, health_timeout, absl::Milliseconds(500), "Deadline of one health check.");
-ABSL_FLAG(absl::Duration, refresh_interval, absl::Seconds(10),
-          "How often host names are resolved again and --replicas-file is looked at.");
-ABSL_FLAG(uint32_t, max_batch, 1024, "Most queries in one SearchBatch call.");
 ABSL_FLAG(absl::Duration, drain_timeout, absl::Seconds(10),
           "On SIGTERM, how long calls in flight may take to finish.");
 ABSL_FLAG(std::string, tls_cert, "", "PEM certificate chain: the broker's service speaks TLS.");
@@ -130,7 +117,8 @@ int main(int argc, char** argv) {
                 "shard) and merges their top-k.\n"
                 "  tandem-broker --replicas HOST:PORT,... | --replicas-file FILE "
                 "[--listen 127.0.0.1:50050] [--metrics-listen 127.0.0.1:9465]",
-       .main_file = __FILE__});
+       .main_file = __FILE__,
+       .groups = tandem::tools::BrokerExpertFlagGroups()});
   if (!positional.empty()) return Fail(absl::StrCat("unexpected argument '", positional[0], "'"));
 
   absl::StatusOr<std::shared_ptr<grpc::ChannelCredentials>> replica_credentials =

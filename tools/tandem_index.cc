@@ -43,6 +43,7 @@
 #include "index_builder/inverter.h"
 #include "index_builder/shard.h"
 #include "index_builder/synth.h"
+#include "tools/tandem_index_expert.h"
 
 ABSL_FLAG(std::string, input, "", "build: input file or directory");
 ABSL_FLAG(std::string, format, "",
@@ -68,11 +69,6 @@ ABSL_FLAG(std::string, attributes, "",
           ":integer. e-mail: domain, year, month, label, attachment; reuters: topics, places, "
           "lewissplit; trec, wikiextractor: short metadata tags; beir: JSON members; any format: "
           "length (terms)");
-ABSL_FLAG(std::string, bitmap_codec, "plwah",
-          "build, synth: the attributes' bitmap codec (plwah, wah)");
-ABSL_FLAG(std::string, attribute_columns, "",
-          "synth: attribute columns, name:cardinality[:uniform|zipf],... (keyword values v0, v1, "
-          "... zero-padded), for filter benchmarks");
 ABSL_FLAG(std::string, gpu, "auto",
           "build, synth: build the attribute bitmaps on the GPU: auto (when one is present), off, "
           "required (fail without one)");
@@ -83,32 +79,7 @@ ABSL_FLAG(std::string, duplicate_ids, "fail",
           "build: documents that repeat an earlier document's external id: fail (count them "
           "all, write nothing), keep-first (skip the later ones) or keep-last (each later one "
           "replaces the earlier); the build says how many were dropped");
-ABSL_FLAG(int, memory_mb, 1024,
-          "build: memory budget for in-memory runs before spilling to disk, and (an eighth of it, "
-          "with more than one thread) for input parsed ahead of inversion");
-ABSL_FLAG(int, parse_chunk_kb, 256,
-          "build: with more than one thread, large files of the formats that can be cut (beir, "
-          "lines, trec, reuters, wikiextractor) are parsed in parallel in chunks of about this "
-          "size");
-ABSL_FLAG(std::string, tokenizer, "standard",
-          "build, import: tokenizer (standard = Unicode UAX#29 words, alnum = [a-z0-9]+)");
-ABSL_FLAG(std::string, stopwords, "lucene",
-          "build, import: stop word list (lucene = Lucene's 33 English stop words, none)");
-ABSL_FLAG(std::string, stemmer, "porter",
-          "build, import: stemmer (porter, none, or another libstemmer algorithm)");
 ABSL_FLAG(bool, quiet, false, "build, synth, import: no progress line, no per-document warnings");
-ABSL_FLAG(uint32_t, docs, 25000000, "synth: documents to generate");
-ABSL_FLAG(std::string, termstats, "", "synth: term statistics, term<TAB>df<TAB>cf (plain or .gz)");
-ABSL_FLAG(std::string, doclengths, "", "synth: document length histogram, length<TAB>count");
-ABSL_FLAG(std::vector<std::string>, queries, {},
-          "synth: query logs (comma-separated) whose terms get lists");
-ABSL_FLAG(std::string, vocabulary, "query-terms",
-          "synth: query-terms (lists for the query terms only) or all");
-ABSL_FLAG(double, postings_per_doc, 0,
-          "synth: calibrate to P postings per document (GOV2: 240); 0 = raw df ratios");
-ABSL_FLAG(uint64_t, seed, 1, "synth: random seed");
-ABSL_FLAG(double, clustering, 1, "synth: docID clustering factor F >= 1 (1 = uniform)");
-ABSL_FLAG(uint32_t, cluster_docs, 4096, "synth: documents per cluster block when --clustering > 1");
 ABSL_FLAG(int, postings, 10, "lookup: postings to print");
 
 namespace tandem::index_builder {
@@ -575,8 +546,12 @@ std::string Usage() {
 int main(int argc, char** argv) {
   using namespace tandem::index_builder;
   const std::string usage = Usage();
-  const std::vector<std::string> args = tandem::base::ParseCommandLineOrExit(
-      argc, argv, {.name = "tandem-index", .usage = usage, .main_file = __FILE__});
+  const std::vector<std::string> args =
+      tandem::base::ParseCommandLineOrExit(argc, argv,
+                                           {.name = "tandem-index",
+                                            .usage = usage,
+                                            .main_file = __FILE__,
+                                            .groups = tandem::tools::IndexExpertFlagGroups()});
   const std::string command = args.empty() ? "" : args[0];
   if (command == "build" && args.size() == 1) return Build();
   if (command == "synth" && args.size() == 1) return Synth();

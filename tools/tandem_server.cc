@@ -1,6 +1,7 @@
 // tandem-server: serves one index over gRPC (tandem.v1.SearchService, its standing queries in
 // tandem.v1.SubscriptionService, grpc.health.v1, reflection) and Prometheus metrics over HTTP.
-// --help lists the flags.
+// --help lists the flags an operator sets; --helpfull adds the expert and tuning ones
+// (tandem_server_expert.h).
 //
 // On startup it prints one line to stdout, "tandem-server listening on HOST:PORT (metrics on
 // HOST:PORT)", with the real ports when 0 was asked for. SIGTERM or SIGINT drains: health goes
@@ -31,9 +32,9 @@
 #include "server/engine_factory.h"
 #include "server/executor_factory.h"
 #include "server/server.h"
+#include "tools/tandem_server_expert.h"
 
 using tandem::server::GpuMode;
-using tandem::server::GpuWait;
 using tandem::server::SchedulerKind;
 
 // --match-engine: match::MatchEngine as a flag (the match layer's enum has no flag functions).
@@ -61,18 +62,34 @@ std::string AbslUnparseFlag(const MatchEngineFlag& flag) {
   return "auto";
 }
 
-// What an operator sets.
+// The flags an operator sets, which --help lists; the expert and tuning ones are in
+// tandem_server_expert.cc.
+
+// The index served and the gRPC service.
 ABSL_FLAG(std::string, index, "", "Index directory to serve (required).");
 ABSL_FLAG(std::string, listen, "127.0.0.1:50051",
           "gRPC address, host:port. Loopback unless told otherwise; port 0 picks a free port.");
+ABSL_FLAG(std::string, tls_cert, "",
+          "PEM server certificate chain; turns TLS on (with --tls-key).");
+ABSL_FLAG(std::string, tls_key, "", "PEM private key of --tls-cert.");
+ABSL_FLAG(std::string, tls_client_ca, "",
+          "PEM CA bundle; when set, clients must present a certificate it signed (mutual TLS).");
+ABSL_FLAG(absl::Duration, drain_timeout, absl::Seconds(10),
+          "On SIGTERM/SIGINT, how long in-flight queries may run before they are cancelled.");
+
+// Prometheus metrics.
 ABSL_FLAG(std::string, metrics_listen, "127.0.0.1:9464",
           "Prometheus /metrics address, host:port; port 0 picks a free port; empty disables it.");
+ABSL_FLAG(std::string, metrics_tls_cert, "",
+          "PEM certificate chain of the metrics endpoint; with --metrics-tls-key it serves "
+          "/metrics over HTTPS only (TLS 1.2 or later).");
+ABSL_FLAG(std::string, metrics_tls_key, "", "PEM private key of --metrics-tls-cert.");
+ABSL_FLAG(std::string, metrics_basic_auth_file, "",
+          "File of one line user:password, readable by its owner only: scrapes of /metrics must "
+          "authenticate with HTTP basic auth.");
+
+// The engines and the scheduler.
 ABSL_FLAG(uint32_t, threads, 0, "CPU query worker threads; 0 means one per CPU core.");
-ABSL_FLAG(SchedulerKind, scheduler, SchedulerKind::kAuto,
-          "pool: one FIFO queue, queries on the CPU unless a request asks for the GPU; hybrid: "
-          "the CPU+GPU scheduler (three queues by predicted cost ratio, work stealing, deadlines); "
-          "serial: one query at a time on the processor the cost model says is cheaper; auto: "
-          "hybrid when a GPU engine serves queries, pool otherwise.");
 ABSL_FLAG(GpuMode, gpu, GpuMode::kAuto,
           "auto: use a GPU engine when one is available; off: CPU only; required: fail to start "
           "without one.");
@@ -83,8 +100,12 @@ ABSL_FLAG(tandem::server::GpuDevices, gpus, tandem::server::GpuDevices{},
           "with its --gpus, behind tandem-broker.");
 ABSL_FLAG(tandem::base::CountOrAuto, gpu_threads, tandem::base::CountOrAuto{},
           "Queries in flight on the GPUs at once (in the hybrid scheduler, one GPU worker thread "
-          "each); auto: 128 per GPU with the batch path (queries wait in its buffer to share a "
-          "batch), 4 per GPU without (a stream and scratch arena each).");
+          "each); auto: 128 per GPU, so that queries that arrive together can share a batch.");
+ABSL_FLAG(SchedulerKind, scheduler, SchedulerKind::kAuto,
+          "pool: one FIFO queue, queries on the CPU unless a request asks for the GPU; hybrid: "
+          "the CPU+GPU scheduler (three queues by predicted cost ratio, work stealing, deadlines); "
+          "serial: one query at a time on the processor the cost model says is cheaper; auto: "
+          "hybrid when a GPU engine serves queries, pool otherwise.");
 ABSL_FLAG(std::string, cost_model, "",
           "Hybrid scheduler: cost model file written by tandem-train-cost on this machine; "
           "without it a heuristic predicts costs until live timings train a model.");
@@ -92,20 +113,6 @@ ABSL_FLAG(uint32_t, queue_capacity, 0,
           "Queries (a batch counts as one) that may wait for a worker before new ones are refused "
           "with RESOURCE_EXHAUSTED; 0 means 4 x the workers (CPU workers, plus GPU queries in "
           "flight when a GPU engine serves), about four query times of waiting.");
-ABSL_FLAG(absl::Duration, drain_timeout, absl::Seconds(10),
-          "On SIGTERM/SIGINT, how long in-flight queries may run before they are cancelled.");
-ABSL_FLAG(std::string, metrics_basic_auth_file, "",
-          "File of one line user:password, readable by its owner only: scrapes of /metrics must "
-          "authenticate with HTTP basic auth.");
-ABSL_FLAG(std::string, metrics_tls_cert, "",
-          "PEM certificate chain of the metrics endpoint; with --metrics-tls-key it serves "
-          "/metrics over HTTPS only (TLS 1.2 or later).");
-ABSL_FLAG(std::string, metrics_tls_key, "", "PEM private key of --metrics-tls-cert.");
-ABSL_FLAG(std::string, tls_cert, "",
-          "PEM server certificate chain; turns TLS on (with --tls-key).");
-ABSL_FLAG(std::string, tls_key, "", "PEM private key of --tls-cert.");
-ABSL_FLAG(std::string, tls_client_ca, "",
-          "PEM CA bundle; when set, clients must present a certificate it signed (mutual TLS).");
 
 // Standing queries (tandem.v1.SubscriptionService).
 ABSL_FLAG(std::string, subscriptions, "",
@@ -116,112 +123,16 @@ ABSL_FLAG(MatchEngineFlag, match_engine, MatchEngineFlag{},
           "What matches documents against the subscriptions: cpu; gpu (Margara & Cugola's CCM; "
           "fails to start without a GPU); auto: the faster by prediction, the GPU taking part "
           "where a GPU engine serves queries.");
-ABSL_FLAG(uint32_t, match_threads, 0,
-          "Threads of the CPU matcher (one Match call's documents are split over them), at most "
-          "256; 0 means one per CPU core.");
 ABSL_FLAG(int64_t, max_subscriptions, 1'000'000,
           "Most subscriptions the node holds; Subscribe gets RESOURCE_EXHAUSTED beyond.");
-ABSL_FLAG(uint32_t, max_filters_per_subscription, 64,
-          "Most filters (ORed groups of constraints) in one subscription.");
-ABSL_FLAG(uint32_t, max_constraints_per_filter, 32,
-          "Most constraints in one filter, after `terms contains` is analyzed into terms "
-          "(1..255).");
-ABSL_FLAG(uint32_t, max_match_documents, 1024, "Most documents in one Match call.");
-ABSL_FLAG(uint32_t, watch_queue, 1024,
-          "Matched documents each Watch stream may queue for a client that reads slowly; newer "
-          "ones are dropped (and counted) beyond.");
 
-// Limits, fine at their defaults.
-ABSL_FLAG(uint32_t, max_query_terms, 64, "Most terms in one query (after analysis, for text).");
-ABSL_FLAG(uint32_t, max_query_bytes, 4096, "Most bytes of query text (or of all terms together).");
-ABSL_FLAG(uint32_t, max_batch, 1024, "Most queries in one SearchBatch call.");
-ABSL_FLAG(uint32_t, max_batch_hits, 100000,
-          "Most hits one SearchBatch call may ask for (its queries' k summed).");
+// Admission: how much the node takes on at once.
 ABSL_FLAG(uint32_t, max_queries_in_flight, 4096,
           "Most queries admitted and not yet answered, over all calls (every query of a batch "
           "counts); a call past it gets RESOURCE_EXHAUSTED. At least --max-batch.");
 ABSL_FLAG(uint64_t, max_response_bytes_in_flight, uint64_t{256} << 20,
           "Memory circuit breaker: the most bytes the responses of admitted, unanswered queries "
           "may take (estimated from their k); a call past it gets RESOURCE_EXHAUSTED.");
-ABSL_FLAG(uint32_t, grpc_max_concurrent_streams, 256,
-          "Most calls one client connection may have open at once; more wait in the client.");
-ABSL_FLAG(uint64_t, grpc_memory_quota_bytes, uint64_t{1} << 30,
-          "Memory gRPC may take for connections and calls in transit (its resource quota).");
-ABSL_FLAG(int32_t, max_receive_message_bytes, 16 << 20, "Largest request message accepted.");
-ABSL_FLAG(int32_t, max_send_message_bytes, 256 << 20, "Largest response message sent.");
-ABSL_FLAG(absl::Duration, keepalive_time, absl::Seconds(60),
-          "Idle time after which the server pings a client to check it is still there.");
-ABSL_FLAG(absl::Duration, keepalive_timeout, absl::Seconds(20),
-          "How long a keepalive ping may go unanswered before the connection is closed.");
-
-ABSL_FLAG(tandem::base::CountOrAuto, tune_rpc_nice, tandem::base::CountOrAuto{},
-          "Nice levels below the query workers for the threads that accept calls (0..19); auto: "
-          "10 without a GPU engine, so that under overload the workers keep their cores, 0 with "
-          "one.");
-
-ABSL_FLAG(tandem::cpu::OrAlgorithm, cpu_or, tandem::cpu::DaatEngineOptions{}.or_algorithm,
-          "How the CPU engine runs OR and the OR pass of AND+OR, all rank-safe: maxscore, "
-          "block-max-maxscore, wand, block-max-wand, or exhaustive (every posting scored). "
-          "maxscore, the default, and block-max-maxscore are within 5% of each other on the "
-          "25M-document workload and on Wikipedia, and the others slower; maxscore is the faster "
-          "on Wikipedia and, on the development machine, on the 25M workload "
-          "(bench/results/cpu_vs_pisa_h200.txt, cpu_vs_pisa_dev.txt).");
-
-// Tuning of the hybrid scheduler: the defaults are the measured best (bench/results/README.md).
-ABSL_FLAG(tandem::base::CountOrAuto, tune_answer_threads, tandem::base::CountOrAuto{},
-          "Threads that answer the queries the GPU ran (build the response, complete the RPC), so "
-          "GPU workers go back to the device at once; auto: one per GPU query in flight, at most "
-          "16; 0: GPU "
-          "workers answer their own queries.");
-ABSL_FLAG(tandem::base::CpuList, tune_cpu_worker_cpus, tandem::base::CpuList{},
-          "The CPUs the CPU query workers may run on, as for taskset -c (0-3,8,10-11); empty: "
-          "any. With --tune-gpu-worker-cpus on other CPUs, a CPU query never takes the core of a "
-          "GPU worker that is launching kernels (OR gains, AND does not).");
-ABSL_FLAG(tandem::base::CpuList, tune_gpu_worker_cpus, tandem::base::CpuList{},
-          "The CPUs the GPU workers may run on, as for --tune-cpu-worker-cpus; empty: any.");
-ABSL_FLAG(GpuWait, tune_gpu_wait, GpuWait::kAuto,
-          "How a thread waiting for the GPU holds its core: spin (lowest latency, a core per "
-          "waiting query), yield, blocking (sleeps until the device signals), auto (CUDA's "
-          "default: spin).");
-ABSL_FLAG(bool, tune_gpu_batch, true,
-          "GPU queries that arrive together run as one batch, one launch sequence for all of them "
-          "(Ao et al.'s PARA); a query at low load still runs at once on its own.");
-ABSL_FLAG(uint64_t, tune_gpu_batch_threshold, uint64_t{16} << 20,
-          "A batch starts once its queries' work reaches this many postings (an AND's shortest "
-          "list, an OR's lists).");
-ABSL_FLAG(absl::Duration, tune_gpu_batch_wait, absl::Microseconds(500),
-          "The longest a GPU query waits for others to share its batch.");
-ABSL_FLAG(uint32_t, tune_gpu_batch_runners, 4,
-          "Batches that may run on the GPU at once (device scratch and pinned memory each).");
-ABSL_FLAG(bool, tune_gpu_batch_compressed, false,
-          "The batch path searches the lists' docIDs compressed in SegLRC (Ao et al. 2011, section "
-          "4.3) instead of plain: about half the device memory per list, about three quarters of "
-          "the AND throughput.");
-ABSL_FLAG(uint64_t, tune_gpu_filter_min_words, tandem::server::kDefaultGpuFilterMinWords,
-          "Filters that combine attribute bitmaps holding at least this many compressed words "
-          "(an IN, a range, AND, OR) are evaluated on the GPU, others on the CPU. Only with a GPU "
-          "engine.");
-ABSL_FLAG(absl::Duration, tune_default_deadline, absl::Milliseconds(500),
-          "The deadline a query is scheduled by when its call has none or a later one (urgency, "
-          "tandem_scheduler_deadline_misses_total). Only a call's own deadline stops a query.");
-ABSL_FLAG(absl::Duration, tune_max_wait, absl::Milliseconds(20),
-          "Each processor runs its queue shortest predicted time first, but a query that has "
-          "waited this long goes first (0: oldest first).");
-ABSL_FLAG(tandem::scheduler::DispatchProtocol, tune_dispatch,
-          tandem::scheduler::DispatchProtocol::kCombining,
-          "How workers get their next query: locked (each takes the scheduler's lock) or "
-          "combining (whoever holds it serves every waiting worker).");
-ABSL_FLAG(uint32_t, tune_cost_model_refine_every, 1024,
-          "Retrain the cost model from live timings (in a background thread) after this many "
-          "measured queries; 0 turns live refinement off.");
-ABSL_FLAG(absl::Duration, tune_cost_model_refine_interval, absl::Seconds(10),
-          "Retrain the cost model at most once per this interval (a retraining keeps a core busy "
-          "for tens of milliseconds).");
-
-// Tests only; left out of --help.
-ABSL_FLAG(absl::Duration, testing_query_delay, absl::ZeroDuration(),
-          "Tests only: every query waits this long (honouring its deadline and cancellation) "
-          "before it runs.");
 
 namespace {
 
@@ -258,12 +169,11 @@ tandem::server::ServerOptions OptionsFromFlags() {
       .max_batch_hits = absl::GetFlag(FLAGS_max_batch_hits),
       .max_queries_in_flight = absl::GetFlag(FLAGS_max_queries_in_flight),
       .max_response_bytes_in_flight = absl::GetFlag(FLAGS_max_response_bytes_in_flight)};
-  const bool batch = absl::GetFlag(FLAGS_tune_gpu_batch);
   options.engines = {.cpu = {.or_algorithm = absl::GetFlag(FLAGS_cpu_or)},
                      .gpu = absl::GetFlag(FLAGS_gpu),
                      .gpu_devices = absl::GetFlag(FLAGS_gpus),
                      .gpu_wait = absl::GetFlag(FLAGS_tune_gpu_wait),
-                     .gpu_batch = batch,
+                     .gpu_batch = true,
                      .gpu_batch_compressed = absl::GetFlag(FLAGS_tune_gpu_batch_compressed),
                      .gpu_batching = {.threshold = absl::GetFlag(FLAGS_tune_gpu_batch_threshold),
                                       .max_wait = absl::GetFlag(FLAGS_tune_gpu_batch_wait),
@@ -282,7 +192,7 @@ tandem::server::ServerOptions OptionsFromFlags() {
   // With batches, 128 in flight sustained AND 80,000 q/s through SearchStream where 64 failed
   // 75,000 (bench/results/gpu_batch_server.json): a batch can only hold the queries in flight.
   const size_t gpus = tandem::server::ResolveGpuDevices(options.engines.gpu_devices).size();
-  executor.gpu_threads = absl::GetFlag(FLAGS_gpu_threads).count.value_or((batch ? 128 : 4) * gpus);
+  executor.gpu_threads = absl::GetFlag(FLAGS_gpu_threads).count.value_or(128 * gpus);
   executor.queue_capacity = absl::GetFlag(FLAGS_queue_capacity);
   executor.answer_threads = absl::GetFlag(FLAGS_tune_answer_threads)
                                 .count.value_or(std::min<size_t>(executor.gpu_threads, 16));
@@ -340,7 +250,8 @@ int main(int argc, char** argv) {
        .usage = "tandem-server serves a Tandem index over gRPC, with Prometheus metrics.\n"
                 "  tandem-server --index DIR [--listen 127.0.0.1:50051] "
                 "[--metrics-listen 127.0.0.1:9464] [--threads N]",
-       .main_file = __FILE__});
+       .main_file = __FILE__,
+       .groups = tandem::tools::ServerExpertFlagGroups()});
   if (!positional.empty()) return Fail(absl::StrCat("unexpected argument '", positional[0], "'"));
   const absl::Duration drain_timeout = absl::GetFlag(FLAGS_drain_timeout);
   if (drain_timeout < absl::ZeroDuration()) return Fail("--drain-timeout must not be negative");

@@ -2,8 +2,10 @@
 
 #include <algorithm>
 #include <cmath>
+#include <optional>
 
 #include "absl/strings/str_cat.h"
+#include "base/enum_names.h"
 #include "index/resolved_query.h"
 
 namespace tandem::cost_model {
@@ -112,13 +114,17 @@ QueryFeatures ComputeFeatures(const index::PreparedQuery& prepared,
   return f;
 }
 
+constexpr base::EnumName<FeatureSpace> kFeatureSpaceNames[] = {{FeatureSpace::kLinear, "linear"},
+                                                               {FeatureSpace::kLog, "log"}};
+
 absl::string_view FeatureSpaceName(FeatureSpace space) {
-  return space == FeatureSpace::kLog ? "log" : "linear";
+  return base::NameOf(kFeatureSpaceNames, space);
 }
 
 absl::StatusOr<FeatureSpace> ParseFeatureSpace(absl::string_view name) {
-  if (name == "log") return FeatureSpace::kLog;
-  if (name == "linear") return FeatureSpace::kLinear;
+  if (const std::optional<FeatureSpace> space = base::ValueOfName(kFeatureSpaceNames, name)) {
+    return *space;
+  }
   return absl::InvalidArgumentError(
       absl::StrCat("unknown feature space '", name, "' (expected log or linear)"));
 }

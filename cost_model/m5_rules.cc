@@ -140,19 +140,12 @@ absl::StatusOr<M5Rules> M5Rules::Read(TextLines& lines) {
     }
     out.rules_.push_back(std::move(rule));
   }
-  if (!lines.Next(&f) || f.size() != 1 || f[0] != "end") return lines.Error("expected 'end'");
+  if (absl::Status s = ReadEnd(lines); !s.ok()) return s;
   return out;
 }
 
 absl::StatusOr<M5Rules> M5Rules::Parse(absl::string_view text) {
-  TextLines lines(text, "<m5rules>");
-  absl::StatusOr<M5Rules> rules = Read(lines);
-  if (rules.ok() && !lines.AtEnd()) {
-    std::vector<absl::string_view> f;
-    lines.Next(&f);
-    return lines.Error("unexpected text after 'end'");
-  }
-  return rules;
+  return ParseWhole(text, "<m5rules>", &M5Rules::Read);
 }
 
 }  // namespace tandem::cost_model

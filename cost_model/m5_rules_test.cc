@@ -4,6 +4,7 @@
 
 #include <random>
 
+#include "cost_model/m5_test_util.h"
 #include "gmock/gmock.h"
 #include "gtest/gtest.h"
 
@@ -12,21 +13,11 @@ namespace {
 
 using ::testing::HasSubstr;
 
-// y = 2x for x = 1..12 (12 instances), y = 100 + 5x for x = 13..20 (8).
-M5Dataset Piecewise() {
-  M5Dataset d;
-  d.attributes = {"x", "z"};
-  for (int x = 1; x <= 20; ++x) {
-    d.rows.push_back({static_cast<double>(x), static_cast<double>((7 * x) % 11)});
-    d.targets.push_back(x <= 12 ? 2.0 * x : 100.0 + 5.0 * x);
-  }
-  return d;
-}
-
 TEST(M5RulesTest, LargestLeafBecomesTheFirstRule) {
   M5Options options;
   options.smooth = false;
-  auto rules = M5Rules::Build(Piecewise(), options);
+  // The first line covers x = 1..12, 12 instances; the second the other 8.
+  auto rules = M5Rules::Build(Piecewise(12), options);
   ASSERT_TRUE(rules.ok()) << rules.status();
   ASSERT_EQ(rules->rules().size(), 2u);
   const M5Rule& first = rules->rules()[0];
@@ -122,7 +113,7 @@ TEST(M5RulesTest, ConditionsOnOneAttributeKeepTheTightest) {
 }
 
 TEST(M5RulesTest, TextRoundTripAndErrors) {
-  auto rules = M5Rules::Build(Piecewise());
+  auto rules = M5Rules::Build(Piecewise(12));
   ASSERT_TRUE(rules.ok());
   const std::string text = rules->Save();
   auto back = M5Rules::Parse(text);

@@ -110,4 +110,10 @@ absl::Status ReadHeader(TextLines& lines, absl::string_view keyword, absl::strin
   return absl::OkStatus();
 }
 
+absl::Status ReadEnd(TextLines& lines) {
+  std::vector<absl::string_view> f;
+  if (!lines.Next(&f) || f.size() != 1 || f[0] != "end") return lines.Error("expected 'end'");
+  return absl::OkStatus();
+}
+
 }  // namespace tandem::cost_model

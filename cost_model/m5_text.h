@@ -16,6 +16,7 @@
 #include <vector>
 
 #include "absl/status/status.h"
+#include "absl/status/statusor.h"
 #include "absl/strings/str_cat.h"
 #include "absl/strings/string_view.h"
 #include "absl/types/span.h"
@@ -69,5 +70,22 @@ absl::Status ParseModel(const TextLines& lines, absl::Span<const absl::string_vi
                         size_t d, LinearModel* model);
 // Reads the next line, which must be `keyword` followed by `version` (e.g. "m5tree 1").
 absl::Status ReadHeader(TextLines& lines, absl::string_view keyword, absl::string_view version);
+// Reads the next line, which must be "end", the last of a tree or a rule set.
+absl::Status ReadEnd(TextLines& lines);
+
+// What `read` (M5Tree::Read, M5Rules::Read) makes of `text`, named `source` in errors; text left
+// after what it reads is an error, since Parse takes one tree or rule set alone.
+template <typename T>
+absl::StatusOr<T> ParseWhole(absl::string_view text, absl::string_view source,
+                             absl::StatusOr<T> (*read)(TextLines& lines)) {
+  TextLines lines(text, source);
+  absl::StatusOr<T> parsed = read(lines);
+  if (parsed.ok() && !lines.AtEnd()) {
+    std::vector<absl::string_view> f;
+    lines.Next(&f);  // so that the error names the line
+    return lines.Error("unexpected text after 'end'");
+  }
+  return parsed;
+}
 
 }  // namespace tandem::cost_model

@@ -3,6 +3,7 @@
 
 #include <cmath>
 
+#include "cost_model/m5_test_util.h"
 #include "gmock/gmock.h"
 #include "gtest/gtest.h"
 
@@ -10,17 +11,6 @@ namespace tandem::cost_model {
 namespace {
 
 using ::testing::HasSubstr;
-
-// y = 2x for x = 1..10, y = 100 + 5x for x = 11..20; z is a scrambled distractor.
-M5Dataset Piecewise() {
-  M5Dataset d;
-  d.attributes = {"x", "z"};
-  for (int x = 1; x <= 20; ++x) {
-    d.rows.push_back({static_cast<double>(x), static_cast<double>((7 * x) % 11)});
-    d.targets.push_back(x <= 10 ? 2.0 * x : 100.0 + 5.0 * x);
-  }
-  return d;
-}
 
 TEST(M5TreeTest, StandardDeviationReductionByHand) {
   // all = {1,2,3,10,12}: mean 5.6, SD sqrt(101.2/5); left SD sqrt(2/3), right SD 1.
@@ -53,7 +43,7 @@ TEST(M5TreeTest, BestSplitIsTheHandComputedOne) {
 TEST(M5TreeTest, PiecewiseLinearDataGetsOneSplitAndTheSlopes) {
   M5Options options;
   options.smooth = false;
-  auto tree = M5Tree::Build(Piecewise(), options);
+  auto tree = M5Tree::Build(Piecewise(10), options);
   ASSERT_TRUE(tree.ok()) << tree.status();
   const M5Node& root = tree->root();
   ASSERT_FALSE(root.leaf);
@@ -92,7 +82,7 @@ TEST(M5TreeTest, LeafErrorEstimateByHand) {
   // the leaf x <= 5.5 holds y = {2,4,6,8,10}: mean 6, mean |residual| 2.4, times (5+1)/(5-1).
   M5Options options;
   options.prune = false;
-  auto tree = M5Tree::Build(Piecewise(), options);
+  auto tree = M5Tree::Build(Piecewise(10), options);
   ASSERT_TRUE(tree.ok());
   const M5Node& left = *tree->root().left;
   ASSERT_FALSE(left.leaf);
@@ -148,7 +138,7 @@ TEST(M5TreeTest, SmoothingByHandOnATwoLevelTree) {
 }
 
 TEST(M5TreeTest, BuiltTreeSmoothsWithItsOwnModels) {
-  auto tree = M5Tree::Build(Piecewise());
+  auto tree = M5Tree::Build(Piecewise(10));
   ASSERT_TRUE(tree.ok());
   const M5Node& root = tree->root();
   const std::vector<double> x = {1, 3};
@@ -208,7 +198,7 @@ TEST(M5TreeTest, RejectsBadData) {
 }
 
 TEST(M5TreeTest, TextRoundTrip) {
-  auto tree = M5Tree::Build(Piecewise());
+  auto tree = M5Tree::Build(Piecewise(10));
   ASSERT_TRUE(tree.ok());
   const std::string text = tree->Save();
   auto back = M5Tree::Parse(text);
@@ -251,7 +241,7 @@ TEST(M5TreeTest, MalformedTextNamesTheLine) {
   for (int i = 0; i < 5000; ++i) deep += "split 0 1 2 0 0\n";
   EXPECT_THAT(M5Tree::Parse(deep).status().message(), HasSubstr("deeper than"));
   // Every prefix of a saved tree either parses or fails cleanly.
-  const std::string text = M5Tree::Build(Piecewise())->Save();
+  const std::string text = M5Tree::Build(Piecewise(10))->Save();
   for (size_t n = 0; n < text.size(); ++n) {
     auto t = M5Tree::Parse(text.substr(0, n));
     if (!t.ok()) {

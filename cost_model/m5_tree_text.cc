@@ -96,19 +96,12 @@ absl::StatusOr<M5Tree> M5Tree::Read(TextLines& lines) {
   absl::StatusOr<std::unique_ptr<M5Node>> root = ReadNode(lines, tree.attributes_.size(), 0);
   if (!root.ok()) return root.status();
   tree.root_ = *std::move(root);
-  if (!lines.Next(&f) || f.size() != 1 || f[0] != "end") return lines.Error("expected 'end'");
+  if (absl::Status s = ReadEnd(lines); !s.ok()) return s;
   return tree;
 }
 
 absl::StatusOr<M5Tree> M5Tree::Parse(absl::string_view text) {
-  TextLines lines(text, "<m5tree>");
-  absl::StatusOr<M5Tree> tree = Read(lines);
-  if (tree.ok() && !lines.AtEnd()) {
-    std::vector<absl::string_view> f;
-    lines.Next(&f);
-    return lines.Error("unexpected text after 'end'");
-  }
-  return tree;
+  return ParseWhole(text, "<m5tree>", &M5Tree::Read);
 }
 
 }  // namespace tandem::cost_model

@@ -17,6 +17,7 @@
 #include "absl/strings/str_cat.h"
 #include "absl/strings/str_join.h"
 #include "absl/strings/string_view.h"
+#include "base/enum_names.h"
 #include "base/status_macros.h"
 
 namespace tandem::filter {
@@ -347,6 +348,10 @@ void Emit(const Bound& node, uint32_t depth, FilterProgram* program) {
   }
 }
 
+constexpr base::EnumName<Kind> kKindNames[] = {{Kind::kTerm, "term"},   {Kind::kIn, "in"},
+                                               {Kind::kRange, "range"}, {Kind::kAnd, "and"},
+                                               {Kind::kOr, "or"},       {Kind::kNot, "not"}};
+
 }  // namespace
 
 FilterNode FilterNode::Term(std::string field, std::string value) {
@@ -396,23 +401,7 @@ FilterNode FilterNode::Not(FilterNode child) {
   return node;
 }
 
-std::string_view FilterKindName(FilterNode::Kind kind) {
-  switch (kind) {
-    case Kind::kTerm:
-      return "term";
-    case Kind::kIn:
-      return "in";
-    case Kind::kRange:
-      return "range";
-    case Kind::kAnd:
-      return "and";
-    case Kind::kOr:
-      return "or";
-    case Kind::kNot:
-      return "not";
-  }
-  return "unknown";
-}
+std::string_view FilterKindName(FilterNode::Kind kind) { return base::NameOf(kKindNames, kind); }
 
 std::optional<int64_t> ParseFilterInteger(std::string_view text) {
   size_t i = 0;

@@ -18,6 +18,7 @@
 
 #include "absl/strings/str_cat.h"
 #include "absl/strings/str_join.h"
+#include "base/enum_names.h"
 #include "gmock/gmock.h"
 #include "gtest/gtest.h"
 
@@ -721,26 +722,17 @@ TEST(CompileFilter, PostfixOverColumnsInAttributeOrder) {
       CompileFilter(Parsed("domain IN (a.com, b.com, c.com) AND NOT year = 2001"), *index);
   ASSERT_TRUE(program.ok()) << program.status();
   std::string ops;
+  // Each operation as a word, a column as "c" and its number.
+  constexpr base::EnumName<FilterOp::Code> kOpNames[] = {{FilterOp::Code::kEmpty, "empty"},
+                                                         {FilterOp::Code::kNot, "not"},
+                                                         {FilterOp::Code::kAnd, "and"},
+                                                         {FilterOp::Code::kOr, "or"},
+                                                         {FilterOp::Code::kAndNot, "andnot"}};
   for (const FilterOp& op : program->ops) {
-    switch (op.code) {
-      case FilterOp::Code::kColumn:
-        absl::StrAppend(&ops, "c", op.column, " ");
-        break;
-      case FilterOp::Code::kEmpty:
-        ops += "empty ";
-        break;
-      case FilterOp::Code::kNot:
-        ops += "not ";
-        break;
-      case FilterOp::Code::kAnd:
-        ops += "and ";
-        break;
-      case FilterOp::Code::kOr:
-        ops += "or ";
-        break;
-      case FilterOp::Code::kAndNot:
-        ops += "andnot ";
-        break;
+    if (op.code == FilterOp::Code::kColumn) {
+      absl::StrAppend(&ops, "c", op.column, " ");
+    } else {
+      absl::StrAppend(&ops, base::NameOf(kOpNames, op.code), " ");
     }
   }
   // Fields in the index's order; c.com is on no document, so it has no column.

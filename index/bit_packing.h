@@ -185,4 +185,24 @@ inline void UnpackBits(const uint8_t* in, size_t avail, size_t n, uint32_t b, ui
   bit_packing_internal::kUnpackTable[b](in, avail, n, out);
 }
 
+// The exceptions of values[0..n) at slot width b, as PForDelta and ParaPFor store them: the index
+// of every value of b + 1 bits or more, into positions[], and its bits above b, into highs[], in
+// index order. Returns how many there are and ORs every high part into *all_highs (whose width is
+// that of the widest). Branch-free: every value is written at the next free entry, which only
+// advances past an exception; exceptions come at random, so a branch on them would often be
+// mispredicted. Both arrays hold n entries.
+template <typename Index>
+inline size_t CollectExceptions(const uint32_t* values, size_t n, uint32_t b, Index* positions,
+                                uint32_t* highs, uint32_t* all_highs) {
+  size_t count = 0;
+  for (size_t i = 0; i < n; ++i) {
+    const uint32_t high = static_cast<uint32_t>(uint64_t{values[i]} >> b);
+    positions[count] = static_cast<Index>(i);
+    highs[count] = high;
+    count += high != 0;
+    *all_highs |= high;
+  }
+  return count;
+}
+
 }  // namespace tandem::index

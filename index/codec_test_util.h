@@ -5,6 +5,8 @@
 // value distributions an index produces, and a bit writer for reference encoders.
 #pragma once
 
+#include <algorithm>
+#include <bit>
 #include <cmath>
 #include <cstddef>
 #include <cstdint>
@@ -116,6 +118,27 @@ inline std::string ReferencePacked(const std::vector<uint32_t>& values, uint32_t
   ReferenceBits bits;
   for (uint32_t v : values) bits.Put(LowBits(v, b), b);
   return bits.bytes();
+}
+
+// The exceptions of `values` at slot width b, found the plain way, for the reference encoders of
+// PForDelta and ParaPFor: the index of each value of more than b bits, its bits above b, and the
+// width of the widest of those.
+struct ReferenceExceptions {
+  std::vector<uint32_t> indices;
+  std::vector<uint32_t> highs;
+  uint32_t high_bits = 0;
+};
+
+inline ReferenceExceptions FindExceptions(const std::vector<uint32_t>& values, uint32_t b) {
+  ReferenceExceptions found;
+  for (size_t i = 0; i < values.size(); ++i) {
+    const uint64_t high = uint64_t{values[i]} >> b;
+    if (high == 0) continue;
+    found.indices.push_back(static_cast<uint32_t>(i));
+    found.highs.push_back(static_cast<uint32_t>(high));
+    found.high_bits = std::max<uint32_t>(found.high_bits, std::bit_width(high));
+  }
+  return found;
 }
 
 }  // namespace tandem::index

@@ -23,4 +23,12 @@ const BlockCodec* SegLrcBlockCodec();
 // SIMD-BP128, one bit width per block of four interleaved lanes (simdbp_codec.cc).
 const BlockCodec* SimdBpBlockCodec();
 
+// The one instance of a codec, built at first use and never destroyed: the registry hands out
+// plain pointers that stay valid until the process exits.
+template <typename Codec>
+const BlockCodec* CodecInstance() {
+  static const BlockCodec* const kCodec = new Codec();
+  return kCodec;
+}
+
 }  // namespace tandem::index::internal

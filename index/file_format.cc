@@ -9,11 +9,13 @@
 #include <algorithm>
 #include <cerrno>
 #include <cstring>
+#include <optional>
 #include <utility>
 
 #include "absl/strings/escaping.h"
 #include "absl/strings/str_cat.h"
 #include "absl/strings/str_format.h"
+#include "base/enum_names.h"
 
 namespace tandem::index {
 namespace {
@@ -52,26 +54,15 @@ absl::Status WriteAll(int fd, const char* p, size_t left, const std::string& pat
 
 }  // namespace
 
+// Each file's 8-byte kind tag (FORMAT.md), NUL-padded where the name is shorter.
+constexpr base::EnumName<FileKind> kFileKindTags[] = {
+    {FileKind::kManifest, "MANIFEST"},      {FileKind::kLexicon, "LEXICON\0"},
+    {FileKind::kPostings, "POSTINGS"},      {FileKind::kDocuments, "DOCTABLE"},
+    {FileKind::kGpuLayouts, "GPULAYTS"},    {FileKind::kCollectionDfs, "COLLDFS\0"},
+    {FileKind::kSubscriptions, "SUBSCRIB"}, {FileKind::kAttributes, "ATTRIBS\0"}};
+
 absl::string_view FileKindTag(FileKind kind) {
-  switch (kind) {
-    case FileKind::kManifest:
-      return absl::string_view("MANIFEST", 8);
-    case FileKind::kLexicon:
-      return absl::string_view("LEXICON\0", 8);
-    case FileKind::kPostings:
-      return absl::string_view("POSTINGS", 8);
-    case FileKind::kDocuments:
-      return absl::string_view("DOCTABLE", 8);
-    case FileKind::kGpuLayouts:
-      return absl::string_view("GPULAYTS", 8);
-    case FileKind::kCollectionDfs:
-      return absl::string_view("COLLDFS\0", 8);
-    case FileKind::kSubscriptions:
-      return absl::string_view("SUBSCRIB", 8);
-    case FileKind::kAttributes:
-      return absl::string_view("ATTRIBS\0", 8);
-  }
-  return absl::string_view("UNKNOWN\0", 8);
+  return absl::string_view(base::NameOf(kFileKindTags, kind, "UNKNOWN\0"), 8);
 }
 
 absl::StatusOr<absl::string_view> VerifyFrame(absl::string_view file, FileKind kind,
@@ -121,19 +112,16 @@ absl::StatusOr<absl::string_view> VerifyFrame(absl::string_view file, FileKind k
 // --- MappedFile
 // -------------------------------------------------------------------------------------
 
+constexpr base::EnumName<FileMemory> kFileMemoryNames[] = {{FileMemory::kMapped, "mapped"},
+                                                           {FileMemory::kHugePages, "huge-pages"}};
+
 absl::string_view FileMemoryName(FileMemory memory) {
-  switch (memory) {
-    case FileMemory::kMapped:
-      return "mapped";
-    case FileMemory::kHugePages:
-      return "huge-pages";
-  }
-  return "unknown";
+  return base::NameOf(kFileMemoryNames, memory);
 }
 
 absl::StatusOr<FileMemory> ParseFileMemory(absl::string_view name) {
-  for (FileMemory m : {FileMemory::kMapped, FileMemory::kHugePages}) {
-    if (name == FileMemoryName(m)) return m;
+  if (const std::optional<FileMemory> memory = base::ValueOfName(kFileMemoryNames, name)) {
+    return *memory;
   }
   return absl::InvalidArgumentError(
       absl::StrCat("unknown index memory '", name, "' (mapped, huge-pages)"));

@@ -3,6 +3,7 @@
 #include <algorithm>
 #include <cmath>
 #include <cstring>
+#include <filesystem>
 #include <limits>
 
 #include "absl/strings/str_cat.h"
@@ -19,7 +20,6 @@ using internal::DecodeEntry;
 using internal::LexiconHeader;
 using internal::LexiconKey;
 using internal::ListStart;
-using internal::MakeTermInfo;
 using internal::PackedEntry;
 
 namespace {
@@ -37,6 +37,18 @@ absl::Status Corrupt(const std::string& path, absl::string_view what) {
 }
 
 }  // namespace
+
+IndexFileBytes MeasureIndexFiles(const std::string& dir) {
+  IndexFileBytes bytes;
+  for (const char* name : {kManifestFile, kLexiconFile, kPostingsFile, kDocumentsFile}) {
+    std::error_code ec;
+    const uint64_t size = std::filesystem::file_size(std::filesystem::path(dir) / name, ec);
+    if (ec) continue;
+    bytes.total += size;
+    if (absl::string_view(name) == kPostingsFile) bytes.postings = size;
+  }
+  return bytes;
+}
 
 Index::~Index() = default;
 

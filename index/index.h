@@ -38,6 +38,14 @@ inline constexpr char kDocumentsFile[] = "documents.bin";
 inline constexpr char kCollectionDfFile[] = "collection_df.bin";
 inline constexpr char kAttributesFile[] = "attributes.bin";
 
+// The size on disk of the index in `dir`: its four files together, and postings.bin alone (for
+// bits per posting). A file that cannot be read counts 0: the figures are for reports.
+struct IndexFileBytes {
+  uint64_t total = 0;
+  uint64_t postings = 0;
+};
+IndexFileBytes MeasureIndexFiles(const std::string& dir);
+
 struct IndexStats {
   uint32_t num_docs = 0;
   uint64_t num_terms = 0;

@@ -255,21 +255,34 @@ TEST_F(IndexTest, StoredFields) {
 // Every file checked the same way, the postings mapped or copied into huge pages.
 constexpr FileMemory kEveryMemory[] = {FileMemory::kMapped, FileMemory::kHugePages};
 
+// The copy of the index in `dir` that a test may damage: its path.
+std::string CopyIndexInto(const testing::TempDir& dir, const std::string& index) {
+  const std::string copy = dir.path() + "/idx";
+  fs::copy(index, copy);
+  return copy;
+}
+
+// Opening the damaged index in `dir` fails as DATA_LOSS naming the damaged file, postings mapped
+// or copied into huge pages.
+void ExpectDataLossNaming(const std::string& dir, const char* name) {
+  for (FileMemory memory : kEveryMemory) {
+    auto idx = Index::Open(dir, {.postings_memory = memory});
+    ASSERT_FALSE(idx.ok());
+    EXPECT_EQ(idx.status().code(), absl::StatusCode::kDataLoss) << idx.status();
+    EXPECT_THAT(std::string(idx.status().message()), HasSubstr(name));
+  }
+}
+
 TEST_F(IndexTest, FlippedByteInAnyFileIsDetected) {
   for (const char* name : {kManifestFile, kLexiconFile, kPostingsFile, kDocumentsFile}) {
     testing::TempDir copy;
-    const std::string d = copy.path() + "/idx";
-    fs::copy(dir_, d);
+    const std::string d = CopyIndexInto(copy, dir_);
     const std::string path = d + "/" + name;
     const uint64_t size = fs::file_size(path);
     for (uint64_t offset : {uint64_t{40}, size / 2, size - 20}) {
       FlipByte(path, offset);
-      for (FileMemory memory : kEveryMemory) {
-        auto idx = Index::Open(d, {.postings_memory = memory});
-        ASSERT_FALSE(idx.ok()) << name << " offset " << offset;
-        EXPECT_EQ(idx.status().code(), absl::StatusCode::kDataLoss) << idx.status();
-        EXPECT_THAT(std::string(idx.status().message()), HasSubstr(name));
-      }
+      SCOPED_TRACE(absl::StrCat(name, " offset ", offset));
+      ExpectDataLossNaming(d, name);
       FlipByte(path, offset);  // restore
     }
     for (FileMemory memory : kEveryMemory) {
@@ -281,17 +294,11 @@ TEST_F(IndexTest, FlippedByteInAnyFileIsDetected) {
 TEST_F(IndexTest, TruncatedFileIsDetected) {
   for (const char* name : {kLexiconFile, kPostingsFile, kDocumentsFile, kManifestFile}) {
     testing::TempDir copy;
-    const std::string d = copy.path() + "/idx";
-    fs::copy(dir_, d);
+    const std::string d = CopyIndexInto(copy, dir_);
     const std::string path = d + "/" + name;
     for (uint64_t size : {fs::file_size(path) - 1, uint64_t{47}, uint64_t{10}, uint64_t{0}}) {
       fs::resize_file(path, size);
-      for (FileMemory memory : kEveryMemory) {
-        auto idx = Index::Open(d, {.postings_memory = memory});
-        ASSERT_FALSE(idx.ok());
-        EXPECT_EQ(idx.status().code(), absl::StatusCode::kDataLoss) << idx.status();
-        EXPECT_THAT(std::string(idx.status().message()), HasSubstr(name));
-      }
+      ExpectDataLossNaming(d, name);
     }
   }
 }

@@ -98,17 +98,8 @@ void EncodeParaPForBlock(const uint32_t* values, size_t n, uint32_t b, std::stri
   assert(n >= 1 && n <= kBlockSize && b <= 32);
   uint32_t indices[kBlockSize];
   uint32_t overflows[kBlockSize];
-  size_t en = 0;
   uint32_t all_overflows = 0;
-  // Branch-free: every value is written at the next free entry, which only advances past an
-  // exception.
-  for (size_t j = 0; j < n; ++j) {
-    const uint32_t overflow = static_cast<uint32_t>(uint64_t{values[j]} >> b);
-    indices[en] = static_cast<uint32_t>(j);
-    overflows[en] = overflow;
-    en += overflow != 0;
-    all_overflows |= overflow;
-  }
+  const size_t en = CollectExceptions(values, n, b, indices, overflows, &all_overflows);
   out->push_back(static_cast<char>(b));
   out->push_back(static_cast<char>(en));
   if (en == 0) {
@@ -186,10 +177,7 @@ class ParaPForCodec final : public BlockCodec {
 
 }  // namespace
 
-const BlockCodec* ParaPForBlockCodec() {
-  static const BlockCodec* const kCodec = new ParaPForCodec();
-  return kCodec;
-}
+const BlockCodec* ParaPForBlockCodec() { return CodecInstance<ParaPForCodec>(); }
 
 }  // namespace internal
 }  // namespace tandem::index

@@ -21,22 +21,13 @@ const BlockCodec& ParaPFor() { return *GetBlockCodec("parapfor"); }
 
 // parapfor_codec.cc: b, en, [ib, hb], slots, indices, overflows.
 std::string ReferenceParaPFor(const std::vector<uint32_t>& values, uint32_t b) {
-  std::vector<uint32_t> indices;
-  std::vector<uint32_t> overflows;
-  uint32_t hb = 0;
-  for (size_t i = 0; i < values.size(); ++i) {
-    const uint64_t overflow = uint64_t{values[i]} >> b;
-    if (overflow == 0) continue;
-    indices.push_back(static_cast<uint32_t>(i));
-    overflows.push_back(static_cast<uint32_t>(overflow));
-    hb = std::max<uint32_t>(hb, std::bit_width(overflow));
-  }
-  std::string out = {static_cast<char>(b), static_cast<char>(indices.size())};
-  if (indices.empty()) return out + ReferencePacked(values, b);
-  const uint32_t ib = std::bit_width(indices.back());
-  out += {static_cast<char>(ib), static_cast<char>(hb)};
-  return out + ReferencePacked(values, b) + ReferencePacked(indices, ib) +
-         ReferencePacked(overflows, hb);
+  const ReferenceExceptions e = FindExceptions(values, b);
+  std::string out = {static_cast<char>(b), static_cast<char>(e.indices.size())};
+  if (e.indices.empty()) return out + ReferencePacked(values, b);
+  const uint32_t ib = std::bit_width(e.indices.back());
+  out += {static_cast<char>(ib), static_cast<char>(e.high_bits)};
+  return out + ReferencePacked(values, b) + ReferencePacked(e.indices, ib) +
+         ReferencePacked(e.highs, e.high_bits);
 }
 
 std::string EncodeParaPFor(const std::vector<uint32_t>& values, uint32_t b) {

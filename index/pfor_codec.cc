@@ -93,17 +93,8 @@ void EncodePForBlock(const uint32_t* values, size_t n, uint32_t b, std::string* 
   assert(n >= 1 && n <= kBlockSize && b <= 32);
   uint8_t positions[kBlockSize];
   uint32_t highs[kBlockSize];
-  size_t e = 0;
-  // Branch-free: every value is written at the next free entry, which only advances past an
-  // exception. Exceptions come at random, so a branch on them would often be mispredicted.
   uint32_t all_highs = 0;
-  for (size_t i = 0; i < n; ++i) {
-    const uint32_t high = static_cast<uint32_t>(uint64_t{values[i]} >> b);
-    positions[e] = static_cast<uint8_t>(i);
-    highs[e] = high;
-    e += high != 0;
-    all_highs |= high;
-  }
+  const size_t e = CollectExceptions(values, n, b, positions, highs, &all_highs);
   const uint32_t h = std::bit_width(all_highs);  // the widest high part
   out->push_back(static_cast<char>(b));
   out->push_back(static_cast<char>(e));
@@ -165,10 +156,7 @@ class PForCodec final : public BlockCodec {
 
 }  // namespace
 
-const BlockCodec* PForBlockCodec() {
-  static const BlockCodec* const kCodec = new PForCodec();
-  return kCodec;
-}
+const BlockCodec* PForBlockCodec() { return CodecInstance<PForCodec>(); }
 
 }  // namespace internal
 }  // namespace tandem::index

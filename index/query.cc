@@ -4,32 +4,23 @@
 
 #include "absl/container/flat_hash_map.h"
 #include "absl/strings/str_format.h"
+#include "base/enum_names.h"
 
 namespace tandem::index {
+namespace {
 
-absl::string_view QueryModeName(QueryMode mode) {
-  switch (mode) {
-    case QueryMode::kAnd:
-      return "and";
-    case QueryMode::kOr:
-      return "or";
-    case QueryMode::kAndOr:
-      return "and_or";
-  }
-  return "unknown";
-}
+// Names first; then the spellings of older query files and of the command line.
+constexpr base::EnumName<QueryMode> kQueryModeNames[] = {
+    {QueryMode::kAnd, "and"},      {QueryMode::kOr, "or"},       {QueryMode::kAndOr, "and_or"},
+    {QueryMode::kAnd, "AND"},      {QueryMode::kOr, "OR"},       {QueryMode::kAndOr, "andor"},
+    {QueryMode::kAndOr, "AND_OR"}, {QueryMode::kAndOr, "and+or"}};
+
+}  // namespace
+
+absl::string_view QueryModeName(QueryMode mode) { return base::NameOf(kQueryModeNames, mode); }
 
 bool ParseQueryMode(absl::string_view name, QueryMode* mode) {
-  if (name == "and" || name == "AND") {
-    *mode = QueryMode::kAnd;
-  } else if (name == "or" || name == "OR") {
-    *mode = QueryMode::kOr;
-  } else if (name == "and_or" || name == "andor" || name == "AND_OR" || name == "and+or") {
-    *mode = QueryMode::kAndOr;
-  } else {
-    return false;
-  }
-  return true;
+  return base::ParseName(kQueryModeNames, name, mode);
 }
 
 absl::Status ValidateQueryFilter(const Query& query, uint32_t num_docs) {

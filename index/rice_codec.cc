@@ -161,10 +161,7 @@ class RiceCodec final : public BlockCodec {
 
 }  // namespace
 
-const BlockCodec* RiceBlockCodec() {
-  static const BlockCodec* const kCodec = new RiceCodec();
-  return kCodec;
-}
+const BlockCodec* RiceBlockCodec() { return CodecInstance<RiceCodec>(); }
 
 }  // namespace internal
 }  // namespace tandem::index

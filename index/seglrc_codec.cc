@@ -264,10 +264,7 @@ SegLrcLine FitSegLrcLine(const uint32_t* values, size_t n) {
   return Fit(values, n, deviations);
 }
 
-const BlockCodec* SegLrcBlockCodec() {
-  static const BlockCodec* const kCodec = new SegLrcCodec();
-  return kCodec;
-}
+const BlockCodec* SegLrcBlockCodec() { return CodecInstance<SegLrcCodec>(); }
 
 }  // namespace internal
 }  // namespace tandem::index

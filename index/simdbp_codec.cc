@@ -28,6 +28,7 @@
 #include <string_view>
 #include <vector>
 
+#include "base/enum_names.h"
 #include "index/bit_packing.h"
 #include "index/block_codec.h"
 #include "index/codecs_internal.h"
@@ -148,26 +149,13 @@ class SimdBpCodec final : public BlockCodec {
 
 }  // namespace
 
-std::string_view SimdPathName(SimdPath path) {
-  switch (path) {
-    case SimdPath::kScalar:
-      return "scalar";
-    case SimdPath::kSse41:
-      return "sse41";
-    case SimdPath::kAvx2:
-      return "avx2";
-  }
-  return "unknown";
-}
+constexpr base::EnumName<SimdPath> kSimdPathNames[] = {
+    {SimdPath::kScalar, "scalar"}, {SimdPath::kSse41, "sse41"}, {SimdPath::kAvx2, "avx2"}};
+
+std::string_view SimdPathName(SimdPath path) { return base::NameOf(kSimdPathNames, path); }
 
 bool ParseSimdPath(std::string_view name, SimdPath* path) {
-  for (SimdPath p : {SimdPath::kScalar, SimdPath::kSse41, SimdPath::kAvx2}) {
-    if (name == SimdPathName(p)) {
-      *path = p;
-      return true;
-    }
-  }
-  return false;
+  return base::ParseName(kSimdPathNames, name, path);
 }
 
 bool SimdPathAvailable(SimdPath path) { return KernelsOf(path) != nullptr && CpuHas(path); }
@@ -194,10 +182,7 @@ bool GapsToDocids(uint32_t base, const uint32_t* gaps, size_t n, uint32_t* docid
 
 namespace internal {
 
-const BlockCodec* SimdBpBlockCodec() {
-  static const BlockCodec* const kCodec = new SimdBpCodec();
-  return kCodec;
-}
+const BlockCodec* SimdBpBlockCodec() { return CodecInstance<SimdBpCodec>(); }
 
 }  // namespace internal
 }  // namespace tandem::index

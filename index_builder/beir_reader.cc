@@ -19,7 +19,6 @@
 #include "absl/strings/match.h"
 #include "absl/strings/str_cat.h"
 #include "absl/strings/strip.h"
-#include "base/status_macros.h"
 #include "index_builder/reader_attributes.h"
 #include "index_builder/readers_internal.h"
 #include "index_builder/utf8.h"
@@ -87,29 +86,23 @@ void AddMemberAttributes(const json& object, Document* doc) {
   }
 }
 
-class BeirReader : public FileSequenceReader {
+class BeirReader : public LineRecordReader {
  public:
-  BeirReader(InputFiles files, ReaderOptions options)
-      : FileSequenceReader(std::move(files), std::move(options)) {}
+  using LineRecordReader::LineRecordReader;
 
  protected:
-  absl::Status OpenFile(const InputFile& file) override { return lines_.Open(file); }
-
-  absl::StatusOr<bool> NextInFile(const InputFile& file, Document* doc) override {
-    std::string line;
-    while (lines_.Next(&line)) {
-      absl::string_view view = line;
-      if (lines_.line_number() == 1) absl::ConsumePrefix(&view, "\xEF\xBB\xBF");  // byte-order mark
-      if (absl::StripAsciiWhitespace(view).empty()) continue;
-      if (Parse(view, doc, &error_)) {
-        doc->location = Location(file, lines_.line_number());
-        return true;
-      }
-      ReportBadDocument(file, lines_.line_number(), error_);
+  absl::StatusOr<bool> ReadRecord(const InputFile& file, const std::string& line,
+                                  Document* doc) override {
+    absl::string_view view = line;
+    if (lines().line_number() == 1) absl::ConsumePrefix(&view, "\xEF\xBB\xBF");  // byte-order mark
+    if (absl::StripAsciiWhitespace(view).empty()) return false;
+    if (!Parse(view, doc, &error_)) {
+      ReportBadDocument(file, lines().line_number(), error_);
       doc->Clear();
+      return false;
     }
-    TANDEM_RETURN_IF_ERROR(lines_.status());
-    return false;
+    doc->location = Location(file, lines().line_number());
+    return true;
   }
 
  private:
@@ -153,9 +146,6 @@ class BeirReader : public FileSequenceReader {
     return true;
   }
 
-  uint64_t BytesReadInFile() const override { return lines_.bytes_read(); }
-
-  LineSource lines_;
   std::string error_;
 };
 
@@ -164,10 +154,6 @@ std::vector<AttributeField> BeirAttributeFields() {
            "each scalar JSON member other than _id, title and text, and each scalar member of an "
            "object member as <member>.<inner>: strings are keywords, integral numbers integers, "
            "booleans true / false; the fields depend on the corpus"}};
-}
-
-std::unique_ptr<DocumentReader> MakeBeirReader(InputFiles files, ReaderOptions options) {
-  return std::make_unique<BeirReader>(std::move(files), std::move(options));
 }
 
 }  // namespace
@@ -180,14 +166,12 @@ bool RecognizesBeir(absl::string_view head) {
 }
 
 // One record a line: a file may be cut at any line (the byte-order mark is only on line 1).
-bool StartsBeirRecord(absl::string_view) { return true; }
-
 const FormatSpec kBeirFormat = {.name = "beir",
                                 .files_wanted = "corpus*.jsonl",
                                 .selects = &SelectsBeirFile,
-                                .make = &MakeBeirReader,
+                                .make = &MakeReader<BeirReader>,
                                 .recognizes = &RecognizesBeir,
-                                .starts_record = &StartsBeirRecord,
+                                .starts_record = &StartsAnyLine,
                                 .attribute_fields = &BeirAttributeFields};
 
 }  // namespace tandem::index_builder::internal

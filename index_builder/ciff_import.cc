@@ -2,7 +2,6 @@
 
 #include <algorithm>
 #include <chrono>
-#include <filesystem>
 #include <memory>
 #include <vector>
 
@@ -86,12 +85,7 @@ absl::StatusOr<CiffImportSummary> ImportCiff(const std::string& path, const std:
   summary.header_average_doclength = reader->header().average_doclength();
   summary.average_doclength = writer->manifest().stats.avg_doc_length;
   summary.description = reader->header().description();
-  for (const char* f :
-       {index::kManifestFile, index::kLexiconFile, index::kPostingsFile, index::kDocumentsFile}) {
-    std::error_code ec;
-    const uint64_t size = std::filesystem::file_size(std::filesystem::path(output) / f, ec);
-    if (!ec) summary.index_bytes += size;
-  }
+  summary.index_bytes = index::MeasureIndexFiles(output).total;
   summary.seconds = std::chrono::duration<double>(std::chrono::steady_clock::now() - start).count();
   return summary;
 }

@@ -63,7 +63,7 @@ absl::StatusOr<InputFiles> ListInputFiles(const std::string& path, const FormatS
       if (it->is_directory(type_error)) it.disable_recursion_pending();
       continue;
     }
-    if (!it->is_regular_file(type_error) || !format.selects(entry)) continue;
+    if (!it->is_regular_file(type_error) || !format.Selects(entry)) continue;
     input.files.push_back({entry, entry.string(), entry.lexically_relative(root).generic_string()});
   }
   if (error) return FileSystemError(error, "cannot list", root);
@@ -244,6 +244,16 @@ void FileSequenceReader::ReportBadDocument(const InputFile& file, int64_t line,
   }
 }
 
+absl::StatusOr<bool> LineRecordReader::NextInFile(const InputFile& file, Document* doc) {
+  std::string line;
+  while (lines().Next(&line)) {
+    TANDEM_ASSIGN_OR_RETURN(const bool read, ReadRecord(file, line, doc));
+    if (read) return true;
+  }
+  TANDEM_RETURN_IF_ERROR(lines().status());
+  return false;
+}
+
 ElementReader::ElementReader(InputFiles files, ReaderOptions options, absl::string_view tag)
     : FileSequenceReader(std::move(files), std::move(options)), tag_(tag), scanner_(&lines_, tag) {}
 
@@ -318,7 +328,7 @@ absl::StatusOr<DetectedFormat> DetectDocumentFormat(const std::string& path) {
     ++sampled;
     for (size_t f = 0; f < internal::kFormats.size(); ++f) {
       const internal::FormatSpec& spec = *internal::kFormats[f];
-      if ((!files.from_directory || spec.selects(file.path)) && spec.recognizes(head)) ++votes[f];
+      if ((!files.from_directory || spec.Selects(file.path)) && spec.recognizes(head)) ++votes[f];
     }
   }
   // Most files recognized wins; on a tie the earlier format of kFormats. Lines, the last, takes

@@ -58,8 +58,6 @@ using json = nlohmann::json;
 // Deeper MIME nesting than this is not mail but an attack on the parser.
 constexpr int kMaxMimeDepth = 16;
 
-bool SelectsAnyFile(const fs::path&) { return true; }
-
 struct Header {
   std::string name;   // lower case
   std::string value;  // unfolded, still encoded
@@ -358,8 +356,7 @@ struct RawMessage {
 
 class EmailReader : public FileSequenceReader {
  public:
-  EmailReader(InputFiles files, ReaderOptions options)
-      : FileSequenceReader(std::move(files), std::move(options)) {}
+  using FileSequenceReader::FileSequenceReader;
 
  protected:
   absl::Status OpenFile(const InputFile& file) override {
@@ -484,10 +481,6 @@ std::vector<AttributeField> EmailAttributeFields() {
            "yes when a MIME part is an attachment or names a file, else no"}};
 }
 
-std::unique_ptr<DocumentReader> MakeEmailReader(InputFiles files, ReaderOptions options) {
-  return std::make_unique<EmailReader>(std::move(files), std::move(options));
-}
-
 }  // namespace
 
 // A message whose header block (after an mbox "From " line) holds a field every mail has, or the
@@ -512,9 +505,7 @@ bool RecognizesEmail(absl::string_view head) {
 
 // Not cut into chunks: a message is a whole file, and a record file one JSON document.
 const FormatSpec kEmailFormat = {.name = "email",
-                                 .files_wanted = "every file",
-                                 .selects = &SelectsAnyFile,
-                                 .make = &MakeEmailReader,
+                                 .make = &MakeReader<EmailReader>,
                                  .recognizes = &RecognizesEmail,
                                  .drop_files = &DropRawCopies,
                                  .attribute_fields = &EmailAttributeFields};

@@ -453,13 +453,9 @@ absl::StatusOr<BuildSummary> BuildIndex(DocumentReader& reader, const std::strin
   TANDEM_RETURN_IF_ERROR(writer->Finish());
   progress.Clear();
 
-  std::error_code ec;
-  for (const char* f :
-       {index::kManifestFile, index::kLexiconFile, index::kPostingsFile, index::kDocumentsFile}) {
-    const uint64_t size = fs::file_size(fs::path(output) / f, ec);
-    if (!ec) summary.index_bytes += size;
-    if (!ec && std::string_view(f) == index::kPostingsFile) summary.postings_bytes = size;
-  }
+  const index::IndexFileBytes bytes = index::MeasureIndexFiles(output);
+  summary.index_bytes = bytes.total;
+  summary.postings_bytes = bytes.postings;
   const auto end = std::chrono::steady_clock::now();
   summary.seconds = std::chrono::duration<double>(end - start).count();
   summary.invert_seconds = std::chrono::duration<double>(inverted - start).count();

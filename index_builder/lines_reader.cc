@@ -8,48 +8,29 @@
 
 #include "absl/strings/ascii.h"
 #include "absl/strings/str_cat.h"
-#include "base/status_macros.h"
 #include "index_builder/readers_internal.h"
 #include "index_builder/utf8.h"
 
 namespace tandem::index_builder::internal {
 namespace {
 
-bool SelectsAnyFile(const std::filesystem::path&) { return true; }
-
-class LinesReader : public FileSequenceReader {
+class LinesReader : public LineRecordReader {
  public:
-  LinesReader(InputFiles files, ReaderOptions options)
-      : FileSequenceReader(std::move(files), std::move(options)) {}
+  using LineRecordReader::LineRecordReader;
 
  protected:
-  absl::Status OpenFile(const InputFile& file) override { return lines_.Open(file); }
-
-  absl::StatusOr<bool> NextInFile(const InputFile& file, Document* doc) override {
-    std::string line;
-    while (lines_.Next(&line)) {
-      std::string text = SanitizeUtf8(line);
-      if (absl::StripAsciiWhitespace(text).empty()) continue;
-      const int64_t number = lines_.line_number();
-      doc->external_id =
-          from_directory() ? absl::StrCat(file.relative, ":", number) : absl::StrCat(number);
-      doc->text = std::move(text);
-      doc->location = Location(file, number);
-      return true;
-    }
-    TANDEM_RETURN_IF_ERROR(lines_.status());
-    return false;
+  absl::StatusOr<bool> ReadRecord(const InputFile& file, const std::string& line,
+                                  Document* doc) override {
+    std::string text = SanitizeUtf8(line);
+    if (absl::StripAsciiWhitespace(text).empty()) return false;
+    const int64_t number = lines().line_number();
+    doc->external_id =
+        from_directory() ? absl::StrCat(file.relative, ":", number) : absl::StrCat(number);
+    doc->text = std::move(text);
+    doc->location = Location(file, number);
+    return true;
   }
-
- private:
-  uint64_t BytesReadInFile() const override { return lines_.bytes_read(); }
-
-  LineSource lines_;
 };
-
-std::unique_ptr<DocumentReader> MakeLinesReader(InputFiles files, ReaderOptions options) {
-  return std::make_unique<LinesReader>(std::move(files), std::move(options));
-}
 
 }  // namespace
 
@@ -62,9 +43,9 @@ bool RecognizesLines(absl::string_view head) {
 }
 
 // Every line is a document, known by its number, which a chunk's reader starts from.
-bool StartsLinesRecord(absl::string_view) { return true; }
-
-const FormatSpec kLinesFormat = {"lines",          "every file",     &SelectsAnyFile,
-                                 &MakeLinesReader, &RecognizesLines, &StartsLinesRecord};
+const FormatSpec kLinesFormat = {.name = "lines",
+                                 .make = &MakeReader<LinesReader>,
+                                 .recognizes = &RecognizesLines,
+                                 .starts_record = &StartsAnyLine};
 
 }  // namespace tandem::index_builder::internal

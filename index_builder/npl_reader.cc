@@ -27,63 +27,48 @@ bool SelectsNplFile(const std::filesystem::path& file) {
 
 bool IsEndOfBlock(absl::string_view line) { return absl::StripAsciiWhitespace(line) == "/"; }
 
-class NplReader : public FileSequenceReader {
+class NplReader : public LineRecordReader {
  public:
-  NplReader(InputFiles files, ReaderOptions options)
-      : FileSequenceReader(std::move(files), std::move(options)) {}
+  using LineRecordReader::LineRecordReader;
 
  protected:
-  absl::Status OpenFile(const InputFile& file) override { return lines_.Open(file); }
-
-  absl::StatusOr<bool> NextInFile(const InputFile& file, Document* doc) override {
+  absl::StatusOr<bool> ReadRecord(const InputFile& file, const std::string& first_line,
+                                  Document* doc) override {
+    const absl::string_view first = absl::StripAsciiWhitespace(first_line);
+    if (first.empty()) return false;
+    const int64_t start_line = lines().line_number();
+    const bool numbered = std::all_of(first.begin(), first.end(), absl::ascii_isdigit);
+    const std::string id(first);
+    // Collect the block up to its "/" line whether or not it is good, so a bad one is skipped
+    // whole.
+    bool ended = IsEndOfBlock(first_line);
+    std::string text;
     std::string line;
-    while (lines_.Next(&line)) {
-      const absl::string_view first = absl::StripAsciiWhitespace(line);
-      if (first.empty()) continue;
-      const int64_t start_line = lines_.line_number();
-      const bool numbered = std::all_of(first.begin(), first.end(), absl::ascii_isdigit);
-      const std::string id(first);
-      // Collect the block up to its "/" line whether or not it is good, so a bad one is skipped
-      // whole.
-      bool ended = IsEndOfBlock(line);
-      std::string text;
-      while (!ended && lines_.Next(&line)) {
-        if (IsEndOfBlock(line)) {
-          ended = true;
-        } else if (numbered) {
-          AppendParagraph(absl::StripTrailingAsciiWhitespace(line), &text);
-        }
+    while (!ended && lines().Next(&line)) {
+      if (IsEndOfBlock(line)) {
+        ended = true;
+      } else if (numbered) {
+        AppendParagraph(absl::StripTrailingAsciiWhitespace(line), &text);
       }
-      TANDEM_RETURN_IF_ERROR(lines_.status());
-      if (!numbered) {
-        ReportBadDocument(file, start_line,
-                          absl::StrCat("a block must start with its document number, got \"",
-                                       SanitizeUtf8(id), "\""));
-        continue;
-      }
-      if (!ended) {
-        ReportBadDocument(file, start_line,
-                          absl::StrCat("document ", id, " does not end with a \"/\" line"));
-        continue;
-      }
-      doc->external_id = id;
-      doc->text = SanitizeUtf8(text);
-      doc->location = Location(file, start_line);
-      return true;
     }
-    TANDEM_RETURN_IF_ERROR(lines_.status());
-    return false;
+    TANDEM_RETURN_IF_ERROR(lines().status());
+    if (!numbered) {
+      ReportBadDocument(file, start_line,
+                        absl::StrCat("a block must start with its document number, got \"",
+                                     SanitizeUtf8(id), "\""));
+      return false;
+    }
+    if (!ended) {
+      ReportBadDocument(file, start_line,
+                        absl::StrCat("document ", id, " does not end with a \"/\" line"));
+      return false;
+    }
+    doc->external_id = id;
+    doc->text = SanitizeUtf8(text);
+    doc->location = Location(file, start_line);
+    return true;
   }
-
- private:
-  uint64_t BytesReadInFile() const override { return lines_.bytes_read(); }
-
-  LineSource lines_;
 };
-
-std::unique_ptr<DocumentReader> MakeNplReader(InputFiles files, ReaderOptions options) {
-  return std::make_unique<NplReader>(std::move(files), std::move(options));
-}
 
 }  // namespace
 
@@ -97,6 +82,7 @@ bool RecognizesNpl(absl::string_view head) {
   return false;
 }
 
-const FormatSpec kNplFormat = {"npl", "doc-text", &SelectsNplFile, &MakeNplReader, &RecognizesNpl};
+const FormatSpec kNplFormat = {"npl", "doc-text", &SelectsNplFile, &MakeReader<NplReader>,
+                               &RecognizesNpl};
 
 }  // namespace tandem::index_builder::internal

@@ -48,10 +48,11 @@ struct InputFiles {
 struct FormatSpec {
   absl::string_view name;
   // Which files of a directory input are read, for error messages ("*.sgm").
-  absl::string_view files_wanted;
+  absl::string_view files_wanted = "every file";
   // Whether a file found while walking a directory holds documents of this format. A file named
-  // directly as PATH is always read.
-  bool (*selects)(const std::filesystem::path& file);
+  // directly as PATH is always read. nullptr: every file, for formats whose directories hold
+  // nothing but their documents.
+  bool (*selects)(const std::filesystem::path& file) = nullptr;
   std::unique_ptr<DocumentReader> (*make)(InputFiles files, ReaderOptions options);
   // Whether a file's first bytes (up to kSniffBytes) look like this format, for --format auto.
   bool (*recognizes)(absl::string_view head);
@@ -65,6 +66,10 @@ struct FormatSpec {
   void (*drop_files)(std::vector<InputFile>* files) = nullptr;
   // The attribute fields its documents may carry (DocumentAttributeFields). nullptr: none.
   std::vector<AttributeField> (*attribute_fields)() = nullptr;
+
+  bool Selects(const std::filesystem::path& file) const {
+    return selects == nullptr || selects(file);
+  }
 };
 
 inline constexpr size_t kSniffBytes = 64 << 10;
@@ -91,6 +96,16 @@ absl::StatusOr<InputFiles> ListInputFiles(const std::string& path, const FormatS
 // Whether `line` opens an element <TAG ...> the way ElementScanner finds one at its start: "<TAG"
 // followed by ">", white space or the line's end.
 bool StartsElement(absl::string_view line, absl::string_view tag);
+
+// FormatSpec::starts_record for formats of one record a line: a chunk may start at any line.
+inline bool StartsAnyLine(absl::string_view) { return true; }
+
+// FormatSpec::starts_record for a format of <kTag ...> elements that an ElementReader reads: a line
+// opening one ends any element before it (ElementScanner), so a chunk may start there.
+template <const char* kTag>
+bool StartsElementOf(absl::string_view line) {
+  return StartsElement(line, kTag);
+}
 
 // "file:line", the prefix of every bad-document message and Document::location.
 std::string Location(const InputFile& file, int64_t line);
@@ -155,12 +170,13 @@ class ElementScanner {
 // file; bad documents go through ReportBadDocument and are skipped inside NextInFile.
 class FileSequenceReader : public DocumentReader {
  public:
+  // Public so that a format's reader may inherit it; the class itself is abstract.
+  FileSequenceReader(InputFiles files, ReaderOptions options);
+
   absl::StatusOr<bool> Next(Document* doc) final;
   ReadProgress Progress() const final;
 
  protected:
-  FileSequenceReader(InputFiles files, ReaderOptions options);
-
   // Bytes of the current file read so far; 0 for readers that take a file whole.
   virtual uint64_t BytesReadInFile() const { return 0; }
 
@@ -180,6 +196,39 @@ class FileSequenceReader : public DocumentReader {
   std::vector<uint64_t> file_bytes_;  // each file's size (0 when it cannot be read)
   uint64_t total_bytes_ = 0;
   uint64_t finished_bytes_ = 0;  // of the files read to their end
+};
+
+// A FileSequenceReader that streams each file line by line (lines, BEIR, NPL, SMART); subclasses
+// read their documents from lines().
+class LineStreamReader : public FileSequenceReader {
+ public:
+  using FileSequenceReader::FileSequenceReader;
+
+ protected:
+  absl::Status OpenFile(const InputFile& file) override { return lines_.Open(file); }
+  LineSource& lines() { return lines_; }
+
+ private:
+  uint64_t BytesReadInFile() const final { return lines_.bytes_read(); }
+
+  LineSource lines_;
+};
+
+// A LineStreamReader for formats whose records each start at a line (lines, BEIR, NPL): it hands
+// every line to ReadRecord until one yields a document.
+class LineRecordReader : public LineStreamReader {
+ public:
+  using LineStreamReader::LineStreamReader;
+
+ protected:
+  // Reads the record that starts with `line` (a record of several lines reads the rest from
+  // lines()) into *doc (already cleared). Returns false to skip it: a blank line, or a bad record
+  // reported with ReportBadDocument, after which *doc must be cleared again.
+  virtual absl::StatusOr<bool> ReadRecord(const InputFile& file, const std::string& line,
+                                          Document* doc) = 0;
+
+ private:
+  absl::StatusOr<bool> NextInFile(const InputFile& file, Document* doc) final;
 };
 
 // A FileSequenceReader for files that hold a sequence of <TAG ...> ... </TAG> elements, one
@@ -202,6 +251,12 @@ class ElementReader : public FileSequenceReader {
   LineSource lines_;
   ElementScanner scanner_;
 };
+
+// FormatSpec::make for a reader constructed from the input's files and the options alone.
+template <typename Reader>
+std::unique_ptr<DocumentReader> MakeReader(InputFiles files, ReaderOptions options) {
+  return std::make_unique<Reader>(std::move(files), std::move(options));
+}
 
 // A reader of one format over one unit of its input (a file, or a chunk of one, with the input's
 // from_directory), for parallel parsing.

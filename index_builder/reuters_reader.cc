@@ -27,12 +27,15 @@
 namespace tandem::index_builder::internal {
 namespace {
 
+// The element that holds one document.
+constexpr char kReutersTag[] = "REUTERS";
+
 bool SelectsSgmFile(const std::filesystem::path& file) { return file.extension() == ".sgm"; }
 
 class ReutersReader : public ElementReader {
  public:
   ReutersReader(InputFiles files, ReaderOptions options)
-      : ElementReader(std::move(files), std::move(options), "REUTERS") {}
+      : ElementReader(std::move(files), std::move(options), kReutersTag) {}
 
  protected:
   bool ParseElement(const InputFile& file, const Element& element, Document* doc) override {
@@ -84,22 +87,16 @@ std::vector<AttributeField> ReutersAttributeFields() {
            "LEWISSPLIT of the ModLewis split: train, test or not-used"}};
 }
 
-std::unique_ptr<DocumentReader> MakeReutersReader(InputFiles files, ReaderOptions options) {
-  return std::make_unique<ReutersReader>(std::move(files), std::move(options));
-}
-
 }  // namespace
 
 bool RecognizesReuters(absl::string_view head) { return absl::StrContains(head, "<REUTERS"); }
 
-bool StartsReutersRecord(absl::string_view line) { return StartsElement(line, "REUTERS"); }
-
 const FormatSpec kReutersFormat = {.name = "reuters",
                                    .files_wanted = "*.sgm",
                                    .selects = &SelectsSgmFile,
-                                   .make = &MakeReutersReader,
+                                   .make = &MakeReader<ReutersReader>,
                                    .recognizes = &RecognizesReuters,
-                                   .starts_record = &StartsReutersRecord,
+                                   .starts_record = &StartsElementOf<kReutersTag>,
                                    .attribute_fields = &ReutersAttributeFields};
 
 }  // namespace tandem::index_builder::internal

@@ -40,15 +40,14 @@ char SectionLetter(absl::string_view line) {
   return line[1];
 }
 
-class SmartReader : public FileSequenceReader {
+class SmartReader : public LineStreamReader {
  public:
-  SmartReader(InputFiles files, ReaderOptions options)
-      : FileSequenceReader(std::move(files), std::move(options)) {}
+  using LineStreamReader::LineStreamReader;
 
  protected:
   absl::Status OpenFile(const InputFile& file) override {
     has_next_start_ = false;
-    return lines_.Open(file);
+    return LineStreamReader::OpenFile(file);
   }
 
   absl::StatusOr<bool> NextInFile(const InputFile& file, Document* doc) override {
@@ -58,18 +57,18 @@ class SmartReader : public FileSequenceReader {
     if (!has_next_start_) {
       bool reported = false;
       while (true) {
-        if (!lines_.Next(&line)) {
-          TANDEM_RETURN_IF_ERROR(lines_.status());
+        if (!lines().Next(&line)) {
+          TANDEM_RETURN_IF_ERROR(lines().status());
           return false;
         }
         if (SectionLetter(line) == 'I') break;
         if (!reported && !absl::StripAsciiWhitespace(line).empty()) {
-          ReportBadDocument(file, lines_.line_number(), "text before the first .I line");
+          ReportBadDocument(file, lines().line_number(), "text before the first .I line");
           reported = true;
         }
       }
       next_start_ = std::move(line);
-      next_start_line_ = lines_.line_number();
+      next_start_line_ = lines().line_number();
     }
     while (true) {
       const std::string start = std::move(next_start_);
@@ -102,11 +101,11 @@ class SmartReader : public FileSequenceReader {
     has_next_start_ = false;
     char section = 0;
     std::string line;
-    while (lines_.Next(&line)) {
+    while (lines().Next(&line)) {
       const char letter = SectionLetter(line);
       if (letter == 'I') {
         next_start_ = std::move(line);
-        next_start_line_ = lines_.line_number();
+        next_start_line_ = lines().line_number();
         has_next_start_ = true;
         break;
       }
@@ -138,7 +137,7 @@ class SmartReader : public FileSequenceReader {
           break;
       }
     }
-    TANDEM_RETURN_IF_ERROR(lines_.status());
+    TANDEM_RETURN_IF_ERROR(lines().status());
     return sections;
   }
 
@@ -156,17 +155,10 @@ class SmartReader : public FileSequenceReader {
     }
   }
 
-  uint64_t BytesReadInFile() const override { return lines_.bytes_read(); }
-
-  LineSource lines_;
   std::string next_start_;
   int64_t next_start_line_ = 0;
   bool has_next_start_ = false;
 };
-
-std::unique_ptr<DocumentReader> MakeSmartReader(InputFiles files, ReaderOptions options) {
-  return std::make_unique<SmartReader>(std::move(files), std::move(options));
-}
 
 }  // namespace
 
@@ -179,6 +171,6 @@ bool RecognizesSmart(absl::string_view head) {
 }
 
 const FormatSpec kSmartFormat = {"smart", "*.all* files such as cran.all.1400, CISI.ALL, MED.ALL",
-                                 &SelectsSmartFile, &MakeSmartReader, &RecognizesSmart};
+                                 &SelectsSmartFile, &MakeReader<SmartReader>, &RecognizesSmart};
 
 }  // namespace tandem::index_builder::internal

@@ -4,7 +4,6 @@
 #include <charconv>
 #include <chrono>
 #include <cmath>
-#include <filesystem>
 #include <random>
 #include <thread>
 
@@ -24,7 +23,6 @@
 #include "workload/query_set.h"
 
 namespace tandem::index_builder {
-namespace fs = std::filesystem;
 namespace {
 
 using Clock = std::chrono::steady_clock;
@@ -254,13 +252,9 @@ absl::StatusOr<SynthSummary> BuildSyntheticIndex(const SynthOptions& o, const st
   TANDEM_RETURN_IF_ERROR(writer->Finish());
   progress.Clear();
 
-  std::error_code ec;
-  for (const char* f :
-       {index::kManifestFile, index::kLexiconFile, index::kPostingsFile, index::kDocumentsFile}) {
-    const uint64_t size = fs::file_size(fs::path(output) / f, ec);
-    if (!ec) summary.index_bytes += size;
-    if (!ec && absl::string_view(f) == index::kPostingsFile) summary.postings_bytes = size;
-  }
+  const index::IndexFileBytes bytes = index::MeasureIndexFiles(output);
+  summary.index_bytes = bytes.total;
+  summary.postings_bytes = bytes.postings;
   summary.seconds = SecondsSince(start);
   return summary;
 }

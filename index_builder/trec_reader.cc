@@ -31,13 +31,14 @@
 namespace tandem::index_builder::internal {
 namespace {
 
+// The element that holds one document.
+constexpr char kTrecTag[] = "DOC";
+
 // Headline elements: HEADLINE (FT, LA Times), TITLE (generic), HEAD (AP), HL (WSJ).
 constexpr std::array<absl::string_view, 4> kHeadlineTags = {"HEADLINE", "TITLE", "HEAD", "HL"};
 
 // Elements that hold bookkeeping, not text, in the whole-document fallback.
 constexpr std::array<absl::string_view, 3> kMetadataTags = {"DOCNO", "DOCOLDNO", "DOCHDR"};
-
-bool SelectsAnyFile(const std::filesystem::path&) { return true; }
 
 // Elements that are no attribute: the id, the old id, the web header, and what is indexed.
 bool IsTrecTextOrId(absl::string_view tag) {
@@ -70,7 +71,7 @@ std::string WithoutElements(absl::string_view doc, const std::array<absl::string
 class TrecReader : public ElementReader {
  public:
   TrecReader(InputFiles files, ReaderOptions options)
-      : ElementReader(std::move(files), std::move(options), "DOC") {}
+      : ElementReader(std::move(files), std::move(options), kTrecTag) {}
 
  protected:
   bool ParseElement(const InputFile& file, const Element& element, Document* doc) override {
@@ -120,10 +121,6 @@ std::vector<AttributeField> TrecAttributeFields() {
            "lower case (<DATE>: date, <SO>: so); the fields depend on the collection"}};
 }
 
-std::unique_ptr<DocumentReader> MakeTrecReader(InputFiles files, ReaderOptions options) {
-  return std::make_unique<TrecReader>(std::move(files), std::move(options));
-}
-
 }  // namespace
 
 // SGML <DOC> elements with a <DOCNO> (not Reuters', whose <REUTERS> elements hold no <DOC>).
@@ -131,15 +128,10 @@ bool RecognizesTrec(absl::string_view head) {
   return absl::StrContains(head, "<DOC>") && absl::StrContains(head, "<DOCNO>");
 }
 
-// A line opening a <DOC> ends any element before it (ElementScanner), so a chunk may start there.
-bool StartsTrecRecord(absl::string_view line) { return StartsElement(line, "DOC"); }
-
 const FormatSpec kTrecFormat = {.name = "trec",
-                                .files_wanted = "every file",
-                                .selects = &SelectsAnyFile,
-                                .make = &MakeTrecReader,
+                                .make = &MakeReader<TrecReader>,
                                 .recognizes = &RecognizesTrec,
-                                .starts_record = &StartsTrecRecord,
+                                .starts_record = &StartsElementOf<kTrecTag>,
                                 .attribute_fields = &TrecAttributeFields};
 
 }  // namespace tandem::index_builder::internal

@@ -5,6 +5,7 @@
 
 #include "absl/strings/str_cat.h"
 #include "absl/strings/string_view.h"
+#include "base/utf8.h"
 
 namespace tandem::index_builder {
 namespace {
@@ -14,36 +15,6 @@ constexpr std::array<char32_t, 32> kWindows1252High = {
     0x20AC, 0x0081, 0x201A, 0x0192, 0x201E, 0x2026, 0x2020, 0x2021, 0x02C6, 0x2030, 0x0160,
     0x2039, 0x0152, 0x008D, 0x017D, 0x008F, 0x0090, 0x2018, 0x2019, 0x201C, 0x201D, 0x2022,
     0x2013, 0x2014, 0x02DC, 0x2122, 0x0161, 0x203A, 0x0153, 0x009D, 0x017E, 0x0178};
-
-bool IsContinuation(unsigned char byte) { return (byte & 0xC0) == 0x80; }
-
-// Length of the well-formed UTF-8 sequence starting at in[i] (RFC 3629 table 3-7: no overlong
-// forms, no surrogates, nothing past U+10FFFF), or 0 when in[i] does not start one.
-size_t Utf8SequenceLength(absl::string_view in, size_t i) {
-  const auto b0 = static_cast<unsigned char>(in[i]);
-  size_t length;
-  unsigned char low = 0x80, high = 0xBF;  // allowed range of the second byte
-  if (b0 >= 0xC2 && b0 <= 0xDF) {
-    length = 2;
-  } else if (b0 >= 0xE0 && b0 <= 0xEF) {
-    length = 3;
-    if (b0 == 0xE0) low = 0xA0;
-    if (b0 == 0xED) high = 0x9F;
-  } else if (b0 >= 0xF0 && b0 <= 0xF4) {
-    length = 4;
-    if (b0 == 0xF0) low = 0x90;
-    if (b0 == 0xF4) high = 0x8F;
-  } else {
-    return 0;
-  }
-  if (i + length > in.size()) return 0;
-  const auto b1 = static_cast<unsigned char>(in[i + 1]);
-  if (b1 < low || b1 > high) return 0;
-  for (size_t k = 2; k < length; ++k) {
-    if (!IsContinuation(static_cast<unsigned char>(in[i + k]))) return 0;
-  }
-  return length;
-}
 
 }  // namespace
 
@@ -80,7 +51,7 @@ std::string SanitizeUtf8(absl::string_view in) {
     if (byte < 0x80) {
       out.push_back(IsNonTextControl(byte) ? ' ' : static_cast<char>(byte));
       ++i;
-    } else if (const size_t length = Utf8SequenceLength(in, i); length > 0) {
+    } else if (const size_t length = base::Utf8SequenceLength(in, i); length > 0) {
       absl::StrAppend(&out, in.substr(i, length));
       i += length;
     } else {

@@ -32,9 +32,8 @@
 namespace tandem::index_builder::internal {
 namespace {
 
-// Extractor output directories (AA/, AB/, ...) hold nothing else; files go by wiki_NN or,
-// flattened, AA_wiki_NN, so every file is read.
-bool SelectsAnyFile(const std::filesystem::path&) { return true; }
+// The element that holds one document.
+constexpr char kWikiExtractorTag[] = "doc";
 
 std::string AttributeText(absl::string_view open_tag, absl::string_view name) {
   return CollapseWhitespace(DecodeEntities(SanitizeUtf8(AttributeValue(open_tag, name))));
@@ -43,7 +42,7 @@ std::string AttributeText(absl::string_view open_tag, absl::string_view name) {
 class WikiExtractorReader : public ElementReader {
  public:
   WikiExtractorReader(InputFiles files, ReaderOptions options)
-      : ElementReader(std::move(files), std::move(options), "doc") {}
+      : ElementReader(std::move(files), std::move(options), kWikiExtractorTag) {}
 
  protected:
   bool ParseElement(const InputFile& file, const Element& element, Document* doc) override {
@@ -79,10 +78,6 @@ std::vector<AttributeField> WikiExtractorAttributeFields() {
            "its tag in lower case; the fields depend on the data"}};
 }
 
-std::unique_ptr<DocumentReader> MakeWikiExtractorReader(InputFiles files, ReaderOptions options) {
-  return std::make_unique<WikiExtractorReader>(std::move(files), std::move(options));
-}
-
 }  // namespace
 
 bool RecognizesWikiExtractor(absl::string_view head) {
@@ -90,14 +85,12 @@ bool RecognizesWikiExtractor(absl::string_view head) {
   return absl::StartsWith(line, "<doc ") && absl::StrContains(line, "id=");
 }
 
-bool StartsWikiExtractorRecord(absl::string_view line) { return StartsElement(line, "doc"); }
-
+// Extractor output directories (AA/, AB/, ...) hold nothing else; files go by wiki_NN or,
+// flattened, AA_wiki_NN, so every file is read.
 const FormatSpec kWikiExtractorFormat = {.name = "wikiextractor",
-                                         .files_wanted = "every file",
-                                         .selects = &SelectsAnyFile,
-                                         .make = &MakeWikiExtractorReader,
+                                         .make = &MakeReader<WikiExtractorReader>,
                                          .recognizes = &RecognizesWikiExtractor,
-                                         .starts_record = &StartsWikiExtractorRecord,
+                                         .starts_record = &StartsElementOf<kWikiExtractorTag>,
                                          .attribute_fields = &WikiExtractorAttributeFields};
 
 }  // namespace tandem::index_builder::internal

@@ -11,47 +11,11 @@
 #include "absl/strings/match.h"
 #include "absl/strings/str_cat.h"
 #include "absl/strings/str_split.h"
+#include "base/enum_names.h"
+#include "base/utf8.h"
 
 namespace tandem::workload {
 namespace {
-
-// Length of the well-formed UTF-8 sequence at s[i] (RFC 3629: no overlongs, no surrogates, nothing
-// past U+10FFFF), or 0 when there is none.
-size_t Utf8SequenceLength(absl::string_view s, size_t i) {
-  const auto byte = [&](size_t j) { return static_cast<unsigned char>(s[j]); };
-  const unsigned char c = byte(i);
-  if (c < 0x80) return 1;
-  size_t n;
-  unsigned char lo = 0x80, hi = 0xBF;  // bounds of the second byte
-  if (c >= 0xC2 && c <= 0xDF) {
-    n = 2;
-  } else if (c >= 0xE0 && c <= 0xEF) {
-    n = 3;
-    if (c == 0xE0) lo = 0xA0;
-    if (c == 0xED) hi = 0x9F;
-  } else if (c >= 0xF0 && c <= 0xF4) {
-    n = 4;
-    if (c == 0xF0) lo = 0x90;
-    if (c == 0xF4) hi = 0x8F;
-  } else {
-    return 0;
-  }
-  if (i + n > s.size()) return 0;
-  if (byte(i + 1) < lo || byte(i + 1) > hi) return 0;
-  for (size_t j = 2; j < n; ++j) {
-    if (byte(i + j) < 0x80 || byte(i + j) > 0xBF) return 0;
-  }
-  return n;
-}
-
-bool IsValidUtf8(absl::string_view s) {
-  for (size_t i = 0; i < s.size();) {
-    const size_t n = Utf8SequenceLength(s, i);
-    if (n == 0) return false;
-    i += n;
-  }
-  return true;
-}
 
 bool IsIdChar(char c) {
   return absl::ascii_isalnum(static_cast<unsigned char>(c)) || c == '_' || c == '-' || c == '.';
@@ -132,10 +96,17 @@ std::vector<Line> NonBlankLines(absl::string_view contents) {
   return lines;
 }
 
+constexpr base::EnumName<QueryFileFormat> kQueryFileFormatNames[] = {
+    {QueryFileFormat::kAuto, "auto"},
+    {QueryFileFormat::kColon, "colon"},
+    {QueryFileFormat::kColonPriority, "colon-priority"},
+    {QueryFileFormat::kTsv, "tsv"},
+    {QueryFileFormat::kPlain, "plain"}};
+
 }  // namespace
 
 std::string ToUtf8(absl::string_view line) {
-  if (IsValidUtf8(line)) return std::string(line);
+  if (base::IsValidUtf8(line)) return std::string(line);
   std::string out;
   out.reserve(line.size() * 2);
   for (char ch : line) {
@@ -209,10 +180,9 @@ absl::StatusOr<std::vector<QueryRecord>> LoadQueryFile(const std::string& path,
 }
 
 absl::StatusOr<QueryFileFormat> ParseQueryFileFormat(absl::string_view name) {
-  for (QueryFileFormat f :
-       {QueryFileFormat::kAuto, QueryFileFormat::kColon, QueryFileFormat::kColonPriority,
-        QueryFileFormat::kTsv, QueryFileFormat::kPlain}) {
-    if (name == QueryFileFormatName(f)) return f;
+  if (const std::optional<QueryFileFormat> format =
+          base::ValueOfName(kQueryFileFormatNames, name)) {
+    return *format;
   }
   return absl::InvalidArgumentError(
       absl::StrCat("unknown query file format \"", name,
@@ -220,19 +190,7 @@ absl::StatusOr<QueryFileFormat> ParseQueryFileFormat(absl::string_view name) {
 }
 
 absl::string_view QueryFileFormatName(QueryFileFormat format) {
-  switch (format) {
-    case QueryFileFormat::kAuto:
-      return "auto";
-    case QueryFileFormat::kColon:
-      return "colon";
-    case QueryFileFormat::kColonPriority:
-      return "colon-priority";
-    case QueryFileFormat::kTsv:
-      return "tsv";
-    case QueryFileFormat::kPlain:
-      return "plain";
-  }
-  return "unknown";
+  return base::NameOf(kQueryFileFormatNames, format);
 }
 
 }  // namespace tandem::workload

@@ -2,9 +2,11 @@
 
 #include <algorithm>
 #include <numeric>
+#include <optional>
 #include <utility>
 
 #include "absl/strings/str_cat.h"
+#include "base/enum_names.h"
 
 namespace tandem::workload {
 namespace {
@@ -42,10 +44,11 @@ absl::StatusOr<QuerySplit> SplitQueries(size_t pool_size, uint64_t seed, size_t 
   return split;
 }
 
+constexpr base::EnumName<SplitPart> kSplitPartNames[] = {
+    {SplitPart::kAll, "all"}, {SplitPart::kTrain, "train"}, {SplitPart::kEval, "eval"}};
+
 absl::StatusOr<SplitPart> ParseSplitPart(absl::string_view name) {
-  if (name == "all") return SplitPart::kAll;
-  if (name == "train") return SplitPart::kTrain;
-  if (name == "eval") return SplitPart::kEval;
+  if (const std::optional<SplitPart> part = base::ValueOfName(kSplitPartNames, name)) return *part;
   return absl::InvalidArgumentError(
       absl::StrCat("unknown split '", name, "' (known: all, train, eval)"));
 }

@@ -16,31 +16,15 @@
 #include <string>
 #include <vector>
 
+#include "fuzz/codec_input.h"
 #include "fuzz/fuzz_util.h"
 #include "index/block_codec.h"
 
-namespace {
-
 using tandem::fuzz::Bytes;
-using tandem::index::BlockCodec;
-using tandem::index::kBlockSize;
-
-const std::vector<const BlockCodec*>& Codecs() {
-  static const auto* codecs = [] {
-    auto* v = new std::vector<const BlockCodec*>;
-    for (const std::string& name : tandem::index::BlockCodecNames()) {
-      v->push_back(tandem::index::GetBlockCodec(name));
-    }
-    return v;
-  }();
-  return *codecs;
-}
-
-}  // namespace
 
 extern "C" int LLVMFuzzerTestOneInput(const uint8_t* data, size_t size) {
   tandem::fuzz::Input input(data, size);
-  const BlockCodec& codec = *Codecs()[input.Byte() % Codecs().size()];
+  const tandem::index::BlockCodec& codec = tandem::fuzz::NextCodec(input);
   const size_t n = input.Byte();
   const uint32_t param = input.U32();
   const Bytes block(input.rest());
@@ -49,7 +33,7 @@ extern "C" int LLVMFuzzerTestOneInput(const uint8_t* data, size_t size) {
   std::vector<uint32_t> values(n);
   const uint8_t* next = codec.Decode(block.begin(), block.end(), n, param, values.data());
   if (next == nullptr) return 0;
-  TANDEM_FUZZ_CHECK(n >= 1 && n <= kBlockSize);
+  TANDEM_FUZZ_CHECK(n >= 1 && n <= tandem::index::kBlockSize);
   TANDEM_FUZZ_CHECK(next > block.begin() && next <= block.end());
 
   // Nothing past `next` was needed.

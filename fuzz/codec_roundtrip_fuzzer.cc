@@ -11,25 +11,14 @@
 #include <string>
 #include <vector>
 
+#include "fuzz/codec_input.h"
 #include "fuzz/fuzz_util.h"
 #include "index/block_codec.h"
 
 namespace {
 
 using tandem::fuzz::Bytes;
-using tandem::index::BlockCodec;
 using tandem::index::kBlockSize;
-
-const std::vector<const BlockCodec*>& Codecs() {
-  static const auto* codecs = [] {
-    auto* v = new std::vector<const BlockCodec*>;
-    for (const std::string& name : tandem::index::BlockCodecNames()) {
-      v->push_back(tandem::index::GetBlockCodec(name));
-    }
-    return v;
-  }();
-  return *codecs;
-}
 
 // Rice writes q = v >> b one-bits per value: with b = 0 and 32-bit values a block would take
 // hundreds of megabytes. Larger blocks are valid but only slow the search down.
@@ -39,7 +28,7 @@ constexpr uint64_t kMaxUnaryBits = uint64_t{1} << 20;
 
 extern "C" int LLVMFuzzerTestOneInput(const uint8_t* data, size_t size) {
   tandem::fuzz::Input input(data, size);
-  const BlockCodec& codec = *Codecs()[input.Byte() % Codecs().size()];
+  const tandem::index::BlockCodec& codec = tandem::fuzz::NextCodec(input);
   const size_t n = 1 + input.Byte() % kBlockSize;
   const uint32_t shift = input.Byte() % 32;
   const uint8_t param_byte = input.Byte();

@@ -69,36 +69,37 @@ class Input {
   absl::string_view rest_;
 };
 
-// True when `s` is well-formed UTF-8 (RFC 3629: no overlong forms, no surrogates, nothing past
-// U+10FFFF).
+// True when `s` is well-formed UTF-8. Transcribed from the Unicode Standard's table of well-formed
+// byte sequences (chapter 3, Table 3-7) rather than from the decoders under test, so that it checks
+// them independently: each row gives a range of lead bytes, the sequence's length and the range of
+// its second byte; every later byte lies in 80..BF. Lead bytes in no row (80..C1, F5..FF) are never
+// valid.
 inline bool IsValidUtf8(absl::string_view s) {
-  size_t i = 0;
-  const auto at = [&s](size_t j) { return static_cast<unsigned char>(s[j]); };
-  while (i < s.size()) {
-    const unsigned char c = at(i);
-    size_t n = 0;
-    unsigned char lo = 0x80, hi = 0xBF;
-    if (c < 0x80) {
-      n = 1;
-    } else if (c >= 0xC2 && c <= 0xDF) {
-      n = 2;
-    } else if (c >= 0xE0 && c <= 0xEF) {
-      n = 3;
-      if (c == 0xE0) lo = 0xA0;
-      if (c == 0xED) hi = 0x9F;
-    } else if (c >= 0xF0 && c <= 0xF4) {
-      n = 4;
-      if (c == 0xF0) lo = 0x90;
-      if (c == 0xF4) hi = 0x8F;
-    } else {
-      return false;
+  struct Row {
+    unsigned char lead_min, lead_max;
+    size_t length;
+    unsigned char second_min, second_max;
+  };
+  static constexpr Row kWellFormed[] = {
+      {0x00, 0x7F, 1, 0x00, 0x00}, {0xC2, 0xDF, 2, 0x80, 0xBF}, {0xE0, 0xE0, 3, 0xA0, 0xBF},
+      {0xE1, 0xEC, 3, 0x80, 0xBF}, {0xED, 0xED, 3, 0x80, 0x9F}, {0xEE, 0xEF, 3, 0x80, 0xBF},
+      {0xF0, 0xF0, 4, 0x90, 0xBF}, {0xF1, 0xF3, 4, 0x80, 0xBF}, {0xF4, 0xF4, 4, 0x80, 0x8F},
+  };
+  const auto in = [](unsigned char c, unsigned char min, unsigned char max) {
+    return c >= min && c <= max;
+  };
+  for (size_t i = 0; i < s.size();) {
+    const auto byte = [&](size_t j) { return static_cast<unsigned char>(s[i + j]); };
+    const Row* row = nullptr;
+    for (const Row& r : kWellFormed) {
+      if (in(byte(0), r.lead_min, r.lead_max)) row = &r;
     }
-    if (i + n > s.size()) return false;
-    if (n > 1 && (at(i + 1) < lo || at(i + 1) > hi)) return false;
-    for (size_t j = 2; j < n; ++j) {
-      if (at(i + j) < 0x80 || at(i + j) > 0xBF) return false;
+    if (row == nullptr || row->length > s.size() - i) return false;
+    if (row->length > 1 && !in(byte(1), row->second_min, row->second_max)) return false;
+    for (size_t j = 2; j < row->length; ++j) {
+      if (!in(byte(j), 0x80, 0xBF)) return false;
     }
-    i += n;
+    i += row->length;
   }
   return true;
 }

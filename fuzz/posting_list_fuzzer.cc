@@ -15,32 +15,17 @@
 #include <string>
 #include <vector>
 
+#include "fuzz/codec_input.h"
 #include "fuzz/fuzz_util.h"
 #include "index/block_codec.h"
 #include "index/posting_list.h"
 
-namespace {
-
-using tandem::index::BlockCodec;
 using tandem::index::kBlockSize;
 using tandem::index::PostingListView;
 
-const std::vector<const BlockCodec*>& Codecs() {
-  static const auto* codecs = [] {
-    auto* v = new std::vector<const BlockCodec*>;
-    for (const std::string& name : tandem::index::BlockCodecNames()) {
-      v->push_back(tandem::index::GetBlockCodec(name));
-    }
-    return v;
-  }();
-  return *codecs;
-}
-
-}  // namespace
-
 extern "C" int LLVMFuzzerTestOneInput(const uint8_t* data, size_t size) {
   tandem::fuzz::Input input(data, size);
-  const BlockCodec& codec = *Codecs()[input.Byte() % Codecs().size()];
+  const tandem::index::BlockCodec& codec = tandem::fuzz::NextCodec(input);
   const uint32_t num_docs = input.U32();
   tandem::index::ListMetadata meta;
   meta.num_postings = input.U32();

@@ -11,12 +11,8 @@
 
 namespace tandem::cpu {
 
-using index::Bm25Params;
-using index::Query;
-using index::QueryMode;
 using index::QueryStats;
 using index::SearchContext;
-using index::SearchResult;
 
 // Ranked OR by MaxScore. Terms are ordered by increasing bound; bound_sum[i] is the sum of the
 // bounds of the i + 1 lowest. The lowest terms whose bound_sum stays at or below the k-th score

@@ -10,12 +10,8 @@
 
 namespace tandem::cpu {
 
-using index::Bm25Params;
-using index::Query;
-using index::QueryMode;
 using index::QueryStats;
 using index::SearchContext;
-using index::SearchResult;
 
 // Ranked AND. `order` lists the terms by increasing df; scores are summed in query-term order so
 // every engine adds the same floats in the same order.

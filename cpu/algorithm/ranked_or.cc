@@ -11,12 +11,8 @@
 
 namespace tandem::cpu {
 
-using index::Bm25Params;
-using index::Query;
-using index::QueryMode;
 using index::QueryStats;
 using index::SearchContext;
-using index::SearchResult;
 
 // Ranked exhaustive OR.
 absl::Status RunOr(std::vector<TermScorer>& terms, const DocNorms& norm, const SearchContext& ctx,

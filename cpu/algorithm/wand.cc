@@ -11,12 +11,8 @@
 
 namespace tandem::cpu {
 
-using index::Bm25Params;
-using index::Query;
-using index::QueryMode;
 using index::QueryStats;
 using index::SearchContext;
-using index::SearchResult;
 
 // Ranked OR by WAND (Broder et al. 2003) and, with kBlockMax, by block-max WAND (Ding and Suel
 // 2011, Algorithm 2 with PISA's choice of the list to move). `sorted` orders the lists by current

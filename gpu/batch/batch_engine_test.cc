@@ -15,6 +15,7 @@
 
 #include "cpu/daat_engine.h"
 #include "gpu/batch/batch_format.h"
+#include "gpu/engine/engine_test_util.h"
 #include "gpu/engine/gpu_engine.h"
 #include "gtest/gtest.h"
 #include "index/block_codec.h"
@@ -27,8 +28,6 @@ namespace {
 using index::Query;
 using index::QueryMode;
 
-constexpr QueryMode kModes[] = {QueryMode::kAnd, QueryMode::kOr, QueryMode::kAndOr};
-
 // A mixed batch: every mode, k from 1 to 1,000 (and one over the batch limit), absent and repeated
 // terms, weights, an empty query, one of 20 terms, one with other BM25 parameters.
 std::vector<Query> MixedQueries(uint32_t vocabulary, int count, uint64_t seed) {
@@ -36,15 +35,7 @@ std::vector<Query> MixedQueries(uint32_t vocabulary, int count, uint64_t seed) {
   constexpr uint32_t kKs[] = {1, 3, 10, 10, 10, 100, 1000};
   std::vector<Query> queries;
   for (int i = 0; i < count; ++i) {
-    Query q;
-    const int n = 1 + static_cast<int>(rng() % 5);
-    for (int j = 0; j < n; ++j) {
-      const uint32_t t = rng() % 2 == 0 ? rng() % 20 : rng() % vocabulary;
-      q.terms.push_back({"t" + std::to_string(t), 1.0f});
-    }
-    if (i % 7 == 3) q.terms.push_back(q.terms.front());
-    if (i % 11 == 5) q.terms.push_back({"absent-term", 1.0f});
-    if (i % 5 == 1) q.terms.back().weight = 0.25f + (rng() % 8) * 0.5f;
+    Query q = RandomQuery(vocabulary, i, rng);
     q.mode = kModes[rng() % 3];
     q.k = kKs[rng() % 7];
     queries.push_back(std::move(q));
@@ -70,24 +61,11 @@ std::vector<Query> MixedQueries(uint32_t vocabulary, int count, uint64_t seed) {
 }
 
 // Every index codec, with the search forms' docIDs plain or in SegLRC.
-class BatchEngineTest : public ::testing::TestWithParam<std::tuple<std::string, bool>> {
+class BatchEngineTest : public OracleTest<std::tuple<std::string, bool>> {
  protected:
+  // 20,000 documents: three ranges of the OR's accumulators.
   void SetUp() override {
-    absl::StatusOr<DeviceInfo> device = ProbeDevice();
-    if (!device.ok()) GTEST_SKIP() << "no CUDA device: " << device.status().message();
-    testing::CollectionSpec spec;
-    spec.num_docs = 20000;  // three ranges of the OR's accumulators
-    spec.vocabulary = 500;
-    spec.codec = std::get<0>(GetParam());
-    dir_ = std::make_unique<testing::TempDir>();
-    ASSERT_TRUE(
-        testing::BuildIndex(testing::RandomDocuments(spec), dir_->path() + "/idx", spec.codec)
-            .ok());
-    auto idx = index::Index::Open(dir_->path() + "/idx");
-    ASSERT_TRUE(idx.ok()) << idx.status();
-    index_ = *std::move(idx);
-    cpu_ = *cpu::DaatEngine::Create(*index_);
-    vocabulary_ = spec.vocabulary;
+    BuildCollection({.num_docs = 20000, .vocabulary = 500, .codec = std::get<0>(GetParam())});
   }
 
   std::unique_ptr<GpuEngine> MakeGpu(SearchRange range, uint64_t host_bytes = 64u << 20,
@@ -129,11 +107,6 @@ class BatchEngineTest : public ::testing::TestWithParam<std::tuple<std::string, 
           << what << " query " << i << " mode " << index::QueryModeName(queries[i].mode);
     }
   }
-
-  std::unique_ptr<testing::TempDir> dir_;
-  std::unique_ptr<index::Index> index_;
-  std::unique_ptr<cpu::DaatEngine> cpu_;
-  uint32_t vocabulary_ = 0;
 };
 
 TEST_P(BatchEngineTest, EverySearchRangeMatchesTheCpuEngine) {
@@ -157,14 +130,9 @@ TEST_P(BatchEngineTest, EveryModeAndKOfOneQueryAlone) {
   ASSERT_NE(gpu, nullptr);
   const std::vector<Query> base = MixedQueries(vocabulary_, 30, 11);
   for (const Query& b : base) {
-    for (QueryMode mode : kModes) {
-      for (uint32_t k : {1u, 10u, 1000u}) {
-        Query q = b;
-        q.mode = mode;
-        q.k = k;
-        ExpectLikeCpu({q}, gpu->SearchBatch({q}, {index::SearchContext{}}), "alone");
-      }
-    }
+    ForEveryModeAndK(b, [&](const Query& q) {
+      ExpectLikeCpu({q}, gpu->SearchBatch({q}, {index::SearchContext{}}), "alone");
+    });
   }
 }
 

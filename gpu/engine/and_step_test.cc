@@ -14,6 +14,7 @@
 
 #include "gpu/device/cuda_status.h"
 #include "gpu/device/device.h"
+#include "gpu/device/device_test_util.h"
 #include "gpu/engine/query_ops.h"
 #include "gpu/layouts/decode.h"
 #include "gpu/layouts/list_layout.h"
@@ -25,7 +26,6 @@ namespace tandem::gpu {
 namespace {
 
 constexpr uint32_t kPoison = 0xa5a5a5a5u;
-constexpr size_t kArenaBytes = size_t{256} << 20;
 
 // n sorted distinct docIDs with geometric gaps of the given mean, from `first` on.
 std::vector<uint32_t> SortedList(size_t n, double mean_gap, std::mt19937_64& rng) {
@@ -83,19 +83,8 @@ std::vector<T> Download(const T* device, size_t n, cudaStream_t stream) {
   return host;
 }
 
-class AndStepTest : public ::testing::Test {
+class AndStepTest : public ArenaTest<size_t{256} << 20> {
  protected:
-  void SetUp() override {
-    absl::StatusOr<DeviceInfo> device = ProbeDevice();
-    if (!device.ok()) GTEST_SKIP() << "no CUDA device: " << device.status().message();
-    auto stream = CudaStream::Create();
-    ASSERT_TRUE(stream.ok());
-    stream_ = *std::move(stream);
-    auto arena = DeviceBuffer<char>::Allocate(kArenaBytes);
-    ASSERT_TRUE(arena.ok());
-    arena_memory_ = *std::move(arena);
-  }
-
   DeviceDocList MakeList(std::vector<uint32_t> docids, Codec codec) {
     DeviceDocList list;
     list.codec = codec;
@@ -163,9 +152,6 @@ class AndStepTest : public ::testing::Test {
       }
     }
   }
-
-  CudaStream stream_;
-  DeviceBuffer<char> arena_memory_;
 };
 
 // Host intersection of the candidates with a list: survivor i of cand and its position in list.

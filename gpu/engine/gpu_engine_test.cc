@@ -15,6 +15,7 @@
 #include <vector>
 
 #include "cpu/daat_engine.h"
+#include "gpu/engine/engine_test_util.h"
 #include "gpu/layouts/stored_layouts.h"
 #include "gtest/gtest.h"
 #include "index/block_codec.h"
@@ -32,8 +33,6 @@ namespace {
 using index::Query;
 using index::QueryMode;
 
-constexpr QueryMode kModes[] = {QueryMode::kAnd, QueryMode::kOr, QueryMode::kAndOr};
-
 // Same documents in the same order, scores within 1e-5 relative; counts scores that are not
 // bit-equal (expected: none, the device repeats the host's float operations).
 void ExpectSameHits(const index::SearchResult& cpu, const index::SearchResult& gpu,
@@ -48,47 +47,18 @@ void ExpectSameHits(const index::SearchResult& cpu, const index::SearchResult& g
   EXPECT_EQ(cpu.stats.executed_mode, gpu.stats.executed_mode) << what;
 }
 
-// Random queries over "t0".."t{vocabulary-1}" (low numbers are frequent), with absent terms,
-// repeats and weights mixed in.
+// Random queries (RandomQuery) in the default mode and k.
 std::vector<Query> RandomQueries(uint32_t vocabulary, int count, uint64_t seed) {
   std::mt19937_64 rng(seed);
   std::vector<Query> queries;
-  for (int i = 0; i < count; ++i) {
-    Query q;
-    const int n = 1 + static_cast<int>(rng() % 5);
-    for (int j = 0; j < n; ++j) {
-      // Half the terms from the 20 most frequent, half from the whole vocabulary.
-      const uint32_t t = rng() % 2 == 0 ? rng() % 20 : rng() % vocabulary;
-      q.terms.push_back({"t" + std::to_string(t), 1.0f});
-    }
-    if (i % 7 == 3) q.terms.push_back(q.terms.front());                  // repeated term
-    if (i % 11 == 5) q.terms.push_back({"absent-term", 1.0f});           // absent term
-    if (i % 5 == 1) q.terms.back().weight = 0.25f + (rng() % 8) * 0.5f;  // weights
-    queries.push_back(std::move(q));
-  }
+  for (int i = 0; i < count; ++i) queries.push_back(RandomQuery(vocabulary, i, rng));
   return queries;
 }
 
-class GpuEngineTest : public ::testing::TestWithParam<std::string> {
+class GpuEngineTest : public OracleTest<std::string> {
  protected:
   void SetUp() override {
-    absl::StatusOr<DeviceInfo> device = ProbeDevice();
-    if (!device.ok()) GTEST_SKIP() << "no CUDA device: " << device.status().message();
-    testing::CollectionSpec spec;
-    spec.num_docs = 3000;
-    spec.vocabulary = 400;
-    spec.codec = GetParam();
-    dir_ = std::make_unique<testing::TempDir>();
-    ASSERT_TRUE(
-        testing::BuildIndex(testing::RandomDocuments(spec), dir_->path() + "/idx", spec.codec)
-            .ok());
-    auto idx = index::Index::Open(dir_->path() + "/idx");
-    ASSERT_TRUE(idx.ok()) << idx.status();
-    index_ = *std::move(idx);
-    auto cpu = cpu::DaatEngine::Create(*index_);
-    ASSERT_TRUE(cpu.ok());
-    cpu_ = *std::move(cpu);
-    vocabulary_ = spec.vocabulary;
+    BuildCollection({.num_docs = 3000, .vocabulary = 400, .codec = GetParam()});
   }
 
   std::unique_ptr<GpuEngine> MakeGpu(const GpuEngineOptions& options) {
@@ -102,31 +72,43 @@ class GpuEngineTest : public ::testing::TestWithParam<std::string> {
                   const index::Bm25Params& bm25) {
     int inexact = 0, compared = 0;
     for (const Query& base : queries) {
-      for (QueryMode mode : kModes) {
-        for (uint32_t k : {1u, 10u, 1000u}) {
-          Query q = base;
-          q.mode = mode;
-          q.k = k;
-          q.bm25 = bm25;
-          auto c = cpu_->Search(q, {});
-          auto g = gpu.Search(q, {});
-          ASSERT_TRUE(c.ok()) << c.status();
-          ASSERT_TRUE(g.ok()) << g.status();
-          const std::string what = "query " + std::to_string(compared) + " mode " +
-                                   std::string(index::QueryModeName(mode)) + " k " +
-                                   std::to_string(k);
-          ExpectSameHits(*c, *g, what, &inexact);
-          ++compared;
-        }
-      }
+      ForEveryModeAndK(base, [&](Query q) {
+        q.bm25 = bm25;
+        auto c = cpu_->Search(q, {});
+        auto g = gpu.Search(q, {});
+        ASSERT_TRUE(c.ok()) << c.status();
+        ASSERT_TRUE(g.ok()) << g.status();
+        const std::string what = "query " + std::to_string(compared) + " mode " +
+                                 std::string(index::QueryModeName(q.mode)) + " k " +
+                                 std::to_string(q.k);
+        ExpectSameHits(*c, *g, what, &inexact);
+        ++compared;
+      });
     }
     EXPECT_EQ(inexact, 0) << "scores not bit-equal to the CPU engine's";
   }
 
-  std::unique_ptr<testing::TempDir> dir_;
-  std::unique_ptr<index::Index> index_;
-  std::unique_ptr<cpu::DaatEngine> cpu_;
-  uint32_t vocabulary_ = 0;
+  // Searches from `threads` threads at once, thread t taking queries t, t + stride, t + 2 stride,
+  // ..., query i in mode kModes[i % 3] with k hits; expects each answer to be the CPU engine's.
+  void ExpectConcurrentLikeCpu(const GpuEngine& gpu, const std::vector<Query>& queries, int threads,
+                               size_t stride, uint32_t k) {
+    std::vector<std::thread> running;
+    std::vector<int> failures(threads, 0);
+    for (int t = 0; t < threads; ++t) {
+      running.emplace_back([&, t] {
+        for (size_t i = t; i < queries.size(); i += stride) {
+          Query q = queries[i];
+          q.mode = kModes[i % 3];
+          q.k = k;
+          auto c = cpu_->Search(q, {});
+          auto g = gpu.Search(q, {});
+          if (!c.ok() || !g.ok() || c->hits != g->hits) ++failures[t];
+        }
+      });
+    }
+    for (std::thread& th : running) th.join();
+    for (int t = 0; t < threads; ++t) EXPECT_EQ(failures[t], 0) << "thread " << t;
+  }
 };
 
 TEST_P(GpuEngineTest, MatchesCpuEngine) {
@@ -395,23 +377,7 @@ TEST_P(GpuEngineTest, StoredLayoutsAnswerLikeTranscodedLists) {
 TEST_P(GpuEngineTest, ConcurrentQueriesMatch) {
   std::unique_ptr<GpuEngine> gpu = MakeGpu({.cache_bytes = 64u << 10, .num_contexts = 3});
   ASSERT_NE(gpu, nullptr);
-  const std::vector<Query> queries = RandomQueries(vocabulary_, 40, 19);
-  std::vector<std::thread> threads;
-  std::vector<int> failures(6, 0);
-  for (int t = 0; t < 6; ++t) {
-    threads.emplace_back([&, t] {
-      for (size_t i = t; i < queries.size(); i += 2) {
-        Query q = queries[i];
-        q.mode = kModes[i % 3];
-        q.k = 100;
-        auto c = cpu_->Search(q, {});
-        auto g = gpu->Search(q, {});
-        if (!c.ok() || !g.ok() || c->hits != g->hits) ++failures[t];
-      }
-    });
-  }
-  for (std::thread& th : threads) th.join();
-  for (int t = 0; t < 6; ++t) EXPECT_EQ(failures[t], 0) << "thread " << t;
+  ExpectConcurrentLikeCpu(*gpu, RandomQueries(vocabulary_, 40, 19), 6, 2, 100);
 }
 
 // Blocking waits (the device switches to blocking sync, so every wait sleeps until the device
@@ -421,23 +387,7 @@ TEST_P(GpuEngineTest, BlockingSyncWaitsMatch) {
       {.cache_bytes = 256u << 20, .num_contexts = 2, .host_wait = GpuHostWait::kBlockingSync});
   ASSERT_NE(gpu, nullptr);
   CompareAll(*gpu, RandomQueries(vocabulary_, 10, 23), index::Bm25Params{});
-  const std::vector<Query> queries = RandomQueries(vocabulary_, 24, 29);
-  std::vector<std::thread> threads;
-  std::vector<int> failures(3, 0);
-  for (int t = 0; t < 3; ++t) {
-    threads.emplace_back([&, t] {
-      for (size_t i = t; i < queries.size(); i += 3) {
-        Query q = queries[i];
-        q.mode = kModes[i % 3];
-        q.k = 10;
-        auto c = cpu_->Search(q, {});
-        auto g = gpu->Search(q, {});
-        if (!c.ok() || !g.ok() || c->hits != g->hits) ++failures[t];
-      }
-    });
-  }
-  for (std::thread& th : threads) th.join();
-  for (int t = 0; t < 3; ++t) EXPECT_EQ(failures[t], 0) << "thread " << t;
+  ExpectConcurrentLikeCpu(*gpu, RandomQueries(vocabulary_, 24, 29), 3, 3, 10);
 }
 
 TEST_P(GpuEngineTest, ErrorsAreStatuses) {

@@ -10,6 +10,7 @@
 
 #include "gpu/device/cuda_status.h"
 #include "gpu/device/device.h"
+#include "gpu/device/device_test_util.h"
 #include "gpu/engine/query_ops.h"
 #include "gtest/gtest.h"
 
@@ -23,19 +24,8 @@ std::vector<uint32_t> SortedDistinct(uint32_t n, uint32_t lo, uint32_t hi, std::
   return {values.begin(), values.end()};
 }
 
-class MergeFindTest : public ::testing::Test {
+class MergeFindTest : public ArenaTest<16u << 20> {
  protected:
-  void SetUp() override {
-    absl::StatusOr<DeviceInfo> device = ProbeDevice();
-    if (!device.ok()) GTEST_SKIP() << "no CUDA device: " << device.status().message();
-    auto stream = CudaStream::Create();
-    ASSERT_TRUE(stream.ok());
-    stream_ = *std::move(stream);
-    auto arena = DeviceBuffer<char>::Allocate(kArenaBytes);
-    ASSERT_TRUE(arena.ok());
-    arena_memory_ = *std::move(arena);
-  }
-
   // Runs MergeFind at every level count and compares with the host.
   void Check(const std::vector<uint32_t>& a, const std::vector<uint32_t>& b) {
     const uint32_t m = a.size(), n = b.size();
@@ -68,10 +58,6 @@ class MergeFindTest : public ::testing::Test {
       }
     }
   }
-
-  static constexpr size_t kArenaBytes = 16u << 20;
-  CudaStream stream_;
-  DeviceBuffer<char> arena_memory_;
 };
 
 TEST_F(MergeFindTest, MatchesLowerBoundForEveryLevelAndRatio) {

@@ -2,9 +2,9 @@
 // instantiation and launches it on the caller's stream. One launch per call.
 #include <algorithm>
 #include <cstdint>
-#include <type_traits>
 
 #include "absl/strings/str_cat.h"
+#include "base/status_macros.h"
 #include "gpu/device/cuda_status.h"
 #include "gpu/kernels/freq_fetch.cuh"
 #include "gpu/kernels/lrc_decode.cuh"
@@ -41,163 +41,111 @@ dim3 DecodeGrid(uint32_t warps) {
   return dim3((warps + kernels::kDecodeWarpsPerCta - 1) / kernels::kDecodeWarpsPerCta);
 }
 
-// Calls launch(block, docids) with the PForDelta kernels' template arguments as
-// std::integral_constant values: the block size (128 or 512) and whether docIDs or gaps come out.
-template <typename Launch>
-void WithPForInstance(uint32_t block_size, DecodeOutput output, Launch launch) {
-  using Docids = std::true_type;
-  using Gaps = std::false_type;
-  using B128 = std::integral_constant<uint32_t, 128>;
-  using B512 = std::integral_constant<uint32_t, 512>;
-  const bool docids = output == DecodeOutput::kDocids;
-  if (block_size == 128) {
-    docids ? launch(B128{}, Docids{}) : launch(B128{}, Gaps{});
-  } else {
-    docids ? launch(B512{}, Docids{}) : launch(B512{}, Gaps{});
+// The block kernels of each codec, instantiated for the output (docIDs or gaps) and PForDelta's
+// block size: Selected decodes chosen blocks (kernels::DecodeSelectedBlock), InPlace the blocks
+// that entries name (kernels::ForEachEntryBlock).
+template <bool kDocids>
+struct BlockKernels {
+  static auto Selected(const PForDesc& d) {
+    return d.block_size == 128 ? kernels::PForDecodeKernel<128, kDocids>
+                               : kernels::PForDecodeKernel<512, kDocids>;
   }
-}
-
-absl::Status LaunchPFor(const DevicePForList& list, const uint32_t* blocks, uint32_t num_selected,
-                        DecodeOutput output, uint32_t* out, cudaStream_t stream) {
-  if (absl::Status s = CheckCall(list.desc, list.image, out, stream); !s.ok()) return s;
-  if (num_selected == 0) return absl::OkStatus();
-  const dim3 grid = DecodeGrid(num_selected);
-  WithPForInstance(list.desc.block_size, output, [&](auto block, auto docids) {
-    kernels::PForDecodeKernel<decltype(block)::value, decltype(docids)::value>
-        <<<grid, kernels::kDecodeThreads, 0, stream>>>(list.desc, list.image, blocks, num_selected,
-                                                       out);
-  });
-  TANDEM_CUDA_RETURN_IF_ERROR(cudaGetLastError());
-  return absl::OkStatus();
-}
-
-absl::Status LaunchRice(const DeviceRiceList& list, const uint32_t* blocks, uint32_t num_selected,
-                        DecodeOutput output, uint32_t* out, cudaStream_t stream) {
-  if (absl::Status s = CheckCall(list.desc, list.image, out, stream); !s.ok()) return s;
-  if (num_selected == 0) return absl::OkStatus();
-  const dim3 grid = DecodeGrid(num_selected);
-  const dim3 threads(kernels::kDecodeThreads);
-  if (output == DecodeOutput::kDocids) {
-    kernels::RiceDecodeKernel<true>
-        <<<grid, threads, 0, stream>>>(list.desc, list.image, blocks, num_selected, out);
-  } else {
-    kernels::RiceDecodeKernel<false>
-        <<<grid, threads, 0, stream>>>(list.desc, list.image, blocks, num_selected, out);
+  static auto Selected(const RiceDesc&) { return kernels::RiceDecodeKernel<kDocids>; }
+  static auto Selected(const ParaPForDesc&) { return kernels::ParaPForDecodeKernel<kDocids>; }
+  static auto InPlace(const PForDesc& d) {
+    return d.block_size == 128 ? kernels::PForDecodeInPlaceKernel<128, kDocids>
+                               : kernels::PForDecodeInPlaceKernel<512, kDocids>;
   }
-  TANDEM_CUDA_RETURN_IF_ERROR(cudaGetLastError());
-  return absl::OkStatus();
-}
+  static auto InPlace(const RiceDesc&) { return kernels::RiceDecodeInPlaceKernel<kDocids>; }
+};
 
-absl::Status LaunchParaPFor(const DeviceParaPForList& list, const uint32_t* blocks,
+// Decodes blocks[0..num_selected), or the first num_selected blocks when `blocks` is null.
+template <typename Desc>
+absl::Status LaunchSelected(const DeviceImage<Desc>& list, const uint32_t* blocks,
                             uint32_t num_selected, DecodeOutput output, uint32_t* out,
                             cudaStream_t stream) {
-  if (absl::Status s = CheckCall(list.desc, list.image, out, stream); !s.ok()) return s;
+  TANDEM_RETURN_IF_ERROR(CheckCall(list.desc, list.image, out, stream));
   if (num_selected == 0) return absl::OkStatus();
-  const dim3 grid = DecodeGrid(num_selected);
-  const dim3 threads(kernels::kDecodeThreads);
-  if (output == DecodeOutput::kDocids) {
-    kernels::ParaPForDecodeKernel<true>
-        <<<grid, threads, 0, stream>>>(list.desc, list.image, blocks, num_selected, out);
-  } else {
-    kernels::ParaPForDecodeKernel<false>
-        <<<grid, threads, 0, stream>>>(list.desc, list.image, blocks, num_selected, out);
-  }
+  const auto kernel = output == DecodeOutput::kDocids ? BlockKernels<true>::Selected(list.desc)
+                                                      : BlockKernels<false>::Selected(list.desc);
+  kernel<<<DecodeGrid(num_selected), kernels::kDecodeThreads, 0, stream>>>(
+      list.desc, list.image, blocks, num_selected, out);
   TANDEM_CUDA_RETURN_IF_ERROR(cudaGetLastError());
   return absl::OkStatus();
 }
 
-dim3 InPlaceGrid(uint32_t max_entries) {
-  return DecodeGrid(std::min(max_entries, kMaxInPlaceWarps));
-}
-
-absl::Status CheckEntries(const uint32_t* entries, uint32_t max_entries) {
-  if (entries == nullptr && max_entries > 0) {
-    return absl::InvalidArgumentError("no block entries given");
-  }
+// Launches a fetch kernel of `threads` threads per CTA, one thread per position.
+template <typename Desc, typename Kernel>
+absl::Status LaunchFetch(Kernel kernel, uint32_t threads, const DeviceImage<Desc>& list,
+                         const uint32_t* positions, uint32_t count, uint32_t* out,
+                         cudaStream_t stream) {
+  TANDEM_RETURN_IF_ERROR(CheckCall(list.desc, list.image, out, stream));
+  if (count == 0) return absl::OkStatus();
+  if (positions == nullptr) return absl::InvalidArgumentError("no positions given");
+  kernel<<<(count + threads - 1) / threads, threads, 0, stream>>>(list.desc, list.image, positions,
+                                                                  count, out);
+  TANDEM_CUDA_RETURN_IF_ERROR(cudaGetLastError());
   return absl::OkStatus();
 }
 
 }  // namespace
 
-absl::Status DecodePForBlocksInPlace(const DevicePForList& list, const uint32_t* entries,
-                                     uint32_t max_entries, const uint32_t* device_count,
-                                     DecodeOutput output, uint32_t* out, cudaStream_t stream) {
-  if (absl::Status s = CheckCall(list.desc, list.image, out, stream); !s.ok()) return s;
-  if (absl::Status s = CheckEntries(entries, max_entries); !s.ok()) return s;
+absl::Status FetchFreqs(const DeviceFreqList& list, const uint32_t* positions, uint32_t count,
+                        uint32_t* out, cudaStream_t stream) {
+  return LaunchFetch(kernels::FreqFetchKernel, kernels::kFetchThreads, list, positions, count, out,
+                     stream);
+}
+
+template <typename Desc>
+absl::Status DecodeAll(const DeviceImage<Desc>& list, DecodeOutput output, uint32_t* out,
+                       cudaStream_t stream) {
+  return LaunchSelected(list, nullptr, list.desc.num_blocks, output, out, stream);
+}
+
+template <typename Desc>
+absl::Status DecodeBlocks(const DeviceImage<Desc>& list, const uint32_t* blocks,
+                          uint32_t num_selected, DecodeOutput output, uint32_t* out,
+                          cudaStream_t stream) {
+  if (blocks == nullptr && num_selected > 0) {
+    return absl::InvalidArgumentError("no block indices given");
+  }
+  return LaunchSelected(list, blocks, num_selected, output, out, stream);
+}
+
+template <typename Desc>
+absl::Status DecodeBlocksInPlace(const DeviceImage<Desc>& list, const uint32_t* entries,
+                                 uint32_t max_entries, const uint32_t* device_count,
+                                 DecodeOutput output, uint32_t* out, cudaStream_t stream) {
+  TANDEM_RETURN_IF_ERROR(CheckCall(list.desc, list.image, out, stream));
+  if (entries == nullptr && max_entries > 0) {
+    return absl::InvalidArgumentError("no block entries given");
+  }
   if (max_entries == 0) return absl::OkStatus();
-  const dim3 grid = InPlaceGrid(max_entries);
-  WithPForInstance(list.desc.block_size, output, [&](auto block, auto docids) {
-    kernels::PForDecodeInPlaceKernel<decltype(block)::value, decltype(docids)::value>
-        <<<grid, kernels::kDecodeThreads, 0, stream>>>(list.desc, list.image, entries, max_entries,
-                                                       device_count, out);
-  });
+  const auto kernel = output == DecodeOutput::kDocids ? BlockKernels<true>::InPlace(list.desc)
+                                                      : BlockKernels<false>::InPlace(list.desc);
+  kernel<<<DecodeGrid(std::min(max_entries, kMaxInPlaceWarps)), kernels::kDecodeThreads, 0,
+           stream>>>(list.desc, list.image, entries, max_entries, device_count, out);
   TANDEM_CUDA_RETURN_IF_ERROR(cudaGetLastError());
   return absl::OkStatus();
 }
 
-absl::Status DecodeRiceBlocksInPlace(const DeviceRiceList& list, const uint32_t* entries,
-                                     uint32_t max_entries, const uint32_t* device_count,
-                                     DecodeOutput output, uint32_t* out, cudaStream_t stream) {
-  if (absl::Status s = CheckCall(list.desc, list.image, out, stream); !s.ok()) return s;
-  if (absl::Status s = CheckEntries(entries, max_entries); !s.ok()) return s;
-  if (max_entries == 0) return absl::OkStatus();
-  const dim3 grid = InPlaceGrid(max_entries);
-  const dim3 threads(kernels::kDecodeThreads);
-  if (output == DecodeOutput::kDocids) {
-    kernels::RiceDecodeInPlaceKernel<true><<<grid, threads, 0, stream>>>(
-        list.desc, list.image, entries, max_entries, device_count, out);
-  } else {
-    kernels::RiceDecodeInPlaceKernel<false><<<grid, threads, 0, stream>>>(
-        list.desc, list.image, entries, max_entries, device_count, out);
-  }
-  TANDEM_CUDA_RETURN_IF_ERROR(cudaGetLastError());
-  return absl::OkStatus();
-}
-
-absl::Status DecodePForList(const DevicePForList& list, DecodeOutput output, uint32_t* out,
-                            cudaStream_t stream) {
-  return LaunchPFor(list, nullptr, list.desc.num_blocks, output, out, stream);
-}
-
-absl::Status DecodePForBlocks(const DevicePForList& list, const uint32_t* blocks,
-                              uint32_t num_selected, DecodeOutput output, uint32_t* out,
-                              cudaStream_t stream) {
-  if (blocks == nullptr && num_selected > 0) {
-    return absl::InvalidArgumentError("no block indices given");
-  }
-  return LaunchPFor(list, blocks, num_selected, output, out, stream);
-}
-
-absl::Status DecodeRiceList(const DeviceRiceList& list, DecodeOutput output, uint32_t* out,
-                            cudaStream_t stream) {
-  return LaunchRice(list, nullptr, list.desc.num_blocks, output, out, stream);
-}
-
-absl::Status DecodeRiceBlocks(const DeviceRiceList& list, const uint32_t* blocks,
-                              uint32_t num_selected, DecodeOutput output, uint32_t* out,
-                              cudaStream_t stream) {
-  if (blocks == nullptr && num_selected > 0) {
-    return absl::InvalidArgumentError("no block indices given");
-  }
-  return LaunchRice(list, blocks, num_selected, output, out, stream);
-}
-
-absl::Status DecodeParaPForList(const DeviceParaPForList& list, DecodeOutput output, uint32_t* out,
-                                cudaStream_t stream) {
-  return LaunchParaPFor(list, nullptr, list.desc.num_blocks, output, out, stream);
-}
-
-absl::Status DecodeParaPForBlocks(const DeviceParaPForList& list, const uint32_t* blocks,
-                                  uint32_t num_selected, DecodeOutput output, uint32_t* out,
-                                  cudaStream_t stream) {
-  if (blocks == nullptr && num_selected > 0) {
-    return absl::InvalidArgumentError("no block indices given");
-  }
-  return LaunchParaPFor(list, blocks, num_selected, output, out, stream);
-}
+// The codecs decoded a block per warp (decode.h).
+template absl::Status DecodeAll(const DevicePForList&, DecodeOutput, uint32_t*, cudaStream_t);
+template absl::Status DecodeAll(const DeviceRiceList&, DecodeOutput, uint32_t*, cudaStream_t);
+template absl::Status DecodeAll(const DeviceParaPForList&, DecodeOutput, uint32_t*, cudaStream_t);
+template absl::Status DecodeBlocks(const DevicePForList&, const uint32_t*, uint32_t, DecodeOutput,
+                                   uint32_t*, cudaStream_t);
+template absl::Status DecodeBlocks(const DeviceRiceList&, const uint32_t*, uint32_t, DecodeOutput,
+                                   uint32_t*, cudaStream_t);
+template absl::Status DecodeBlocks(const DeviceParaPForList&, const uint32_t*, uint32_t,
+                                   DecodeOutput, uint32_t*, cudaStream_t);
+template absl::Status DecodeBlocksInPlace(const DevicePForList&, const uint32_t*, uint32_t,
+                                          const uint32_t*, DecodeOutput, uint32_t*, cudaStream_t);
+template absl::Status DecodeBlocksInPlace(const DeviceRiceList&, const uint32_t*, uint32_t,
+                                          const uint32_t*, DecodeOutput, uint32_t*, cudaStream_t);
 
 absl::Status DecodeLrcList(const DeviceLrcList& list, uint32_t* out, cudaStream_t stream) {
-  if (absl::Status s = CheckCall(list.desc, list.image, out, stream); !s.ok()) return s;
+  TANDEM_RETURN_IF_ERROR(CheckCall(list.desc, list.image, out, stream));
   const LrcDesc& d = list.desc;
   // One thread per posting for LRC's one line and for lists of about one wave; otherwise a warp
   // per segment (kernels/lrc_decode.cuh).
@@ -218,26 +166,8 @@ absl::Status DecodeLrcList(const DeviceLrcList& list, uint32_t* out, cudaStream_
 
 absl::Status FetchLrcDocids(const DeviceLrcList& list, const uint32_t* positions, uint32_t count,
                             uint32_t* out, cudaStream_t stream) {
-  if (absl::Status s = CheckCall(list.desc, list.image, out, stream); !s.ok()) return s;
-  if (count == 0) return absl::OkStatus();
-  if (positions == nullptr) return absl::InvalidArgumentError("no positions given");
-  const uint32_t ctas = (count + kernels::kLrcThreads - 1) / kernels::kLrcThreads;
-  kernels::LrcFetchKernel<<<ctas, kernels::kLrcThreads, 0, stream>>>(list.desc, list.image,
-                                                                     positions, count, out);
-  TANDEM_CUDA_RETURN_IF_ERROR(cudaGetLastError());
-  return absl::OkStatus();
-}
-
-absl::Status FetchFreqs(const DeviceFreqList& list, const uint32_t* positions, uint32_t count,
-                        uint32_t* out, cudaStream_t stream) {
-  if (absl::Status s = CheckCall(list.desc, list.image, out, stream); !s.ok()) return s;
-  if (count == 0) return absl::OkStatus();
-  if (positions == nullptr) return absl::InvalidArgumentError("no positions given");
-  const dim3 grid((count + kernels::kFetchThreads - 1) / kernels::kFetchThreads);
-  kernels::FreqFetchKernel<<<grid, kernels::kFetchThreads, 0, stream>>>(list.desc, list.image,
-                                                                        positions, count, out);
-  TANDEM_CUDA_RETURN_IF_ERROR(cudaGetLastError());
-  return absl::OkStatus();
+  return LaunchFetch(kernels::LrcFetchKernel, kernels::kLrcThreads, list, positions, count, out,
+                     stream);
 }
 
 }  // namespace tandem::gpu

@@ -9,6 +9,7 @@
 #include <vector>
 
 #include "gmock/gmock.h"
+#include "gpu/layouts/layout_test_util.h"
 #include "gpu/layouts/random_lists.h"
 #include "gtest/gtest.h"
 #include "index/block_codec.h"
@@ -20,23 +21,14 @@ namespace {
 
 using testing::DocidsFromGaps;
 using ::testing::ElementsAreArray;
+using testing::ForEveryFreqList;
+using testing::ForEveryPForList;
+using testing::ForEveryRiceList;
 using testing::GeometricGaps;
+using testing::PFor;
 using testing::RiceGaps;
 using testing::ValuesWithExceptions;
 using testing::ZipfFrequencies;
-
-// PForOptions without designated initializers (GCC warns about the omitted member).
-PForOptions PFor(uint32_t block_size, std::optional<uint32_t> bit_width = std::nullopt) {
-  PForOptions options;
-  options.block_size = block_size;
-  options.bit_width = bit_width;
-  return options;
-}
-
-// List lengths around the block sizes (128, 512) and a longer one.
-const std::vector<size_t> kLengths = {1, 2, 127, 128, 129, 511, 512, 513, 1000, 4097};
-// Exception patterns: none, some, all (as a share of the values that do not fit in b bits).
-const std::vector<double> kExceptionShares = {0.0, 0.1, 1.0};
 
 size_t CountExceptions(const std::vector<uint32_t>& values, uint32_t b) {
   if (b >= 32) return 0;
@@ -61,30 +53,21 @@ void ExpectBlocksMatch(const Image& image, uint32_t block_size, const std::vecto
 
 TEST(PForLayoutTest, RoundTripsEveryWidthLengthAndExceptionPattern) {
   std::mt19937_64 rng(1);
-  for (uint32_t block_size : {128u, 512u}) {
-    for (uint32_t b = 0; b <= 32; ++b) {
-      for (double share : kExceptionShares) {
-        for (size_t n : kLengths) {
-          SCOPED_TRACE(::testing::Message()
-                       << "B=" << block_size << " b=" << b << " share=" << share << " n=" << n);
-          const std::vector<uint32_t> gaps = ValuesWithExceptions(n, b, share, rng);
-          const std::vector<uint32_t> docids = DocidsFromGaps(gaps);
-          auto image = BuildPForDocids(docids, PFor(block_size, b));
-          ASSERT_TRUE(image.ok()) << image.status();
-          EXPECT_EQ(image->desc.bit_width, b);
-          EXPECT_EQ(image->desc.num_exceptions, CountExceptions(gaps, b));
-          EXPECT_EQ(image->words.size(), image->desc.image_words);
-          auto decoded = ReferenceDecode(*image, DecodeOutput::kDocids);
-          ASSERT_TRUE(decoded.ok()) << decoded.status();
-          EXPECT_EQ(*decoded, docids);
-          auto decoded_gaps = ReferenceDecode(*image, DecodeOutput::kGaps);
-          ASSERT_TRUE(decoded_gaps.ok()) << decoded_gaps.status();
-          EXPECT_EQ(*decoded_gaps, gaps);
-          if (n <= 1000) ExpectBlocksMatch(*image, block_size, docids, gaps);
-        }
-      }
-    }
-  }
+  ForEveryPForList(rng, [](uint32_t block_size, uint32_t b, const std::vector<uint32_t>& gaps,
+                           const std::vector<uint32_t>& docids) {
+    auto image = BuildPForDocids(docids, PFor(block_size, b));
+    ASSERT_TRUE(image.ok()) << image.status();
+    EXPECT_EQ(image->desc.bit_width, b);
+    EXPECT_EQ(image->desc.num_exceptions, CountExceptions(gaps, b));
+    EXPECT_EQ(image->words.size(), image->desc.image_words);
+    auto decoded = ReferenceDecode(*image, DecodeOutput::kDocids);
+    ASSERT_TRUE(decoded.ok()) << decoded.status();
+    EXPECT_EQ(*decoded, docids);
+    auto decoded_gaps = ReferenceDecode(*image, DecodeOutput::kGaps);
+    ASSERT_TRUE(decoded_gaps.ok()) << decoded_gaps.status();
+    EXPECT_EQ(*decoded_gaps, gaps);
+    if (docids.size() <= 1000) ExpectBlocksMatch(*image, block_size, docids, gaps);
+  });
 }
 
 TEST(PForLayoutTest, CompressesExceptionArraysOneLevelDeep) {
@@ -151,21 +134,16 @@ TEST(PForLayoutTest, RejectsBadInput) {
 
 TEST(RiceLayoutTest, RoundTripsEveryWidthAndLength) {
   std::mt19937_64 rng(5);
-  for (uint32_t b = 0; b <= 32; ++b) {
-    for (double mean_q : {0.3, 2.0}) {
-      for (size_t n : kLengths) {
-        SCOPED_TRACE(::testing::Message() << "b=" << b << " mean q=" << mean_q << " n=" << n);
-        const std::vector<uint32_t> gaps = RiceGaps(n, b, mean_q, rng);
-        const std::vector<uint32_t> docids = DocidsFromGaps(gaps);
+  ForEveryRiceList(
+      rng, {0.3, 2.0},
+      [](uint32_t b, const std::vector<uint32_t>& gaps, const std::vector<uint32_t>& docids) {
         auto image = BuildRiceDocids(docids, {.bit_width = b});
         ASSERT_TRUE(image.ok()) << image.status();
         EXPECT_EQ(image->desc.bit_width, b);
         EXPECT_EQ(ReferenceDecode(*image, DecodeOutput::kDocids).value(), docids);
         EXPECT_EQ(ReferenceDecode(*image, DecodeOutput::kGaps).value(), gaps);
-        if (n <= 1000) ExpectBlocksMatch(*image, kRiceBlock, docids, gaps);
-      }
-    }
-  }
+        if (docids.size() <= 1000) ExpectBlocksMatch(*image, kRiceBlock, docids, gaps);
+      });
 }
 
 TEST(RiceLayoutTest, ChoosesTheIndexCodecsParameterAndHandlesLongUnaryRuns) {
@@ -193,24 +171,18 @@ TEST(RiceLayoutTest, RejectsUnaryPartsBeyondTheLayoutsCounters) {
 
 TEST(FreqLayoutTest, FetchesEveryPositionForEveryWidth) {
   std::mt19937_64 rng(7);
-  for (uint32_t b = 0; b <= 32; ++b) {
-    for (double share : kExceptionShares) {
-      for (size_t n : {size_t{1}, size_t{127}, size_t{128}, size_t{129}, size_t{2000}}) {
-        SCOPED_TRACE(::testing::Message() << "b=" << b << " share=" << share << " n=" << n);
-        std::vector<uint32_t> freqs = ValuesWithExceptions(n, b, share, rng);
-        for (uint32_t& f : freqs) f = std::min(f, 0xfffffffeu) + 1;
+  ForEveryFreqList(
+      rng, {1, 127, 128, 129, 2000}, [](uint32_t b, const std::vector<uint32_t>& freqs) {
         auto image = BuildFreqs(freqs, {.bit_width = b});
         ASSERT_TRUE(image.ok()) << image.status();
+        const uint32_t n = static_cast<uint32_t>(freqs.size());
         for (uint32_t i = 0; i < n; ++i) {
           auto f = ReferenceFetchFreq(*image, i);
           ASSERT_TRUE(f.ok()) << f.status();
           ASSERT_EQ(*f, freqs[i]) << "position " << i;
         }
-        EXPECT_EQ(ReferenceFetchFreq(*image, static_cast<uint32_t>(n)).status().code(),
-                  absl::StatusCode::kOutOfRange);
-      }
-    }
-  }
+        EXPECT_EQ(ReferenceFetchFreq(*image, n).status().code(), absl::StatusCode::kOutOfRange);
+      });
 }
 
 TEST(FreqLayoutTest, ChosenWidthIsCompactForZipfFrequencies) {

@@ -99,43 +99,24 @@ class CcmMatcherTest : public ::testing::Test {
   if (skipped_) GTEST_SKIP() << "the CCM kernel cannot run on this device"; \
   ASSERT_NE(var, nullptr)
 
-Scenario Small() {
-  Scenario s;
-  s.interfaces = 5;
-  s.filters_min = 200;
-  s.filters_max = 400;
-  s.names = 20;
-  s.values = 10;
-  return s;
-}
+Scenario Small() { return SizedScenario(5, 200, 400, /*names=*/20, /*values=*/10); }
 
 TEST_F(CcmMatcherTest, ScenariosMatchBruteForceInCallsOfEverySize) {
-  Scenario medium;  // 100,000 filters
-  medium.filters_min = medium.filters_max = 10000;
-  Scenario zipf = Small();
+  Scenario zipf = SizedScenario(5, 3000, 3000, 20, 10);
   zipf.zipf = 1.2;
-  zipf.filters_min = zipf.filters_max = 3000;
-  Scenario terms = Small();
-  terms.vocabulary = 500;
-  terms.term_share = 0.3;
-  terms.event_terms = 30;
   Scenario few_names = Small();
   few_names.names = 4;
   few_names.constraints_min = 1;
   few_names.constraints_max = 3;
-  Scenario interfaces = Small();
-  interfaces.interfaces = 1500;
-  interfaces.filters_min = 5;
-  interfaces.filters_max = 20;
   Scenario predicates = Small();
   predicates.filters_per_subscription = 8;
   const std::vector<std::pair<std::string, Scenario>> scenarios = {
       {"small", Small()},
-      {"medium", medium},
+      {"medium", SizedScenario(10, 10000, 10000, 100, 100)},  // 100,000 filters
       {"zipf", zipf},
-      {"terms", terms},
+      {"terms", WithTerms(Small(), 500, 0.3, 30)},
       {"few names", few_names},
-      {"1500 interfaces", interfaces},
+      {"1500 interfaces", SizedScenario(1500, 5, 20, 20, 10)},
       {"8 filters a predicate", predicates}};
   for (const auto& [name, scenario] : scenarios) {
     CcmOptions options;

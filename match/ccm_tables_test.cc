@@ -178,39 +178,23 @@ class Both {
   std::map<SubscriptionId, std::vector<uint32_t>> ids_;
 };
 
-Scenario Small() {
-  Scenario s;
-  s.interfaces = 5;
-  s.filters_min = 100;
-  s.filters_max = 200;
-  s.names = 20;
-  s.values = 10;
-  return s;
-}
+Scenario Small() { return SizedScenario(5, 100, 200, /*names=*/20, /*values=*/10); }
 
 TEST(CcmTablesTest, ScenariosMatchBruteForceInEveryBatchSize) {
   Scenario zipf = Small();
   zipf.zipf = 1.2;
-  Scenario terms = Small();
-  terms.vocabulary = 100;
-  terms.term_share = 0.4;
-  terms.event_terms = 15;
   Scenario few_names = Small();
   few_names.names = 3;
   few_names.constraints_min = 1;
   few_names.constraints_max = 3;
-  Scenario many_interfaces = Small();
-  many_interfaces.interfaces = 300;
-  many_interfaces.filters_min = 3;
-  many_interfaces.filters_max = 8;
   Scenario predicates = Small();
   predicates.filters_per_subscription = 4;
   const std::vector<std::pair<std::string, Scenario>> scenarios = {
       {"small", Small()},
       {"zipf", zipf},
-      {"terms", terms},
+      {"terms", WithTerms(Small(), 100, 0.4, 15)},
       {"few names", few_names},
-      {"300 interfaces", many_interfaces},
+      {"300 interfaces", SizedScenario(300, 3, 8, 20, 10)},
       {"4 filters a predicate", predicates}};
   for (const auto& [name, scenario] : scenarios) {
     Both both;

@@ -75,51 +75,31 @@ struct ScenarioCase {
   const char* label;
 };
 
+// `scenario` with events of 2-4 attributes and filters of `constraints_min`..`constraints_max`
+// constraints.
+Scenario Small(Scenario scenario, int constraints_min, int constraints_max,
+               int filters_per_subscription) {
+  scenario.constraints_min = constraints_min;
+  scenario.constraints_max = constraints_max;
+  scenario.attributes_min = 2;
+  scenario.attributes_max = 4;
+  scenario.filters_per_subscription = filters_per_subscription;
+  return scenario;
+}
+
 std::vector<ScenarioCase> SmallScenarios() {
-  std::vector<ScenarioCase> cases;
-  Scenario s;
-  s.interfaces = 3;
-  s.filters_min = 50;
-  s.filters_max = 80;
-  s.constraints_min = 2;
-  s.constraints_max = 4;
-  s.names = 5;
-  s.values = 10;
-  s.attributes_min = 2;
-  s.attributes_max = 4;
-  cases.push_back({s, "few names"});
-  s.interfaces = 20;
-  s.filters_min = 100;
-  s.filters_max = 200;
-  s.constraints_min = 2;
-  s.constraints_max = 5;
-  s.names = 8;
-  s.zipf = 1.0;
-  s.filters_per_subscription = 3;
-  cases.push_back({s, "zipf, 3 filters per subscription"});
-  s.interfaces = 10;
-  s.filters_min = 1500;
-  s.filters_max = 2000;
-  s.constraints_min = 3;
-  s.constraints_max = 6;
-  s.names = 10;
-  s.values = 20;
-  s.zipf = 0;
-  s.vocabulary = 50;
-  s.term_share = 0.3;
-  s.event_terms = 12;
-  s.filters_per_subscription = 2;
-  cases.push_back({s, "terms"});
-  s.numeric_share = 1.0;
-  s.vocabulary = 0;
-  s.values = 5;
-  s.interfaces = 5;
-  s.filters_min = 500;
-  s.filters_max = 600;
-  cases.push_back({s, "numbers only"});
-  s.numeric_share = 0.0;
-  cases.push_back({s, "strings only"});
-  return cases;
+  Scenario zipf = Small(SizedScenario(20, 100, 200, /*names=*/8, /*values=*/10), 2, 5, 3);
+  zipf.zipf = 1.0;
+  // Term constraints stay off (vocabulary 0) in the numbers and strings cases.
+  Scenario numbers = Small(WithTerms(SizedScenario(5, 500, 600, 10, 5), 0, 0.3, 12), 3, 6, 2);
+  numbers.numeric_share = 1.0;
+  Scenario strings = numbers;
+  strings.numeric_share = 0.0;
+  return {{Small(SizedScenario(3, 50, 80, 5, 10), 2, 4, 1), "few names"},
+          {zipf, "zipf, 3 filters per subscription"},
+          {Small(WithTerms(SizedScenario(10, 1500, 2000, 10, 20), 50, 0.3, 12), 3, 6, 2), "terms"},
+          {numbers, "numbers only"},
+          {strings, "strings only"}};
 }
 
 TEST(CpuMatcher, RandomScenariosMatchBruteForce) {
@@ -384,18 +364,10 @@ TEST(CpuMatcher, MaximalFilter) {
 }
 
 TEST(CpuMatcher, InterleavedAddRemoveMatch) {
-  Scenario s;
-  s.interfaces = 12;
-  s.filters_min = 300;
-  s.filters_max = 400;
-  s.names = 6;
-  s.values = 10;
+  Scenario s = WithTerms(SizedScenario(12, 300, 400, /*names=*/6, /*values=*/10), 30, 0.2, 8);
   s.constraints_min = 1;
   s.constraints_max = 4;
   s.filters_per_subscription = 2;
-  s.vocabulary = 30;
-  s.term_share = 0.2;
-  s.event_terms = 8;
   const std::vector<GeneratedSubscription> pool = GenerateSubscriptions(s, 11);
   const std::vector<Event> events = GenerateEvents(s, 60, 12);
   auto cpu = NewCpu(2);
@@ -445,16 +417,8 @@ TEST(CpuMatcher, InterleavedAddRemoveMatch) {
 }
 
 TEST(CpuMatcher, ThreadsGiveTheSameAnswers) {
-  Scenario s;
-  s.interfaces = 15;
-  s.filters_min = 300;
-  s.filters_max = 500;
-  s.names = 12;
-  s.values = 20;
+  Scenario s = WithTerms(SizedScenario(15, 300, 500, /*names=*/12, /*values=*/20), 100, 0.1, 20);
   s.zipf = 1.0;
-  s.vocabulary = 100;
-  s.term_share = 0.1;
-  s.event_terms = 20;
   const std::vector<GeneratedSubscription> subs = GenerateSubscriptions(s, 21);
   const std::vector<Event> events = GenerateEvents(s, 400, 22);
   auto one = NewCpu(1);
@@ -473,12 +437,7 @@ TEST(CpuMatcher, ThreadsGiveTheSameAnswers) {
 }
 
 TEST(CpuMatcher, ConcurrentMatchWithAdds) {
-  Scenario s;
-  s.interfaces = 8;
-  s.filters_min = 200;
-  s.filters_max = 300;
-  s.names = 6;
-  s.values = 10;
+  const Scenario s = SizedScenario(8, 200, 300, /*names=*/6, /*values=*/10);
   const std::vector<GeneratedSubscription> first = GenerateSubscriptions(s, 31);
   const std::vector<GeneratedSubscription> later = GenerateSubscriptions(s, 32);
   const std::vector<Event> events = GenerateEvents(s, 50, 33);

@@ -3,6 +3,7 @@
 #include <algorithm>
 #include <cmath>
 #include <cstdio>
+#include <iterator>
 
 #include "absl/strings/ascii.h"
 #include "absl/strings/str_cat.h"
@@ -90,39 +91,17 @@ absl::Status CheckLimits(const Limits& limits) {
 }  // namespace
 
 absl::string_view OpName(Op op) {
-  switch (op) {
-    case Op::kEq:
-      return "=";
-    case Op::kNe:
-      return "!=";
-    case Op::kLt:
-      return "<";
-    case Op::kGt:
-      return ">";
-    case Op::kLe:
-      return "<=";
-    case Op::kGe:
-      return ">=";
-    case Op::kPrefix:
-      return "prefix";
-    case Op::kSubstring:
-      return "substring";
-    case Op::kContains:
-      return "contains";
-  }
-  return "?";
+  // Indexed by the operator's value (satisfies.h numbers them from 0).
+  static constexpr absl::string_view kNames[kNumOps] = {
+      "=", "!=", "<", ">", "<=", ">=", "prefix", "substring", "contains"};
+  const int i = static_cast<int>(op);
+  return i < kNumOps ? kNames[i] : "?";
 }
 
 absl::string_view ValueTypeName(ValueType type) {
-  switch (type) {
-    case ValueType::kInt:
-      return "int";
-    case ValueType::kDouble:
-      return "double";
-    case ValueType::kString:
-      return "string";
-  }
-  return "?";
+  static constexpr absl::string_view kNames[] = {"int", "double", "string"};
+  const size_t i = static_cast<size_t>(type);
+  return i < std::size(kNames) ? kNames[i] : "?";
 }
 
 absl::StatusOr<Predicate> NormalizePredicate(Predicate predicate, const index::Analyzer* analyzer,

@@ -51,6 +51,23 @@ Value RandomValue(const Scenario& sc, bool numeric, std::mt19937_64& rng) {
 
 }  // namespace
 
+Scenario SizedScenario(int interfaces, int filters_min, int filters_max, int names, int values) {
+  Scenario scenario;
+  scenario.interfaces = interfaces;
+  scenario.filters_min = filters_min;
+  scenario.filters_max = filters_max;
+  scenario.names = names;
+  scenario.values = values;
+  return scenario;
+}
+
+Scenario WithTerms(Scenario scenario, int vocabulary, double term_share, int event_terms) {
+  scenario.vocabulary = vocabulary;
+  scenario.term_share = term_share;
+  scenario.event_terms = event_terms;
+  return scenario;
+}
+
 std::string ScenarioName(int i) { return absl::StrCat("a", i); }
 
 bool ScenarioNameIsNumeric(const Scenario& scenario, int i) {

@@ -39,6 +39,14 @@ struct Scenario {
   int event_terms = 0;
 };
 
+// A scenario of `interfaces` interfaces with filters_min..filters_max filters each, over `names`
+// names and `values` values, the rest as the default: the sizes a test shrinks first.
+//   Scenario small = SizedScenario(5, 200, 400, /*names=*/20, /*values=*/10);
+Scenario SizedScenario(int interfaces, int filters_min, int filters_max, int names, int values);
+
+// `scenario` with term constraints (see Scenario::vocabulary).
+Scenario WithTerms(Scenario scenario, int vocabulary, double term_share, int event_terms);
+
 struct GeneratedSubscription {
   InterfaceId interface = 0;
   Predicate predicate;  // normalized

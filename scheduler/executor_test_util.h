@@ -5,7 +5,7 @@
 // collector of outcomes by (job, task), and an ExecutorObserver that records the reports. Queries
 // are told apart by their k, which FakeEngine echoes as the docid of its one hit; they are
 // prepared against testing::SmallIndex(), the index every fake engine answers over.
-// HybridQueryExecutor tests derive their fixture from PerDispatcherTest to run once per dispatch
+// HybridQueryExecutor tests use the fixture HybridQueryExecutorTest to run once per dispatch
 // protocol.
 //
 //   FakeEngine cpu("cpu");          // queries block until cpu.Open()
@@ -275,10 +275,7 @@ class RecordingObserver final : public ExecutorObserver {
     ++deadline_misses_;
   }
 
-  std::vector<SchedulerDecision> decisions() {
-    absl::MutexLock lock(&mu_);
-    return decisions_;
-  }
+  std::vector<SchedulerDecision> decisions() { return Read(decisions_); }
   // Decisions of processor `p` for queue `queue`; with `reason`, only those made for it.
   int Count(Processor p, QueueKind queue, std::optional<TakeReason> reason = std::nullopt) {
     int n = 0;
@@ -288,37 +285,16 @@ class RecordingObserver final : public ExecutorObserver {
     return n;
   }
   // Admission queue depths, in report order.
-  std::vector<size_t> depths() {
-    absl::MutexLock lock(&mu_);
-    return depths_;
-  }
+  std::vector<size_t> depths() { return Read(depths_); }
   // (cpu, gpu) thresholds, in report order.
-  std::vector<std::pair<double, double>> thresholds() {
-    absl::MutexLock lock(&mu_);
-    return thresholds_;
-  }
+  std::vector<std::pair<double, double>> thresholds() { return Read(thresholds_); }
   // Busy workers of `p` as last reported.
-  size_t busy(Processor p) {
-    absl::MutexLock lock(&mu_);
-    return busy_[p];
-  }
-  absl::Duration busy_time(Processor p) {
-    absl::MutexLock lock(&mu_);
-    return busy_time_[p];
-  }
-  int measured(Processor p) {
-    absl::MutexLock lock(&mu_);
-    return measured_[p];
-  }
-  int deadline_misses() {
-    absl::MutexLock lock(&mu_);
-    return deadline_misses_;
-  }
+  size_t busy(Processor p) { return Read(busy_, p); }
+  absl::Duration busy_time(Processor p) { return Read(busy_time_, p); }
+  int measured(Processor p) { return Read(measured_, p); }
+  int deadline_misses() { return Read(deadline_misses_); }
   // Every worker-time report, in report order.
-  std::vector<std::pair<Processor, WorkerTime>> worker_times() {
-    absl::MutexLock lock(&mu_);
-    return worker_times_;
-  }
+  std::vector<std::pair<Processor, WorkerTime>> worker_times() { return Read(worker_times_); }
   // The sum of the worker-time reports of `p`'s workers.
   WorkerTime total_time(Processor p) {
     WorkerTime total;
@@ -334,6 +310,20 @@ class RecordingObserver final : public ExecutorObserver {
   }
 
  private:
+  // A copy of `field`, taken under the lock.
+  template <typename T>
+  T Read(const T& field) ABSL_LOCKS_EXCLUDED(mu_) {
+    absl::MutexLock lock(&mu_);
+    return field;
+  }
+  // The value of `p` in `by_processor`, 0 when never reported.
+  template <typename T>
+  T Read(const std::map<Processor, T>& by_processor, Processor p) ABSL_LOCKS_EXCLUDED(mu_) {
+    absl::MutexLock lock(&mu_);
+    const auto it = by_processor.find(p);
+    return it == by_processor.end() ? T{} : it->second;
+  }
+
   absl::Mutex mu_;
   std::vector<size_t> depths_ ABSL_GUARDED_BY(mu_);
   std::vector<std::pair<double, double>> thresholds_ ABSL_GUARDED_BY(mu_);
@@ -367,11 +357,11 @@ inline std::string DispatchName(const ::testing::TestParamInfo<DispatchProtocol>
 
 // A fixture whose tests run once per dispatch protocol; MakeExecutor uses the one under test.
 //
-//   class HybridQueryExecutorTest : public fakes::PerDispatcherTest {};
+//   using fakes::HybridQueryExecutorTest;
 //   INSTANTIATE_TEST_SUITE_P(Dispatchers, HybridQueryExecutorTest,
 //                            ::testing::ValuesIn(fakes::kAllDispatchProtocols),
 //                            fakes::DispatchName);
-class PerDispatcherTest : public ::testing::TestWithParam<DispatchProtocol> {
+class HybridQueryExecutorTest : public ::testing::TestWithParam<DispatchProtocol> {
  protected:
   std::unique_ptr<HybridQueryExecutor> MakeExecutor(const index::Engine* cpu,
                                                     const index::Engine* gpu,

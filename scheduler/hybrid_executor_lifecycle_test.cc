@@ -27,16 +27,12 @@
 namespace tandem::scheduler {
 namespace {
 
-using fakes::FailingEngine;
 using fakes::FakeEngine;
 using fakes::FakePredictor;
-using fakes::Fixed;
+using fakes::HybridQueryExecutorTest;
 using fakes::Job;
-using fakes::MakeHybridExecutor;
 using fakes::Outcomes;
 using fakes::RecordingObserver;
-
-class HybridQueryExecutorTest : public fakes::PerDispatcherTest {};
 
 TEST_P(HybridQueryExecutorTest, RejectsBadOptions) {
   FakeEngine cpu("cpu", true);
@@ -80,9 +76,10 @@ TEST_P(HybridQueryExecutorTest, QueueCapacityDefaultsToFourJobsPerWorker) {
 TEST_P(HybridQueryExecutorTest, GpuFaultsAreAnsweredOnTheCpu) {
   FakePredictor predictor({{5, {.cpu_ms = 20, .gpu_ms = 1}}});
   FakeEngine cpu("cpu", true);
-  FailingEngine gpu(absl::ResourceExhaustedError("device out of memory"));
+  fakes::FailingEngine gpu(absl::ResourceExhaustedError("device out of memory"));
   auto executor = MakeExecutor(
-      &cpu, &gpu, {.cpu_threads = 1, .gpu_threads = 1, .queue_capacity = 4, .policy = Fixed()},
+      &cpu, &gpu,
+      {.cpu_threads = 1, .gpu_threads = 1, .queue_capacity = 4, .policy = fakes::Fixed()},
       &predictor);
   Outcomes outcomes;
   ASSERT_TRUE(executor->Submit(Job(outcomes.For(0), {5})).ok());
@@ -155,7 +152,8 @@ TEST_P(HybridQueryExecutorTest, ShutdownFinishesQueuedWorkAndRefusesNewWork) {
   FakeEngine cpu("cpu");
   FakeEngine gpu("gpu");
   auto executor = MakeExecutor(
-      &cpu, &gpu, {.cpu_threads = 1, .gpu_threads = 1, .queue_capacity = 8, .policy = Fixed()},
+      &cpu, &gpu,
+      {.cpu_threads = 1, .gpu_threads = 1, .queue_capacity = 8, .policy = fakes::Fixed()},
       &predictor);
   Outcomes outcomes;
   for (int job = 0; job < 4; ++job) {
@@ -187,14 +185,14 @@ void ExpectEveryTaskAnsweredExactlyOnce(DispatchProtocol dispatch, size_t answer
   FakeEngine cpu("cpu", true);
   FakeEngine gpu("gpu", true);
   RecordingObserver recorder;
-  auto executor = MakeHybridExecutor(&cpu, &gpu,
-                                     {.cpu_threads = 3,
-                                      .gpu_threads = 2,
-                                      .queue_capacity = 16,
-                                      .answer_threads = answer_threads,
-                                      .policy = {.max_wait = absl::Milliseconds(2)},
-                                      .dispatch = dispatch},
-                                     &predictor, &recorder);
+  auto executor = fakes::MakeHybridExecutor(&cpu, &gpu,
+                                            {.cpu_threads = 3,
+                                             .gpu_threads = 2,
+                                             .queue_capacity = 16,
+                                             .answer_threads = answer_threads,
+                                             .policy = {.max_wait = absl::Milliseconds(2)},
+                                             .dispatch = dispatch},
+                                            &predictor, &recorder);
   Outcomes outcomes;
   constexpr int kThreads = 6;
   constexpr int kJobsPerThread = 150;
@@ -267,9 +265,9 @@ std::map<int, AnsweredOn> RunCpuAndGpuQueries(DispatchProtocol dispatch, Executo
   options.cpu_threads = 2;
   options.gpu_threads = 1;
   options.queue_capacity = 32;
-  options.policy = Fixed();
+  options.policy = fakes::Fixed();
   options.dispatch = dispatch;
-  auto executor = MakeHybridExecutor(&cpu, &gpu, options, &predictor);
+  auto executor = fakes::MakeHybridExecutor(&cpu, &gpu, options, &predictor);
   absl::Mutex mu;
   std::map<int, AnsweredOn> answered_on;  // by job
   Outcomes outcomes;

@@ -17,13 +17,10 @@ namespace {
 
 using fakes::FakeEngine;
 using fakes::FakePredictor;
-using fakes::Fixed;
+using fakes::HybridQueryExecutorTest;
 using fakes::Job;
-using fakes::MakeHybridExecutor;
 using fakes::Outcomes;
 using fakes::RecordingObserver;
-
-class HybridQueryExecutorTest : public fakes::PerDispatcherTest {};
 
 TEST_P(HybridQueryExecutorTest, RoutesEachQueryToItsCheaperProcessor) {
   FakePredictor predictor({{1, {.cpu_ms = 20, .gpu_ms = 1}},     // GPU queue
@@ -33,7 +30,8 @@ TEST_P(HybridQueryExecutorTest, RoutesEachQueryToItsCheaperProcessor) {
   FakeEngine gpu("gpu", true);
   RecordingObserver recorder;
   auto executor = MakeExecutor(
-      &cpu, &gpu, {.cpu_threads = 2, .gpu_threads = 2, .queue_capacity = 32, .policy = Fixed()},
+      &cpu, &gpu,
+      {.cpu_threads = 2, .gpu_threads = 2, .queue_capacity = 32, .policy = fakes::Fixed()},
       &predictor, &recorder);
   Outcomes outcomes;
   for (int job = 0; job < 10; ++job) {
@@ -86,7 +84,8 @@ TEST_P(HybridQueryExecutorTest, IdleCpuStealsFromABackloggedGpu) {
   FakeEngine gpu("gpu");  // held: the GPU is busy until the test opens it
   RecordingObserver recorder;
   auto executor = MakeExecutor(
-      &cpu, &gpu, {.cpu_threads = 1, .gpu_threads = 1, .queue_capacity = 16, .policy = Fixed()},
+      &cpu, &gpu,
+      {.cpu_threads = 1, .gpu_threads = 1, .queue_capacity = 16, .policy = fakes::Fixed()},
       &predictor, &recorder);
   Outcomes outcomes;
   ASSERT_TRUE(executor->Submit(Job(outcomes.For(0), {1})).ok());
@@ -174,14 +173,14 @@ TEST_P(HybridQueryExecutorTest, DefaultDeadlineOrdersWorkButDoesNotStopQueries) 
 std::vector<uint32_t> StartOrder(DispatchProtocol dispatch, absl::Duration long_deadline) {
   FakePredictor predictor({{1, {.cpu_ms = 1}}, {2, {.cpu_ms = 1}}, {3, {.cpu_ms = 50}}});
   FakeEngine cpu("cpu");
-  auto executor =
-      MakeHybridExecutor(&cpu, nullptr,
-                         {.cpu_threads = 1,
-                          .queue_capacity = 4,
-                          .default_deadline = absl::Seconds(60),
-                          .policy = {.urgent_fraction = 0.1, .max_wait = absl::InfiniteDuration()},
-                          .dispatch = dispatch},
-                         &predictor);
+  auto executor = fakes::MakeHybridExecutor(
+      &cpu, nullptr,
+      {.cpu_threads = 1,
+       .queue_capacity = 4,
+       .default_deadline = absl::Seconds(60),
+       .policy = {.urgent_fraction = 0.1, .max_wait = absl::InfiniteDuration()},
+       .dispatch = dispatch},
+      &predictor);
   Outcomes outcomes;
   EXPECT_TRUE(executor->Submit(Job(outcomes.For(0), {1})).ok());
   EXPECT_TRUE(cpu.WaitStarted(1));
@@ -209,13 +208,13 @@ TEST_P(HybridQueryExecutorTest, QueryNearItsDeadlineJumpsTheQueue) {
 size_t LongQueryPosition(DispatchProtocol dispatch, absl::Duration max_wait) {
   FakePredictor predictor({{1, {.cpu_ms = 1}}, {2, {.cpu_ms = 1}}, {9, {.cpu_ms = 100}}});
   FakeEngine cpu("cpu", false, [](const index::Query& q) { return q.k == 1 ? 5.0 : 0.0; });
-  auto executor = MakeHybridExecutor(&cpu, nullptr,
-                                     {.cpu_threads = 1,
-                                      .queue_capacity = 128,
-                                      .default_deadline = absl::Seconds(60),
-                                      .policy = {.max_wait = max_wait},
-                                      .dispatch = dispatch},
-                                     &predictor);
+  auto executor = fakes::MakeHybridExecutor(&cpu, nullptr,
+                                            {.cpu_threads = 1,
+                                             .queue_capacity = 128,
+                                             .default_deadline = absl::Seconds(60),
+                                             .policy = {.max_wait = max_wait},
+                                             .dispatch = dispatch},
+                                            &predictor);
   Outcomes outcomes;
   EXPECT_TRUE(executor->Submit(Job(outcomes.For(-1), {2})).ok());
   EXPECT_TRUE(cpu.WaitStarted(1));
@@ -245,7 +244,8 @@ TEST_P(HybridQueryExecutorTest, EngineHintsBypassRouting) {
   FakeEngine gpu("gpu", true);
   RecordingObserver recorder;
   auto executor = MakeExecutor(
-      &cpu, &gpu, {.cpu_threads = 1, .gpu_threads = 1, .queue_capacity = 4, .policy = Fixed()},
+      &cpu, &gpu,
+      {.cpu_threads = 1, .gpu_threads = 1, .queue_capacity = 4, .policy = fakes::Fixed()},
       &predictor, &recorder);
   Outcomes outcomes;
   ASSERT_TRUE(executor->Submit(Job(outcomes.For(0), {1}, EnginePreference::kCpu)).ok());

@@ -58,17 +58,22 @@ TEST(PoolQueryExecutorTest, RunsQueriesOnTheCpuEngine) {
   EXPECT_EQ(executor->engines(), std::vector<std::string>{"cpu"});
 }
 
-TEST(PoolQueryExecutorTest, GpuFaultsAreAnsweredOnTheCpu) {
-  FakeEngine cpu("cpu");
-  cpu.Open();
-  FailingEngine gpu(absl::ResourceExhaustedError("device out of memory"));
+// One query for the GPU, whose engine fails every query with `gpu_error`.
+QueryOutcome RunOnFailingGpu(FakeEngine& cpu, absl::Status gpu_error) {
+  FailingEngine gpu(std::move(gpu_error));
   auto executor = MakeExecutor(&cpu, &gpu, {.cpu_threads = 1, .queue_capacity = 4});
   Outcomes outcomes;
   QueryJob job = Job(outcomes.For(0), {5});
   job.tasks[0].engine = EnginePreference::kGpu;
-  ASSERT_TRUE(executor->Submit(std::move(job)).ok());
-  ASSERT_TRUE(outcomes.WaitFor(1));
-  QueryOutcome o = outcomes.Get(0);
+  EXPECT_TRUE(executor->Submit(std::move(job)).ok());
+  EXPECT_TRUE(outcomes.WaitFor(1));
+  return outcomes.Get(0);
+}
+
+TEST(PoolQueryExecutorTest, GpuFaultsAreAnsweredOnTheCpu) {
+  FakeEngine cpu("cpu");
+  cpu.Open();
+  const QueryOutcome o = RunOnFailingGpu(cpu, absl::ResourceExhaustedError("device out of memory"));
   ASSERT_TRUE(o.result.ok()) << o.result.status();
   EXPECT_EQ(o.result->hits.at(0).docid, 5u);
   EXPECT_EQ(o.engine, "cpu");
@@ -78,14 +83,8 @@ TEST(PoolQueryExecutorTest, GpuFaultsAreAnsweredOnTheCpu) {
 TEST(PoolQueryExecutorTest, QueryErrorsFromTheGpuAreNotRetried) {
   FakeEngine cpu("cpu");
   cpu.Open();
-  FailingEngine gpu(absl::InvalidArgumentError("k must be between 1 and 10000"));
-  auto executor = MakeExecutor(&cpu, &gpu, {.cpu_threads = 1, .queue_capacity = 4});
-  Outcomes outcomes;
-  QueryJob job = Job(outcomes.For(0), {5});
-  job.tasks[0].engine = EnginePreference::kGpu;
-  ASSERT_TRUE(executor->Submit(std::move(job)).ok());
-  ASSERT_TRUE(outcomes.WaitFor(1));
-  QueryOutcome o = outcomes.Get(0);
+  const QueryOutcome o =
+      RunOnFailingGpu(cpu, absl::InvalidArgumentError("k must be between 1 and 10000"));
   EXPECT_EQ(o.result.status().code(), absl::StatusCode::kInvalidArgument);
   EXPECT_EQ(o.engine, "gpu");
   EXPECT_FALSE(o.gpu_fallback);

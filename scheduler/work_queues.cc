@@ -3,6 +3,7 @@
 #include <algorithm>
 #include <cassert>
 #include <cmath>
+#include <iterator>
 #include <limits>
 
 #include "absl/strings/str_cat.h"
@@ -34,15 +35,9 @@ absl::Time UrgentAt(const WorkItem& item, double fraction) {
 }  // namespace
 
 absl::string_view QueueName(QueueKind queue) {
-  switch (queue) {
-    case QueueKind::kCpu:
-      return "cpu";
-    case QueueKind::kGpu:
-      return "gpu";
-    case QueueKind::kShared:
-      return "shared";
-  }
-  return "unknown";
+  static constexpr absl::string_view kNames[] = {"cpu", "gpu", "shared"};
+  const size_t i = static_cast<size_t>(queue);
+  return i < std::size(kNames) ? kNames[i] : "unknown";
 }
 
 absl::Status WorkQueues::Validate(const Policy& policy, const Capacity& capacity) {

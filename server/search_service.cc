@@ -74,21 +74,26 @@ SearchService::SearchService(const index::Index& index, QueryDispatcher& dispatc
       max_response_bytes_(options.max_response_bytes),
       reader_(dispatcher, std::move(options.log)) {}
 
+absl::Status SearchService::Accept(const grpc::CallbackServerContext& context,
+                                   const grpc::ByteBuffer& bytes, grpc::ServerUnaryReactor& reactor,
+                                   google::protobuf::Message& request) {
+  // Refused before parsing when nothing could be admitted: under overload a refusal costs little.
+  absl::Status status = dispatcher_.Admissible();
+  if (!status.ok()) {
+    dispatcher_.RecordUnparsedCall(status);
+  } else {
+    status = reader_.Read(bytes, context, request);
+  }
+  if (!status.ok()) reactor.Finish(rpc::ToGrpcStatus(status));
+  return status;
+}
+
 grpc::ServerUnaryReactor* SearchService::Search(grpc::CallbackServerContext* context,
                                                 const grpc::ByteBuffer* request_bytes,
                                                 grpc::ByteBuffer* response_bytes) {
   auto* reactor = new CancellableReactor(CallDeadline(*context));
-  // Refused before parsing when nothing could be admitted: under overload a refusal costs little.
-  if (absl::Status admissible = dispatcher_.Admissible(); !admissible.ok()) {
-    dispatcher_.RecordUnparsedCall(admissible);
-    reactor->Finish(rpc::ToGrpcStatus(admissible));
-    return reactor;
-  }
   SearchRequest request;
-  if (absl::Status read = reader_.Read(*request_bytes, *context, request); !read.ok()) {
-    reactor->Finish(rpc::ToGrpcStatus(read));
-    return reactor;
-  }
+  if (!Accept(*context, *request_bytes, *reactor, request).ok()) return reactor;
   const CallContext call{.deadline = reactor->deadline(), .cancelled = reactor->cancelled()};
   const SearchRequest* const requests[] = {&request};
   absl::Status admitted = dispatcher_.Dispatch(
@@ -106,16 +111,8 @@ grpc::ServerUnaryReactor* SearchService::SearchBatch(grpc::CallbackServerContext
                                                      const grpc::ByteBuffer* request_bytes,
                                                      grpc::ByteBuffer* response_bytes) {
   auto* reactor = new CancellableReactor(CallDeadline(*context));
-  if (absl::Status admissible = dispatcher_.Admissible(); !admissible.ok()) {
-    dispatcher_.RecordUnparsedCall(admissible);
-    reactor->Finish(rpc::ToGrpcStatus(admissible));
-    return reactor;
-  }
   tandem::v1::SearchBatchRequest request;
-  if (absl::Status read = reader_.Read(*request_bytes, *context, request); !read.ok()) {
-    reactor->Finish(rpc::ToGrpcStatus(read));
-    return reactor;
-  }
+  if (!Accept(*context, *request_bytes, *reactor, request).ok()) return reactor;
   std::vector<const SearchRequest*> requests;
   requests.reserve(request.requests_size());
   for (const SearchRequest& r : request.requests()) requests.push_back(&r);

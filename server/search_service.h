@@ -82,6 +82,10 @@ class SearchService final : public RawSearchServiceBase {
                                          grpc::ByteBuffer* response) override;
 
  private:
+  // Admits and parses a unary call's request; a status that is not OK has finished `reactor`.
+  absl::Status Accept(const grpc::CallbackServerContext& context, const grpc::ByteBuffer& bytes,
+                      grpc::ServerUnaryReactor& reactor, google::protobuf::Message& request);
+
   const index::Index& index_;
   QueryDispatcher& dispatcher_;
   const std::vector<std::string> engines_;

@@ -1,12 +1,20 @@
 #include "bench/bench_main.h"
 
+#include <cstdio>
 #include <string>
 
 #include "absl/strings/str_cat.h"
 
 namespace tandem::bench {
+namespace {
+
+// The running benchmark's name, for Fail: set once, while the command line is parsed.
+const char* program_name = "tandem-bench";
+
+}  // namespace
 
 base::AppInfo BenchApp(const char* main_file, const BenchInfo& info) {
+  program_name = info.name;
   return {.name = info.name,
           .usage = absl::StrCat(info.name, ": ", info.measures, "\n  ", info.name, " ", info.call),
           .main_file = main_file};
@@ -15,6 +23,15 @@ base::AppInfo BenchApp(const char* main_file, const BenchInfo& info) {
 int Main(int argc, char** argv, const char* main_file, int (*run)(), const BenchInfo& info) {
   base::ParseCommandLineOrExit(argc, argv, BenchApp(main_file, info));
   return run();
+}
+
+int Fail(absl::string_view what) {
+  std::fprintf(stderr, "%s: %.*s\n", program_name, static_cast<int>(what.size()), what.data());
+  return 1;
+}
+
+double Seconds(Clock::time_point a, Clock::time_point b) {
+  return std::chrono::duration<double>(b - a).count();
 }
 
 }  // namespace tandem::bench

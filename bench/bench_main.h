@@ -1,7 +1,8 @@
 // File: bench_main.h
 //
-// The command line of a benchmark program (base/app.h), its usage built from what every benchmark
-// states: its name, what it measures and how it is called. --help prints
+// What every benchmark program shares: its command line (base/app.h), the line it fails with, and
+// its clock. The usage is built from what every benchmark states: its name, what it measures and
+// how it is called. --help prints
 //
 //   tandem-bench-gpu-cold: cold and warm GPU query latency, ...
 //     tandem-bench-gpu-cold --index DIR --queries FILE [--json FILE]
@@ -15,6 +16,9 @@
 //   }
 #pragma once
 
+#include <chrono>
+
+#include "absl/strings/string_view.h"
 #include "base/app.h"
 
 namespace tandem::bench {
@@ -25,10 +29,19 @@ struct BenchInfo {
   const char* measures;  // what it measures, a sentence without the name
 };
 
-// The AppInfo of a benchmark whose flags are defined in `main_file`.
+// The AppInfo of a benchmark whose flags are defined in `main_file`; names the program for Fail.
 base::AppInfo BenchApp(const char* main_file, const BenchInfo& info);
 
 // base::ParseCommandLineOrExit with BenchApp(main_file, info), then run()'s exit status.
 int Main(int argc, char** argv, const char* main_file, int (*run)(), const BenchInfo& info);
+
+// "NAME: WHAT" on stderr, NAME the program's (BenchInfo); returns 1, the exit status of a run that
+// could not be made.
+int Fail(absl::string_view what);
+
+using Clock = std::chrono::steady_clock;
+
+// Seconds from `a` to `b`.
+double Seconds(Clock::time_point a, Clock::time_point b);
 
 }  // namespace tandem::bench

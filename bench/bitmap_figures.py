@@ -10,25 +10,17 @@ Needs Debian's python3-matplotlib.
 The JSON is tandem-bench-*'s own, or a results file of bench/results/ (the run of --machine KIND,
 by default the newest).
 """
-import argparse
-import json
 import sys
+
+import figures
 
 STEPS = ["upload", "sort", "literals", "merge", "fills", "fuse", "offsets", "download"]
 
 
 def main():
-    parser = argparse.ArgumentParser(description=__doc__.splitlines()[0])
-    parser.add_argument("json")
-    parser.add_argument("--png", required=True)
-    parser.add_argument("--machine", metavar="KIND", help="the run of a results file to plot")
-    args = parser.parse_args()
-    with open(args.json) as f:
-        data = json.load(f)
-    if "runs" in data:  # a results file: one run per machine kind
-        runs = data["runs"]
-        kind = args.machine or max(runs, key=lambda k: str(runs[k].get("date", "")))
-        run = runs[kind]
+    args = figures.parse_args(__doc__)
+    data, run = figures.read(args)
+    if run is not None:
         data = dict(run, machine={"gpu": run.get("gpu"), "commit": run.get("commit")})
     points = data.get("points", [])
     if not points:
@@ -73,8 +65,7 @@ def main():
     machine = data.get("machine", {})
     fig.suptitle(f"bitmap index build, {machine.get('gpu', '?')}, commit {machine.get('commit', '?')}",
                  fontsize=9)
-    fig.tight_layout()
-    fig.savefig(args.png, dpi=110)
+    figures.save(fig, args.png, dpi=110)
     return 0
 
 

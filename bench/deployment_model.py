@@ -22,10 +22,11 @@ kind whose rates it models (bench/results_store.py).
 """
 import argparse
 import datetime
-import json
 import math
 import os
 import subprocess
+
+import results_store
 
 GOV2_DOCS = 25_205_179  # TREC GOV2 (Ding et al. 2009, section 6)
 
@@ -65,10 +66,6 @@ def main():
 
     broker_rate, broker_source = args.broker_rate, "--broker-rate"
     if broker_rate == 0:
-        here = os.path.dirname(os.path.abspath(__file__))
-        import sys
-        sys.path.insert(0, here)
-        import results_store
         for name in ("broker_scaling", "multi_gpu_scaling"):
             for kind, run in results_store.load(name).get("runs", {}).items():
                 rates = [e["qps"] for e in run.get("setups", [])
@@ -123,15 +120,9 @@ def main():
     lines.append("node q/s on one GOV2-size shard: " + ", ".join(
         f"{e} {m} {r:,.0f}" for e, rates in measured.items() for m, r in rates.items()))
     lines.append(f"broker q/s: {broker_rate:,.0f} ({broker_source})")
-    print("\n".join(lines))
-    if args.out:
-        json.dump(result, open(args.out, "w"), indent=1)
-        open(os.path.splitext(args.out)[0] + ".txt", "w").write("\n".join(lines) + "\n")
+    results_store.write_summary(result, lines, args.out)
     if args.record:
-        import sys
-        sys.path.insert(0, os.path.dirname(os.path.abspath(__file__)))
-        import results_store
-        results_store.merge(
+        results_store.record(
             "deployment_model", args.record, result, gpu="none",
             produced_by="`bench/deployment_model.py`",
             machine="a model, no machine: node rates measured on the machine kind, the broker's "
@@ -139,10 +130,6 @@ def main():
             protocol=f"GOV2 x {args.scale:g} in shards of 1 to {args.max_gov2s_per_node} GOV2s, "
                      f"peaks {args.peaks} q/s, {args.headroom}x headroom and a spare replica per "
                      "shard")
-        results_store.regenerate_readme()
-        print(f"recorded in bench/results/deployment_model.json as runs."
-              f"{results_store.kind_key(args.record)}")
-
 
 if __name__ == "__main__":
     main()

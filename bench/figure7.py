@@ -20,6 +20,8 @@ import os
 import re
 import sys
 
+import figures
+
 BASES = {
     "cpu": "CPU only",
     "gpu": "GPU only",
@@ -182,13 +184,8 @@ def main():
                   f"({per_mode['best_single_p99']['config']}): "
                   f"{per_mode['hybrid_over_best_single_p99']:.2f}x")
 
-    try:
-        import matplotlib
-        matplotlib.use("Agg")
-        import matplotlib.pyplot as plt
-    except ImportError:
-        print("figure7.py: matplotlib missing (apt install python3-matplotlib); no PNG",
-              file=sys.stderr)
+    plt = figures.pyplot("figure7.py")
+    if plt is None:
         return 1
     modes = list(result["modes"])
     if not modes:
@@ -218,8 +215,7 @@ def main():
                       frameon=False)
     fig.suptitle("Tandem on the 25M-document GOV2-like index, TREC 2005 evaluation queries "
                  "(after Ding et al. 2009, Figure 7)")
-    fig.tight_layout()
-    fig.savefig(args.png, dpi=110)
+    figures.save(fig, args.png, dpi=110)
     print(f"wrote {args.json or 'bench/results/figure7.json'} and {args.png}")
     return 0
 

@@ -51,11 +51,6 @@ namespace {
 
 using json = nlohmann::json;
 
-int Fail(const std::string& message) {
-  std::fprintf(stderr, "tandem-bench-filter: %s\n", message.c_str());
-  return 1;
-}
-
 struct Latency {
   double mean_ms = 0, p50_ms = 0;
 };
@@ -97,41 +92,42 @@ absl::StatusOr<PairedLatency> MeasurePaired(const index::Engine& engine,
 
 int Main() {
   auto opened = index::Index::Open(absl::GetFlag(FLAGS_index));
-  if (!opened.ok()) return Fail(opened.status().ToString());
+  if (!opened.ok()) return bench::Fail(opened.status().ToString());
   const index::Index& idx = **opened;
   const filter::AttributeIndex* attributes = idx.attributes();
-  if (attributes == nullptr) return Fail("the index stores no attributes");
+  if (attributes == nullptr) return bench::Fail("the index stores no attributes");
   const filter::AttributeField* field = attributes->Find(absl::GetFlag(FLAGS_field));
   if (field == nullptr || field->cardinality() != 100) {
-    return Fail("the index needs a keyword column of 100 values named --field");
+    return bench::Fail("the index needs a keyword column of 100 values named --field");
   }
   std::vector<index::QueryMode> modes;
   for (absl::string_view s : absl::StrSplit(absl::GetFlag(FLAGS_modes), ',', absl::SkipEmpty())) {
     index::QueryMode mode;
-    if (!index::ParseQueryMode(s, &mode)) return Fail("unknown mode " + std::string(s));
+    if (!index::ParseQueryMode(s, &mode)) return bench::Fail("unknown mode " + std::string(s));
     modes.push_back(mode);
   }
   std::vector<int> percents;
   for (absl::string_view s :
        absl::StrSplit(absl::GetFlag(FLAGS_selectivities), ',', absl::SkipEmpty())) {
     int p = 0;
-    if (!absl::SimpleAtoi(s, &p) || p < 1 || p > 100) return Fail("bad --selectivities entry");
+    if (!absl::SimpleAtoi(s, &p) || p < 1 || p > 100)
+      return bench::Fail("bad --selectivities entry");
     percents.push_back(p);
   }
   workload::QuerySelection selection;
   selection.part = workload::SplitPart::kAll;
   selection.limit = static_cast<size_t>(absl::GetFlag(FLAGS_max_queries));
   auto analyzed = workload::SelectQueries(absl::GetFlag(FLAGS_queries), idx, selection);
-  if (!analyzed.ok()) return Fail(analyzed.status().ToString());
+  if (!analyzed.ok()) return bench::Fail(analyzed.status().ToString());
 
   auto cpu = cpu::DaatEngine::Create(idx);
-  if (!cpu.ok()) return Fail(cpu.status().ToString());
+  if (!cpu.ok()) return bench::Fail(cpu.status().ToString());
   std::unique_ptr<gpu::GpuEngine> gpu_engine;
   std::string gpu_name = "none";
   if (absl::GetFlag(FLAGS_gpu)) {
     if (auto device = gpu::ProbeDevice(); device.ok()) {
       auto created = gpu::GpuEngine::Create(idx, {.preload = true});
-      if (!created.ok()) return Fail(created.status().ToString());
+      if (!created.ok()) return bench::Fail(created.status().ToString());
       gpu_engine = *std::move(created);
       gpu_name = device->name;
     }
@@ -139,7 +135,7 @@ int Main() {
   std::unique_ptr<gpu::GpuFilterEvaluator> gpu_filters;
   if (gpu_engine) {
     auto created = gpu::GpuFilterEvaluator::Create(*attributes);
-    if (!created.ok()) return Fail(created.status().ToString());
+    if (!created.ok()) return bench::Fail(created.status().ToString());
     gpu_filters = *std::move(created);
   }
   std::printf("%s: %u documents, %zu queries, k = %u, GPU %s\n\n", idx.directory().c_str(),
@@ -169,7 +165,7 @@ int Main() {
         const absl::Time start = absl::Now();
         auto evaluated = filter::EvaluateFilter(filter, *attributes);
         eval_seconds.push_back(absl::ToDoubleSeconds(absl::Now() - start));
-        if (!evaluated.ok()) return Fail(evaluated.status().ToString());
+        if (!evaluated.ok()) return bench::Fail(evaluated.status().ToString());
         docs = std::make_shared<const filter::Bitmap>(*std::move(evaluated));
       }
       std::sort(eval_seconds.begin(), eval_seconds.end());
@@ -182,7 +178,7 @@ int Main() {
         auto evaluated = gpu_filters->Evaluate(filter, &times);
         gpu_eval_seconds.push_back(absl::ToDoubleSeconds(absl::Now() - start));
         gpu_kernel_ms.push_back(times.evaluate_ms);
-        if (!evaluated.ok()) return Fail(evaluated.status().ToString());
+        if (!evaluated.ok()) return bench::Fail(evaluated.status().ToString());
         gpu_eval_same = gpu_eval_same && evaluated->words() == docs->words();
       }
       std::sort(gpu_eval_seconds.begin(), gpu_eval_seconds.end());
@@ -194,14 +190,14 @@ int Main() {
       for (index::Query& q : filtered) q.filter = docs;
       std::vector<std::vector<index::Hit>> cpu_hits, gpu_hits;
       auto cpu_pair = MeasurePaired(**cpu, plain, filtered, &cpu_hits);
-      if (!cpu_pair.ok()) return Fail(cpu_pair.status().ToString());
+      if (!cpu_pair.ok()) return bench::Fail(cpu_pair.status().ToString());
       const Latency* cpu_plain = &cpu_pair->plain;
       const Latency* cpu_filtered = &cpu_pair->filtered;
       PairedLatency gpu_pair;
       bool same = true;
       if (gpu_engine) {
         auto measured = MeasurePaired(*gpu_engine, plain, filtered, &gpu_hits);
-        if (!measured.ok()) return Fail(measured.status().ToString());
+        if (!measured.ok()) return bench::Fail(measured.status().ToString());
         gpu_pair = *measured;
         same = gpu_hits == cpu_hits;
         mismatches += same ? 0 : 1;

@@ -58,17 +58,7 @@ ABSL_FLAG(std::string, json, "", "write results here");
 namespace tandem {
 namespace {
 
-using Clock = std::chrono::steady_clock;
 using nlohmann::json;
-
-double Seconds(Clock::time_point a, Clock::time_point b) {
-  return std::chrono::duration<double>(b - a).count();
-}
-
-int Fail(const std::string& what) {
-  std::fprintf(stderr, "tandem-bench-gpu-batch: %s\n", what.c_str());
-  return 1;
-}
 
 // Same documents in the same order with bit-equal scores.
 bool SameHits(const absl::StatusOr<index::SearchResult>& want,
@@ -108,16 +98,16 @@ BatchRun RunBatches(const gpu::GpuEngine& gpu, const std::vector<index::Query>& 
   std::atomic<size_t> next{0};
   std::atomic<int> mismatches{0};
   std::vector<std::vector<double>> latencies(callers);
-  const auto start = Clock::now();
+  const auto start = bench::Clock::now();
   std::vector<std::thread> threads;
   for (int c = 0; c < callers; ++c) {
     threads.emplace_back([&, c] {
       for (size_t b = next++; b < batches.size(); b = next++) {
         const auto [begin, end] = batches[b];
         const std::vector<index::Query> batch(queries.begin() + begin, queries.begin() + end);
-        const auto t0 = Clock::now();
+        const auto t0 = bench::Clock::now();
         auto got = gpu.SearchBatch(batch, {index::SearchContext{}});
-        latencies[c].push_back(Seconds(t0, Clock::now()));
+        latencies[c].push_back(bench::Seconds(t0, bench::Clock::now()));
         for (size_t i = 0; i < got.size(); ++i) {
           if (!SameHits(expected[begin + i], got[i])) ++mismatches;
         }
@@ -126,7 +116,7 @@ BatchRun RunBatches(const gpu::GpuEngine& gpu, const std::vector<index::Query>& 
   }
   for (std::thread& t : threads) t.join();
   BatchRun run;
-  run.qps = queries.size() / Seconds(start, Clock::now());
+  run.qps = queries.size() / bench::Seconds(start, bench::Clock::now());
   std::vector<double> all;
   for (const auto& l : latencies) all.insert(all.end(), l.begin(), l.end());
   run.batch_latency = base::Summarize(all);
@@ -140,7 +130,7 @@ double PerQueryThroughput(const gpu::GpuEngine& gpu, const std::vector<index::Qu
                           int callers, int* mismatches) {
   std::atomic<size_t> next{0};
   std::atomic<int> wrong{0};
-  const auto start = Clock::now();
+  const auto start = bench::Clock::now();
   std::vector<std::thread> threads;
   for (int c = 0; c < callers; ++c) {
     threads.emplace_back([&] {
@@ -151,7 +141,7 @@ double PerQueryThroughput(const gpu::GpuEngine& gpu, const std::vector<index::Qu
   }
   for (std::thread& t : threads) t.join();
   *mismatches += wrong;
-  return queries.size() / Seconds(start, Clock::now());
+  return queries.size() / bench::Seconds(start, bench::Clock::now());
 }
 
 template <typename T, typename Parse>
@@ -168,7 +158,7 @@ absl::StatusOr<std::vector<T>> ParseList(const std::string& text, Parse parse) {
 int Run() {
   std::setvbuf(stdout, nullptr, _IOLBF, 0);  // rows as they come, also through a pipe
   auto idx = index::Index::Open(absl::GetFlag(FLAGS_index));
-  if (!idx.ok()) return Fail("open index: " + idx.status().ToString());
+  if (!idx.ok()) return bench::Fail("open index: " + idx.status().ToString());
   const index::Index& index = **idx;
   auto ks = ParseList<uint32_t>(absl::GetFlag(FLAGS_k), [](absl::string_view s, uint32_t* k) {
     return absl::SimpleAtoi(s, k) && *k >= 1 && *k <= index::kMaxK;
@@ -185,7 +175,7 @@ int Run() {
       [](absl::string_view s, uint64_t* c) { return absl::SimpleAtoi(s, c) && *c > 0; });
   for (const absl::Status& s :
        {ks.status(), modes.status(), ranges.status(), thresholds.status()}) {
-    if (!s.ok()) return Fail(std::string(s.message()));
+    if (!s.ok()) return bench::Fail(std::string(s.message()));
   }
   const int batch_threads = std::max(1, absl::GetFlag(FLAGS_batch_threads));
   const int threads = absl::GetFlag(FLAGS_threads) > 0
@@ -196,7 +186,7 @@ int Run() {
   // The pool (queries with an index term, in file order), the split's part, the first
   // --max_queries.
   auto part = workload::ParseSplitPart(absl::GetFlag(FLAGS_split));
-  if (!part.ok()) return Fail(std::string(part.status().message()));
+  if (!part.ok()) return bench::Fail(std::string(part.status().message()));
   auto selected = workload::SelectQueries(
       absl::GetFlag(FLAGS_queries), index,
       {.part = *part,
@@ -204,18 +194,18 @@ int Run() {
        .train = absl::GetFlag(FLAGS_train),
        .eval = absl::GetFlag(FLAGS_eval),
        .limit = static_cast<size_t>(std::max(0, absl::GetFlag(FLAGS_max_queries)))});
-  if (!selected.ok()) return Fail("queries: " + selected.status().ToString());
+  if (!selected.ok()) return bench::Fail("queries: " + selected.status().ToString());
   std::vector<std::vector<std::string>> analyzed;
   for (workload::AnalyzedQuery& q : *selected) analyzed.push_back(std::move(q.terms));
 
   auto cpu = cpu::DaatEngine::Create(index);
-  if (!cpu.ok()) return Fail("cpu engine: " + cpu.status().ToString());
+  if (!cpu.ok()) return bench::Fail("cpu engine: " + cpu.status().ToString());
   gpu::GpuEngineOptions options;  // the default 4 query contexts: each holds scratch for an OR
   options.batch = {.enabled = true,
                    .compressed_forms = absl::GetFlag(FLAGS_seglrc_forms),
                    .contexts = batch_threads};
   auto created = gpu::GpuEngine::Create(index, options);
-  if (!created.ok()) return Fail("gpu engine: " + created.status().ToString());
+  if (!created.ok()) return bench::Fail("gpu engine: " + created.status().ToString());
   const gpu::GpuEngine& gpu = **created;
 
   json out;
@@ -270,13 +260,14 @@ int Run() {
         workers.Wait();
       }
       // Warm: every list of the queries in the device cache, with its search form.
-      const auto warm_start = Clock::now();
+      const auto warm_start = bench::Clock::now();
       (void)gpu.SearchBatch(queries, {index::SearchContext{}});
       const gpu::GpuCacheStats cache = gpu.cache_stats();
       std::printf(
           "%-4s %5u warm-up (lists loaded, search forms built): %.1f s; device cache %.2f "
           "GB, %.2f bytes per posting of the index\n",
-          mode_name.c_str(), k, Seconds(warm_start, Clock::now()), cache.bytes_resident / 1e9,
+          mode_name.c_str(), k, bench::Seconds(warm_start, bench::Clock::now()),
+          cache.bytes_resident / 1e9,
           static_cast<double>(cache.bytes_resident) /
               std::max<uint64_t>(1, index.manifest().stats.num_postings));
       out["device_cache_bytes"] = cache.bytes_resident;
@@ -298,7 +289,8 @@ int Run() {
       for (gpu::SearchRange range : mode_ranges) {
         gpu::GpuQueryTuning tuning;
         tuning.batch_range = range;
-        if (absl::Status s = (*created)->SetTuning(tuning); !s.ok()) return Fail(s.ToString());
+        if (absl::Status s = (*created)->SetTuning(tuning); !s.ok())
+          return bench::Fail(s.ToString());
         const std::string path =
             mode == index::QueryMode::kOr ? "batch" : gpu::SearchRangeName(range);
         for (uint64_t c : *thresholds) {

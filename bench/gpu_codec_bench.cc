@@ -56,11 +56,6 @@ namespace {
 
 using nlohmann::json;
 
-int Fail(const std::string& what) {
-  std::fprintf(stderr, "tandem-bench-gpu-codecs: %s\n", what.c_str());
-  return 1;
-}
-
 using Image = std::variant<gpu::PForImage, gpu::RiceImage, gpu::ParaPForImage, gpu::LrcImage>;
 
 // One codec and its parameters, as a row of the figures.
@@ -149,10 +144,10 @@ absl::StatusOr<std::vector<uint32_t>> Docids(const index::Index& index,
 int Run() {
   std::setvbuf(stdout, nullptr, _IOLBF, 0);
   auto idx = index::Index::Open(absl::GetFlag(FLAGS_index));
-  if (!idx.ok()) return Fail("open index: " + idx.status().ToString());
+  if (!idx.ok()) return bench::Fail("open index: " + idx.status().ToString());
   const index::Index& index = **idx;
   auto part = workload::ParseSplitPart(absl::GetFlag(FLAGS_split));
-  if (!part.ok()) return Fail(std::string(part.status().message()));
+  if (!part.ok()) return bench::Fail(std::string(part.status().message()));
   auto selected = workload::SelectQueries(
       absl::GetFlag(FLAGS_queries), index,
       {.part = *part,
@@ -160,11 +155,11 @@ int Run() {
        .train = absl::GetFlag(FLAGS_train),
        .eval = absl::GetFlag(FLAGS_eval),
        .limit = static_cast<size_t>(std::max(0, absl::GetFlag(FLAGS_max_queries)))});
-  if (!selected.ok()) return Fail("queries: " + selected.status().ToString());
+  if (!selected.ok()) return bench::Fail("queries: " + selected.status().ToString());
   auto device = gpu::ProbeDevice();
-  if (!device.ok()) return Fail("no CUDA device: " + device.status().ToString());
+  if (!device.ok()) return bench::Fail("no CUDA device: " + device.status().ToString());
   auto stream = gpu::CudaStream::Create();
-  if (!stream.ok()) return Fail(stream.status().ToString());
+  if (!stream.ok()) return bench::Fail(stream.status().ToString());
 
   // The distinct terms of the queries (Figure 7) and each query's shortest list (Figure 8).
   std::map<uint64_t, index::TermInfo> terms;  // by ordinal
@@ -243,7 +238,7 @@ int Run() {
     }
     pool.Wait();
   }
-  if (!failure.ok()) return Fail(failure.ToString());
+  if (!failure.ok()) return bench::Fail(failure.ToString());
 
   uint64_t shortest_postings = 0, longest_postings = 0;
   for (uint64_t o : shortest) shortest_postings += kept_docids[kept_slot[o]].size();
@@ -264,7 +259,7 @@ int Run() {
   size_t max_length = 0;
   for (const auto& d : kept_docids) max_length = std::max(max_length, d.size());
   auto out = gpu::DeviceBuffer<uint32_t>::Allocate(max_length + 4);
-  if (!out.ok()) return Fail(out.status().ToString());
+  if (!out.ok()) return bench::Fail(out.status().ToString());
   for (size_t c = 0; c < codecs.size(); ++c) {
     // Every shortest list's image, each at a 16-byte boundary of one device buffer.
     std::vector<uint64_t> at(kept_slot.size());
@@ -274,12 +269,12 @@ int Run() {
       words += gpu::AlignedWords(ImageWords(totals[c].kept_images[s]));
     }
     auto d_images = gpu::DeviceBuffer<uint32_t>::Allocate(words);
-    if (!d_images.ok()) return Fail(d_images.status().ToString());
+    if (!d_images.ok()) return bench::Fail(d_images.status().ToString());
     for (size_t s = 0; s < at.size(); ++s) {
       const std::vector<uint32_t>& data = ImageData(totals[c].kept_images[s]);
       if (cudaMemcpy(d_images->data() + at[s], data.data(), data.size() * 4,
                      cudaMemcpyHostToDevice) != cudaSuccess) {
-        return Fail("copy to the device failed");
+        return bench::Fail("copy to the device failed");
       }
     }
     // Correctness first: every list decoded once and compared.
@@ -291,7 +286,7 @@ int Run() {
           Decode(totals[c].kept_images[s], d_images->data() + at[s], out->data(), stream->get());
       if (st.ok()) st = out->CopyToHost(host.data(), want.size(), stream->get());
       if (st.ok()) st = stream->Synchronize();
-      if (!st.ok()) return Fail(codecs[c].name + ": " + st.ToString());
+      if (!st.ok()) return bench::Fail(codecs[c].name + ": " + st.ToString());
       mismatches += !std::equal(want.begin(), want.end(), host.begin());
     }
     total_mismatches += mismatches;
@@ -339,8 +334,8 @@ int Run() {
     };
     absl::StatusOr<double> short_seconds = time_lists(shortest);
     absl::StatusOr<double> long_seconds = time_lists(longest);
-    if (!short_seconds.ok()) return Fail(short_seconds.status().ToString());
-    if (!long_seconds.ok()) return Fail(long_seconds.status().ToString());
+    if (!short_seconds.ok()) return bench::Fail(short_seconds.status().ToString());
+    if (!long_seconds.ok()) return bench::Fail(long_seconds.status().ToString());
     const double median = *short_seconds;
     const double ratio = double(postings) / totals[c].words;
     const double rate = shortest_postings / median;
@@ -381,7 +376,7 @@ int Run() {
   result["rows"] = rows;
   base::WriteJson(absl::GetFlag(FLAGS_json), result);
   if (total_mismatches > 0)
-    return Fail(absl::StrFormat("%d lists decoded wrong", total_mismatches));
+    return bench::Fail(absl::StrFormat("%d lists decoded wrong", total_mismatches));
   return 0;
 }
 

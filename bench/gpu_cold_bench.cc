@@ -37,13 +37,7 @@ ABSL_FLAG(std::string, json, "", "write results here");
 namespace tandem {
 namespace {
 
-using Clock = std::chrono::steady_clock;
 using nlohmann::json;
-
-int Fail(const std::string& what) {
-  std::fprintf(stderr, "tandem-bench-gpu-cold: %s\n", what.c_str());
-  return 1;
-}
 
 struct Pass {
   base::LatencySummary latency;
@@ -55,16 +49,16 @@ Pass RunPass(const gpu::GpuEngine& gpu, const std::vector<index::Query>& queries
              const std::vector<absl::StatusOr<index::SearchResult>>& expected) {
   Pass pass;
   std::vector<double> seconds;
-  const auto start = Clock::now();
+  const auto start = bench::Clock::now();
   for (size_t i = 0; i < queries.size(); ++i) {
-    const auto t0 = Clock::now();
+    const auto t0 = bench::Clock::now();
     absl::StatusOr<index::SearchResult> got = gpu.Search(queries[i], {});
-    seconds.push_back(std::chrono::duration<double>(Clock::now() - t0).count());
+    seconds.push_back(bench::Seconds(t0, bench::Clock::now()));
     const bool same = got.ok() && expected[i].ok() ? got->hits == expected[i]->hits
                                                    : got.ok() == expected[i].ok();
     pass.mismatches += !same;
   }
-  pass.seconds = std::chrono::duration<double>(Clock::now() - start).count();
+  pass.seconds = bench::Seconds(start, bench::Clock::now());
   pass.latency = base::Summarize(seconds);
   return pass;
 }
@@ -72,16 +66,16 @@ Pass RunPass(const gpu::GpuEngine& gpu, const std::vector<index::Query>& queries
 int Run() {
   std::setvbuf(stdout, nullptr, _IOLBF, 0);
   auto idx = index::Index::Open(absl::GetFlag(FLAGS_index));
-  if (!idx.ok()) return Fail("open index: " + idx.status().ToString());
+  if (!idx.ok()) return bench::Fail("open index: " + idx.status().ToString());
   const index::Index& index = **idx;
   index::QueryMode mode;
-  if (!index::ParseQueryMode(absl::GetFlag(FLAGS_mode), &mode)) return Fail("bad --mode");
+  if (!index::ParseQueryMode(absl::GetFlag(FLAGS_mode), &mode)) return bench::Fail("bad --mode");
   auto part = workload::ParseSplitPart(absl::GetFlag(FLAGS_split));
-  if (!part.ok()) return Fail(std::string(part.status().message()));
+  if (!part.ok()) return bench::Fail(std::string(part.status().message()));
   auto selected = workload::SelectQueries(
       absl::GetFlag(FLAGS_queries), index,
       {.part = *part, .limit = static_cast<size_t>(std::max(1, absl::GetFlag(FLAGS_max_queries)))});
-  if (!selected.ok()) return Fail("queries: " + selected.status().ToString());
+  if (!selected.ok()) return bench::Fail("queries: " + selected.status().ToString());
   std::vector<index::Query> queries;
   for (const workload::AnalyzedQuery& a : *selected) {
     index::Query q;
@@ -91,12 +85,12 @@ int Run() {
     queries.push_back(std::move(q));
   }
   auto cpu = cpu::DaatEngine::Create(index);
-  if (!cpu.ok()) return Fail(cpu.status().ToString());
+  if (!cpu.ok()) return bench::Fail(cpu.status().ToString());
   std::vector<absl::StatusOr<index::SearchResult>> expected;
   for (const index::Query& q : queries) expected.push_back((*cpu)->Search(q, {}));
   auto stored =
       gpu::StoredGpuLayouts::Open(index.directory() + "/" + gpu::kStoredLayoutsFile, index);
-  if (!stored.ok()) return Fail("stored layouts: " + stored.status().ToString());
+  if (!stored.ok()) return bench::Fail("stored layouts: " + stored.status().ToString());
 
   json out;
   out["benchmark"] = "gpu_cold";
@@ -118,7 +112,7 @@ int Run() {
       options.stored_layouts = use_stored;
       options.batch.enabled = forms;  // the cache then builds each list's search form too
       auto engine = gpu::GpuEngine::Create(index, options);
-      if (!engine.ok()) return Fail(engine.status().ToString());
+      if (!engine.ok()) return bench::Fail(engine.status().ToString());
       gpu_name = (*engine)->device().name;
       const std::string label = std::string(use_stored ? "stored layouts" : "transcoded") +
                                 (forms ? ", search forms" : "");

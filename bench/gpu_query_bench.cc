@@ -64,12 +64,7 @@ ABSL_FLAG(std::string, json, "", "write results here");
 namespace tandem {
 namespace {
 
-using Clock = std::chrono::steady_clock;
 using nlohmann::json;
-
-double Seconds(Clock::time_point a, Clock::time_point b) {
-  return std::chrono::duration<double>(b - a).count();
-}
 
 bool SameHits(const index::SearchResult& a, const index::SearchResult& b) {
   if (a.hits.size() != b.hits.size()) return false;
@@ -101,9 +96,9 @@ Pass RunPass(const index::Engine& engine, const std::vector<index::Query>& queri
   std::vector<double> seconds;
   Pass pass;
   for (size_t i = 0; i < queries.size(); ++i) {
-    const auto t0 = Clock::now();
+    const auto t0 = bench::Clock::now();
     auto r = engine.Search(queries[i], {});
-    seconds.push_back(Seconds(t0, Clock::now()));
+    seconds.push_back(bench::Seconds(t0, bench::Clock::now()));
     if (!r.ok() || !SameHits(expected[i], *r)) ++pass.mismatches;
   }
   pass.latency = base::Summarize(seconds);
@@ -115,7 +110,7 @@ double Throughput(const index::Engine& engine, const std::vector<index::Query>& 
                   int threads, int* errors) {
   std::atomic<size_t> next{0};
   std::atomic<int> failed{0};
-  const auto start = Clock::now();
+  const auto start = bench::Clock::now();
   std::vector<std::thread> pool;
   for (int t = 0; t < threads; ++t) {
     pool.emplace_back([&] {
@@ -126,7 +121,7 @@ double Throughput(const index::Engine& engine, const std::vector<index::Query>& 
   }
   for (std::thread& th : pool) th.join();
   *errors += failed;
-  return queries.size() / Seconds(start, Clock::now());
+  return queries.size() / bench::Seconds(start, bench::Clock::now());
 }
 
 std::vector<index::Query> MakeQueries(const std::vector<std::vector<std::string>>& analyzed,
@@ -142,11 +137,6 @@ std::vector<index::Query> MakeQueries(const std::vector<std::vector<std::string>
   return queries;
 }
 
-int Fail(const std::string& what) {
-  std::fprintf(stderr, "tandem-bench-gpu-query: %s\n", what.c_str());
-  return 1;
-}
-
 int Run() {
   base::TempDir tmp;
   std::string index_dir = absl::GetFlag(FLAGS_index);
@@ -160,10 +150,10 @@ int Run() {
     synth.codec = absl::GetFlag(FLAGS_codec);
     index_dir = tmp.path() + "/synth";
     auto summary = index_builder::BuildSyntheticIndex(synth, index_dir);
-    if (!summary.ok()) return Fail("synth: " + summary.status().ToString());
+    if (!summary.ok()) return bench::Fail("synth: " + summary.status().ToString());
   }
   auto idx = index::Index::Open(index_dir);
-  if (!idx.ok()) return Fail("open " + index_dir + ": " + idx.status().ToString());
+  if (!idx.ok()) return bench::Fail("open " + index_dir + ": " + idx.status().ToString());
   const index::Index& index = **idx;
   const uint64_t num_postings = index.manifest().stats.num_postings;
   const std::string& codec = index.manifest().codec;
@@ -171,26 +161,26 @@ int Run() {
   std::vector<uint32_t> ks;
   for (absl::string_view s : absl::StrSplit(absl::GetFlag(FLAGS_k), ',', absl::SkipEmpty())) {
     uint32_t k = 0;
-    if (!absl::SimpleAtoi(s, &k) || k == 0 || k > index::kMaxK) return Fail("bad --k");
+    if (!absl::SimpleAtoi(s, &k) || k == 0 || k > index::kMaxK) return bench::Fail("bad --k");
     ks.push_back(k);
   }
   std::vector<int> levels;
   for (absl::string_view s :
        absl::StrSplit(absl::GetFlag(FLAGS_intersect_levels), ',', absl::SkipEmpty())) {
     int l = 0;
-    if (!absl::SimpleAtoi(s, &l)) return Fail("bad --intersect_levels");
+    if (!absl::SimpleAtoi(s, &l)) return bench::Fail("bad --intersect_levels");
     levels.push_back(l);
   }
   std::vector<index::QueryMode> modes;
   for (absl::string_view s : absl::StrSplit(absl::GetFlag(FLAGS_modes), ',', absl::SkipEmpty())) {
     index::QueryMode mode;
-    if (!index::ParseQueryMode(s, &mode)) return Fail("unknown mode " + std::string(s));
+    if (!index::ParseQueryMode(s, &mode)) return bench::Fail("unknown mode " + std::string(s));
     modes.push_back(mode);
   }
 
   // The pool: queries with at least one index term, in file order; then the chosen split.
   auto records = workload::LoadQueryFile(absl::GetFlag(FLAGS_queries));
-  if (!records.ok()) return Fail("queries: " + records.status().ToString());
+  if (!records.ok()) return bench::Fail("queries: " + records.status().ToString());
   std::vector<std::vector<std::string>> pool;
   for (const workload::QueryRecord& r : *records) {
     std::vector<std::string> terms;
@@ -200,14 +190,14 @@ int Run() {
     if (any) pool.push_back(std::move(terms));
   }
   auto part = workload::ParseSplitPart(absl::GetFlag(FLAGS_split));
-  if (!part.ok()) return Fail(std::string(part.status().message()));
+  if (!part.ok()) return bench::Fail(std::string(part.status().message()));
   std::vector<std::vector<std::string>> analyzed;
   if (*part == workload::SplitPart::kAll) {
     analyzed = pool;
   } else {
     auto split = workload::SplitQueries(pool.size(), absl::GetFlag(FLAGS_seed),
                                         absl::GetFlag(FLAGS_train), absl::GetFlag(FLAGS_eval));
-    if (!split.ok()) return Fail(std::string(split.status().message()));
+    if (!split.ok()) return bench::Fail(std::string(split.status().message()));
     for (size_t i : *part == workload::SplitPart::kTrain ? split->train : split->eval) {
       analyzed.push_back(pool[i]);
     }
@@ -217,14 +207,14 @@ int Run() {
   }
 
   auto cpu = cpu::DaatEngine::Create(index);
-  if (!cpu.ok()) return Fail("cpu engine: " + cpu.status().ToString());
+  if (!cpu.ok()) return bench::Fail("cpu engine: " + cpu.status().ToString());
   gpu::GpuEngineOptions gpu_options;
   gpu_options.preload = true;
-  const auto gpu_start = Clock::now();
+  const auto gpu_start = bench::Clock::now();
   auto created = gpu::GpuEngine::Create(index, gpu_options);
-  if (!created.ok()) return Fail("gpu engine: " + created.status().ToString());
+  if (!created.ok()) return bench::Fail("gpu engine: " + created.status().ToString());
   std::unique_ptr<gpu::GpuEngine> gpu = *std::move(created);
-  const double gpu_setup_s = Seconds(gpu_start, Clock::now());
+  const double gpu_setup_s = bench::Seconds(gpu_start, bench::Clock::now());
   const uint64_t index_device_bytes = gpu->cache_stats().bytes_resident;
   const int threads = absl::GetFlag(FLAGS_threads) > 0
                           ? absl::GetFlag(FLAGS_threads)
@@ -264,9 +254,9 @@ int Run() {
       std::vector<double> cpu_s;
       int errors = 0;
       for (const index::Query& q : queries) {
-        const auto t0 = Clock::now();
+        const auto t0 = bench::Clock::now();
         auto c = (*cpu)->Search(q, {});
-        cpu_s.push_back(Seconds(t0, Clock::now()));
+        cpu_s.push_back(bench::Seconds(t0, bench::Clock::now()));
         if (!c.ok()) ++errors;
         expected.push_back(c.ok() ? *std::move(c) : index::SearchResult{});
       }
@@ -345,7 +335,7 @@ int Run() {
     std::printf("\nAND top-%u by intersection method\n%-22s %9s %9s %9s %5s\n", k, "method", "mean",
                 "median", "p99", "diff");
     for (int l : levels) {
-      if (!gpu->SetTuning({.intersect_levels = l}).ok()) return Fail("bad intersect level");
+      if (!gpu->SetTuning({.intersect_levels = l}).ok()) return bench::Fail("bad intersect level");
       (void)RunPass(*gpu, queries, expected);  // warm-up
       const Pass p = RunPass(*gpu, queries, expected);
       total_mismatches += p.mismatches;
@@ -428,7 +418,7 @@ int Run() {
            {stream_expected.begin() + half, stream_expected.end()}},
           {"log stream, first half (from cold)", "log stream, second half"});
     }
-    if (!s.ok()) return Fail("cache run: " + s.ToString());
+    if (!s.ok()) return bench::Fail("cache run: " + s.ToString());
     out["cache"]["mode"] = name;
     out["cache"]["k"] = k;
     out["cache"]["index_device_bytes"] = index_device_bytes;

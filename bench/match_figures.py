@@ -12,9 +12,9 @@ Needs Debian's python3-matplotlib for the PNG.
 The JSON is tandem-bench-*'s own, or a results file of bench/results/ (the run of --machine KIND,
 by default the newest).
 """
-import argparse
-import json
 import sys
+
+import figures
 
 SWEEPS = [
     ("attributes", "attributes per event (Figure 6)"),
@@ -27,30 +27,17 @@ SWEEPS = [
 
 
 def main():
-    parser = argparse.ArgumentParser(description=__doc__.splitlines()[0])
-    parser.add_argument("json")
-    parser.add_argument("--png", required=True)
-    parser.add_argument("--machine", metavar="KIND", help="the run of a results file to plot")
-    args = parser.parse_args()
-    with open(args.json) as f:
-        data = json.load(f)
-    if "runs" in data:  # a results file: one run per machine kind
-        runs = data["runs"]
-        kind = args.machine or max(runs, key=lambda k: str(runs[k].get("date", "")))
-        run = runs[kind]
+    args = figures.parse_args(__doc__)
+    data, run = figures.read(args)
+    if run is not None:
         # match.json keeps the sweeps beside the callers sweep; a run merged whole has its points.
         data = dict(run.get("sweeps", run), machine={"gpu": run.get("gpu")})
     points = data.get("points", [])
     if not any("ccm" in p for p in points):
         print("match_figures.py: no CCM figures in the JSON (run on a GPU machine)", file=sys.stderr)
         return 1
-    try:
-        import matplotlib
-        matplotlib.use("Agg")
-        import matplotlib.pyplot as plt
-    except ImportError:
-        print("match_figures.py: matplotlib missing (apt install python3-matplotlib); no PNG",
-              file=sys.stderr)
+    plt = figures.pyplot("match_figures.py")
+    if plt is None:
         return 1
     sweeps = [(s, title) for s, title in SWEEPS if any(p["sweep"] == s for p in points)]
     cols = 3
@@ -78,8 +65,7 @@ def main():
         ax.legend(lines, [l.get_label() for l in lines], fontsize=8, loc="upper left")
     gpu = data.get("machine", {}).get("gpu", "?")
     fig.suptitle(f"Standing queries: CCM against the CPU matcher ({gpu})")
-    fig.tight_layout()
-    fig.savefig(args.png, dpi=100)
+    figures.save(fig, args.png, dpi=100)
     print(f"wrote {args.png}")
     return 0
 

@@ -94,11 +94,6 @@ namespace {
 using namespace tandem;
 using Clock = std::chrono::steady_clock;
 
-int Fail(absl::string_view msg) {
-  std::fprintf(stderr, "tandem-bench-query: %s\n", std::string(msg).c_str());
-  return 1;
-}
-
 // --share T/N: the round-robin share T of N (0 <= T < N).
 struct Share {
   uint32_t index = 0;
@@ -169,11 +164,11 @@ int main(int argc, char** argv) {
       bench::BenchApp(__FILE__, {"tandem-bench-query", "--index DIR --queries FILE [--json FILE]",
                                  "the CPU engine's latency and throughput over a query log, every "
                                  "answer checked against the reference engine."}));
-  if (absl::GetFlag(FLAGS_warmup_passes) < 0) return Fail("--warmup-passes must be >= 0");
-  if (absl::GetFlag(FLAGS_runs) < 1) return Fail("--runs must be >= 1");
+  if (absl::GetFlag(FLAGS_warmup_passes) < 0) return bench::Fail("--warmup-passes must be >= 0");
+  if (absl::GetFlag(FLAGS_runs) < 1) return bench::Fail("--runs must be >= 1");
   const std::string timed_from = absl::GetFlag(FLAGS_timed_from);
   if (timed_from != "text" && timed_from != "term-ids") {
-    return Fail(absl::StrCat("--timed-from takes text or term-ids; got '", timed_from, "'"));
+    return bench::Fail(absl::StrCat("--timed-from takes text or term-ids; got '", timed_from, "'"));
   }
   const bool from_ids = timed_from == "term-ids";
   // One timed query's seconds as recorded: exact, or truncated to whole microseconds as PISA's
@@ -187,10 +182,10 @@ int main(int argc, char** argv) {
                     : std::chrono::duration<double>(elapsed).count();
   };
   const absl::StatusOr<Share> share = ParseShare(absl::GetFlag(FLAGS_share));
-  if (!share.ok()) return Fail(share.status().message());
+  if (!share.ok()) return bench::Fail(share.status().message());
   auto idx = index::Index::Open(absl::GetFlag(FLAGS_index),
                                 {.postings_memory = absl::GetFlag(FLAGS_postings_memory)});
-  if (!idx.ok()) return Fail(idx.status().message());
+  if (!idx.ok()) return bench::Fail(idx.status().message());
   // What the kernel made of the request: the bytes of the postings' memory in huge pages.
   const std::optional<uint64_t> huge_bytes = (*idx)->postings_huge_page_bytes();
   const std::string thp_mode = base::TransparentHugePagesMode();
@@ -199,26 +194,26 @@ int main(int argc, char** argv) {
               huge_bytes ? static_cast<double>(*huge_bytes) / (1 << 20) : 0.0,
               static_cast<double>((*idx)->postings_bytes()) / (1 << 20), thp_mode.c_str());
   auto records = workload::LoadQueryFile(absl::GetFlag(FLAGS_queries));
-  if (!records.ok()) return Fail(records.status().message());
+  if (!records.ok()) return bench::Fail(records.status().message());
   std::vector<std::pair<std::string, std::unique_ptr<cpu::DaatEngine>>> engines;
   for (absl::string_view name : absl::StrSplit(absl::GetFlag(FLAGS_or_algorithms), ',')) {
     absl::StatusOr<cpu::OrAlgorithm> algorithm = cpu::ParseOrAlgorithm(name);
-    if (!algorithm.ok()) return Fail(algorithm.status().message());
+    if (!algorithm.ok()) return bench::Fail(algorithm.status().message());
     engines.emplace_back(std::string(cpu::OrAlgorithmName(*algorithm)),
                          *cpu::DaatEngine::Create(**idx, {.or_algorithm = *algorithm}));
   }
-  if (engines.empty()) return Fail("--or-algorithms is empty");
+  if (engines.empty()) return bench::Fail("--or-algorithms is empty");
   std::vector<std::pair<std::string, std::unique_ptr<cpu::DaatEngine>>> and_engines;
   for (absl::string_view v : absl::StrSplit(absl::GetFlag(FLAGS_and_block_max), ',')) {
-    if (v != "on" && v != "off") return Fail("--and-block-max takes on, off or on,off");
+    if (v != "on" && v != "off") return bench::Fail("--and-block-max takes on, off or on,off");
     and_engines.emplace_back(v == "on" ? "block-max" : "plain",
                              *cpu::DaatEngine::Create(**idx, {.block_max_and = v == "on"}));
   }
-  if (and_engines.empty()) return Fail("--and-block-max is empty");
+  if (and_engines.empty()) return bench::Fail("--and-block-max is empty");
   cpu::ReferenceEngine reference(**idx);
   PerfControl perf;
   if (absl::Status s = perf.Open(absl::GetFlag(FLAGS_perf_control)); !s.ok()) {
-    return Fail(s.message());
+    return bench::Fail(s.message());
   }
 
   // Analyze once; keep queries with at least one index term.
@@ -239,7 +234,7 @@ int main(int argc, char** argv) {
     queries.push_back(known_only ? std::move(kept) : std::move(terms));
     query_ids.push_back(r.id.empty() ? absl::StrCat(queries.size()) : r.id);
   }
-  if (queries.empty()) return Fail("no query has a term in the index");
+  if (queries.empty()) return bench::Fail("no query has a term in the index");
   if (share->count > 1) {
     // Chosen first, then shared: share T holds the queries a run of N threads gives thread T.
     size_t kept = 0;
@@ -251,7 +246,7 @@ int main(int argc, char** argv) {
     queries.resize(kept);
     query_ids.resize(kept);
     if (queries.empty()) {
-      return Fail(
+      return bench::Fail(
           absl::StrCat("--share ", absl::GetFlag(FLAGS_share), ": the share holds no query"));
     }
   }
@@ -260,7 +255,7 @@ int main(int argc, char** argv) {
     for (size_t i = 0; i < queries.size(); ++i) {
       f << query_ids[i] << ":" << absl::StrJoin(queries[i], " ") << "\n";
     }
-    if (!f) return Fail("cannot write --write-queries");
+    if (!f) return bench::Fail("cannot write --write-queries");
   }
   if (absl::GetFlag(FLAGS_write_queries_only)) return 0;
 
@@ -291,7 +286,7 @@ int main(int argc, char** argv) {
     per_query.open(absl::GetFlag(FLAGS_per_query));
     per_query << "mode\tk\talgorithm\tqid\trun\tusec\n";
     if (!per_query)
-      return Fail(absl::StrCat("cannot write --per-query ", absl::GetFlag(FLAGS_per_query)));
+      return bench::Fail(absl::StrCat("cannot write --per-query ", absl::GetFlag(FLAGS_per_query)));
   }
   base::ThreadPool pool(absl::GetFlag(FLAGS_threads));
   // --pin-threads: the CPUs this process may run on (taskset's), in order.
@@ -299,7 +294,7 @@ int main(int argc, char** argv) {
   if (absl::GetFlag(FLAGS_pin_threads)) {
     cpu_set_t allowed;
     if (sched_getaffinity(0, sizeof(allowed), &allowed) != 0) {
-      return Fail(absl::StrCat("--pin-threads: sched_getaffinity: ", std::strerror(errno)));
+      return bench::Fail(absl::StrCat("--pin-threads: sched_getaffinity: ", std::strerror(errno)));
     }
     for (int c = 0; c < CPU_SETSIZE; ++c) {
       if (CPU_ISSET(c, &allowed)) cpus.push_back(c);
@@ -316,10 +311,10 @@ int main(int argc, char** argv) {
               "postings/q", "scored/q", "verified");
   for (absl::string_view mode_name : absl::StrSplit(absl::GetFlag(FLAGS_modes), ',')) {
     index::QueryMode mode;
-    if (!index::ParseQueryMode(mode_name, &mode)) return Fail("bad --modes");
+    if (!index::ParseQueryMode(mode_name, &mode)) return bench::Fail("bad --modes");
     for (absl::string_view k_text : absl::StrSplit(absl::GetFlag(FLAGS_ks), ',')) {
       uint32_t k;
-      if (!absl::SimpleAtoi(k_text, &k)) return Fail("bad --ks");
+      if (!absl::SimpleAtoi(k_text, &k)) return bench::Fail("bad --ks");
       auto make = [&](const std::vector<std::string>& terms) {
         index::Query q;
         q.mode = mode;
@@ -333,7 +328,7 @@ int main(int argc, char** argv) {
         for (const auto& terms : queries) {
           absl::StatusOr<index::PreparedQuery> p =
               index::PreparedQuery::Prepare(**idx, make(terms));
-          if (!p.ok()) return Fail(p.status().message());
+          if (!p.ok()) return bench::Fail(p.status().message());
           prepared.push_back(*std::move(p));
         }
       }
@@ -351,7 +346,7 @@ int main(int argc, char** argv) {
           auto got = search(i);
           auto want = reference.Search(make(queries[i]), {});
           if (!got.ok() || !want.ok() || got->hits != want->hits) {
-            return Fail(
+            return bench::Fail(
                 "CPU engine disagrees with the reference scorer; not timing a wrong engine");
           }
           ++verified;
@@ -365,7 +360,7 @@ int main(int argc, char** argv) {
         const int runs = absl::GetFlag(FLAGS_runs);
         double one = 0;
         if (measure_latency) {
-          if (absl::Status s = perf.Send("enable"); !s.ok()) return Fail(s.message());
+          if (absl::Status s = perf.Send("enable"); !s.ok()) return bench::Fail(s.message());
         }
         for (int pass = 0; measure_latency && pass < warmup + runs; ++pass) {
           const bool timed = pass >= warmup;
@@ -374,7 +369,7 @@ int main(int argc, char** argv) {
             const auto s = Clock::now();
             auto r = search(i);
             const double seconds = query_seconds(Clock::now() - s);
-            if (!r.ok()) return Fail(r.status().message());
+            if (!r.ok()) return bench::Fail(r.status().message());
             if (!timed) continue;
             latency.push_back(seconds);
             if (per_query.is_open()) {
@@ -393,7 +388,7 @@ int main(int argc, char** argv) {
           if (timed) one += std::chrono::duration<double>(Clock::now() - t0).count();
         }
         if (measure_latency) {
-          if (absl::Status s = perf.Send("disable"); !s.ok()) return Fail(s.message());
+          if (absl::Status s = perf.Send("disable"); !s.ok()) return bench::Fail(s.message());
         }
         // All threads: throughput, over --warmup-passes untimed and --runs timed passes. Each
         // thread runs its round-robin share of the queries in a loop of its own, as the
@@ -408,7 +403,7 @@ int main(int argc, char** argv) {
         std::vector<double> busy(pool.size(), 0.0);
         std::vector<uint64_t> done(pool.size(), 0);
         if (measure_throughput) {
-          if (absl::Status s = perf.Send("enable"); !s.ok()) return Fail(s.message());
+          if (absl::Status s = perf.Send("enable"); !s.ok()) return bench::Fail(s.message());
         }
         for (int pass = 0; measure_throughput && pass < warmup + runs; ++pass) {
           const bool timed = pass >= warmup;
@@ -439,9 +434,10 @@ int main(int argc, char** argv) {
           if (timed) all += std::chrono::duration<double>(Clock::now() - t1).count();
         }
         if (measure_throughput) {
-          if (absl::Status s = perf.Send("disable"); !s.ok()) return Fail(s.message());
+          if (absl::Status s = perf.Send("disable"); !s.ok()) return bench::Fail(s.message());
         }
-        if (errors > 0) return Fail("queries failed in the throughput run (or --pin-threads did)");
+        if (errors > 0)
+          return bench::Fail("queries failed in the throughput run (or --pin-threads did)");
         // Each thread's own rate: its share of the queries (share t: queries t, t + threads, ...,
         // as the side-by-side script gives PISA's process t, on CPU t when pinned) over its time.
         double qps_summed = 0;
@@ -492,7 +488,7 @@ int main(int argc, char** argv) {
     }
   }
   if (per_query.is_open() && !per_query.flush()) {
-    return Fail(absl::StrCat("cannot write --per-query ", absl::GetFlag(FLAGS_per_query)));
+    return bench::Fail(absl::StrCat("cannot write --per-query ", absl::GetFlag(FLAGS_per_query)));
   }
   base::WriteJson(absl::GetFlag(FLAGS_json), out);
   return 0;

@@ -227,6 +227,22 @@ def regenerate_readme():
     results_readme.write()
 
 
+def record(benchmark, kind, content, **fields):
+    """merge() for a script that records its own run, then the README, and a line saying where."""
+    merge(benchmark, kind, content, **fields)
+    regenerate_readme()
+    print(f"recorded in bench/results/{benchmark}.json as runs.{kind_key(kind)}")
+
+
+def write_summary(result, lines, out):
+    """Prints a summary's table, `lines`; with `out`, writes `result` there as JSON and the table
+    beside it (.txt)."""
+    print("\n".join(lines))
+    if out:
+        json.dump(result, open(out, "w"), indent=1)
+        open(os.path.splitext(out)[0] + ".txt", "w").write("\n".join(lines) + "\n")
+
+
 def main():
     ap = argparse.ArgumentParser(description=__doc__.split("\n")[0],
                                  formatter_class=argparse.RawDescriptionHelpFormatter,

@@ -17,6 +17,8 @@ import os
 import re
 import subprocess
 
+import results_store
+
 
 def rows(path):
     data = json.load(open(path))
@@ -128,23 +130,13 @@ def main():
     for a in result["answers"]:
         lines.append(f"answers {a['setup']} {a['mode']}: {a['identical']} of {a['queries']} "
                      f"identical to {args.baseline}'s")
-    print("\n".join(lines))
-    if args.out:
-        json.dump(result, open(args.out, "w"), indent=1)
-        open(os.path.splitext(args.out)[0] + ".txt", "w").write("\n".join(lines) + "\n")
+    results_store.write_summary(result, lines, args.out)
     if args.record:
-        import sys
-        sys.path.insert(0, os.path.dirname(os.path.abspath(__file__)))
-        import results_store
-        results_store.merge(
+        results_store.record(
             args.benchmark, args.machine, result, protocol=args.note or None,
             produced_by=f"`bench/{args.benchmark}.sh`",
             machine=f"{args.cores} cores of a {args.machine} machine",
             gpu=result["machine"]["gpu"] if args.gpu_engine and result["machine"]["gpu"] else "none")
-        results_store.regenerate_readme()
-        print(f"recorded in bench/results/{args.benchmark}.json as runs."
-              f"{results_store.kind_key(args.machine)}")
-
 
 if __name__ == "__main__":
     main()

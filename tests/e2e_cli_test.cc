@@ -15,6 +15,7 @@
 #include "nlohmann/json.hpp"
 #include "tests/e2e_fixture.h"
 #include "tests/e2e_process.h"
+#include "tests/e2e_suites.h"
 
 namespace tandem::testing {
 namespace {
@@ -22,21 +23,8 @@ namespace {
 using ::testing::HasSubstr;
 using ::testing::StartsWith;
 
-class CliE2eTest : public ::testing::Test {
+class CliE2eTest : public ServedIndexE2eTest {
  protected:
-  static void SetUpTestSuite() {
-    index_ = E2eIndex::Build().release();
-    ASSERT_NE(index_, nullptr);
-    auto server = ServerProcess::Start({"--index", index_->dir(), "--threads", "2"});
-    ASSERT_TRUE(server.ok()) << server.status();
-    server_ = server->release();
-  }
-  static void TearDownTestSuite() {
-    delete server_;
-    delete index_;
-  }
-  void SetUp() override { ASSERT_NE(server_, nullptr); }
-
   static ProcessResult Cli(std::vector<std::string> args, const std::string& input = "") {
     args.insert(args.begin(), {"--server", server_->address()});
     absl::StatusOr<ProcessResult> run = RunProcess(TANDEM_CLI_BINARY, args, kE2eTimeout, input);
@@ -65,13 +53,7 @@ class CliE2eTest : public ::testing::Test {
       EXPECT_EQ(rows[i][3], absl::StrCat(expected.hits[i].docid));
     }
   }
-
-  static E2eIndex* index_;
-  static ServerProcess* server_;
 };
-
-E2eIndex* CliE2eTest::index_ = nullptr;
-ServerProcess* CliE2eTest::server_ = nullptr;
 
 TEST_F(CliE2eTest, SearchPrintsTheRankedTable) {
   const ProcessResult run = Cli({"search", "--k", "7", "--mode", "and", "t1", "t2"});

@@ -3,6 +3,7 @@
 #include <unistd.h>
 
 #include <cstdlib>
+#include <thread>
 
 #include "absl/strings/match.h"
 #include "absl/strings/str_cat.h"
@@ -86,6 +87,23 @@ std::unique_ptr<tandem::v1::SearchService::Stub> NewStub(const std::string& addr
 
 void SetTimeout(grpc::ClientContext& context, absl::Duration timeout) {
   context.set_deadline(absl::ToChronoTime(absl::Now() + timeout));
+}
+
+std::vector<tandem::v1::SearchStreamResponse> PipelineOnStream(
+    grpc::ClientReaderWriter<tandem::v1::SearchRequest, tandem::v1::SearchStreamResponse>& stream,
+    const std::vector<tandem::v1::SearchRequest>& requests) {
+  std::thread writer([&] {
+    for (const tandem::v1::SearchRequest& r : requests) {
+      if (!stream.Write(r)) break;
+    }
+    stream.WritesDone();
+  });
+  std::vector<tandem::v1::SearchStreamResponse> responses;
+  for (tandem::v1::SearchStreamResponse response; stream.Read(&response);) {
+    responses.push_back(response);
+  }
+  writer.join();
+  return responses;
 }
 
 tandem::v1::SearchRequest TextRequest(const std::string& text, tandem::v1::QueryMode mode,

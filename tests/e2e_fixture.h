@@ -15,6 +15,7 @@
 #include <map>
 #include <memory>
 #include <string>
+#include <vector>
 
 #include "absl/time/time.h"
 #include "clients/cli/health_client.h"
@@ -56,6 +57,13 @@ std::shared_ptr<grpc::Channel> NewChannel(const std::string& address);
 std::unique_ptr<tandem::v1::SearchService::Stub> NewStub(const std::string& address);
 
 void SetTimeout(grpc::ClientContext& context, absl::Duration timeout);
+
+// Writes `requests` on `stream` from a second thread while this one reads the answers, so that
+// the writer runs ahead of the reader as a pipelining client's does; returns the answers in the
+// order they came, the stream left for the caller to Finish.
+std::vector<tandem::v1::SearchStreamResponse> PipelineOnStream(
+    grpc::ClientReaderWriter<tandem::v1::SearchRequest, tandem::v1::SearchStreamResponse>& stream,
+    const std::vector<tandem::v1::SearchRequest>& requests);
 
 tandem::v1::SearchRequest TextRequest(const std::string& text,
                                       tandem::v1::QueryMode mode = tandem::v1::QUERY_MODE_OR,

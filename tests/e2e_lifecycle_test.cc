@@ -19,6 +19,7 @@
 #include "tests/e2e_clients.h"
 #include "tests/e2e_fixture.h"
 #include "tests/e2e_process.h"
+#include "tests/e2e_suites.h"
 
 namespace tandem::testing {
 namespace {
@@ -54,23 +55,7 @@ class AsyncSearch {
   std::thread thread_;
 };
 
-class LifecycleE2eTest : public ::testing::Test {
- protected:
-  static void SetUpTestSuite() { index_ = E2eIndex::Build().release(); }
-  static void TearDownTestSuite() { delete index_; }
-  void SetUp() override { ASSERT_NE(index_, nullptr); }
-
-  std::unique_ptr<ServerProcess> Start(std::vector<std::string> args) {
-    args.insert(args.begin(), {"--index", index_->dir()});
-    absl::StatusOr<std::unique_ptr<ServerProcess>> server = ServerProcess::Start(args);
-    EXPECT_TRUE(server.ok()) << server.status();
-    return server.ok() ? *std::move(server) : nullptr;
-  }
-
-  static E2eIndex* index_;
-};
-
-E2eIndex* LifecycleE2eTest::index_ = nullptr;
+class LifecycleE2eTest : public IndexE2eTest {};
 
 TEST_F(LifecycleE2eTest, DeadlineExceededStopsTheQueryPromptly) {
   // Each query would take two minutes; the test only passes if deadlines cut that short.

@@ -26,6 +26,7 @@
 #include "tests/e2e_clients.h"
 #include "tests/e2e_fixture.h"
 #include "tests/e2e_process.h"
+#include "tests/e2e_suites.h"
 
 namespace tandem::testing {
 namespace {
@@ -34,23 +35,7 @@ using tandem::v1::SearchResponse;
 using ::testing::HasSubstr;
 using ::testing::StartsWith;
 
-class StartupE2eTest : public ::testing::Test {
- protected:
-  static void SetUpTestSuite() { index_ = E2eIndex::Build().release(); }
-  static void TearDownTestSuite() { delete index_; }
-  void SetUp() override { ASSERT_NE(index_, nullptr); }
-
-  std::unique_ptr<ServerProcess> Start(std::vector<std::string> args) {
-    args.insert(args.begin(), {"--index", index_->dir()});
-    absl::StatusOr<std::unique_ptr<ServerProcess>> server = ServerProcess::Start(args);
-    EXPECT_TRUE(server.ok()) << server.status();
-    return server.ok() ? *std::move(server) : nullptr;
-  }
-
-  static E2eIndex* index_;
-};
-
-E2eIndex* StartupE2eTest::index_ = nullptr;
+class StartupE2eTest : public IndexE2eTest {};
 
 // Startup failures: exit status 1 and exactly one line on stderr.
 void ExpectStartupFailure(const std::vector<std::string>& args, const std::string& message) {

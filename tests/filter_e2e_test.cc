@@ -12,7 +12,6 @@
 #include <memory>
 #include <optional>
 #include <string>
-#include <thread>
 #include <vector>
 
 #include "absl/strings/str_cat.h"
@@ -384,17 +383,8 @@ TEST_F(FilterE2eTest, SearchStreamCarriesEachQuerysFilter) {
   grpc::ClientContext context;
   SetTimeout(context, kE2eTimeout);
   auto stream = stub_->SearchStream(&context);
-  std::thread writer([&] {
-    for (const SearchRequest& r : requests) {
-      if (!stream->Write(r)) break;
-    }
-    stream->WritesDone();
-  });
-  std::vector<tandem::v1::SearchStreamResponse> responses;
-  for (tandem::v1::SearchStreamResponse response; stream->Read(&response);) {
-    responses.push_back(response);
-  }
-  writer.join();
+  const std::vector<tandem::v1::SearchStreamResponse> responses =
+      PipelineOnStream(*stream, requests);
   grpc::Status status = stream->Finish();
   EXPECT_TRUE(status.ok()) << status.error_message();
   ASSERT_EQ(responses.size(), requests.size());

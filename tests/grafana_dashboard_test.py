@@ -25,6 +25,7 @@ from pathlib import Path
 ROOT = Path(__file__).resolve().parent.parent
 sys.path.insert(0, str(ROOT / "clients" / "python"))
 
+import problem_report  # noqa: E402
 import tandem_testing  # noqa: E402  (standard library only)
 
 METRIC = re.compile(r"\b((?:tandem|process)_[a-z0-9_]+)\b")
@@ -111,11 +112,7 @@ def main() -> int:
     problems = []
     for name in ("tandem-node.json", "tandem-broker.json"):
         problems += check_dashboard(ROOT / "deploy" / "grafana" / name, names, gpu_only, broker, exported)
-    for problem in problems:
-        print(f"FAIL: {problem}")
-    if not problems:
-        print("ok: every metric exported, GPU-only or the broker's, every label carried")
-    return 1 if problems else 0
+    return problem_report.report(problems, "every metric exported, GPU-only or the broker's, every label carried")
 
 
 if __name__ == "__main__":

@@ -26,15 +26,9 @@ import time
 import unittest
 from pathlib import Path
 
-sys.path.insert(0, str(Path(__file__).resolve().parent.parent / "clients" / "python"))
-
-try:
-    import google.protobuf  # noqa: F401
-    import grpc  # noqa: F401
-except ImportError as e:
-    print(f"SKIP: {e} (the Python client needs grpcio and protobuf; try /usr/bin/python3)")
-    sys.exit(77)
-
+# First: clients/python on the path, or exit 77 (SKIP) without grpcio and protobuf.
+import client_env  # noqa: F401
+import grpc  # noqa: E402
 import tandem_testing  # noqa: E402
 from tandem_client import Query, SearchResult, TandemClient, TandemError  # noqa: E402
 
@@ -83,6 +77,38 @@ def tearDownModule() -> None:
 
 def ids(result: SearchResult) -> list[str]:
     return [h.external_id for h in result.hits]
+
+
+def build_beir_index(directory: str, corpus_text: str, *flags: str) -> Path:
+    """The index of a BEIR corpus.jsonl holding `corpus_text`, built in `directory` with `flags`."""
+    corpus = Path(directory) / "corpus.jsonl"
+    corpus.write_text(corpus_text, encoding="utf-8")
+    index = Path(directory) / "index"
+    subprocess.run([ARGS.index_binary, "build", "--input", str(corpus), "--format", "beir",
+                    "--output", str(index), "--quiet", *flags],
+                   check=True, capture_output=True)
+    return index
+
+
+class OwnServerTest(unittest.TestCase):
+    """Tests that need a server of their own: setUpClass calls serve(), which starts it with a
+    client that waits until it serves; both stop after the class, and `tmp`, where set, goes."""
+
+    tmp: tempfile.TemporaryDirectory | None = None
+
+    @classmethod
+    def serve(cls, index, extra_args=()) -> None:
+        cls.server = tandem_testing.LocalServer(ARGS.server_binary, index, extra_args=extra_args)
+        cls.server.start()
+        cls.client = TandemClient(cls.server.address, timeout=60.0)
+        cls.client.wait_until_serving(timeout=120.0)
+
+    @classmethod
+    def tearDownClass(cls):
+        cls.client.close()
+        cls.server.stop()
+        if cls.tmp is not None:
+            cls.tmp.cleanup()
 
 
 class RankingChecks(unittest.TestCase):
@@ -226,21 +252,12 @@ class ErrorTest(unittest.TestCase):
             self.assertEqual(cm.exception.code, "UNAVAILABLE")
 
 
-class SlowServerTest(unittest.TestCase):
+class SlowServerTest(OwnServerTest):
     """A second server whose every query waits 30 s first (--testing_query_delay), for deadlines."""
 
     @classmethod
     def setUpClass(cls):
-        cls.server = tandem_testing.LocalServer(ARGS.server_binary, INDEX,
-                                                extra_args=["--testing_query_delay=30s"])
-        cls.server.start()
-        cls.client = TandemClient(cls.server.address, timeout=60.0)
-        cls.client.wait_until_serving(timeout=120.0)
-
-    @classmethod
-    def tearDownClass(cls):
-        cls.client.close()
-        cls.server.stop()
+        cls.serve(INDEX, extra_args=["--testing_query_delay=30s"])
 
     def test_deadline_stops_the_query(self):
         start = time.monotonic()
@@ -393,30 +410,17 @@ class InfoAndHealthTest(unittest.TestCase):
         self.assertEqual(cm.exception.code, "NOT_FOUND")
 
 
-class StoredFieldsTest(unittest.TestCase):
+class StoredFieldsTest(OwnServerTest):
     """Hits carry the stored fields a query asks for, here BEIR titles."""
 
     @classmethod
     def setUpClass(cls):
         cls.tmp = tempfile.TemporaryDirectory(prefix="tandem-python-fields-test-")
-        corpus = Path(cls.tmp.name) / "corpus.jsonl"
-        corpus.write_text(
+        cls.serve(build_beir_index(
+            cls.tmp.name,
             '{"_id": "a", "title": "Black bears", "text": "a black bear by the river"}\n'
-            '{"_id": "b", "text": "a brown bear without a title"}\n', encoding="utf-8")
-        index = Path(cls.tmp.name) / "index"
-        subprocess.run([ARGS.index_binary, "build", "--input", str(corpus), "--format", "beir",
-                        "--output", str(index), "--quiet", "--store-text"],
-                       check=True, capture_output=True)
-        cls.server = tandem_testing.LocalServer(ARGS.server_binary, index)
-        cls.server.start()
-        cls.client = TandemClient(cls.server.address, timeout=60.0)
-        cls.client.wait_until_serving(timeout=120.0)
-
-    @classmethod
-    def tearDownClass(cls):
-        cls.client.close()
-        cls.server.stop()
-        cls.tmp.cleanup()
+            '{"_id": "b", "text": "a brown bear without a title"}\n',
+            "--store-text"))
 
     def test_fields_asked_for_come_with_each_hit(self):
         hits = {h.external_id: h
@@ -460,7 +464,7 @@ class StoredFieldsTest(unittest.TestCase):
         self.assertIn("at most 32", cm.exception.message)
 
 
-class FilterTest(unittest.TestCase):
+class FilterTest(OwnServerTest):
     """Filters on the documents' attributes (a BEIR corpus indexed with --attributes): the hits are
     the unfiltered ranking restricted to the documents the filter allows, scores unchanged."""
 
@@ -477,25 +481,11 @@ class FilterTest(unittest.TestCase):
     @classmethod
     def setUpClass(cls):
         cls.tmp = tempfile.TemporaryDirectory(prefix="tandem-python-filter-test-")
-        corpus = Path(cls.tmp.name) / "corpus.jsonl"
-        corpus.write_text("".join(json.dumps({"_id": i, "text": text, **attributes}) + "\n"
-                                  for i, (text, attributes) in cls.CORPUS.items()),
-                          encoding="utf-8")
-        index = Path(cls.tmp.name) / "index"
-        subprocess.run([ARGS.index_binary, "build", "--input", str(corpus), "--format", "beir",
-                        "--output", str(index), "--quiet",
-                        "--attributes", "label,year:integer,topic"],
-                       check=True, capture_output=True)
-        cls.server = tandem_testing.LocalServer(ARGS.server_binary, index)
-        cls.server.start()
-        cls.client = TandemClient(cls.server.address, timeout=60.0)
-        cls.client.wait_until_serving(timeout=120.0)
-
-    @classmethod
-    def tearDownClass(cls):
-        cls.client.close()
-        cls.server.stop()
-        cls.tmp.cleanup()
+        cls.serve(build_beir_index(
+            cls.tmp.name,
+            "".join(json.dumps({"_id": i, "text": text, **attributes}) + "\n"
+                    for i, (text, attributes) in cls.CORPUS.items()),
+            "--attributes", "label,year:integer,topic"))
 
     def restricted(self, text: str, allowed) -> list:
         """The unfiltered ranking of `text`, kept to the documents whose attributes `allowed`."""
@@ -556,24 +546,13 @@ class FilterTest(unittest.TestCase):
                 self.client.search("bear", filter=bad)
 
 
-class SubscriptionTest(unittest.TestCase):
+class SubscriptionTest(OwnServerTest):
     """Standing queries: subscribe by text and by dict, list, match, unsubscribe, watch."""
 
     @classmethod
     def setUpClass(cls):
         cls.tmp = tempfile.TemporaryDirectory(prefix="tandem-python-subscriptions-test-")
-        cls.server = tandem_testing.LocalServer(
-            ARGS.server_binary, INDEX,
-            extra_args=["--subscriptions", str(Path(cls.tmp.name) / "subscriptions")])
-        cls.server.start()
-        cls.client = TandemClient(cls.server.address, timeout=60.0)
-        cls.client.wait_until_serving(timeout=120.0)
-
-    @classmethod
-    def tearDownClass(cls):
-        cls.client.close()
-        cls.server.stop()
-        cls.tmp.cleanup()
+        cls.serve(INDEX, extra_args=["--subscriptions", str(Path(cls.tmp.name) / "subscriptions")])
 
     def tearDown(self):
         for s in self.client.list_subscriptions():

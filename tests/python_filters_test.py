@@ -10,20 +10,11 @@ Exits 77 (ctest SKIP_RETURN_CODE) when grpcio or protobuf cannot be imported.
 
 from __future__ import annotations
 
-import sys
 import unittest
-from pathlib import Path
 
-sys.path.insert(0, str(Path(__file__).resolve().parent.parent / "clients" / "python"))
-
-try:
-    import google.protobuf  # noqa: F401
-    from google.protobuf import text_format
-    import grpc  # noqa: F401
-except ImportError as e:
-    print(f"SKIP: {e} (the Python client needs grpcio and protobuf; try /usr/bin/python3)")
-    sys.exit(77)
-
+# First: clients/python on the path, or exit 77 (SKIP) without grpcio and protobuf.
+import client_env  # noqa: F401
+from google.protobuf import text_format  # noqa: E402
 from tandem_client import Query  # noqa: E402
 from tandem_client._proto import search_pb2  # noqa: E402
 from tandem_client.filters import filter_to_proto  # noqa: E402

@@ -26,6 +26,7 @@ from pathlib import Path
 ROOT = Path(__file__).resolve().parent.parent
 sys.path.insert(0, str(ROOT / "clients" / "python"))
 
+import problem_report  # noqa: E402
 import tandem_testing  # noqa: E402  (standard library only; not part of the package)
 
 # Run by the venv's interpreter, from a directory outside the checkout.
@@ -98,11 +99,7 @@ def main() -> int:
         # The installed stubs are the generated ones, not a copy of the checkout's.
         if not list(venv.glob("lib/python3*/site-packages/tandem_client/gen/tandem/v1/search_pb2.py")):
             problems.append("the installed package has no generated stubs")
-    for problem in problems:
-        print(f"FAIL: {problem}")
-    if not problems:
-        print("ok: tandem-client installed in a venv and used from another directory")
-    return 1 if problems else 0
+    return problem_report.report(problems, "tandem-client installed in a venv and used from another directory")
 
 
 if __name__ == "__main__":

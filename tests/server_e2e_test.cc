@@ -9,7 +9,6 @@
 #include <future>
 #include <random>
 #include <string>
-#include <thread>
 #include <vector>
 
 #include "absl/strings/str_cat.h"
@@ -24,6 +23,7 @@
 #include "tests/e2e_clients.h"
 #include "tests/e2e_fixture.h"
 #include "tests/e2e_process.h"
+#include "tests/e2e_suites.h"
 
 namespace tandem::testing {
 namespace {
@@ -33,19 +33,8 @@ using tandem::v1::SearchResponse;
 using ::testing::Contains;
 using ::testing::HasSubstr;
 
-class ServerE2eTest : public ::testing::Test {
+class ServerE2eTest : public ServedIndexE2eTest {
  protected:
-  static void SetUpTestSuite() {
-    index_ = E2eIndex::Build().release();
-    ASSERT_NE(index_, nullptr);
-    auto server = ServerProcess::Start({"--index", index_->dir(), "--threads", "2"});
-    ASSERT_TRUE(server.ok()) << server.status();
-    server_ = server->release();
-  }
-  static void TearDownTestSuite() {
-    delete server_;
-    delete index_;
-  }
   void SetUp() override {
     ASSERT_NE(server_, nullptr);
     stub_ = NewStub(server_->address());
@@ -63,13 +52,8 @@ class ServerE2eTest : public ::testing::Test {
     return scrape.value_or("");
   }
 
-  static E2eIndex* index_;
-  static ServerProcess* server_;
   std::unique_ptr<tandem::v1::SearchService::Stub> stub_;
 };
-
-E2eIndex* ServerE2eTest::index_ = nullptr;
-ServerProcess* ServerE2eTest::server_ = nullptr;
 
 // Frequent and rare terms, repeats, an absent term, stop words among them.
 std::vector<std::string> Queries() {
@@ -483,17 +467,8 @@ TEST_F(ServerE2eTest, SearchStreamAnswersInRequestOrder) {
       requests.push_back(std::move(r));
     }
   }
-  std::thread writer([&] {
-    for (const SearchRequest& r : requests) {
-      if (!stream->Write(r)) break;
-    }
-    stream->WritesDone();
-  });
-  std::vector<tandem::v1::SearchStreamResponse> responses;
-  for (tandem::v1::SearchStreamResponse response; stream->Read(&response);) {
-    responses.push_back(response);
-  }
-  writer.join();
+  const std::vector<tandem::v1::SearchStreamResponse> responses =
+      PipelineOnStream(*stream, requests);
   ASSERT_EQ(responses.size(), requests.size());
   for (size_t n = 0; n < responses.size(); ++n) {
     SCOPED_TRACE(n);

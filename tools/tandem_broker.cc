@@ -9,9 +9,7 @@
 // malformed flag exits 2.
 #include <signal.h>
 
-#include <csignal>
 #include <cstdio>
-#include <cstring>
 #include <optional>
 #include <string>
 #include <vector>
@@ -19,12 +17,12 @@
 #include "absl/flags/flag.h"
 #include "absl/strings/str_cat.h"
 #include "absl/strings/str_join.h"
-#include "absl/synchronization/mutex.h"
 #include "absl/time/time.h"
 #include "base/app.h"
 #include "base/read_file.h"
 #include "broker/broker.h"
 #include "grpcpp/security/credentials.h"
+#include "tools/serve_main.h"
 #include "tools/tandem_broker_expert.h"
 
 ABSL_FLAG(std::string, listen, "127.0.0.1:50050", "Address of the broker's gRPC service.");
@@ -100,15 +98,7 @@ absl::StatusOr<std::shared_ptr<grpc::ChannelCredentials>> ReplicaCredentials() {
 }  // namespace
 
 int main(int argc, char** argv) {
-  std::signal(SIGTERM, SIG_DFL);
-  std::signal(SIGINT, SIG_DFL);
-  std::signal(SIGPIPE, SIG_IGN);
-  sigset_t stop_signals;
-  sigemptyset(&stop_signals);
-  sigaddset(&stop_signals, SIGTERM);
-  sigaddset(&stop_signals, SIGINT);
-  pthread_sigmask(SIG_BLOCK, &stop_signals, nullptr);
-  absl::SetMutexDeadlockDetectionMode(absl::OnDeadlockCycle::kIgnore);
+  const sigset_t stop_signals = tandem::tools::PrepareToServe({SIGTERM, SIGINT});
 
   const std::vector<std::string> positional = tandem::base::ParseCommandLineOrExit(
       argc, argv,
@@ -173,17 +163,12 @@ int main(int argc, char** argv) {
             ? "every shard has a replica"
             : absl::StrCat("no replica yet for shard(s) ", absl::StrJoin(unserved, ", ")).c_str());
   }
-  const std::string metrics = (*broker)->metrics_address().empty()
-                                  ? "metrics off"
-                                  : "metrics on " + (*broker)->metrics_address();
-  std::printf("tandem-broker listening on %s (%s)\n", (*broker)->address().c_str(),
-              metrics.c_str());
-  std::fflush(stdout);
+  tandem::tools::AnnounceListening("tandem-broker", (*broker)->address(),
+                                   (*broker)->metrics_address());
 
   int signal_number = 0;
   sigwait(&stop_signals, &signal_number);
-  std::fprintf(stderr, "tandem-broker: %s received; draining (up to %s)\n",
-               strsignal(signal_number), absl::FormatDuration(drain_timeout).c_str());
+  tandem::tools::AnnounceDrain("tandem-broker", signal_number, drain_timeout);
   (*broker)->Drain(drain_timeout);
   broker->reset();
   std::fprintf(stderr, "tandem-broker: stopped\n");

@@ -26,6 +26,7 @@
 #include <iostream>
 #include <optional>
 #include <string>
+#include <utility>
 #include <vector>
 
 #include "absl/flags/flag.h"
@@ -91,31 +92,42 @@ int Usage(const std::string& message) {
   return kExitUsage;
 }
 
+// The value of an enum flag whose text is one of `choices`, or INVALID_ARGUMENT naming the flag
+// and listing them ("--mode must be and, or or and_or, got 'any'").
+template <typename Enum, size_t N>
+absl::StatusOr<Enum> ParseChoice(absl::string_view flag, const std::string& text,
+                                 const std::pair<absl::string_view, Enum> (&choices)[N]) {
+  std::vector<absl::string_view> names;
+  for (const auto& [name, value] : choices) {
+    if (name == text) return value;
+    names.push_back(name);
+  }
+  const absl::string_view last = names.back();
+  names.pop_back();
+  return absl::InvalidArgumentError(absl::StrCat(flag, " must be ", absl::StrJoin(names, ", "),
+                                                 " or ", last, ", got '", text, "'"));
+}
+
+constexpr std::pair<absl::string_view, tandem::v1::QueryMode> kModes[] = {
+    {"and", tandem::v1::QUERY_MODE_AND},
+    {"or", tandem::v1::QUERY_MODE_OR},
+    {"and_or", tandem::v1::QUERY_MODE_AND_OR}};
+constexpr std::pair<absl::string_view, tandem::v1::EngineHint> kEngines[] = {
+    {"auto", tandem::v1::ENGINE_HINT_AUTO},
+    {"cpu", tandem::v1::ENGINE_HINT_CPU},
+    {"gpu", tandem::v1::ENGINE_HINT_GPU}};
+
 // The request fields every search and batch query shares, from the flags.
 absl::StatusOr<tandem::v1::SearchRequest> RequestTemplate() {
   tandem::v1::SearchRequest request;
-  const std::string mode = absl::GetFlag(FLAGS_mode);
-  if (mode == "and") {
-    request.set_mode(tandem::v1::QUERY_MODE_AND);
-  } else if (mode == "or") {
-    request.set_mode(tandem::v1::QUERY_MODE_OR);
-  } else if (mode == "and_or") {
-    request.set_mode(tandem::v1::QUERY_MODE_AND_OR);
-  } else {
-    return absl::InvalidArgumentError(
-        absl::StrCat("--mode must be and, or or and_or, got '", mode, "'"));
-  }
-  const std::string engine = absl::GetFlag(FLAGS_engine);
-  if (engine == "auto") {
-    request.set_engine(tandem::v1::ENGINE_HINT_AUTO);
-  } else if (engine == "cpu") {
-    request.set_engine(tandem::v1::ENGINE_HINT_CPU);
-  } else if (engine == "gpu") {
-    request.set_engine(tandem::v1::ENGINE_HINT_GPU);
-  } else {
-    return absl::InvalidArgumentError(
-        absl::StrCat("--engine must be auto, cpu or gpu, got '", engine, "'"));
-  }
+  absl::StatusOr<tandem::v1::QueryMode> mode =
+      ParseChoice("--mode", absl::GetFlag(FLAGS_mode), kModes);
+  if (!mode.ok()) return mode.status();
+  request.set_mode(*mode);
+  absl::StatusOr<tandem::v1::EngineHint> engine =
+      ParseChoice("--engine", absl::GetFlag(FLAGS_engine), kEngines);
+  if (!engine.ok()) return engine.status();
+  request.set_engine(*engine);
   const int32_t k = absl::GetFlag(FLAGS_k);
   if (k < 0) return absl::InvalidArgumentError("--k must be >= 0");
   request.set_k(static_cast<uint32_t>(k));  // the server checks the range and names the field
@@ -139,8 +151,21 @@ absl::StatusOr<tandem::v1::SearchRequest> RequestTemplate() {
   return request;
 }
 
-void SetDeadline(grpc::ClientContext& context) {
+// A unary call under the --timeout deadline: `call` makes it on the context it is given.
+template <typename Call>
+absl::Status CallWithDeadline(Call call) {
+  grpc::ClientContext context;
   context.set_deadline(absl::ToChronoTime(absl::Now() + absl::GetFlag(FLAGS_timeout)));
+  return FromGrpcStatus(call(&context));
+}
+
+// An answer: `json` on one line under --json, else `text`.
+void PrintAnswer(const nlohmann::json& json, const std::string& text) {
+  if (absl::GetFlag(FLAGS_json)) {
+    std::cout << json.dump() << "\n";
+  } else {
+    std::cout << text;
+  }
 }
 
 int RunSearch(tandem::v1::SearchService::Stub& stub, const std::vector<std::string>& words) {
@@ -148,16 +173,11 @@ int RunSearch(tandem::v1::SearchService::Stub& stub, const std::vector<std::stri
   absl::StatusOr<tandem::v1::SearchRequest> request = RequestTemplate();
   if (!request.ok()) return Usage(std::string(request.status().message()));
   request->set_text(absl::StrJoin(words, " "));
-  grpc::ClientContext context;
-  SetDeadline(context);
   tandem::v1::SearchResponse response;
-  const absl::Status status = FromGrpcStatus(stub.Search(&context, *request, &response));
+  const absl::Status status = CallWithDeadline(
+      [&](grpc::ClientContext* context) { return stub.Search(context, *request, &response); });
   if (!status.ok()) return Fail(status);
-  if (absl::GetFlag(FLAGS_json)) {
-    std::cout << ToJson(response).dump() << "\n";
-  } else {
-    std::cout << FormatSearchResponse(response);
-  }
+  PrintAnswer(ToJson(response), FormatSearchResponse(response));
   return kExitOk;
 }
 
@@ -186,10 +206,10 @@ int RunBatch(tandem::v1::SearchService::Stub& stub, const std::vector<std::strin
       r->set_text(queries[i].text);
       r->set_request_id(queries[i].id);
     }
-    grpc::ClientContext context;
-    SetDeadline(context);
     tandem::v1::SearchBatchResponse response;
-    const absl::Status status = FromGrpcStatus(stub.SearchBatch(&context, request, &response));
+    const absl::Status status = CallWithDeadline([&](grpc::ClientContext* context) {
+      return stub.SearchBatch(context, request, &response);
+    });
     if (!status.ok()) return Fail(status);
     for (size_t i = start; i < end; ++i) {
       const tandem::v1::SearchBatchResult& result = response.results(static_cast<int>(i - start));
@@ -226,26 +246,17 @@ int RunHealth(const std::shared_ptr<grpc::Channel>& channel) {
       CheckHealth(channel, absl::GetFlag(FLAGS_service), absl::GetFlag(FLAGS_timeout));
   if (!status.ok()) return Fail(status.status());
   const std::string name(ServingStatusName(*status));
-  if (absl::GetFlag(FLAGS_json)) {
-    std::cout << nlohmann::json{{"status", name}}.dump() << "\n";
-  } else {
-    std::cout << name << "\n";
-  }
+  PrintAnswer({{"status", name}}, name + "\n");
   return *status == ServingStatus::kServing ? kExitOk : kExitNotServing;
 }
 
 int RunInfo(tandem::v1::SearchService::Stub& stub) {
-  grpc::ClientContext context;
-  SetDeadline(context);
   tandem::v1::GetIndexInfoResponse info;
-  const absl::Status status =
-      FromGrpcStatus(stub.GetIndexInfo(&context, tandem::v1::GetIndexInfoRequest(), &info));
+  const absl::Status status = CallWithDeadline([&](grpc::ClientContext* context) {
+    return stub.GetIndexInfo(context, tandem::v1::GetIndexInfoRequest(), &info);
+  });
   if (!status.ok()) return Fail(status);
-  if (absl::GetFlag(FLAGS_json)) {
-    std::cout << ToJson(info).dump() << "\n";
-  } else {
-    std::cout << FormatIndexInfo(info);
-  }
+  PrintAnswer(ToJson(info), FormatIndexInfo(info));
   return kExitOk;
 }
 
@@ -260,16 +271,11 @@ int RunSubscribe(tandem::v1::SubscriptionService::Stub& stub,
   tandem::v1::SubscribeRequest request;
   request.set_interface(interface);
   request.set_predicate_text(absl::StrJoin(words, " "));
-  grpc::ClientContext context;
-  SetDeadline(context);
   tandem::v1::SubscribeResponse response;
-  const absl::Status status = FromGrpcStatus(stub.Subscribe(&context, request, &response));
+  const absl::Status status = CallWithDeadline(
+      [&](grpc::ClientContext* context) { return stub.Subscribe(context, request, &response); });
   if (!status.ok()) return Fail(status);
-  if (absl::GetFlag(FLAGS_json)) {
-    std::cout << ToJson(response).dump() << "\n";
-  } else {
-    std::cout << response.id() << "  " << response.predicate_text() << "\n";
-  }
+  PrintAnswer(ToJson(response), absl::StrCat(response.id(), "  ", response.predicate_text(), "\n"));
   return kExitOk;
 }
 
@@ -281,33 +287,24 @@ int RunUnsubscribe(tandem::v1::SubscriptionService::Stub& stub,
   }
   tandem::v1::UnsubscribeRequest request;
   request.set_id(id);
-  grpc::ClientContext context;
-  SetDeadline(context);
   tandem::v1::UnsubscribeResponse response;
-  const absl::Status status = FromGrpcStatus(stub.Unsubscribe(&context, request, &response));
+  const absl::Status status = CallWithDeadline(
+      [&](grpc::ClientContext* context) { return stub.Unsubscribe(context, request, &response); });
   if (!status.ok()) return Fail(status);
-  if (absl::GetFlag(FLAGS_json)) {
-    std::cout << nlohmann::json{{"id", absl::StrCat(id)}}.dump() << "\n";
-  } else {
-    std::cout << "unsubscribed " << id << "\n";
-  }
+  PrintAnswer({{"id", absl::StrCat(id)}}, absl::StrCat("unsubscribed ", id, "\n"));
   return kExitOk;
 }
 
 int RunSubscriptions(tandem::v1::SubscriptionService::Stub& stub) {
   tandem::v1::ListSubscriptionsRequest request;
   request.set_interface(absl::GetFlag(FLAGS_interface));
-  grpc::ClientContext context;
-  SetDeadline(context);
   tandem::v1::ListSubscriptionsResponse response;
-  const absl::Status status = FromGrpcStatus(stub.ListSubscriptions(&context, request, &response));
+  const absl::Status status = CallWithDeadline([&](grpc::ClientContext* context) {
+    return stub.ListSubscriptions(context, request, &response);
+  });
   if (!status.ok()) return Fail(status);
   for (const tandem::v1::Subscription& subscription : response.subscriptions()) {
-    if (absl::GetFlag(FLAGS_json)) {
-      std::cout << ToJson(subscription).dump() << "\n";
-    } else {
-      std::cout << FormatSubscription(subscription);
-    }
+    PrintAnswer(ToJson(subscription), FormatSubscription(subscription));
   }
   return kExitOk;
 }
@@ -330,10 +327,9 @@ int RunMatch(tandem::v1::SubscriptionService::Stub& stub, const std::vector<std:
     const size_t end = std::min(documents->size(), start + static_cast<size_t>(batch_size));
     tandem::v1::MatchRequest request;
     for (size_t i = start; i < end; ++i) *request.add_documents() = std::move((*documents)[i]);
-    grpc::ClientContext context;
-    SetDeadline(context);
     tandem::v1::MatchResponse response;
-    const absl::Status status = FromGrpcStatus(stub.Match(&context, request, &response));
+    const absl::Status status = CallWithDeadline(
+        [&](grpc::ClientContext* context) { return stub.Match(context, request, &response); });
     if (!status.ok()) return Fail(status);
     for (const tandem::v1::DocumentMatch& match : response.matches()) {
       if (json) {
@@ -364,16 +360,11 @@ int RunWatch(tandem::v1::SubscriptionService::Stub& stub) {
   // matched document of the interface arrives.
   reader->WaitForInitialMetadata();
   std::fprintf(stderr, "tandem-cli: watching %s\n", interface.c_str());
-  const bool json = absl::GetFlag(FLAGS_json);
   int64_t received = 0;
   tandem::v1::WatchEvent event;
   while ((max_events == 0 || received < max_events) && reader->Read(&event)) {
     ++received;
-    if (json) {
-      std::cout << ToJson(event).dump() << "\n";
-    } else {
-      std::cout << FormatWatchEvent(event);
-    }
+    PrintAnswer(ToJson(event), FormatWatchEvent(event));
     std::cout.flush();
   }
   if (max_events > 0 && received == max_events) {

@@ -130,6 +130,20 @@ absl::StatusOr<BitmapBuilder> MakeBitmapBuilder(const std::string& mode, bool qu
 #endif
 }
 
+// The codec (--bitmap-codec) and the builder (--gpu) of the attribute bitmaps of a build or a
+// synthetic index, whose options name both alike.
+template <typename Options>
+absl::Status SetBitmapOptions(bool quiet, Options& options) {
+  absl::StatusOr<filter::BitmapCodec> codec =
+      filter::ParseBitmapCodec(absl::GetFlag(FLAGS_bitmap_codec));
+  if (!codec.ok()) return codec.status();
+  options.bitmap_codec = *codec;
+  absl::StatusOr<BitmapBuilder> builder = MakeBitmapBuilder(absl::GetFlag(FLAGS_gpu), quiet);
+  if (!builder.ok()) return builder.status();
+  options.bitmap_builder = *std::move(builder);
+  return absl::OkStatus();
+}
+
 int Build() {
   const std::string input = absl::GetFlag(FLAGS_input);
   const std::string format = absl::GetFlag(FLAGS_format);
@@ -221,13 +235,7 @@ int Build() {
         SelectAttributes(format_used, absl::GetFlag(FLAGS_attributes));
     if (!specs.ok()) return Fail(specs.status());
     options.attributes = *std::move(specs);
-    absl::StatusOr<filter::BitmapCodec> codec =
-        filter::ParseBitmapCodec(absl::GetFlag(FLAGS_bitmap_codec));
-    if (!codec.ok()) return Fail(codec.status());
-    options.bitmap_codec = *codec;
-    absl::StatusOr<BitmapBuilder> builder = MakeBitmapBuilder(absl::GetFlag(FLAGS_gpu), quiet);
-    if (!builder.ok()) return Fail(builder.status());
-    options.bitmap_builder = *std::move(builder);
+    if (absl::Status s = SetBitmapOptions(quiet, options); !s.ok()) return Fail(s);
   }
   absl::StatusOr<BuildSummary> summary = BuildIndex(**reader, output, w, options);
   if (!summary.ok()) return Fail(summary.status());
@@ -263,14 +271,7 @@ int Synth() {
         ParseSynthAttributes(absl::GetFlag(FLAGS_attribute_columns));
     if (!attributes.ok()) return Fail(attributes.status());
     o.attributes = *std::move(attributes);
-    absl::StatusOr<filter::BitmapCodec> codec =
-        filter::ParseBitmapCodec(absl::GetFlag(FLAGS_bitmap_codec));
-    if (!codec.ok()) return Fail(codec.status());
-    o.bitmap_codec = *codec;
-    absl::StatusOr<BitmapBuilder> builder =
-        MakeBitmapBuilder(absl::GetFlag(FLAGS_gpu), absl::GetFlag(FLAGS_quiet));
-    if (!builder.ok()) return Fail(builder.status());
-    o.bitmap_builder = *std::move(builder);
+    if (absl::Status s = SetBitmapOptions(absl::GetFlag(FLAGS_quiet), o); !s.ok()) return Fail(s);
   }
   absl::StatusOr<SynthSummary> summary = BuildSyntheticIndex(o, output);
   if (!summary.ok()) return Fail(summary.status());

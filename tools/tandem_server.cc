@@ -13,7 +13,6 @@
 
 #include <algorithm>
 #include <cerrno>
-#include <csignal>
 #include <cstdio>
 #include <cstring>
 #include <string>
@@ -22,7 +21,6 @@
 
 #include "absl/flags/flag.h"
 #include "absl/strings/str_cat.h"
-#include "absl/synchronization/mutex.h"
 #include "absl/time/time.h"
 #include "base/app.h"
 #include "base/thread_affinity.h"
@@ -32,6 +30,7 @@
 #include "server/engine_factory.h"
 #include "server/executor_factory.h"
 #include "server/server.h"
+#include "tools/serve_main.h"
 #include "tools/tandem_server_expert.h"
 
 using tandem::server::GpuMode;
@@ -223,26 +222,9 @@ tandem::server::ServerOptions OptionsFromFlags() {
 }  // namespace
 
 int main(int argc, char** argv) {
-  // A shell starts background jobs with SIGINT ignored, and an ignored signal never reaches
-  // sigwait: restore the default so both stop signals always drain. A peer that hangs up must not
-  // kill the server through SIGPIPE.
-  std::signal(SIGTERM, SIG_DFL);
-  std::signal(SIGINT, SIG_DFL);
-  std::signal(SIGPIPE, SIG_IGN);
-  // Block the handled signals before any thread exists, so every thread inherits the mask and only
-  // the main thread's sigwait sees them: no async-signal-safety concerns in a handler. SIGTERM and
-  // SIGINT drain; SIGHUP, whose default would kill the server and every query in flight, is logged
-  // and ignored (the server does not reload: restart it to serve a new index).
-  sigset_t stop_signals;
-  sigemptyset(&stop_signals);
-  sigaddset(&stop_signals, SIGTERM);
-  sigaddset(&stop_signals, SIGINT);
-  sigaddset(&stop_signals, SIGHUP);
-  pthread_sigmask(SIG_BLOCK, &stop_signals, nullptr);
-  // Debian's abseil is built without NDEBUG, so every absl::Mutex keeps a lock-order graph for
-  // deadlock detection (GraphCycles: 3.4% of the server's CPU samples in perf under a closed-loop
-  // load of 20k queries/s, none with it off). The tests keep it; the server turns it off.
-  absl::SetMutexDeadlockDetectionMode(absl::OnDeadlockCycle::kIgnore);
+  // SIGTERM and SIGINT drain; SIGHUP, whose default would kill the server and every query in
+  // flight, is logged and ignored (the server does not reload: restart it to serve a new index).
+  const sigset_t stop_signals = tandem::tools::PrepareToServe({SIGTERM, SIGINT, SIGHUP});
 
   const std::vector<std::string> positional = tandem::base::ParseCommandLineOrExit(
       argc, argv,
@@ -271,12 +253,8 @@ int main(int argc, char** argv) {
   std::fprintf(stderr, "tandem-server: %s\n", (*server)->scheduler_summary().c_str());
   std::fprintf(stderr, "tandem-server: standing queries: %s\n",
                (*server)->subscription_summary().c_str());
-  const std::string metrics = (*server)->metrics_address().empty()
-                                  ? "metrics off"
-                                  : "metrics on " + (*server)->metrics_address();
-  std::printf("tandem-server listening on %s (%s)\n", (*server)->address().c_str(),
-              metrics.c_str());
-  std::fflush(stdout);
+  tandem::tools::AnnounceListening("tandem-server", (*server)->address(),
+                                   (*server)->metrics_address());
 
   // Between signals, every 5 s: the allocator's free memory goes back to the system when the node
   // is idle, so that memory returns to its baseline after a burst.
@@ -292,8 +270,7 @@ int main(int argc, char** argv) {
     std::fprintf(stderr,
                  "tandem-server: SIGHUP ignored (no reload; restart to serve a new index)\n");
   }
-  std::fprintf(stderr, "tandem-server: %s received; draining (up to %s)\n",
-               strsignal(signal_number), absl::FormatDuration(drain_timeout).c_str());
+  tandem::tools::AnnounceDrain("tandem-server", signal_number, drain_timeout);
   // During the drain: a second SIGINT (an operator's second Ctrl-C) exits at once; SIGTERM, which a
   // supervisor may send again, and SIGHUP do not cut the drain short.
   std::thread([stop_signals] {

@@ -8,15 +8,15 @@ namespace tandem::index {
 std::vector<absl::StatusOr<SearchResult>> Engine::SearchBatch(
     const std::vector<const PreparedQuery*>& queries,
     const std::vector<SearchContext>& contexts) const {
+  if (contexts.size() != 1 && contexts.size() != queries.size()) {
+    return std::vector<absl::StatusOr<SearchResult>>(
+        queries.size(),
+        absl::InvalidArgumentError("SearchBatch needs one context, or one per query"));
+  }
   std::vector<absl::StatusOr<SearchResult>> results;
   results.reserve(queries.size());
   for (size_t i = 0; i < queries.size(); ++i) {
-    if (contexts.size() != 1 && contexts.size() != queries.size()) {
-      results.push_back(
-          absl::InvalidArgumentError("SearchBatch needs one context, or one per query"));
-    } else {
-      results.push_back(Search(*queries[i], contexts.size() == 1 ? contexts[0] : contexts[i]));
-    }
+    results.push_back(Search(*queries[i], contexts.size() == 1 ? contexts[0] : contexts[i]));
   }
   return results;
 }

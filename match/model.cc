@@ -3,11 +3,11 @@
 #include <algorithm>
 #include <cmath>
 #include <cstdio>
-#include <iterator>
 
 #include "absl/strings/ascii.h"
 #include "absl/strings/str_cat.h"
 #include "absl/strings/str_format.h"
+#include "base/enum_names.h"
 #include "index/analyzer.h"
 
 namespace tandem::match {
@@ -90,19 +90,21 @@ absl::Status CheckLimits(const Limits& limits) {
 
 }  // namespace
 
-absl::string_view OpName(Op op) {
-  // Indexed by the operator's value (satisfies.h numbers them from 0).
-  static constexpr absl::string_view kNames[kNumOps] = {
-      "=", "!=", "<", ">", "<=", ">=", "prefix", "substring", "contains"};
-  const int i = static_cast<int>(op);
-  return i < kNumOps ? kNames[i] : "?";
-}
+constexpr base::EnumName<Op> kOpNames[] = {{Op::kEq, "="},
+                                           {Op::kNe, "!="},
+                                           {Op::kLt, "<"},
+                                           {Op::kGt, ">"},
+                                           {Op::kLe, "<="},
+                                           {Op::kGe, ">="},
+                                           {Op::kPrefix, "prefix"},
+                                           {Op::kSubstring, "substring"},
+                                           {Op::kContains, "contains"}};
+constexpr base::EnumName<ValueType> kValueTypeNames[] = {
+    {ValueType::kInt, "int"}, {ValueType::kDouble, "double"}, {ValueType::kString, "string"}};
 
-absl::string_view ValueTypeName(ValueType type) {
-  static constexpr absl::string_view kNames[] = {"int", "double", "string"};
-  const size_t i = static_cast<size_t>(type);
-  return i < std::size(kNames) ? kNames[i] : "?";
-}
+absl::string_view OpName(Op op) { return base::NameOf(kOpNames, op, "?"); }
+
+absl::string_view ValueTypeName(ValueType type) { return base::NameOf(kValueTypeNames, type, "?"); }
 
 absl::StatusOr<Predicate> NormalizePredicate(Predicate predicate, const index::Analyzer* analyzer,
                                              const Limits& limits) {

@@ -3,10 +3,10 @@
 #include <algorithm>
 #include <cassert>
 #include <cmath>
-#include <iterator>
 #include <limits>
 
 #include "absl/strings/str_cat.h"
+#include "base/enum_names.h"
 
 namespace tandem::scheduler {
 namespace {
@@ -34,11 +34,10 @@ absl::Time UrgentAt(const WorkItem& item, double fraction) {
 
 }  // namespace
 
-absl::string_view QueueName(QueueKind queue) {
-  static constexpr absl::string_view kNames[] = {"cpu", "gpu", "shared"};
-  const size_t i = static_cast<size_t>(queue);
-  return i < std::size(kNames) ? kNames[i] : "unknown";
-}
+constexpr base::EnumName<QueueKind> kQueueNames[] = {
+    {QueueKind::kCpu, "cpu"}, {QueueKind::kGpu, "gpu"}, {QueueKind::kShared, "shared"}};
+
+absl::string_view QueueName(QueueKind queue) { return base::NameOf(kQueueNames, queue); }
 
 absl::Status WorkQueues::Validate(const Policy& policy, const Capacity& capacity) {
   if (!(policy.cpu_threshold > 0) || !std::isfinite(policy.cpu_threshold)) {

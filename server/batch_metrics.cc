@@ -1,5 +1,6 @@
 #include "server/batch_metrics.h"
 
+#include <memory>
 #include <string>
 #include <utility>
 
@@ -25,19 +26,51 @@ prometheus::ClientMetric Counter(double value,
   return metric;
 }
 
+void Add(const scheduler::BatchingStats& one, scheduler::BatchingStats& sum) {
+  sum.batches += one.batches;
+  sum.batched_queries += one.batched_queries;
+  sum.batched_work += one.batched_work;
+  sum.run_seconds += one.run_seconds;
+  sum.alone += one.alone;
+  sum.buffered += one.buffered;
+}
+
 }  // namespace
 
-std::vector<prometheus::MetricFamily> BatchMetrics::Collect() const {
-  scheduler::BatchingStats stats;
-  for (const scheduler::BatchingEngine* engine : engines_) {
-    const scheduler::BatchingStats one = engine->stats();
-    stats.batches += one.batches;
-    stats.batched_queries += one.batched_queries;
-    stats.batched_work += one.batched_work;
-    stats.run_seconds += one.run_seconds;
-    stats.alone += one.alone;
-    stats.buffered += one.buffered;
+BatchMetrics::BatchMetrics(std::vector<const scheduler::BatchingEngine*> engines,
+                           std::shared_ptr<const void> owner) {
+  Switch(std::move(engines), std::move(owner));
+}
+
+void BatchMetrics::Switch(std::vector<const scheduler::BatchingEngine*> engines,
+                          std::shared_ptr<const void> owner) {
+  Read();  // the old engines' counts as of now, kept if they are gone by the next scrape
+  absl::MutexLock lock(&mu_);
+  const bool owned = owner != nullptr;
+  sources_.push_back({.engines = std::move(engines), .owner = owner, .owned = owned});
+  owner_ = std::move(owner);
+}
+
+scheduler::BatchingStats BatchMetrics::Read() const {
+  absl::MutexLock lock(&mu_);
+  scheduler::BatchingStats sum;
+  for (Source& source : sources_) {
+    const std::shared_ptr<const void> alive = source.owner.lock();
+    if (!source.owned || alive != nullptr) {
+      scheduler::BatchingStats now;
+      for (const scheduler::BatchingEngine* engine : source.engines) Add(engine->stats(), now);
+      source.last = now;
+    } else {
+      source.engines.clear();  // gone: its last counts stand, with nothing buffered
+      source.last.buffered = 0;
+    }
+    Add(source.last, sum);
   }
+  return sum;
+}
+
+std::vector<prometheus::MetricFamily> BatchMetrics::Collect() const {
+  const scheduler::BatchingStats stats = Read();
   using prometheus::MetricType;
   std::vector<prometheus::MetricFamily> families;
 

@@ -82,5 +82,35 @@ TEST(BatchMetricsTest, CountsBatchesQueriesWorkAndTime) {
       << text;
 }
 
+// A node that loads a new index switches the metrics to its buffers: the counters go on from the
+// old buffers' counts, read while the old index lives and kept after it is gone.
+TEST(BatchMetricsTest, SwitchKeepsCountingFromTheOldBuffers) {
+  FakeEngine engine;
+  auto old_buffer =
+      scheduler::BatchingEngine::Create(engine, Work, {.threshold = 100, .runners = 1});
+  ASSERT_TRUE(old_buffer.ok()) << old_buffer.status();
+  auto owner = std::make_shared<int>(1);  // stands for the old index
+  BatchMetrics metrics({old_buffer->get()}, owner);
+  ASSERT_TRUE((*old_buffer)->Search(Q("w", 7), {}).ok());
+
+  auto new_buffer =
+      scheduler::BatchingEngine::Create(engine, Work, {.threshold = 100, .runners = 1});
+  ASSERT_TRUE(new_buffer.ok()) << new_buffer.status();
+  metrics.Switch({new_buffer->get()}, std::make_shared<int>(2));
+  // A query the old index still answers after the switch is counted while it lives.
+  ASSERT_TRUE((*old_buffer)->Search(Q("w", 3), {}).ok());
+  ASSERT_TRUE((*new_buffer)->Search(Q("w", 5), {}).ok());
+  EXPECT_EQ(Samples(metrics)["tandem_gpu_batches_total"], 3);
+  EXPECT_EQ(Samples(metrics)["tandem_gpu_batch_postings_total"], 15);
+
+  owner.reset();  // the old index is released
+  old_buffer->reset();
+  ASSERT_TRUE((*new_buffer)->Search(Q("w", 1), {}).ok());
+  std::map<std::string, double> after = Samples(metrics);
+  EXPECT_EQ(after["tandem_gpu_batches_total"], 4);
+  EXPECT_EQ(after["tandem_gpu_batch_postings_total"], 16);
+  EXPECT_EQ(after["tandem_gpu_batch_buffered"], 0);
+}
+
 }  // namespace
 }  // namespace tandem::server

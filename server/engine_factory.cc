@@ -191,6 +191,7 @@ absl::StatusOr<EngineSet> CreateEngines(const index::Index& index, const EngineO
     }
     gpu::GpuEngineOptions gpu_options{.device = device->device,
                                       .cache_bytes = options.gpu_cache_bytes,
+                                      .cache_within_free = options.gpu_cache_within_free,
                                       .num_contexts = options.gpu_contexts,
                                       .host_wait = ToHostWait(options.gpu_wait)};
     gpu_options.batch = {.enabled = options.gpu_batch,
@@ -246,6 +247,29 @@ absl::StatusOr<EngineSet> CreateEngines(const index::Index& index, const EngineO
       for (const gpu::GpuEngine* d : devices) sum += d->ResidentFraction(query);
       return sum / static_cast<double>(devices.size());
     };
+    set.gpu_caches = {
+        .hottest_terms = [g = devices.front()](size_t max) { return g->HottestTerms(max); },
+        .warm = [devices](const std::vector<std::string>& terms) -> absl::StatusOr<uint64_t> {
+          uint64_t loaded = 0;
+          for (const gpu::GpuEngine* d : devices) {
+            TANDEM_ASSIGN_OR_RETURN(uint64_t n, d->Warm(terms));
+            loaded += n;
+          }
+          return loaded;
+        },
+        .capacity_bytes =
+            [devices] {
+              uint64_t smallest = UINT64_MAX;
+              for (const gpu::GpuEngine* d : devices) {
+                smallest = std::min(smallest, d->cache_stats().capacity_bytes);
+              }
+              return smallest;
+            },
+        .grow =
+            [devices](uint64_t bytes) {
+              for (const gpu::GpuEngine* d : devices) TANDEM_RETURN_IF_ERROR(d->GrowCache(bytes));
+              return absl::OkStatus();
+            }};
     // The engine opened gpu_layouts.bin if it is there (a bad one fails the engine).
     std::error_code error;
     const bool stored =

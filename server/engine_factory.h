@@ -10,6 +10,7 @@
 #pragma once
 
 #include <cstdint>
+#include <functional>
 #include <memory>
 #include <string>
 #include <vector>
@@ -66,7 +67,10 @@ struct EngineOptions {
   // engine spreads queries over them (scheduler::EngineSpread).
   GpuDevices gpu_devices = {};
   uint64_t gpu_cache_bytes = 0;  // each device's index cache; 0: 60% of its free memory
-  int gpu_contexts = 4;          // queries on each GPU's per-query path at once
+  // Each cache at most 60% of the device memory free now, whatever gpu_cache_bytes asks (a node
+  // opening a second index beside the one it serves).
+  bool gpu_cache_within_free = false;
+  int gpu_contexts = 4;  // queries on each GPU's per-query path at once
   GpuWait gpu_wait = GpuWait::kAuto;
   // The batch path (Ao et al. 2011): GPU queries that arrive together run as one launch sequence,
   // formed by scheduler::BatchingEngine; each batch runner has a batch context on the device.
@@ -98,6 +102,20 @@ struct EngineSet {
   // filters of at least gpu_filter_min_words words (the CPU when the device fails), else the CPU.
   // Null when the index stores no attributes.
   filter::FilterEvaluator filters;
+  // The GPUs' device caches, for a node that loads a new index beside this one
+  // (server/serving_index.h); every function is empty without a GPU engine.
+  struct GpuCaches {
+    // The terms of the lists resident on the devices, most recently used first, at most `max`
+    // (the first device's: with several, each holds lists of the same queries).
+    std::function<std::vector<std::string>(size_t max)> hottest_terms;
+    // Loads those of `terms` the index has on every device while they fit, never evicting; the
+    // lists loaded, added over the devices.
+    std::function<absl::StatusOr<uint64_t>(const std::vector<std::string>& terms)> warm;
+    // The smallest device cache's capacity.
+    std::function<uint64_t()> capacity_bytes;
+    // Grows every device's cache to `bytes` (gpu::GpuEngine::GrowCache).
+    std::function<absl::Status(uint64_t bytes)> grow;
+  } gpu_caches;
 };
 
 // Whether this binary was built with the CUDA engine.

@@ -54,6 +54,8 @@ absl::string_view RejectReason(const absl::Status& status) {
 constexpr absl::string_view kUnparsedMode = "unparsed";
 
 struct QueryDispatcher::JobState {
+  // Held until the last task is answered: a target switched away from lives as long.
+  std::shared_ptr<QueryTarget> target;
   CallContext call;
   QueryDone done;
   // Reserved against max_response_bytes_in_flight per task (its k hits).
@@ -109,12 +111,26 @@ void AddStoredFields(const index::Index& index, uint32_t docid,
 QueryDispatcher::QueryDispatcher(const index::Index& index, scheduler::QueryExecutor& executor,
                                  QueryMetrics& metrics, const RequestLimits& limits,
                                  rpc::LogSink log, filter::FilterEvaluator filters)
-    : index_(index),
-      filters_(index.attributes(), std::move(filters)),
-      executor_(executor),
+    : QueryDispatcher(std::make_shared<QueryTarget>(index, executor, std::move(filters)), metrics,
+                      limits, std::move(log)) {}
+
+QueryDispatcher::QueryDispatcher(std::shared_ptr<QueryTarget> target, QueryMetrics& metrics,
+                                 const RequestLimits& limits, rpc::LogSink log)
+    : target_(std::move(target)),
       metrics_(metrics),
       limits_(limits),
       log_(rpc::SinkOrStderr(std::move(log))) {}
+
+std::shared_ptr<QueryTarget> QueryDispatcher::target() const {
+  absl::MutexLock lock(&target_mu_);
+  return target_;
+}
+
+std::shared_ptr<QueryTarget> QueryDispatcher::SwitchTarget(std::shared_ptr<QueryTarget> target) {
+  absl::MutexLock lock(&target_mu_);
+  std::swap(target_, target);
+  return target;
+}
 
 void QueryDispatcher::LogDataLossOnce(absl::string_view message) {
   absl::MutexLock lock(&log_mu_);
@@ -135,22 +151,24 @@ void QueryDispatcher::LogDataLossOnce(absl::string_view message) {
 absl::Status QueryDispatcher::Dispatch(absl::Span<const SearchRequest* const> requests,
                                        const CallContext& call, QueryDone done) {
   auto state = std::make_shared<JobState>();
+  state->target = target();
+  const index::Index& index = state->target->index;
   state->call = call;
   state->done = std::move(done);
   scheduler::QueryJob job;
   std::vector<std::pair<size_t, absl::Status>> invalid;
   for (size_t i = 0; i < requests.size(); ++i) {
     absl::StatusOr<scheduler::QueryTask> task =
-        ParseSearchRequest(*requests[i], index_, limits_, &filters_);
+        ParseSearchRequest(*requests[i], index, limits_, &state->target->filters);
     if (!task.ok()) {
       invalid.emplace_back(i, std::move(task).status());
       continue;
     }
     state->request_index.push_back(i);
     // A hit with stored fields is counted with twice the average document's stored bytes.
-    const uint64_t fields_per_hit = requests[i]->fields().empty() || index_.num_docs() == 0
+    const uint64_t fields_per_hit = requests[i]->fields().empty() || index.num_docs() == 0
                                         ? 0
-                                        : 2 * index_.stored_field_bytes() / index_.num_docs();
+                                        : 2 * index.stored_field_bytes() / index.num_docs();
     // A snippet counts at twice its bound (its highlights and framing).
     state->response_bytes.push_back(
         uint64_t{task->query.query().k} *
@@ -190,7 +208,7 @@ absl::Status QueryDispatcher::Dispatch(absl::Span<const SearchRequest* const> re
       job.on_done = [this, state](size_t task, scheduler::QueryOutcome outcome) {
         Complete(*state, task, std::move(outcome));
       };
-      refused = executor_.Submit(std::move(job));
+      refused = state->target->executor.Submit(std::move(job));
       if (!refused.ok()) ReleaseInFlight(admitted, bytes);
     }
     if (!refused.ok()) {
@@ -233,9 +251,11 @@ absl::Status QueryDispatcher::Admissible() const {
     if (draining_) return absl::UnavailableError("the server is draining; retry on another node");
     TANDEM_RETURN_IF_ERROR(CheckInFlightLimits(1, 0));
   }
-  if (executor_.queue_depth() >= executor_.queue_capacity()) {
+  const std::shared_ptr<QueryTarget> now = target();
+  const scheduler::QueryExecutor& executor = now->executor;
+  if (executor.queue_depth() >= executor.queue_capacity()) {
     return absl::ResourceExhaustedError(absl::StrCat(
-        "the admission queue is full (", executor_.queue_capacity(), " waiting); retry later"));
+        "the admission queue is full (", executor.queue_capacity(), " waiting); retry later"));
   }
   return absl::OkStatus();
 }
@@ -283,15 +303,16 @@ void QueryDispatcher::Complete(JobState& job, size_t task, scheduler::QueryOutco
     SearchResponse r;
     r.set_request_id(job.request_id[task]);
     r.mutable_hits()->Reserve(static_cast<int>(result.hits.size()));
+    const index::Index& index = job.target->index;
     for (const index::Hit& hit : result.hits) {
       tandem::v1::Hit* h = r.add_hits();
       h->set_docid(hit.docid);
       h->set_score(hit.score);
-      const absl::string_view id = index_.external_id(hit.docid);
+      const absl::string_view id = index.external_id(hit.docid);
       h->set_external_id(id.data(), id.size());
-      if (!job.fields[task].empty()) AddStoredFields(index_, hit.docid, job.fields[task], h);
+      if (!job.fields[task].empty()) AddStoredFields(index, hit.docid, job.fields[task], h);
       if (job.snippet_bytes[task] > 0) {
-        AddSnippet(index_, hit.docid, job.terms[task], job.snippet_bytes[task], h);
+        AddSnippet(index, hit.docid, job.terms[task], job.snippet_bytes[task], h);
       }
     }
     tandem::v1::QueryStats* stats = r.mutable_stats();

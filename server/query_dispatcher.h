@@ -50,6 +50,23 @@ struct CallContext {
 using QueryDone =
     std::function<void(size_t request, absl::StatusOr<tandem::v1::SearchResponse> response)>;
 
+// What queries run against: an index, the executor whose workers search it, and the cache of its
+// filters' bitmaps. A node that loads a new index switches to a new target whole (SwitchTarget);
+// each admitted call holds the target it was admitted to until its last query is answered.
+struct QueryTarget {
+  // The references must outlive the target. `filters` evaluates the filters of requests
+  // (EngineSet::filters); null: on the CPU.
+  QueryTarget(const index::Index& index, scheduler::QueryExecutor& executor,
+              filter::FilterEvaluator filters = nullptr)
+      : index(index), executor(executor), filters(index.attributes(), std::move(filters)) {}
+
+  const index::Index& index;
+  scheduler::QueryExecutor& executor;
+  filter::FilterCache filters;
+  // GetIndexInfoResponse.generation: 1 for a node's first index, one more for each loaded after.
+  uint64_t generation = 1;
+};
+
 class QueryDispatcher {
  public:
   // All references must outlive the dispatcher. `filters` evaluates the filters of requests
@@ -57,6 +74,15 @@ class QueryDispatcher {
   QueryDispatcher(const index::Index& index, scheduler::QueryExecutor& executor,
                   QueryMetrics& metrics, const RequestLimits& limits, rpc::LogSink log = nullptr,
                   filter::FilterEvaluator filters = nullptr);
+  // A dispatcher whose target may be switched; `metrics` must outlive it.
+  QueryDispatcher(std::shared_ptr<QueryTarget> target, QueryMetrics& metrics,
+                  const RequestLimits& limits, rpc::LogSink log = nullptr);
+
+  // The target new calls are admitted to.
+  std::shared_ptr<QueryTarget> target() const;
+  // From now on calls are admitted to `target`; calls admitted before run to completion on the
+  // old one, which is released (its shared_ptr) when the last of them is answered. Returns the old.
+  std::shared_ptr<QueryTarget> SwitchTarget(std::shared_ptr<QueryTarget> target);
 
   // A query that fails with DATA_LOSS (a damaged list: it fails until the index is rebuilt) is
   // counted like any other (tandem_queries_total{code="DATA_LOSS"}) and its message logged once,
@@ -103,9 +129,8 @@ class QueryDispatcher {
       ABSL_EXCLUSIVE_LOCKS_REQUIRED(mu_);
   void ReleaseInFlight(int64_t queries, uint64_t bytes);
 
-  const index::Index& index_;
-  filter::FilterCache filters_;  // after index_, which it reads
-  scheduler::QueryExecutor& executor_;
+  mutable absl::Mutex target_mu_;
+  std::shared_ptr<QueryTarget> target_ ABSL_GUARDED_BY(target_mu_);
   QueryMetrics& metrics_;
   const RequestLimits limits_;
   mutable absl::Mutex mu_;

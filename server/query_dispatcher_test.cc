@@ -705,5 +705,47 @@ TEST_F(QueryDispatcherTest, ConcurrentCompletionsAreEachAnsweredOnce) {
   EXPECT_EQ(scrape.Value("tandem_queries_in_flight"), 0);
 }
 
+// A node that loads a new index switches the dispatcher's target: new calls are prepared against
+// the new index and admitted to its executor (Admissible asks it too), while a call admitted
+// before keeps the old target alive until it is answered.
+TEST_F(QueryDispatcherTest, SwitchTargetSendsNewCallsToTheNewIndex) {
+  ASSERT_TRUE(
+      testing::BuildIndex({{"bird"}, {"cat", "bird"}}, dir_.path() + "/second", "pfor").ok());
+  auto second_index = index::Index::Open(dir_.path() + "/second");
+  ASSERT_TRUE(second_index.ok()) << second_index.status();
+  FakeExecutor second_executor;
+  auto second = std::make_shared<QueryTarget>(**second_index, second_executor);
+  second->generation = 2;
+
+  const SearchRequest before = Text("cat");
+  ASSERT_TRUE(Dispatch({&before}).ok());
+  std::weak_ptr<QueryTarget> first = dispatcher_->target();
+  EXPECT_EQ(dispatcher_->target()->generation, 1u);
+  const std::shared_ptr<QueryTarget> old = dispatcher_->SwitchTarget(second);
+  EXPECT_EQ(&old->index, index_.get());
+  EXPECT_EQ(dispatcher_->target(), second);
+
+  const SearchRequest after = Text("bird");
+  Responses later;
+  ASSERT_TRUE(dispatcher_->Dispatch({&after}, {}, later.Done()).ok());
+  EXPECT_EQ(executor_.jobs(), 1u);
+  ASSERT_EQ(second_executor.jobs(), 1u);
+  EXPECT_TRUE(second_executor.job(0).tasks[0].query.CheckPreparedFor(**second_index).ok());
+  EXPECT_FALSE(second_executor.job(0).tasks[0].query.CheckPreparedFor(*index_).ok());
+
+  second_executor.set_capacity(1);
+  EXPECT_EQ(dispatcher_->Admissible().code(), absl::StatusCode::kResourceExhausted);
+
+  // The first call is answered from its own target, which the call holds meanwhile.
+  executor_.Complete(0, 0, Ran({{.docid = 3, .score = 1.0f}}));
+  const absl::StatusOr<SearchResponse> answered = responses_.Get(0);
+  ASSERT_TRUE(answered.ok()) << answered.status();
+  EXPECT_EQ(answered->hits(0).external_id(), "doc3");
+  EXPECT_FALSE(first.expired());
+  second_executor.Complete(0, 0, Ran({{.docid = 1, .score = 2.0f}}));
+  ASSERT_TRUE(later.Get(0).ok());
+  EXPECT_EQ(later.Get(0)->hits(0).external_id(), "doc1");
+}
+
 }  // namespace
 }  // namespace tandem::server

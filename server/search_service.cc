@@ -66,10 +66,9 @@ absl::Status RequestReader::Read(const grpc::ByteBuffer& bytes,
   return parsed;
 }
 
-SearchService::SearchService(const index::Index& index, QueryDispatcher& dispatcher,
-                             std::vector<std::string> engines, SearchServiceOptions options)
-    : index_(index),
-      dispatcher_(dispatcher),
+SearchService::SearchService(QueryDispatcher& dispatcher, std::vector<std::string> engines,
+                             SearchServiceOptions options)
+    : dispatcher_(dispatcher),
       engines_(std::move(engines)),
       max_response_bytes_(options.max_response_bytes),
       reader_(dispatcher, std::move(options.log)) {}
@@ -164,12 +163,14 @@ grpc::ServerUnaryReactor* SearchService::GetIndexInfo(grpc::CallbackServerContex
     return reactor;
   }
   tandem::v1::GetIndexInfoResponse response;
-  const index::IndexManifest& m = index_.manifest();
+  const std::shared_ptr<QueryTarget> target = dispatcher_.target();  // held while it is read
+  const index::Index& index = target->index;
+  const index::IndexManifest& m = index.manifest();
   response.set_index_id(m.index_id);
   response.set_documents(m.stats.num_docs);
-  response.set_terms(index_.num_terms());
+  response.set_terms(index.num_terms());
   response.set_postings(m.stats.num_postings);
-  response.set_index_bytes(index_.index_bytes());
+  response.set_index_bytes(index.index_bytes());
   response.set_codec(m.codec);
   response.set_analyzer(m.analyzer.Describe());
   response.set_build_time(m.build_time);
@@ -180,7 +181,7 @@ grpc::ServerUnaryReactor* SearchService::GetIndexInfo(grpc::CallbackServerContex
   // The input's name without the build host's directories (which a client has no use for).
   response.set_source_input(std::filesystem::path(m.source_input).filename().string());
   // A shard's place, and the collection's statistics its BM25 uses; the counts above are its own.
-  if (const index::ShardManifest* shard = index_.shard()) {
+  if (const index::ShardManifest* shard = index.shard()) {
     tandem::v1::ShardInfo& info = *response.mutable_shard();
     info.set_shard(shard->shard);
     info.set_shards(shard->shards);
@@ -189,6 +190,8 @@ grpc::ServerUnaryReactor* SearchService::GetIndexInfo(grpc::CallbackServerContex
     info.set_collection_average_document_length(shard->collection_avg_doc_length);
     info.set_collection_index_id(shard->collection_index_id);
   }
+  response.set_generation(target->generation);
+  response.set_directory(index.directory());
   reactor->Finish(
       rpc::ToGrpcStatus(SerializeResponse(response, max_response_bytes_, *response_bytes)));
   return reactor;

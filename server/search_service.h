@@ -15,7 +15,7 @@
 // Cancellation: each call's reactor sets a shared flag in OnCancel (client cancel, deadline, server
 // shutdown); the engines poll it with the call's deadline through index::SearchContext.
 //
-//   SearchService service(index, dispatcher, engines, {.max_response_bytes = 256 << 20});
+//   SearchService service(dispatcher, engines, {.max_response_bytes = 256 << 20});
 //   builder.RegisterService(&service);
 #pragma once
 
@@ -63,8 +63,9 @@ class RequestReader {
 class SearchService final : public RawSearchServiceBase {
  public:
   // The references must outlive the service.
-  SearchService(const index::Index& index, QueryDispatcher& dispatcher,
-                std::vector<std::string> engines, SearchServiceOptions options = {});
+  // GetIndexInfo describes the dispatcher's target (the index served now).
+  SearchService(QueryDispatcher& dispatcher, std::vector<std::string> engines,
+                SearchServiceOptions options = {});
 
   grpc::ServerUnaryReactor* Search(grpc::CallbackServerContext* context,
                                    const grpc::ByteBuffer* request,
@@ -86,7 +87,6 @@ class SearchService final : public RawSearchServiceBase {
   absl::Status Accept(const grpc::CallbackServerContext& context, const grpc::ByteBuffer& bytes,
                       grpc::ServerUnaryReactor& reactor, google::protobuf::Message& request);
 
-  const index::Index& index_;
   QueryDispatcher& dispatcher_;
   const std::vector<std::string> engines_;
   const size_t max_response_bytes_;

@@ -31,8 +31,10 @@
 #include "rpc/process_metrics.h"
 #include "server/batch_metrics.h"
 #include "server/executor_factory.h"
+#include "server/index_service.h"
 #include "server/query_dispatcher.h"
 #include "server/search_service.h"
+#include "server/serving_index.h"
 #include "server/subscription_metrics.h"
 #include "server/subscription_service.h"
 
@@ -41,6 +43,10 @@ namespace {
 
 constexpr char kServiceName[] = "tandem.v1.SearchService";
 constexpr char kSubscriptionServiceName[] = "tandem.v1.SubscriptionService";
+constexpr char kIndexServiceName[] = "tandem.v1.IndexService";
+// The most lists a new index's device caches are warmed with (the old caches' most recent ones);
+// the new caches' capacity bounds it first on any real index.
+constexpr size_t kMaxWarmLists = size_t{1} << 20;
 // CpuMatcherOptions::threads' bound.
 constexpr int kMaxMatchThreads = 256;
 
@@ -85,43 +91,39 @@ absl::Status Server::Start(const ServerOptions& options) {
                                                    grpc.memory_quota_bytes));
   }
   rpc::LimitLibraryLogs();
-  absl::StatusOr<std::unique_ptr<index::Index>> index = index::Index::Open(options.index_dir);
-  if (!index.ok()) {
-    return absl::Status(index.status().code(),
-                        absl::StrCat("cannot open index: ", index.status().message()));
-  }
-  index_ = *std::move(index);
-  EngineOptions engine_options = options.engines;
-  // A context per GPU worker, or with the batch path (where workers wait in the batch buffer) per
-  // query that runs alone, up to 4: each holds scratch for an OR over every document.
-  // With several GPUs, each gets its share of the GPU workers.
-  const size_t gpus = ResolveGpuDevices(options.engines.gpu_devices).size();
-  const size_t gpu_threads = (options.scheduler.executor.gpu_threads + gpus - 1) / gpus;
-  engine_options.gpu_contexts = static_cast<int>(std::min<size_t>(
-      options.engines.gpu_batch ? std::min<size_t>(gpu_threads, 4) : gpu_threads, INT32_MAX));
-  absl::StatusOr<EngineSet> engines = CreateEngines(*index_, engine_options);
-  if (!engines.ok()) {
-    return absl::Status(engines.status().code(),
-                        absl::StrCat("cannot create engines: ", engines.status().message()));
-  }
-  engines_ = *std::move(engines);
-  engine_summary_ = engines_.summary;
-  std::vector<std::string> engine_names{std::string(engines_.cpu->name())};
-  if (engines_.gpu != nullptr) engine_names.emplace_back(engines_.gpu->name());
+  options_ = options;
+  indexes_ = std::make_unique<IndexLifecycle>(
+      [this](uint64_t generation, const std::string& dir) { OnReleased(generation, dir); });
+  TANDEM_ASSIGN_OR_RETURN(std::unique_ptr<ServingIndex> opened,
+                          ServingIndex::Open(options.index_dir, options, /*generation=*/1));
+  const EngineSet& engines = opened->engines();
+  engine_summary_ = engines.summary;
+  std::vector<std::string> engine_names{std::string(engines.cpu->name())};
+  if (engines.gpu != nullptr) engine_names.emplace_back(engines.gpu->name());
+  if (engines.gpu_caches.capacity_bytes) gpu_cache_capacity_ = engines.gpu_caches.capacity_bytes();
   registry_ = std::make_shared<prometheus::Registry>();
   metrics_ = std::make_unique<QueryMetrics>(
       *registry_,
       BuildInfo{
-          .version = base::Version(), .commit = base::Commit(), .gpu = engines_.gpu != nullptr},
+          .version = base::Version(), .commit = base::Commit(), .gpu = engines.gpu != nullptr},
       engine_names);
-  metrics_->SetIndex(*index_);
-  TANDEM_ASSIGN_OR_RETURN(
-      executors_, CreateExecutor(options.scheduler, *index_, engines_, *registry_, *metrics_));
-  metrics_->SetQueueCapacity(executors_.executor->queue_capacity());
-  scheduler_summary_ = executors_.summary;
+  metrics_->SetIndex(opened->index());
+  TANDEM_RETURN_IF_ERROR(opened->StartExecutor(options.scheduler, *registry_, *metrics_));
+  metrics_->SetQueueCapacity(opened->executor().queue_capacity());
+  scheduler_summary_ = opened->executors().summary;
+  const bool has_gpu = engines.gpu != nullptr;
+  std::vector<const scheduler::BatchingEngine*> batching = engines.gpu_batching;
+  // The subscriptions' analyzer is the first index's, kept for the node's life: standing queries
+  // are parsed once, and a later index must not change how documents are matched against them.
+  TANDEM_ASSIGN_OR_RETURN(subscription_analyzer_,
+                          index::Analyzer::Create(opened->index().analyzer().config()));
+  {
+    absl::MutexLock lock(&serving_mu_);
+    serving_ = indexes_->Own(std::move(opened));
+  }
   // The query workers exist; every thread created from here on (gRPC's, which start with its
   // credentials, and the metrics endpoint's) inherits the lower priority of this one.
-  const int rpc_nice = grpc.rpc_nice.value_or(engines_.gpu == nullptr ? kRpcNiceWithoutGpu : 0);
+  const int rpc_nice = grpc.rpc_nice.value_or(has_gpu ? 0 : kRpcNiceWithoutGpu);
   if (rpc_nice < 0 || rpc_nice > 19) {
     return absl::InvalidArgumentError(
         absl::StrCat("rpc_nice must be between 0 and 19 nice levels, got ", rpc_nice));
@@ -132,20 +134,34 @@ absl::Status Server::Start(const ServerOptions& options) {
   }
   TANDEM_ASSIGN_OR_RETURN(std::shared_ptr<grpc::ServerCredentials> credentials,
                           rpc::MakeCredentials(grpc.tls));
-  dispatcher_ = std::make_unique<QueryDispatcher>(*index_, *executors_.executor, *metrics_,
-                                                  options.limits, nullptr, engines_.filters);
+  const std::shared_ptr<ServingIndex> serving = Serving();
+  dispatcher_ = std::make_unique<QueryDispatcher>(
+      std::shared_ptr<QueryTarget>(serving, &serving->target()), *metrics_, options.limits);
   service_ = std::make_unique<SearchService>(
-      *index_, *dispatcher_, executors_.executor->engines(),
+      *dispatcher_, serving->executor().engines(),
       SearchServiceOptions{.max_response_bytes = static_cast<size_t>(grpc.max_send_message_bytes)});
+  index_service_ = std::make_unique<IndexService>(
+      [this](const std::string& dir) -> absl::StatusOr<tandem::v1::LoadIndexResponse> {
+        TANDEM_ASSIGN_OR_RETURN(LoadReport report, LoadIndex(dir));
+        tandem::v1::LoadIndexResponse response;
+        response.set_index_id(report.index_id);
+        response.set_documents(report.documents);
+        response.set_generation(report.generation);
+        response.set_open_seconds(report.open_seconds);
+        response.set_warm_seconds(report.warm_seconds);
+        response.set_lists_warmed(report.lists_warmed);
+        return response;
+      },
+      IndexServiceOptions{.read_only = options.read_only});
   // After the priority is lowered: matching standing queries yields to the query workers.
-  TANDEM_RETURN_IF_ERROR(StartSubscriptions(options));
+  TANDEM_RETURN_IF_ERROR(StartSubscriptions(options, *subscription_analyzer_));
 
   if (!options.metrics_listen.empty()) {
     process_metrics_ = std::make_shared<rpc::ProcessMetrics>();
     std::vector<std::weak_ptr<prometheus::Collectable>> collectables = {registry_,
                                                                         process_metrics_};
-    if (!engines_.gpu_batching.empty()) {
-      batch_metrics_ = std::make_shared<BatchMetrics>(engines_.gpu_batching);
+    if (!batching.empty()) {
+      batch_metrics_ = std::make_shared<BatchMetrics>(std::move(batching), serving);
       collectables.push_back(batch_metrics_);
     }
     const MetricsSecurity& security = options.metrics_security;
@@ -169,6 +185,7 @@ absl::Status Server::Start(const ServerOptions& options) {
   builder.AddListeningPort(grpc.listen, credentials, &port);
   builder.RegisterService(service_.get());
   builder.RegisterService(subscription_service_.get());
+  builder.RegisterService(index_service_.get());
   builder.SetMaxReceiveMessageSize(grpc.max_receive_message_bytes);
   builder.SetMaxSendMessageSize(grpc.max_send_message_bytes);
   // A port held by another process must fail startup, not be silently shared.
@@ -201,10 +218,12 @@ absl::Status Server::Start(const ServerOptions& options) {
   health->SetServingStatus(true);
   health->SetServingStatus(kServiceName, true);
   health->SetServingStatus(kSubscriptionServiceName, true);
+  health->SetServingStatus(kIndexServiceName, true);
   return absl::OkStatus();
 }
 
-absl::Status Server::StartSubscriptions(const ServerOptions& options) {
+absl::Status Server::StartSubscriptions(const ServerOptions& options,
+                                        const index::Analyzer& analyzer) {
   const SubscriptionOptions& subscriptions = options.subscriptions;
   const match::Limits& limits = subscriptions.registry.limits;
   if (limits.max_filters_per_predicate < 1) {
@@ -244,7 +263,7 @@ absl::Status Server::StartSubscriptions(const ServerOptions& options) {
   std::unique_ptr<match::Matcher> gpu;
   std::string gpu_note;
   if (engine == match::MatchEngine::kGpu ||
-      (engine == match::MatchEngine::kAuto && engines_.gpu != nullptr)) {
+      (engine == match::MatchEngine::kAuto && Serving()->engines().gpu != nullptr)) {
     absl::StatusOr<std::unique_ptr<match::Matcher>> created =
         CreateGpuMatcher(options.engines.gpu_devices);
     if (created.ok()) {
@@ -268,7 +287,7 @@ absl::Status Server::StartSubscriptions(const ServerOptions& options) {
   if (has_gpu) engine_names.push_back("gpu");
   subscription_metrics_ = std::make_unique<SubscriptionMetrics>(*registry_, engine_names);
   subscription_service_ = std::make_unique<SubscriptionService>(
-      *subscriptions_, index_->analyzer(), *subscription_metrics_, std::move(service_options));
+      *subscriptions_, analyzer, *subscription_metrics_, std::move(service_options));
 
   const std::string& path = subscriptions.registry.path;
   subscription_summary_ = absl::StrCat(
@@ -281,17 +300,128 @@ absl::Status Server::StartSubscriptions(const ServerOptions& options) {
   return absl::OkStatus();
 }
 
+Server::Server() = default;
+
 Server::~Server() {
   if (!stopped_) {
     if (grpc_server_ != nullptr) grpc_server_->Shutdown(std::chrono::system_clock::now());
-    if (executors_.executor != nullptr) executors_.executor->Shutdown();
+    if (std::shared_ptr<ServingIndex> serving = Serving()) serving->executor().Shutdown();
   }
+  // Scrapes stop before what they read goes; then every index is released, on the retirer's
+  // thread, before the metrics its executor reports to.
+  metrics_endpoint_.reset();
+  batch_metrics_.reset();
+  grpc_server_.reset();
+  service_.reset();
+  index_service_.reset();
+  dispatcher_.reset();
+  {
+    absl::MutexLock lock(&serving_mu_);
+    serving_.reset();
+  }
+  indexes_.reset();
+}
+
+std::shared_ptr<ServingIndex> Server::Serving() const {
+  absl::MutexLock lock(&serving_mu_);
+  return serving_;
+}
+
+std::shared_ptr<const ServingIndex> Server::serving() const { return Serving(); }
+
+size_t Server::queue_capacity() const { return Serving()->executor().queue_capacity(); }
+
+size_t Server::retiring() const {
+  const size_t owned = indexes_->pending();
+  return owned > 0 ? owned - 1 : 0;  // less the one serving
 }
 
 bool Server::TrimMemoryIfIdle() {
   if (dispatcher_ == nullptr || dispatcher_->in_flight() != 0) return false;
   malloc_trim(0);
   return true;
+}
+
+absl::StatusOr<Server::LoadReport> Server::LoadIndex(const std::string& dir) {
+  if (!load_mu_.TryLock()) {
+    return absl::AbortedError("another index load is in progress; retry when it is done");
+  }
+  struct Unlock {
+    absl::Mutex& mu;
+    ~Unlock() { mu.Unlock(); }
+  } unlock{load_mu_};  // the lock TryLock took
+  if (dispatcher_->draining()) {
+    return absl::UnavailableError("the node is draining; it loads no index");
+  }
+  const std::shared_ptr<ServingIndex> old = Serving();
+  TANDEM_RETURN_IF_ERROR(CheckHostRoomFor(dir, old->index()));
+  const absl::Time start = absl::Now();
+  // Created on the lifecycle thread, whose priority the new query workers inherit. Each new device
+  // cache takes its share of what the old one left free, and grows to the old capacity once the
+  // old index is released (OnReleased).
+  std::unique_ptr<ServingIndex> opened;
+  TANDEM_RETURN_IF_ERROR(indexes_->Run([&]() -> absl::Status {
+    TANDEM_ASSIGN_OR_RETURN(
+        opened, ServingIndex::Open(dir, options_, generations_ + 1, {.beside_another = true}));
+    if (opened->engines().gpu_name != old->engines().gpu_name ||
+        (opened->engines().gpu == nullptr) != (old->engines().gpu == nullptr)) {
+      return absl::FailedPreconditionError(absl::StrCat(
+          "the new index would be served by other engines (", opened->engines().summary,
+          ") than the serving one (", old->engines().summary, "); restart the node to switch"));
+    }
+    return opened->StartExecutor(options_.scheduler, *registry_, *metrics_);
+  }));
+  LoadReport report;
+  report.open_seconds = absl::ToDoubleSeconds(absl::Now() - start);
+  const absl::Time warm_start = absl::Now();
+  const EngineSet::GpuCaches& from = old->engines().gpu_caches;
+  const EngineSet::GpuCaches& to = opened->engines().gpu_caches;
+  if (from.hottest_terms && to.warm) {
+    absl::StatusOr<uint64_t> warmed = to.warm(from.hottest_terms(kMaxWarmLists));
+    if (!warmed.ok()) {
+      return absl::Status(
+          warmed.status().code(),
+          absl::StrCat("cannot warm the new index's device cache: ", warmed.status().message()));
+    }
+    report.lists_warmed = *warmed;
+  }
+  report.warm_seconds = absl::ToDoubleSeconds(absl::Now() - warm_start);
+  report.index_id = opened->index().manifest().index_id;
+  report.documents = opened->index().num_docs();
+  report.generation = opened->generation();
+  ++generations_;
+  Switch(indexes_->Own(std::move(opened)));
+  std::fprintf(stderr,
+               "tandem-server: serving %s (%llu documents, generation %llu; opened in %.2f s, %llu "
+               "lists warmed in %.2f s); the old index goes when its last query ends\n",
+               dir.c_str(), static_cast<unsigned long long>(report.documents),
+               static_cast<unsigned long long>(report.generation), report.open_seconds,
+               static_cast<unsigned long long>(report.lists_warmed), report.warm_seconds);
+  return report;
+}
+
+void Server::Switch(std::shared_ptr<ServingIndex> serving) {
+  metrics_->SetIndex(serving->index());
+  metrics_->SetQueueCapacity(serving->executor().queue_capacity());
+  if (batch_metrics_ != nullptr) batch_metrics_->Switch(serving->engines().gpu_batching, serving);
+  dispatcher_->SwitchTarget(std::shared_ptr<QueryTarget>(serving, &serving->target()));
+  absl::MutexLock lock(&serving_mu_);
+  serving_ = std::move(serving);
+}
+
+void Server::OnReleased(uint64_t generation, const std::string& dir) {
+  const std::shared_ptr<ServingIndex> serving = Serving();
+  if (serving == nullptr) return;  // the node stops: nothing to report or grow
+  std::fprintf(stderr, "tandem-server: released the index at %s (generation %llu)\n", dir.c_str(),
+               static_cast<unsigned long long>(generation));
+  if (gpu_cache_capacity_ == 0) return;
+  const EngineSet::GpuCaches& caches = serving->engines().gpu_caches;
+  if (!caches.grow) return;
+  if (absl::Status grown = caches.grow(gpu_cache_capacity_); !grown.ok()) {
+    std::fprintf(stderr, "tandem-server: the device cache keeps %llu bytes: %s\n",
+                 static_cast<unsigned long long>(caches.capacity_bytes()),
+                 std::string(grown.message()).c_str());
+  }
 }
 
 bool Server::Drain(absl::Duration timeout) {
@@ -302,12 +432,13 @@ bool Server::Drain(absl::Duration timeout) {
   health->SetServingStatus(false);
   health->SetServingStatus(kServiceName, false);
   health->SetServingStatus(kSubscriptionServiceName, false);
+  health->SetServingStatus(kIndexServiceName, false);
   const bool drained = dispatcher_->WaitForIdle(absl::Now() + timeout);
   // What is still open now is idle (streams, health watches) or, after a timeout, queries that are
   // cancelled here; their engines see the cancellation and stop.
   grpc_server_->Shutdown(
       absl::ToChronoTime(absl::Now() + (drained ? kShutdownGrace : absl::ZeroDuration())));
-  executors_.executor->Shutdown();
+  Serving()->executor().Shutdown();
   stopped_ = true;
   return drained;
 }

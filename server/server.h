@@ -19,7 +19,9 @@
 #include <string>
 #include <vector>
 
+#include "absl/base/thread_annotations.h"
 #include "absl/status/statusor.h"
+#include "absl/synchronization/mutex.h"
 #include "absl/time/time.h"
 #include "match/subscription_registry.h"
 #include "rpc/grpc_listen.h"
@@ -36,6 +38,7 @@ class Registry;
 }  // namespace prometheus
 
 namespace tandem::index {
+class Analyzer;
 class Index;
 }  // namespace tandem::index
 
@@ -47,7 +50,10 @@ class ProcessMetrics;
 namespace tandem::server {
 
 class BatchMetrics;
+class IndexLifecycle;
+class IndexService;
 class QueryDispatcher;
+class ServingIndex;
 class SearchService;
 class SubscriptionMetrics;
 class SubscriptionService;
@@ -100,6 +106,8 @@ struct SubscriptionOptions {
 // uses it; tandem-server fills it from its flags.
 struct ServerOptions {
   std::string index_dir;
+  // Refuse IndexService calls (FAILED_PRECONDITION); SIGHUP still reloads index_dir.
+  bool read_only = false;
   std::string metrics_listen = "127.0.0.1:9464";  // empty disables the metrics endpoint
   MetricsSecurity metrics_security;
   GrpcOptions grpc;
@@ -129,9 +137,31 @@ class Server {
   const std::string& scheduler_summary() const { return scheduler_summary_; }
   // The standing queries: how many, where they are kept, which engines match them.
   const std::string& subscription_summary() const { return subscription_summary_; }
-  const index::Index& index() const { return *index_; }
+  // The index served now, with its engines and executor; held, it stays alive after a switch.
+  std::shared_ptr<const ServingIndex> serving() const;
   // The admission queue's capacity (ExecutorOptions::queue_capacity, resolved when it was 0).
-  size_t queue_capacity() const { return executors_.executor->queue_capacity(); }
+  size_t queue_capacity() const;
+
+  // Switches the node to the index at `dir` without a restart and without failing a query (Lucene's
+  // SearcherManager.maybeRefresh does the same for a new commit point): checks that host memory
+  // holds it beside the serving index, opens and checks it, creates its engines (each GPU cache
+  // sized to what is free beside the serving one's) and executor, warms its device caches with the
+  // serving index's hottest lists, and switches new calls to it. The old index is released on a
+  // background thread when its last call is answered; its device memory then goes to the new
+  // caches, up to the old capacity. After an error the serving index is unchanged; the codes are
+  // IndexService.LoadIndex's (proto/tandem/v1/index.proto). One load at a time: ABORTED while
+  // another runs.
+  struct LoadReport {
+    std::string index_id;
+    uint64_t documents = 0;
+    uint64_t generation = 0;
+    double open_seconds = 0;
+    double warm_seconds = 0;
+    uint64_t lists_warmed = 0;
+  };
+  absl::StatusOr<LoadReport> LoadIndex(const std::string& dir);
+  // How many indexes loaded before are not yet released (their last calls still running).
+  size_t retiring() const;
 
   // Gives the allocator's free memory back to the system (malloc_trim) when no query is in flight.
   // After a burst (an overload, a large batch) the allocator keeps what the burst freed; the
@@ -146,19 +176,32 @@ class Server {
   bool Drain(absl::Duration timeout);
 
  private:
-  Server() = default;
+  Server();
   absl::Status Start(const ServerOptions& options);
-  absl::Status StartSubscriptions(const ServerOptions& options);
+  std::shared_ptr<ServingIndex> Serving() const;
+  absl::Status StartSubscriptions(const ServerOptions& options, const index::Analyzer& analyzer);
+  // Makes `serving` the one new calls go to.
+  void Switch(std::shared_ptr<ServingIndex> serving);
+  // On the retirer's thread, after an old index is destroyed.
+  void OnReleased(uint64_t generation, const std::string& dir);
 
-  std::unique_ptr<index::Index> index_;
-  EngineSet engines_;
+  ServerOptions options_;
+  std::unique_ptr<IndexLifecycle> indexes_;  // destroys old indexes; stopped last
+  mutable absl::Mutex serving_mu_;
+  std::shared_ptr<ServingIndex> serving_ ABSL_GUARDED_BY(serving_mu_);
+  absl::Mutex load_mu_;       // one LoadIndex at a time
+  uint64_t generations_ = 1;  // guarded by load_mu_ after Start
+  // Each GPU cache's capacity when the node started: what a cache created small beside an old
+  // index grows back to once that one is released. 0 without a GPU engine.
+  uint64_t gpu_cache_capacity_ = 0;
   std::string engine_summary_;
+  std::unique_ptr<index::Analyzer> subscription_analyzer_;
   std::shared_ptr<prometheus::Registry> registry_;
   std::unique_ptr<QueryMetrics> metrics_;
-  ExecutorSet executors_;  // its cost model and metrics outlive the executor that uses them
   std::string scheduler_summary_;
   std::unique_ptr<QueryDispatcher> dispatcher_;
   std::unique_ptr<SearchService> service_;
+  std::unique_ptr<IndexService> index_service_;
   std::unique_ptr<match::SubscriptionRegistry> subscriptions_;
   std::unique_ptr<SubscriptionMetrics> subscription_metrics_;
   std::unique_ptr<SubscriptionService> subscription_service_;

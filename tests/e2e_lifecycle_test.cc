@@ -312,9 +312,14 @@ TEST_F(LifecycleE2eTest, SigtermDrainsInFlightQueriesThenExitsZero) {
   AsyncSearch in_flight(*stub, request);
   ASSERT_TRUE(WaitForMetric(server->metrics_address(), "tandem_queries_in_flight", {}, Equals(1)));
 
-  // SIGHUP changes nothing: the query goes on, the server keeps serving.
+  // SIGHUP reloads the index (tests/e2e_index_load_test.cc): the query goes on, on the old one.
   server->Signal(SIGHUP);
   EXPECT_TRUE(WaitForHealth(server->address(), cli::ServingStatus::kServing));
+  const absl::Time reload_deadline = absl::Now() + kE2eTimeout;
+  while (server->Stderr().find("generation 2") == std::string::npos &&
+         absl::Now() < reload_deadline) {
+    absl::SleepFor(absl::Milliseconds(20));
+  }
   server->Signal(SIGTERM);
   ASSERT_TRUE(WaitForHealth(server->address(), cli::ServingStatus::kNotServing));
   // A second SIGTERM (a supervisor repeating itself) and a SIGHUP do not cut the drain short.
@@ -340,7 +345,8 @@ TEST_F(LifecycleE2eTest, SigtermDrainsInFlightQueriesThenExitsZero) {
   index_->ExpectSameHits(in_flight.response(), index_->Expected(request));
   EXPECT_EQ(server->WaitForExit(), 0) << server->Stderr();
   EXPECT_THAT(server->Stderr(), HasSubstr("draining"));
-  EXPECT_THAT(server->Stderr(), HasSubstr("SIGHUP ignored"));
+  EXPECT_THAT(server->Stderr(), HasSubstr("SIGHUP: loading the index"));
+  EXPECT_THAT(server->Stderr(), HasSubstr("generation 2"));
   EXPECT_THAT(server->Stderr(), HasSubstr("ignored: already draining"));
   EXPECT_THAT(server->Stderr(), Not(HasSubstr("drain timeout")));
 }

@@ -23,6 +23,7 @@
 #include "grpcpp/create_channel.h"
 #include "grpcpp/security/credentials.h"
 #include "gtest/gtest.h"
+#include "tandem/v1/index.grpc.pb.h"
 #include "tests/e2e_clients.h"
 #include "tests/e2e_fixture.h"
 #include "tests/e2e_process.h"
@@ -323,18 +324,36 @@ TEST_F(StartupE2eTest, RpcThreadsRunBelowTheQueryWorkers) {
     SetTimeout(context, kE2eTimeout);
     SearchResponse response;
     ASSERT_TRUE(stub->Search(&context, TextRequest("t1"), &response).ok());
-    int workers = 0, others = 0;
-    for (const auto& [name, nice] : ThreadNices(server->pid())) {
-      if (name == "tandem-worker") {
-        EXPECT_EQ(nice, 0) << name;
-        ++workers;
-      } else {
-        EXPECT_EQ(nice, gap) << name;  // gRPC's threads, the metrics endpoint's, the main thread
-        ++others;
+    auto expect_nices = [&, gap = gap] {
+      int workers = 0, others = 0;
+      for (const auto& [name, nice] : ThreadNices(server->pid())) {
+        if (name == "tandem-worker" || name == "tandem-indexes") {
+          // The lifecycle thread creates the workers of an index loaded later: their priority.
+          EXPECT_EQ(nice, 0) << name;
+          if (name == "tandem-worker") ++workers;
+        } else {
+          EXPECT_EQ(nice, gap) << name;  // gRPC's threads, the metrics endpoint's, the main thread
+          ++others;
+        }
       }
+      EXPECT_EQ(workers, 2);
+      EXPECT_GT(others, 3);
+    };
+    expect_nices();
+    // An index loaded over gRPC (whose threads run below) gets workers at the workers' priority.
+    auto index_service = tandem::v1::IndexService::NewStub(NewChannel(server->address()));
+    grpc::ClientContext load_context;
+    SetTimeout(load_context, kE2eTimeout);
+    tandem::v1::LoadIndexRequest load;
+    load.set_path(index_->dir());
+    tandem::v1::LoadIndexResponse loaded;
+    ASSERT_TRUE(index_service->LoadIndex(&load_context, load, &loaded).ok());
+    const absl::Time deadline = absl::Now() + kE2eTimeout;
+    while (server->Stderr().find("released the index") == std::string::npos &&
+           absl::Now() < deadline) {
+      absl::SleepFor(absl::Milliseconds(20));
     }
-    EXPECT_EQ(workers, 2);
-    EXPECT_GT(others, 3);
+    expect_nices();
   }
   ExpectStartupFailure({"--index", index_->dir(), "--gpu", "off", "--tune-rpc-nice", "20"},
                        "rpc_nice must be between 0 and 19 nice levels, got 20");

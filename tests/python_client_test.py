@@ -410,6 +410,34 @@ class InfoAndHealthTest(unittest.TestCase):
         self.assertEqual(cm.exception.code, "NOT_FOUND")
 
 
+class LoadIndexTest(OwnServerTest):
+    """load_index switches the node to another index; a missing one raises and changes nothing."""
+
+    @classmethod
+    def setUpClass(cls):
+        cls.tmp = tempfile.TemporaryDirectory(prefix="tandem-python-load-test-")
+        cls.first = build_beir_index(cls.tmp.name, '{"_id": "a", "text": "a black bear"}\n')
+        cls.serve(cls.first)
+
+    def test_load_switches_and_errors_leave_the_serving_index(self):
+        self.assertEqual(self.client.info().generation, 1)
+        self.assertEqual(ids(self.client.search("bear")), ["a"])
+        second_dir = Path(self.tmp.name) / "second"
+        second_dir.mkdir()
+        second = build_beir_index(str(second_dir), '{"_id": "b", "text": "a brown bear"}\n'
+                                                   '{"_id": "c", "text": "a cat"}\n')
+        loaded = self.client.load_index(str(second))
+        self.assertEqual(loaded.generation, 2)
+        self.assertEqual(loaded.documents, 2)
+        self.assertEqual(ids(self.client.search("bear")), ["b"])
+        info = self.client.info()
+        self.assertEqual((info.generation, info.documents, info.directory), (2, 2, str(second)))
+        with self.assertRaises(TandemError) as cm:
+            self.client.load_index(str(second_dir / "missing"))
+        self.assertEqual(cm.exception.code, "NOT_FOUND", cm.exception)
+        self.assertEqual(ids(self.client.search("bear")), ["b"])
+
+
 class StoredFieldsTest(OwnServerTest):
     """Hits carry the stored fields a query asks for, here BEIR titles."""
 

@@ -16,6 +16,9 @@
 //                                    each document's interfaces
 //   tandem-cli watch --interface NAME [--events N]   prints matched documents as they arrive,
 //                                    until interrupted (no deadline)
+// Index administration (tandem.v1.IndexService):
+//   tandem-cli load-index PATH       switches the node to the index at PATH (a path on the node);
+//                                    its deadline is 10 minutes unless --timeout is changed
 // TLS: --tls (system roots), --tls-ca FILE, --tls-cert FILE --tls-key FILE (mutual TLS),
 // --tls-server-name NAME.
 //
@@ -32,6 +35,7 @@
 #include "absl/flags/flag.h"
 #include "absl/strings/numbers.h"
 #include "absl/strings/str_cat.h"
+#include "absl/strings/str_format.h"
 #include "absl/strings/str_join.h"
 #include "absl/time/time.h"
 #include "base/app.h"
@@ -42,6 +46,7 @@
 #include "clients/cli/output.h"
 #include "clients/cli/subscription_output.h"
 #include "grpcpp/client_context.h"
+#include "tandem/v1/index.grpc.pb.h"
 #include "tandem/v1/search.grpc.pb.h"
 #include "tandem/v1/subscription.grpc.pb.h"
 
@@ -61,7 +66,9 @@ ABSL_FLAG(std::vector<std::string>, fields, std::vector<std::string>({"title", "
 ABSL_FLAG(int32_t, snippet, 160,
           "search, batch: longest snippet of each hit's text, in bytes, query terms in [brackets] "
           "(0: none; only indexes built with --store-text keep text).");
-ABSL_FLAG(absl::Duration, timeout, absl::Seconds(5), "Deadline of each call.");
+constexpr absl::Duration kDefaultTimeout = absl::Seconds(5);
+ABSL_FLAG(absl::Duration, timeout, kDefaultTimeout,
+          "Deadline of each call (load-index: 10 minutes while this is left at 5s).");
 ABSL_FLAG(int32_t, batch_size, 256,
           "batch, match: queries per SearchBatch call, documents per Match call.");
 ABSL_FLAG(std::string, interface, "",
@@ -295,6 +302,38 @@ int RunUnsubscribe(tandem::v1::SubscriptionService::Stub& stub,
   return kExitOk;
 }
 
+// Opening, checking and warming a large index takes seconds: while --timeout is left at its
+// default, a load may take this long.
+constexpr absl::Duration kLoadIndexTimeout = absl::Minutes(10);
+
+int RunLoadIndex(tandem::v1::IndexService::Stub& stub, const std::vector<std::string>& args) {
+  if (args.size() != 1) {
+    return Usage("load-index needs the index directory on the node: tandem-cli load-index PATH");
+  }
+  tandem::v1::LoadIndexRequest request;
+  request.set_path(args[0]);
+  tandem::v1::LoadIndexResponse response;
+  const absl::Duration timeout = absl::GetFlag(FLAGS_timeout);
+  grpc::ClientContext context;
+  context.set_deadline(
+      absl::ToChronoTime(absl::Now() + (timeout == kDefaultTimeout ? kLoadIndexTimeout : timeout)));
+  const absl::Status status = FromGrpcStatus(stub.LoadIndex(&context, request, &response));
+  if (!status.ok()) return Fail(status);
+  PrintAnswer(
+      {{"path", args[0]},
+       {"index_id", response.index_id()},
+       {"documents", response.documents()},
+       {"generation", response.generation()},
+       {"open_seconds", response.open_seconds()},
+       {"warm_seconds", response.warm_seconds()},
+       {"lists_warmed", response.lists_warmed()}},
+      absl::StrFormat("serving %s: %d documents, index %s, generation %d (opened in %.2f "
+                      "s, %d lists warmed in %.2f s)\n",
+                      args[0], response.documents(), response.index_id(), response.generation(),
+                      response.open_seconds(), response.lists_warmed(), response.warm_seconds()));
+  return kExitOk;
+}
+
 int RunSubscriptions(tandem::v1::SubscriptionService::Stub& stub) {
   tandem::v1::ListSubscriptionsRequest request;
   request.set_interface(absl::GetFlag(FLAGS_interface));
@@ -393,10 +432,12 @@ int Main(int argc, char** argv) {
            "  tandem-cli unsubscribe ID\n  tandem-cli subscriptions [--interface NAME]\n"
            "  tandem-cli match [FILE|-]   (JSON lines: {\"id\": ..., \"text\": ..., "
            "\"attributes\": {\"year\": 2001}})\n"
-           "  tandem-cli watch --interface NAME [--events N]",
+           "  tandem-cli watch --interface NAME [--events N]\n"
+           "  tandem-cli load-index PATH",
        .main_file = __FILE__});
   constexpr char kCommands[] =
-      "search, batch, health, info, subscribe, unsubscribe, subscriptions, match or watch";
+      "search, batch, health, info, subscribe, unsubscribe, subscriptions, match, watch or "
+      "load-index";
   if (positional.empty()) return Usage(absl::StrCat("missing command: ", kCommands));
   const std::string command = positional[0];
   const std::vector<std::string> args(positional.begin() + 1, positional.end());
@@ -420,6 +461,10 @@ int Main(int argc, char** argv) {
   if (command == "subscribe") return RunSubscribe(*subscriptions, args);
   if (command == "unsubscribe") return RunUnsubscribe(*subscriptions, args);
   if (command == "match") return RunMatch(*subscriptions, args);
+  if (command == "load-index") {
+    auto index_service = tandem::v1::IndexService::NewStub(*channel);
+    return RunLoadIndex(*index_service, args);
+  }
   if (!args.empty()) return Usage(absl::StrCat(command, " takes no arguments"));
   if (command == "health") return RunHealth(*channel);
   if (command == "info") return RunInfo(*stub);

@@ -30,6 +30,7 @@
 #include "server/engine_factory.h"
 #include "server/executor_factory.h"
 #include "server/server.h"
+#include "server/serving_index.h"
 #include "tools/serve_main.h"
 #include "tools/tandem_server_expert.h"
 
@@ -65,7 +66,11 @@ std::string AbslUnparseFlag(const MatchEngineFlag& flag) {
 // tandem_server_expert.cc.
 
 // The index served and the gRPC service.
-ABSL_FLAG(std::string, index, "", "Index directory to serve (required).");
+ABSL_FLAG(std::string, index, "",
+          "Index directory to serve (required). SIGHUP re-reads it: the node switches to the index "
+          "found there without a restart and without failing a query.");
+ABSL_FLAG(bool, read_only, false,
+          "Refuse the IndexService calls (LoadIndex); SIGHUP still re-reads --index.");
 ABSL_FLAG(std::string, listen, "127.0.0.1:50051",
           "gRPC address, host:port. Loopback unless told otherwise; port 0 picks a free port.");
 ABSL_FLAG(std::string, tls_cert, "",
@@ -143,6 +148,7 @@ int Fail(const std::string& message) {
 tandem::server::ServerOptions OptionsFromFlags() {
   tandem::server::ServerOptions options;
   options.index_dir = absl::GetFlag(FLAGS_index);
+  options.read_only = absl::GetFlag(FLAGS_read_only);
   options.metrics_listen = absl::GetFlag(FLAGS_metrics_listen);
   options.metrics_security = {.tls_cert_file = absl::GetFlag(FLAGS_metrics_tls_cert),
                               .tls_key_file = absl::GetFlag(FLAGS_metrics_tls_key),
@@ -222,8 +228,7 @@ tandem::server::ServerOptions OptionsFromFlags() {
 }  // namespace
 
 int main(int argc, char** argv) {
-  // SIGTERM and SIGINT drain; SIGHUP, whose default would kill the server and every query in
-  // flight, is logged and ignored (the server does not reload: restart it to serve a new index).
+  // SIGTERM and SIGINT drain; SIGHUP re-reads --index and switches to it (Server::LoadIndex).
   const sigset_t stop_signals = tandem::tools::PrepareToServe({SIGTERM, SIGINT, SIGHUP});
 
   const std::vector<std::string> positional = tandem::base::ParseCommandLineOrExit(
@@ -243,13 +248,17 @@ int main(int argc, char** argv) {
   absl::StatusOr<std::unique_ptr<tandem::server::Server>> server =
       tandem::server::Server::Create(options);
   if (!server.ok()) return Fail(std::string(server.status().message()));
-  const tandem::index::Index& index = (*server)->index();
-  std::fprintf(stderr,
-               "tandem-server: serving %s (%u documents, %s); %s; CPU OR by %s; queue %zu\n",
-               index.directory().c_str(), index.num_docs(), index.manifest().codec.c_str(),
-               (*server)->engine_summary().c_str(),
-               tandem::cpu::AbslUnparseFlag(options.engines.cpu.or_algorithm).c_str(),
-               (*server)->queue_capacity());
+  {
+    // Not held past this line: a later index load releases this one when its queries end.
+    const std::shared_ptr<const tandem::server::ServingIndex> serving = (*server)->serving();
+    const tandem::index::Index& index = serving->index();
+    std::fprintf(stderr,
+                 "tandem-server: serving %s (%u documents, %s); %s; CPU OR by %s; queue %zu\n",
+                 index.directory().c_str(), index.num_docs(), index.manifest().codec.c_str(),
+                 (*server)->engine_summary().c_str(),
+                 tandem::cpu::AbslUnparseFlag(options.engines.cpu.or_algorithm).c_str(),
+                 (*server)->queue_capacity());
+  }
   std::fprintf(stderr, "tandem-server: %s\n", (*server)->scheduler_summary().c_str());
   std::fprintf(stderr, "tandem-server: standing queries: %s\n",
                (*server)->subscription_summary().c_str());
@@ -267,8 +276,14 @@ int main(int argc, char** argv) {
       continue;  // the timeout, or EINTR
     }
     if (signal_number != SIGHUP) break;
-    std::fprintf(stderr,
-                 "tandem-server: SIGHUP ignored (no reload; restart to serve a new index)\n");
+    std::fprintf(stderr, "tandem-server: SIGHUP: loading the index at %s\n",
+                 options.index_dir.c_str());
+    absl::StatusOr<tandem::server::Server::LoadReport> loaded =
+        (*server)->LoadIndex(options.index_dir);
+    if (!loaded.ok()) {
+      std::fprintf(stderr, "tandem-server: index not loaded, still serving the old one: %s\n",
+                   std::string(loaded.status().message()).c_str());
+    }
   }
   tandem::tools::AnnounceDrain("tandem-server", signal_number, drain_timeout);
   // During the drain: a second SIGINT (an operator's second Ctrl-C) exits at once; SIGTERM, which a

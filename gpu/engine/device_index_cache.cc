@@ -211,6 +211,18 @@ absl::StatusOr<std::shared_ptr<const DeviceList>> DeviceIndexCache::Get(
   return list;
 }
 
+bool DeviceIndexCache::KeepWithoutEvicting(uint64_t ordinal,
+                                           std::shared_ptr<const DeviceList> list) {
+  if (entries_.count(ordinal) != 0 || counters_.bytes_resident + list->bytes > capacity_) {
+    return false;
+  }
+  counters_.bytes_resident += list->bytes;
+  ++counters_.lists_resident;
+  lru_.push_front(ordinal);
+  entries_.emplace(ordinal, Entry{std::move(list), lru_.begin()});
+  return true;
+}
+
 absl::StatusOr<uint64_t> DeviceIndexCache::Preload() {
   for (uint64_t ordinal = 0; ordinal < index_.num_terms(); ++ordinal) {
     const index::TermInfo term = index_.term_at(ordinal);
@@ -222,16 +234,65 @@ absl::StatusOr<uint64_t> DeviceIndexCache::Preload() {
     TANDEM_ASSIGN_OR_RETURN(std::shared_ptr<const DeviceList> list, Load(term));
     std::lock_guard<std::mutex> lock(mu_);
     counters_.bytes_copied += list->bytes;
-    if (entries_.count(term.ordinal) != 0 || counters_.bytes_resident + list->bytes > capacity_) {
-      continue;  // preloading never evicts
-    }
-    lru_.push_front(term.ordinal);
-    entries_.emplace(term.ordinal, Entry{list, lru_.begin()});
-    counters_.bytes_resident += list->bytes;
-    ++counters_.lists_resident;
+    KeepWithoutEvicting(term.ordinal, std::move(list));  // preloading never evicts
   }
   std::lock_guard<std::mutex> lock(mu_);
   return counters_.lists_resident;
+}
+
+absl::StatusOr<uint64_t> DeviceIndexCache::Warm(const std::vector<index::TermInfo>& terms) {
+  uint64_t loaded = 0;
+  for (const index::TermInfo& term : terms) {
+    {
+      std::lock_guard<std::mutex> lock(mu_);
+      if (entries_.count(term.ordinal) != 0) continue;
+      if (counters_.bytes_resident >= capacity_) break;
+    }
+    TANDEM_ASSIGN_OR_RETURN(std::shared_ptr<const DeviceList> list, Load(term));
+    std::lock_guard<std::mutex> lock(mu_);
+    counters_.bytes_copied += list->bytes;
+    // Warming keeps the order it was given: the hottest list ends up most recent.
+    if (KeepWithoutEvicting(term.ordinal, std::move(list))) ++loaded;
+  }
+  return loaded;
+}
+
+std::vector<uint64_t> DeviceIndexCache::HottestOrdinals(size_t max_lists) const {
+  std::lock_guard<std::mutex> lock(mu_);
+  std::vector<uint64_t> ordinals;
+  for (uint64_t ordinal : lru_) {
+    if (ordinals.size() >= max_lists) break;
+    ordinals.push_back(ordinal);
+  }
+  return ordinals;
+}
+
+uint64_t DeviceIndexCache::capacity_bytes() const {
+  std::lock_guard<std::mutex> lock(mu_);
+  return capacity_;
+}
+
+absl::Status DeviceIndexCache::Grow(uint64_t capacity_bytes) {
+  std::lock_guard<std::mutex> copy_lock(copy_mu_);  // the copy stream is the pool's stream
+  {
+    std::lock_guard<std::mutex> lock(mu_);
+    if (capacity_bytes <= capacity_) return absl::OkStatus();
+  }
+  TANDEM_CUDA_RETURN_IF_ERROR(cudaSetDevice(options_.device));
+  // Allocating what the pool does not hold in use yet, up to the new capacity, makes it reserve at
+  // least the new capacity (it keeps reserved memory: its release threshold is unbounded).
+  uint64_t used = 0;
+  TANDEM_CUDA_RETURN_IF_ERROR(cudaMemPoolGetAttribute(pool_, cudaMemPoolAttrUsedMemCurrent, &used));
+  if (capacity_bytes > used) {
+    void* reserve = nullptr;
+    TANDEM_CUDA_RETURN_IF_ERROR(
+        cudaMallocFromPoolAsync(&reserve, capacity_bytes - used, pool_, copy_stream_));
+    TANDEM_CUDA_RETURN_IF_ERROR(cudaFreeAsync(reserve, copy_stream_));
+    TANDEM_CUDA_RETURN_IF_ERROR(cudaStreamSynchronize(copy_stream_));
+  }
+  std::lock_guard<std::mutex> lock(mu_);
+  capacity_ = std::max(capacity_, capacity_bytes);
+  return absl::OkStatus();
 }
 
 bool DeviceIndexCache::Resident(uint64_t ordinal) const {

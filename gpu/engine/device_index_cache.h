@@ -23,6 +23,7 @@
 #include <memory>
 #include <mutex>
 #include <unordered_map>
+#include <vector>
 
 #include "absl/status/statusor.h"
 #include "gpu/layouts/decode.h"
@@ -95,18 +96,32 @@ class DeviceIndexCache {
   // Whether the list of the term with this lexicon ordinal is on the device now.
   bool Resident(uint64_t ordinal) const;
 
+  // The lexicon ordinals of the resident lists, most recently used first, at most `max_lists`:
+  // what a node loading a new index warms its new cache with (server.h).
+  std::vector<uint64_t> HottestOrdinals(size_t max_lists) const;
+  // Loads these terms' lists, in order, while they fit in the capacity; never evicts (as Preload).
+  // Returns how many were loaded.
+  absl::StatusOr<uint64_t> Warm(const std::vector<index::TermInfo>& terms);
+  // Raises the capacity to `capacity_bytes`, reserving the difference in the pool now (a cache
+  // created small beside another index's grows when that one is released). RESOURCE_EXHAUSTED
+  // when the device has no room; the capacity is then unchanged. A smaller value changes nothing.
+  absl::Status Grow(uint64_t capacity_bytes);
+
   CacheCounters counters() const;
-  uint64_t capacity_bytes() const { return capacity_; }
+  uint64_t capacity_bytes() const;
 
  private:
   DeviceIndexCache(const index::Index& index, const DeviceIndexCacheOptions& options);
   absl::StatusOr<std::shared_ptr<const DeviceList>> Load(const index::TermInfo& term);
   // Drops LRU entries until `bytes` more fit; caller holds mu_.
   void EvictFor(uint64_t bytes);
+  // Keeps `list` as the most recent entry unless it is resident already or would not fit without
+  // evicting; caller holds mu_. Whether it was kept.
+  bool KeepWithoutEvicting(uint64_t ordinal, std::shared_ptr<const DeviceList> list);
 
   const index::Index& index_;
   DeviceIndexCacheOptions options_;
-  uint64_t capacity_ = 0;
+  uint64_t capacity_ = 0;  // guarded by mu_ after Create
   cudaMemPool_t pool_ = nullptr;
   cudaStream_t copy_stream_ = nullptr;
   void* staging_ = nullptr;  // pinned

@@ -208,8 +208,11 @@ absl::StatusOr<std::unique_ptr<GpuEngine>> GpuEngine::Create(const index::Index&
   impl->info.total_bytes = total_bytes;
   DeviceIndexCacheOptions cache_options;
   cache_options.device = options.device;
-  cache_options.capacity_bytes =
-      options.cache_bytes != 0 ? options.cache_bytes : free_bytes / 10 * 6;
+  const uint64_t free_share = free_bytes / 10 * 6;
+  cache_options.capacity_bytes = options.cache_bytes != 0 ? options.cache_bytes : free_share;
+  if (options.cache_within_free) {
+    cache_options.capacity_bytes = std::min<uint64_t>(cache_options.capacity_bytes, free_share);
+  }
   cache_options.search_forms = options.batch.enabled;
   cache_options.compressed_search_forms = options.batch.compressed_forms;
   if (options.stored_layouts) {
@@ -452,5 +455,26 @@ GpuCacheStats GpuEngine::cache_stats() const {
 }
 
 const DeviceInfo& GpuEngine::device() const { return impl_->info; }
+
+std::vector<std::string> GpuEngine::HottestTerms(size_t max_lists) const {
+  std::vector<std::string> terms;
+  for (uint64_t ordinal : impl_->cache->HottestOrdinals(max_lists)) {
+    terms.push_back(impl_->index.term_at(ordinal).term);
+  }
+  return terms;
+}
+
+absl::StatusOr<uint64_t> GpuEngine::Warm(const std::vector<std::string>& terms) const {
+  std::vector<index::TermInfo> known;
+  for (const std::string& term : terms) {
+    if (std::optional<index::TermInfo> info = impl_->index.Lookup(term)) known.push_back(*info);
+  }
+  TANDEM_CUDA_RETURN_IF_ERROR(cudaSetDevice(impl_->options.device));
+  return impl_->cache->Warm(known);
+}
+
+absl::Status GpuEngine::GrowCache(uint64_t capacity_bytes) const {
+  return impl_->cache->Grow(capacity_bytes);
+}
 
 }  // namespace tandem::gpu

@@ -97,6 +97,10 @@ struct GpuEngineOptions {
   int device = 0;
   // Device index cache capacity; 0 means 60% of the device memory free after the contexts.
   uint64_t cache_bytes = 0;
+  // At most 60% of the device memory free after the contexts, whatever cache_bytes asks: an engine
+  // created beside another on the same device (a node loading a new index) takes its share of what
+  // is free and grows later (GrowCache).
+  bool cache_within_free = false;
   // Load every list that fits into the cache at start.
   bool preload = false;
   // Copy lists from the GPU layouts stored beside the index (gpu_layouts.bin, written by
@@ -167,6 +171,17 @@ class GpuEngine : public index::Engine {
 
   GpuCacheStats cache_stats() const;
   const DeviceInfo& device() const;
+
+  // A node that loads a new index warms the new engine's cache with the old one's hottest lists
+  // (by term, since the lexicons differ) and, once the old engine is gone, grows the new cache to
+  // the old one's capacity (server/serving_index.h).
+  // The terms of the resident lists, most recently used first, at most `max_lists`.
+  std::vector<std::string> HottestTerms(size_t max_lists) const;
+  // Loads the lists of those of `terms` this index has, in order, while they fit; never evicts.
+  // Returns how many lists were loaded.
+  absl::StatusOr<uint64_t> Warm(const std::vector<std::string>& terms) const;
+  // DeviceIndexCache::Grow.
+  absl::Status GrowCache(uint64_t capacity_bytes) const;
 
   struct Impl;  // CUDA resources and the pipeline (gpu_engine.cc)
 

@@ -283,6 +283,53 @@ TEST_P(GpuEngineTest, PreloadServesFromCache) {
   EXPECT_EQ(gpu->cache_stats().misses, misses);
 }
 
+// What a node loading a new index does with the old engine's cache: the hottest terms come most
+// recently used first, warming a second engine loads them without evicting (a warmed query then
+// misses nothing and matches the CPU engine), and the cache grows but never shrinks.
+TEST_P(GpuEngineTest, WarmsFromAnotherEnginesHottestListsAndGrows) {
+  std::unique_ptr<GpuEngine> old_engine = MakeGpu({.cache_bytes = 256u << 20, .num_contexts = 1});
+  ASSERT_NE(old_engine, nullptr);
+  EXPECT_TRUE(old_engine->HottestTerms(10).empty());
+  for (const char* term : {"t3", "t1", "t2"}) {
+    Query q;
+    q.terms = {{term, 1.0f}};
+    ASSERT_TRUE(old_engine->Search(q, {}).ok());
+  }
+  EXPECT_EQ(old_engine->HottestTerms(10), (std::vector<std::string>{"t2", "t1", "t3"}));
+  EXPECT_EQ(old_engine->HottestTerms(2), (std::vector<std::string>{"t2", "t1"}));
+
+  std::unique_ptr<GpuEngine> fresh = MakeGpu({.cache_bytes = 256u << 20, .num_contexts = 1});
+  ASSERT_NE(fresh, nullptr);
+  std::vector<std::string> hottest = old_engine->HottestTerms(10);
+  hottest.push_back("absent-term");  // a term the new index lacks is skipped
+  absl::StatusOr<uint64_t> warmed = fresh->Warm(hottest);
+  ASSERT_TRUE(warmed.ok()) << warmed.status();
+  EXPECT_EQ(*warmed, 3u);
+  EXPECT_EQ(fresh->cache_stats().lists_resident, 3u);
+  EXPECT_EQ(*fresh->Warm(hottest), 0u);  // already resident
+  const uint64_t misses = fresh->cache_stats().misses;
+  Query q;
+  q.terms = {{"t1", 1.0f}, {"t2", 1.0f}, {"t3", 1.0f}};
+  auto c = cpu_->Search(q, {});
+  auto g = fresh->Search(q, {});
+  ASSERT_TRUE(c.ok() && g.ok());
+  int inexact = 0;
+  ExpectSameHits(*c, *g, "warmed query", &inexact);
+  EXPECT_EQ(inexact, 0);
+  EXPECT_EQ(fresh->cache_stats().misses, misses);
+
+  // A cache too small for every list warms what fits and stops, evicting nothing.
+  std::unique_ptr<GpuEngine> tiny = MakeGpu({.cache_bytes = 1, .num_contexts = 1});
+  ASSERT_NE(tiny, nullptr);
+  EXPECT_EQ(*tiny->Warm(hottest), 0u);
+  EXPECT_EQ(tiny->cache_stats().evictions, 0u);
+  ASSERT_TRUE(tiny->GrowCache(64u << 20).ok());
+  EXPECT_EQ(tiny->cache_stats().capacity_bytes, 64u << 20);
+  ASSERT_TRUE(tiny->GrowCache(1).ok());
+  EXPECT_EQ(tiny->cache_stats().capacity_bytes, 64u << 20);
+  EXPECT_EQ(*tiny->Warm(hottest), 3u);
+}
+
 // Lists copied from gpu_layouts.bin answer like transcoded ones, per query and in batches (whose
 // search forms are built from them); a damaged file fails Create, and without the option it is
 // not read.

@@ -14,7 +14,17 @@ tandem.v1.SubscriptionService).
 
 from .client import TandemClient, Watch
 from .errors import TandemError
-from .messages import ENGINES, MODES, Hit, IndexInfo, Query, QueryStats, SearchResult, Snippet
+from .messages import (
+    ENGINES,
+    MODES,
+    Hit,
+    IndexInfo,
+    LoadedIndex,
+    Query,
+    QueryStats,
+    SearchResult,
+    Snippet,
+)
 from .subscriptions import (
     Constraint,
     Document,
@@ -32,6 +42,7 @@ __all__ = [
     "DocumentMatch",
     "Hit",
     "IndexInfo",
+    "LoadedIndex",
     "MatchResult",
     "Query",
     "QueryStats",

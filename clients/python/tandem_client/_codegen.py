@@ -29,12 +29,12 @@ import tempfile
 from pathlib import Path
 
 # The API's protos.
-PROTO_FILES = ("tandem/v1/search.proto", "tandem/v1/subscription.proto")
+PROTO_FILES = ("tandem/v1/search.proto", "tandem/v1/subscription.proto", "tandem/v1/index.proto")
 PACKAGE_DIR = Path(__file__).resolve().parent
 GEN_DIR = PACKAGE_DIR / "gen"
 STAMP_NAME = "STAMP"
 # Bump when the layout or post-processing of generated files changes.
-_LAYOUT_VERSION = "1"
+_LAYOUT_VERSION = "2"
 _MIN_PROTOC = (3, 15)
 
 # The generated files, relative to gen/.

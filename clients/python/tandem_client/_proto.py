@@ -1,4 +1,4 @@
-"""Imports the generated tandem.v1 modules (search and subscription), generating them first when
+"""Imports the generated tandem.v1 modules (search, subscription and index), generating them first when
 missing or stale.
 
 In a Tandem checkout the proto sits at ../../proto beside this package and stale stubs are
@@ -28,5 +28,13 @@ _ensure_stubs()
 
 from .gen.tandem.v1 import search_pb2, search_pb2_grpc  # noqa: E402
 from .gen.tandem.v1 import subscription_pb2, subscription_pb2_grpc  # noqa: E402
+from .gen.tandem.v1 import index_pb2, index_pb2_grpc  # noqa: E402
 
-__all__ = ["search_pb2", "search_pb2_grpc", "subscription_pb2", "subscription_pb2_grpc"]
+__all__ = [
+    "index_pb2",
+    "index_pb2_grpc",
+    "search_pb2",
+    "search_pb2_grpc",
+    "subscription_pb2",
+    "subscription_pb2_grpc",
+]

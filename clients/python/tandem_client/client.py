@@ -19,10 +19,17 @@ from typing import Iterable, Iterator, Sequence
 import grpc
 
 from . import _health
-from ._proto import search_pb2, search_pb2_grpc, subscription_pb2, subscription_pb2_grpc
+from ._proto import (
+    index_pb2,
+    index_pb2_grpc,
+    search_pb2,
+    search_pb2_grpc,
+    subscription_pb2,
+    subscription_pb2_grpc,
+)
 from .errors import TandemError
 from .filters import FilterLike
-from .messages import IndexInfo, Query, QueryLike, SearchResult, Terms, to_query
+from .messages import IndexInfo, LoadedIndex, Query, QueryLike, SearchResult, Terms, to_query
 from .subscriptions import (
     DocumentLike,
     MatchResult,
@@ -93,6 +100,7 @@ class TandemClient:
             self._channel = grpc.insecure_channel(address, options=channel_options)
         self._stub = search_pb2_grpc.SearchServiceStub(self._channel)
         self._subscriptions = subscription_pb2_grpc.SubscriptionServiceStub(self._channel)
+        self._indexes = index_pb2_grpc.IndexServiceStub(self._channel)
         self._health_check = self._channel.unary_unary(
             _health.CHECK_METHOD,
             request_serializer=_health.HealthCheckRequest.SerializeToString,
@@ -230,6 +238,16 @@ class TandemClient:
         """The index this node serves."""
         return IndexInfo.from_proto(
             self._unary(self._stub.GetIndexInfo, search_pb2.GetIndexInfoRequest(), timeout)
+        )
+
+    def load_index(self, path: str, *, timeout: float | None = 600.0) -> LoadedIndex:
+        """Switches the node to the index at `path` (a directory on the node) without a restart
+        (IndexService.LoadIndex). The node opens, checks and warms it first, which takes seconds on
+        a large index: hence the long default deadline. Raises TandemError (FAILED_PRECONDITION on a
+        read-only node, NOT_FOUND or DATA_LOSS for a missing or damaged index) and leaves the
+        serving index in place."""
+        return LoadedIndex.from_proto(
+            self._unary(self._indexes.LoadIndex, index_pb2.LoadIndexRequest(path=path), timeout)
         )
 
     def health(self, service: str = "", *, timeout=_DEFAULT) -> str:

@@ -271,6 +271,9 @@ class IndexInfo:
     format_version: int
     source_format: str
     source_input: str
+    # 1 for the index the node started with, one more for each index loaded since.
+    generation: int = 1
+    directory: str = ""
 
     @classmethod
     def from_proto(cls, r: search_pb2.GetIndexInfoResponse) -> "IndexInfo":
@@ -288,6 +291,31 @@ class IndexInfo:
             format_version=r.format_version,
             source_format=r.source_format,
             source_input=r.source_input,
+            generation=r.generation,
+            directory=r.directory,
+        )
+
+
+@dataclass(frozen=True)
+class LoadedIndex:
+    """The index a node switched to (LoadIndexResponse)."""
+
+    index_id: str
+    documents: int
+    generation: int
+    open_seconds: float
+    warm_seconds: float
+    lists_warmed: int
+
+    @classmethod
+    def from_proto(cls, r) -> "LoadedIndex":
+        return cls(
+            index_id=r.index_id,
+            documents=r.documents,
+            generation=r.generation,
+            open_seconds=r.open_seconds,
+            warm_seconds=r.warm_seconds,
+            lists_warmed=r.lists_warmed,
         )
 
 

@@ -249,10 +249,14 @@ absl::StatusOr<EngineSet> CreateEngines(const index::Index& index, const EngineO
     };
     set.gpu_caches = {
         .hottest_terms = [g = devices.front()](size_t max) { return g->HottestTerms(max); },
-        .warm = [devices](const std::vector<std::string>& terms) -> absl::StatusOr<uint64_t> {
+        .warm = [devices](const std::vector<std::string>& terms,
+                          absl::Duration budget) -> absl::StatusOr<uint64_t> {
           uint64_t loaded = 0;
           for (const gpu::GpuEngine* d : devices) {
-            TANDEM_ASSIGN_OR_RETURN(uint64_t n, d->Warm(terms));
+            // The devices warm one after another: each gets its share of the budget.
+            TANDEM_ASSIGN_OR_RETURN(
+                uint64_t n, d->Warm(terms, absl::ToChronoNanoseconds(
+                                               budget / static_cast<double>(devices.size()))));
             loaded += n;
           }
           return loaded;

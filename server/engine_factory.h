@@ -17,6 +17,7 @@
 
 #include "absl/status/statusor.h"
 #include "absl/strings/string_view.h"
+#include "absl/time/time.h"
 #include "cost_model/cost_features.h"
 #include "cpu/daat_engine.h"
 #include "filter/filter.h"
@@ -108,9 +109,11 @@ struct EngineSet {
     // The terms of the lists resident on the devices, most recently used first, at most `max`
     // (the first device's: with several, each holds lists of the same queries).
     std::function<std::vector<std::string>(size_t max)> hottest_terms;
-    // Loads those of `terms` the index has on every device while they fit, never evicting; the
-    // lists loaded, added over the devices.
-    std::function<absl::StatusOr<uint64_t>(const std::vector<std::string>& terms)> warm;
+    // Loads those of `terms` the index has on every device while they fit and `budget` lasts,
+    // never evicting; the lists loaded, added over the devices.
+    std::function<absl::StatusOr<uint64_t>(const std::vector<std::string>& terms,
+                                           absl::Duration budget)>
+        warm;
     // The smallest device cache's capacity.
     std::function<uint64_t()> capacity_bytes;
     // Grows every device's cache to `bytes` (gpu::GpuEngine::GrowCache).

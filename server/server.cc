@@ -47,6 +47,9 @@ constexpr char kIndexServiceName[] = "tandem.v1.IndexService";
 // The most lists a new index's device caches are warmed with (the old caches' most recent ones);
 // the new caches' capacity bounds it first on any real index.
 constexpr size_t kMaxWarmLists = size_t{1} << 20;
+// How long a load may spend warming the new device caches before it switches: copies from stored
+// layouts take microseconds a list, transcoding milliseconds (`tandem-index gpu-layouts`).
+constexpr absl::Duration kWarmBudget = absl::Seconds(30);
 // CpuMatcherOptions::threads' bound.
 constexpr int kMaxMatchThreads = 256;
 
@@ -377,7 +380,7 @@ absl::StatusOr<Server::LoadReport> Server::LoadIndex(const std::string& dir) {
   const EngineSet::GpuCaches& from = old->engines().gpu_caches;
   const EngineSet::GpuCaches& to = opened->engines().gpu_caches;
   if (from.hottest_terms && to.warm) {
-    absl::StatusOr<uint64_t> warmed = to.warm(from.hottest_terms(kMaxWarmLists));
+    absl::StatusOr<uint64_t> warmed = to.warm(from.hottest_terms(kMaxWarmLists), kWarmBudget);
     if (!warmed.ok()) {
       return absl::Status(
           warmed.status().code(),

@@ -211,15 +211,16 @@ absl::StatusOr<std::shared_ptr<const DeviceList>> DeviceIndexCache::Get(
   return list;
 }
 
-bool DeviceIndexCache::KeepWithoutEvicting(uint64_t ordinal,
-                                           std::shared_ptr<const DeviceList> list) {
+bool DeviceIndexCache::KeepWithoutEvicting(uint64_t ordinal, std::shared_ptr<const DeviceList> list,
+                                           bool least_recent) {
   if (entries_.count(ordinal) != 0 || counters_.bytes_resident + list->bytes > capacity_) {
     return false;
   }
   counters_.bytes_resident += list->bytes;
   ++counters_.lists_resident;
-  lru_.push_front(ordinal);
-  entries_.emplace(ordinal, Entry{std::move(list), lru_.begin()});
+  const auto position =
+      least_recent ? lru_.insert(lru_.end(), ordinal) : lru_.insert(lru_.begin(), ordinal);
+  entries_.emplace(ordinal, Entry{std::move(list), position});
   return true;
 }
 
@@ -240,9 +241,11 @@ absl::StatusOr<uint64_t> DeviceIndexCache::Preload() {
   return counters_.lists_resident;
 }
 
-absl::StatusOr<uint64_t> DeviceIndexCache::Warm(const std::vector<index::TermInfo>& terms) {
+absl::StatusOr<uint64_t> DeviceIndexCache::Warm(const std::vector<index::TermInfo>& terms,
+                                                std::chrono::steady_clock::time_point deadline) {
   uint64_t loaded = 0;
   for (const index::TermInfo& term : terms) {
+    if (std::chrono::steady_clock::now() >= deadline) break;
     {
       std::lock_guard<std::mutex> lock(mu_);
       if (entries_.count(term.ordinal) != 0) continue;
@@ -251,8 +254,10 @@ absl::StatusOr<uint64_t> DeviceIndexCache::Warm(const std::vector<index::TermInf
     TANDEM_ASSIGN_OR_RETURN(std::shared_ptr<const DeviceList> list, Load(term));
     std::lock_guard<std::mutex> lock(mu_);
     counters_.bytes_copied += list->bytes;
-    // Warming keeps the order it was given: the hottest list ends up most recent.
-    if (KeepWithoutEvicting(term.ordinal, std::move(list))) ++loaded;
+    // Each warmed list goes behind the ones before it, so the LRU order is the order given, hottest
+    // first. The lists after one that does not fit are colder: copying them to drop them is waste.
+    if (!KeepWithoutEvicting(term.ordinal, std::move(list), /*least_recent=*/true)) break;
+    ++loaded;
   }
   return loaded;
 }

@@ -18,6 +18,7 @@
 
 #include <cuda_runtime_api.h>
 
+#include <chrono>
 #include <cstdint>
 #include <list>
 #include <memory>
@@ -99,9 +100,10 @@ class DeviceIndexCache {
   // The lexicon ordinals of the resident lists, most recently used first, at most `max_lists`:
   // what a node loading a new index warms its new cache with (server.h).
   std::vector<uint64_t> HottestOrdinals(size_t max_lists) const;
-  // Loads these terms' lists, in order, while they fit in the capacity; never evicts (as Preload).
-  // Returns how many were loaded.
-  absl::StatusOr<uint64_t> Warm(const std::vector<index::TermInfo>& terms);
+  // Loads these terms' lists, in order, until one does not fit in the capacity or `deadline`
+  // passes; never evicts (as Preload). Returns how many were loaded.
+  absl::StatusOr<uint64_t> Warm(const std::vector<index::TermInfo>& terms,
+                                std::chrono::steady_clock::time_point deadline);
   // Raises the capacity to `capacity_bytes`, reserving the difference in the pool now (a cache
   // created small beside another index's grows when that one is released). RESOURCE_EXHAUSTED
   // when the device has no room; the capacity is then unchanged. A smaller value changes nothing.
@@ -115,9 +117,10 @@ class DeviceIndexCache {
   absl::StatusOr<std::shared_ptr<const DeviceList>> Load(const index::TermInfo& term);
   // Drops LRU entries until `bytes` more fit; caller holds mu_.
   void EvictFor(uint64_t bytes);
-  // Keeps `list` as the most recent entry unless it is resident already or would not fit without
-  // evicting; caller holds mu_. Whether it was kept.
-  bool KeepWithoutEvicting(uint64_t ordinal, std::shared_ptr<const DeviceList> list);
+  // Keeps `list` as the most recent entry (the least recent with `least_recent`) unless it is
+  // resident already or would not fit without evicting; caller holds mu_. Whether it was kept.
+  bool KeepWithoutEvicting(uint64_t ordinal, std::shared_ptr<const DeviceList> list,
+                           bool least_recent = false);
 
   const index::Index& index_;
   DeviceIndexCacheOptions options_;

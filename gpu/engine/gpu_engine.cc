@@ -464,13 +464,15 @@ std::vector<std::string> GpuEngine::HottestTerms(size_t max_lists) const {
   return terms;
 }
 
-absl::StatusOr<uint64_t> GpuEngine::Warm(const std::vector<std::string>& terms) const {
+absl::StatusOr<uint64_t> GpuEngine::Warm(const std::vector<std::string>& terms,
+                                         std::chrono::steady_clock::duration budget) const {
+  const auto deadline = std::chrono::steady_clock::now() + budget;
   std::vector<index::TermInfo> known;
   for (const std::string& term : terms) {
     if (std::optional<index::TermInfo> info = impl_->index.Lookup(term)) known.push_back(*info);
   }
   TANDEM_CUDA_RETURN_IF_ERROR(cudaSetDevice(impl_->options.device));
-  return impl_->cache->Warm(known);
+  return impl_->cache->Warm(known, deadline);
 }
 
 absl::Status GpuEngine::GrowCache(uint64_t capacity_bytes) const {

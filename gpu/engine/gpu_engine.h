@@ -23,6 +23,7 @@
 //   TANDEM_ASSIGN_OR_RETURN(index::SearchResult r, engine->Search(query, {}));
 #pragma once
 
+#include <chrono>
 #include <cstdint>
 #include <memory>
 #include <optional>
@@ -177,9 +178,11 @@ class GpuEngine : public index::Engine {
   // the old one's capacity (server/serving_index.h).
   // The terms of the resident lists, most recently used first, at most `max_lists`.
   std::vector<std::string> HottestTerms(size_t max_lists) const;
-  // Loads the lists of those of `terms` this index has, in order, while they fit; never evicts.
-  // Returns how many lists were loaded.
-  absl::StatusOr<uint64_t> Warm(const std::vector<std::string>& terms) const;
+  // Loads the lists of those of `terms` this index has, in order, until one does not fit or
+  // `budget` has passed (a list that needs transcoding takes milliseconds); never evicts. Returns
+  // how many lists were loaded.
+  absl::StatusOr<uint64_t> Warm(const std::vector<std::string>& terms,
+                                std::chrono::steady_clock::duration budget) const;
   // DeviceIndexCache::Grow.
   absl::Status GrowCache(uint64_t capacity_bytes) const;
 

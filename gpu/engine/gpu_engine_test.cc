@@ -302,11 +302,13 @@ TEST_P(GpuEngineTest, WarmsFromAnotherEnginesHottestListsAndGrows) {
   ASSERT_NE(fresh, nullptr);
   std::vector<std::string> hottest = old_engine->HottestTerms(10);
   hottest.push_back("absent-term");  // a term the new index lacks is skipped
-  absl::StatusOr<uint64_t> warmed = fresh->Warm(hottest);
+  absl::StatusOr<uint64_t> warmed = fresh->Warm(hottest, std::chrono::seconds(60));
   ASSERT_TRUE(warmed.ok()) << warmed.status();
   EXPECT_EQ(*warmed, 3u);
   EXPECT_EQ(fresh->cache_stats().lists_resident, 3u);
-  EXPECT_EQ(*fresh->Warm(hottest), 0u);  // already resident
+  EXPECT_EQ(*fresh->Warm(hottest, std::chrono::seconds(60)), 0u);  // already resident
+  // The warmed cache keeps the old one's order: its hottest list is the most recent.
+  EXPECT_EQ(fresh->HottestTerms(10), (std::vector<std::string>{"t2", "t1", "t3"}));
   const uint64_t misses = fresh->cache_stats().misses;
   Query q;
   q.terms = {{"t1", 1.0f}, {"t2", 1.0f}, {"t3", 1.0f}};
@@ -321,13 +323,17 @@ TEST_P(GpuEngineTest, WarmsFromAnotherEnginesHottestListsAndGrows) {
   // A cache too small for every list warms what fits and stops, evicting nothing.
   std::unique_ptr<GpuEngine> tiny = MakeGpu({.cache_bytes = 1, .num_contexts = 1});
   ASSERT_NE(tiny, nullptr);
-  EXPECT_EQ(*tiny->Warm(hottest), 0u);
+  EXPECT_EQ(*tiny->Warm(hottest, std::chrono::seconds(60)), 0u);
   EXPECT_EQ(tiny->cache_stats().evictions, 0u);
   ASSERT_TRUE(tiny->GrowCache(64u << 20).ok());
   EXPECT_EQ(tiny->cache_stats().capacity_bytes, 64u << 20);
   ASSERT_TRUE(tiny->GrowCache(1).ok());
   EXPECT_EQ(tiny->cache_stats().capacity_bytes, 64u << 20);
-  EXPECT_EQ(*tiny->Warm(hottest), 3u);
+  EXPECT_EQ(*tiny->Warm(hottest, std::chrono::seconds(60)), 3u);
+  // No budget, no warming.
+  std::unique_ptr<GpuEngine> late = MakeGpu({.cache_bytes = 256u << 20, .num_contexts = 1});
+  ASSERT_NE(late, nullptr);
+  EXPECT_EQ(*late->Warm(hottest, std::chrono::seconds(0)), 0u);
 }
 
 // Lists copied from gpu_layouts.bin answer like transcoded ones, per query and in batches (whose

@@ -2,12 +2,15 @@
 //   - even: the bytes as a predicate's text form (clients send it). ParsePredicate, then
 //     NormalizePredicate with the English analyzer; a predicate that passes formats back to text
 //     that parses to itself, survives the subscriptions file's encoding, and gives the same answer
-//     on the CPU matcher as the brute-force evaluation on a few fixed documents;
+//     on the CPU matcher as the brute-force evaluation on a few fixed documents; every string the
+//     node would answer with (names, string values and terms, the text form) is UTF-8, since a
+//     client refuses a proto3 string that is not;
 //   - odd: the bytes as a subscriptions file's payload (the node reads it at start).
 //     DecodeSubscriptions never crashes and refuses only with DATA_LOSS; what it accepts re-encodes
 //     to bytes that decode to the same subscriptions, each of which NormalizePredicate accepts.
 #include <cstddef>
 #include <cstdint>
+#include <string>
 #include <vector>
 
 #include "fuzz/fuzz_util.h"
@@ -56,6 +59,17 @@ void CheckMatchers(const Predicate& p) {
   }
 }
 
+// Whether every name and string value of `p` is UTF-8 (terms included).
+bool StringsAreUtf8(const Predicate& p) {
+  for (const Filter& f : p.filters) {
+    for (const Constraint& c : f.constraints) {
+      if (!tandem::fuzz::IsValidUtf8(c.name)) return false;
+      if (c.value.type == ValueType::kString && !tandem::fuzz::IsValidUtf8(c.value.s)) return false;
+    }
+  }
+  return true;
+}
+
 void FuzzText(absl::string_view text) {
   absl::StatusOr<Predicate> parsed = ParsePredicate(text);
   if (!parsed.ok()) {
@@ -67,7 +81,11 @@ void FuzzText(absl::string_view text) {
     TANDEM_FUZZ_CHECK(absl::IsInvalidArgument(p.status()));
     return;
   }
-  absl::StatusOr<Predicate> again = ParsePredicate(FormatPredicate(*p));
+  // What SubscriptionService answers: the predicate as messages and in text form.
+  TANDEM_FUZZ_CHECK(StringsAreUtf8(*p));
+  const std::string formatted = FormatPredicate(*p);
+  TANDEM_FUZZ_CHECK(tandem::fuzz::IsValidUtf8(formatted));
+  absl::StatusOr<Predicate> again = ParsePredicate(formatted);
   TANDEM_FUZZ_CHECK(again.ok() && *again == *p);
   SubscriptionSnapshot snapshot;
   snapshot.records.push_back(SubscriptionRecord{1, "i", *p});
@@ -92,8 +110,10 @@ void FuzzFile(absl::string_view payload) {
                       again->records[i].interface == s->records[i].interface &&
                       again->records[i].predicate == s->records[i].predicate);
     // What a file may hold is what NormalizePredicate lets through (terms are already analyzed,
-    // so their check is skipped: a stored term need not survive analysis again).
+    // so their check is skipped: a stored term need not survive analysis again), save strings
+    // that are not UTF-8: older builds stored them, and the registry drops them at Open.
     Predicate p = s->records[i].predicate;
+    if (!StringsAreUtf8(p)) continue;
     bool has_terms = false;
     for (const Filter& f : p.filters) {
       for (const Constraint& c : f.constraints) has_terms |= c.op == Op::kContains;

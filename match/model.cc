@@ -8,6 +8,7 @@
 #include "absl/strings/str_cat.h"
 #include "absl/strings/str_format.h"
 #include "base/enum_names.h"
+#include "base/utf8.h"
 #include "index/analyzer.h"
 
 namespace tandem::match {
@@ -29,10 +30,21 @@ bool IsBareName(absl::string_view name) {
          lower != "contains";
 }
 
+// Well-formed UTF-8 sequences stay as they are; every other byte is written \xHH, so the text form
+// is always valid UTF-8 (it travels in proto3 strings) and still parses back to the same bytes.
 std::string QuoteBytes(absl::string_view bytes, char quote) {
   std::string out(1, quote);
-  for (unsigned char c : bytes) {
-    if (c == static_cast<unsigned char>(quote) || c == '\\') {
+  for (size_t i = 0; i < bytes.size(); ++i) {
+    const unsigned char c = static_cast<unsigned char>(bytes[i]);
+    if (c >= 0x80) {
+      const size_t length = base::Utf8SequenceLength(bytes, i);
+      if (length == 0) {
+        absl::StrAppendFormat(&out, "\\x%02x", c);
+      } else {
+        out.append(bytes.data() + i, length);
+        i += length - 1;
+      }
+    } else if (c == static_cast<unsigned char>(quote) || c == '\\') {
       out += '\\';
       out += static_cast<char>(c);
     } else if (c == '\n') {
@@ -55,9 +67,30 @@ std::string FormatName(absl::string_view name) {
   return IsBareName(name) ? std::string(name) : QuoteBytes(name, '`');
 }
 
+// Where `bytes` stops being well-formed UTF-8, or npos.
+size_t InvalidUtf8At(absl::string_view bytes) {
+  for (size_t i = 0; i < bytes.size();) {
+    const size_t length = base::Utf8SequenceLength(bytes, i);
+    if (length == 0) return i;
+    i += length;
+  }
+  return absl::string_view::npos;
+}
+
+// Names and strings are answered in proto3 string fields, which a conforming client refuses to
+// parse unless they are UTF-8: one stored subscription that is not would break every listing.
+absl::Status CheckUtf8(absl::string_view bytes, absl::string_view what, absl::string_view where) {
+  const size_t at = InvalidUtf8At(bytes);
+  if (at == absl::string_view::npos) return absl::OkStatus();
+  return absl::InvalidArgumentError(
+      absl::StrFormat("%s: the %s is not valid UTF-8 (byte %d: 0x%02x)", where, what, at + 1,
+                      static_cast<unsigned char>(bytes[at])));
+}
+
 absl::Status CheckName(absl::string_view name, const Limits& limits, absl::string_view where) {
   if (name.empty())
     return absl::InvalidArgumentError(absl::StrCat(where, ": empty attribute name"));
+  if (absl::Status s = CheckUtf8(name, "attribute name", where); !s.ok()) return s;
   if (name.size() > static_cast<size_t>(limits.max_value_bytes)) {
     return absl::InvalidArgumentError(absl::StrCat(where, ": attribute name of ", name.size(),
                                                    " bytes, above the limit of ",
@@ -76,6 +109,7 @@ absl::Status CheckValue(const Value& value, const Limits& limits, absl::string_v
                                                    " bytes, above the limit of ",
                                                    limits.max_value_bytes));
   }
+  if (value.type == ValueType::kString) return CheckUtf8(value.s, "string value", where);
   return absl::OkStatus();
 }
 

@@ -109,6 +109,68 @@ TEST(ParsePredicate, Errors) {
   }
 }
 
+TEST(ParsePredicate, RefusesEscapesThatAreNotUtf8) {
+  struct Case {
+    const char* text;
+    const char* message;
+  } cases[] = {
+      {"s = \"\\xff\"", "the string is not valid UTF-8"},
+      {"s = \"ok\\xc3\"", "the string is not valid UTF-8"},               // a sequence cut short
+      {"s = \"\\xc0\\xaf\"", "the string is not valid UTF-8"},            // overlong '/'
+      {"s = \"\\xed\\xa0\\x80\"", "the string is not valid UTF-8"},       // a surrogate
+      {"s = \"\\xf4\\x90\\x80\\x80\"", "the string is not valid UTF-8"},  // past U+10FFFF
+      {"`\\xfe` = 1", "the name is not valid UTF-8"},
+      {"a = 1 AND `x\\x80y` prefix \"z\"", "at byte 10: the name"},
+  };
+  for (const Case& c : cases) {
+    absl::StatusOr<Predicate> p = ParsePredicate(c.text);
+    ASSERT_FALSE(p.ok()) << c.text;
+    EXPECT_EQ(p.status().code(), absl::StatusCode::kInvalidArgument) << c.text;
+    EXPECT_THAT(p.status().message(), HasSubstr(c.message)) << c.text;
+  }
+  // Escapes that spell whole sequences are the characters themselves.
+  EXPECT_EQ(MustParse("`caf\\xc3\\xa9` = \"\\xe2\\x82\\xac\"").filters[0].constraints[0],
+            (Constraint{"caf\xc3\xa9", Op::kEq, Value::String("\xe2\x82\xac")}));
+}
+
+TEST(NormalizePredicate, RefusesNamesAndStringsThatAreNotUtf8) {
+  // The message form reaches NormalizePredicate without the parser: it checks on its own.
+  auto analyzer = English();
+  Predicate bad_value;
+  bad_value.filters.push_back(Filter{{Constraint{"s", Op::kEq, Value::String("a\xff")}}});
+  absl::StatusOr<Predicate> r = NormalizePredicate(bad_value, analyzer.get(), Limits{});
+  ASSERT_FALSE(r.ok());
+  EXPECT_EQ(r.status().code(), absl::StatusCode::kInvalidArgument);
+  EXPECT_THAT(r.status().message(),
+              HasSubstr("filter 1, constraint 1 (s =): the string value is not valid UTF-8 "
+                        "(byte 2: 0xff)"));
+  Predicate bad_name;
+  bad_name.filters.push_back(Filter{
+      {Constraint{"ok", Op::kEq, Value::Int(1)}, Constraint{"n\xc3", Op::kLt, Value::Int(1)}}});
+  r = NormalizePredicate(bad_name, analyzer.get(), Limits{});
+  ASSERT_FALSE(r.ok());
+  // The name in the message is escaped, so the message is UTF-8 too.
+  EXPECT_THAT(r.status().message(),
+              HasSubstr("constraint 2 (`n\\xc3` <): the attribute name is not valid UTF-8"));
+  Predicate bad_terms;
+  bad_terms.filters.push_back(
+      Filter{{Constraint{"terms", Op::kContains, Value::String("gas \xfe")}}});
+  EXPECT_EQ(NormalizePredicate(bad_terms, analyzer.get(), Limits{}).status().code(),
+            absl::StatusCode::kInvalidArgument);
+  // Events are held to the same rule: their attributes are answered to Watch streams.
+  EXPECT_THAT(
+      MakeEvent({Attribute{"x", Value::String("\x80")}}, "", nullptr, Limits{}).status().message(),
+      HasSubstr("not valid UTF-8"));
+}
+
+TEST(FormatPredicate, EscapesBytesOutsideUtf8AndStaysUtf8) {
+  EXPECT_EQ(FormatValue(Value::String("caf\xc3\xa9 \xff\xc3")), "\"caf\xc3\xa9 \\xff\\xc3\"");
+  Predicate p;
+  p.filters.push_back(Filter{{Constraint{"\xe2\x82", Op::kEq, Value::String("\xed\xa0\x80")}}});
+  const std::string text = FormatPredicate(p);
+  EXPECT_EQ(text, "`\\xe2\\x82` = \"\\xed\\xa0\\x80\"");
+}
+
 TEST(ParsePredicate, FormatRoundTrips) {
   Scenario sc;
   sc.interfaces = 2;

@@ -8,6 +8,7 @@
 #include "absl/strings/match.h"
 #include "absl/strings/numbers.h"
 #include "absl/strings/str_cat.h"
+#include "base/utf8.h"
 
 namespace tandem::match {
 namespace {
@@ -175,7 +176,15 @@ class Parser {
         return Error("unterminated string");
       }
       const char c = text_[pos_++];
-      if (c == quote) return absl::OkStatus();
+      if (c == quote) {
+        // Names and strings are answered in proto3 string fields, which must be UTF-8; the text
+        // itself arrives as one, so only \x escapes can break this.
+        if (base::IsValidUtf8(*out)) return absl::OkStatus();
+        pos_ = start;
+        return Error(absl::StrCat(quote == '`' ? "the name" : "the string",
+                                  " is not valid UTF-8 (\\x escapes must spell whole UTF-8 "
+                                  "sequences)"));
+      }
       if (c != '\\') {
         out->push_back(c);
         continue;

@@ -12,8 +12,10 @@
 #include <shared_mutex>
 
 #include "absl/container/flat_hash_map.h"
+#include "absl/strings/escaping.h"
 #include "absl/strings/str_cat.h"
 #include "base/stale_files.h"
+#include "base/utf8.h"
 #include "match/match_router.h"
 #include "match/subscription_file.h"
 
@@ -34,6 +36,20 @@ struct Entry {
   Predicate predicate;
   int64_t constraints = 0;
 };
+
+// Whether every string a record would be answered with is UTF-8. Builds before the model refused
+// other bytes stored such records, after answering their Subscribe with a message no client could
+// read; they are dropped at Open, since they would make every ListSubscriptions unreadable.
+bool AnswerableAsUtf8(const SubscriptionRecord& r) {
+  if (!base::IsValidUtf8(r.interface)) return false;
+  for (const Filter& f : r.predicate.filters) {
+    for (const Constraint& c : f.constraints) {
+      if (!base::IsValidUtf8(c.name)) return false;
+      if (c.value.type == ValueType::kString && !base::IsValidUtf8(c.value.s)) return false;
+    }
+  }
+  return true;
+}
 
 int64_t CountConstraints(const Predicate& p) {
   int64_t n = 0;
@@ -224,6 +240,17 @@ struct SubscriptionRegistry::State {
     }
   }
 
+  // What a caller is told when its change could not be saved: the I/O error names paths and the
+  // process id, which are the operator's, so it goes to the log and the caller gets UNAVAILABLE
+  // (the change was undone; a later call may succeed once the disk is fixed).
+  absl::Status SaveFailed(const absl::Status& error) const {
+    std::fprintf(stderr, "tandem: cannot save subscriptions to %s: %s; the change was undone\n",
+                 options.path.c_str(), error.ToString().c_str());
+    return absl::UnavailableError(
+        "the subscriptions could not be saved, so the change was not made (the node's log has "
+        "the reason)");
+  }
+
   // Returns once a snapshot at least as new as `wanted` is on disk. Concurrent callers share one
   // write: whoever takes the lock first writes everything changed so far.
   absl::Status Persist(uint64_t wanted, bool force = false) {
@@ -276,6 +303,14 @@ absl::StatusOr<std::unique_ptr<SubscriptionRegistry>> SubscriptionRegistry::Open
       std::unique_lock<std::shared_mutex> lock(state->mu);
       state->next_id = loaded->next_id;
       for (SubscriptionRecord& r : loaded->records) {
+        if (!AnswerableAsUtf8(r)) {
+          std::fprintf(stderr,
+                       "tandem: %s: dropped subscription %llu of interface \"%s\": it holds a "
+                       "string that is not UTF-8 (its Subscribe could not be answered)\n",
+                       options.path.c_str(), static_cast<unsigned long long>(r.id),
+                       absl::CHexEscape(r.interface).c_str());
+          continue;
+        }
         if (absl::Status s = state->AddLocked(r.id, r.interface, std::move(r.predicate)); !s.ok()) {
           return absl::Status(
               s.code(), absl::StrCat(options.path, ": subscription ", r.id, ": ", s.message()));
@@ -298,6 +333,10 @@ absl::StatusOr<SubscriptionId> SubscriptionRegistry::Subscribe(absl::string_view
     return absl::InvalidArgumentError(absl::StrCat("interface name of ", interface.size(),
                                                    " bytes, above the limit of ",
                                                    st.options.max_interface_bytes));
+  }
+  if (!base::IsValidUtf8(interface)) {
+    // It is answered in proto3 string fields, which a client cannot read unless they are UTF-8.
+    return absl::InvalidArgumentError("the interface name is not valid UTF-8");
   }
   const int64_t n = CountConstraints(predicate);
   SubscriptionId id;
@@ -325,7 +364,7 @@ absl::StatusOr<SubscriptionId> SubscriptionRegistry::Subscribe(absl::string_view
       undone = st.version;
     }
     (void)st.Persist(undone);  // best effort: a later snapshot must not keep what was refused
-    return s;
+    return st.SaveFailed(s);
   }
   return id;
 }
@@ -351,7 +390,7 @@ absl::Status SubscriptionRegistry::Unsubscribe(SubscriptionId id) {
       redone = st.version;
     }
     (void)st.Persist(redone);
-    return s;
+    return st.SaveFailed(s);
   }
   return absl::OkStatus();
 }

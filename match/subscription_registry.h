@@ -73,11 +73,12 @@ class SubscriptionRegistry {
   ~SubscriptionRegistry();
 
   // Adds a normalized predicate (NormalizePredicate) for `interface` and returns its new id.
-  // INVALID_ARGUMENT for an empty or over-long interface; RESOURCE_EXHAUSTED beyond the limits;
-  // the write's error if the snapshot cannot be written (the change is then undone).
+  // INVALID_ARGUMENT for an empty, over-long or non-UTF-8 interface; RESOURCE_EXHAUSTED beyond the
+  // limits; UNAVAILABLE, without paths, if the change cannot be saved (it is then undone, and the
+  // I/O error goes to standard error).
   absl::StatusOr<SubscriptionId> Subscribe(absl::string_view interface, Predicate predicate);
 
-  // NOT_FOUND for an unknown id.
+  // NOT_FOUND for an unknown id; UNAVAILABLE as Subscribe's.
   absl::Status Unsubscribe(SubscriptionId id);
 
   // The subscriptions of `interface`, or all when it is empty, by id.

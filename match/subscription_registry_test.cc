@@ -27,6 +27,7 @@ namespace {
 
 using ::testing::ElementsAre;
 using ::testing::HasSubstr;
+using ::testing::Not;
 
 using base::TempDir;
 
@@ -195,6 +196,40 @@ TEST(SubscriptionRegistry, SubscribeMatchUnsubscribeAndRestart) {
   EXPECT_THAT(r->interfaces[0], ElementsAre("alice"));
 }
 
+TEST(SubscriptionRegistry, RefusesInterfacesThatAreNotUtf8AndDropsStoredOnes) {
+  TempDir dir;
+  RegistryOptions options;
+  options.path = dir.path() + "/subscriptions";
+  // A file as older builds wrote it: a subscription whose strings are not UTF-8 among good ones.
+  SubscriptionSnapshot old;
+  old.records.push_back(SubscriptionRecord{1, "alice", P("x = 1")});
+  Predicate bad_value;
+  bad_value.filters.push_back(Filter{{Constraint{"s", Op::kEq, Value::String("\xff")}}});
+  old.records.push_back(SubscriptionRecord{2, "mallory", bad_value});
+  old.records.push_back(SubscriptionRecord{3, "mall\xc3", P("x = 2")});
+  Predicate bad_name;
+  bad_name.filters.push_back(Filter{{Constraint{"\xfe", Op::kEq, Value::Int(1)}}});
+  old.records.push_back(SubscriptionRecord{4, "mallory", bad_name});
+  old.records.push_back(SubscriptionRecord{5, "bob", P("s = \"caf\\xc3\\xa9\"")});
+  old.next_id = 6;
+  ASSERT_TRUE(WriteSubscriptionFile(options.path, old).ok());
+  {
+    auto registry = Open(options);
+    ASSERT_NE(registry, nullptr);
+    const std::vector<SubscriptionRecord> kept = registry->List("");
+    ASSERT_EQ(kept.size(), 2u);
+    EXPECT_EQ(kept[0].id, 1u);
+    EXPECT_EQ(kept[1].id, 5u);
+    const absl::StatusOr<SubscriptionId> refused = registry->Subscribe("\x80", P("x = 1"));
+    EXPECT_TRUE(absl::IsInvalidArgument(refused.status())) << refused.status();
+    EXPECT_THAT(refused.status().message(), HasSubstr("not valid UTF-8"));
+    EXPECT_EQ(registry->List("").size(), 2u);
+    EXPECT_EQ(*registry->Subscribe("carol", P("x = 3")), 6u);  // ids are still never reused
+  }
+  auto registry = Open(options);  // and the dropped ones are gone from the file
+  EXPECT_EQ(registry->List("").size(), 3u);
+}
+
 TEST(SubscriptionRegistry, RefusesADamagedFileAndBadPaths) {
   TempDir dir;
   RegistryOptions options;
@@ -247,8 +282,11 @@ TEST(SubscriptionRegistry, LimitsAndAFailedWriteIsUndone) {
   std::ofstream(dir.path() + "/sub") << "not a directory";
   const std::vector<SubscriptionRecord> before = registry->List("");
   absl::Status s = registry->Unsubscribe(before[0].id);
-  EXPECT_FALSE(s.ok());
-  EXPECT_THAT(s.message(), HasSubstr("saving subscriptions"));
+  // The caller learns that nothing changed, not where the node keeps its files or its pid.
+  EXPECT_TRUE(absl::IsUnavailable(s)) << s;
+  EXPECT_THAT(s.message(), HasSubstr("could not be saved"));
+  EXPECT_THAT(s.message(), Not(HasSubstr(dir.path())));
+  EXPECT_THAT(s.message(), Not(HasSubstr(std::to_string(getpid()))));
   EXPECT_EQ(registry->List("").size(), before.size());  // undone
   ASSERT_TRUE(registry->Unsubscribe(before[1].id).code() != absl::StatusCode::kOk);
   std::filesystem::remove(dir.path() + "/sub");

@@ -4,6 +4,7 @@
 #include <utility>
 
 #include "absl/strings/str_cat.h"
+#include "base/status_macros.h"
 #include "rpc/status_mapping.h"
 #include "server/subscription_metrics.h"
 #include "server/wire.h"
@@ -17,11 +18,14 @@ const grpc::Status& Draining() {
   return *status;
 }
 
-// A call's answer serialized, or its error.
+// A call's answer serialized, or its error. Every string is checked first: one that is not UTF-8
+// would make the whole answer unreadable to every client (the model refuses such names and values
+// on the way in; this keeps the promise whatever a subscriptions file or a later change holds).
 template <typename Response>
 absl::Status Serialize(const absl::StatusOr<Response>& response, size_t max_bytes,
                        grpc::ByteBuffer& out) {
   if (!response.ok()) return response.status();
+  TANDEM_RETURN_IF_ERROR(CheckUtf8Strings(*response));
   return SerializeResponse(*response, max_bytes, out);
 }
 
@@ -90,6 +94,10 @@ grpc::ServerUnaryReactor* SubscriptionService::Unary(grpc::CallbackServerContext
         Request request;
         absl::Status status = Read(*request_bytes, *context, request);
         if (status.ok()) status = Serialize(work(request), max_response_bytes_, *response_bytes);
+        if (absl::IsInternal(status)) {
+          log_.Log(absl::StrCat("tandem-server: answered INTERNAL to ", context->peer(), ": ",
+                                status.message()));
+        }
         reactor->Finish(rpc::ToGrpcStatus(status));
       });
   if (!submitted.ok()) reactor->Finish(rpc::ToGrpcStatus(submitted));

@@ -17,6 +17,7 @@
 #include "server/subscription_convert.h"
 #include "server/subscription_metrics.h"
 #include "server/watch_hub.h"
+#include "server/wire.h"
 
 namespace tandem::server {
 namespace {
@@ -221,6 +222,38 @@ TEST_F(SubscriptionCallsTest, SubscribeByTextOrMessagesListMatchAndUnsubscribe) 
                          {{"op", "unsubscribe"}, {"outcome", "NOT_FOUND"}}),
             1);
   EXPECT_EQ(scrape.Value("tandem_match_documents_total", {{"engine", "brute_force"}}), 6);
+}
+
+TEST_F(SubscriptionCallsTest, PredicatesThatAreNotUtf8AreRefusedBeforeAnythingIsStored) {
+  // The request is UTF-8; its escapes would not be. Stored, such a subscription made every
+  // ListSubscriptions answer unreadable to every client.
+  for (const char* text : {"s = \"\\xff\"", "`\\xc3` = 1", "s prefix \"a\\xe2\\x82\"",
+                           "year = 1 OR terms contains \"gas \\xfe\""}) {
+    absl::StatusOr<tandem::v1::SubscribeResponse> bad = SubscribeText("mallory", text);
+    EXPECT_EQ(bad.status().code(), absl::StatusCode::kInvalidArgument) << text;
+    EXPECT_THAT(std::string(bad.status().message()), HasSubstr("not valid UTF-8")) << text;
+  }
+  // The message form, with raw bytes the wire would never carry, is held to the same rule.
+  tandem::v1::SubscribeRequest raw;
+  raw.set_interface("mallory");
+  AddConstraint(raw.mutable_predicate()->add_filters(), "s", Constraint::OP_EQ)
+      ->mutable_value()
+      ->set_string_value("\xff");
+  EXPECT_EQ(calls_->Subscribe(raw).status().code(), absl::StatusCode::kInvalidArgument);
+  // So is the interface name.
+  absl::StatusOr<tandem::v1::SubscribeResponse> bad = SubscribeText("mall\xffory", "year = 1");
+  EXPECT_EQ(bad.status().code(), absl::StatusCode::kInvalidArgument);
+  EXPECT_THAT(std::string(bad.status().message()), HasSubstr("interface name is not valid UTF-8"));
+
+  EXPECT_EQ(calls_->ListSubscriptions({}).subscriptions_size(), 0);
+  // Escapes that spell whole characters are fine, and come back as the characters.
+  absl::StatusOr<tandem::v1::SubscribeResponse> ok =
+      SubscribeText("mallory", "`caf\\xc3\\xa9` = \"\\xe2\\x82\\xac\"");
+  ASSERT_TRUE(ok.ok()) << ok.status();
+  EXPECT_EQ(ok->predicate_text(), "`caf\xc3\xa9` = \"\xe2\x82\xac\"");
+  const tandem::v1::ListSubscriptionsResponse listed = calls_->ListSubscriptions({});
+  ASSERT_EQ(listed.subscriptions_size(), 1);
+  EXPECT_TRUE(CheckUtf8Strings(listed).ok());
 }
 
 TEST_F(SubscriptionCallsTest, BadRequestsAreInvalidArgumentNamingTheProblem) {

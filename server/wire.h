@@ -31,4 +31,9 @@ absl::Status ParseRequest(const grpc::ByteBuffer& bytes, google::protobuf::Messa
 absl::Status SerializeResponse(const google::protobuf::Message& message, size_t max_bytes,
                                grpc::ByteBuffer& out);
 
+// INTERNAL naming the first string field of `message` (its path, as "subscriptions[2].interface")
+// that is not UTF-8, looking into every nested message. Protobuf writes such a string as it is, but
+// a conforming client refuses the whole message: the node answers an error it can read instead.
+absl::Status CheckUtf8Strings(const google::protobuf::Message& message);
+
 }  // namespace tandem::server

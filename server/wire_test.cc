@@ -6,6 +6,7 @@
 #include "grpcpp/support/slice.h"
 #include "gtest/gtest.h"
 #include "tandem/v1/search.pb.h"
+#include "tandem/v1/subscription.pb.h"
 
 namespace tandem::server {
 namespace {
@@ -77,6 +78,38 @@ TEST(WireTest, RefusesStringsThatAreNotUtf8) {
   // The same bytes in a bytes-free message that has no field 1 parse as an unknown field.
   tandem::v1::GetIndexInfoRequest info;
   EXPECT_TRUE(ParseRequest(Bytes(encoded), info).ok());
+}
+
+TEST(WireTest, NamesTheFirstStringThatIsNotUtf8AnywhereInTheAnswer) {
+  tandem::v1::ListSubscriptionsResponse response;
+  for (int i = 0; i < 3; ++i) {
+    tandem::v1::Subscription* s = response.add_subscriptions();
+    s->set_id(i + 1);
+    s->set_interface("caf\xc3\xa9");
+    tandem::v1::Constraint* c = s->mutable_predicate()->add_filters()->add_constraints();
+    c->set_name("s");
+    c->mutable_value()->set_string_value("ok");
+  }
+  EXPECT_TRUE(CheckUtf8Strings(response).ok());
+  response.mutable_subscriptions(1)
+      ->mutable_predicate()
+      ->mutable_filters(0)
+      ->mutable_constraints(0)
+      ->mutable_value()
+      ->set_string_value("\xff");
+  absl::Status status = CheckUtf8Strings(response);
+  EXPECT_EQ(status.code(), absl::StatusCode::kInternal);
+  EXPECT_THAT(std::string(status.message()),
+              HasSubstr("subscriptions[1].predicate.filters[0].constraints[0].value.string_value "
+                        "is not UTF-8"));
+  response.mutable_subscriptions(0)->set_interface("\xc3");
+  EXPECT_THAT(std::string(CheckUtf8Strings(response).message()),
+              HasSubstr("answer's subscriptions[0].interface is not"));
+  tandem::v1::MatchResponse match;
+  match.add_matches()->add_interfaces("a");
+  match.mutable_matches(0)->add_interfaces("\xed\xa0\x80");
+  EXPECT_THAT(std::string(CheckUtf8Strings(match).message()),
+              HasSubstr("matches[0].interfaces[1] is not"));
 }
 
 TEST(WireTest, EmptyBytesAreTheEmptyMessage) {

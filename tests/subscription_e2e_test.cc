@@ -3,8 +3,11 @@
 // the same predicates (match::PredicateMatches) on a small corpus, the errors, Watch streams (a
 // slow watcher is told what it missed and the server's memory stays bounded), the subscriptions
 // file across a restart and a damaged one, health, reflection, metrics and tandem-cli's verbs.
+#include <sys/stat.h>
+
 #include <algorithm>
 #include <atomic>
+#include <filesystem>
 #include <fstream>
 #include <map>
 #include <memory>
@@ -23,6 +26,7 @@
 #include "gtest/gtest.h"
 #include "match/model.h"
 #include "match/predicate_parser.h"
+#include "match/subscription_file.h"
 #include "tandem/v1/subscription.grpc.pb.h"
 #include "tests/e2e_clients.h"
 #include "tests/e2e_fixture.h"
@@ -37,6 +41,7 @@ using tandem::v1::Constraint;
 using tandem::v1::SubscriptionService;
 using ::testing::Contains;
 using ::testing::HasSubstr;
+using ::testing::Not;
 using ::testing::StartsWith;
 
 using Stub = SubscriptionService::Stub;
@@ -363,6 +368,85 @@ TEST_F(SubscriptionE2eTest, BadRequestsNameTheProblem) {
 
   // Nothing was added by the refused calls.
   EXPECT_TRUE(List().empty());
+  Stop(server);
+}
+
+TEST_F(SubscriptionE2eTest, PredicatesThatAreNotUtf8AreRefusedAndListingStaysReadable) {
+  // A file as older builds left it: mallory's `s = "\xff"` stored beside a good subscription.
+  {
+    match::SubscriptionSnapshot old;
+    match::Predicate bad;
+    bad.filters.push_back(
+        match::Filter{{match::Constraint{"s", match::Op::kEq, match::Value::String("\xff")}}});
+    old.records.push_back(match::SubscriptionRecord{1, "mallory", bad});
+    old.records.push_back(match::SubscriptionRecord{
+        2, "alice",
+        *match::NormalizePredicate(*match::ParsePredicate("year = 2001"), nullptr, {})});
+    old.next_id = 3;
+    ASSERT_TRUE(match::WriteSubscriptionFile(SubscriptionsFile(), old).ok());
+  }
+  auto server = Start();
+  ASSERT_NE(server, nullptr);
+  EXPECT_THAT(server->Stderr(), HasSubstr("dropped subscription 1 of interface \"mallory\""));
+  auto cli = [&](std::vector<std::string> args) {
+    args.insert(args.begin(), {"--server", server->address()});
+    absl::StatusOr<ProcessResult> run = RunProcess(TANDEM_CLI_BINARY, args, kE2eTimeout);
+    EXPECT_TRUE(run.ok()) << run.status();
+    return run.value_or(ProcessResult{});
+  };
+  ProcessResult run = cli({"subscribe", "--interface", "mallory", "s = \"\\xff\""});
+  EXPECT_EQ(run.exit_code, 1);
+  EXPECT_THAT(run.err, StartsWith("tandem-cli: INVALID_ARGUMENT: predicate_text: "));
+  EXPECT_THAT(run.err, HasSubstr("not valid UTF-8"));
+  run = cli({"subscribe", "--interface", "mallory", "`\\xc3` = 1"});
+  EXPECT_EQ(run.exit_code, 1);
+  EXPECT_THAT(run.err, HasSubstr("INVALID_ARGUMENT"));
+  // Every client can still list; only alice's is there, before and after a restart.
+  run = cli({"subscriptions"});
+  EXPECT_EQ(run.exit_code, 0) << run.err;
+  EXPECT_EQ(run.out, "2  alice  year = 2001\n");
+  Stop(server);
+  server = Start();
+  ASSERT_NE(server, nullptr);
+  EXPECT_THAT(server->Stderr(), Not(HasSubstr("dropped")));
+  run = cli({"subscriptions"});
+  EXPECT_EQ(run.out, "2  alice  year = 2001\n");
+  // Whole characters spelled by escapes are kept, and listed as the characters.
+  run = cli({"subscribe", "--interface", "mallory", "s = \"caf\\xc3\\xa9\""});
+  EXPECT_EQ(run.exit_code, 0) << run.err;
+  EXPECT_EQ(run.out, "3  s = \"caf\xc3\xa9\"\n");
+  EXPECT_EQ(List().size(), 2u);
+  Stop(server);
+}
+
+TEST_F(SubscriptionE2eTest, AFailedWriteIsUnavailableWithoutPathsAndTheLogHasTheReason) {
+  // The subscriptions file's directory removed under a running node: no write can succeed.
+  const std::string dir = tmp_.path() + "/d";
+  ASSERT_EQ(mkdir(dir.c_str(), 0755), 0);
+  absl::StatusOr<std::unique_ptr<ServerProcess>> started = ServerProcess::Start(
+      {"--index", index_->dir(), "--threads", "2", "--subscriptions", dir + "/subs.bin"});
+  ASSERT_TRUE(started.ok()) << started.status();
+  std::unique_ptr<ServerProcess> server = *std::move(started);
+  stub_ = SubscriptionService::NewStub(NewChannel(server->address()));
+  absl::StatusOr<tandem::v1::SubscribeResponse> kept = Subscribe("alice", "year = 1");
+  ASSERT_TRUE(kept.ok()) << kept.status();
+  std::filesystem::remove_all(dir);
+
+  absl::StatusOr<tandem::v1::SubscribeResponse> refused = Subscribe("bob", "year = 2");
+  EXPECT_EQ(refused.status().code(), absl::StatusCode::kUnavailable) << refused.status();
+  const std::string message(refused.status().message());
+  EXPECT_THAT(message, HasSubstr("could not be saved"));
+  EXPECT_THAT(message, Not(HasSubstr(tmp_.path())));
+  EXPECT_THAT(message, Not(HasSubstr(std::to_string(server->pid()))));
+  const absl::Status unsubscribed = Unsubscribe(kept->id());
+  EXPECT_EQ(unsubscribed.code(), absl::StatusCode::kUnavailable) << unsubscribed;
+  EXPECT_THAT(std::string(unsubscribed.message()), Not(HasSubstr(tmp_.path())));
+  // Neither change was made, and the operator's log names the file and the error.
+  const std::vector<tandem::v1::Subscription> listed = List();
+  ASSERT_EQ(listed.size(), 1u);
+  EXPECT_EQ(listed[0].interface(), "alice");
+  EXPECT_THAT(server->Stderr(), HasSubstr("cannot save subscriptions to " + dir + "/subs.bin"));
+  EXPECT_EQ(Unsubscribe(12345).code(), absl::StatusCode::kNotFound);  // still its own code
   Stop(server);
 }
 

@@ -5,6 +5,7 @@
 #include <condition_variable>
 #include <cstdio>
 #include <deque>
+#include <functional>
 #include <iterator>
 #include <map>
 #include <mutex>
@@ -14,10 +15,11 @@
 #include "absl/container/flat_hash_map.h"
 #include "absl/strings/escaping.h"
 #include "absl/strings/str_cat.h"
-#include "base/stale_files.h"
+#include "base/status_macros.h"
 #include "base/utf8.h"
 #include "match/match_router.h"
 #include "match/subscription_file.h"
+#include "match/subscription_store.h"
 
 namespace tandem::match {
 
@@ -78,10 +80,6 @@ struct SubscriptionRegistry::State {
   absl::flat_hash_map<std::string, int64_t> term_rows;
   SubscriptionId next_id = 1;
   int64_t constraints = 0;
-  uint64_t version = 0;  // bumped by every change
-
-  std::mutex persist_mu;
-  uint64_t durable_version = 0;  // guarded by persist_mu
 
   InterfaceId Intern(absl::string_view name) {
     auto [it, inserted] =
@@ -116,7 +114,6 @@ struct SubscriptionRegistry::State {
     const int64_t n = CountConstraints(predicate);
     constraints += n;
     subscriptions.emplace(id, Entry{iface, std::move(predicate), n});
-    ++version;
     return absl::OkStatus();
   }
 
@@ -136,7 +133,6 @@ struct SubscriptionRegistry::State {
     subscriptions.erase(it);
     CountRows(entry.predicate, -1);
     constraints -= entry.constraints;
-    ++version;
     return entry;
   }
 
@@ -251,30 +247,34 @@ struct SubscriptionRegistry::State {
         "the reason)");
   }
 
-  // Returns once a snapshot at least as new as `wanted` is on disk. Concurrent callers share one
-  // write: whoever takes the lock first writes everything changed so far.
-  absl::Status Persist(uint64_t wanted, bool force = false) {
-    if (options.path.empty()) return absl::OkStatus();
-    std::lock_guard<std::mutex> persist_lock(persist_mu);
-    if (!force && durable_version >= wanted) return absl::OkStatus();
+  // The registry's state for a snapshot, taken under the shared lock.
+  SubscriptionSnapshot Capture(const std::function<void()>& while_locked) const {
     SubscriptionSnapshot snapshot;
-    uint64_t snapshot_version;
-    {
-      std::shared_lock<std::shared_mutex> lock(mu);
-      snapshot.next_id = next_id;
-      snapshot.records.reserve(subscriptions.size());
-      for (const auto& [id, entry] : subscriptions) {
-        snapshot.records.push_back(
-            SubscriptionRecord{id, interface_names[entry.interface], entry.predicate});
-      }
-      snapshot_version = version;
+    std::shared_lock<std::shared_mutex> lock(mu);
+    snapshot.next_id = next_id;
+    snapshot.records.reserve(subscriptions.size());
+    for (const auto& [id, entry] : subscriptions) {
+      snapshot.records.push_back(
+          SubscriptionRecord{id, interface_names[entry.interface], entry.predicate});
     }
-    if (absl::Status s = WriteSubscriptionFile(options.path, snapshot); !s.ok()) {
-      return absl::Status(s.code(), absl::StrCat("saving subscriptions: ", s.message()));
-    }
-    durable_version = snapshot_version;
-    return absl::OkStatus();
+    while_locked();
+    return snapshot;
   }
+
+  // Logs a change made under the exclusive lock, which the caller holds; null without a file.
+  std::shared_ptr<SubscriptionStore::Batch> Log(const SubscriptionChange& change) {
+    if (store == nullptr) return nullptr;
+    std::string bytes;
+    EncodeChange(change, &bytes);
+    return store->Enqueue(bytes);
+  }
+
+  absl::Status WaitDurable(const std::shared_ptr<SubscriptionStore::Batch>& batch) {
+    return batch == nullptr ? absl::OkStatus() : store->WaitDurable(batch);
+  }
+
+  // Last: stopped (its compaction thread reads the state) before anything else goes.
+  std::unique_ptr<SubscriptionStore> store;
 };
 
 SubscriptionRegistry::SubscriptionRegistry(std::unique_ptr<State> state)
@@ -288,39 +288,38 @@ absl::StatusOr<std::unique_ptr<SubscriptionRegistry>> SubscriptionRegistry::Open
     return absl::FailedPreconditionError("match engine gpu: this node has no GPU matcher");
   }
   if (options.max_subscriptions < 1 || options.max_constraints < 1 ||
-      options.max_interface_bytes < 1 || options.max_batch_events < 1) {
+      options.max_interface_bytes < 1 || options.max_batch_events < 1 ||
+      options.compact_log_bytes < 1) {
     return absl::InvalidArgumentError("subscription limits must be positive");
   }
   auto state = std::make_unique<State>(options, std::move(cpu), std::move(gpu));
   if (!options.path.empty()) {
-    const size_t slash = options.path.rfind('/');
-    const std::string dir = slash == std::string::npos ? "." : options.path.substr(0, slash);
-    const std::string base =
-        slash == std::string::npos ? options.path : options.path.substr(slash + 1);
-    base::RemoveStaleSiblings(dir.empty() ? "/" : dir, base + ".tmp-");
-    absl::StatusOr<SubscriptionSnapshot> loaded = ReadSubscriptionFile(options.path);
-    if (loaded.ok()) {
-      std::unique_lock<std::shared_mutex> lock(state->mu);
-      state->next_id = loaded->next_id;
-      for (SubscriptionRecord& r : loaded->records) {
-        if (!AnswerableAsUtf8(r)) {
-          std::fprintf(stderr,
-                       "tandem: %s: dropped subscription %llu of interface \"%s\": it holds a "
-                       "string that is not UTF-8 (its Subscribe could not be answered)\n",
-                       options.path.c_str(), static_cast<unsigned long long>(r.id),
-                       absl::CHexEscape(r.interface).c_str());
-          continue;
-        }
-        if (absl::Status s = state->AddLocked(r.id, r.interface, std::move(r.predicate)); !s.ok()) {
-          return absl::Status(
-              s.code(), absl::StrCat(options.path, ": subscription ", r.id, ": ", s.message()));
-        }
+    state->store = std::make_unique<SubscriptionStore>(SubscriptionStoreOptions{
+        .path = options.path, .compact_log_bytes = options.compact_log_bytes});
+    absl::StatusOr<SubscriptionSnapshot> loaded = state->store->Load();
+    if (!loaded.ok()) return loaded.status();
+    std::unique_lock<std::shared_mutex> lock(state->mu);
+    state->next_id = loaded->next_id;
+    for (SubscriptionRecord& r : loaded->records) {
+      if (!AnswerableAsUtf8(r)) {
+        std::fprintf(stderr,
+                     "tandem: %s: dropped subscription %llu of interface \"%s\": it holds a "
+                     "string that is not UTF-8 (its Subscribe could not be answered)\n",
+                     options.path.c_str(), static_cast<unsigned long long>(r.id),
+                     absl::CHexEscape(r.interface).c_str());
+        continue;
       }
-    } else if (!absl::IsNotFound(loaded.status())) {
-      return loaded.status();
+      if (absl::Status s = state->AddLocked(r.id, r.interface, std::move(r.predicate)); !s.ok()) {
+        return absl::Status(s.code(),
+                            absl::StrCat(options.path, ": subscription ", r.id, ": ", s.message()));
+      }
     }
-    // Written at once, so an unwritable path fails at startup rather than at the first Subscribe.
-    if (absl::Status s = state->Persist(0, /*force=*/true); !s.ok()) return s;
+    lock.unlock();
+    // A fresh snapshot and an empty log at once, so an unwritable path fails at startup rather
+    // than at the first Subscribe.
+    State* st = state.get();
+    TANDEM_RETURN_IF_ERROR(state->store->Start(
+        [st](const std::function<void()>& while_locked) { return st->Capture(while_locked); }));
   }
   return std::unique_ptr<SubscriptionRegistry>(new SubscriptionRegistry(std::move(state)));
 }
@@ -340,7 +339,8 @@ absl::StatusOr<SubscriptionId> SubscriptionRegistry::Subscribe(absl::string_view
   }
   const int64_t n = CountConstraints(predicate);
   SubscriptionId id;
-  uint64_t version;
+  std::string bytes;
+  std::shared_ptr<SubscriptionStore::Batch> batch;
   {
     std::unique_lock<std::shared_mutex> lock(st.mu);
     if (static_cast<int64_t>(st.subscriptions.size()) >= st.options.max_subscriptions) {
@@ -353,17 +353,20 @@ absl::StatusOr<SubscriptionId> SubscriptionRegistry::Subscribe(absl::string_view
                        " more would pass its limit of ", st.options.max_constraints));
     }
     id = st.next_id++;
-    if (absl::Status s = st.AddLocked(id, interface, std::move(predicate)); !s.ok()) return s;
-    version = st.version;
+    SubscriptionChange change{.record = {id, std::string(interface), std::move(predicate)}};
+    if (st.store != nullptr) EncodeChange(change, &bytes);
+    if (absl::Status s = st.AddLocked(id, interface, std::move(change.record.predicate)); !s.ok()) {
+      return s;
+    }
+    if (st.store != nullptr) batch = st.store->Enqueue(bytes);
   }
-  if (absl::Status s = st.Persist(version); !s.ok()) {
-    uint64_t undone = 0;
+  if (absl::Status s = st.WaitDurable(batch); !s.ok()) {
     {
       std::unique_lock<std::shared_mutex> lock(st.mu);
-      (void)st.RemoveLocked(id);
-      undone = st.version;
+      if (st.RemoveLocked(id).ok()) {  // logged too: the change may have reached the file
+        (void)st.Log(SubscriptionChange{.remove = true, .record = {.id = id}});
+      }
     }
-    (void)st.Persist(undone);  // best effort: a later snapshot must not keep what was refused
     return st.SaveFailed(s);
   }
   return id;
@@ -371,25 +374,22 @@ absl::StatusOr<SubscriptionId> SubscriptionRegistry::Subscribe(absl::string_view
 
 absl::Status SubscriptionRegistry::Unsubscribe(SubscriptionId id) {
   State& st = *state_;
-  uint64_t version;
-  std::string interface;
+  std::shared_ptr<SubscriptionStore::Batch> batch;
   Entry removed;
   {
     std::unique_lock<std::shared_mutex> lock(st.mu);
     absl::StatusOr<Entry> entry = st.RemoveLocked(id);
     if (!entry.ok()) return entry.status();
     removed = *std::move(entry);
-    interface = st.interface_names[removed.interface];
-    version = st.version;
+    batch = st.Log(SubscriptionChange{.remove = true, .record = {.id = id}});
   }
-  if (absl::Status s = st.Persist(version); !s.ok()) {
-    uint64_t redone = 0;
+  if (absl::Status s = st.WaitDurable(batch); !s.ok()) {
     {
       std::unique_lock<std::shared_mutex> lock(st.mu);
-      (void)st.AddLocked(id, interface, std::move(removed.predicate));
-      redone = st.version;
+      const std::string interface = st.interface_names[removed.interface];
+      SubscriptionChange redo{.record = {id, interface, removed.predicate}};
+      if (st.AddLocked(id, interface, std::move(removed.predicate)).ok()) (void)st.Log(redo);
     }
-    (void)st.Persist(redone);
     return st.SaveFailed(s);
   }
   return absl::OkStatus();
@@ -452,6 +452,10 @@ MatcherStats SubscriptionRegistry::stats() const {
   MatcherStats stats = state_->cpu->stats();
   if (state_->gpu != nullptr) stats.device_bytes = state_->gpu->stats().device_bytes;
   return stats;
+}
+
+SubscriptionStoreStats SubscriptionRegistry::store_stats() const {
+  return state_->store == nullptr ? SubscriptionStoreStats{} : state_->store->stats();
 }
 
 bool SubscriptionRegistry::has_gpu() const { return state_->gpu != nullptr; }

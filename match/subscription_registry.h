@@ -4,10 +4,10 @@
 // checksummed file replaced atomically, held by the CPU matcher and, on a node with a GPU, by the
 // CCM matcher too; each Match goes to the engine the MatchRouter predicts faster (match_router.h).
 //
-// Durability: Subscribe and Unsubscribe return once a snapshot holding the change is on disk
-// (written to a temporary name, fsynced, renamed over the file, the directory fsynced). Concurrent
-// changes share one snapshot (group commit). A change is visible to every Match that starts after
-// it returns, on both engines.
+// Durability: Subscribe and Unsubscribe return once the change is on disk, appended to a log
+// beside the snapshot file and fsynced; concurrent changes share one append and one fsync (group
+// commit), and the log is compacted into a new snapshot in the background (subscription_store.h).
+// A change is visible to every Match that starts after it returns, on both engines.
 //
 //   TANDEM_ASSIGN_OR_RETURN(auto registry, SubscriptionRegistry::Open(options, std::move(cpu),
 //                                                                     std::move(gpu_or_null)));
@@ -47,12 +47,21 @@ struct RegistryOptions {
   int max_interface_bytes = 256;
   // Concurrent Match calls are matched together, up to this many events a batch.
   int max_batch_events = 4096;
+  // The change log is compacted into a new snapshot once larger than this and the snapshot.
+  int64_t compact_log_bytes = 1 << 20;
 };
 
 struct SubscriptionRecord {
   SubscriptionId id = 0;
   std::string interface;
   Predicate predicate;  // normalized
+};
+
+// What the registry has written to its files since it opened (subscription_store.h).
+struct SubscriptionStoreStats {
+  uint64_t bytes_written = 0;  // log frames and snapshots
+  uint64_t log_writes = 0;     // frames appended, one fdatasync each
+  uint64_t compactions = 0;    // snapshots written, the one at Open included
 };
 
 struct MatchResult {
@@ -63,9 +72,11 @@ struct MatchResult {
 
 class SubscriptionRegistry {
  public:
-  // Loads `options.path` when it exists into both matchers. INVALID_ARGUMENT for bad options,
-  // DATA_LOSS for a damaged or truncated file (naming it and what is wrong; the node must not start
-  // over it), FAILED_PRECONDITION for a file of another format version, the I/O error otherwise.
+  // Loads `options.path` and its log when they exist into both matchers, then writes a fresh
+  // snapshot and an empty log. INVALID_ARGUMENT for bad options, DATA_LOSS for a damaged or
+  // truncated snapshot or damage inside the log (naming the file and what is wrong; the node must
+  // not start over it; a final log frame a crash cut short is dropped with a line on standard
+  // error), FAILED_PRECONDITION for a file of another format version, the I/O error otherwise.
   // `gpu` may be null; `cpu` may not.
   static absl::StatusOr<std::unique_ptr<SubscriptionRegistry>> Open(const RegistryOptions& options,
                                                                     std::unique_ptr<Matcher> cpu,
@@ -95,6 +106,7 @@ class SubscriptionRegistry {
   int64_t SelectedConstraints(absl::Span<const Event> events) const;
 
   MatcherStats stats() const;  // the CPU matcher's, with device_bytes from the GPU's
+  SubscriptionStoreStats store_stats() const;  // zeros without a file
   bool has_gpu() const;
   const RegistryOptions& options() const;
 

@@ -120,9 +120,9 @@ ABSL_FLAG(uint32_t, queue_capacity, 0,
 
 // Standing queries (tandem.v1.SubscriptionService).
 ABSL_FLAG(std::string, subscriptions, "",
-          "File that keeps the subscriptions (standing queries) across restarts, written "
-          "atomically at every change; empty keeps them in memory only. A damaged file stops the "
-          "server from starting.");
+          "File that keeps the subscriptions (standing queries) across restarts, each change "
+          "appended to FILE.log and fsynced before it is acknowledged; empty keeps them in memory "
+          "only. A damaged file stops the server from starting.");
 ABSL_FLAG(MatchEngineFlag, match_engine, MatchEngineFlag{},
           "What matches documents against the subscriptions: cpu; gpu (Margara & Cugola's CCM; "
           "fails to start without a GPU); auto: the faster by prediction, the GPU taking part "
@@ -212,6 +212,7 @@ tandem::server::ServerOptions OptionsFromFlags() {
   subscriptions.registry.path = absl::GetFlag(FLAGS_subscriptions);
   subscriptions.registry.engine = absl::GetFlag(FLAGS_match_engine).engine;
   subscriptions.registry.max_subscriptions = absl::GetFlag(FLAGS_max_subscriptions);
+  subscriptions.registry.compact_log_bytes = absl::GetFlag(FLAGS_subscriptions_compact_bytes);
   auto as_int = [](uint32_t value) {
     return static_cast<int>(std::min<uint32_t>(value, INT32_MAX));
   };

@@ -37,6 +37,9 @@ ABSL_FLAG(uint32_t, max_constraints_per_filter, 32,
           "Most constraints in one filter, after `terms contains` is analyzed into terms "
           "(1..255).");
 ABSL_FLAG(uint32_t, max_match_documents, 1024, "Most documents in one Match call.");
+ABSL_FLAG(int64_t, subscriptions_compact_bytes, 1 << 20,
+          "The --subscriptions file's change log is rewritten into a new snapshot, in the "
+          "background, once it holds more bytes than this and than the snapshot (at least 1).");
 ABSL_FLAG(uint32_t, watch_queue, 1024,
           "Matched documents each Watch stream may queue for a client that reads slowly; newer "
           "ones are dropped (and counted) beyond.");
@@ -109,7 +112,7 @@ std::vector<base::FlagGroup> ServerExpertFlagGroups() {
                  "keepalive-timeout", "tune-rpc-nice"}},
       {.title = "Standing queries",
        .flags = {"match-threads", "max-filters-per-subscription", "max-constraints-per-filter",
-                 "max-match-documents", "watch-queue"}},
+                 "max-match-documents", "watch-queue", "subscriptions-compact-bytes"}},
       {.title = "Scheduler",
        .flags = {"tune-max-wait", "tune-default-deadline", "tune-answer-threads",
                  "tune-cpu-worker-cpus", "tune-gpu-worker-cpus", "tune-dispatch",

@@ -34,6 +34,7 @@ ABSL_DECLARE_FLAG(tandem::base::CountOrAuto, tune_rpc_nice);
 // Standing queries.
 ABSL_DECLARE_FLAG(uint32_t, match_threads);
 ABSL_DECLARE_FLAG(uint32_t, max_filters_per_subscription);
+ABSL_DECLARE_FLAG(int64_t, subscriptions_compact_bytes);
 ABSL_DECLARE_FLAG(uint32_t, max_constraints_per_filter);
 ABSL_DECLARE_FLAG(uint32_t, max_match_documents);
 ABSL_DECLARE_FLAG(uint32_t, watch_queue);

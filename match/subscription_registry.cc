@@ -395,6 +395,15 @@ absl::Status SubscriptionRegistry::Unsubscribe(SubscriptionId id) {
   return absl::OkStatus();
 }
 
+absl::StatusOr<std::string> SubscriptionRegistry::InterfaceOf(SubscriptionId id) const {
+  const State& st = *state_;
+  std::shared_lock<std::shared_mutex> lock(st.mu);
+  auto it = st.subscriptions.find(id);
+  if (it == st.subscriptions.end())
+    return absl::NotFoundError(absl::StrCat("no subscription ", id));
+  return st.interface_names[it->second.interface];
+}
+
 std::vector<SubscriptionRecord> SubscriptionRegistry::List(absl::string_view interface) const {
   const State& st = *state_;
   std::shared_lock<std::shared_mutex> lock(st.mu);

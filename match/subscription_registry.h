@@ -92,6 +92,9 @@ class SubscriptionRegistry {
   // NOT_FOUND for an unknown id; UNAVAILABLE as Subscribe's.
   absl::Status Unsubscribe(SubscriptionId id);
 
+  // The interface of subscription `id`; NOT_FOUND for an unknown id.
+  absl::StatusOr<std::string> InterfaceOf(SubscriptionId id) const;
+
   // The subscriptions of `interface`, or all when it is empty, by id.
   std::vector<SubscriptionRecord> List(absl::string_view interface) const;
 

@@ -247,7 +247,8 @@ absl::Status Server::StartSubscriptions(const ServerOptions& options,
   SubscriptionServiceOptions service_options{
       .max_match_documents = subscriptions.max_match_documents,
       .watch_queue = subscriptions.watch_queue,
-      .max_response_bytes = static_cast<size_t>(options.grpc.max_send_message_bytes)};
+      .max_response_bytes = static_cast<size_t>(options.grpc.max_send_message_bytes),
+      .authorize_by_certificate = !options.grpc.tls.client_ca_file.empty()};
   TANDEM_RETURN_IF_ERROR(ValidateSubscriptionServiceOptions(service_options));
 
   const int threads =
@@ -298,8 +299,10 @@ absl::Status Server::StartSubscriptions(const ServerOptions& options,
       path.empty() ? "in memory only (no --subscriptions file: they are lost at exit)"
                    : absl::StrCat("kept in ", path),
       "; matched on the CPU (", threads, " threads)", has_gpu ? " and the GPU" : gpu_note,
-      engine == match::MatchEngine::kAuto ? ""
-                                          : absl::StrCat(", engine ", MatchEngineName(engine)));
+      engine == match::MatchEngine::kAuto ? "" : absl::StrCat(", engine ", MatchEngineName(engine)),
+      options.grpc.tls.client_ca_file.empty()
+          ? "; any client may act for any interface (no --tls-client-ca)"
+          : "; each interface bound to the client certificates that name it");
   return absl::OkStatus();
 }
 

@@ -1,11 +1,14 @@
 #include "server/subscription_calls.h"
 
+#include <algorithm>
+#include <iterator>
 #include <memory>
 #include <string>
 #include <utility>
 #include <vector>
 
 #include "absl/strings/str_cat.h"
+#include "absl/strings/str_join.h"
 #include "absl/time/clock.h"
 #include "match/predicate_parser.h"
 #include "rpc/status_mapping.h"
@@ -36,7 +39,24 @@ EncodedEvent EncodeEvent(const std::string& document_id, const match::Event& eve
   return std::make_shared<const std::string>(message.SerializeAsString());
 }
 
+absl::Status NotYours(absl::string_view what, const Caller& caller) {
+  return absl::PermissionDeniedError(absl::StrCat(
+      what, " is not one of this client certificate's identities (",
+      caller.identities.empty() ? "it has none" : absl::StrJoin(caller.identities, ", "),
+      "): with mutual TLS, a client acts only for the interfaces its certificate names"));
+}
+
 }  // namespace
+
+bool Caller::Owns(absl::string_view interface) const {
+  return !bound || std::find(identities.begin(), identities.end(), interface) != identities.end();
+}
+
+absl::Status SubscriptionCalls::AuthorizeWatch(absl::string_view interface,
+                                               const Caller& caller) const {
+  if (caller.Owns(interface)) return absl::OkStatus();
+  return NotYours(absl::StrCat("interface \"", interface, "\""), caller);
+}
 
 SubscriptionCalls::SubscriptionCalls(match::SubscriptionRegistry& registry,
                                      const index::Analyzer& analyzer,
@@ -66,8 +86,11 @@ absl::StatusOr<match::Predicate> SubscriptionCalls::RequestedPredicate(
 }
 
 absl::StatusOr<tandem::v1::SubscribeResponse> SubscriptionCalls::Subscribe(
-    const tandem::v1::SubscribeRequest& request) {
-  absl::StatusOr<tandem::v1::SubscribeResponse> response = DoSubscribe(request);
+    const tandem::v1::SubscribeRequest& request, const Caller& caller) {
+  absl::StatusOr<tandem::v1::SubscribeResponse> response =
+      caller.Owns(request.interface())
+          ? DoSubscribe(request)
+          : NotYours(absl::StrCat("interface \"", request.interface(), "\""), caller);
   RecordChange("subscribe", response.status().code());
   return response;
 }
@@ -93,17 +116,45 @@ absl::StatusOr<tandem::v1::SubscribeResponse> SubscriptionCalls::DoSubscribe(
 }
 
 absl::StatusOr<tandem::v1::UnsubscribeResponse> SubscriptionCalls::Unsubscribe(
-    const tandem::v1::UnsubscribeRequest& request) {
-  const absl::Status status = registry_.Unsubscribe(request.id());
+    const tandem::v1::UnsubscribeRequest& request, const Caller& caller) {
+  absl::Status status;
+  if (caller.bound) {
+    // Ids are never reused, so the interface read here is the one the removal finds.
+    absl::StatusOr<std::string> owner = registry_.InterfaceOf(request.id());
+    status = owner.status();
+    if (owner.ok() && !caller.Owns(*owner)) {
+      status = NotYours(absl::StrCat("the interface of subscription ", request.id()), caller);
+    }
+  }
+  if (status.ok()) status = registry_.Unsubscribe(request.id());
   RecordChange("unsubscribe", status.code());
   if (!status.ok()) return status;
   return tandem::v1::UnsubscribeResponse();
 }
 
-tandem::v1::ListSubscriptionsResponse SubscriptionCalls::ListSubscriptions(
-    const tandem::v1::ListSubscriptionsRequest& request) const {
+absl::StatusOr<tandem::v1::ListSubscriptionsResponse> SubscriptionCalls::ListSubscriptions(
+    const tandem::v1::ListSubscriptionsRequest& request, const Caller& caller) const {
+  std::vector<match::SubscriptionRecord> records;
+  if (!caller.bound || !request.interface().empty()) {
+    if (!caller.Owns(request.interface())) {
+      return NotYours(absl::StrCat("interface \"", request.interface(), "\""), caller);
+    }
+    records = registry_.List(request.interface());
+  } else {
+    for (const std::string& identity : caller.identities) {
+      if (identity.empty()) continue;  // List("") would be every interface's
+      std::vector<match::SubscriptionRecord> own = registry_.List(identity);
+      records.insert(records.end(), std::make_move_iterator(own.begin()),
+                     std::make_move_iterator(own.end()));
+    }
+    std::sort(records.begin(), records.end(),
+              [](const auto& a, const auto& b) { return a.id < b.id; });
+    records.erase(std::unique(records.begin(), records.end(),
+                              [](const auto& a, const auto& b) { return a.id == b.id; }),
+                  records.end());
+  }
   tandem::v1::ListSubscriptionsResponse response;
-  for (const match::SubscriptionRecord& record : registry_.List(request.interface())) {
+  for (const match::SubscriptionRecord& record : records) {
     tandem::v1::Subscription* s = response.add_subscriptions();
     s->set_id(record.id);
     s->set_interface(record.interface);

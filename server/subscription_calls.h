@@ -14,6 +14,7 @@
 #pragma once
 
 #include <cstdint>
+#include <string>
 #include <vector>
 
 #include "absl/status/statusor.h"
@@ -28,6 +29,17 @@ namespace tandem::server {
 class SubscriptionMetrics;
 class WatchHub;
 
+// Who makes a call. With mutual TLS (SubscriptionServiceOptions::authorize_by_certificate) an
+// interface is bound to client certificates: a caller acts only for the interfaces named as one
+// of its certificate's identities (subject CN or a subjectAltName), and is refused
+// PERMISSION_DENIED for any other. Without it (`bound` false) every caller may act for every
+// interface, as any client of the port can.
+struct Caller {
+  bool bound = false;
+  std::vector<std::string> identities;
+  bool Owns(absl::string_view interface) const;
+};
+
 struct SubscriptionCallsOptions {
   // Documents one Match call may carry (--max-match-documents).
   uint32_t max_match_documents = 1024;
@@ -40,12 +52,16 @@ class SubscriptionCalls {
                     const SubscriptionCallsOptions& options, WatchHub* hub,
                     SubscriptionMetrics* metrics);
 
+  // Subscribe, Unsubscribe, ListSubscriptions and Watch are the interface's own: PERMISSION_DENIED
+  // when `caller` does not own it. A bound caller listing "all" gets its own interfaces'. Match is
+  // a publisher's and open to every caller.
   absl::StatusOr<tandem::v1::SubscribeResponse> Subscribe(
-      const tandem::v1::SubscribeRequest& request);
+      const tandem::v1::SubscribeRequest& request, const Caller& caller = {});
   absl::StatusOr<tandem::v1::UnsubscribeResponse> Unsubscribe(
-      const tandem::v1::UnsubscribeRequest& request);
-  tandem::v1::ListSubscriptionsResponse ListSubscriptions(
-      const tandem::v1::ListSubscriptionsRequest& request) const;
+      const tandem::v1::UnsubscribeRequest& request, const Caller& caller = {});
+  absl::StatusOr<tandem::v1::ListSubscriptionsResponse> ListSubscriptions(
+      const tandem::v1::ListSubscriptionsRequest& request, const Caller& caller = {}) const;
+  absl::Status AuthorizeWatch(absl::string_view interface, const Caller& caller) const;
   absl::StatusOr<tandem::v1::MatchResponse> Match(const tandem::v1::MatchRequest& request);
 
   // The normalized predicate a SubscribeRequest asks for (its text parsed, or its messages

@@ -5,6 +5,8 @@
 
 #include "absl/strings/str_cat.h"
 #include "base/status_macros.h"
+#include "grpc/grpc_security_constants.h"
+#include "grpcpp/security/auth_context.h"
 #include "rpc/status_mapping.h"
 #include "server/subscription_metrics.h"
 #include "server/wire.h"
@@ -47,6 +49,7 @@ SubscriptionService::SubscriptionService(match::SubscriptionRegistry& registry,
                                          SubscriptionMetrics& metrics,
                                          SubscriptionServiceOptions options)
     : max_response_bytes_(options.max_response_bytes),
+      authorize_by_certificate_(options.authorize_by_certificate),
       log_(absl::Minutes(1), std::move(options.log)),
       hub_({.queue_capacity = options.watch_queue}, &metrics),
       calls_(registry, analyzer, {.max_match_documents = options.max_match_documents}, &hub_,
@@ -58,6 +61,21 @@ SubscriptionService::SubscriptionService(match::SubscriptionRegistry& registry,
 }
 
 SubscriptionService::~SubscriptionService() = default;
+
+Caller SubscriptionService::CallerOf(const grpc::ServerContextBase& context) const {
+  Caller caller;
+  caller.bound = authorize_by_certificate_;
+  if (!caller.bound) return caller;
+  const std::shared_ptr<const grpc::AuthContext> auth = context.auth_context();
+  if (auth == nullptr) return caller;
+  for (const char* property : {GRPC_X509_CN_PROPERTY_NAME, GRPC_X509_SAN_PROPERTY_NAME}) {
+    for (const grpc::string_ref& value : auth->FindPropertyValues(property)) {
+      // A certificate without a CN has an empty one here; it names nothing.
+      if (!value.empty()) caller.identities.emplace_back(value.data(), value.size());
+    }
+  }
+  return caller;
+}
 
 void SubscriptionService::StartDraining() {
   draining_.store(true, std::memory_order_relaxed);
@@ -85,21 +103,23 @@ grpc::ServerUnaryReactor* SubscriptionService::Unary(grpc::CallbackServerContext
     return reactor;
   }
   // The request's bytes and the response's buffer stay valid until Finish.
-  absl::Status submitted = workers_.Submit(
-      [this, context, reactor, request_bytes, response_bytes, work = std::move(work)] {
-        if (context->IsCancelled()) {  // waited past its deadline, or the client gave up
-          reactor->Finish(grpc::Status(grpc::StatusCode::CANCELLED, "call cancelled"));
-          return;
-        }
-        Request request;
-        absl::Status status = Read(*request_bytes, *context, request);
-        if (status.ok()) status = Serialize(work(request), max_response_bytes_, *response_bytes);
-        if (absl::IsInternal(status)) {
-          log_.Log(absl::StrCat("tandem-server: answered INTERNAL to ", context->peer(), ": ",
-                                status.message()));
-        }
-        reactor->Finish(rpc::ToGrpcStatus(status));
-      });
+  absl::Status submitted = workers_.Submit([this, context, reactor, request_bytes, response_bytes,
+                                            work = std::move(work)] {
+    if (context->IsCancelled()) {  // waited past its deadline, or the client gave up
+      reactor->Finish(grpc::Status(grpc::StatusCode::CANCELLED, "call cancelled"));
+      return;
+    }
+    Request request;
+    absl::Status status = Read(*request_bytes, *context, request);
+    if (status.ok()) {
+      status = Serialize(work(request, CallerOf(*context)), max_response_bytes_, *response_bytes);
+    }
+    if (absl::IsInternal(status)) {
+      log_.Log(absl::StrCat("tandem-server: answered INTERNAL to ", context->peer(), ": ",
+                            status.message()));
+    }
+    reactor->Finish(rpc::ToGrpcStatus(status));
+  });
   if (!submitted.ok()) reactor->Finish(rpc::ToGrpcStatus(submitted));
   return reactor;
 }
@@ -109,7 +129,9 @@ grpc::ServerUnaryReactor* SubscriptionService::Subscribe(grpc::CallbackServerCon
                                                          grpc::ByteBuffer* response) {
   return Unary<tandem::v1::SubscribeRequest>(
       context, request, response,
-      [this](const tandem::v1::SubscribeRequest& r) { return calls_.Subscribe(r); });
+      [this](const tandem::v1::SubscribeRequest& r, const Caller& caller) {
+        return calls_.Subscribe(r, caller);
+      });
 }
 
 grpc::ServerUnaryReactor* SubscriptionService::Unsubscribe(grpc::CallbackServerContext* context,
@@ -117,15 +139,18 @@ grpc::ServerUnaryReactor* SubscriptionService::Unsubscribe(grpc::CallbackServerC
                                                            grpc::ByteBuffer* response) {
   return Unary<tandem::v1::UnsubscribeRequest>(
       context, request, response,
-      [this](const tandem::v1::UnsubscribeRequest& r) { return calls_.Unsubscribe(r); });
+      [this](const tandem::v1::UnsubscribeRequest& r, const Caller& caller) {
+        return calls_.Unsubscribe(r, caller);
+      });
 }
 
 grpc::ServerUnaryReactor* SubscriptionService::ListSubscriptions(
     grpc::CallbackServerContext* context, const grpc::ByteBuffer* request,
     grpc::ByteBuffer* response) {
   return Unary<tandem::v1::ListSubscriptionsRequest>(
-      context, request, response, [this](const tandem::v1::ListSubscriptionsRequest& r) {
-        return absl::StatusOr<tandem::v1::ListSubscriptionsResponse>(calls_.ListSubscriptions(r));
+      context, request, response,
+      [this](const tandem::v1::ListSubscriptionsRequest& r, const Caller& caller) {
+        return calls_.ListSubscriptions(r, caller);
       });
 }
 
@@ -134,7 +159,7 @@ grpc::ServerUnaryReactor* SubscriptionService::Match(grpc::CallbackServerContext
                                                      grpc::ByteBuffer* response) {
   return Unary<tandem::v1::MatchRequest>(
       context, request, response,
-      [this](const tandem::v1::MatchRequest& r) { return calls_.Match(r); });
+      [this](const tandem::v1::MatchRequest& r, const Caller&) { return calls_.Match(r); });
 }
 
 grpc::ServerWriteReactor<grpc::ByteBuffer>* SubscriptionService::Watch(
@@ -145,6 +170,7 @@ grpc::ServerWriteReactor<grpc::ByteBuffer>* SubscriptionService::Watch(
   if (status.ok() && request.interface().empty()) {
     status = absl::InvalidArgumentError("interface is required");
   }
+  if (status.ok()) status = calls_.AuthorizeWatch(request.interface(), CallerOf(*context));
   if (status.ok() && draining_.load(std::memory_order_relaxed)) {
     status = absl::UnavailableError("the server is draining");
   }

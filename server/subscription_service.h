@@ -52,6 +52,9 @@ struct SubscriptionServiceOptions {
   size_t queued_calls = 256;
   // Where lines about malformed requests go (at most one a minute); null: standard error.
   rpc::LogSink log = nullptr;
+  // Mutual TLS is on: bind each interface to the client certificates that name it (Caller in
+  // subscription_calls.h). Off, any client may act for any interface.
+  bool authorize_by_certificate = false;
 };
 
 class SubscriptionService final : public RawSubscriptionServiceBase {
@@ -94,7 +97,11 @@ class SubscriptionService final : public RawSubscriptionServiceBase {
   absl::Status Read(const grpc::ByteBuffer& bytes, const grpc::CallbackServerContext& context,
                     google::protobuf::Message& request);
 
+  // The caller's identities from its client certificate, when interfaces are bound to them.
+  Caller CallerOf(const grpc::ServerContextBase& context) const;
+
   const size_t max_response_bytes_;
+  const bool authorize_by_certificate_;
   rpc::RateLimitedLog log_;
   std::atomic<bool> draining_{false};
   WatchHub hub_;

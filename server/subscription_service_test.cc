@@ -26,6 +26,7 @@ using tandem::v1::Constraint;
 using ::testing::ElementsAre;
 using ::testing::HasSubstr;
 using ::testing::IsEmpty;
+using ::testing::Not;
 
 std::unique_ptr<index::Analyzer> EnglishAnalyzer() {
   auto analyzer = index::Analyzer::Create(index::AnalyzerConfig{});
@@ -180,7 +181,7 @@ TEST_F(SubscriptionCallsTest, SubscribeByTextOrMessagesListMatchAndUnsubscribe) 
   EXPECT_EQ(legal->predicate_text(), "year < 2000");
   EXPECT_NE(legal->id(), alice->id());
 
-  tandem::v1::ListSubscriptionsResponse all = calls_->ListSubscriptions({});
+  tandem::v1::ListSubscriptionsResponse all = *calls_->ListSubscriptions({});
   ASSERT_EQ(all.subscriptions_size(), 2);
   EXPECT_EQ(all.subscriptions(0).id(), alice->id());
   EXPECT_EQ(all.subscriptions(0).interface(), "alice");
@@ -188,9 +189,9 @@ TEST_F(SubscriptionCallsTest, SubscribeByTextOrMessagesListMatchAndUnsubscribe) 
   EXPECT_EQ(all.subscriptions(0).predicate().filters(0).constraints_size(), 3);
   tandem::v1::ListSubscriptionsRequest only_legal;
   only_legal.set_interface("legal");
-  EXPECT_EQ(calls_->ListSubscriptions(only_legal).subscriptions_size(), 1);
+  EXPECT_EQ(calls_->ListSubscriptions(only_legal)->subscriptions_size(), 1);
   only_legal.set_interface("nobody");
-  EXPECT_EQ(calls_->ListSubscriptions(only_legal).subscriptions_size(), 0);
+  EXPECT_EQ(calls_->ListSubscriptions(only_legal)->subscriptions_size(), 0);
 
   tandem::v1::MatchRequest match;
   *match.add_documents() = Mail("m1", 2002, "gas price hike");
@@ -245,15 +246,67 @@ TEST_F(SubscriptionCallsTest, PredicatesThatAreNotUtf8AreRefusedBeforeAnythingIs
   EXPECT_EQ(bad.status().code(), absl::StatusCode::kInvalidArgument);
   EXPECT_THAT(std::string(bad.status().message()), HasSubstr("interface name is not valid UTF-8"));
 
-  EXPECT_EQ(calls_->ListSubscriptions({}).subscriptions_size(), 0);
+  EXPECT_EQ(calls_->ListSubscriptions({})->subscriptions_size(), 0);
   // Escapes that spell whole characters are fine, and come back as the characters.
   absl::StatusOr<tandem::v1::SubscribeResponse> ok =
       SubscribeText("mallory", "`caf\\xc3\\xa9` = \"\\xe2\\x82\\xac\"");
   ASSERT_TRUE(ok.ok()) << ok.status();
   EXPECT_EQ(ok->predicate_text(), "`caf\xc3\xa9` = \"\xe2\x82\xac\"");
-  const tandem::v1::ListSubscriptionsResponse listed = calls_->ListSubscriptions({});
+  const tandem::v1::ListSubscriptionsResponse listed = *calls_->ListSubscriptions({});
   ASSERT_EQ(listed.subscriptions_size(), 1);
   EXPECT_TRUE(CheckUtf8Strings(listed).ok());
+}
+
+TEST_F(SubscriptionCallsTest, ABoundCallerActsOnlyForTheInterfacesItsCertificateNames) {
+  const Caller alice{.bound = true, .identities = {"alice", "alice.example.com"}};
+  const Caller bob{.bound = true, .identities = {"bob"}};
+  const Caller nobody{.bound = true};
+  tandem::v1::SubscribeRequest request;
+  request.set_interface("alice");
+  request.set_predicate_text("year = 1");
+  // Bob may not subscribe, list, watch or unsubscribe for alice; a certificate without
+  // identities acts for no interface.
+  absl::StatusOr<tandem::v1::SubscribeResponse> refused = calls_->Subscribe(request, bob);
+  EXPECT_EQ(refused.status().code(), absl::StatusCode::kPermissionDenied);
+  EXPECT_THAT(std::string(refused.status().message()),
+              HasSubstr("interface \"alice\" is not one of this client certificate's identities "
+                        "(bob)"));
+  EXPECT_EQ(calls_->Subscribe(request, nobody).status().code(),
+            absl::StatusCode::kPermissionDenied);
+  absl::StatusOr<tandem::v1::SubscribeResponse> own = calls_->Subscribe(request, alice);
+  ASSERT_TRUE(own.ok()) << own.status();
+  request.set_interface("alice.example.com");
+  ASSERT_TRUE(calls_->Subscribe(request, alice).ok());
+  request.set_interface("bob");
+  absl::StatusOr<tandem::v1::SubscribeResponse> bobs = calls_->Subscribe(request, bob);
+  ASSERT_TRUE(bobs.ok()) << bobs.status();
+
+  tandem::v1::ListSubscriptionsRequest list;
+  list.set_interface("alice");
+  EXPECT_EQ(calls_->ListSubscriptions(list, bob).status().code(),
+            absl::StatusCode::kPermissionDenied);
+  EXPECT_EQ(calls_->ListSubscriptions(list, alice)->subscriptions_size(), 1);
+  list.clear_interface();  // "all" is the caller's own
+  EXPECT_EQ(calls_->ListSubscriptions(list, alice)->subscriptions_size(), 2);
+  EXPECT_EQ(calls_->ListSubscriptions(list, bob)->subscriptions_size(), 1);
+  EXPECT_EQ(calls_->ListSubscriptions(list, nobody)->subscriptions_size(), 0);
+  EXPECT_EQ(calls_->ListSubscriptions(list)->subscriptions_size(), 3);  // unbound: everyone's
+
+  EXPECT_EQ(calls_->AuthorizeWatch("alice", bob).code(), absl::StatusCode::kPermissionDenied);
+  EXPECT_TRUE(calls_->AuthorizeWatch("alice", alice).ok());
+  EXPECT_TRUE(calls_->AuthorizeWatch("alice", Caller{}).ok());
+
+  tandem::v1::UnsubscribeRequest unsubscribe;
+  unsubscribe.set_id(own->id());
+  absl::StatusOr<tandem::v1::UnsubscribeResponse> gone = calls_->Unsubscribe(unsubscribe, bob);
+  EXPECT_EQ(gone.status().code(), absl::StatusCode::kPermissionDenied);
+  EXPECT_THAT(std::string(gone.status().message()), Not(HasSubstr("alice")));
+  unsubscribe.set_id(9999);
+  EXPECT_EQ(calls_->Unsubscribe(unsubscribe, bob).status().code(), absl::StatusCode::kNotFound);
+  unsubscribe.set_id(own->id());
+  EXPECT_TRUE(calls_->Unsubscribe(unsubscribe, alice).ok());
+  unsubscribe.set_id(bobs->id());
+  EXPECT_TRUE(calls_->Unsubscribe(unsubscribe).ok());  // unbound: anyone's
 }
 
 TEST_F(SubscriptionCallsTest, BadRequestsAreInvalidArgumentNamingTheProblem) {

@@ -5,9 +5,12 @@
 //     on the CPU matcher as the brute-force evaluation on a few fixed documents; every string the
 //     node would answer with (names, string values and terms, the text form) is UTF-8, since a
 //     client refuses a proto3 string that is not;
-//   - odd: the bytes as a subscriptions file's payload (the node reads it at start).
+//   - 1 modulo 4: the bytes as a subscriptions file's payload (the node reads it at start).
 //     DecodeSubscriptions never crashes and refuses only with DATA_LOSS; what it accepts re-encodes
-//     to bytes that decode to the same subscriptions, each of which NormalizePredicate accepts.
+//     to bytes that decode to the same subscriptions, each of which NormalizePredicate accepts;
+//   - 3 modulo 4: the bytes after a log header as the subscriptions' change log. It never crashes
+//     and refuses only with DATA_LOSS; what it accepts (less a torn tail) re-frames, change by
+//     change, to a log that decodes to the same changes.
 #include <cstddef>
 #include <cstdint>
 #include <string>
@@ -126,6 +129,31 @@ void FuzzFile(absl::string_view payload) {
   }
 }
 
+void FuzzLog(absl::string_view frames) {
+  const tandem::fuzz::Bytes bytes(LogHeader() + std::string(frames));
+  absl::StatusOr<SubscriptionLogContents> log = DecodeSubscriptionLog(bytes.view());
+  if (!log.ok()) {
+    TANDEM_FUZZ_CHECK(absl::IsDataLoss(log.status()));
+    return;
+  }
+  TANDEM_FUZZ_CHECK(log->valid_bytes <= bytes.size());
+  TANDEM_FUZZ_CHECK(log->torn.empty() == (log->valid_bytes == bytes.size()));
+  std::string again = LogHeader();
+  for (const SubscriptionChange& change : log->changes) {
+    std::string one;
+    EncodeChange(change, &one);
+    again += FrameLogBatch(one);
+  }
+  absl::StatusOr<SubscriptionLogContents> back = DecodeSubscriptionLog(again);
+  TANDEM_FUZZ_CHECK(back.ok() && back->torn.empty() && back->changes.size() == log->changes.size());
+  for (size_t i = 0; i < log->changes.size(); ++i) {
+    TANDEM_FUZZ_CHECK(back->changes[i].remove == log->changes[i].remove &&
+                      back->changes[i].record.id == log->changes[i].record.id &&
+                      back->changes[i].record.interface == log->changes[i].record.interface &&
+                      back->changes[i].record.predicate == log->changes[i].record.predicate);
+  }
+}
+
 }  // namespace
 
 extern "C" int LLVMFuzzerTestOneInput(const uint8_t* data, size_t size) {
@@ -134,8 +162,10 @@ extern "C" int LLVMFuzzerTestOneInput(const uint8_t* data, size_t size) {
   const tandem::fuzz::Bytes rest(input.rest());
   if (target % 2 == 0) {
     FuzzText(rest.view());
-  } else {
+  } else if (target % 4 == 1) {
     FuzzFile(rest.view());
+  } else {
+    FuzzLog(rest.view());
   }
   return 0;
 }

@@ -62,6 +62,8 @@ SubscriptionStore::~SubscriptionStore() {
   }
   cv_.notify_all();
   if (compactor_.joinable()) compactor_.join();
+  // Changes nobody waits for (the undoing of refused ones) are written before the node goes.
+  if (open_ != nullptr && !broken_ && log_fd_ >= 0) (void)Append(FrameLogBatch(open_->changes));
   if (log_fd_ >= 0) ::close(log_fd_);
 }
 

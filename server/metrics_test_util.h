@@ -100,6 +100,16 @@ class Scrape {
   std::vector<prometheus::MetricFamily> families_;
 };
 
+// The label set of tandem_queries_total.
+inline Labels Query(const char* mode, const char* engine, const char* code) {
+  return {{"mode", mode}, {"engine", engine}, {"code", code}};
+}
+
+// The label set of the per-mode, per-engine query histograms.
+inline Labels ModeEngine(const char* mode, const char* engine) {
+  return {{"mode", mode}, {"engine", engine}};
+}
+
 // The upper bounds of a histogram series' buckets.
 inline std::vector<double> UpperBounds(const prometheus::ClientMetric::Histogram& histogram) {
   std::vector<double> bounds;

@@ -40,17 +40,10 @@ using tandem::v1::SearchResponse;
 using ::testing::ElementsAre;
 using ::testing::HasSubstr;
 
-using metrics_testing::CountAtMost;
-using metrics_testing::Describe;
+using metrics_testing::ModeEngine;
+using metrics_testing::Query;
 using metrics_testing::Scrape;
-using metrics_testing::UpperBounds;
 
-Labels Query(const char* mode, const char* engine, const char* code) {
-  return {{"mode", mode}, {"engine", engine}, {"code", code}};
-}
-Labels ModeEngine(const char* mode, const char* engine) {
-  return {{"mode", mode}, {"engine", engine}};
-}
 Labels Reason(const char* reason) { return {{"reason", reason}}; }
 
 // A QueryExecutor that admits jobs into a list until `capacity` jobs were admitted, or refuses them

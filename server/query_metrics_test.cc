@@ -38,15 +38,10 @@ constexpr const char* kCodeNames[] = {
 
 using metrics_testing::CountAtMost;
 using metrics_testing::Describe;
+using metrics_testing::ModeEngine;
+using metrics_testing::Query;
 using metrics_testing::Scrape;
 using metrics_testing::UpperBounds;
-
-Labels Query(const char* mode, const char* engine, const char* code) {
-  return {{"mode", mode}, {"engine", engine}, {"code", code}};
-}
-Labels ModeEngine(const char* mode, const char* engine) {
-  return {{"mode", mode}, {"engine", engine}};
-}
 
 constexpr const char* kHistograms[] = {"tandem_query_queue_wait_seconds",
                                        "tandem_query_execution_seconds",

@@ -4,8 +4,10 @@
 #include <limits>
 #include <map>
 #include <memory>
+#include <optional>
 #include <set>
 #include <string>
+#include <utility>
 #include <vector>
 
 #include "absl/strings/str_cat.h"
@@ -348,25 +350,37 @@ TEST_F(SchedulerMetricsTest, SetTrainingErrorWithoutACostModelDoesNothing) {
   EXPECT_TRUE(scrape.Series("tandem_cost_model_mean_relative_error").empty());
 }
 
-TEST(SchedulerMetricsCostModelTest, LiveErrorAndRefinementsAppearAfterTheFirstMeasuredQuery) {
-  testing::TempDir dir;
-  ASSERT_TRUE(testing::BuildIndex(
-                  testing::RandomDocuments({.num_docs = 300, .vocabulary = 50, .mean_length = 20}),
-                  dir.path() + "/index", "pfor")
-                  .ok());
-  auto index = index::Index::Open(dir.path() + "/index");
-  ASSERT_TRUE(index.ok()) << index.status();
-  auto model = cost_model::CostModel::Heuristic(HeuristicOptions(**index));
-  ASSERT_TRUE(model.ok()) << model.status();
+// SchedulerMetrics with the heuristic cost model of an index built from the test's documents.
+class SchedulerMetricsCostModelTest : public ::testing::Test {
+ protected:
+  // Builds the index and its model, then the metrics with `cpu_workers` CPU workers.
+  void Start(const std::vector<std::vector<std::string>>& docs, int cpu_workers) {
+    ASSERT_TRUE(testing::BuildIndex(docs, dir_.path() + "/index", "pfor").ok());
+    auto index = index::Index::Open(dir_.path() + "/index");
+    ASSERT_TRUE(index.ok()) << index.status();
+    index_ = std::move(*index);
+    auto model = cost_model::CostModel::Heuristic(HeuristicOptions(*index_));
+    ASSERT_TRUE(model.ok()) << model.status();
+    model_ = std::move(*model);
+    metrics_.emplace(registry_, queries_, model_.get());
+    metrics_->SetWorkers(Processor::kCpu, cpu_workers);
+  }
 
-  prometheus::Registry registry;
-  QueryMetrics queries(registry, {}, {"cpu"});
-  SchedulerMetrics metrics(registry, queries, model->get());
-  metrics.SetWorkers(Processor::kCpu, 2);
+  testing::TempDir dir_;
+  std::unique_ptr<index::Index> index_;
+  std::unique_ptr<cost_model::CostModel> model_;
+  prometheus::Registry registry_;
+  QueryMetrics queries_{registry_, {}, {"cpu"}};
+  std::optional<SchedulerMetrics> metrics_;
+};
+
+TEST_F(SchedulerMetricsCostModelTest, LiveErrorAndRefinementsAppearAfterTheFirstMeasuredQuery) {
+  ASSERT_NO_FATAL_FAILURE(
+      Start(testing::RandomDocuments({.num_docs = 300, .vocabulary = 50, .mean_length = 20}), 2));
   // The heuristic has no evaluation error: no training series.
-  metrics.SetTrainingError();
+  metrics_->SetTrainingError();
   {
-    const Scrape scrape(registry);
+    const Scrape scrape(registry_);
     EXPECT_TRUE(scrape.Series("tandem_cost_model_mean_relative_error").empty());
     EXPECT_TRUE(scrape.Series("tandem_cost_model_refinements").empty());
   }
@@ -375,19 +389,19 @@ TEST(SchedulerMetricsCostModelTest, LiveErrorAndRefinementsAppearAfterTheFirstMe
   index::Query plain;
   plain.terms = {{.term = "t0"}, {.term = "t3"}};
   plain.mode = index::QueryMode::kOr;
-  absl::StatusOr<index::PreparedQuery> prepared = index::PreparedQuery::Prepare(**index, plain);
+  absl::StatusOr<index::PreparedQuery> prepared = index::PreparedQuery::Prepare(*index_, plain);
   ASSERT_TRUE(prepared.ok()) << prepared.status();
   const index::PreparedQuery& query = *prepared;
-  const double predicted_ms = (*model)->Predict(query).cpu_ms;
+  const double predicted_ms = model_->Predict(query).cpu_ms;
   ASSERT_GT(predicted_ms, 0);
   const double measured_ms = 4 * predicted_ms;
-  (*model)->Observe(query, Processor::kCpu, measured_ms);
-  metrics.OnMeasured(Processor::kCpu, predicted_ms, measured_ms);
+  model_->Observe(query, Processor::kCpu, measured_ms);
+  metrics_->OnMeasured(Processor::kCpu, predicted_ms, measured_ms);
 
-  const double live_error = (*model)->live_relative_error(Processor::kCpu);
+  const double live_error = model_->live_relative_error(Processor::kCpu);
   ASSERT_TRUE(std::isfinite(live_error));
   EXPECT_DOUBLE_EQ(live_error, 0.75);  // |p - 4p| / 4p
-  const Scrape scrape(registry);
+  const Scrape scrape(registry_);
   EXPECT_EQ(scrape.Family("tandem_cost_model_mean_relative_error")->type, MetricType::Gauge);
   EXPECT_EQ(scrape.LabelSets("tandem_cost_model_mean_relative_error"),
             (std::set<Labels>{{{"engine", "cpu"}, {"source", "live"}}}));
@@ -401,22 +415,12 @@ TEST(SchedulerMetricsCostModelTest, LiveErrorAndRefinementsAppearAfterTheFirstMe
   EXPECT_EQ(scrape.Histogram("tandem_scheduler_cost_ratio", {{"engine", "cpu"}}).sample_count, 1u);
 }
 
-TEST(SchedulerMetricsCostModelTest, NoLiveErrorBeforeTheModelObservedAQuery) {
-  testing::TempDir dir;
-  ASSERT_TRUE(testing::BuildIndex({{"a", "b"}, {"b"}}, dir.path() + "/index", "pfor").ok());
-  auto index = index::Index::Open(dir.path() + "/index");
-  ASSERT_TRUE(index.ok()) << index.status();
-  auto model = cost_model::CostModel::Heuristic(HeuristicOptions(**index));
-  ASSERT_TRUE(model.ok()) << model.status();
-
-  prometheus::Registry registry;
-  QueryMetrics queries(registry, {}, {"cpu"});
-  SchedulerMetrics metrics(registry, queries, model->get());
-  metrics.SetWorkers(Processor::kCpu, 1);
+TEST_F(SchedulerMetricsCostModelTest, NoLiveErrorBeforeTheModelObservedAQuery) {
+  ASSERT_NO_FATAL_FAILURE(Start({{"a", "b"}, {"b"}}, 1));
   // A measurement the model never observed: its live error is NaN, so no error series; the
   // refinement counts are exported all the same.
-  metrics.OnMeasured(Processor::kCpu, 1.0, 1.0);
-  const Scrape scrape(registry);
+  metrics_->OnMeasured(Processor::kCpu, 1.0, 1.0);
+  const Scrape scrape(registry_);
   EXPECT_TRUE(scrape.Series("tandem_cost_model_mean_relative_error").empty());
   EXPECT_EQ(scrape.Value("tandem_cost_model_refinements", {{"result", "swapped"}}), 0);
   EXPECT_EQ(scrape.Value("tandem_cost_model_refinements", {{"result", "rejected"}}), 0);

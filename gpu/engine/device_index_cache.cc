@@ -305,9 +305,11 @@ bool DeviceIndexCache::Resident(uint64_t ordinal) const {
   return entries_.count(ordinal) != 0;
 }
 
-CacheCounters DeviceIndexCache::counters() const {
+GpuCacheStats DeviceIndexCache::counters() const {
   std::lock_guard<std::mutex> lock(mu_);
-  return counters_;
+  GpuCacheStats counters = counters_;
+  counters.capacity_bytes = capacity_;
+  return counters;
 }
 
 }  // namespace tandem::gpu

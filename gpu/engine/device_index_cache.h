@@ -27,6 +27,7 @@
 #include <vector>
 
 #include "absl/status/statusor.h"
+#include "gpu/engine/gpu_engine.h"
 #include "gpu/layouts/decode.h"
 #include "gpu/layouts/list_layout.h"
 #include "gpu/layouts/search_form.h"
@@ -54,15 +55,6 @@ struct DeviceList {
   void* allocation = nullptr;         // returned to the pool on destruction
   void* search_allocation = nullptr;  // likewise
   cudaStream_t free_stream = nullptr;
-};
-
-struct CacheCounters {
-  uint64_t hits = 0;
-  uint64_t misses = 0;
-  uint64_t bytes_resident = 0;
-  uint64_t bytes_copied = 0;
-  uint64_t evictions = 0;
-  uint64_t lists_resident = 0;
 };
 
 struct DeviceIndexCacheOptions {
@@ -109,7 +101,8 @@ class DeviceIndexCache {
   // when the device has no room; the capacity is then unchanged. A smaller value changes nothing.
   absl::Status Grow(uint64_t capacity_bytes);
 
-  CacheCounters counters() const;
+  // The counters, and the capacity; stored_layouts is the engine's to set.
+  GpuCacheStats counters() const;
   uint64_t capacity_bytes() const;
 
  private:
@@ -137,7 +130,7 @@ class DeviceIndexCache {
   };
   std::unordered_map<uint64_t, Entry> entries_;  // by term ordinal
   std::list<uint64_t> lru_;
-  CacheCounters counters_;
+  GpuCacheStats counters_;  // capacity_bytes and stored_layouts unset
 };
 
 }  // namespace tandem::gpu

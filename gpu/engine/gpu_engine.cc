@@ -443,15 +443,9 @@ void GpuEngine::ResetStageTimes() {
 }
 
 GpuCacheStats GpuEngine::cache_stats() const {
-  const CacheCounters c = impl_->cache->counters();
-  return {c.hits,
-          c.misses,
-          c.bytes_resident,
-          c.bytes_copied,
-          c.evictions,
-          c.lists_resident,
-          impl_->cache->capacity_bytes(),
-          impl_->stored != nullptr};
+  GpuCacheStats stats = impl_->cache->counters();
+  stats.stored_layouts = impl_->stored != nullptr;
+  return stats;
 }
 
 const DeviceInfo& GpuEngine::device() const { return impl_->info; }

@@ -44,7 +44,6 @@ absl::Status BuildSource(const std::vector<std::vector<std::string>>& docs, cons
   absl::StatusOr<std::unique_ptr<index::IndexWriter>> writer =
       index::IndexWriter::Create(dir, options);
   if (!writer.ok()) return writer.status();
-  std::map<std::string, std::map<uint32_t, uint32_t>> postings;
   for (uint32_t d = 0; d < docs.size(); ++d) {
     std::vector<std::pair<std::string, std::string>> fields;
     if (d % 3 != 0) fields.emplace_back("title", absl::StrCat("Title of ", d));
@@ -52,17 +51,8 @@ absl::Status BuildSource(const std::vector<std::vector<std::string>>& docs, cons
     absl::Status s = (*writer)->AddDocument(absl::StrCat("doc", d),
                                             static_cast<uint32_t>(docs[d].size()), fields);
     if (!s.ok()) return s;
-    for (const std::string& t : docs[d]) ++postings[t][d];
   }
-  for (const auto& [term, list] : postings) {
-    std::vector<uint32_t> ids, freqs;
-    for (const auto& [d, f] : list) {
-      ids.push_back(d);
-      freqs.push_back(f);
-    }
-    absl::Status s = (*writer)->AddPostingList(term, ids, freqs);
-    if (!s.ok()) return s;
-  }
+  if (absl::Status s = testing::AddPostingLists(docs, **writer); !s.ok()) return s;
   return (*writer)->Finish();
 }
 

@@ -15,18 +15,10 @@
 
 namespace tandem::testing {
 
-absl::Status BuildIndex(const std::vector<std::vector<std::string>>& docs, const std::string& dir,
-                        const std::string& codec,
-                        std::unique_ptr<filter::AttributeIndex> attributes) {
-  index::IndexWriterOptions options;
-  options.codec = codec;
-  options.source_format = "test";
-  options.source_input = "/srv/corpora/test-docs.txt";
-  TANDEM_ASSIGN_OR_RETURN(auto writer, index::IndexWriter::Create(dir, options));
+absl::Status AddPostingLists(const std::vector<std::vector<std::string>>& docs,
+                             index::IndexWriter& writer) {
   std::map<std::string, std::map<uint32_t, uint32_t>> postings;
   for (uint32_t d = 0; d < docs.size(); ++d) {
-    TANDEM_RETURN_IF_ERROR(
-        writer->AddDocument(absl::StrCat("doc", d), static_cast<uint32_t>(docs[d].size())));
     for (const std::string& t : docs[d]) ++postings[t][d];
   }
   for (const auto& [term, list] : postings) {
@@ -35,8 +27,24 @@ absl::Status BuildIndex(const std::vector<std::vector<std::string>>& docs, const
       ids.push_back(d);
       freqs.push_back(f);
     }
-    TANDEM_RETURN_IF_ERROR(writer->AddPostingList(term, ids, freqs));
+    TANDEM_RETURN_IF_ERROR(writer.AddPostingList(term, ids, freqs));
   }
+  return absl::OkStatus();
+}
+
+absl::Status BuildIndex(const std::vector<std::vector<std::string>>& docs, const std::string& dir,
+                        const std::string& codec,
+                        std::unique_ptr<filter::AttributeIndex> attributes) {
+  index::IndexWriterOptions options;
+  options.codec = codec;
+  options.source_format = "test";
+  options.source_input = "/srv/corpora/test-docs.txt";
+  TANDEM_ASSIGN_OR_RETURN(auto writer, index::IndexWriter::Create(dir, options));
+  for (uint32_t d = 0; d < docs.size(); ++d) {
+    TANDEM_RETURN_IF_ERROR(
+        writer->AddDocument(absl::StrCat("doc", d), static_cast<uint32_t>(docs[d].size())));
+  }
+  TANDEM_RETURN_IF_ERROR(AddPostingLists(docs, *writer));
   if (attributes != nullptr) writer->SetAttributes(std::move(attributes));
   return writer->Finish();
 }

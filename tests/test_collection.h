@@ -16,6 +16,7 @@
 #include "base/temp_dir.h"
 #include "filter/attribute_index.h"
 #include "index/index.h"
+#include "index/index_writer.h"
 
 namespace tandem::testing {
 
@@ -29,6 +30,11 @@ struct CollectionSpec {
 };
 
 using base::TempDir;
+
+// Adds the posting lists of `docs` (document d holds the terms docs[d]) to `writer`, in term
+// order, after the caller added the documents.
+absl::Status AddPostingLists(const std::vector<std::vector<std::string>>& docs,
+                             index::IndexWriter& writer);
 
 // Builds the collection's index at `dir` (which must not exist or be empty). Each document is a
 // list of terms; the document table's external ids are "doc{N}".

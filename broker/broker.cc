@@ -6,8 +6,6 @@
 
 #include "absl/strings/str_cat.h"
 #include "base/status_macros.h"
-#include "grpc/health/v1/health.pb.h"
-#include "grpcpp/ext/proto_server_reflection_plugin.h"
 #include "grpcpp/grpcpp.h"
 #include "grpcpp/health_check_service_interface.h"
 #include "prometheus/registry.h"
@@ -72,9 +70,7 @@ absl::Status Broker::Start(BrokerOptions options) {
     metrics_address_ = rpc::WithPort(options.metrics_listen, metrics_endpoint_->port());
   }
 
-  grpc::EnableDefaultHealthCheckService(true);
-  (void)grpc::health::v1::HealthCheckRequest::descriptor();
-  grpc::reflection::InitProtoReflectionServerBuilderPlugin();
+  rpc::EnableHealthAndReflection();
   grpc::ServerBuilder builder;
   int port = 0;
   builder.AddListeningPort(options.listen, credentials, &port);
@@ -82,13 +78,7 @@ absl::Status Broker::Start(BrokerOptions options) {
   builder.SetMaxReceiveMessageSize(options.max_receive_message_bytes);
   builder.SetMaxSendMessageSize(options.max_send_message_bytes);
   builder.AddChannelArgument(GRPC_ARG_ALLOW_REUSEPORT, 0);
-  {
-    rpc::GrpcLogCapture capture;
-    grpc_server_ = builder.BuildAndStart();
-    if (grpc_server_ == nullptr || port == 0) {
-      return absl::UnavailableError(rpc::ListenFailure(options.listen, capture.text()));
-    }
-  }
+  TANDEM_ASSIGN_OR_RETURN(grpc_server_, rpc::BuildAndStart(builder, options.listen, port));
   address_ = rpc::WithPort(options.listen, port);
   replicas_->Start([this](const Topology& topology) { OnCheck(topology); });
   return absl::OkStatus();

@@ -8,7 +8,11 @@
 #include "absl/strings/str_cat.h"
 #include "base/read_file.h"
 #include "base/status_macros.h"
+#include "grpc/health/v1/health.pb.h"
+#include "grpcpp/ext/proto_server_reflection_plugin.h"
+#include "grpcpp/health_check_service_interface.h"
 #include "grpcpp/security/server_credentials.h"
+#include "rpc/grpc_log.h"
 
 namespace tandem::rpc {
 
@@ -64,6 +68,25 @@ std::string ListenFailure(const std::string& address, const std::string& grpc_lo
     return absl::StrCat("cannot listen on ", address, ": address not available on this host");
   }
   return absl::StrCat("cannot listen on ", address, ": invalid address or port");
+}
+
+void EnableHealthAndReflection() {
+  grpc::EnableDefaultHealthCheckService(true);
+  // gRPC's health service has no generated code; this file's descriptor, linked in by naming it,
+  // lets reflection describe it (proto/grpc/health/v1/health.proto).
+  (void)grpc::health::v1::HealthCheckRequest::descriptor();
+  grpc::reflection::InitProtoReflectionServerBuilderPlugin();
+}
+
+absl::StatusOr<std::unique_ptr<grpc::Server>> BuildAndStart(grpc::ServerBuilder& builder,
+                                                            const std::string& listen,
+                                                            const int& port) {
+  GrpcLogCapture capture;
+  std::unique_ptr<grpc::Server> server = builder.BuildAndStart();
+  if (server == nullptr || port == 0) {
+    return absl::UnavailableError(ListenFailure(listen, capture.text()));
+  }
+  return server;
 }
 
 }  // namespace tandem::rpc

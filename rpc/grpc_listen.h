@@ -1,12 +1,16 @@
 // File: grpc_listen.h
 //
 // What a Tandem gRPC server needs to listen, shared by tandem-server and tandem-broker: TLS
-// credentials from PEM files, a port checked before gRPC sees it, and one clear line when binding
-// fails.
+// credentials from PEM files, the health and reflection services, a port checked before gRPC sees
+// it, and one clear line when binding fails.
 //
 //   TANDEM_ASSIGN_OR_RETURN(auto credentials, MakeCredentials(options.tls));
 //   TANDEM_RETURN_IF_ERROR(CheckListenPort(listen));
+//   EnableHealthAndReflection();
+//   grpc::ServerBuilder builder;
 //   builder.AddListeningPort(listen, credentials, &port);
+//   ...
+//   TANDEM_ASSIGN_OR_RETURN(server, BuildAndStart(builder, listen, port));
 #pragma once
 
 #include <memory>
@@ -15,6 +19,8 @@
 #include "absl/status/status.h"
 #include "absl/status/statusor.h"
 #include "grpcpp/security/server_credentials.h"
+#include "grpcpp/server.h"
+#include "grpcpp/server_builder.h"
 
 namespace tandem::rpc {
 
@@ -38,5 +44,14 @@ absl::Status CheckListenPort(const std::string& address);
 
 // gRPC logs why a bind failed; this keeps the one fact an operator needs.
 std::string ListenFailure(const std::string& address, const std::string& grpc_log);
+
+// Turns on gRPC's health service and server reflection for the servers built after it.
+void EnableHealthAndReflection();
+
+// builder.BuildAndStart(); UNAVAILABLE with ListenFailure's line when it did not bind `listen`.
+// `port` is where AddListeningPort writes the bound port.
+absl::StatusOr<std::unique_ptr<grpc::Server>> BuildAndStart(grpc::ServerBuilder& builder,
+                                                            const std::string& listen,
+                                                            const int& port);
 
 }  // namespace tandem::rpc

@@ -16,8 +16,6 @@
 #include "base/status_macros.h"
 #include "base/thread_priority.h"
 #include "base/version.h"
-#include "grpc/health/v1/health.pb.h"
-#include "grpcpp/ext/proto_server_reflection_plugin.h"
 #include "grpcpp/grpcpp.h"
 #include "grpcpp/health_check_service_interface.h"
 #include "grpcpp/resource_quota.h"
@@ -177,11 +175,7 @@ absl::Status Server::Start(const ServerOptions& options) {
     metrics_address_ = rpc::WithPort(options.metrics_listen, metrics_endpoint_->port());
   }
 
-  grpc::EnableDefaultHealthCheckService(true);
-  // gRPC's health service has no generated code; this file's descriptor, linked in by naming it,
-  // lets reflection describe it (proto/grpc/health/v1/health.proto).
-  (void)grpc::health::v1::HealthCheckRequest::descriptor();
-  grpc::reflection::InitProtoReflectionServerBuilderPlugin();
+  rpc::EnableHealthAndReflection();
   grpc::ServerBuilder builder;
   int port = 0;
   TANDEM_RETURN_IF_ERROR(rpc::CheckListenPort(grpc.listen));
@@ -208,13 +202,7 @@ absl::Status Server::Start(const ServerOptions& options) {
   grpc::ResourceQuota quota("tandem-server");
   quota.Resize(static_cast<size_t>(grpc.memory_quota_bytes));
   builder.SetResourceQuota(quota);
-  {
-    rpc::GrpcLogCapture capture;
-    grpc_server_ = builder.BuildAndStart();
-    if (grpc_server_ == nullptr || port == 0) {
-      return absl::UnavailableError(rpc::ListenFailure(grpc.listen, capture.text()));
-    }
-  }
+  TANDEM_ASSIGN_OR_RETURN(grpc_server_, rpc::BuildAndStart(builder, grpc.listen, port));
   address_ = rpc::WithPort(grpc.listen, port);
   // The index is loaded and the engines are ready: serving from the first call.
   grpc::HealthCheckServiceInterface* health = grpc_server_->GetHealthCheckService();

@@ -1,9 +1,12 @@
 #include "bench/bench_main.h"
 
+#include <algorithm>
 #include <cstdio>
 #include <string>
 
+#include "absl/status/status.h"
 #include "absl/strings/str_cat.h"
+#include "workload/query_split.h"
 
 namespace tandem::bench {
 namespace {
@@ -28,6 +31,24 @@ int Main(int argc, char** argv, const char* main_file, int (*run)(), const Bench
 int Fail(absl::string_view what) {
   std::fprintf(stderr, "%s: %.*s\n", program_name, static_cast<int>(what.size()), what.data());
   return 1;
+}
+
+absl::StatusOr<std::vector<workload::AnalyzedQuery>> SelectQueries(const index::Index& index,
+                                                                   const QueryFlags& flags) {
+  absl::StatusOr<workload::SplitPart> part = workload::ParseSplitPart(absl::GetFlag(flags.split));
+  if (!part.ok()) return part.status();
+  absl::StatusOr<std::vector<workload::AnalyzedQuery>> selected = workload::SelectQueries(
+      absl::GetFlag(flags.queries), index,
+      {.part = *part,
+       .seed = absl::GetFlag(flags.seed),
+       .train = absl::GetFlag(flags.train),
+       .eval = absl::GetFlag(flags.eval),
+       .limit = static_cast<size_t>(std::max(0, absl::GetFlag(flags.max_queries)))});
+  if (!selected.ok()) {
+    return absl::Status(selected.status().code(),
+                        absl::StrCat("queries: ", selected.status().ToString()));
+  }
+  return selected;
 }
 
 double Seconds(Clock::time_point a, Clock::time_point b) {

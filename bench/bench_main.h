@@ -9,17 +9,30 @@
 //
 // and the flags defined in the program's main file. A benchmark's main is
 //
-//   int main(int argc, char** argv) {
-//     return tandem::bench::Main(argc, argv, __FILE__, tandem::Run,
-//                                {"tandem-bench-gpu-cold", "--index DIR --queries FILE ...",
-//                                 "cold and warm GPU query latency, ..."});
-//   }
+//   TANDEM_BENCH_MAIN(tandem::Run, "tandem-bench-gpu-cold", "--index DIR --queries FILE ...",
+//                     "cold and warm GPU query latency, ...");
+//
+// A benchmark that measures a query log's queries defines --queries, --split, --seed, --train,
+// --eval and --max-queries in its main file and chooses them with SelectQueries.
 #pragma once
 
 #include <chrono>
+#include <cstdint>
+#include <string>
+#include <vector>
 
+#include "absl/flags/flag.h"
+#include "absl/status/statusor.h"
 #include "absl/strings/string_view.h"
 #include "base/app.h"
+#include "index/index.h"
+#include "workload/query_set.h"
+
+// Defines main(): Main with the flags of the file it stands in. `run` is the benchmark's int().
+#define TANDEM_BENCH_MAIN(run, name, call, measures)                                 \
+  int main(int argc, char** argv) {                                                  \
+    return ::tandem::bench::Main(argc, argv, __FILE__, run, {name, call, measures}); \
+  }
 
 namespace tandem::bench {
 
@@ -38,6 +51,21 @@ int Main(int argc, char** argv, const char* main_file, int (*run)(), const Bench
 // "NAME: WHAT" on stderr, NAME the program's (BenchInfo); returns 1, the exit status of a run that
 // could not be made.
 int Fail(absl::string_view what);
+
+// The flags that choose a benchmark's queries from a log (workload::SelectQueries).
+struct QueryFlags {
+  const absl::Flag<std::string>& queries;  // the log
+  const absl::Flag<std::string>& split;    // all (file order), train or eval
+  const absl::Flag<uint64_t>& seed;        // of the train/eval split
+  const absl::Flag<uint64_t>& train;       // training queries of the split
+  const absl::Flag<uint64_t>& eval;        // evaluation queries of the split
+  const absl::Flag<int>& max_queries;      // the first N chosen (0 or less: all)
+};
+
+// The queries of the log that `flags` choose, each with an index term; the error's message is the
+// line to fail with.
+absl::StatusOr<std::vector<workload::AnalyzedQuery>> SelectQueries(const index::Index& index,
+                                                                   const QueryFlags& flags);
 
 using Clock = std::chrono::steady_clock;
 

@@ -258,10 +258,8 @@ int Main() {
 }  // namespace
 }  // namespace tandem
 
-int main(int argc, char** argv) {
-  return tandem::bench::Main(
-      argc, argv, __FILE__, tandem::Main,
-      {"tandem-bench-bitmap-build", "[--records N,...] [--cardinalities C,...] [--json FILE]",
-       "WAH and PLWAH bitmap index builds on the GPU against the CPU builder, by cardinality and "
-       "distribution, with the steps of one build; every build checked byte for byte."});
-}
+TANDEM_BENCH_MAIN(
+    tandem::Main, "tandem-bench-bitmap-build",
+    "[--records N,...] [--cardinalities C,...] [--json FILE]",
+    "WAH and PLWAH bitmap index builds on the GPU against the CPU builder, by cardinality and "
+    "distribution, with the steps of one build; every build checked byte for byte.");

@@ -252,9 +252,6 @@ int Main() {
 }  // namespace
 }  // namespace tandem
 
-int main(int argc, char** argv) {
-  return tandem::bench::Main(argc, argv, __FILE__, tandem::Main,
-                             {"tandem-bench-filter", "--index DIR --queries FILE [--json FILE]",
-                              "filtered against unfiltered queries at 50%, 10% and 1% selectivity "
-                              "on the CPU and GPU engines, every GPU answer checked."});
-}
+TANDEM_BENCH_MAIN(tandem::Main, "tandem-bench-filter", "--index DIR --queries FILE [--json FILE]",
+                  "filtered against unfiltered queries at 50%, 10% and 1% selectivity "
+                  "on the CPU and GPU engines, every GPU answer checked.");

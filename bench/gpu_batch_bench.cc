@@ -185,16 +185,9 @@ int Run() {
 
   // The pool (queries with an index term, in file order), the split's part, the first
   // --max_queries.
-  auto part = workload::ParseSplitPart(absl::GetFlag(FLAGS_split));
-  if (!part.ok()) return bench::Fail(std::string(part.status().message()));
-  auto selected = workload::SelectQueries(
-      absl::GetFlag(FLAGS_queries), index,
-      {.part = *part,
-       .seed = absl::GetFlag(FLAGS_seed),
-       .train = absl::GetFlag(FLAGS_train),
-       .eval = absl::GetFlag(FLAGS_eval),
-       .limit = static_cast<size_t>(std::max(0, absl::GetFlag(FLAGS_max_queries)))});
-  if (!selected.ok()) return bench::Fail("queries: " + selected.status().ToString());
+  auto selected = bench::SelectQueries(
+      index, {FLAGS_queries, FLAGS_split, FLAGS_seed, FLAGS_train, FLAGS_eval, FLAGS_max_queries});
+  if (!selected.ok()) return bench::Fail(selected.status().message());
   std::vector<std::vector<std::string>> analyzed;
   for (workload::AnalyzedQuery& q : *selected) analyzed.push_back(std::move(q.terms));
 
@@ -326,9 +319,6 @@ int Run() {
 }  // namespace
 }  // namespace tandem
 
-int main(int argc, char** argv) {
-  return tandem::bench::Main(argc, argv, __FILE__, tandem::Run,
-                             {"tandem-bench-gpu-batch", "--index DIR --queries FILE [--json FILE]",
-                              "the GPU's batch path beside its per-query path, every answer "
-                              "checked against the CPU engine."});
-}
+TANDEM_BENCH_MAIN(tandem::Run, "tandem-bench-gpu-batch", "--index DIR --queries FILE [--json FILE]",
+                  "the GPU's batch path beside its per-query path, every answer "
+                  "checked against the CPU engine.");

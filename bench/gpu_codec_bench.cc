@@ -146,16 +146,9 @@ int Run() {
   auto idx = index::Index::Open(absl::GetFlag(FLAGS_index));
   if (!idx.ok()) return bench::Fail("open index: " + idx.status().ToString());
   const index::Index& index = **idx;
-  auto part = workload::ParseSplitPart(absl::GetFlag(FLAGS_split));
-  if (!part.ok()) return bench::Fail(std::string(part.status().message()));
-  auto selected = workload::SelectQueries(
-      absl::GetFlag(FLAGS_queries), index,
-      {.part = *part,
-       .seed = absl::GetFlag(FLAGS_seed),
-       .train = absl::GetFlag(FLAGS_train),
-       .eval = absl::GetFlag(FLAGS_eval),
-       .limit = static_cast<size_t>(std::max(0, absl::GetFlag(FLAGS_max_queries)))});
-  if (!selected.ok()) return bench::Fail("queries: " + selected.status().ToString());
+  auto selected = bench::SelectQueries(
+      index, {FLAGS_queries, FLAGS_split, FLAGS_seed, FLAGS_train, FLAGS_eval, FLAGS_max_queries});
+  if (!selected.ok()) return bench::Fail(selected.status().message());
   auto device = gpu::ProbeDevice();
   if (!device.ok()) return bench::Fail("no CUDA device: " + device.status().ToString());
   auto stream = gpu::CudaStream::Create();
@@ -383,9 +376,7 @@ int Run() {
 }  // namespace
 }  // namespace tandem
 
-int main(int argc, char** argv) {
-  return tandem::bench::Main(argc, argv, __FILE__, tandem::Run,
-                             {"tandem-bench-gpu-codecs", "--index DIR --queries FILE [--json FILE]",
-                              "compression ratio and GPU decompression speed of every GPU list "
-                              "codec on an index's query lists (Ao et al. 2011, Figures 7-8)."});
-}
+TANDEM_BENCH_MAIN(tandem::Run, "tandem-bench-gpu-codecs",
+                  "--index DIR --queries FILE [--json FILE]",
+                  "compression ratio and GPU decompression speed of every GPU list "
+                  "codec on an index's query lists (Ao et al. 2011, Figures 7-8).");

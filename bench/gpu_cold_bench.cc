@@ -145,9 +145,6 @@ int Run() {
 }  // namespace
 }  // namespace tandem
 
-int main(int argc, char** argv) {
-  return tandem::bench::Main(argc, argv, __FILE__, tandem::Run,
-                             {"tandem-bench-gpu-cold", "--index DIR --queries FILE [--json FILE]",
-                              "cold and warm GPU query latency, lists transcoded at first use vs "
-                              "copied from stored layouts, every answer checked."});
-}
+TANDEM_BENCH_MAIN(tandem::Run, "tandem-bench-gpu-cold", "--index DIR --queries FILE [--json FILE]",
+                  "cold and warm GPU query latency, lists transcoded at first use vs "
+                  "copied from stored layouts, every answer checked.");

@@ -243,9 +243,6 @@ int Run() {
 }  // namespace
 }  // namespace tandem
 
-int main(int argc, char** argv) {
-  return tandem::bench::Main(argc, argv, __FILE__, tandem::Run,
-                             {"tandem-bench-gpu-kernels", "[--json FILE]",
-                              "merge-find intersection by recursion level and top-k methods, every "
-                              "result checked on the host."});
-}
+TANDEM_BENCH_MAIN(tandem::Run, "tandem-bench-gpu-kernels", "[--json FILE]",
+                  "merge-find intersection by recursion level and top-k methods, every "
+                  "result checked on the host.");

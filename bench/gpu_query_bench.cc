@@ -431,9 +431,7 @@ int Run() {
 }  // namespace
 }  // namespace tandem
 
-int main(int argc, char** argv) {
-  return tandem::bench::Main(
-      argc, argv, __FILE__, tandem::Run,
-      {"tandem-bench-gpu-query", "[--index DIR | --docs N ...] --queries FILE [--json FILE]",
-       "the GPU engine beside the CPU engine on a synthetic index, every answer compared."});
-}
+TANDEM_BENCH_MAIN(
+    tandem::Run, "tandem-bench-gpu-query",
+    "[--index DIR | --docs N ...] --queries FILE [--json FILE]",
+    "the GPU engine beside the CPU engine on a synthetic index, every answer compared.");

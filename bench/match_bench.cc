@@ -497,10 +497,7 @@ int Run() {
 }  // namespace
 }  // namespace tandem
 
-int main(int argc, char** argv) {
-  return tandem::bench::Main(
-      argc, argv, __FILE__, tandem::Run,
-      {"tandem-bench-match", "[--sweeps default,attributes,...] [--json FILE]",
-       "standing queries, CCM on the GPU beside the CPU matcher (Margara & Cugola's scenarios), "
-       "every answer compared."});
-}
+TANDEM_BENCH_MAIN(
+    tandem::Run, "tandem-bench-match", "[--sweeps default,attributes,...] [--json FILE]",
+    "standing queries, CCM on the GPU beside the CPU matcher (Margara & Cugola's scenarios), "
+    "every answer compared.");

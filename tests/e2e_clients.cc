@@ -13,6 +13,7 @@
 #include "absl/strings/numbers.h"
 #include "absl/strings/str_cat.h"
 #include "absl/strings/str_split.h"
+#include "google/protobuf/descriptor.pb.h"
 #include "google/protobuf/io/coded_stream.h"
 #include "google/protobuf/io/zero_copy_stream_impl_lite.h"
 #include "google/protobuf/unknown_field_set.h"
@@ -137,6 +138,26 @@ absl::StatusOr<std::vector<std::string>> ReflectionFileContainingSymbol(
   }
   if (files.empty()) return absl::NotFoundError(absl::StrCat("no descriptor for ", symbol));
   return files;
+}
+
+absl::StatusOr<std::vector<std::string>> ReflectionServiceMethods(
+    const std::shared_ptr<grpc::ChannelInterface>& channel, const std::string& symbol,
+    const std::string& file_name) {
+  absl::StatusOr<std::vector<std::string>> files = ReflectionFileContainingSymbol(channel, symbol);
+  if (!files.ok()) return files.status();
+  for (const std::string& bytes : *files) {
+    google::protobuf::FileDescriptorProto file;
+    if (!file.ParseFromString(bytes)) return absl::DataLossError("unparseable descriptor");
+    if (file.name() != file_name) continue;
+    if (file.service_size() != 1) {
+      return absl::FailedPreconditionError(
+          absl::StrCat(file_name, " defines ", file.service_size(), " services"));
+    }
+    std::vector<std::string> methods;
+    for (const auto& method : file.service(0).method()) methods.push_back(method.name());
+    return methods;
+  }
+  return absl::NotFoundError(absl::StrCat("no file ", file_name, " for ", symbol));
 }
 
 absl::StatusOr<std::string> HttpGet(const std::string& address, const std::string& path,

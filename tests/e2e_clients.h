@@ -7,6 +7,8 @@
 //   - a reader of the Prometheus text format that sums samples by name and label subset.
 //
 //   auto services = ReflectionListServices(channel);   // {"grpc.health.v1.Health", ...}
+//   auto methods = ReflectionServiceMethods(channel, "grpc.health.v1.Health",
+//                                           "grpc/health/v1/health.proto");  // {"Check", "Watch"}
 //   auto scrape = HttpGet(server->metrics_address(), "/metrics");
 //   double ok = MetricSum(*scrape, "tandem_queries_total", {{"code", "OK"}});
 #pragma once
@@ -28,6 +30,13 @@ absl::StatusOr<std::vector<std::string>> ReflectionListServices(
 // The serialized FileDescriptorProto(s) that define `symbol`, through reflection.
 absl::StatusOr<std::vector<std::string>> ReflectionFileContainingSymbol(
     const std::shared_ptr<grpc::ChannelInterface>& channel, const std::string& symbol);
+
+// The method names of the one service that reflection's file `file_name` (among the files that
+// define `symbol` and their imports) defines; NOT_FOUND without such a file, FAILED_PRECONDITION
+// when it defines other than one service.
+absl::StatusOr<std::vector<std::string>> ReflectionServiceMethods(
+    const std::shared_ptr<grpc::ChannelInterface>& channel, const std::string& symbol,
+    const std::string& file_name);
 
 // GET http://`address``path`, with HTTP basic auth when `user_password` ("user:password") is set;
 // the body when the status is 200, else UNKNOWN with the status line.

@@ -89,6 +89,34 @@ void SetTimeout(grpc::ClientContext& context, absl::Duration timeout) {
   context.set_deadline(absl::ToChronoTime(absl::Now() + timeout));
 }
 
+namespace {
+
+// One unary call of `stub` whose deadline is `timeout` from now.
+template <typename Request, typename Response>
+grpc::Status CallWithin(grpc::Status (tandem::v1::SearchService::Stub::*method)(
+                            grpc::ClientContext*, const Request&, Response*),
+                        tandem::v1::SearchService::Stub& stub, const Request& request,
+                        Response* response, absl::Duration timeout) {
+  grpc::ClientContext context;
+  SetTimeout(context, timeout);
+  return (stub.*method)(&context, request, response);
+}
+
+}  // namespace
+
+grpc::Status CallSearch(tandem::v1::SearchService::Stub& stub,
+                        const tandem::v1::SearchRequest& request,
+                        tandem::v1::SearchResponse* response, absl::Duration timeout) {
+  return CallWithin(&tandem::v1::SearchService::Stub::Search, stub, request, response, timeout);
+}
+
+grpc::Status CallSearchBatch(tandem::v1::SearchService::Stub& stub,
+                             const tandem::v1::SearchBatchRequest& request,
+                             tandem::v1::SearchBatchResponse* response, absl::Duration timeout) {
+  return CallWithin(&tandem::v1::SearchService::Stub::SearchBatch, stub, request, response,
+                    timeout);
+}
+
 std::vector<tandem::v1::SearchStreamResponse> PipelineOnStream(
     grpc::ClientReaderWriter<tandem::v1::SearchRequest, tandem::v1::SearchStreamResponse>& stream,
     const std::vector<tandem::v1::SearchRequest>& requests) {

@@ -58,6 +58,14 @@ std::unique_ptr<tandem::v1::SearchService::Stub> NewStub(const std::string& addr
 
 void SetTimeout(grpc::ClientContext& context, absl::Duration timeout);
 
+// One Search (SearchBatch) call on `stub` whose deadline is `timeout` from now.
+grpc::Status CallSearch(tandem::v1::SearchService::Stub& stub,
+                        const tandem::v1::SearchRequest& request,
+                        tandem::v1::SearchResponse* response, absl::Duration timeout);
+grpc::Status CallSearchBatch(tandem::v1::SearchService::Stub& stub,
+                             const tandem::v1::SearchBatchRequest& request,
+                             tandem::v1::SearchBatchResponse* response, absl::Duration timeout);
+
 // Writes `requests` on `stream` from a second thread while this one reads the answers, so that
 // the writer runs ahead of the reader as a pipelining client's does; returns the answers in the
 // order they came, the stream left for the caller to Finish.

@@ -63,21 +63,13 @@ TEST_F(LifecycleE2eTest, DeadlineExceededStopsTheQueryPromptly) {
   ASSERT_NE(server, nullptr);
   auto stub = NewStub(server->address());
   SearchResponse response;
-  {
-    grpc::ClientContext context;
-    SetTimeout(context, absl::Milliseconds(1));
-    EXPECT_EQ(stub->Search(&context, TextRequest("t1 t2"), &response).error_code(),
-              grpc::StatusCode::DEADLINE_EXCEEDED);
-  }
+  EXPECT_EQ(CallSearch(*stub, TextRequest("t1 t2"), &response, absl::Milliseconds(1)).error_code(),
+            grpc::StatusCode::DEADLINE_EXCEEDED);
   // A deadline long enough for the query to surely reach the server: the server must answer
   // DEADLINE_EXCEEDED itself and free the worker, not run the two minutes out.
   const absl::Time start = absl::Now();
-  {
-    grpc::ClientContext context;
-    SetTimeout(context, absl::Seconds(2));
-    EXPECT_EQ(stub->Search(&context, TextRequest("t1 t2"), &response).error_code(),
-              grpc::StatusCode::DEADLINE_EXCEEDED);
-  }
+  EXPECT_EQ(CallSearch(*stub, TextRequest("t1 t2"), &response, absl::Seconds(2)).error_code(),
+            grpc::StatusCode::DEADLINE_EXCEEDED);
   // The server counts it DEADLINE_EXCEEDED, or CANCELLED when the client's reset of the expired
   // call overtook the server's own deadline timer by more than the server's clock slack.
   ASSERT_TRUE(
@@ -151,17 +143,14 @@ TEST_F(LifecycleE2eTest, BatchesCountEveryQueryAndTheMemoryBreakerHolds) {
   // Three queries of k = 1000 held by the slow worker.
   const tandem::v1::SearchBatchRequest held = batch_of(3, 1000);
   tandem::v1::SearchBatchResponse held_response;
-  grpc::ClientContext held_context;
-  SetTimeout(held_context, kE2eTimeout);
   grpc::Status held_status;
-  std::thread holder([&] { held_status = stub->SearchBatch(&held_context, held, &held_response); });
+  std::thread holder(
+      [&] { held_status = CallSearchBatch(*stub, held, &held_response, kE2eTimeout); });
   ASSERT_TRUE(WaitForMetric(server->metrics_address(), "tandem_queries_in_flight", {}, Equals(3)));
 
   auto call = [&](const tandem::v1::SearchBatchRequest& batch) {
-    grpc::ClientContext context;
-    SetTimeout(context, kE2eTimeout);
     tandem::v1::SearchBatchResponse response;
-    return stub->SearchBatch(&context, batch, &response);
+    return CallSearchBatch(*stub, batch, &response, kE2eTimeout);
   };
   // Two more k = 1000 queries would pass the breaker (5 x 192,000 > 800,000).
   const grpc::Status breaker = call(batch_of(2, 1000));
@@ -217,9 +206,7 @@ TEST_F(LifecycleE2eTest, FullQueueAnswersResourceExhaustedAtOnce) {
 
   const absl::Time start = absl::Now();
   SearchResponse response;
-  grpc::ClientContext context;
-  SetTimeout(context, kE2eTimeout);
-  grpc::Status refused = stub->Search(&context, TextRequest("t3"), &response);
+  grpc::Status refused = CallSearch(*stub, TextRequest("t3"), &response, kE2eTimeout);
   EXPECT_EQ(refused.error_code(), grpc::StatusCode::RESOURCE_EXHAUSTED);
   EXPECT_THAT(refused.error_message(), HasSubstr("admission queue is full"));
   EXPECT_LT(absl::Now() - start, absl::Seconds(5));  // well before a worker could free up
@@ -227,10 +214,8 @@ TEST_F(LifecycleE2eTest, FullQueueAnswersResourceExhaustedAtOnce) {
   tandem::v1::SearchBatchRequest batch;
   batch.add_requests()->set_text("t4");
   batch.add_requests()->set_text("t5");
-  grpc::ClientContext batch_context;
-  SetTimeout(batch_context, kE2eTimeout);
   tandem::v1::SearchBatchResponse batch_response;
-  EXPECT_EQ(stub->SearchBatch(&batch_context, batch, &batch_response).error_code(),
+  EXPECT_EQ(CallSearchBatch(*stub, batch, &batch_response, kE2eTimeout).error_code(),
             grpc::StatusCode::RESOURCE_EXHAUSTED);
 
   grpc::ClientContext stream_context;
@@ -279,10 +264,9 @@ TEST_F(LifecycleE2eTest, AStreamClientThatNeverReadsHoldsNothingUp) {
   // Everyone else is served at once, over a connection of their own.
   auto stub = NewStub(server->address());
   for (int i = 0; i < 20; ++i) {
-    grpc::ClientContext context;
-    SetTimeout(context, absl::Seconds(5));
     SearchResponse response;
-    const grpc::Status status = stub->Search(&context, TextRequest("t5 t6"), &response);
+    const grpc::Status status =
+        CallSearch(*stub, TextRequest("t5 t6"), &response, absl::Seconds(5));
     ASSERT_TRUE(status.ok()) << status.error_message();
   }
   const std::string scrape = HttpGet(server->metrics_address(), "/metrics").value_or("");
@@ -298,10 +282,8 @@ TEST_F(LifecycleE2eTest, AStreamClientThatNeverReadsHoldsNothingUp) {
   slow_context.TryCancel();
   writer.join();
   EXPECT_FALSE(stream->Finish().ok());
-  grpc::ClientContext context;
-  SetTimeout(context, kE2eTimeout);
   SearchResponse response;
-  EXPECT_TRUE(stub->Search(&context, TextRequest("t7"), &response).ok());
+  EXPECT_TRUE(CallSearch(*stub, TextRequest("t7"), &response, kE2eTimeout).ok());
 }
 
 TEST_F(LifecycleE2eTest, SigtermDrainsInFlightQueriesThenExitsZero) {
@@ -329,9 +311,7 @@ TEST_F(LifecycleE2eTest, SigtermDrainsInFlightQueriesThenExitsZero) {
   EXPECT_EQ(server->WaitForExit(absl::ZeroDuration()), std::nullopt) << "exited before draining";
   // New work is refused while the in-flight query finishes.
   SearchResponse response;
-  grpc::ClientContext context;
-  SetTimeout(context, kE2eTimeout);
-  grpc::Status refused = stub->Search(&context, TextRequest("t3"), &response);
+  grpc::Status refused = CallSearch(*stub, TextRequest("t3"), &response, kE2eTimeout);
   EXPECT_EQ(refused.error_code(), grpc::StatusCode::UNAVAILABLE);
   EXPECT_THAT(refused.error_message(), HasSubstr("draining"));
   absl::StatusOr<ProcessResult> cli =

@@ -32,12 +32,20 @@ bool TryReap(pid_t pid, int* code) {
   return true;
 }
 
-// Starts `binary` (a path) with the given standard streams. fork + execve rather than posix_spawn
-// so the child can ask to be killed when this test process dies (PR_SET_PDEATHSIG): a crashed test
-// must not leave a server behind. Between fork and execve the child calls only async-signal-safe
+std::string ReadWhole(const std::string& path) {
+  std::ifstream in(path);
+  std::ostringstream s;
+  s << in.rdbuf();
+  return s.str();
+}
+
+}  // namespace
+
+// fork + execve rather than posix_spawn so the child can ask to be killed when this test process
+// dies (PR_SET_PDEATHSIG). Between fork and execve the child calls only async-signal-safe
 // functions, as a multi-threaded parent requires.
 absl::StatusOr<pid_t> Spawn(const std::string& binary, const std::vector<std::string>& args,
-                            int stdin_fd, int stdout_fd, int stderr_fd) {
+                            int stdin_fd, int stdout_fd, int stderr_fd, int death_signal) {
   std::vector<std::string> argv_storage{binary};
   argv_storage.insert(argv_storage.end(), args.begin(), args.end());
   std::vector<char*> argv;
@@ -47,7 +55,7 @@ absl::StatusOr<pid_t> Spawn(const std::string& binary, const std::vector<std::st
   const pid_t pid = ::fork();
   if (pid < 0) return absl::InternalError(absl::StrCat("fork: ", strerror(errno)));
   if (pid == 0) {
-    ::prctl(PR_SET_PDEATHSIG, SIGKILL);
+    ::prctl(PR_SET_PDEATHSIG, death_signal);
     if (::getppid() != parent) ::_exit(127);  // the parent died before prctl took effect
     ::dup2(stdin_fd, STDIN_FILENO);
     ::dup2(stdout_fd, STDOUT_FILENO);
@@ -61,15 +69,6 @@ absl::StatusOr<pid_t> Spawn(const std::string& binary, const std::vector<std::st
   }
   return pid;
 }
-
-std::string ReadWhole(const std::string& path) {
-  std::ifstream in(path);
-  std::ostringstream s;
-  s << in.rdbuf();
-  return s.str();
-}
-
-}  // namespace
 
 absl::StatusOr<ProcessResult> RunProcess(const std::string& binary,
                                          const std::vector<std::string>& args,

@@ -13,6 +13,7 @@
 
 #include <sys/types.h>
 
+#include <csignal>
 #include <memory>
 #include <optional>
 #include <string>
@@ -32,6 +33,11 @@ struct ProcessResult {
   std::string out;
   std::string err;
 };
+
+// Starts `binary` (a path) with `args` and the given standard streams, with a clean signal mask; it
+// gets `death_signal` when this test process dies, so that a crashed test leaves no server behind.
+absl::StatusOr<pid_t> Spawn(const std::string& binary, const std::vector<std::string>& args,
+                            int stdin_fd, int stdout_fd, int stderr_fd, int death_signal = SIGKILL);
 
 // Runs `binary` (a path, e.g. from FindInPath) to completion with `args` and `input` on stdin.
 // DEADLINE_EXCEEDED (after killing it) when it outlives `timeout`.

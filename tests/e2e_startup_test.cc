@@ -284,10 +284,8 @@ class TestCertificates {
 grpc::Status SearchOver(const std::shared_ptr<grpc::ChannelCredentials>& credentials,
                         const std::string& address) {
   auto stub = tandem::v1::SearchService::NewStub(grpc::CreateChannel(address, credentials));
-  grpc::ClientContext context;
-  SetTimeout(context, absl::Seconds(20));
   SearchResponse response;
-  return stub->Search(&context, TextRequest("t1"), &response);
+  return CallSearch(*stub, TextRequest("t1"), &response, absl::Seconds(20));
 }
 
 // Each thread of process `pid`: its name and nice value (/proc/PID/task/TID/stat, field 19).
@@ -320,10 +318,8 @@ TEST_F(StartupE2eTest, RpcThreadsRunBelowTheQueryWorkers) {
     ASSERT_NE(server, nullptr);
     // A query, so that gRPC has started every thread a call needs.
     auto stub = NewStub(server->address());
-    grpc::ClientContext context;
-    SetTimeout(context, kE2eTimeout);
     SearchResponse response;
-    ASSERT_TRUE(stub->Search(&context, TextRequest("t1"), &response).ok());
+    ASSERT_TRUE(CallSearch(*stub, TextRequest("t1"), &response, kE2eTimeout).ok());
     auto expect_nices = [&, gap = gap] {
       int workers = 0, others = 0;
       for (const auto& [name, nice] : ThreadNices(server->pid())) {

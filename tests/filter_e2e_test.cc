@@ -193,9 +193,7 @@ class FilterE2eTest : public ::testing::Test {
 
   static grpc::Status Search(tandem::v1::SearchService::Stub& stub, const SearchRequest& request,
                              SearchResponse* response) {
-    grpc::ClientContext context;
-    SetTimeout(context, kE2eTimeout);
-    return stub.Search(&context, request, response);
+    return CallSearch(stub, request, response, kE2eTimeout);
   }
   SearchResponse SearchOk(const SearchRequest& request) {
     SearchResponse response;
@@ -340,10 +338,8 @@ TEST_F(FilterE2eTest, SearchBatchCarriesEachQuerysFilter) {
   *batch.add_requests() = TextRequest("t1 t2", tandem::v1::QUERY_MODE_OR, kAll);
   batch.mutable_requests(batch.requests_size() - 1)->set_filter_text("colour = red");
 
-  grpc::ClientContext context;
-  SetTimeout(context, kE2eTimeout);
   tandem::v1::SearchBatchResponse response;
-  ASSERT_TRUE(stub_->SearchBatch(&context, batch, &response).ok());
+  ASSERT_TRUE(CallSearchBatch(*stub_, batch, &response, kE2eTimeout).ok());
   ASSERT_EQ(response.results_size(), batch.requests_size());
   for (size_t i = 0; i < cases.size(); ++i) {
     SCOPED_TRACE(cases[i].text);

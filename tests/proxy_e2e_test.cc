@@ -180,29 +180,15 @@ class ProxyProcess {
   ProxyProcess(const std::string& binary, const std::vector<std::string>& args,
                const std::string& log)
       : log_(log) {
-    std::vector<std::string> storage{
-        "/bin/sh", "-c",
-        "trap 'kill -TERM $p 2>/dev/null' TERM; \"$0\" \"$@\" & p=$!; wait $p; wait $p", binary};
-    storage.insert(storage.end(), args.begin(), args.end());
-    std::vector<char*> argv;
-    for (std::string& a : storage) argv.push_back(a.data());
-    argv.push_back(nullptr);
+    std::vector<std::string> shell_args{
+        "-c", "trap 'kill -TERM $p 2>/dev/null' TERM; \"$0\" \"$@\" & p=$!; wait $p; wait $p",
+        binary};
+    shell_args.insert(shell_args.end(), args.begin(), args.end());
     const int null_fd = ::open("/dev/null", O_RDONLY | O_CLOEXEC);
     const int log_fd = ::open(log.c_str(), O_WRONLY | O_CREAT | O_APPEND | O_CLOEXEC, 0644);
-    const pid_t parent = ::getpid();
-    pid_ = ::fork();
-    if (pid_ == 0) {
-      ::prctl(PR_SET_PDEATHSIG, SIGTERM);
-      if (::getppid() != parent) ::_exit(127);
-      ::dup2(null_fd, STDIN_FILENO);
-      ::dup2(log_fd, STDOUT_FILENO);
-      ::dup2(log_fd, STDERR_FILENO);
-      sigset_t none;
-      sigemptyset(&none);
-      ::sigprocmask(SIG_SETMASK, &none, nullptr);
-      ::execve(argv[0], argv.data(), environ);
-      ::_exit(127);
-    }
+    absl::StatusOr<pid_t> pid = Spawn("/bin/sh", shell_args, null_fd, log_fd, log_fd, SIGTERM);
+    EXPECT_TRUE(pid.ok()) << pid.status();
+    pid_ = pid.ok() ? *pid : -1;
     ::close(null_fd);
     ::close(log_fd);
   }
@@ -282,6 +268,11 @@ void ExpectSameAnswer(const SearchResponse& via_proxy, const SearchResponse& dir
   }
 }
 
+// The unary queries, then a stream; each replica's share of the unary calls (a stream is one call,
+// on one replica).
+constexpr int kUnary = 60;
+constexpr int kStreamed = 30;
+
 class ProxyE2eTest : public ::testing::Test {
  protected:
   static void SetUpTestSuite() { index_ = E2eIndex::Build({.num_docs = 3000}).release(); }
@@ -322,10 +313,8 @@ class ProxyE2eTest : public ::testing::Test {
   }
 
   SearchResponse Direct(const SearchRequest& request) {
-    grpc::ClientContext context;
-    SetTimeout(context, absl::Seconds(10));
     SearchResponse response;
-    grpc::Status status = direct_->Search(&context, request, &response);
+    grpc::Status status = CallSearch(*direct_, request, &response, absl::Seconds(10));
     EXPECT_TRUE(status.ok()) << status.error_message();
     return response;
   }
@@ -338,10 +327,8 @@ class ProxyE2eTest : public ::testing::Test {
     int hits = 0;
     for (const SearchRequest& q : queries) {
       SCOPED_TRACE(q.ShortDebugString());
-      grpc::ClientContext context;
-      SetTimeout(context, absl::Seconds(10));
       SearchResponse response;
-      grpc::Status status = stub->Search(&context, q, &response);
+      grpc::Status status = CallSearch(*stub, q, &response, absl::Seconds(10));
       hits_by_mode[q.mode()] += 0;
       EXPECT_TRUE(status.ok()) << status.error_code() << ": " << status.error_message();
       if (!status.ok()) continue;
@@ -420,6 +407,36 @@ class ProxyE2eTest : public ::testing::Test {
     std::cout << "  calls per replica: " << shares << std::endl;
   }
 
+  // Starts the nodes and picks a free port for the proxy (proxy_address_).
+  void StartNodesAndPickProxyPort(int* port) {
+    ASSERT_NO_FATAL_FAILURE(StartNodes());
+    *port = FreePort();
+    ASSERT_GT(*port, 0);
+    proxy_address_ = absl::StrCat("127.0.0.1:", *port);
+  }
+
+  // kUnary queries through the proxy spread fairly over the replicas, the first kStreamed of them
+  // on a stream, then the first replica killed; `before`: the replicas' counts before the kill.
+  void ServeThenKillFirstReplica(std::vector<SearchRequest>* queries, std::vector<double>* before) {
+    *queries = Queries(kUnary);
+    const std::vector<double> start = QueriesPerReplica(0);
+    EXPECT_GT(SearchAll(*queries), 0);
+    ExpectFairShares(start, kUnary);
+    StreamAll(std::vector<SearchRequest>(queries->begin(), queries->begin() + kStreamed));
+    *before = QueriesPerReplica(kUnary + kStreamed);
+    ASSERT_NO_FATAL_FAILURE(KillReplica(0));
+  }
+
+  // 30 more queries through the proxy with the first replica dead, spread fairly over the others
+  // beyond their counts `before`, then on a stream.
+  void ServeWithoutTheFirstReplica(const std::vector<double>& before) {
+    const std::vector<SearchRequest> all = Queries(kUnary + 30);
+    const std::vector<SearchRequest> more(all.begin() + kUnary, all.end());
+    EXPECT_GT(SearchAll(more), 0);
+    ExpectFairShares(before, 30);
+    StreamAll(more);
+  }
+
   void KillReplica(int r) {
     replicas_[r]->Signal(SIGKILL);
     ASSERT_TRUE(replicas_[r]->WaitForExit().has_value());
@@ -442,37 +459,22 @@ class ProxyE2eTest : public ::testing::Test {
 
 E2eIndex* ProxyE2eTest::index_ = nullptr;
 
-// The unary queries, then a stream; each replica's share of the unary calls (a stream is one call,
-// on one replica).
-constexpr int kUnary = 60;
-constexpr int kStreamed = 30;
-
 TEST_F(ProxyE2eTest, Nginx) {
   const std::string nginx = FindProxy("nginx");
   if (nginx.empty()) GTEST_SKIP() << "nginx is not installed (not in PATH nor /usr/sbin)";
-  ASSERT_NO_FATAL_FAILURE(StartNodes());
-  const int port = FreePort();
-  ASSERT_GT(port, 0);
-  proxy_address_ = absl::StrCat("127.0.0.1:", port);
+  int port = 0;
+  ASSERT_NO_FATAL_FAILURE(StartNodesAndPickProxyPort(&port));
   const std::string conf = tmp_.path() + "/nginx.conf";
   std::ofstream(conf) << NginxConfig(nginx, ReplicaAddresses(), port, tmp_.path());
   ASSERT_FALSE(HasFailure());
   ASSERT_NO_FATAL_FAILURE(StartProxy(nginx, {"-c", conf, "-p", tmp_.path(), "-g", "daemon off;"}));
 
-  const std::vector<SearchRequest> queries = Queries(kUnary);
-  const std::vector<double> start = QueriesPerReplica(0);
-  EXPECT_GT(SearchAll(queries), 0);
-  ExpectFairShares(start, kUnary);
-  StreamAll(std::vector<SearchRequest>(queries.begin(), queries.begin() + kStreamed));
-
-  // A replica dies: its connections fail, and nginx (grpc_next_upstream error) sends those calls
-  // to the next replica, so none fails, from the first call on.
-  const std::vector<double> before = QueriesPerReplica(kUnary + kStreamed);
-  ASSERT_NO_FATAL_FAILURE(KillReplica(0));
-  const std::vector<SearchRequest> after = Queries(kUnary + 30);
-  EXPECT_GT(SearchAll(std::vector<SearchRequest>(after.begin() + kUnary, after.end())), 0);
-  ExpectFairShares(before, 30);
-  StreamAll(std::vector<SearchRequest>(after.begin() + kUnary, after.end()));
+  // Then a replica dies: its connections fail, and nginx (grpc_next_upstream error) sends those
+  // calls to the next replica, so none fails, from the first call on.
+  std::vector<SearchRequest> queries;
+  std::vector<double> before;
+  ASSERT_NO_FATAL_FAILURE(ServeThenKillFirstReplica(&queries, &before));
+  ServeWithoutTheFirstReplica(before);
   // The calls that reached the dead replica were refused there, then retried: not a lucky miss.
   const std::string error_log = ReadWhole(tmp_.path() + "/error.log");
   EXPECT_TRUE(absl::StrContains(error_log, replicas_[0]->address()) &&
@@ -485,26 +487,19 @@ TEST_F(ProxyE2eTest, Nginx) {
 TEST_F(ProxyE2eTest, Haproxy) {
   const std::string haproxy = FindProxy("haproxy");
   if (haproxy.empty()) GTEST_SKIP() << "haproxy is not installed (not in PATH nor /usr/sbin)";
-  ASSERT_NO_FATAL_FAILURE(StartNodes());
-  const int port = FreePort();
-  ASSERT_GT(port, 0);
-  proxy_address_ = absl::StrCat("127.0.0.1:", port);
+  int port = 0;
+  ASSERT_NO_FATAL_FAILURE(StartNodesAndPickProxyPort(&port));
   const std::string conf = tmp_.path() + "/haproxy.cfg";
   std::ofstream(conf) << HaproxyConfig(ReplicaAddresses(), port);
   ASSERT_FALSE(HasFailure());
   ASSERT_NO_FATAL_FAILURE(StartProxy(haproxy, {"-f", conf, "-db"}));
 
-  const std::vector<SearchRequest> queries = Queries(kUnary);
-  const std::vector<double> start = QueriesPerReplica(0);
-  EXPECT_GT(SearchAll(queries), 0);
-  ExpectFairShares(start, kUnary);
-  StreamAll(std::vector<SearchRequest>(queries.begin(), queries.begin() + kStreamed));
-
-  // A replica dies: HAProxy's health check marks it DOWN (fall 2 x inter 2s), then every call
+  // Then a replica dies: HAProxy's health check marks it DOWN (fall 2 x inter 2s), then every call
   // goes to the others. Calls in between that are sent to it find its connection refused and are
   // redispatched to another server (retry-on conn-failure, option redispatch): none fails.
-  const std::vector<double> before = QueriesPerReplica(kUnary + kStreamed);
-  ASSERT_NO_FATAL_FAILURE(KillReplica(0));
+  std::vector<SearchRequest> queries;
+  std::vector<double> before;
+  ASSERT_NO_FATAL_FAILURE(ServeThenKillFirstReplica(&queries, &before));
   const absl::Time killed = absl::Now();
   const absl::Time deadline = killed + absl::Seconds(15);
   // Calls while it dies, from another thread, so that the log is watched meanwhile.
@@ -514,11 +509,10 @@ TEST_F(ProxyE2eTest, Haproxy) {
   std::thread caller([&] {
     auto stub = NewStub(proxy_address_);
     while (!stop.load()) {
-      grpc::ClientContext context;
-      SetTimeout(context, absl::Seconds(10));
       SearchResponse response;
       const absl::Time start = absl::Now();
-      grpc::Status status = stub->Search(&context, queries[(ok + failed) % kUnary], &response);
+      grpc::Status status =
+          CallSearch(*stub, queries[(ok + failed) % kUnary], &response, absl::Seconds(10));
       if (status.ok()) {
         ++ok;
       } else if (failed++ == 0) {
@@ -543,11 +537,7 @@ TEST_F(ProxyE2eTest, Haproxy) {
   EXPECT_EQ(failed.load(), 0) << first_error;
   EXPECT_GT(ok.load(), 10);
   // The survivors answered every call that succeeded.
-  const std::vector<double> down = QueriesPerReplica(before[1] + before[2] + ok);
-  const std::vector<SearchRequest> after = Queries(kUnary + 30);
-  EXPECT_GT(SearchAll(std::vector<SearchRequest>(after.begin() + kUnary, after.end())), 0);
-  ExpectFairShares(down, 30);
-  StreamAll(std::vector<SearchRequest>(after.begin() + kUnary, after.end()));
+  ServeWithoutTheFirstReplica(QueriesPerReplica(before[1] + before[2] + ok));
   DumpOnFailure();
 }
 

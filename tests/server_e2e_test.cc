@@ -15,7 +15,6 @@
 #include "absl/strings/str_join.h"
 #include "clients/cli/health_client.h"
 #include "gmock/gmock.h"
-#include "google/protobuf/descriptor.pb.h"
 #include "grpcpp/generic/generic_stub.h"
 #include "grpcpp/support/byte_buffer.h"
 #include "grpcpp/support/client_callback.h"
@@ -41,9 +40,7 @@ class ServerE2eTest : public ServedIndexE2eTest {
   }
 
   grpc::Status Search(const SearchRequest& request, SearchResponse* response) {
-    grpc::ClientContext context;
-    SetTimeout(context, kE2eTimeout);
-    return stub_->Search(&context, request, response);
+    return CallSearch(*stub_, request, response, kE2eTimeout);
   }
 
   std::string Scrape() {
@@ -128,9 +125,7 @@ TEST_F(ServerE2eTest, HybridSchedulerAnswersLikeTheEngineAndExportsItsMetrics) {
       SCOPED_TRACE(absl::StrCat("'", text, "' mode ", mode));
       const SearchRequest request = TextRequest(text, mode, 10);
       SearchResponse response;
-      grpc::ClientContext context;
-      SetTimeout(context, kE2eTimeout);
-      grpc::Status status = stub->Search(&context, request, &response);
+      grpc::Status status = CallSearch(*stub, request, &response, kE2eTimeout);
       ASSERT_TRUE(status.ok()) << status.error_message();
       index_->ExpectSameHits(response, index_->Expected(request));
       EXPECT_EQ(response.stats().engine(), "cpu");
@@ -140,9 +135,7 @@ TEST_F(ServerE2eTest, HybridSchedulerAnswersLikeTheEngineAndExportsItsMetrics) {
   SearchRequest gpu = TextRequest("t1");
   gpu.set_engine(tandem::v1::ENGINE_HINT_GPU);
   SearchResponse response;
-  grpc::ClientContext context;
-  SetTimeout(context, kE2eTimeout);
-  EXPECT_EQ(stub->Search(&context, gpu, &response).error_code(),
+  EXPECT_EQ(CallSearch(*stub, gpu, &response, kE2eTimeout).error_code(),
             grpc::StatusCode::FAILED_PRECONDITION);
 
   // A worker gives its slot back and reports its time after the answer is sent: wait for both.
@@ -414,10 +407,8 @@ TEST_F(ServerE2eTest, SearchBatchAnswersEachQueryOnItsOwn) {
     r->set_request_id(absl::StrCat("q", i));
   }
   batch.mutable_requests(3)->set_k(20000);  // one bad query fails alone
-  grpc::ClientContext context;
-  SetTimeout(context, kE2eTimeout);
   tandem::v1::SearchBatchResponse response;
-  ASSERT_TRUE(stub_->SearchBatch(&context, batch, &response).ok());
+  ASSERT_TRUE(CallSearchBatch(*stub_, batch, &response, kE2eTimeout).ok());
   ASSERT_EQ(response.results_size(), batch.requests_size());
   for (int i = 0; i < batch.requests_size(); ++i) {
     SCOPED_TRACE(i);
@@ -436,18 +427,14 @@ TEST_F(ServerE2eTest, SearchBatchAnswersEachQueryOnItsOwn) {
 TEST_F(ServerE2eTest, SearchBatchOverTheLimitFailsAsAWhole) {
   tandem::v1::SearchBatchRequest batch;
   for (int i = 0; i < 1025; ++i) batch.add_requests()->set_text("t1");
-  grpc::ClientContext context;
-  SetTimeout(context, kE2eTimeout);
   tandem::v1::SearchBatchResponse response;
-  grpc::Status status = stub_->SearchBatch(&context, batch, &response);
+  grpc::Status status = CallSearchBatch(*stub_, batch, &response, kE2eTimeout);
   EXPECT_EQ(status.error_code(), grpc::StatusCode::INVALID_ARGUMENT);
   EXPECT_THAT(status.error_message(),
               HasSubstr("requests has 1025 queries, more than the limit of 1024"));
 
   // An empty batch is a valid, empty answer.
-  grpc::ClientContext empty_context;
-  SetTimeout(empty_context, kE2eTimeout);
-  ASSERT_TRUE(stub_->SearchBatch(&empty_context, {}, &response).ok());
+  ASSERT_TRUE(CallSearchBatch(*stub_, {}, &response, kE2eTimeout).ok());
   EXPECT_EQ(response.results_size(), 0);
 }
 
@@ -527,22 +514,11 @@ TEST_F(ServerE2eTest, ReflectionListsAndDescribesTheService) {
   EXPECT_THAT(*services, Contains("tandem.v1.SearchService"));
   EXPECT_THAT(*services, Contains("grpc.health.v1.Health"));
 
-  absl::StatusOr<std::vector<std::string>> files =
-      ReflectionFileContainingSymbol(channel, "tandem.v1.SearchService");
-  ASSERT_TRUE(files.ok()) << files.status();
-  bool found = false;
-  for (const std::string& bytes : *files) {
-    google::protobuf::FileDescriptorProto file;
-    ASSERT_TRUE(file.ParseFromString(bytes));
-    if (file.name() != "tandem/v1/search.proto") continue;
-    found = true;
-    ASSERT_EQ(file.service_size(), 1);
-    std::vector<std::string> methods;
-    for (const auto& m : file.service(0).method()) methods.push_back(m.name());
-    EXPECT_THAT(methods, ::testing::UnorderedElementsAre("Search", "SearchBatch", "SearchStream",
-                                                         "GetIndexInfo"));
-  }
-  EXPECT_TRUE(found);
+  absl::StatusOr<std::vector<std::string>> methods =
+      ReflectionServiceMethods(channel, "tandem.v1.SearchService", "tandem/v1/search.proto");
+  ASSERT_TRUE(methods.ok()) << methods.status();
+  EXPECT_THAT(*methods, ::testing::UnorderedElementsAre("Search", "SearchBatch", "SearchStream",
+                                                        "GetIndexInfo"));
 
   // Every service it lists, health included, can be described (buf curl --list-methods, grpcurl).
   for (const std::string& service : *services) {
@@ -550,16 +526,10 @@ TEST_F(ServerE2eTest, ReflectionListsAndDescribesTheService) {
         ReflectionFileContainingSymbol(channel, service);
     EXPECT_TRUE(described.ok()) << service << ": " << described.status();
   }
-  absl::StatusOr<std::vector<std::string>> health =
-      ReflectionFileContainingSymbol(channel, "grpc.health.v1.Health");
-  ASSERT_TRUE(health.ok()) << health.status();
-  google::protobuf::FileDescriptorProto file;
-  ASSERT_TRUE(file.ParseFromString(health->front()));
-  EXPECT_EQ(file.name(), "grpc/health/v1/health.proto");
-  ASSERT_EQ(file.service_size(), 1);
-  std::vector<std::string> methods;
-  for (const auto& m : file.service(0).method()) methods.push_back(m.name());
-  EXPECT_THAT(methods, ::testing::UnorderedElementsAre("Check", "Watch"));
+  methods =
+      ReflectionServiceMethods(channel, "grpc.health.v1.Health", "grpc/health/v1/health.proto");
+  ASSERT_TRUE(methods.ok()) << methods.status();
+  EXPECT_THAT(*methods, ::testing::UnorderedElementsAre("Check", "Watch"));
 }
 
 TEST_F(ServerE2eTest, MetricsCountQueriesAndPassTheFormatChecks) {

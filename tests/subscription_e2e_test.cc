@@ -22,7 +22,6 @@
 #include "base/sanitizers.h"
 #include "clients/cli/health_client.h"
 #include "gmock/gmock.h"
-#include "google/protobuf/descriptor.pb.h"
 #include "gtest/gtest.h"
 #include "match/model.h"
 #include "match/predicate_parser.h"
@@ -663,17 +662,11 @@ TEST_F(SubscriptionE2eTest, WithoutAFileSubscriptionsLiveInMemoryAndStartupSaysS
   absl::StatusOr<std::vector<std::string>> services = ReflectionListServices(channel);
   ASSERT_TRUE(services.ok()) << services.status();
   EXPECT_THAT(*services, Contains("tandem.v1.SubscriptionService"));
-  absl::StatusOr<std::vector<std::string>> files =
-      ReflectionFileContainingSymbol(channel, "tandem.v1.SubscriptionService");
-  ASSERT_TRUE(files.ok()) << files.status();
-  google::protobuf::FileDescriptorProto file;
-  ASSERT_TRUE(file.ParseFromString(files->front()));
-  EXPECT_EQ(file.name(), "tandem/v1/subscription.proto");
-  ASSERT_EQ(file.service_size(), 1);
-  std::vector<std::string> methods;
-  for (const auto& m : file.service(0).method()) methods.push_back(m.name());
-  EXPECT_THAT(methods, ::testing::UnorderedElementsAre("Subscribe", "Unsubscribe",
-                                                       "ListSubscriptions", "Match", "Watch"));
+  absl::StatusOr<std::vector<std::string>> methods = ReflectionServiceMethods(
+      channel, "tandem.v1.SubscriptionService", "tandem/v1/subscription.proto");
+  ASSERT_TRUE(methods.ok()) << methods.status();
+  EXPECT_THAT(*methods, ::testing::UnorderedElementsAre("Subscribe", "Unsubscribe",
+                                                        "ListSubscriptions", "Match", "Watch"));
 }
 
 TEST_F(SubscriptionE2eTest, BadSubscriptionFlagsStopTheServer) {

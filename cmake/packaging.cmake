@@ -28,20 +28,18 @@ endif()
 set(TANDEM_DEFAULTS_FILE ${_tandem_etc}/default/tandem-server)
 set(TANDEM_BROKER_DEFAULTS_FILE ${_tandem_etc}/default/tandem-broker)
 set(TANDEM_REPLICAS_FILE ${_tandem_etc}/tandem/replicas)
-configure_file(${CMAKE_SOURCE_DIR}/deploy/tandem-server.service.in
-               ${CMAKE_BINARY_DIR}/deploy/tandem-server.service @ONLY)
-install(FILES ${CMAKE_BINARY_DIR}/deploy/tandem-server.service DESTINATION lib/systemd/system
-        COMPONENT runtime)
-install(FILES ${CMAKE_SOURCE_DIR}/deploy/tandem-server.default
-        DESTINATION ${CMAKE_INSTALL_FULL_SYSCONFDIR}/default RENAME tandem-server
-        COMPONENT runtime)
-configure_file(${CMAKE_SOURCE_DIR}/deploy/tandem-broker.service.in
-               ${CMAKE_BINARY_DIR}/deploy/tandem-broker.service @ONLY)
-install(FILES ${CMAKE_BINARY_DIR}/deploy/tandem-broker.service DESTINATION lib/systemd/system
-        COMPONENT runtime)
-install(FILES ${CMAKE_SOURCE_DIR}/deploy/tandem-broker.default
-        DESTINATION ${CMAKE_INSTALL_FULL_SYSCONFDIR}/default RENAME tandem-broker
-        COMPONENT runtime)
+# A program's systemd unit (deploy/NAME.service.in, configured with the paths above) and its
+# defaults file (deploy/NAME.default, installed as default/NAME).
+function(tandem_install_service name)
+  configure_file(${CMAKE_SOURCE_DIR}/deploy/${name}.service.in
+                 ${CMAKE_BINARY_DIR}/deploy/${name}.service @ONLY)
+  install(FILES ${CMAKE_BINARY_DIR}/deploy/${name}.service DESTINATION lib/systemd/system
+          COMPONENT runtime)
+  install(FILES ${CMAKE_SOURCE_DIR}/deploy/${name}.default
+          DESTINATION ${CMAKE_INSTALL_FULL_SYSCONFDIR}/default RENAME ${name} COMPONENT runtime)
+endfunction()
+tandem_install_service(tandem-server)
+tandem_install_service(tandem-broker)
 install(FILES ${CMAKE_SOURCE_DIR}/deploy/tandem-broker.replicas
         DESTINATION ${CMAKE_INSTALL_FULL_SYSCONFDIR}/tandem RENAME replicas COMPONENT runtime)
 install(FILES README.md ARCHITECTURE.md LICENSE index/FORMAT.md deploy/prometheus.yml

@@ -184,10 +184,8 @@ TEST_F(BrokerE2eTest, AnswersEqualTheSingleIndexThroughEveryMethod) {
   auto stub = NewStub(broker->address());
   const std::vector<SearchRequest> queries = RandomQueries(150, 11);
   for (const SearchRequest& q : queries) {
-    grpc::ClientContext context;
-    SetTimeout(context, absl::Seconds(10));
     SearchResponse response;
-    grpc::Status status = stub->Search(&context, q, &response);
+    grpc::Status status = CallSearch(*stub, q, &response, absl::Seconds(10));
     ASSERT_TRUE(status.ok()) << status.error_message();
     ExpectEqualsSingleIndex(q, response);
   }
@@ -196,10 +194,8 @@ TEST_F(BrokerE2eTest, AnswersEqualTheSingleIndexThroughEveryMethod) {
   for (int i = 0; i < 40; ++i) *batch.add_requests() = queries[i];
   batch.add_requests()->set_k(20000);  // invalid: its own status, the others answered
   {
-    grpc::ClientContext context;
-    SetTimeout(context, absl::Seconds(10));
     tandem::v1::SearchBatchResponse response;
-    ASSERT_TRUE(stub->SearchBatch(&context, batch, &response).ok());
+    ASSERT_TRUE(CallSearchBatch(*stub, batch, &response, absl::Seconds(10)).ok());
     ASSERT_EQ(response.results_size(), 41);
     for (int i = 0; i < 40; ++i)
       ExpectEqualsSingleIndex(queries[i], response.results(i).response());
@@ -263,10 +259,8 @@ TEST_F(BrokerE2eTest, ReplicasThatDieUnderLoadCostNoQuery) {
     clients.emplace_back([&, c] {
       auto stub = NewStub(broker->address());
       for (int i = c; !stop.load(); i = (i + 3) % static_cast<int>(queries.size())) {
-        grpc::ClientContext context;
-        SetTimeout(context, absl::Seconds(10));
         SearchResponse response;
-        grpc::Status status = stub->Search(&context, queries[i], &response);
+        grpc::Status status = CallSearch(*stub, queries[i], &response, absl::Seconds(10));
         if (!status.ok()) {
           ++failed;
           ADD_FAILURE() << status.error_message();
@@ -319,11 +313,7 @@ TEST_F(BrokerE2eTest, AShardGoneGivesDegradedAnswersAndRecovers) {
   const uint32_t end = 2 * index_->index().num_docs() / kShards;
   SearchRequest request = TextRequest("t1 t2 t3", tandem::v1::QUERY_MODE_OR, 50);
   SearchResponse response;
-  {
-    grpc::ClientContext context;
-    SetTimeout(context, absl::Seconds(10));
-    ASSERT_TRUE(stub->Search(&context, request, &response).ok());
-  }
+  ASSERT_TRUE(CallSearch(*stub, request, &response, absl::Seconds(10)).ok());
   EXPECT_TRUE(response.degraded());
   ASSERT_EQ(response.missing_shards_size(), 1);
   EXPECT_EQ(response.missing_shards(0), 1u);
@@ -365,9 +355,7 @@ TEST_F(BrokerE2eTest, AShardGoneGivesDegradedAnswersAndRecovers) {
   ASSERT_NE(nodes_[1][0], nullptr);
   bool whole = false;
   while (!whole && absl::Now() < until) {
-    grpc::ClientContext context;
-    SetTimeout(context, absl::Seconds(10));
-    ASSERT_TRUE(stub->Search(&context, request, &response).ok());
+    ASSERT_TRUE(CallSearch(*stub, request, &response, absl::Seconds(10)).ok());
     whole = !response.degraded();
     if (!whole) absl::SleepFor(absl::Milliseconds(50));
   }
@@ -397,11 +385,9 @@ TEST_F(BrokerE2eTest, ASlowReplicaIsHedged) {
   auto stub = NewStub(broker->address());
   const std::vector<SearchRequest> queries = RandomQueries(20, 13);
   for (const SearchRequest& q : queries) {
-    grpc::ClientContext context;
-    SetTimeout(context, absl::Seconds(10));
     SearchResponse response;
     const absl::Time start = absl::Now();
-    ASSERT_TRUE(stub->Search(&context, q, &response).ok());
+    ASSERT_TRUE(CallSearch(*stub, q, &response, absl::Seconds(10)).ok());
     EXPECT_LT(absl::Now() - start, absl::Seconds(1));
     ExpectEqualsSingleIndex(q, response);
   }
@@ -416,10 +402,8 @@ TEST_F(BrokerE2eTest, CachedAnswersAreTheSame) {
   const std::vector<SearchRequest> queries = RandomQueries(20, 14);
   for (int round = 0; round < 2; ++round) {
     for (const SearchRequest& q : queries) {
-      grpc::ClientContext context;
-      SetTimeout(context, absl::Seconds(10));
       SearchResponse response;
-      ASSERT_TRUE(stub->Search(&context, q, &response).ok());
+      ASSERT_TRUE(CallSearch(*stub, q, &response, absl::Seconds(10)).ok());
       ExpectEqualsSingleIndex(q, response);
     }
   }
@@ -543,25 +527,37 @@ void ExpectShardedEqualsWhole(const std::string& corpus, const std::string& form
   EXPECT_GT(hits, static_cast<uint64_t>(limit));
 }
 
-// BEIR SciFact's 300 test queries through 4 shards.
-TEST(BrokerRealText, SciFactShardedEqualsTheWholeIndex) {
-  const std::string corpus = DataFile("beir-scifact/corpus.jsonl");
-  const std::string queries = DataFile("beir-scifact/queries.test.tsv");
+// A collection of the shared data, sharded, and its queries.
+struct RealText {
+  const char* name;     // the test's
+  const char* corpus;   // under DataDir()
+  const char* format;   // tandem-index build --format
+  const char* queries;  // under DataDir()
+  int shards;
+  int limit;  // the first queries checked
+};
+
+class BrokerRealText : public ::testing::TestWithParam<RealText> {};
+
+TEST_P(BrokerRealText, ShardedEqualsTheWholeIndex) {
+  const RealText& text = GetParam();
+  const std::string corpus = DataFile(text.corpus);
+  const std::string queries = DataFile(text.queries);
   if (corpus.empty() || queries.empty()) {
-    GTEST_SKIP() << "BEIR SciFact not found under " << DataDir();
+    GTEST_SKIP() << text.corpus << " or " << text.queries << " not found under " << DataDir();
   }
-  ExpectShardedEqualsWhole(corpus, "beir", queries, 4, 300);
+  ExpectShardedEqualsWhole(corpus, text.format, queries, text.shards, text.limit);
 }
 
-// The first 500 TREC 2005 efficiency queries over Wikipedia through 3 shards.
-TEST(BrokerRealText, WikipediaTrec2005ShardedEqualsTheWholeIndex) {
-  const std::string corpus = DataFile("text/wikipedia");
-  const std::string queries = DataFile("queries/trec05-efficiency.txt");
-  if (corpus.empty() || queries.empty()) {
-    GTEST_SKIP() << "Wikipedia or the TREC 2005 queries not found under " << DataDir();
-  }
-  ExpectShardedEqualsWhole(corpus, "wikiextractor", queries, 3, 500);
-}
+// BEIR SciFact's 300 test queries through 4 shards; the first 500 TREC 2005 efficiency queries
+// over Wikipedia through 3 shards.
+INSTANTIATE_TEST_SUITE_P(
+    Collections, BrokerRealText,
+    ::testing::Values(RealText{"SciFact", "beir-scifact/corpus.jsonl", "beir",
+                               "beir-scifact/queries.test.tsv", 4, 300},
+                      RealText{"WikipediaTrec2005", "text/wikipedia", "wikiextractor",
+                               "queries/trec05-efficiency.txt", 3, 500}),
+    [](const ::testing::TestParamInfo<RealText>& info) { return std::string(info.param.name); });
 
 }  // namespace
 }  // namespace tandem::testing

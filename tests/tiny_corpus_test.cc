@@ -22,6 +22,7 @@
 #include "index/engine.h"
 #include "index/index.h"
 #include "index/query.h"
+#include "server/request_validation.h"
 #include "tests/e2e_fixture.h"
 #include "tests/e2e_process.h"
 
@@ -124,18 +125,6 @@ absl::StatusOr<std::vector<Case>> ReadCases() {
   return cases;
 }
 
-tandem::v1::QueryMode ProtoMode(index::QueryMode mode) {
-  switch (mode) {
-    case index::QueryMode::kAnd:
-      return tandem::v1::QUERY_MODE_AND;
-    case index::QueryMode::kAndOr:
-      return tandem::v1::QUERY_MODE_AND_OR;
-    case index::QueryMode::kOr:
-      break;
-  }
-  return tandem::v1::QUERY_MODE_OR;
-}
-
 void ExpectAnswers(const std::vector<Answer>& got, const std::vector<Answer>& expected) {
   ASSERT_EQ(got.size(), expected.size());
   for (size_t i = 0; i < got.size(); ++i) {
@@ -234,7 +223,7 @@ class TinyCorpusTest : public ::testing::Test {
     SetTimeout(context, kE2eTimeout);
     tandem::v1::SearchResponse response;
     const grpc::Status status =
-        stub_->Search(&context, TextRequest(text, ProtoMode(mode), k), &response);
+        stub_->Search(&context, TextRequest(text, server::ToProtoMode(mode), k), &response);
     EXPECT_TRUE(status.ok()) << status.error_code() << ": " << status.error_message();
     std::vector<Answer> answers;
     for (const tandem::v1::Hit& hit : response.hits()) {
@@ -274,11 +263,9 @@ TEST_F(TinyCorpusTest, ServerGivesTheKnownAnswers) {
 // SearchRequest.fields: each hit carries the stored fields asked for ("*": all), nothing else.
 TEST_F(TinyCorpusTest, ServerReturnsTheStoredFieldsAskedFor) {
   auto search = [&](std::vector<std::string> fields, tandem::v1::SearchResponse* response) {
-    grpc::ClientContext context;
-    SetTimeout(context, kE2eTimeout);
     tandem::v1::SearchRequest request = TextRequest("salmon", tandem::v1::QUERY_MODE_OR, 10);
     for (std::string& f : fields) request.add_fields(std::move(f));
-    return stub_->Search(&context, request, response);
+    return CallSearch(*stub_, request, response, kE2eTimeout);
   };
   for (const std::vector<std::string>& fields :
        std::vector<std::vector<std::string>>{{"title"}, {"*"}, {"title", "nope"}}) {

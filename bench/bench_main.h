@@ -12,8 +12,9 @@
 //   TANDEM_BENCH_MAIN(tandem::Run, "tandem-bench-gpu-cold", "--index DIR --queries FILE ...",
 //                     "cold and warm GPU query latency, ...");
 //
-// A benchmark that measures a query log's queries defines --queries, --split, --seed, --train,
-// --eval and --max-queries in its main file and chooses them with SelectQueries.
+// A benchmark that measures a query log's queries defines --queries and --max-queries in its main
+// file, and --split, --seed, --train and --eval there with TANDEM_BENCH_SPLIT_FLAGS(), and chooses
+// them with SelectQueries.
 #pragma once
 
 #include <chrono>
@@ -27,6 +28,7 @@
 #include "base/app.h"
 #include "index/index.h"
 #include "workload/query_set.h"
+#include "workload/query_split.h"
 
 // Defines main(): Main with the flags of the file it stands in. `run` is the benchmark's int().
 #define TANDEM_BENCH_MAIN(run, name, call, measures)                                 \
@@ -51,6 +53,18 @@ int Main(int argc, char** argv, const char* main_file, int (*run)(), const Bench
 // "NAME: WHAT" on stderr, NAME the program's (BenchInfo); returns 1, the exit status of a run that
 // could not be made.
 int Fail(absl::string_view what);
+
+// Defines --split, --seed, --train and --eval in the file it stands in, as the benchmark's own
+// flags.
+#define TANDEM_BENCH_SPLIT_FLAGS()                                       \
+  ABSL_FLAG(std::string, split, "eval",                                  \
+            "all (file order), train or eval (workload/query_split.h)"); \
+  ABSL_FLAG(uint64_t, seed, ::tandem::workload::kDefaultSplitSeed,       \
+            "seed of the train/eval split");                             \
+  ABSL_FLAG(uint64_t, train, ::tandem::workload::kDefaultTrainQueries,   \
+            "training queries of the split");                            \
+  ABSL_FLAG(uint64_t, eval, ::tandem::workload::kDefaultEvalQueries,     \
+            "evaluation queries of the split")
 
 // The flags that choose a benchmark's queries from a log (workload::SelectQueries).
 struct QueryFlags {

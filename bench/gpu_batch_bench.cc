@@ -37,10 +37,7 @@
 
 ABSL_FLAG(std::string, index, "", "index directory (required)");
 ABSL_FLAG(std::string, queries, "", "query log (trec05-efficiency.txt; required)");
-ABSL_FLAG(std::string, split, "eval", "all (file order), train or eval (workload/query_split.h)");
-ABSL_FLAG(uint64_t, seed, tandem::workload::kDefaultSplitSeed, "seed of the train/eval split");
-ABSL_FLAG(uint64_t, train, tandem::workload::kDefaultTrainQueries, "training queries of the split");
-ABSL_FLAG(uint64_t, eval, tandem::workload::kDefaultEvalQueries, "evaluation queries of the split");
+TANDEM_BENCH_SPLIT_FLAGS();
 ABSL_FLAG(int, max_queries, 1000, "measure the first N chosen queries (0: all)");
 ABSL_FLAG(std::string, modes, "and,or", "modes to measure");
 ABSL_FLAG(std::string, k, "10,1000", "hits per query, a list");

@@ -41,10 +41,7 @@
 
 ABSL_FLAG(std::string, index, "", "index directory (required)");
 ABSL_FLAG(std::string, queries, "", "query log (trec05-efficiency.txt; required)");
-ABSL_FLAG(std::string, split, "eval", "all (file order), train or eval (workload/query_split.h)");
-ABSL_FLAG(uint64_t, seed, tandem::workload::kDefaultSplitSeed, "seed of the train/eval split");
-ABSL_FLAG(uint64_t, train, tandem::workload::kDefaultTrainQueries, "training queries of the split");
-ABSL_FLAG(uint64_t, eval, tandem::workload::kDefaultEvalQueries, "evaluation queries of the split");
+TANDEM_BENCH_SPLIT_FLAGS();
 ABSL_FLAG(int, max_queries, 1000, "the first N chosen queries (0: all)");
 ABSL_FLAG(int, repeat, 5, "timed runs of Figure 8; the median is reported");
 ABSL_FLAG(int, longest, 16, "also time the decoding of the N longest lists of the queries");

@@ -47,10 +47,7 @@ ABSL_FLAG(std::string, codec, "pfor", "index codec");
 ABSL_FLAG(std::string, index, "",
           "an index built before (e.g. by tandem-index synth with the same settings) instead of "
           "synthesizing one in the run");
-ABSL_FLAG(std::string, split, "eval", "all (file order), train or eval (workload/query_split.h)");
-ABSL_FLAG(uint64_t, seed, tandem::workload::kDefaultSplitSeed, "seed of the train/eval split");
-ABSL_FLAG(uint64_t, train, tandem::workload::kDefaultTrainQueries, "training queries of the split");
-ABSL_FLAG(uint64_t, eval, tandem::workload::kDefaultEvalQueries, "evaluation queries of the split");
+TANDEM_BENCH_SPLIT_FLAGS();
 ABSL_FLAG(int, max_queries, 500, "measure the first N chosen queries");
 ABSL_FLAG(std::string, modes, "and,or,and_or", "modes to measure");
 ABSL_FLAG(std::string, k, "10,1000", "hits per query, a list");

@@ -1,6 +1,9 @@
 #include "server/engine_factory.h"
 
+#include <initializer_list>
+#include <iterator>
 #include <random>
+#include <string>
 
 #include "absl/strings/str_cat.h"
 #include "filter/filter.h"
@@ -88,24 +91,28 @@ TEST(EngineFactoryTest, FiltersOnEitherProcessor) {
   EXPECT_FALSE(set->filters);
 }
 
-TEST(EngineFactoryTest, GpuWaitNamesAndContexts) {
+// Each of `values` (two or more) reads back as itself from its flag text; `bad` is refused with
+// `want_error`.
+template <typename Value>
+void ExpectFlagText(std::initializer_list<Value> values, const std::string& bad,
+                    const std::string& want_error) {
   std::string error;
-  for (GpuWait wait : {GpuWait::kAuto, GpuWait::kSpin, GpuWait::kYield, GpuWait::kBlocking}) {
-    GpuWait parsed = GpuWait::kSpin;
-    EXPECT_TRUE(AbslParseFlag(AbslUnparseFlag(wait), &parsed, &error)) << error;
-    EXPECT_EQ(parsed, wait);
+  for (Value value : values) {
+    // Starts from another value, so that a parse that sets nothing fails.
+    Value parsed = value == *values.begin() ? *std::next(values.begin()) : *values.begin();
+    EXPECT_TRUE(AbslParseFlag(AbslUnparseFlag(value), &parsed, &error)) << error;
+    EXPECT_EQ(parsed, value);
   }
-  GpuWait wait;
-  EXPECT_FALSE(AbslParseFlag("sleep", &wait, &error));
-  EXPECT_EQ(error, "must be auto, spin, yield or blocking, got 'sleep'");
-  for (GpuMode mode : {GpuMode::kAuto, GpuMode::kOff, GpuMode::kRequired}) {
-    GpuMode parsed = GpuMode::kOff;
-    EXPECT_TRUE(AbslParseFlag(AbslUnparseFlag(mode), &parsed, &error)) << error;
-    EXPECT_EQ(parsed, mode);
-  }
-  GpuMode mode;
-  EXPECT_FALSE(AbslParseFlag("maybe", &mode, &error));
-  EXPECT_EQ(error, "must be auto, off or required, got 'maybe'");
+  Value parsed;
+  EXPECT_FALSE(AbslParseFlag(bad, &parsed, &error));
+  EXPECT_EQ(error, want_error);
+}
+
+TEST(EngineFactoryTest, GpuWaitNamesAndContexts) {
+  ExpectFlagText({GpuWait::kAuto, GpuWait::kSpin, GpuWait::kYield, GpuWait::kBlocking}, "sleep",
+                 "must be auto, spin, yield or blocking, got 'sleep'");
+  ExpectFlagText({GpuMode::kAuto, GpuMode::kOff, GpuMode::kRequired}, "maybe",
+                 "must be auto, off or required, got 'maybe'");
 
   testing::TempDir dir;
   ASSERT_TRUE(testing::BuildIndex({{"a", "b"}, {"b"}}, dir.path() + "/i", "pfor").ok());

@@ -9,6 +9,7 @@
 #include <fstream>
 #include <map>
 #include <memory>
+#include <ostream>
 #include <random>
 #include <string>
 #include <thread>
@@ -536,6 +537,7 @@ struct RealText {
   int shards;
   int limit;  // the first queries checked
 };
+void PrintTo(const RealText& text, std::ostream* os) { *os << text.name; }
 
 class BrokerRealText : public ::testing::TestWithParam<RealText> {};
 

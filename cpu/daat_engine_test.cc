@@ -185,6 +185,28 @@ TEST_P(DaatEngineTest, AndSkipsBlocks) {
   EXPECT_EQ(o->stats.postings_decoded, 20003u);
 }
 
+TEST_P(DaatEngineTest, ABatchNeedsOneContextOrOnePerQuery) {
+  const std::vector<Query> queries = {MakeQuery({"t1"}, QueryMode::kOr, 5),
+                                      MakeQuery({"t2"}, QueryMode::kOr, 5)};
+  const std::vector<index::SearchContext> three(3);
+  for (const auto& answer : engine_->SearchBatch(queries, three)) {
+    EXPECT_EQ(answer.status().code(), absl::StatusCode::kInvalidArgument);
+    EXPECT_THAT(std::string(answer.status().message()), ::testing::HasSubstr("one per query"));
+  }
+  auto prepared = index::PreparedQuery::Prepare(*index_, queries[0]);
+  ASSERT_TRUE(prepared.ok()) << prepared.status();
+  const std::vector<const index::PreparedQuery*> twice = {&*prepared, &*prepared};
+  for (const auto& answer : engine_->SearchBatch(twice, three)) {
+    EXPECT_EQ(answer.status().code(), absl::StatusCode::kInvalidArgument);
+  }
+  // One context for all, or one per query: every query is answered.
+  for (size_t contexts : {1, 2}) {
+    const auto answers = engine_->SearchBatch(twice, std::vector<index::SearchContext>(contexts));
+    ASSERT_EQ(answers.size(), 2u);
+    for (const auto& answer : answers) EXPECT_TRUE(answer.ok()) << answer.status();
+  }
+}
+
 TEST_P(DaatEngineTest, InvalidQueries) {
   Query q = MakeQuery({"t1"}, QueryMode::kOr, 0);
   EXPECT_EQ(engine_->Search(q, {}).status().code(), absl::StatusCode::kInvalidArgument);

@@ -174,6 +174,14 @@ std::vector<std::string> ParseCommandLineOrExit(int argc, char** argv, const App
   return std::move(parsed->positional);
 }
 
+void ParseFlagsOrExit(int argc, char** argv, const AppInfo& app) {
+  const std::vector<std::string> positional = ParseCommandLineOrExit(argc, argv, app);
+  if (positional.empty()) return;
+  std::fprintf(stderr, "%s: unexpected argument '%s' (see --help)\n", app.name.c_str(),
+               positional[0].c_str());
+  std::exit(2);
+}
+
 bool AbslParseFlag(absl::string_view text, CountOrAuto* value, std::string* error) {
   if (text == "auto") {
     value->count.reset();

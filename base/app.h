@@ -60,6 +60,10 @@ std::string HelpText(const AppInfo& app, bool full);
 // ParseArgs on argv; prints help or the version and exits 0, or prints the error and exits 2.
 std::vector<std::string> ParseCommandLineOrExit(int argc, char** argv, const AppInfo& app);
 
+// The same for a program that takes no positional argument: one is reported as "NAME: unexpected
+// argument 'ARG' (see --help)", and the program exits 2.
+void ParseFlagsOrExit(int argc, char** argv, const AppInfo& app);
+
 // A flag value that is a count or "auto" (the program's own choice).
 struct CountOrAuto {
   std::optional<uint32_t> count;  // nothing: auto

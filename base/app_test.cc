@@ -69,6 +69,19 @@ TEST_F(AppTest, BadFlagsNameTheFlagAsWritten) {
   EXPECT_EQ(absl::GetFlag(FLAGS_app_test_count), 3);  // a failed parse leaves the flag alone
 }
 
+TEST_F(AppTest, FlagsOnlyProgramsRefuseAPositionalArgument) {
+  char name[] = "tandem-test";
+  char flag[] = "--app-test-count=4";
+  char stray[] = "stray";
+  char* with_stray[] = {name, flag, stray};
+  EXPECT_EXIT(ParseFlagsOrExit(3, with_stray, {.name = "tandem-test"}),
+              ::testing::ExitedWithCode(2),
+              "tandem-test: unexpected argument 'stray' \\(see --help\\)");
+  char* flags_only[] = {name, flag};
+  ParseFlagsOrExit(2, flags_only, {.name = "tandem-test"});
+  EXPECT_EQ(absl::GetFlag(FLAGS_app_test_count), 4);
+}
+
 TEST_F(AppTest, HelpListsOwnFlagsWithDashesAndDefaults) {
   const AppInfo app{
       .name = "app", .usage = "app does things.\n  app [--flags] FILE", .main_file = __FILE__};

@@ -258,7 +258,7 @@ std::string Hostname() {
 }
 
 int Main(int argc, char** argv) {
-  const std::vector<std::string> rest = base::ParseCommandLineOrExit(
+  base::ParseFlagsOrExit(
       argc, argv,
       {.name = "tandem-loadgen",
        .usage =
@@ -270,11 +270,6 @@ int Main(int argc, char** argv) {
            "--num_queries N]\n"
            "                 [--warmup 2] [--json-out FILE]",
        .main_file = __FILE__});
-  if (!rest.empty()) {
-    std::fprintf(stderr, "tandem-loadgen: unexpected argument \"%s\" (see --help)\n",
-                 rest[0].c_str());
-    return 2;
-  }
   const auto fail = [](const absl::Status& status) {
     std::fprintf(stderr, "tandem-loadgen: %s\n", std::string(status.message()).c_str());
     return 2;

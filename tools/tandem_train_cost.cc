@@ -385,7 +385,7 @@ int Run() {
 }  // namespace tandem::cost_model
 
 int main(int argc, char** argv) {
-  const std::vector<std::string> positional = tandem::base::ParseCommandLineOrExit(
+  tandem::base::ParseFlagsOrExit(
       argc, argv,
       {.name = "tandem-train-cost",
        .usage = "tandem-train-cost trains the scheduler's cost model (M5 rules per engine) from "
@@ -398,10 +398,5 @@ int main(int argc, char** argv) {
                 "1]\n"
                 "      [--repeat 3] [--space log|linear] [--nosmooth] [--filters FILE]",
        .main_file = __FILE__});
-  if (!positional.empty()) {
-    std::fprintf(stderr, "tandem-train-cost: unexpected argument '%s' (see --help)\n",
-                 positional[0].c_str());
-    return 2;
-  }
   return tandem::cost_model::Run();
 }

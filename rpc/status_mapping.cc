@@ -2,6 +2,8 @@
 
 #include <string>
 
+#include "base/enum_names.h"
+
 namespace tandem::rpc {
 
 grpc::StatusCode ToGrpcCode(absl::StatusCode code) {
@@ -59,46 +61,33 @@ tandem::v1::QueryStatus ToQueryStatus(const absl::Status& status) {
   return out;
 }
 
+namespace {
+
+// Canonical names of the codes, as the `code` label and the logs spell them.
+constexpr base::EnumName<grpc::StatusCode> kGrpcCodeNames[] = {
+    {grpc::StatusCode::OK, "OK"},
+    {grpc::StatusCode::CANCELLED, "CANCELLED"},
+    {grpc::StatusCode::UNKNOWN, "UNKNOWN"},
+    {grpc::StatusCode::INVALID_ARGUMENT, "INVALID_ARGUMENT"},
+    {grpc::StatusCode::DEADLINE_EXCEEDED, "DEADLINE_EXCEEDED"},
+    {grpc::StatusCode::NOT_FOUND, "NOT_FOUND"},
+    {grpc::StatusCode::ALREADY_EXISTS, "ALREADY_EXISTS"},
+    {grpc::StatusCode::PERMISSION_DENIED, "PERMISSION_DENIED"},
+    {grpc::StatusCode::RESOURCE_EXHAUSTED, "RESOURCE_EXHAUSTED"},
+    {grpc::StatusCode::FAILED_PRECONDITION, "FAILED_PRECONDITION"},
+    {grpc::StatusCode::ABORTED, "ABORTED"},
+    {grpc::StatusCode::OUT_OF_RANGE, "OUT_OF_RANGE"},
+    {grpc::StatusCode::UNIMPLEMENTED, "UNIMPLEMENTED"},
+    {grpc::StatusCode::INTERNAL, "INTERNAL"},
+    {grpc::StatusCode::UNAVAILABLE, "UNAVAILABLE"},
+    {grpc::StatusCode::DATA_LOSS, "DATA_LOSS"},
+    {grpc::StatusCode::UNAUTHENTICATED, "UNAUTHENTICATED"},
+};
+
+}  // namespace
+
 absl::string_view GrpcCodeName(grpc::StatusCode code) {
-  switch (code) {
-    case grpc::StatusCode::OK:
-      return "OK";
-    case grpc::StatusCode::CANCELLED:
-      return "CANCELLED";
-    case grpc::StatusCode::UNKNOWN:
-      return "UNKNOWN";
-    case grpc::StatusCode::INVALID_ARGUMENT:
-      return "INVALID_ARGUMENT";
-    case grpc::StatusCode::DEADLINE_EXCEEDED:
-      return "DEADLINE_EXCEEDED";
-    case grpc::StatusCode::NOT_FOUND:
-      return "NOT_FOUND";
-    case grpc::StatusCode::ALREADY_EXISTS:
-      return "ALREADY_EXISTS";
-    case grpc::StatusCode::PERMISSION_DENIED:
-      return "PERMISSION_DENIED";
-    case grpc::StatusCode::RESOURCE_EXHAUSTED:
-      return "RESOURCE_EXHAUSTED";
-    case grpc::StatusCode::FAILED_PRECONDITION:
-      return "FAILED_PRECONDITION";
-    case grpc::StatusCode::ABORTED:
-      return "ABORTED";
-    case grpc::StatusCode::OUT_OF_RANGE:
-      return "OUT_OF_RANGE";
-    case grpc::StatusCode::UNIMPLEMENTED:
-      return "UNIMPLEMENTED";
-    case grpc::StatusCode::INTERNAL:
-      return "INTERNAL";
-    case grpc::StatusCode::UNAVAILABLE:
-      return "UNAVAILABLE";
-    case grpc::StatusCode::DATA_LOSS:
-      return "DATA_LOSS";
-    case grpc::StatusCode::UNAUTHENTICATED:
-      return "UNAUTHENTICATED";
-    default:
-      break;
-  }
-  return "UNKNOWN";
+  return base::NameOf(kGrpcCodeNames, code, "UNKNOWN");
 }
 
 }  // namespace tandem::rpc

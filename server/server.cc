@@ -12,6 +12,7 @@
 #include "absl/strings/match.h"
 #include "absl/strings/numbers.h"
 #include "absl/strings/str_cat.h"
+#include "base/enum_names.h"
 #include "base/read_file.h"
 #include "base/status_macros.h"
 #include "base/thread_priority.h"
@@ -51,17 +52,10 @@ constexpr absl::Duration kWarmBudget = absl::Seconds(30);
 // CpuMatcherOptions::threads' bound.
 constexpr int kMaxMatchThreads = 256;
 
-const char* MatchEngineName(match::MatchEngine engine) {
-  switch (engine) {
-    case match::MatchEngine::kCpu:
-      return "cpu";
-    case match::MatchEngine::kGpu:
-      return "gpu";
-    case match::MatchEngine::kAuto:
-      break;
-  }
-  return "auto";
-}
+constexpr base::EnumName<match::MatchEngine> kMatchEngineNames[] = {
+    {match::MatchEngine::kCpu, "cpu"},
+    {match::MatchEngine::kGpu, "gpu"},
+    {match::MatchEngine::kAuto, "auto"}};
 // After the in-flight queries are done, how long the gRPC server may take to flush their responses
 // before it cancels what is left (idle streams, health watches).
 constexpr absl::Duration kShutdownGrace = absl::Seconds(1);
@@ -287,7 +281,9 @@ absl::Status Server::StartSubscriptions(const ServerOptions& options,
       path.empty() ? "in memory only (no --subscriptions file: they are lost at exit)"
                    : absl::StrCat("kept in ", path),
       "; matched on the CPU (", threads, " threads)", has_gpu ? " and the GPU" : gpu_note,
-      engine == match::MatchEngine::kAuto ? "" : absl::StrCat(", engine ", MatchEngineName(engine)),
+      engine == match::MatchEngine::kAuto
+          ? ""
+          : absl::StrCat(", engine ", base::NameOf(kMatchEngineNames, engine)),
       options.grpc.tls.client_ca_file.empty()
           ? "; any client may act for any interface (no --tls-client-ca)"
           : "; each interface bound to the client certificates that name it");

@@ -2,6 +2,7 @@
 
 #include <vector>
 
+#include "base/enum_names.h"
 #include "google/protobuf/io/coded_stream.h"
 #include "google/protobuf/io/zero_copy_stream_impl_lite.h"
 #include "google/protobuf/unknown_field_set.h"
@@ -28,20 +29,17 @@ std::string EncodeRequest(const std::string& service) {
   return bytes;
 }
 
+// grpc.health.v1's names of the statuses.
+constexpr base::EnumName<ServingStatus> kServingStatusNames[] = {
+    {ServingStatus::kUnknown, "UNKNOWN"},
+    {ServingStatus::kServing, "SERVING"},
+    {ServingStatus::kNotServing, "NOT_SERVING"},
+    {ServingStatus::kServiceUnknown, "SERVICE_UNKNOWN"}};
+
 }  // namespace
 
 absl::string_view ServingStatusName(ServingStatus status) {
-  switch (status) {
-    case ServingStatus::kUnknown:
-      return "UNKNOWN";
-    case ServingStatus::kServing:
-      return "SERVING";
-    case ServingStatus::kNotServing:
-      return "NOT_SERVING";
-    case ServingStatus::kServiceUnknown:
-      return "SERVICE_UNKNOWN";
-  }
-  return "UNKNOWN";
+  return base::NameOf(kServingStatusNames, status, "UNKNOWN");
 }
 
 absl::Status FromGrpcStatus(const grpc::Status& status) {

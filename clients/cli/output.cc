@@ -3,23 +3,19 @@
 #include "absl/strings/str_cat.h"
 #include "absl/strings/str_format.h"
 #include "absl/strings/str_join.h"
+#include "base/enum_names.h"
 #include "google/protobuf/util/json_util.h"
 
 namespace tandem::cli {
 namespace {
 
+constexpr base::EnumName<tandem::v1::QueryMode> kModeNames[] = {
+    {tandem::v1::QUERY_MODE_AND, "and"},
+    {tandem::v1::QUERY_MODE_OR, "or"},
+    {tandem::v1::QUERY_MODE_AND_OR, "and_or"}};
+
 std::string ModeName(tandem::v1::QueryMode mode) {
-  switch (mode) {
-    case tandem::v1::QUERY_MODE_AND:
-      return "and";
-    case tandem::v1::QUERY_MODE_OR:
-      return "or";
-    case tandem::v1::QUERY_MODE_AND_OR:
-      return "and_or";
-    default:
-      break;
-  }
-  return "unspecified";
+  return base::NameOf(kModeNames, mode, "unspecified");
 }
 
 // The snippet with its highlights in [brackets] and "..." where it cuts the document's text.

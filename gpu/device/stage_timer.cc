@@ -1,24 +1,21 @@
 #include "gpu/device/stage_timer.h"
 
+#include "base/enum_names.h"
 #include "gpu/device/cuda_status.h"
 
 namespace tandem::gpu {
 
-const char* GpuStageName(GpuStage stage) {
-  switch (stage) {
-    case GpuStage::kCache:
-      return "cache";
-    case GpuStage::kDecode:
-      return "decode";
-    case GpuStage::kIntersect:
-      return "intersect";
-    case GpuStage::kScore:
-      return "score";
-    case GpuStage::kTopK:
-      return "top_k";
-  }
-  return "unknown";
-}
+namespace {
+
+constexpr base::EnumName<GpuStage> kStageNames[] = {{GpuStage::kCache, "cache"},
+                                                    {GpuStage::kDecode, "decode"},
+                                                    {GpuStage::kIntersect, "intersect"},
+                                                    {GpuStage::kScore, "score"},
+                                                    {GpuStage::kTopK, "top_k"}};
+
+}  // namespace
+
+const char* GpuStageName(GpuStage stage) { return base::NameOf(kStageNames, stage); }
 
 StageTimer::~StageTimer() {
   for (cudaEvent_t e : events_) {

@@ -11,6 +11,7 @@
 #include "gmock/gmock.h"
 #include "gpu/layouts/layout_test_util.h"
 #include "gpu/layouts/random_lists.h"
+#include "gpu/layouts/search_range.h"
 #include "gtest/gtest.h"
 #include "index/block_codec.h"
 #include "index/index.h"
@@ -300,6 +301,21 @@ TEST_P(TranscodeTest, DocidsBeyondTheCollectionAreDataLoss) {
 
 INSTANTIATE_TEST_SUITE_P(EveryIndexCodec, TranscodeTest,
                          ::testing::ValuesIn(index::BlockCodecNames()));
+
+TEST(SearchRangeTest, NamesParseBackAndUnknownNamesAreRefused) {
+  for (int r = 0; r < kNumSearchRanges; ++r) {
+    const SearchRange range = static_cast<SearchRange>(r);
+    SearchRange parsed =
+        range == SearchRange::kBinary ? SearchRange::kHash256 : SearchRange::kBinary;
+    EXPECT_TRUE(ParseSearchRange(SearchRangeName(range), &parsed)) << r;
+    EXPECT_EQ(parsed, range);
+  }
+  EXPECT_STREQ(SearchRangeName(SearchRange::kLinearRegression), "lr");
+  SearchRange untouched = SearchRange::kHash16;
+  EXPECT_FALSE(ParseSearchRange("BS", &untouched));
+  EXPECT_FALSE(ParseSearchRange("", &untouched));
+  EXPECT_EQ(untouched, SearchRange::kHash16);
+}
 
 }  // namespace
 }  // namespace tandem::gpu

@@ -1,31 +1,22 @@
 #include "gpu/layouts/search_range.h"
 
-namespace tandem::gpu {
+#include "base/enum_names.h"
 
-const char* SearchRangeName(SearchRange range) {
-  switch (range) {
-    case SearchRange::kBinary:
-      return "bs";
-    case SearchRange::kLinearRegression:
-      return "lr";
-    case SearchRange::kHash16:
-      return "hs16";
-    case SearchRange::kHash32:
-      return "hs32";
-    case SearchRange::kHash256:
-      return "hs256";
-  }
-  return "unknown";
-}
+namespace tandem::gpu {
+namespace {
+
+constexpr base::EnumName<SearchRange> kSearchRangeNames[] = {{SearchRange::kBinary, "bs"},
+                                                             {SearchRange::kLinearRegression, "lr"},
+                                                             {SearchRange::kHash16, "hs16"},
+                                                             {SearchRange::kHash32, "hs32"},
+                                                             {SearchRange::kHash256, "hs256"}};
+
+}  // namespace
+
+const char* SearchRangeName(SearchRange range) { return base::NameOf(kSearchRangeNames, range); }
 
 bool ParseSearchRange(const std::string& name, SearchRange* range) {
-  for (int r = 0; r < kNumSearchRanges; ++r) {
-    if (name == SearchRangeName(static_cast<SearchRange>(r))) {
-      *range = static_cast<SearchRange>(r);
-      return true;
-    }
-  }
-  return false;
+  return base::ParseName(kSearchRangeNames, name, range);
 }
 
 }  // namespace tandem::gpu

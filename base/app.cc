@@ -107,13 +107,17 @@ absl::StatusOr<ParsedCommandLine> ParseArgs(const std::vector<std::string>& args
 
 std::string HelpText(const AppInfo& app, bool full) {
   // abseil reports a flag's file without its leading slashes.
-  absl::string_view main_file = app.main_file;
-  main_file.remove_prefix(std::min(main_file.find_first_not_of("/\\"), main_file.size()));
+  auto strip = [](absl::string_view file) {
+    file.remove_prefix(std::min(file.find_first_not_of("/\\"), file.size()));
+    return file;
+  };
+  std::vector<absl::string_view> own_files = {strip(app.main_file)};
+  for (const std::string& file : app.shared_files) own_files.push_back(strip(file));
   std::vector<std::pair<std::string, absl::CommandLineFlag*>> own;
   std::vector<std::pair<std::string, absl::CommandLineFlag*>> others;
   for (const auto& [name, flag] : absl::GetAllFlags()) {
     if (flag->IsRetired()) continue;
-    if (flag->Filename() != main_file) {
+    if (std::find(own_files.begin(), own_files.end(), flag->Filename()) == own_files.end()) {
       others.emplace_back(std::string(name), flag);
     } else if (full || !absl::StartsWith(name, "testing_")) {
       own.emplace_back(std::string(name), flag);

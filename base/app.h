@@ -3,7 +3,8 @@
 // The command line of every Tandem program (PISA's tools/app.hpp): flags are written with dashes,
 // as the docs write them (--metrics-listen; abseil names that flag metrics_listen), and
 //   --help       prints the program's usage and the flags an operator sets: those defined in its
-//                main file, with their defaults; flags named testing_* are left out,
+//                main file (and its shared files), with their defaults; flags named testing_* are
+//                left out,
 //   --helpfull   prints those, then every other flag linked in: the program's expert and tuning
 //                flags (defined in a second file of the program, so that --help leaves them out)
 //                under the titles of their groups, then any others,
@@ -41,6 +42,9 @@ struct AppInfo {
   std::string usage;      // what --help prints before the flags: what it does, how to call it
   std::string main_file;  // __FILE__ of the file that defines the flags --help lists
   std::vector<FlagGroup> groups;  // --helpfull's sections after the main file's flags
+  // __FILE__ of more files whose flags --help lists with the main file's: a library's flags that
+  // every program of a kind has (bench/bench_main.cc's --json).
+  std::vector<std::string> shared_files;
 };
 
 enum class CommandLineAction { kRun, kHelp, kHelpFull, kVersion };

@@ -100,6 +100,18 @@ TEST_F(AppTest, HelpListsOwnFlagsWithDashesAndDefaults) {
   }
 }
 
+TEST_F(AppTest, HelpListsTheSharedFilesFlagsAsItsOwn) {
+  const AppInfo app{.name = "app",
+                    .usage = "app does things.",
+                    .main_file = "elsewhere.cc",
+                    .shared_files = {__FILE__}};
+  const std::string help = HelpText(app, /*full=*/false);
+  EXPECT_THAT(help, HasSubstr("--app-test-count (default: 3)\n      A number of things."));
+  EXPECT_THAT(help, Not(HasSubstr("hidden")));
+  EXPECT_THAT(HelpText({.name = "app", .main_file = "elsewhere.cc"}, /*full=*/false),
+              Not(HasSubstr("--app-test-count")));
+}
+
 // Flags defined outside the main file: --help leaves them out, --helpfull lists them under their
 // groups' titles in the groups' order, and those of no group after them.
 TEST_F(AppTest, HelpfullListsTheOtherFilesFlagsByGroup) {

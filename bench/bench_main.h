@@ -7,7 +7,8 @@
 //   tandem-bench-gpu-cold: cold and warm GPU query latency, ...
 //     tandem-bench-gpu-cold --index DIR --queries FILE [--json FILE]
 //
-// and the flags defined in the program's main file. A benchmark's main is
+// and the flags defined in the program's main file, and --json FILE, where every benchmark writes
+// its results (base::WriteJson). A benchmark's main is
 //
 //   TANDEM_BENCH_MAIN(tandem::Run, "tandem-bench-gpu-cold", "--index DIR --queries FILE ...",
 //                     "cold and warm GPU query latency, ...");
@@ -18,10 +19,13 @@
 #pragma once
 
 #include <chrono>
+#include <cstddef>
 #include <cstdint>
+#include <functional>
 #include <string>
 #include <vector>
 
+#include "absl/flags/declare.h"
 #include "absl/flags/flag.h"
 #include "absl/status/statusor.h"
 #include "absl/strings/string_view.h"
@@ -29,6 +33,9 @@
 #include "index/index.h"
 #include "workload/query_set.h"
 #include "workload/query_split.h"
+
+// Where the benchmark writes its results as JSON; empty: nowhere.
+ABSL_DECLARE_FLAG(std::string, json);
 
 // Defines main(): Main with the flags of the file it stands in. `run` is the benchmark's int().
 #define TANDEM_BENCH_MAIN(run, name, call, measures)                                 \
@@ -82,6 +89,10 @@ absl::StatusOr<std::vector<workload::AnalyzedQuery>> SelectQueries(const index::
                                                                    const QueryFlags& flags);
 
 using Clock = std::chrono::steady_clock;
+
+// Calls work(caller, i) for every i in [0, n) on `callers` threads, each taking the next i in turn;
+// returns the seconds from the start to the last return.
+double ShareOut(size_t n, int callers, const std::function<void(int caller, size_t i)>& work);
 
 // Seconds from `a` to `b`.
 double Seconds(Clock::time_point a, Clock::time_point b);

@@ -42,7 +42,6 @@ ABSL_FLAG(int, cpu_repeats, 1, "CPU builds per point (the median is reported)");
 ABSL_FLAG(uint32_t, stage_records, 20000000, "records of the step breakdown (Figure 6); 0: none");
 ABSL_FLAG(uint32_t, stage_cardinality, 65536, "cardinality of the step breakdown");
 ABSL_FLAG(uint64_t, seed, 1, "random seed");
-ABSL_FLAG(std::string, json, "", "write the results here");
 
 namespace tandem {
 namespace {

@@ -44,7 +44,6 @@ ABSL_FLAG(int, max_queries, 500, "queries measured (the log's first, with an ind
 ABSL_FLAG(std::string, modes, "and,or", "modes to measure");
 ABSL_FLAG(uint32_t, k, 10, "hits per query");
 ABSL_FLAG(bool, gpu, true, "also measure the GPU engine (when a device is present)");
-ABSL_FLAG(std::string, json, "", "write results here");
 
 namespace tandem {
 namespace {

@@ -50,7 +50,6 @@ ABSL_FLAG(bool, seglrc_forms, false,
 ABSL_FLAG(int, batch_threads, 2, "callers of SearchBatch at once (batch contexts)");
 ABSL_FLAG(int, threads, 0, "callers of the per-query path (0: all cores)");
 ABSL_FLAG(int, repeat, 3, "timed runs per configuration; the fastest is reported");
-ABSL_FLAG(std::string, json, "", "write results here");
 
 namespace tandem {
 namespace {
@@ -92,28 +91,20 @@ struct BatchRun {
 BatchRun RunBatches(const gpu::GpuEngine& gpu, const std::vector<index::Query>& queries,
                     const std::vector<std::pair<size_t, size_t>>& batches,
                     const std::vector<absl::StatusOr<index::SearchResult>>& expected, int callers) {
-  std::atomic<size_t> next{0};
   std::atomic<int> mismatches{0};
   std::vector<std::vector<double>> latencies(callers);
-  const auto start = bench::Clock::now();
-  std::vector<std::thread> threads;
-  for (int c = 0; c < callers; ++c) {
-    threads.emplace_back([&, c] {
-      for (size_t b = next++; b < batches.size(); b = next++) {
-        const auto [begin, end] = batches[b];
-        const std::vector<index::Query> batch(queries.begin() + begin, queries.begin() + end);
-        const auto t0 = bench::Clock::now();
-        auto got = gpu.SearchBatch(batch, {index::SearchContext{}});
-        latencies[c].push_back(bench::Seconds(t0, bench::Clock::now()));
-        for (size_t i = 0; i < got.size(); ++i) {
-          if (!SameHits(expected[begin + i], got[i])) ++mismatches;
-        }
-      }
-    });
-  }
-  for (std::thread& t : threads) t.join();
+  const double seconds = bench::ShareOut(batches.size(), callers, [&](int c, size_t b) {
+    const auto [begin, end] = batches[b];
+    const std::vector<index::Query> batch(queries.begin() + begin, queries.begin() + end);
+    const auto t0 = bench::Clock::now();
+    auto got = gpu.SearchBatch(batch, {index::SearchContext{}});
+    latencies[c].push_back(bench::Seconds(t0, bench::Clock::now()));
+    for (size_t i = 0; i < got.size(); ++i) {
+      if (!SameHits(expected[begin + i], got[i])) ++mismatches;
+    }
+  });
   BatchRun run;
-  run.qps = queries.size() / bench::Seconds(start, bench::Clock::now());
+  run.qps = queries.size() / seconds;
   std::vector<double> all;
   for (const auto& l : latencies) all.insert(all.end(), l.begin(), l.end());
   run.batch_latency = base::Summarize(all);
@@ -125,20 +116,12 @@ BatchRun RunBatches(const gpu::GpuEngine& gpu, const std::vector<index::Query>& 
 double PerQueryThroughput(const gpu::GpuEngine& gpu, const std::vector<index::Query>& queries,
                           const std::vector<absl::StatusOr<index::SearchResult>>& expected,
                           int callers, int* mismatches) {
-  std::atomic<size_t> next{0};
   std::atomic<int> wrong{0};
-  const auto start = bench::Clock::now();
-  std::vector<std::thread> threads;
-  for (int c = 0; c < callers; ++c) {
-    threads.emplace_back([&] {
-      for (size_t i = next++; i < queries.size(); i = next++) {
-        if (!SameHits(expected[i], gpu.Search(queries[i], {}))) ++wrong;
-      }
-    });
-  }
-  for (std::thread& t : threads) t.join();
+  const double seconds = bench::ShareOut(queries.size(), callers, [&](int, size_t i) {
+    if (!SameHits(expected[i], gpu.Search(queries[i], {}))) ++wrong;
+  });
   *mismatches += wrong;
-  return queries.size() / bench::Seconds(start, bench::Clock::now());
+  return queries.size() / seconds;
 }
 
 template <typename T, typename Parse>

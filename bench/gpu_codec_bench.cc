@@ -46,7 +46,6 @@ ABSL_FLAG(int, max_queries, 1000, "the first N chosen queries (0: all)");
 ABSL_FLAG(int, repeat, 5, "timed runs of Figure 8; the median is reported");
 ABSL_FLAG(int, longest, 16, "also time the decoding of the N longest lists of the queries");
 ABSL_FLAG(int, threads, 0, "host threads building the layouts (0: all cores)");
-ABSL_FLAG(std::string, json, "", "write results here");
 
 namespace tandem {
 namespace {

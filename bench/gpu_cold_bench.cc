@@ -32,7 +32,6 @@ ABSL_FLAG(std::string, split, "eval", "all (file order), train or eval (workload
 ABSL_FLAG(int, max_queries, 500, "the first N chosen queries");
 ABSL_FLAG(std::string, mode, "and", "query mode");
 ABSL_FLAG(uint32_t, k, 10, "hits per query");
-ABSL_FLAG(std::string, json, "", "write results here");
 
 namespace tandem {
 namespace {

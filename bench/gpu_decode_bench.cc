@@ -47,7 +47,6 @@ ABSL_FLAG(double, batch_ms, 10.0, "device time per timed batch of launches");
 ABSL_FLAG(int, batches, 5, "timed batches per configuration (the median is reported)");
 ABSL_FLAG(bool, freqs, true, "also measure individual frequency fetches");
 ABSL_FLAG(uint64_t, seed, 2009, "random seed");
-ABSL_FLAG(std::string, json, "", "write every figure here");
 
 namespace {
 

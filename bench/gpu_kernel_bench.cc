@@ -29,7 +29,6 @@
 
 ABSL_FLAG(int, repeats, 20, "timed runs per configuration (the median is reported)");
 ABSL_FLAG(int, max_levels, 3, "merge-find levels to measure, 0..N");
-ABSL_FLAG(std::string, json, "", "write results here");
 
 namespace tandem {
 namespace {

@@ -56,7 +56,6 @@ ABSL_FLAG(std::string, intersect_levels, "-1,0,1,2,3",
           "AND intersection methods to compare (-1 located block, 0-4 merge-find levels)");
 ABSL_FLAG(double, cache_fraction, 0.2, "capacity of the small-cache run, fraction of the index");
 ABSL_FLAG(size_t, cache_queries, 4000, "the small-cache run's stream: the log's first N queries");
-ABSL_FLAG(std::string, json, "", "write results here");
 
 namespace tandem {
 namespace {
@@ -105,20 +104,12 @@ Pass RunPass(const index::Engine& engine, const std::vector<index::Query>& queri
 // Queries per second of `threads` callers sharing the query list.
 double Throughput(const index::Engine& engine, const std::vector<index::Query>& queries,
                   int threads, int* errors) {
-  std::atomic<size_t> next{0};
   std::atomic<int> failed{0};
-  const auto start = bench::Clock::now();
-  std::vector<std::thread> pool;
-  for (int t = 0; t < threads; ++t) {
-    pool.emplace_back([&] {
-      for (size_t i = next++; i < queries.size(); i = next++) {
-        if (!engine.Search(queries[i], {}).ok()) ++failed;
-      }
-    });
-  }
-  for (std::thread& th : pool) th.join();
+  const double seconds = bench::ShareOut(queries.size(), threads, [&](int, size_t i) {
+    if (!engine.Search(queries[i], {}).ok()) ++failed;
+  });
   *errors += failed;
-  return queries.size() / bench::Seconds(start, bench::Clock::now());
+  return queries.size() / seconds;
 }
 
 std::vector<index::Query> MakeQueries(const std::vector<std::vector<std::string>>& analyzed,

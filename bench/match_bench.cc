@@ -65,7 +65,6 @@ ABSL_FLAG(int, text_queries, 50000, "queries of the text sweep (subscriptions)")
 ABSL_FLAG(int, text_interfaces, 100, "interfaces the text sweep's queries are dealt to");
 ABSL_FLAG(std::string, wikipedia, "", "WikiExtractor directory, the text sweep's events");
 ABSL_FLAG(int, text_events, 2000, "articles of the text sweep");
-ABSL_FLAG(std::string, json, "", "write results here");
 
 namespace tandem {
 namespace {

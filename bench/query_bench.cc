@@ -73,7 +73,6 @@ ABSL_FLAG(std::string, share, "",
           "T/N: measure only share T of N of the chosen queries (queries T, T + N, ..., counted "
           "from 0), the share the side-by-side script gives PISA's process T");
 ABSL_FLAG(int, verify, 50, "queries per configuration checked against the reference scorer");
-ABSL_FLAG(std::string, json, "", "write results here");
 ABSL_FLAG(std::string, per_query, "",
           "write each timed query's latency here, a TSV line per query and pass (mode, k, "
           "algorithm, query id, pass counted from 1, microseconds), as PISA's queries tool does");

@@ -34,7 +34,6 @@ ABSL_FLAG(int, subscriptions, 12000, "subscriptions in the file before the run")
 ABSL_FLAG(int, changes, 2000, "Subscribe calls measured");
 ABSL_FLAG(int, threads, 1, "concurrent callers");
 ABSL_FLAG(std::string, dir, "", "directory of the subscriptions file (default: a temporary one)");
-ABSL_FLAG(std::string, json, "", "write the figures here");
 
 namespace tandem {
 namespace {
@@ -122,10 +121,7 @@ int Run() {
 }  // namespace
 }  // namespace tandem
 
-int main(int argc, char** argv) {
-  return tandem::bench::Main(
-      argc, argv, __FILE__, tandem::Run,
-      {"tandem-bench-subscription-log",
-       "[--subscriptions N] [--changes N] [--threads N] [--dir DIR] [--json FILE]",
-       "bytes written and time per durable Subscribe over a node holding N subscriptions."});
-}
+TANDEM_BENCH_MAIN(tandem::Run, "tandem-bench-subscription-log",
+                  "[--subscriptions N] [--changes N] [--threads N] [--dir DIR] [--json FILE]",
+                  "bytes written and time per durable Subscribe over a node holding N "
+                  "subscriptions.");

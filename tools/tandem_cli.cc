@@ -188,16 +188,24 @@ int RunSearch(tandem::v1::SearchService::Stub& stub, const std::vector<std::stri
   return kExitOk;
 }
 
-int RunBatch(tandem::v1::SearchService::Stub& stub, const std::vector<std::string>& args) {
-  if (args.size() > 1) return Usage("batch takes at most one input file");
-  std::vector<BatchQuery> queries;
-  if (args.empty() || args[0] == "-") {
-    queries = ReadBatchQueries(std::cin);
-  } else {
-    std::ifstream in(args[0]);
-    if (!in) return Usage(absl::StrCat("cannot read '", args[0], "'"));
-    queries = ReadBatchQueries(in);
+// The input of `command` (batch, match): its one optional argument, a file opened in `file`, or
+// stdin when there is none or it is "-"; INVALID_ARGUMENT, the usage line, otherwise.
+absl::StatusOr<std::istream*> OpenInput(const char* command, const std::vector<std::string>& args,
+                                        std::ifstream& file) {
+  if (args.size() > 1) {
+    return absl::InvalidArgumentError(absl::StrCat(command, " takes at most one input file"));
   }
+  if (args.empty() || args[0] == "-") return &std::cin;
+  file.open(args[0]);
+  if (!file) return absl::InvalidArgumentError(absl::StrCat("cannot read '", args[0], "'"));
+  return &file;
+}
+
+int RunBatch(tandem::v1::SearchService::Stub& stub, const std::vector<std::string>& args) {
+  std::ifstream file;
+  absl::StatusOr<std::istream*> in = OpenInput("batch", args, file);
+  if (!in.ok()) return Usage(std::string(in.status().message()));
+  const std::vector<BatchQuery> queries = ReadBatchQueries(**in);
   absl::StatusOr<tandem::v1::SearchRequest> base = RequestTemplate();
   if (!base.ok()) return Usage(std::string(base.status().message()));
   const int32_t batch_size = absl::GetFlag(FLAGS_batch_size);
@@ -349,15 +357,10 @@ int RunSubscriptions(tandem::v1::SubscriptionService::Stub& stub) {
 }
 
 int RunMatch(tandem::v1::SubscriptionService::Stub& stub, const std::vector<std::string>& args) {
-  if (args.size() > 1) return Usage("match takes at most one input file");
-  absl::StatusOr<std::vector<tandem::v1::Document>> documents;
-  if (args.empty() || args[0] == "-") {
-    documents = ReadDocuments(std::cin);
-  } else {
-    std::ifstream in(args[0]);
-    if (!in) return Usage(absl::StrCat("cannot read '", args[0], "'"));
-    documents = ReadDocuments(in);
-  }
+  std::ifstream file;
+  absl::StatusOr<std::istream*> in = OpenInput("match", args, file);
+  if (!in.ok()) return Usage(std::string(in.status().message()));
+  absl::StatusOr<std::vector<tandem::v1::Document>> documents = ReadDocuments(**in);
   if (!documents.ok()) return Usage(std::string(documents.status().message()));
   const int32_t batch_size = absl::GetFlag(FLAGS_batch_size);
   if (batch_size < 1) return Usage("--batch-size must be >= 1");

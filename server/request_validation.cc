@@ -1,6 +1,7 @@
 #include "server/request_validation.h"
 
 #include <cmath>
+#include <cstddef>
 #include <memory>
 #include <optional>
 #include <string>
@@ -19,32 +20,43 @@ using tandem::v1::SearchRequest;
 
 constexpr uint32_t kDefaultK = 10;
 
-absl::StatusOr<index::QueryMode> ParseMode(int mode) {
-  switch (mode) {
-    case tandem::v1::QUERY_MODE_UNSPECIFIED:
-    case tandem::v1::QUERY_MODE_OR:
-      return index::QueryMode::kOr;
-    case tandem::v1::QUERY_MODE_AND:
-      return index::QueryMode::kAnd;
-    case tandem::v1::QUERY_MODE_AND_OR:
-      return index::QueryMode::kAndOr;
-    default:
-      break;
+// A wire enum's value beside the engine's. The first entry of an engine value is the one answers
+// carry; the wire's UNSPECIFIED comes last, read as the default.
+template <typename Wire, typename Engine>
+struct WireValue {
+  Wire wire;
+  Engine engine;
+};
+
+constexpr WireValue<tandem::v1::QueryMode, index::QueryMode> kModes[] = {
+    {tandem::v1::QUERY_MODE_OR, index::QueryMode::kOr},
+    {tandem::v1::QUERY_MODE_AND, index::QueryMode::kAnd},
+    {tandem::v1::QUERY_MODE_AND_OR, index::QueryMode::kAndOr},
+    {tandem::v1::QUERY_MODE_UNSPECIFIED, index::QueryMode::kOr}};
+
+constexpr WireValue<tandem::v1::EngineHint, scheduler::EnginePreference> kEngineHints[] = {
+    {tandem::v1::ENGINE_HINT_AUTO, scheduler::EnginePreference::kAuto},
+    {tandem::v1::ENGINE_HINT_CPU, scheduler::EnginePreference::kCpu},
+    {tandem::v1::ENGINE_HINT_GPU, scheduler::EnginePreference::kGpu},
+    {tandem::v1::ENGINE_HINT_UNSPECIFIED, scheduler::EnginePreference::kAuto}};
+
+// The engine's value of the wire value `wire`; nullopt for one the table lacks (a newer client's).
+template <typename Wire, typename Engine, size_t N>
+std::optional<Engine> FromWire(const WireValue<Wire, Engine> (&table)[N], int wire) {
+  for (const WireValue<Wire, Engine>& entry : table) {
+    if (entry.wire == wire) return entry.engine;
   }
+  return std::nullopt;
+}
+
+absl::StatusOr<index::QueryMode> ParseMode(int mode) {
+  if (std::optional<index::QueryMode> parsed = FromWire(kModes, mode)) return *parsed;
   return absl::InvalidArgumentError(absl::StrFormat("mode: unknown QueryMode value %d", mode));
 }
 
 absl::StatusOr<scheduler::EnginePreference> ParseEngine(int hint) {
-  switch (hint) {
-    case tandem::v1::ENGINE_HINT_UNSPECIFIED:
-    case tandem::v1::ENGINE_HINT_AUTO:
-      return scheduler::EnginePreference::kAuto;
-    case tandem::v1::ENGINE_HINT_CPU:
-      return scheduler::EnginePreference::kCpu;
-    case tandem::v1::ENGINE_HINT_GPU:
-      return scheduler::EnginePreference::kGpu;
-    default:
-      break;
+  if (std::optional<scheduler::EnginePreference> parsed = FromWire(kEngineHints, hint)) {
+    return *parsed;
   }
   return absl::InvalidArgumentError(absl::StrFormat("engine: unknown EngineHint value %d", hint));
 }
@@ -266,13 +278,8 @@ absl::Status ValidateBatchSize(const tandem::v1::SearchBatchRequest& request,
 }
 
 tandem::v1::QueryMode ToProtoMode(index::QueryMode mode) {
-  switch (mode) {
-    case index::QueryMode::kAnd:
-      return tandem::v1::QUERY_MODE_AND;
-    case index::QueryMode::kOr:
-      return tandem::v1::QUERY_MODE_OR;
-    case index::QueryMode::kAndOr:
-      return tandem::v1::QUERY_MODE_AND_OR;
+  for (const WireValue<tandem::v1::QueryMode, index::QueryMode>& entry : kModes) {
+    if (entry.engine == mode) return entry.wire;
   }
   return tandem::v1::QUERY_MODE_UNSPECIFIED;
 }

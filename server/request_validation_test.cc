@@ -196,6 +196,20 @@ TEST_F(RequestValidationTest, EnumValues) {
   ExpectInvalid(r, "engine: unknown EngineHint value 9");
 }
 
+TEST(ToProtoModeTest, EveryModeMapsToItsWireValueAndBack) {
+  EXPECT_EQ(ToProtoMode(index::QueryMode::kAnd), tandem::v1::QUERY_MODE_AND);
+  EXPECT_EQ(ToProtoMode(index::QueryMode::kOr), tandem::v1::QUERY_MODE_OR);
+  EXPECT_EQ(ToProtoMode(index::QueryMode::kAndOr), tandem::v1::QUERY_MODE_AND_OR);
+  for (index::QueryMode mode :
+       {index::QueryMode::kAnd, index::QueryMode::kOr, index::QueryMode::kAndOr}) {
+    SearchRequest r;
+    r.set_mode(ToProtoMode(mode));
+    EXPECT_EQ(RequestModeLabel(r), index::QueryModeName(mode));
+  }
+  SearchRequest unspecified;
+  EXPECT_EQ(RequestModeLabel(unspecified), "or");
+}
+
 TEST_F(RequestValidationTest, BatchSize) {
   tandem::v1::SearchBatchRequest batch;
   for (int i = 0; i < 3; ++i) batch.add_requests()->set_text("t1");

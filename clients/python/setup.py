@@ -24,12 +24,7 @@ def _codegen():
 
 class BuildWithStubs(build_py):
     def run(self):
-        codegen = _codegen()
-        proto_root = codegen.default_proto_root()
-        if proto_root is not None:
-            if codegen.is_stale(proto_root):
-                codegen.generate(proto_root)
-        elif not codegen.stubs_present():
+        if not _codegen().ensure_stubs():
             raise SystemExit(
                 "tandem-client: tandem_client/gen/ holds no stubs and proto/ is not beside this "
                 "package; build it from a Tandem checkout"

@@ -174,6 +174,17 @@ def generate(proto_root: Path, out_dir: Path = GEN_DIR, force: bool = False) -> 
         return True
 
 
+def ensure_stubs() -> bool:
+    """Regenerates stale stubs from the checkout's proto beside the package. Returns False when
+    there is no such proto and no stubs either (a copied package built without generate.sh)."""
+    proto_root = default_proto_root()
+    if proto_root is None:
+        return stubs_present()
+    if is_stale(proto_root):
+        generate(proto_root)
+    return True
+
+
 def main(argv: list[str] | None = None) -> int:
     parser = argparse.ArgumentParser(description=__doc__.split("\n", 1)[0])
     parser.add_argument("--proto-root", type=Path, default=default_proto_root())

@@ -10,21 +10,12 @@ from __future__ import annotations
 
 from . import _codegen
 
-
-def _ensure_stubs() -> None:
-    proto_root = _codegen.default_proto_root()
-    if proto_root is not None:
-        if _codegen.is_stale(proto_root):
-            _codegen.generate(proto_root)
-    elif not _codegen.stubs_present():
-        raise ImportError(
-            "tandem_client: generated stubs are missing from tandem_client/gen/ and "
-            "proto/tandem/v1/ is not beside the package; run clients/python/generate.sh "
-            "in a Tandem checkout"
-        )
-
-
-_ensure_stubs()
+if not _codegen.ensure_stubs():
+    raise ImportError(
+        "tandem_client: generated stubs are missing from tandem_client/gen/ and "
+        "proto/tandem/v1/ is not beside the package; run clients/python/generate.sh "
+        "in a Tandem checkout"
+    )
 
 from .gen.tandem.v1 import search_pb2, search_pb2_grpc  # noqa: E402
 from .gen.tandem.v1 import subscription_pb2, subscription_pb2_grpc  # noqa: E402

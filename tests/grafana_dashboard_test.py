@@ -14,7 +14,6 @@ the broker's. Series of other exporters (DCGM_FI_DEV_GPU_UTIL) are not checked.
 
 from __future__ import annotations
 
-import argparse
 import json
 import re
 import sys
@@ -97,10 +96,7 @@ def check_dashboard(path: Path, names: set[str], gpu_only: set[str], broker: dic
 
 
 def main() -> int:
-    parser = argparse.ArgumentParser()
-    parser.add_argument("--server-binary", required=True)
-    parser.add_argument("--index-binary", required=True)
-    args = parser.parse_args()
+    args = tandem_testing.parse_binaries()
     names, gpu_only, broker = documented()
     with tempfile.TemporaryDirectory(prefix="tandem-grafana-test-") as tmp:
         index = tandem_testing.build_index(args.index_binary, ["black bear", "brown bear"], tmp)

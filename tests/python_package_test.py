@@ -13,7 +13,6 @@ Exits 77 (ctest SKIP_RETURN_CODE) when venv, pip, setuptools, wheel, grpcio or p
 
 from __future__ import annotations
 
-import argparse
 import importlib.util
 import json
 import re
@@ -61,10 +60,7 @@ def run(cmd: list[str], **kwargs) -> subprocess.CompletedProcess:
 
 
 def main() -> int:
-    parser = argparse.ArgumentParser()
-    parser.add_argument("--server-binary", required=True)
-    parser.add_argument("--index-binary", required=True)
-    args = parser.parse_args()
+    args = tandem_testing.parse_binaries()
     for module in ("venv", "pip", "setuptools", "wheel", "grpc", "google.protobuf"):
         if importlib.util.find_spec(module) is None:
             print(f"SKIP: {module} is not importable by {sys.executable}")

@@ -11,6 +11,7 @@ Standard library only, so that tests of non-Python clients (tandem-loadgen) can 
 
 from __future__ import annotations
 
+import argparse
 import collections
 import os
 import queue
@@ -23,6 +24,15 @@ from typing import Sequence
 
 _LISTENING = re.compile(r"tandem-server listening on (\S+:\d+)")
 _METRICS = re.compile(r"\(metrics on (\S+:\d+)\)")
+
+
+def parse_binaries(argv: Sequence[str] | None = None) -> argparse.Namespace:
+    """The command line of a test that runs the node: --server-binary and --index-binary, both
+    required (paths to tandem-server and tandem-index)."""
+    parser = argparse.ArgumentParser()
+    parser.add_argument("--server-binary", required=True)
+    parser.add_argument("--index-binary", required=True)
+    return parser.parse_args(argv)
 
 
 def build_index(

@@ -72,6 +72,9 @@ TEST(ParsePredicate, Grammar) {
   EXPECT_EQ(p.filters[2].constraints[0], (Constraint{"score", Op::kLt, Value::Double(-150)}));
   EXPECT_EQ(p.filters[2].constraints[1],
             (Constraint{"odd name", Op::kNe, Value::String(std::string("a\"b\x01", 4))}));
+  // Every one-letter escape.
+  EXPECT_EQ(MustParse("a = \"\\n\\t\\r\\\\\\\"\\`\"").filters[0].constraints[0].value,
+            Value::String("\n\t\r\\\"`"));
   EXPECT_EQ(
       MustParse("a==1 and (b prefix \"x\" AND (c substring \"y\"))").filters[0].constraints.size(),
       3u);

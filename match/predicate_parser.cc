@@ -2,7 +2,9 @@
 
 #include <cerrno>
 #include <cstdlib>
+#include <optional>
 #include <string>
+#include <utility>
 
 #include "absl/strings/ascii.h"
 #include "absl/strings/match.h"
@@ -12,6 +14,16 @@
 
 namespace tandem::match {
 namespace {
+
+// The character of a one-letter escape (\n, \t, \r, \\, \", \`); nullopt for any other letter.
+std::optional<char> Unescape(char letter) {
+  constexpr std::pair<char, char> kEscapes[] = {{'n', '\n'},  {'t', '\t'}, {'r', '\r'},
+                                                {'\\', '\\'}, {'"', '"'},  {'`', '`'}};
+  for (const auto& [escape, c] : kEscapes) {
+    if (escape == letter) return c;
+  }
+  return std::nullopt;
+}
 
 // A recursive-descent parser over the grammar in the header; `pos_` is a byte offset.
 class Parser {
@@ -194,25 +206,11 @@ class Parser {
         return Error("unterminated string");
       }
       const char e = text_[pos_++];
+      if (const std::optional<char> plain = Unescape(e)) {
+        out->push_back(*plain);
+        continue;
+      }
       switch (e) {
-        case 'n':
-          out->push_back('\n');
-          break;
-        case 't':
-          out->push_back('\t');
-          break;
-        case 'r':
-          out->push_back('\r');
-          break;
-        case '\\':
-          out->push_back('\\');
-          break;
-        case '"':
-          out->push_back('"');
-          break;
-        case '`':
-          out->push_back('`');
-          break;
         case 'x': {
           int v = 0;
           for (int k = 0; k < 2; ++k) {

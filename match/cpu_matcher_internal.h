@@ -42,6 +42,17 @@ struct Ref {
 };
 using RefList = std::vector<Ref>;
 
+// Drops the references to removed filters (filter_size 0), giving memory back when under half of
+// it is left in use; returns whether none is left.
+inline bool PurgeRefs(RefList& refs, const std::vector<uint8_t>& filter_size) {
+  refs.erase(
+      std::remove_if(refs.begin(), refs.end(), [&](Ref r) { return filter_size[r.filter] == 0; }),
+      refs.end());
+  if (refs.empty()) return true;
+  if (refs.size() < refs.capacity() / 2) refs.shrink_to_fit();
+  return false;
+}
+
 template <typename T>
 inline size_t VectorBytes(const std::vector<T>& v) {
   return v.capacity() * sizeof(T);
@@ -149,17 +160,12 @@ struct StringRow {
   void Purge(const std::vector<uint8_t>& filter_size) {
     held = 0;
     for (auto it = groups.begin(); it != groups.end();) {
-      RefList& refs = it->second;
-      refs.erase(std::remove_if(refs.begin(), refs.end(),
-                                [&](Ref r) { return filter_size[r.filter] == 0; }),
-                 refs.end());
-      if (refs.empty()) {
+      if (PurgeRefs(it->second, filter_size)) {
         --keys_by_length[it->first.size()];
         groups.erase(it++);
         continue;
       }
-      if (refs.size() < refs.capacity() / 2) refs.shrink_to_fit();
-      held += refs.size();
+      held += it->second.size();
       ++it;
     }
   }
@@ -301,14 +307,9 @@ struct Index {
       }
     }
     for (auto it = terms.begin(); it != terms.end();) {
-      RefList& refs = it->second;
-      refs.erase(std::remove_if(refs.begin(), refs.end(),
-                                [&](Ref r) { return filter_size[r.filter] == 0; }),
-                 refs.end());
-      if (refs.empty()) {
+      if (PurgeRefs(it->second, filter_size)) {
         terms.erase(it++);
       } else {
-        if (refs.size() < refs.capacity() / 2) refs.shrink_to_fit();
         ++it;
       }
     }

@@ -85,10 +85,8 @@ class IndexLoadE2eTest : public ::testing::Test {
     for (const SearchRequest& request :
          {TextRequest("t1 t2 t3"), TextRequest("t4 t9", tandem::v1::QUERY_MODE_AND, 5),
           TextRequest("t0 t7 t40", tandem::v1::QUERY_MODE_AND_OR, 20)}) {
-      grpc::ClientContext context;
-      SetTimeout(context, kE2eTimeout);
       SearchResponse response;
-      const grpc::Status status = stub->Search(&context, request, &response);
+      const grpc::Status status = CallSearch(*stub, request, &response, kE2eTimeout);
       ASSERT_TRUE(status.ok()) << status.error_message();
       index.ExpectSameHits(response, index.Expected(request));
     }
@@ -204,11 +202,7 @@ TEST_F(IndexLoadE2eTest, QueryInFlightFinishesOnTheOldIndex) {
   const SearchRequest request = TextRequest("t1 t2", tandem::v1::QUERY_MODE_OR, 10);
   SearchResponse old_answer;
   grpc::Status old_status;
-  std::thread in_flight([&] {
-    grpc::ClientContext context;
-    SetTimeout(context, kE2eTimeout);
-    old_status = stub->Search(&context, request, &old_answer);
-  });
+  std::thread in_flight([&] { old_status = CallSearch(*stub, request, &old_answer, kE2eTimeout); });
   ASSERT_TRUE(WaitForMetric(server->metrics_address(), "tandem_queries_in_flight", {}, Equals(1)));
   LoadIndexResponse response;
   const grpc::Status status = Load(*server, second_->dir(), &response);
@@ -237,10 +231,8 @@ TEST_F(IndexLoadE2eTest, NoQueryFailsAcrossSwitches) {
       auto stub = NewStub(server->address());
       for (int i = c; !stop.load(); ++i) {
         const SearchRequest& request = requests[i % requests.size()];
-        grpc::ClientContext context;
-        SetTimeout(context, kE2eTimeout);
         SearchResponse response;
-        if (!stub->Search(&context, request, &response).ok()) {
+        if (!CallSearch(*stub, request, &response, kE2eTimeout).ok()) {
           ++failed;
           continue;
         }

@@ -9,6 +9,7 @@
 #include "grpcpp/grpcpp.h"
 #include "grpcpp/health_check_service_interface.h"
 #include "prometheus/registry.h"
+#include "rpc/exposure.h"
 #include "rpc/grpc_log.h"
 #include "rpc/metrics_endpoint.h"
 #include "rpc/process_metrics.h"
@@ -42,6 +43,22 @@ absl::Status Broker::Start(BrokerOptions options) {
     return absl::InvalidArgumentError("max_batch must be at least 1");
   }
   TANDEM_RETURN_IF_ERROR(ResultCache::Validate(options.cache));
+  TANDEM_RETURN_IF_ERROR(rpc::CheckExposure({.program = "tandem-broker",
+                                             .what = "gRPC in plaintext",
+                                             .address = options.listen,
+                                             .protection = "--tls-cert and --tls-key",
+                                             .protected_ = !options.tls.cert_file.empty()},
+                                            options.allow_insecure));
+  if (!options.metrics_listen.empty()) {
+    TANDEM_RETURN_IF_ERROR(rpc::CheckExposure(
+        {.program = "tandem-broker",
+         .what = "metrics",
+         .address = options.metrics_listen,
+         .protection = "--metrics-tls-cert, --metrics-tls-key and --metrics-basic-auth-file",
+         .protected_ =
+             !options.metrics_tls_cert_file.empty() && !options.metrics_basic_auth_file.empty()},
+        options.allow_insecure));
+  }
   rpc::LimitLibraryLogs();
   TANDEM_ASSIGN_OR_RETURN(std::shared_ptr<grpc::ServerCredentials> credentials,
                           rpc::MakeCredentials(options.tls));

@@ -55,6 +55,8 @@ struct BrokerOptions {
   BrokerServiceOptions service;
   int max_receive_message_bytes = 16 << 20;
   int max_send_message_bytes = 256 << 20;
+  // As the node's ServerOptions::allow_insecure (rpc/exposure.h).
+  bool allow_insecure = false;
 };
 
 class Broker {

@@ -24,6 +24,7 @@
 #include "index/index.h"
 #include "match/cpu_matcher.h"
 #include "prometheus/registry.h"
+#include "rpc/exposure.h"
 #include "rpc/grpc_listen.h"
 #include "rpc/grpc_log.h"
 #include "rpc/metrics_endpoint.h"
@@ -84,6 +85,22 @@ absl::Status Server::Start(const ServerOptions& options) {
     return absl::InvalidArgumentError(absl::StrCat("grpc_memory_quota_bytes must be at least ",
                                                    kMinMemoryQuota, ", got ",
                                                    grpc.memory_quota_bytes));
+  }
+  TANDEM_RETURN_IF_ERROR(rpc::CheckExposure({.program = "tandem-server",
+                                             .what = "gRPC in plaintext",
+                                             .address = grpc.listen,
+                                             .protection = "--tls-cert and --tls-key",
+                                             .protected_ = !grpc.tls.cert_file.empty()},
+                                            options.allow_insecure));
+  if (!options.metrics_listen.empty()) {
+    const MetricsSecurity& security = options.metrics_security;
+    TANDEM_RETURN_IF_ERROR(rpc::CheckExposure(
+        {.program = "tandem-server",
+         .what = "metrics",
+         .address = options.metrics_listen,
+         .protection = "--metrics-tls-cert, --metrics-tls-key and --metrics-basic-auth-file",
+         .protected_ = !security.tls_cert_file.empty() && !security.basic_auth_file.empty()},
+        options.allow_insecure));
   }
   rpc::LimitLibraryLogs();
   options_ = options;

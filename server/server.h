@@ -117,6 +117,9 @@ struct ServerOptions {
   EngineOptions engines;
   SchedulerOptions scheduler;
   SubscriptionOptions subscriptions;
+  // Serve gRPC without TLS, or metrics without HTTPS and basic auth, on an address other hosts can
+  // reach (rpc/exposure.h); refused otherwise.
+  bool allow_insecure = false;
 };
 
 class Server {

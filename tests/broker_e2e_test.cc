@@ -460,6 +460,10 @@ TEST(BrokerStartup, RefusesBadFlagsWithOneLine) {
       {{"--replicas", "127.0.0.1:1", "--hedge-after", "soon"}, "--hedge-after"},
       {{"--replicas", "127.0.0.1:1", "--listen", "127.0.0.1:99999"}, "port"},
       {{"--replicas", "127.0.0.1:1", "--replica-tls-cert", "x.pem"}, "--replica-tls-ca"},
+      {{"--replicas", "127.0.0.1:1", "--listen", "0.0.0.0:0"},
+       "refusing to serve gRPC in plaintext on 0.0.0.0:0 without protection"},
+      {{"--replicas", "127.0.0.1:1", "--listen", "127.0.0.1:0", "--metrics-listen", "[::]:0"},
+       "refusing to serve metrics on [::]:0 without protection"},
   };
   for (const auto& [args, message] : cases) {
     absl::StatusOr<ProcessResult> run = RunProcess(TANDEM_BROKER_BINARY, args);
@@ -468,6 +472,20 @@ TEST(BrokerStartup, RefusesBadFlagsWithOneLine) {
     EXPECT_NE(run->err.find(message), std::string::npos)
         << absl::StrJoin(args, " ") << ": " << run->err;
   }
+}
+
+// --allow-insecure: the broker serves an unprotected network address, and says so in its log.
+TEST(BrokerStartup, AllowInsecureServesNetworkAddressesWithAWarning) {
+  absl::StatusOr<std::unique_ptr<ServerProcess>> broker =
+      ServerProcess::Start({"--replicas", "127.0.0.1:1", "--listen", "0.0.0.0:0",
+                            "--metrics-listen", "0.0.0.0:0", "--allow-insecure"},
+                           kE2eTimeout, TANDEM_BROKER_BINARY);
+  ASSERT_TRUE(broker.ok()) << broker.status();
+  EXPECT_NE((*broker)->Stderr().find("tandem-broker: WARNING: serving gRPC in plaintext on "
+                                     "0.0.0.0:0 WITHOUT PROTECTION"),
+            std::string::npos)
+      << (*broker)->Stderr();
+  EXPECT_NE((*broker)->Stderr().find("WARNING: serving metrics on 0.0.0.0:0"), std::string::npos);
 }
 
 // Real text and real queries: `corpus` (FORMAT) built by tandem-index, cut into `shards`, each

@@ -538,5 +538,41 @@ TEST_F(StartupE2eTest, MetricsOverTls) {
       "the port is not a number from 0 to 65535");
 }
 
+// An address other hosts can reach needs TLS for gRPC, and HTTPS with basic auth for /metrics;
+// --allow-insecure starts anyway, with a warning in the log for each unprotected service.
+TEST_F(StartupE2eTest, NetworkAddressesNeedProtectionOrAllowInsecure) {
+  ExpectStartupFailure({"--index", index_->dir(), "--gpu", "off", "--listen", "0.0.0.0:0"},
+                       "refusing to serve gRPC in plaintext on 0.0.0.0:0 without protection");
+  ExpectStartupFailure({"--index", index_->dir(), "--gpu", "off", "--listen", "[::]:0",
+                        "--metrics-listen", "127.0.0.1:0"},
+                       "refusing to serve gRPC in plaintext on [::]:0");
+  ExpectStartupFailure({"--index", index_->dir(), "--gpu", "off", "--listen", "127.0.0.1:0",
+                        "--metrics-listen", "0.0.0.0:0"},
+                       "refusing to serve metrics on 0.0.0.0:0 without protection");
+  // Basic auth without HTTPS would send its password in the clear: not protection.
+  TempDir dir;
+  const std::string auth = dir.path() + "/metrics-auth";
+  std::ofstream(auth) << "prometheus:s3cret-pass\n";
+  ASSERT_EQ(::chmod(auth.c_str(), 0600), 0);
+  ExpectStartupFailure({"--index", index_->dir(), "--gpu", "off", "--listen", "127.0.0.1:0",
+                        "--metrics-listen", "0.0.0.0:0", "--metrics-basic-auth-file", auth},
+                       "--metrics-tls-cert, --metrics-tls-key and --metrics-basic-auth-file");
+
+  auto server = Start({"--gpu", "off", "--listen", "0.0.0.0:0", "--metrics-listen", "0.0.0.0:0",
+                       "--allow-insecure"});
+  ASSERT_NE(server, nullptr);
+  const std::string port = server->address().substr(server->address().rfind(':') + 1);
+  grpc::Status s = SearchOver(grpc::InsecureChannelCredentials(), "127.0.0.1:" + port);
+  EXPECT_TRUE(s.ok()) << s.error_message();
+  EXPECT_THAT(server->Stderr(), HasSubstr("tandem-server: WARNING: serving gRPC in plaintext on "
+                                          "0.0.0.0:0 WITHOUT PROTECTION (--allow-insecure)"));
+  EXPECT_THAT(server->Stderr(),
+              HasSubstr("tandem-server: WARNING: serving metrics on 0.0.0.0:0 WITHOUT PROTECTION"));
+  // Loopback needs no flag and logs no warning.
+  auto local = Start({"--gpu", "off"});
+  ASSERT_NE(local, nullptr);
+  EXPECT_THAT(local->Stderr(), ::testing::Not(HasSubstr("WARNING")));
+}
+
 }  // namespace
 }  // namespace tandem::testing

@@ -52,6 +52,10 @@ ABSL_FLAG(std::string, tls_cert, "", "PEM certificate chain: the broker's servic
 ABSL_FLAG(std::string, tls_key, "", "PEM private key of --tls-cert.");
 ABSL_FLAG(std::string, tls_client_ca, "",
           "PEM CA bundle: clients must present a certificate it signed (mutual TLS).");
+ABSL_FLAG(bool, allow_insecure, false,
+          "Serve gRPC without TLS, or /metrics without HTTPS and basic auth, on an address other "
+          "hosts can reach (not loopback); without it the broker refuses to start so exposed, "
+          "and with it it logs a warning. Only for a network you trust.");
 ABSL_FLAG(std::string, replica_tls_ca, "",
           "PEM CA bundle that signed the nodes' certificates: the broker calls them over TLS.");
 ABSL_FLAG(std::string, replica_tls_cert, "",
@@ -117,6 +121,7 @@ int main(int argc, char** argv) {
   tandem::broker::BrokerOptions options;
   options.listen = absl::GetFlag(FLAGS_listen);
   options.metrics_listen = absl::GetFlag(FLAGS_metrics_listen);
+  options.allow_insecure = absl::GetFlag(FLAGS_allow_insecure);
   options.metrics_tls_cert_file = absl::GetFlag(FLAGS_metrics_tls_cert);
   options.metrics_tls_key_file = absl::GetFlag(FLAGS_metrics_tls_key);
   options.metrics_basic_auth_file = absl::GetFlag(FLAGS_metrics_basic_auth_file);

@@ -78,6 +78,10 @@ ABSL_FLAG(std::string, tls_cert, "",
 ABSL_FLAG(std::string, tls_key, "", "PEM private key of --tls-cert.");
 ABSL_FLAG(std::string, tls_client_ca, "",
           "PEM CA bundle; when set, clients must present a certificate it signed (mutual TLS).");
+ABSL_FLAG(bool, allow_insecure, false,
+          "Serve gRPC without TLS, or /metrics without HTTPS and basic auth, on an address other "
+          "hosts can reach (not loopback); without it the server refuses to start so exposed, "
+          "and with it it logs a warning. Only for a network you trust.");
 ABSL_FLAG(absl::Duration, drain_timeout, absl::Seconds(10),
           "On SIGTERM/SIGINT, how long in-flight queries may run before they are cancelled.");
 
@@ -150,6 +154,7 @@ tandem::server::ServerOptions OptionsFromFlags() {
   options.index_dir = absl::GetFlag(FLAGS_index);
   options.read_only = absl::GetFlag(FLAGS_read_only);
   options.metrics_listen = absl::GetFlag(FLAGS_metrics_listen);
+  options.allow_insecure = absl::GetFlag(FLAGS_allow_insecure);
   options.metrics_security = {.tls_cert_file = absl::GetFlag(FLAGS_metrics_tls_cert),
                               .tls_key_file = absl::GetFlag(FLAGS_metrics_tls_key),
                               .basic_auth_file = absl::GetFlag(FLAGS_metrics_basic_auth_file)};

@@ -110,15 +110,19 @@ void AddStoredFields(const index::Index& index, uint32_t docid,
 
 QueryDispatcher::QueryDispatcher(const index::Index& index, scheduler::QueryExecutor& executor,
                                  QueryMetrics& metrics, const RequestLimits& limits,
-                                 rpc::LogSink log, filter::FilterEvaluator filters)
-    : QueryDispatcher(std::make_shared<QueryTarget>(index, executor, std::move(filters)), metrics,
-                      limits, std::move(log)) {}
+                                 rpc::LogSink log, filter::FilterEvaluator filters,
+                                 DispatcherMemory memory)
+    : QueryDispatcher(
+          std::make_shared<QueryTarget>(index, executor, std::move(filters), memory.filter_cache),
+          metrics, limits, std::move(log), memory.responses) {}
 
 QueryDispatcher::QueryDispatcher(std::shared_ptr<QueryTarget> target, QueryMetrics& metrics,
-                                 const RequestLimits& limits, rpc::LogSink log)
+                                 const RequestLimits& limits, rpc::LogSink log,
+                                 base::MemoryBreaker::Account* responses)
     : target_(std::move(target)),
       metrics_(metrics),
       limits_(limits),
+      breaker_(responses),
       log_(rpc::SinkOrStderr(std::move(log))) {}
 
 std::shared_ptr<QueryTarget> QueryDispatcher::target() const {
@@ -201,6 +205,16 @@ absl::Status QueryDispatcher::Dispatch(absl::Span<const SearchRequest* const> re
         response_bytes_in_flight_ += bytes;
         metrics_.SetInFlight(in_flight_);
       }
+    }
+    if (refused.ok() && breaker_ != nullptr && !breaker_->ReserveReclaiming(bytes)) {
+      ReleaseInFlight(admitted, bytes, /*reserved=*/false);
+      const base::MemoryBreaker& breaker = breaker_->breaker();
+      refused =
+          WithReason(absl::ResourceExhaustedError(absl::StrCat(
+                         "the node's memory breaker is full (", breaker.limit() >> 20,
+                         " MiB: ", breaker.Describe(), "), ", (bytes + (1 << 20) - 1) >> 20,
+                         " MiB more for this call's responses; retry later or on another node")),
+                     reject_reason::kMemoryBreaker);
     }
     if (refused.ok()) {
       job.deadline = call.deadline;
@@ -341,7 +355,8 @@ void QueryDispatcher::Complete(JobState& job, size_t task, scheduler::QueryOutco
   ReleaseInFlight(1, job.response_bytes[task]);
 }
 
-void QueryDispatcher::ReleaseInFlight(int64_t queries, uint64_t bytes) {
+void QueryDispatcher::ReleaseInFlight(int64_t queries, uint64_t bytes, bool reserved) {
+  if (reserved && breaker_ != nullptr) breaker_->Release(bytes);
   absl::MutexLock lock(&mu_);
   in_flight_ -= queries;
   response_bytes_in_flight_ -= bytes;

@@ -10,7 +10,9 @@
 //   - the valid ones are admitted as one executor job and answered from executor threads.
 // While draining, when the executor's queue is full, or when the call's queries would pass the
 // in-flight limits (RequestLimits::max_queries_in_flight, max_response_bytes_in_flight: every
-// query of a batch counts), Dispatch returns UNAVAILABLE or RESOURCE_EXHAUSTED and calls nothing.
+// query of a batch counts), or when the node's memory breaker cannot take the call's responses
+// even after the caches gave way (DispatcherMemory::responses), Dispatch returns UNAVAILABLE or
+// RESOURCE_EXHAUSTED and calls nothing.
 // Admissible() answers the same question, without a request, before one is parsed.
 //
 //   absl::Status admitted = dispatcher.Dispatch({&request}, call,
@@ -30,6 +32,8 @@
 #include "absl/synchronization/mutex.h"
 #include "absl/time/time.h"
 #include "absl/types/span.h"
+#include "base/memory_breaker.h"
+#include "filter/filter_cache.h"
 #include "index/index.h"
 #include "rpc/rate_limited_log.h"
 #include "scheduler/query_executor.h"
@@ -55,10 +59,10 @@ using QueryDone =
 // each admitted call holds the target it was admitted to until its last query is answered.
 struct QueryTarget {
   // The references must outlive the target. `filters` evaluates the filters of requests
-  // (EngineSet::filters); null: on the CPU.
+  // (EngineSet::filters); null: on the CPU. `cache`: the filter cache's budget and breaker account.
   QueryTarget(const index::Index& index, scheduler::QueryExecutor& executor,
-              filter::FilterEvaluator filters = nullptr)
-      : index(index), executor(executor), filters(index.attributes(), std::move(filters)) {}
+              filter::FilterEvaluator filters = nullptr, filter::FilterCacheOptions cache = {})
+      : index(index), executor(executor), filters(index.attributes(), std::move(filters), cache) {}
 
   const index::Index& index;
   scheduler::QueryExecutor& executor;
@@ -67,16 +71,26 @@ struct QueryTarget {
   uint64_t generation = 1;
 };
 
+// Where the dispatcher's memory is bounded: its filter cache's budget and breaker account, and
+// the node's memory breaker account its responses are reserved from (null: the response limit
+// alone bounds them). The accounts must outlive the dispatcher.
+struct DispatcherMemory {
+  filter::FilterCacheOptions filter_cache;
+  base::MemoryBreaker::Account* responses = nullptr;
+};
+
 class QueryDispatcher {
  public:
   // All references must outlive the dispatcher. `filters` evaluates the filters of requests
   // (EngineSet::filters); null: on the CPU.
   QueryDispatcher(const index::Index& index, scheduler::QueryExecutor& executor,
                   QueryMetrics& metrics, const RequestLimits& limits, rpc::LogSink log = nullptr,
-                  filter::FilterEvaluator filters = nullptr);
+                  filter::FilterEvaluator filters = nullptr, DispatcherMemory memory = {});
   // A dispatcher whose target may be switched; `metrics` must outlive it.
+  // `responses`: the memory breaker's account of the responses (DispatcherMemory::responses).
   QueryDispatcher(std::shared_ptr<QueryTarget> target, QueryMetrics& metrics,
-                  const RequestLimits& limits, rpc::LogSink log = nullptr);
+                  const RequestLimits& limits, rpc::LogSink log = nullptr,
+                  base::MemoryBreaker::Account* responses = nullptr);
 
   // The target new calls are admitted to.
   std::shared_ptr<QueryTarget> target() const;
@@ -127,12 +141,15 @@ class QueryDispatcher {
   // RESOURCE_EXHAUSTED when `queries` more queries, taking `bytes`, would pass a limit.
   absl::Status CheckInFlightLimits(int64_t queries, uint64_t bytes) const
       ABSL_EXCLUSIVE_LOCKS_REQUIRED(mu_);
-  void ReleaseInFlight(int64_t queries, uint64_t bytes);
+  // Undoes an admission of `queries` taking `bytes`; `reserved`: and the bytes' reservation in the
+  // memory breaker.
+  void ReleaseInFlight(int64_t queries, uint64_t bytes, bool reserved = true);
 
   mutable absl::Mutex target_mu_;
   std::shared_ptr<QueryTarget> target_ ABSL_GUARDED_BY(target_mu_);
   QueryMetrics& metrics_;
   const RequestLimits limits_;
+  base::MemoryBreaker::Account* const breaker_;
   mutable absl::Mutex mu_;
   bool draining_ ABSL_GUARDED_BY(mu_) = false;
   int64_t in_flight_ ABSL_GUARDED_BY(mu_) = 0;

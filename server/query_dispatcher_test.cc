@@ -521,6 +521,38 @@ TEST_F(QueryDispatcherTest, TheMemoryBreakerRefusesCallsWhoseResponsesWouldNotFi
   EXPECT_EQ(Scrape(registry_).Value("tandem_rejected_queries_total", Reason("memory_breaker")), 1);
 }
 
+// The node's memory breaker covers the responses with what the caches and Watch queues hold: a
+// call they leave no room for is refused, unless they give way (their reclaimers).
+TEST_F(QueryDispatcherTest, TheNodesMemoryBreakerCountsOtherHoldersAndLetsThemGiveWay) {
+  base::MemoryBreaker breaker(1500 * kResponseBytesPerHit);
+  base::MemoryBreaker::Account& responses = breaker.AddAccount("responses");
+  base::MemoryBreaker::Account& cache = breaker.AddAccount("filter_cache");
+  dispatcher_ =
+      std::make_unique<QueryDispatcher>(*index_, executor_, metrics_, RequestLimits{}, nullptr,
+                                        nullptr, DispatcherMemory{.responses = &responses});
+  ASSERT_TRUE(cache.TryReserve(1000 * kResponseBytesPerHit));
+  SearchRequest big = Text("cat");
+  big.set_k(1000);
+  Responses refused;
+  const absl::Status status = dispatcher_->Dispatch({&big}, {}, refused.Done());
+  EXPECT_EQ(status.code(), absl::StatusCode::kResourceExhausted);
+  EXPECT_THAT(std::string(status.message()), HasSubstr("memory breaker is full"));
+  EXPECT_THAT(std::string(status.message()), HasSubstr("filter_cache"));
+  EXPECT_EQ(dispatcher_->response_bytes_in_flight(), 0u);
+  EXPECT_EQ(dispatcher_->in_flight(), 0);
+  EXPECT_EQ(responses.used(), 0u);
+  EXPECT_EQ(Scrape(registry_).Value("tandem_rejected_queries_total", Reason("memory_breaker")), 1);
+
+  // The cache gives back what the call needs: admitted, and its bytes go back with its answer.
+  const uint64_t id = cache.AddReclaimer([&](uint64_t bytes) { cache.Release(bytes); });
+  ASSERT_TRUE(Dispatch({&big}).ok());
+  EXPECT_EQ(responses.used(), 1000 * kResponseBytesPerHit);
+  EXPECT_EQ(breaker.used(), breaker.limit());
+  executor_.Complete(0, 0, Ran({}));
+  EXPECT_EQ(responses.used(), 0u);
+  cache.RemoveReclaimer(id);
+}
+
 TEST_F(QueryDispatcherTest, AdmissibleRefusesWhileDrainingOrWithTheQueueFull) {
   EXPECT_TRUE(dispatcher_->Admissible().ok());
   executor_.set_capacity(1);

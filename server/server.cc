@@ -32,6 +32,7 @@
 #include "server/batch_metrics.h"
 #include "server/executor_factory.h"
 #include "server/index_service.h"
+#include "server/memory_metrics.h"
 #include "server/query_dispatcher.h"
 #include "server/search_service.h"
 #include "server/serving_index.h"
@@ -86,6 +87,13 @@ absl::Status Server::Start(const ServerOptions& options) {
                                                    kMinMemoryQuota, ", got ",
                                                    grpc.memory_quota_bytes));
   }
+  if (options.memory_breaker_bytes < options.limits.max_response_bytes_in_flight) {
+    return absl::InvalidArgumentError(
+        absl::StrCat("memory_breaker_bytes (", options.memory_breaker_bytes,
+                     ") must be at least max_response_bytes_in_flight (",
+                     options.limits.max_response_bytes_in_flight,
+                     "): the responses are part of what it bounds"));
+  }
   TANDEM_RETURN_IF_ERROR(rpc::CheckExposure({.program = "tandem-server",
                                              .what = "gRPC in plaintext",
                                              .address = grpc.listen,
@@ -103,6 +111,10 @@ absl::Status Server::Start(const ServerOptions& options) {
         options.allow_insecure));
   }
   rpc::LimitLibraryLogs();
+  memory_breaker_ = std::make_unique<base::MemoryBreaker>(options.memory_breaker_bytes);
+  responses_ = &memory_breaker_->AddAccount("responses");
+  filter_cache_ = &memory_breaker_->AddAccount("filter_cache");
+  watch_queues_ = &memory_breaker_->AddAccount("watch_queues");
   options_ = options;
   indexes_ = std::make_unique<IndexLifecycle>(
       [this](uint64_t generation, const std::string& dir) { OnReleased(generation, dir); });
@@ -120,7 +132,9 @@ absl::Status Server::Start(const ServerOptions& options) {
           .version = base::Version(), .commit = base::Commit(), .gpu = engines.gpu != nullptr},
       engine_names);
   metrics_->SetIndex(opened->index());
-  TANDEM_RETURN_IF_ERROR(opened->StartExecutor(options.scheduler, *registry_, *metrics_));
+  TANDEM_RETURN_IF_ERROR(opened->StartExecutor(
+      options.scheduler, *registry_, *metrics_,
+      {.budget_bytes = options.filter_cache_bytes, .breaker = filter_cache_}));
   metrics_->SetQueueCapacity(opened->executor().queue_capacity());
   scheduler_summary_ = opened->executors().summary;
   const bool has_gpu = engines.gpu != nullptr;
@@ -147,8 +161,9 @@ absl::Status Server::Start(const ServerOptions& options) {
   TANDEM_ASSIGN_OR_RETURN(std::shared_ptr<grpc::ServerCredentials> credentials,
                           rpc::MakeCredentials(grpc.tls));
   const std::shared_ptr<ServingIndex> serving = Serving();
-  dispatcher_ = std::make_unique<QueryDispatcher>(
-      std::shared_ptr<QueryTarget>(serving, &serving->target()), *metrics_, options.limits);
+  dispatcher_ =
+      std::make_unique<QueryDispatcher>(std::shared_ptr<QueryTarget>(serving, &serving->target()),
+                                        *metrics_, options.limits, nullptr, responses_);
   service_ = std::make_unique<SearchService>(
       *dispatcher_, serving->executor().engines(),
       SearchServiceOptions{.max_response_bytes = static_cast<size_t>(grpc.max_send_message_bytes)});
@@ -176,6 +191,10 @@ absl::Status Server::Start(const ServerOptions& options) {
       batch_metrics_ = std::make_shared<BatchMetrics>(std::move(batching), serving);
       collectables.push_back(batch_metrics_);
     }
+    memory_metrics_ = std::make_shared<MemoryMetrics>(
+        *memory_breaker_, [this] { return dispatcher_->target()->filters.stats(); },
+        options.filter_cache_bytes);
+    collectables.push_back(memory_metrics_);
     const MetricsSecurity& security = options.metrics_security;
     TANDEM_ASSIGN_OR_RETURN(metrics_endpoint_, rpc::MetricsEndpoint::Start(
                                                    {.listen = options.metrics_listen,
@@ -246,6 +265,8 @@ absl::Status Server::StartSubscriptions(const ServerOptions& options,
   SubscriptionServiceOptions service_options{
       .max_match_documents = subscriptions.max_match_documents,
       .watch_queue = subscriptions.watch_queue,
+      .watch_queue_bytes = subscriptions.watch_queue_bytes,
+      .watch_breaker = watch_queues_,
       .max_response_bytes = static_cast<size_t>(options.grpc.max_send_message_bytes),
       .authorize_by_certificate = !options.grpc.tls.client_ca_file.empty()};
   TANDEM_RETURN_IF_ERROR(ValidateSubscriptionServiceOptions(service_options));
@@ -376,7 +397,9 @@ absl::StatusOr<Server::LoadReport> Server::LoadIndex(const std::string& dir) {
           "the new index would be served by other engines (", opened->engines().summary,
           ") than the serving one (", old->engines().summary, "); restart the node to switch"));
     }
-    return opened->StartExecutor(options_.scheduler, *registry_, *metrics_);
+    return opened->StartExecutor(
+        options_.scheduler, *registry_, *metrics_,
+        {.budget_bytes = options_.filter_cache_bytes, .breaker = filter_cache_});
   }));
   LoadReport report;
   report.open_seconds = absl::ToDoubleSeconds(absl::Now() - start);

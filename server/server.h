@@ -23,6 +23,7 @@
 #include "absl/status/statusor.h"
 #include "absl/synchronization/mutex.h"
 #include "absl/time/time.h"
+#include "base/memory_breaker.h"
 #include "match/subscription_registry.h"
 #include "rpc/grpc_listen.h"
 #include "server/engine_factory.h"
@@ -52,6 +53,7 @@ namespace tandem::server {
 class BatchMetrics;
 class IndexLifecycle;
 class IndexService;
+class MemoryMetrics;
 class QueryDispatcher;
 class ServingIndex;
 class SearchService;
@@ -100,6 +102,9 @@ struct SubscriptionOptions {
   int match_threads = 0;
   uint32_t max_match_documents = 1024;
   uint32_t watch_queue = 1024;  // events per Watch stream
+  // Bytes the events queued for every Watch stream together may take; beyond, the streams that
+  // hold the most lose events first.
+  uint64_t watch_queue_bytes = uint64_t{64} << 20;
 };
 
 // Everything a node is configured with, each part owned (and validated) by the component that
@@ -117,6 +122,13 @@ struct ServerOptions {
   EngineOptions engines;
   SchedulerOptions scheduler;
   SubscriptionOptions subscriptions;
+  // The memory circuit breaker (base/memory_breaker.h): the most bytes the responses in flight,
+  // the filter cache and the Watch streams' queues may hold together. The caches and queues give
+  // way to queries; a query that still does not fit is refused RESOURCE_EXHAUSTED. At least
+  // limits.max_response_bytes_in_flight.
+  uint64_t memory_breaker_bytes = uint64_t{512} << 20;
+  // The filter cache's budget (filter/filter_cache.h), bytes it holds in all.
+  uint64_t filter_cache_bytes = uint64_t{256} << 20;
   // Serve gRPC without TLS, or metrics without HTTPS and basic auth, on an address other hosts can
   // reach (rpc/exposure.h); refused otherwise.
   bool allow_insecure = false;
@@ -188,6 +200,12 @@ class Server {
   // On the retirer's thread, after an old index is destroyed.
   void OnReleased(uint64_t generation, const std::string& dir);
 
+  // First: every holder of its accounts (the indexes' filter caches, the dispatcher, the
+  // subscription service) releases into it as it goes.
+  std::unique_ptr<base::MemoryBreaker> memory_breaker_;
+  base::MemoryBreaker::Account* responses_ = nullptr;
+  base::MemoryBreaker::Account* filter_cache_ = nullptr;  // every index's filter cache
+  base::MemoryBreaker::Account* watch_queues_ = nullptr;  // the subscription service's
   ServerOptions options_;
   std::unique_ptr<IndexLifecycle> indexes_;  // destroys old indexes; stopped last
   mutable absl::Mutex serving_mu_;
@@ -211,6 +229,7 @@ class Server {
   std::string subscription_summary_;
   std::unique_ptr<grpc::Server> grpc_server_;
   std::shared_ptr<BatchMetrics> batch_metrics_;  // with GPU batches; scraped by the endpoint
+  std::shared_ptr<MemoryMetrics> memory_metrics_;
   std::shared_ptr<rpc::ProcessMetrics> process_metrics_;
   std::unique_ptr<rpc::MetricsEndpoint> metrics_endpoint_;
   std::string address_;

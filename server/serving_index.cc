@@ -75,10 +75,12 @@ ServingIndex::~ServingIndex() {
 }
 
 absl::Status ServingIndex::StartExecutor(const SchedulerOptions& options,
-                                         prometheus::Registry& registry, QueryMetrics& metrics) {
+                                         prometheus::Registry& registry, QueryMetrics& metrics,
+                                         filter::FilterCacheOptions filter_cache) {
   TANDEM_ASSIGN_OR_RETURN(executors_,
                           CreateExecutor(options, *index_, engines_, registry, metrics));
-  target_ = std::make_unique<QueryTarget>(*index_, *executors_.executor, engines_.filters);
+  target_ =
+      std::make_unique<QueryTarget>(*index_, *executors_.executor, engines_.filters, filter_cache);
   target_->generation = generation_;
   return absl::OkStatus();
 }

@@ -50,9 +50,10 @@ class ServingIndex {
   // Shuts the executor down (each admitted query is answered) before the engines and the index go.
   ~ServingIndex();
 
-  // Creates the executor and the query target. `registry` and `metrics` must outlive this object.
+  // Creates the executor and the query target, whose filter cache takes `filter_cache`.
+  // `registry`, `metrics` and the cache's breaker account must outlive this object.
   absl::Status StartExecutor(const SchedulerOptions& options, prometheus::Registry& registry,
-                             QueryMetrics& metrics);
+                             QueryMetrics& metrics, filter::FilterCacheOptions filter_cache = {});
 
   const index::Index& index() const { return *index_; }
   const EngineSet& engines() const { return engines_; }

@@ -212,13 +212,14 @@ void SubscriptionCalls::Publish(const tandem::v1::MatchResponse& response,
                                 const tandem::v1::MatchRequest& request,
                                 const std::vector<match::Event>& events) {
   if (hub_ == nullptr || hub_->streams() == 0) return;
+  std::vector<absl::string_view> watched;
   for (int i = 0; i < response.matches_size(); ++i) {
-    EncodedEvent encoded;  // once per document, and only for a watched interface
+    watched.clear();
     for (const std::string& interface : response.matches(i).interfaces()) {
-      if (!hub_->Watched(interface)) continue;
-      if (encoded == nullptr) encoded = EncodeEvent(request.documents(i).id(), events[i]);
-      hub_->Publish(interface, encoded);
+      if (hub_->Watched(interface)) watched.push_back(interface);
     }
+    // Encoded once per document, and only for a watched interface.
+    if (!watched.empty()) hub_->Publish(watched, EncodeEvent(request.documents(i).id(), events[i]));
   }
 }
 

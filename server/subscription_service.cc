@@ -38,6 +38,11 @@ absl::Status ValidateSubscriptionServiceOptions(const SubscriptionServiceOptions
     return absl::InvalidArgumentError("max_match_documents must be at least 1");
   }
   if (options.watch_queue < 1) return absl::InvalidArgumentError("watch_queue must be at least 1");
+  if (options.watch_queue_bytes < kMinWatchQueueBytes) {
+    return absl::InvalidArgumentError(absl::StrCat("watch_queue_bytes must be at least ",
+                                                   kMinWatchQueueBytes, ", got ",
+                                                   options.watch_queue_bytes));
+  }
   if (options.workers < 1 || options.queued_calls < 1) {
     return absl::InvalidArgumentError("subscription workers and queued calls must be at least 1");
   }
@@ -51,7 +56,10 @@ SubscriptionService::SubscriptionService(match::SubscriptionRegistry& registry,
     : max_response_bytes_(options.max_response_bytes),
       authorize_by_certificate_(options.authorize_by_certificate),
       log_(absl::Minutes(1), std::move(options.log)),
-      hub_({.queue_capacity = options.watch_queue}, &metrics),
+      hub_({.queue_capacity = options.watch_queue,
+            .max_bytes = options.watch_queue_bytes,
+            .breaker = options.watch_breaker},
+           &metrics),
       calls_(registry, analyzer, {.max_match_documents = options.max_match_documents}, &hub_,
              &metrics),
       workers_({.threads = options.workers,

@@ -19,6 +19,7 @@
 #include <cstddef>
 #include <cstdint>
 
+#include "base/memory_breaker.h"
 #include "grpcpp/support/byte_buffer.h"
 #include "index/analyzer.h"
 #include "match/subscription_registry.h"
@@ -43,6 +44,10 @@ using RawSubscriptionServiceBase = tandem::v1::SubscriptionService::WithRawCallb
 struct SubscriptionServiceOptions {
   uint32_t max_match_documents = 1024;  // --max-match-documents
   size_t watch_queue = 1024;            // events per Watch stream (--watch-queue)
+  // Bytes of the events all Watch streams hold together (--watch-queue-bytes), and the node's
+  // memory breaker account they are reserved from (null: none; it must outlive the service).
+  uint64_t watch_queue_bytes = uint64_t{64} << 20;
+  base::MemoryBreaker::Account* watch_breaker = nullptr;
   // A response larger than this is answered RESOURCE_EXHAUSTED (the gRPC server's send limit).
   size_t max_response_bytes = 256 << 20;
   // Threads that run calls, and calls that may wait for them before RESOURCE_EXHAUSTED. Match
@@ -110,7 +115,10 @@ class SubscriptionService final : public RawSubscriptionServiceBase {
 };
 
 // INVALID_ARGUMENT naming the option when max_match_documents, watch_queue, workers or
-// queued_calls is 0.
+// queued_calls is 0, or watch_queue_bytes is under kMinWatchQueueBytes.
 absl::Status ValidateSubscriptionServiceOptions(const SubscriptionServiceOptions& options);
+
+// The least --watch-queue-bytes: room for a few of the largest events a Match call makes.
+inline constexpr uint64_t kMinWatchQueueBytes = uint64_t{1} << 20;
 
 }  // namespace tandem::server

@@ -355,11 +355,11 @@ TEST(WatchQueueTest, HoldsAtMostItsCapacityAndReportsDropsOnTheNextEvent) {
     message.set_document_id(id);
     return std::make_shared<const std::string>(message.SerializeAsString());
   };
-  auto decode = [](const std::optional<std::string>& bytes) {
+  auto decode = [](const std::optional<WatchQueue::Popped>& popped) {
     tandem::v1::WatchEvent message;
-    EXPECT_TRUE(bytes.has_value());
-    if (bytes) {
-      EXPECT_TRUE(message.ParseFromString(*bytes));
+    EXPECT_TRUE(popped.has_value());
+    if (popped) {
+      EXPECT_TRUE(message.ParseFromString(popped->Bytes()));
     }
     return message;
   };
@@ -380,6 +380,37 @@ TEST(WatchQueueTest, HoldsAtMostItsCapacityAndReportsDropsOnTheNextEvent) {
 
   EXPECT_TRUE(queue.Push(event("c")));
   EXPECT_EQ(decode(queue.Pop()).dropped(), 0u);
+}
+
+// The bytes a queue holds, and dropping its newest events for another stream's: counted as its
+// drops, reported on the next event it sends.
+TEST(WatchQueueTest, CountsItsBytesAndDropsItsNewestEventsToFreeThem) {
+  auto event = [](const std::string& id, size_t pad) {
+    tandem::v1::WatchEvent message;
+    message.set_document_id(id + std::string(pad, '.'));
+    return std::make_shared<const std::string>(message.SerializeAsString());
+  };
+  WatchQueue queue(10);
+  EXPECT_EQ(queue.DropNewest(1000), std::make_pair(uint64_t{0}, uint64_t{0}));
+  const EncodedEvent a = event("a", 1000), b = event("b", 2000), c = event("c", 3000);
+  const uint64_t a_bytes = WatchQueue::EventBytes(*a), b_bytes = WatchQueue::EventBytes(*b),
+                 c_bytes = WatchQueue::EventBytes(*c);
+  EXPECT_GT(a_bytes, a->size());
+  ASSERT_TRUE(queue.Push(a));
+  ASSERT_TRUE(queue.Push(b));
+  ASSERT_TRUE(queue.Push(c));
+  EXPECT_EQ(queue.bytes(), a_bytes + b_bytes + c_bytes);
+  // c alone frees enough for 3,000 bytes; 3,000 more take b too.
+  EXPECT_EQ(queue.DropNewest(3000), std::make_pair(uint64_t{1}, c_bytes));
+  EXPECT_EQ(queue.DropNewest(1), std::make_pair(uint64_t{1}, b_bytes));
+  EXPECT_EQ(queue.bytes(), a_bytes);
+  queue.CountDrop();
+  EXPECT_EQ(queue.unreported_drops(), 3u);
+  tandem::v1::WatchEvent first;
+  ASSERT_TRUE(first.ParseFromString(queue.Pop()->Bytes()));
+  EXPECT_EQ(first.document_id()[0], 'a');
+  EXPECT_EQ(first.dropped(), 3u);
+  EXPECT_EQ(queue.bytes(), 0u);
 }
 
 }  // namespace

@@ -1,6 +1,7 @@
 #include "server/watch_hub.h"
 
 #include <algorithm>
+#include <atomic>
 #include <utility>
 
 #include "server/subscription_metrics.h"
@@ -21,26 +22,94 @@ void AppendVarint(uint64_t value, std::string& out) {
 
 }  // namespace
 
+// The bytes of the events the streams hold, within the hub's bound and reserved from the breaker.
+class WatchLedger {
+ public:
+  WatchLedger(uint64_t max_bytes, base::MemoryBreaker::Account* breaker)
+      : max_bytes_(max_bytes), breaker_(breaker) {}
+
+  bool Reserve(uint64_t bytes) {
+    uint64_t used = bytes_.load(std::memory_order_relaxed);
+    do {
+      if (bytes > max_bytes_ || used > max_bytes_ - bytes) return false;
+    } while (!bytes_.compare_exchange_weak(used, used + bytes, std::memory_order_relaxed));
+    if (breaker_ != nullptr && !breaker_->TryReserve(bytes)) {
+      bytes_.fetch_sub(bytes, std::memory_order_relaxed);
+      return false;
+    }
+    return true;
+  }
+
+  void Release(uint64_t bytes) {
+    bytes_.fetch_sub(bytes, std::memory_order_relaxed);
+    if (breaker_ != nullptr) breaker_->Release(bytes);
+  }
+
+  uint64_t bytes() const { return bytes_.load(std::memory_order_relaxed); }
+
+  // `event`, reserved for `bytes`, as an event that gives them back when its last holder (a
+  // queue, or a slice being sent) lets go.
+  static EncodedEvent Charge(std::shared_ptr<WatchLedger> ledger, EncodedEvent event,
+                             uint64_t bytes) {
+    auto charged = std::make_shared<Charged>(std::move(ledger), std::move(event), bytes);
+    return EncodedEvent(charged, charged->event.get());
+  }
+
+ private:
+  struct Charged {
+    Charged(std::shared_ptr<WatchLedger> ledger, EncodedEvent event, uint64_t bytes)
+        : ledger(std::move(ledger)), event(std::move(event)), bytes(bytes) {}
+    ~Charged() { ledger->Release(bytes); }
+    const std::shared_ptr<WatchLedger> ledger;
+    const EncodedEvent event;
+    const uint64_t bytes;
+  };
+
+  const uint64_t max_bytes_;
+  base::MemoryBreaker::Account* const breaker_;
+  std::atomic<uint64_t> bytes_{0};
+};
+
+uint64_t WatchQueue::EventBytes(const std::string& encoded) {
+  // The characters' allocation, the shared string with its control blocks (the event's and its
+  // charge's), the deque's slot, gRPC's slice, and malloc's header on each allocation.
+  constexpr uint64_t kOverhead = sizeof(std::string) + 2 * 16 + 48 + sizeof(EncodedEvent) + 64;
+  return encoded.capacity() + kOverhead;
+}
+
 bool WatchQueue::Push(EncodedEvent event) {
   if (events_.size() >= capacity_) {
     ++dropped_;
     return false;
   }
+  bytes_ += EventBytes(*event);
   events_.push_back(std::move(event));
   return true;
 }
 
-std::optional<std::string> WatchQueue::Pop() {
+std::pair<uint64_t, uint64_t> WatchQueue::DropNewest(uint64_t bytes) {
+  uint64_t dropped = 0, freed = 0;
+  while (!events_.empty() && freed < bytes) {
+    freed += EventBytes(*events_.back());
+    events_.pop_back();
+    ++dropped;
+  }
+  bytes_ -= freed;
+  dropped_ += dropped;
+  return {dropped, freed};
+}
+
+std::optional<WatchQueue::Popped> WatchQueue::Pop() {
   if (events_.empty()) return std::nullopt;
-  std::string bytes = *events_.front();
+  Popped popped{.event = std::move(events_.front()), .dropped = {}};
   events_.pop_front();
-  // A field appended to an encoded message is read as if it were in it.
+  bytes_ -= EventBytes(*popped.event);
   if (dropped_ > 0) {
-    bytes += static_cast<char>(kDroppedTag);
-    AppendVarint(dropped_, bytes);
+    popped.dropped += static_cast<char>(kDroppedTag);
+    AppendVarint(dropped_, popped.dropped);
     dropped_ = 0;
   }
-  return bytes;
+  return popped;
 }
 
 // One Watch stream. gRPC allows one outstanding write: events wait in `queue_` and go out one at a
@@ -50,22 +119,44 @@ std::optional<std::string> WatchQueue::Pop() {
 // OnDone may run at once on another thread.
 class WatchReactor final : public grpc::ServerWriteReactor<grpc::ByteBuffer> {
  public:
+  enum class Offered { kQueued, kDropped, kEnding };
+
   WatchReactor(WatchHub& hub, std::string interface, size_t capacity)
       : hub_(hub), interface_(std::move(interface)), queue_(capacity) {}
 
   const std::string& interface() const { return interface_; }
+  // The bytes of its queued events, read without its lock (the hub's choice of whom to drop).
+  uint64_t queued_bytes() const { return queued_bytes_.load(std::memory_order_relaxed); }
 
   // Called by the hub, under its lock, once registered: the client may now rely on every Match
   // that starts after it has the initial metadata.
   void Start() { StartSendInitialMetadata(); }
 
-  // Under the hub's lock. Returns whether the event was queued (false: dropped).
-  bool Offer(const EncodedEvent& event) {
+  // Under the hub's lock.
+  Offered Offer(const EncodedEvent& event) {
     absl::MutexLock lock(&mu_);
-    if (broken_ || closing_) return true;  // the stream is ending: not a drop
+    if (broken_ || closing_) return Offered::kEnding;  // the stream is ending: not a drop
     const bool queued = queue_.Push(event);
     if (!writing_) WriteNext();
-    return queued;
+    queued_bytes_.store(queue_.bytes(), std::memory_order_relaxed);
+    return queued ? Offered::kQueued : Offered::kDropped;
+  }
+
+  // Under the hub's lock: an event dropped before it was queued. Returns the drops counted.
+  uint64_t CountDrop() {
+    absl::MutexLock lock(&mu_);
+    if (broken_ || closing_) return 0;
+    queue_.CountDrop();
+    return 1;
+  }
+
+  // Under the hub's lock: drops its newest queued events until `bytes` of them are gone (or none
+  // is left); returns how many it dropped.
+  uint64_t DropNewest(uint64_t bytes) {
+    absl::MutexLock lock(&mu_);
+    const uint64_t dropped = queue_.DropNewest(bytes).first;
+    queued_bytes_.store(queue_.bytes(), std::memory_order_relaxed);
+    return dropped;
   }
 
   // Under the hub's lock (which OnDone's Remove waits for, so `this` stays valid here).
@@ -84,6 +175,7 @@ class WatchReactor final : public grpc::ServerWriteReactor<grpc::ByteBuffer> {
     {
       absl::MutexLock lock(&mu_);
       writing_ = false;
+      buffer_.Clear();
       if (!ok) broken_ = true;
       finish = Advance();
     }
@@ -116,10 +208,18 @@ class WatchReactor final : public grpc::ServerWriteReactor<grpc::ByteBuffer> {
 
  private:
   void WriteNext() ABSL_EXCLUSIVE_LOCKS_REQUIRED(mu_) {
-    std::optional<std::string> bytes = queue_.Pop();
-    if (!bytes) return;
-    grpc::Slice slice(*bytes);
-    buffer_ = grpc::ByteBuffer(&slice, 1);
+    std::optional<WatchQueue::Popped> popped = queue_.Pop();
+    if (!popped) return;
+    queued_bytes_.store(queue_.bytes(), std::memory_order_relaxed);
+    // The slice shares the event's bytes, and holds the event (and its charge) until gRPC lets go
+    // of it, whenever that is.
+    auto* held = new EncodedEvent(std::move(popped->event));
+    grpc::Slice slices[2] = {
+        grpc::Slice(
+            const_cast<char*>((*held)->data()), (*held)->size(),
+            [](void* event) { delete static_cast<EncodedEvent*>(event); }, held),
+        grpc::Slice(popped->dropped)};
+    buffer_ = grpc::ByteBuffer(slices, popped->dropped.empty() ? 1 : 2);
     writing_ = true;
     StartWrite(&buffer_);
   }
@@ -144,6 +244,7 @@ class WatchReactor final : public grpc::ServerWriteReactor<grpc::ByteBuffer> {
   const std::string interface_;
   absl::Mutex mu_;
   WatchQueue queue_ ABSL_GUARDED_BY(mu_);
+  std::atomic<uint64_t> queued_bytes_{0};         // queue_.bytes()
   grpc::ByteBuffer buffer_ ABSL_GUARDED_BY(mu_);  // the outstanding write's bytes
   bool writing_ ABSL_GUARDED_BY(mu_) = false;
   bool broken_ ABSL_GUARDED_BY(mu_) = false;
@@ -152,9 +253,19 @@ class WatchReactor final : public grpc::ServerWriteReactor<grpc::ByteBuffer> {
 };
 
 WatchHub::WatchHub(const WatchHubOptions& options, SubscriptionMetrics* metrics)
-    : options_(options), metrics_(metrics) {}
+    : options_(options),
+      metrics_(metrics),
+      ledger_(std::make_shared<WatchLedger>(options.max_bytes, options.breaker)) {
+  if (options_.breaker != nullptr) {
+    reclaimer_id_ = options_.breaker->AddReclaimer([this](uint64_t bytes) { Reclaim(bytes); });
+  }
+}
 
-WatchHub::~WatchHub() = default;
+WatchHub::~WatchHub() {
+  if (options_.breaker != nullptr) options_.breaker->RemoveReclaimer(reclaimer_id_);
+}
+
+uint64_t WatchHub::bytes() const { return ledger_->bytes(); }
 
 grpc::ServerWriteReactor<grpc::ByteBuffer>* WatchHub::Watch(grpc::CallbackServerContext* context,
                                                             std::string interface) {
@@ -183,13 +294,74 @@ bool WatchHub::Watched(absl::string_view interface) const {
   return streams_.contains(interface);
 }
 
-void WatchHub::Publish(absl::string_view interface, const EncodedEvent& event) {
+WatchReactor* WatchHub::Largest() const {
+  WatchReactor* largest = nullptr;
+  uint64_t most = 0;
+  for (const auto& [interface, reactors] : streams_) {
+    for (WatchReactor* reactor : reactors) {
+      if (const uint64_t queued = reactor->queued_bytes(); queued > most) {
+        most = queued;
+        largest = reactor;
+      }
+    }
+  }
+  return largest;
+}
+
+bool WatchHub::MakeRoom(uint64_t bytes, const std::vector<WatchReactor*>& targets,
+                        uint64_t& dropped) {
+  while (!ledger_->Reserve(bytes)) {
+    WatchReactor* largest = Largest();
+    // A stream the event is for is the slowest: its streams lose the event.
+    if (largest == nullptr || std::find(targets.begin(), targets.end(), largest) != targets.end()) {
+      return false;
+    }
+    const uint64_t events = largest->DropNewest(bytes);
+    dropped += events;
+    if (events == 0) return false;  // its queue emptied meanwhile
+  }
+  return true;
+}
+
+void WatchHub::Reclaim(uint64_t bytes) {
   uint64_t dropped = 0;
   {
     absl::ReaderMutexLock lock(&mu_);
-    auto it = streams_.find(interface);
-    if (it == streams_.end()) return;
-    for (WatchReactor* reactor : it->second) dropped += !reactor->Offer(event);
+    const uint64_t held = ledger_->bytes();
+    const uint64_t target = held > bytes ? held - bytes : 0;
+    while (ledger_->bytes() > target) {
+      WatchReactor* largest = Largest();
+      if (largest == nullptr) break;
+      const uint64_t events = largest->DropNewest(bytes);
+      dropped += events;
+      if (events == 0) break;
+    }
+  }
+  if (dropped > 0 && metrics_ != nullptr) metrics_->RecordWatchDrops(dropped);
+}
+
+void WatchHub::Publish(absl::Span<const absl::string_view> interfaces, const EncodedEvent& event) {
+  const uint64_t bytes = WatchQueue::EventBytes(*event);
+  uint64_t dropped = 0;
+  {
+    absl::ReaderMutexLock lock(&mu_);
+    std::vector<WatchReactor*> targets;
+    for (absl::string_view interface : interfaces) {
+      if (auto it = streams_.find(interface); it != streams_.end()) {
+        targets.insert(targets.end(), it->second.begin(), it->second.end());
+      }
+    }
+    if (targets.empty()) return;
+    // Reserved once, given back when the last stream lets go of it (none: here).
+    const EncodedEvent charged =
+        MakeRoom(bytes, targets, dropped) ? WatchLedger::Charge(ledger_, event, bytes) : nullptr;
+    for (WatchReactor* reactor : targets) {
+      if (charged == nullptr) {
+        dropped += reactor->CountDrop();
+        continue;
+      }
+      dropped += reactor->Offer(charged) == WatchReactor::Offered::kDropped;
+    }
   }
   if (dropped > 0 && metrics_ != nullptr) metrics_->RecordWatchDrops(dropped);
 }

@@ -589,6 +589,99 @@ TEST_F(SubscriptionE2eTest, SlowWatcherIsToldWhatItMissedAndTheServerDoesNotGrow
   Stop(server);
 }
 
+// Many watchers that do not read share one bound (--watch-queue-bytes, reserved from the memory
+// breaker) instead of each holding --watch-queue events: the node's memory stays put, the slow
+// streams lose events, and a watcher that keeps reading loses next to nothing.
+TEST_F(SubscriptionE2eTest, IdleWatchersShareOneBoundAndTheSlowestLoseEventsFirst) {
+  constexpr uint64_t kBound = 16 << 20;
+  auto server = Start({"--watch-queue-bytes", absl::StrCat(kBound)});
+  ASSERT_NE(server, nullptr);
+  // Each idle watcher its own documents (year w), so that none shares another's events; the fast
+  // one reads those of the first.
+  constexpr int kIdle = 16;
+  for (int w = 0; w < kIdle; ++w) {
+    ASSERT_TRUE(Subscribe(absl::StrCat("idle-", w), absl::StrCat("year = ", w)).ok());
+  }
+  ASSERT_TRUE(Subscribe("fast", "year = 0").ok());
+  // Documents of about 45 kB each in a WatchEvent: 200 attributes of 200 bytes.
+  auto big = [](const std::string& id, int64_t year) {
+    tandem::v1::Document d;
+    d.set_id(id);
+    SetAttribute(d, "year", year);
+    for (int a = 0; a < 200; ++a) {
+      SetAttribute(d, absl::StrCat("pad", a), std::string(200, static_cast<char>('a' + a % 26)));
+    }
+    return d;
+  };
+  auto publish = [&](const std::string& prefix, int count) {
+    constexpr int kPerCall = 10;
+    for (int start = 0; start < count; start += kPerCall) {
+      std::vector<tandem::v1::Document> docs;
+      for (int i = start; i < std::min(count, start + kPerCall); ++i) {
+        docs.push_back(big(absl::StrCat(prefix, i), i % kIdle));
+      }
+      absl::StatusOr<tandem::v1::MatchResponse> response = Match(docs);
+      ASSERT_TRUE(response.ok()) << response.status();
+    }
+  };
+  auto scrape = [&] { return HttpGet(server->metrics_address(), "/metrics").value_or(""); };
+  publish("warm-", 100);  // nobody watches: the allocator's working set for such calls
+  const double before = MetricSum(scrape(), "process_resident_memory_bytes");
+
+  std::vector<std::unique_ptr<WatchStream>> idle;
+  for (int w = 0; w < kIdle; ++w) {
+    idle.push_back(std::make_unique<WatchStream>(*stub_, absl::StrCat("idle-", w)));
+  }
+  WatchStream fast(*stub_, "fast");
+  std::atomic<uint64_t> fast_received{0}, fast_dropped{0};
+  std::atomic<bool> fast_done{false};
+  std::thread reader([&] {
+    tandem::v1::WatchEvent event;
+    while (fast.reader->Read(&event)) {
+      fast_dropped += event.dropped();
+      if (absl::StartsWith(event.document_id(), "end")) break;
+      ++fast_received;
+    }
+    fast_done = true;
+  });
+  // 200 events of 45 kB for each idle watcher: 145 MB in all, were they all kept.
+  constexpr int kPublished = 200 * kIdle;
+  publish("doc-", kPublished);
+  const std::string metrics = scrape();
+  EXPECT_LE(MetricSum(metrics, "tandem_memory_breaker_bytes", {{"holder", "watch_queues"}}),
+            static_cast<double>(kBound));
+  EXPECT_GT(MetricSum(metrics, "tandem_memory_breaker_bytes", {{"holder", "watch_queues"}}), 0);
+  // Each idle watcher can hold a share of the bound only: most of their events were dropped.
+  EXPECT_GT(MetricSum(metrics, "tandem_watch_dropped_total"), kPublished / 4.0);
+  if (!kAddressSanitizer) {
+    constexpr double kGrowth = 45 << 20;
+    double after = MetricSum(scrape(), "process_resident_memory_bytes");
+    for (const absl::Time end = absl::Now() + absl::Seconds(12);
+         after - before >= kGrowth / 2 && absl::Now() < end;) {
+      absl::SleepFor(absl::Milliseconds(500));
+      after = std::min(after, MetricSum(scrape(), "process_resident_memory_bytes"));
+    }
+    std::printf("resident with %d idle watchers: %.0f MB before, %.0f MB after %d events each\n",
+                kIdle, before / 1e6, after / 1e6, kPublished / kIdle);
+    EXPECT_LT(after - before, kGrowth) << "before " << before << ", after " << after;
+  }
+  // Markers until the reader has one (a marker may itself be dropped).
+  for (int marker = 0; marker < 60 && !fast_done.load(); ++marker) {
+    publish(absl::StrCat("end-", marker, "-"), 1);
+    for (int i = 0; i < 10 && !fast_done.load(); ++i) absl::SleepFor(absl::Milliseconds(50));
+  }
+  reader.join();
+  // The reader kept up: the idle streams, holding the most, lost the events instead.
+  constexpr uint64_t kFast = kPublished / kIdle;
+  EXPECT_GE(fast_received.load(), kFast * 9 / 10) << fast_dropped.load() << " dropped";
+  EXPECT_GE(fast_received.load() + fast_dropped.load(), kFast);
+  for (auto& stream : idle) stream->context.TryCancel();
+  fast.context.TryCancel();
+  for (auto& stream : idle) stream->reader->Finish().IgnoreError();
+  fast.reader->Finish().IgnoreError();
+  Stop(server);
+}
+
 TEST_F(SubscriptionE2eTest, SubscriptionsSurviveARestartAndADamagedFileStopsTheServer) {
   auto server = Start();
   ASSERT_NE(server, nullptr);

@@ -141,6 +141,11 @@ ABSL_FLAG(uint32_t, max_queries_in_flight, 4096,
 ABSL_FLAG(uint64_t, max_response_bytes_in_flight, uint64_t{256} << 20,
           "Memory circuit breaker: the most bytes the responses of admitted, unanswered queries "
           "may take (estimated from their k); a call past it gets RESOURCE_EXHAUSTED.");
+ABSL_FLAG(uint64_t, memory_breaker_bytes, uint64_t{512} << 20,
+          "The node's memory breaker: the most bytes the responses in flight, the filter cache "
+          "and the Watch streams' queues may hold together. The cache and the queues give way to "
+          "queries; a call that still does not fit gets RESOURCE_EXHAUSTED. At least "
+          "--max-response-bytes-in-flight.");
 
 namespace {
 
@@ -179,6 +184,8 @@ tandem::server::ServerOptions OptionsFromFlags() {
       .max_batch_hits = absl::GetFlag(FLAGS_max_batch_hits),
       .max_queries_in_flight = absl::GetFlag(FLAGS_max_queries_in_flight),
       .max_response_bytes_in_flight = absl::GetFlag(FLAGS_max_response_bytes_in_flight)};
+  options.memory_breaker_bytes = absl::GetFlag(FLAGS_memory_breaker_bytes);
+  options.filter_cache_bytes = absl::GetFlag(FLAGS_filter_cache_bytes);
   options.engines = {.cpu = {.or_algorithm = absl::GetFlag(FLAGS_cpu_or)},
                      .gpu = absl::GetFlag(FLAGS_gpu),
                      .gpu_devices = absl::GetFlag(FLAGS_gpus),
@@ -228,6 +235,7 @@ tandem::server::ServerOptions OptionsFromFlags() {
   subscriptions.match_threads = as_int(absl::GetFlag(FLAGS_match_threads));
   subscriptions.max_match_documents = absl::GetFlag(FLAGS_max_match_documents);
   subscriptions.watch_queue = absl::GetFlag(FLAGS_watch_queue);
+  subscriptions.watch_queue_bytes = absl::GetFlag(FLAGS_watch_queue_bytes);
   return options;
 }
 

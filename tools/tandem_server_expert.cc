@@ -13,6 +13,12 @@ ABSL_FLAG(uint32_t, max_batch_hits, 100000,
 ABSL_FLAG(int32_t, max_receive_message_bytes, 16 << 20, "Largest request message accepted.");
 ABSL_FLAG(int32_t, max_send_message_bytes, 256 << 20, "Largest response message sent.");
 
+// Memory.
+ABSL_FLAG(uint64_t, filter_cache_bytes, uint64_t{256} << 20,
+          "Bytes the cache of evaluated filters may hold (keys, bitmaps and bookkeeping), least "
+          "recently used out beyond; counted against --memory-breaker-bytes, and emptied first "
+          "when queries need the room. 0 caches nothing.");
+
 // The gRPC transport.
 ABSL_FLAG(uint32_t, grpc_max_concurrent_streams, 256,
           "Most calls one client connection may have open at once; more wait in the client.");
@@ -43,6 +49,10 @@ ABSL_FLAG(int64_t, subscriptions_compact_bytes, 1 << 20,
 ABSL_FLAG(uint32_t, watch_queue, 1024,
           "Matched documents each Watch stream may queue for a client that reads slowly; newer "
           "ones are dropped (and counted) beyond.");
+ABSL_FLAG(uint64_t, watch_queue_bytes, uint64_t{64} << 20,
+          "Bytes the events queued for all Watch streams together may take, counted against "
+          "--memory-breaker-bytes; beyond, the streams holding the most lose events first "
+          "(counted as drops). At least 1 MiB.");
 
 // The scheduler.
 ABSL_FLAG(tandem::base::CountOrAuto, tune_answer_threads, tandem::base::CountOrAuto{},
@@ -107,12 +117,14 @@ std::vector<base::FlagGroup> ServerExpertFlagGroups() {
       {.title = "Request limits",
        .flags = {"max-query-terms", "max-query-bytes", "max-batch", "max-batch-hits",
                  "max-receive-message-bytes", "max-send-message-bytes"}},
+      {.title = "Memory", .flags = {"filter-cache-bytes"}},
       {.title = "gRPC transport",
        .flags = {"grpc-max-concurrent-streams", "grpc-memory-quota-bytes", "keepalive-time",
                  "keepalive-timeout", "tune-rpc-nice"}},
       {.title = "Standing queries",
        .flags = {"match-threads", "max-filters-per-subscription", "max-constraints-per-filter",
-                 "max-match-documents", "watch-queue", "subscriptions-compact-bytes"}},
+                 "max-match-documents", "watch-queue", "watch-queue-bytes",
+                 "subscriptions-compact-bytes"}},
       {.title = "Scheduler",
        .flags = {"tune-max-wait", "tune-default-deadline", "tune-answer-threads",
                  "tune-cpu-worker-cpus", "tune-gpu-worker-cpus", "tune-dispatch",

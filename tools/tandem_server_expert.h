@@ -24,6 +24,9 @@ ABSL_DECLARE_FLAG(uint32_t, max_batch_hits);
 ABSL_DECLARE_FLAG(int32_t, max_receive_message_bytes);
 ABSL_DECLARE_FLAG(int32_t, max_send_message_bytes);
 
+// Memory.
+ABSL_DECLARE_FLAG(uint64_t, filter_cache_bytes);
+
 // The gRPC transport.
 ABSL_DECLARE_FLAG(uint32_t, grpc_max_concurrent_streams);
 ABSL_DECLARE_FLAG(uint64_t, grpc_memory_quota_bytes);
@@ -38,6 +41,7 @@ ABSL_DECLARE_FLAG(int64_t, subscriptions_compact_bytes);
 ABSL_DECLARE_FLAG(uint32_t, max_constraints_per_filter);
 ABSL_DECLARE_FLAG(uint32_t, max_match_documents);
 ABSL_DECLARE_FLAG(uint32_t, watch_queue);
+ABSL_DECLARE_FLAG(uint64_t, watch_queue_bytes);
 
 // The scheduler.
 ABSL_DECLARE_FLAG(tandem::base::CountOrAuto, tune_answer_threads);

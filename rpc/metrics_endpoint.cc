@@ -152,10 +152,11 @@ absl::StatusOr<std::unique_ptr<MetricsEndpoint>> MetricsEndpoint::Start(
     return absl::InvalidArgumentError(
         "metrics TLS needs both --metrics-tls-cert and --metrics-tls-key");
   }
-  if (options.max_connections < 1 || options.threads < 1 ||
-      options.idle_timeout < absl::Seconds(1)) {
+  if (options.max_connections < 1 || options.max_connections_per_client < 1 ||
+      options.threads < 1 || options.idle_timeout < absl::Seconds(1)) {
     return absl::InvalidArgumentError(
-        "the metrics endpoint needs at least one connection, one thread and a 1 s idle timeout");
+        "the metrics endpoint needs at least one connection, one per client, one thread and a 1 s "
+        "idle timeout");
   }
   std::unique_ptr<MetricsEndpoint> endpoint(new MetricsEndpoint());
   endpoint->log_ = std::make_unique<MetricsDaemonLog>();
@@ -167,7 +168,8 @@ absl::StatusOr<std::unique_ptr<MetricsEndpoint>> MetricsEndpoint::Start(
   }
   TANDEM_ASSIGN_OR_RETURN(const sockaddr_storage address, ResolveListen(options.listen));
 
-  unsigned int flags = MHD_USE_INTERNAL_POLLING_THREAD | MHD_USE_EPOLL | MHD_USE_ERROR_LOG;
+  // poll(2), not epoll: see the header (closed connections released at once).
+  unsigned int flags = MHD_USE_POLL_INTERNAL_THREAD | MHD_USE_ERROR_LOG;
   if (address.ss_family == AF_INET6) flags |= MHD_USE_IPv6;
   std::vector<MHD_OptionItem> items = {
       // First, so that libmicrohttpd logs nothing on its own.
@@ -176,6 +178,8 @@ absl::StatusOr<std::unique_ptr<MetricsEndpoint>> MetricsEndpoint::Start(
       {MHD_OPTION_SOCK_ADDR, 0, const_cast<sockaddr_storage*>(&address)},
       {MHD_OPTION_THREAD_POOL_SIZE, static_cast<intptr_t>(options.threads), nullptr},
       {MHD_OPTION_CONNECTION_LIMIT, static_cast<intptr_t>(options.max_connections), nullptr},
+      {MHD_OPTION_PER_IP_CONNECTION_LIMIT,
+       static_cast<intptr_t>(options.max_connections_per_client), nullptr},
       {MHD_OPTION_CONNECTION_TIMEOUT,
        static_cast<intptr_t>(absl::ToInt64Seconds(options.idle_timeout)), nullptr},
   };

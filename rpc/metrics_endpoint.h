@@ -9,9 +9,18 @@
 // libmicrohttpd (Debian's, TLS through GnuTLS) serves both plain and TLS scrapes here, so there is
 // one endpoint whatever the configuration.
 //
-// Connections are served by a small thread pool polling with epoll, so idle or half-open
-// connections hold no thread; a connection idle for `idle_timeout` is closed, and at most
-// `max_connections` are open at once.
+// Connections are served by a small thread pool polling with poll(2), so idle or half-open
+// connections hold no thread. Scrapes must keep answering whatever other clients do:
+//   - a connection its client closed is released at once, whatever it sent. Not with epoll:
+//     libmicrohttpd 0.9.75's edge-triggered epoll loop misses the end of a request that was cut
+//     short (a request line, then close), and such a connection kept its slot until its idle
+//     timeout; 1,000 of them kept /metrics blind for 75 s. Level-triggered poll sees it at once.
+//   - a connection idle for `idle_timeout` is closed: short, since a client that sends a byte now
+//     and then (a slow-header client) is bounded only by it and by the next limit;
+//   - one client address holds at most `max_connections_per_client`, and all clients together
+//     `max_connections`, so one client cannot take every slot from the scraper.
+// (prometheus-cpp's Exposer is not used; see above. Its CivetWeb has the same knobs:
+// num_threads, request_timeout_ms, and no per-client limit.)
 //
 //   TANDEM_ASSIGN_OR_RETURN(auto endpoint, MetricsEndpoint::Start(
 //       {.listen = "127.0.0.1:9464", .tls_cert_file = "node.pem", .tls_key_file = "node.key"},
@@ -46,8 +55,10 @@ struct MetricsEndpointOptions {
   std::string tls_key_file = {};
   // A file of one line "user:password", readable by its owner only: scrapes must authenticate.
   std::string basic_auth_file = {};
-  absl::Duration idle_timeout = absl::Seconds(5);
-  int max_connections = 64;
+  absl::Duration idle_timeout = absl::Seconds(2);  // whole seconds, at least 1
+  int max_connections = 256;
+  // A Prometheus server needs one or two; more from one address is a client to keep in check.
+  int max_connections_per_client = 8;
   int threads = 2;
 };
 

@@ -89,6 +89,29 @@ TEST_F(ServerE2eTest, IdleMetricsConnectionsDoNotBlockScrapes) {
   for (int fd : idle) ::close(fd);
 }
 
+// Clients that send a request line and close, 1,000 of them as fast as they can, do not blind
+// the monitoring: a scrape right after them answers within a couple of seconds (it used to wait
+// for their idle timeouts, over a minute).
+TEST_F(ServerE2eTest, HalfSentRequestsThatCloseDoNotBlindTheMetrics) {
+  const std::string address = server_->metrics_address();
+  const size_t colon = address.rfind(':');
+  sockaddr_in addr{};
+  addr.sin_family = AF_INET;
+  addr.sin_port = htons(static_cast<uint16_t>(std::stoi(address.substr(colon + 1))));
+  ASSERT_EQ(::inet_pton(AF_INET, address.substr(0, colon).c_str(), &addr.sin_addr), 1);
+  const std::string partial = "GET /metrics HTTP/1.1\r\n";
+  for (int i = 0; i < 1000; ++i) {
+    const int fd = ::socket(AF_INET, SOCK_STREAM | SOCK_CLOEXEC, 0);
+    ASSERT_EQ(::connect(fd, reinterpret_cast<sockaddr*>(&addr), sizeof(addr)), 0);
+    ::send(fd, partial.data(), partial.size(), MSG_NOSIGNAL);
+    ::close(fd);
+  }
+  const absl::Time start = absl::Now();
+  absl::StatusOr<std::string> scrape = HttpGet(address, "/metrics");
+  EXPECT_TRUE(scrape.ok()) << scrape.status();
+  EXPECT_LT(absl::Now() - start, absl::Seconds(2));
+}
+
 TEST_F(ServerE2eTest, SearchEqualsTheEngineInEveryMode) {
   for (const std::string& text : Queries()) {
     for (auto mode : {tandem::v1::QUERY_MODE_AND, tandem::v1::QUERY_MODE_OR,

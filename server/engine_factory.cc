@@ -199,11 +199,14 @@ absl::StatusOr<EngineSet> CreateEngines(const index::Index& index, const EngineO
                          .contexts = options.gpu_batching.runners};
     absl::StatusOr<std::unique_ptr<gpu::GpuEngine>> device_engine =
         gpu::GpuEngine::Create(index, gpu_options);
-    absl::StatusOr<std::unique_ptr<index::Engine>> engine = device_engine.status();
-    if (device_engine.ok()) {
-      devices.push_back(device_engine->get());
-      engine = std::unique_ptr<index::Engine>(*std::move(device_engine));
+    if (!device_engine.ok()) {
+      why = absl::Status(device_engine.status().code(),
+                         absl::StrCat("device ", d, ": ", device_engine.status().message()));
+      break;
     }
+    devices.push_back(device_engine->get());
+    absl::StatusOr<std::unique_ptr<index::Engine>> engine =
+        std::unique_ptr<index::Engine>(*std::move(device_engine));
     if (engine.ok() && options.gpu_batch) {
       const scheduler::BatchingOptions& b = options.gpu_batching;
       batching = absl::StrCat("batches of up to ", b.threshold, " postings, waiting at most ",

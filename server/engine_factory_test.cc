@@ -31,7 +31,28 @@ TEST(EngineFactoryTest, CpuAlwaysPresentAndGpuOptional) {
     // Without a usable GPU engine, requiring one fails with a reason.
     auto required = CreateEngines(**index, {.gpu = GpuMode::kRequired});
     EXPECT_EQ(required.status().code(), absl::StatusCode::kFailedPrecondition);
+    EXPECT_FALSE(automatic->gpu_caches.warm);
+    return;
   }
+  // With one, its device caches are reachable for a node that loads a new index: warmed lists
+  // are resident, the hottest first, and the cache grows but never shrinks.
+  const EngineSet::GpuCaches& caches = automatic->gpu_caches;
+  ASSERT_TRUE(caches.hottest_terms && caches.warm && caches.capacity_bytes && caches.grow);
+  EXPECT_TRUE(caches.hottest_terms(10).empty());
+  absl::StatusOr<uint64_t> warmed = caches.warm({"b", "a", "absent"}, absl::Seconds(60));
+  ASSERT_TRUE(warmed.ok()) << warmed.status();
+  EXPECT_EQ(*warmed, 2u);
+  EXPECT_EQ(caches.hottest_terms(10), (std::vector<std::string>{"b", "a"}));
+  const uint64_t capacity = caches.capacity_bytes();
+  EXPECT_GT(capacity, 0u);
+  ASSERT_TRUE(caches.grow(capacity / 2).ok());
+  EXPECT_EQ(caches.capacity_bytes(), capacity);
+  auto within = CreateEngines(
+      **index,
+      {.gpu = GpuMode::kAuto, .gpu_cache_bytes = uint64_t{1} << 50, .gpu_cache_within_free = true});
+  ASSERT_TRUE(within.ok()) << within.status();
+  ASSERT_NE(within->gpu, nullptr) << within->summary;  // a cache held to what is free
+  EXPECT_LT(within->gpu_caches.capacity_bytes(), uint64_t{1} << 50);
 }
 
 // The node's filter evaluator gives EvaluateFilter's bitmaps and errors whichever processor runs

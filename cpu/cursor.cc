@@ -2,6 +2,9 @@
 
 #include <algorithm>
 #include <bit>
+#include <limits>
+
+#include "absl/strings/str_format.h"
 
 #if defined(__SSE2__)
 #include <emmintrin.h>
@@ -10,8 +13,8 @@
 namespace tandem::cpu {
 
 Cursor::Cursor(const index::PostingListView& list, const index::BlockCodec& codec,
-               index::QueryStats* stats)
-    : list_(list), codec_(&codec), stats_(stats) {
+               index::QueryStats* stats, float bound_scale)
+    : list_(list), codec_(&codec), stats_(stats), bound_scale_(bound_scale) {
   LoadBlock(0);
 }
 
@@ -40,15 +43,34 @@ void Cursor::LoadBlock(uint32_t block) {
   }
   docid_ = docs_[0];
   block_last_ = docs_[block_len_ - 1];
+  decoded_bound_ = bound_scale_ > 0.0f ? list_.block_max(block) * bound_scale_
+                                       : std::numeric_limits<float>::infinity();
 }
 
 void Cursor::LoadFreqs() {
   absl::Status s = list_.DecodeFreqs(*codec_, block_, freqs_);
+  freqs_loaded_ = true;
   if (!s.ok()) {
     status_ = std::move(s);
     std::fill(freqs_, freqs_ + index::kBlockSize, 1u);
+    return;
   }
-  freqs_loaded_ = true;
+  // Every frequency is at least 1, so the blocks still undecoded hold at least one each: the sum
+  // so far may not pass cf less those, and all blocks must sum to cf exactly.
+  uint64_t sum = 0;
+  for (uint32_t i = 0; i < block_len_; ++i) sum += freqs_[i];
+  freq_sum_ += sum;
+  freq_postings_ += block_len_;
+  const uint64_t rest = list_.num_postings() - freq_postings_;
+  if (freq_sum_ + rest > list_.cf() || (rest == 0 && freq_sum_ != list_.cf())) {
+    if (!status_.ok()) return;
+    status_ = absl::DataLossError(
+        rest == 0 ? absl::StrFormat("block %d: the frequencies sum to %d, the lexicon's cf is %d",
+                                    block_, freq_sum_, list_.cf())
+                  : absl::StrFormat("block %d: the frequencies decoded so far sum to %d, past the "
+                                    "lexicon's cf %d",
+                                    block_, freq_sum_, list_.cf()));
+  }
 }
 
 namespace {

@@ -13,6 +13,13 @@
 //
 //   Cursor c(list, index.codec(), &stats);
 //   for (c.next_geq(1000); c.docid() != Cursor::kEnd; c.next()) Use(c.docid(), c.freq());
+//
+// A cursor also checks what decoding hands it against the lexicon and the skip table, at no extra
+// pass: each block's frequencies sum into the list's total, which may not pass cf (less one for
+// each posting still undecoded) and must reach it once every block is decoded (else status()
+// turns DATA_LOSS, as for a block that does not decode), and a scorer notes each score against the
+// decoded block's bound (NoteScore). Such a list was changed after its checksum was computed, or
+// written wrong, and pruning by its block maxima is no longer rank-safe.
 #pragma once
 
 #include <cstdint>
@@ -34,8 +41,10 @@ class Cursor {
 
   // Positions the cursor on the list's first posting. `stats` (may be null) counts decoded
   // postings.
+  // postings. `bound_scale` (0: none) turns a block's stored maximum into the bound of the
+  // scores its postings may get (decoded_block_bound).
   Cursor(const index::PostingListView& list, const index::BlockCodec& codec,
-         index::QueryStats* stats);
+         index::QueryStats* stats, float bound_scale = 0.0f);
 
   uint32_t docid() const { return docid_; }
   uint32_t size() const { return list_.num_postings(); }
@@ -97,7 +106,17 @@ class Cursor {
     return shallow_ < list_.num_blocks() ? list_.block_max(shallow_) : 0.0f;
   }
 
-  // Not OK when a block failed to decode; the cursor then sits at kEnd.
+  // What no posting of the decoded block scores above: its stored maximum times the bound scale
+  // (+inf without one).
+  float decoded_block_bound() const { return decoded_bound_; }
+  // Notes a posting's score against `bound`, the decoded_block_bound() the cursor had on it;
+  // without a branch, so the scoring loops keep their registers. scored_above_bound() tells.
+  void NoteScore(float score, float bound) { scored_above_bound_ |= score > bound; }
+  // Some posting scored above its block's stored maximum: the list is damaged.
+  bool scored_above_bound() const { return scored_above_bound_; }
+
+  // Not OK when a block failed to decode (the cursor then sits at kEnd) or its frequencies
+  // contradict cf; OK scores above the block maxima show in scored_above_bound().
   const absl::Status& status() const { return status_; }
 
  private:
@@ -122,6 +141,11 @@ class Cursor {
   index::PostingListView list_;
   const index::BlockCodec* codec_;
   index::QueryStats* stats_;
+  float bound_scale_;
+  float decoded_bound_ = 0.0f;
+  bool scored_above_bound_ = false;
+  uint64_t freq_sum_ = 0;       // of the blocks whose frequencies were decoded
+  uint32_t freq_postings_ = 0;  // in those blocks
   const filter::DenseRows* filter_ = nullptr;
   uint32_t block_ = 0;
   uint32_t shallow_ = 0;  // block_max_next_geq's block, >= block_ once moved

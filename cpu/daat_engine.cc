@@ -122,6 +122,8 @@ absl::StatusOr<SearchResult> DaatEngine::Search(const index::PreparedQuery& prep
     float weighted_idf;
     float max_score;
     float block_scale;
+    float check_scale;  // the stored block maximum -> what no score of the block passes
+    const std::string* term;
   };
   // Score bounds for pruning: weighted_idf times the bound of tf / (tf + norm), inflated by the
   // pruning margin when it is the index's stored maximum, never above weighted_idf. A block's
@@ -134,8 +136,11 @@ absl::StatusOr<SearchResult> DaatEngine::Search(const index::PreparedQuery& prep
     TANDEM_ASSIGN_OR_RETURN(index::PostingListView list, index_.postings(t.info));
     const float max_ratio = t.has_stored_bound ? t.bound_ratio * kBoundMargin : 1.0f;
     const float block_scale = t.has_stored_bound ? t.weight * kBoundMargin * scale : 0.0f;
+    // Checking scores against the stored maxima uses the same margin, never the test's scale.
+    const float check_scale = t.has_stored_bound ? t.weight * kBoundMargin : 0.0f;
     present.push_back({list, t.weighted_idf,
-                       std::min(t.weighted_idf, t.weighted_idf * max_ratio) * scale, block_scale});
+                       std::min(t.weighted_idf, t.weighted_idf * max_ratio) * scale, block_scale,
+                       check_scale, &t.info.term});
   }
 
   const DocNorms norm(index_, query.bm25, resolved.default_bm25);
@@ -144,12 +149,22 @@ absl::StatusOr<SearchResult> DaatEngine::Search(const index::PreparedQuery& prep
     terms.reserve(present.size());
     for (const Resolved& r : present) {
       terms.emplace_back(r.list, index_.codec(), &result.stats, r.weighted_idf, r.max_score,
-                         r.block_scale);
+                         r.block_scale, r.check_scale);
     }
     return terms;
   };
-  auto check_cursors = [](const std::vector<TermScorer>& terms) -> absl::Status {
-    for (const TermScorer& t : terms) TANDEM_RETURN_IF_ERROR(t.cursor.status());
+  // A damaged list answers DATA_LOSS naming it, as Index::postings does.
+  auto check_cursors = [&](const std::vector<TermScorer>& terms) -> absl::Status {
+    for (size_t i = 0; i < terms.size(); ++i) {
+      const Cursor& c = terms[i].cursor;
+      if (c.status().ok() && !c.scored_above_bound()) continue;
+      return absl::Status(
+          c.status().ok() ? absl::StatusCode::kDataLoss : c.status().code(),
+          absl::StrCat("index '", index_.directory(), "', list of term '", *present[i].term, "': ",
+                       c.status().ok() ? "a posting scores above its block's stored maximum, "
+                                         "which pruning relies on; the list is damaged"
+                                       : c.status().message()));
+    }
     return absl::OkStatus();
   };
 

@@ -253,6 +253,13 @@ MappedFile& MappedFile::operator=(MappedFile&& other) noexcept {
 
 MappedFile::~MappedFile() { Reset(); }
 
+uint64_t MappedFile::checksum() const {
+  if (payload_.data() == nullptr) return 0;
+  uint64_t sum;
+  std::memcpy(&sum, payload_.data() + payload_.size() + 8, 8);  // after the payload size
+  return sum;
+}
+
 void MappedFile::Reset() {
   if (data_ != nullptr) ::munmap(data_, mapped_bytes_);
   data_ = nullptr;
@@ -269,6 +276,7 @@ struct FileWriter::State {
   int fd = -1;
   XXH3_state_t* hash = nullptr;
   std::string buffer;
+  uint64_t checksum = 0;
   bool finished = false;
   ~State() {
     if (fd >= 0) ::close(fd);
@@ -340,6 +348,7 @@ absl::Status FileWriter::Finish() {
   absl::Status s = Flush();
   if (!s.ok()) return s;
   const uint64_t checksum = XXH3_64bits_digest(state_->hash);
+  state_->checksum = checksum;
   char sum[8];
   std::memcpy(sum, &checksum, 8);
   state_->buffer.append(sum, 8);
@@ -356,5 +365,9 @@ absl::Status FileWriter::Finish() {
   state_->finished = true;
   return absl::OkStatus();
 }
+
+uint64_t FileWriter::file_bytes() const { return kHeaderBytes + payload_bytes_ + kFooterBytes; }
+
+uint64_t FileWriter::checksum() const { return state_->checksum; }
 
 }  // namespace tandem::index

@@ -98,6 +98,9 @@ class MappedFile {
   absl::string_view payload() const { return payload_; }
   const std::string& path() const { return path_; }
   uint64_t file_size() const { return size_; }
+  // The footer's checksum (XXH3-64 of header and payload), verified by Open; 0 when nothing is
+  // open. The manifest names each file of an index by it.
+  uint64_t checksum() const;
   FileMemory memory() const { return memory_; }
 
  private:
@@ -125,6 +128,9 @@ class FileWriter {
   // Bytes of payload written so far (the offset of the next byte within the payload).
   uint64_t payload_offset() const { return payload_bytes_; }
   absl::Status Finish();
+  // After Finish: the whole file's size and its footer's checksum, as MappedFile reads them.
+  uint64_t file_bytes() const;
+  uint64_t checksum() const;
 
  private:
   struct State;

@@ -36,6 +36,60 @@ absl::Status Corrupt(const std::string& path, absl::string_view what) {
   return absl::DataLossError(absl::StrCat("index file '", path, "' is inconsistent: ", what));
 }
 
+// Checks the index's files against the ones its manifest names (FORMAT.md, "Files"): each named
+// file present with its size and checksum, and no file the manifest does not name. A manifest
+// written before manifests named their files vouches only for the files every index has (and a
+// shard's collection_df.bin, which its "shard" section asks for).
+absl::Status CheckNamedFiles(const std::string& dir, absl::string_view manifest_payload,
+                             const std::vector<std::pair<const char*, const MappedFile*>>& files) {
+  absl::StatusOr<IndexManifest> manifest = IndexManifest::FromJson(manifest_payload);
+  if (!manifest.ok()) return absl::OkStatus();  // Load reports it, naming the manifest
+  const std::string manifest_path = absl::StrCat(dir, "/", kManifestFile);
+  if (!manifest->files) {
+    for (const auto& [name, file] : files) {
+      if (absl::string_view(name) == kAttributesFile && file->payload().data() != nullptr) {
+        return absl::FailedPreconditionError(absl::StrCat(
+            "index file '", dir, "/", name, "' is not bound to the index: the manifest (",
+            manifest_path,
+            ") was written before manifests named their files; rebuild the index "
+            "with --attributes, or remove the file to serve the index without attributes"));
+      }
+    }
+    return absl::OkStatus();
+  }
+  for (const auto& [name, named] : *manifest->files) {
+    const auto it =
+        std::find_if(files.begin(), files.end(), [&](const auto& f) { return name == f.first; });
+    if (it == files.end()) {
+      return Corrupt(manifest_path,
+                     absl::StrCat("names a file '", name, "' that is not part of a Tandem index"));
+    }
+  }
+  for (const auto& [name, file] : files) {
+    const std::string path = absl::StrCat(dir, "/", name);
+    const auto named = manifest->files->find(name);
+    const bool present = file->payload().data() != nullptr;
+    if (named == manifest->files->end()) {
+      if (!present) continue;
+      return absl::DataLossError(absl::StrCat("index file '", path, "' is not named by ",
+                                              manifest_path,
+                                              ": it is not part of this index (remove it)"));
+    }
+    if (!present) {
+      return absl::NotFoundError(
+          absl::StrCat("index file '", path, "' is missing: ", manifest_path, " names it"));
+    }
+    if (file->file_size() != named->second.bytes || file->checksum() != named->second.checksum) {
+      return absl::DataLossError(absl::StrFormat(
+          "index file '%s' is not the one %s names (%d bytes, checksum %016x; the manifest "
+          "names %d bytes, checksum %016x): it was replaced or comes from another build",
+          path, manifest_path, file->file_size(), file->checksum(), named->second.bytes,
+          named->second.checksum));
+    }
+  }
+  return absl::OkStatus();
+}
+
 }  // namespace
 
 IndexFileBytes MeasureIndexFiles(const std::string& dir) {
@@ -78,6 +132,12 @@ absl::StatusOr<std::unique_ptr<Index>> Index::Open(const std::string& dir,
   } else if (!absl::IsNotFound(attributes.status())) {
     return attributes.status();
   }
+  TANDEM_RETURN_IF_ERROR(CheckNamedFiles(dir, index->manifest_file_.payload(),
+                                         {{kLexiconFile, &index->lexicon_file_},
+                                          {kPostingsFile, &index->postings_file_},
+                                          {kDocumentsFile, &index->documents_file_},
+                                          {kCollectionDfFile, &index->collection_df_file_},
+                                          {kAttributesFile, &index->attributes_file_}}));
   const IndexPayloads payloads = {
       .manifest = index->manifest_file_.payload(),
       .lexicon = index->lexicon_file_.payload(),

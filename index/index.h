@@ -12,6 +12,7 @@
 #pragma once
 
 #include <cstdint>
+#include <map>
 #include <memory>
 #include <optional>
 #include <string>
@@ -67,6 +68,15 @@ struct ShardManifest {
   float collection_avg_doc_length = 0.0f;  // exactly the collection's manifest's avg_doc_length
 };
 
+// One file of an index as its manifest names it (FORMAT.md, "Files"): a file deleted, added or
+// taken from another build then fails Index::Open instead of being served.
+struct ManifestFile {
+  uint64_t bytes = 0;
+  uint64_t checksum = 0;  // the file's footer: XXH3-64 of its header and payload
+
+  bool operator==(const ManifestFile&) const = default;
+};
+
 struct IndexManifest {
   uint32_t format_version = kFormatVersion;
   std::string index_id;    // 128-bit random id, hex; changes with every build
@@ -81,6 +91,10 @@ struct IndexManifest {
   std::string builder;  // "tandem-index 0.1.0 (commit)"
   // Set for a shard: `stats` are then the shard's own, and BM25 uses the collection's.
   std::optional<ShardManifest> shard;
+  // Every file of the index but the manifest, by name. Absent in a manifest written before
+  // manifests named their files: such an index opens only without optional files that the
+  // manifest alone would vouch for (attributes.bin).
+  std::optional<std::map<std::string, ManifestFile>> files;
 
   std::string ToJson() const;
   static absl::StatusOr<IndexManifest> FromJson(absl::string_view json);

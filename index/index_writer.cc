@@ -9,6 +9,7 @@
 #include <cstring>
 #include <filesystem>
 #include <fstream>
+#include <map>
 #include <random>
 
 #include "absl/strings/str_cat.h"
@@ -316,7 +317,13 @@ absl::Status IndexWriter::AddEncodedList(absl::string_view term, uint32_t df, ui
 absl::Status IndexWriter::Finish() {
   if (finished_) return absl::FailedPreconditionError("IndexWriter::Finish called twice");
   TANDEM_RETURN_IF_ERROR(FinishDocuments());
+  // The manifest names every other file by its size and checksum (FORMAT.md, "Files").
+  std::map<std::string, ManifestFile> named;
+  const auto name = [&named](const char* file, const FileWriter& f) {
+    named[file] = ManifestFile{.bytes = f.file_bytes(), .checksum = f.checksum()};
+  };
   TANDEM_RETURN_IF_ERROR(files_->postings->Finish());
+  name(kPostingsFile, *files_->postings);
 
   // Lexicon.
   {
@@ -324,6 +331,7 @@ absl::Status IndexWriter::Finish() {
         auto f, FileWriter::Create(absl::StrCat(tmp_dir_, "/", kLexiconFile), FileKind::kLexicon));
     TANDEM_RETURN_IF_ERROR(f->Append(EncodeLexicon(lexicon_, term_pool_)));
     TANDEM_RETURN_IF_ERROR(f->Finish());
+    name(kLexiconFile, *f);
   }
 
   // Document table: header, lengths, offsets, then the two spilled pools copied in.
@@ -372,6 +380,7 @@ absl::Status IndexWriter::Finish() {
       }
     }
     TANDEM_RETURN_IF_ERROR(f->Finish());
+    name(kDocumentsFile, *f);
   }
   // A shard's collection document frequencies, aligned with the lexicon.
   if (options_.shard) {
@@ -380,6 +389,7 @@ absl::Status IndexWriter::Finish() {
                                                FileKind::kCollectionDfs));
     TANDEM_RETURN_IF_ERROR(f->Append(EncodeCollectionDfs(collection_dfs_)));
     TANDEM_RETURN_IF_ERROR(f->Finish());
+    name(kCollectionDfFile, *f);
   }
   if (attributes_ != nullptr) {
     if (attributes_->num_docs() != num_docs()) {
@@ -390,6 +400,7 @@ absl::Status IndexWriter::Finish() {
                                                        FileKind::kAttributes));
     TANDEM_RETURN_IF_ERROR(f->Append(attributes_->Encode()));
     TANDEM_RETURN_IF_ERROR(f->Finish());
+    name(kAttributesFile, *f);
   }
   files_->ids.close();
   files_->fields.close();
@@ -414,6 +425,7 @@ absl::Status IndexWriter::Finish() {
   manifest_.source_input = options_.source_input;
   manifest_.builder = absl::StrCat("tandem-index ", base::Version());
   manifest_.shard = options_.shard;
+  manifest_.files = std::move(named);
   {
     TANDEM_ASSIGN_OR_RETURN(auto f, FileWriter::Create(absl::StrCat(tmp_dir_, "/", kManifestFile),
                                                        FileKind::kManifest));

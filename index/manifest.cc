@@ -5,7 +5,9 @@
 #include <cmath>
 #include <limits>
 
+#include "absl/strings/numbers.h"
 #include "absl/strings/str_cat.h"
+#include "absl/strings/str_format.h"
 #include "index/index.h"
 #include "nlohmann/json.hpp"
 
@@ -67,6 +69,13 @@ std::string IndexManifest::ToJson() const {
                   {"collection_num_docs", shard->collection_num_docs},
                   {"collection_avg_doc_length", shard->collection_avg_doc_length}};
   }
+  if (files) {
+    nlohmann::json named = nlohmann::json::object();
+    for (const auto& [name, file] : *files) {
+      named[name] = {{"bytes", file.bytes}, {"xxh3", absl::StrFormat("%016x", file.checksum)}};
+    }
+    j["files"] = std::move(named);
+  }
   return j.dump(2);
 }
 
@@ -109,6 +118,20 @@ absl::StatusOr<IndexManifest> IndexManifest::FromJson(absl::string_view json) {
       shard.collection_num_docs = UnsignedField<uint32_t>(sh, "collection_num_docs");
       shard.collection_avg_doc_length = FloatField(sh, "collection_avg_doc_length");
       m.shard = std::move(shard);
+    }
+    if (j.contains("files")) {
+      const auto& named = j.at("files");
+      if (!named.is_object()) throw BadNumber{"files", "an object"};
+      m.files.emplace();
+      for (const auto& [name, file] : named.items()) {
+        ManifestFile f;
+        f.bytes = UnsignedField<uint64_t>(file, "bytes");
+        const std::string hex = file.at("xxh3").get<std::string>();
+        if (hex.size() != 16 || !absl::SimpleHexAtoi(hex, &f.checksum)) {
+          throw BadNumber{"xxh3", "16 hex digits"};
+        }
+        (*m.files)[name] = f;
+      }
     }
   } catch (const nlohmann::json::exception& e) {
     return absl::DataLossError(

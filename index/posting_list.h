@@ -62,6 +62,8 @@ class PostingListView {
   PostingListView() = default;
 
   uint32_t num_postings() const { return num_postings_; }
+  // The lexicon's cf: what the list's frequencies sum to.
+  uint64_t cf() const { return cf_; }
   uint32_t num_blocks() const { return num_blocks_; }
   uint32_t doc_param() const { return doc_param_; }
   uint32_t freq_param() const { return freq_param_; }

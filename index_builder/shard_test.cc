@@ -402,6 +402,13 @@ class ShardOpenTest : public ShardTest {
       dfs_.push_back(part->bm25_df(t));
       shard_dfs_.push_back(t.df);
     }
+    // A manifest that names its files refuses any other collection_df.bin before its contents
+    // are read (BoundCollectionDfsOfAnotherShardAreRefused); the checks below are those of a
+    // manifest written before manifests named their files.
+    named_files_ = *manifest_.files;
+    manifest_.files.reset();
+    part.reset();
+    WriteManifest(manifest_);
   }
 
   void WriteFile(const char* name, index::FileKind kind, const std::string& payload) {
@@ -422,8 +429,26 @@ class ShardOpenTest : public ShardTest {
 
   std::string dir_;
   index::IndexManifest manifest_;
+  std::map<std::string, index::ManifestFile> named_files_;
   std::vector<uint32_t> dfs_, shard_dfs_;
 };
+
+TEST_F(ShardOpenTest, BoundCollectionDfsOfAnotherShardAreRefused) {
+  index::IndexManifest m = manifest_;
+  m.files = named_files_;
+  WriteManifest(m);
+  ASSERT_TRUE(OpenStatus().ok()) << OpenStatus();
+  std::vector<uint32_t> dfs = dfs_;
+  dfs[0] += 1;
+  WriteDfs(dfs);
+  absl::Status s = OpenStatus();
+  EXPECT_EQ(s.code(), absl::StatusCode::kDataLoss);
+  EXPECT_THAT(s.message(), HasSubstr("collection_df.bin' is not the one"));
+  fs::remove(dir_ + "/" + index::kCollectionDfFile);
+  s = OpenStatus();
+  EXPECT_EQ(s.code(), absl::StatusCode::kNotFound);
+  EXPECT_THAT(s.message(), HasSubstr("collection_df.bin' is missing"));
+}
 
 TEST_F(ShardOpenTest, RewrittenUnchangedOpens) {
   WriteDfs(dfs_);

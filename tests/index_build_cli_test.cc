@@ -309,6 +309,44 @@ TEST_F(IndexBuildCliTest, ImportAndExportCommandLinesThatAreWrong) {
   EXPECT_THAT(help.out, HasSubstr("import: ciff. export: ciff (one file)"));
 }
 
+// The manifest names attributes.bin: inspect (and so the node) refuses the index when it is gone
+// or comes from another build, instead of passing it and failing every filtered query.
+TEST_F(IndexBuildCliTest, InspectRefusesAMissingOrForeignAttributesFile) {
+  const std::string corpus = tmp_.path() + "/input/labelled.jsonl";
+  const std::string relabelled = tmp_.path() + "/input/relabelled.jsonl";
+  std::filesystem::create_directories(tmp_.path() + "/input");
+  std::ofstream(corpus) << R"({"_id": "a", "text": "salmon river", "label": "fish"})"
+                           "\n"
+                        << R"({"_id": "b", "text": "old mill", "label": "mill"})"
+                           "\n";
+  std::ofstream(relabelled) << R"({"_id": "a", "text": "salmon river", "label": "river"})"
+                               "\n"
+                            << R"({"_id": "b", "text": "old mill", "label": "town"})"
+                               "\n";
+  const std::string with = tmp_.path() + "/input/with", other = tmp_.path() + "/input/other";
+  for (const std::string& out : {with, other}) {
+    ProcessResult built = Build({"--input", out == with ? corpus : relabelled, "--format", "beir",
+                                 "--output", out, "--attributes", "label", "--quiet"});
+    ASSERT_EQ(built.exit_code, 0) << built.err;
+  }
+  ProcessResult whole = TandemIndex({"inspect", with});
+  ASSERT_EQ(whole.exit_code, 0) << whole.err;
+  EXPECT_THAT(whole.out, HasSubstr("checksums  OK (all 5 files, each the one the manifest names)"));
+
+  const std::string attributes = with + "/" + index::kAttributesFile;
+  std::filesystem::copy_file(other + "/" + index::kAttributesFile, attributes,
+                             std::filesystem::copy_options::overwrite_existing);
+  ProcessResult foreign = TandemIndex({"inspect", with});
+  EXPECT_EQ(foreign.exit_code, 1);
+  EXPECT_THAT(foreign.err, HasSubstr(absl::StrCat("index file '", attributes, "' is not the one ",
+                                                  with, "/manifest.bin names")));
+  std::filesystem::remove(attributes);
+  ProcessResult missing = TandemIndex({"inspect", with});
+  EXPECT_EQ(missing.exit_code, 1);
+  EXPECT_THAT(missing.err, HasSubstr(absl::StrCat("index file '", attributes, "' is missing")));
+  EXPECT_THAT(missing.out, Not(HasSubstr("checksums  OK")));
+}
+
 TEST_F(IndexBuildCliTest, ShardCutsTheIndexIntoShardsThatKnowTheirPlace) {
   absl::StatusOr<std::unique_ptr<index::Index>> whole = index::Index::Open(out_);
   ASSERT_TRUE(whole.ok());
@@ -331,9 +369,10 @@ TEST_F(IndexBuildCliTest, ShardCutsTheIndexIntoShardsThatKnowTheirPlace) {
                                                   " of ", n)));
   EXPECT_THAT(inspect.out, HasSubstr(absl::StrCat("the collection's statistics (index ", id,
                                                   "): ", n, " documents")));
-  EXPECT_THAT(inspect.out, HasSubstr("checksums  OK (all 5 files)"));
+  EXPECT_THAT(inspect.out,
+              HasSubstr("checksums  OK (all 5 files, each the one the manifest names)"));
   ProcessResult plain = TandemIndex({"inspect", out_});
-  EXPECT_THAT(plain.out, HasSubstr("checksums  OK (all 4 files)"));
+  EXPECT_THAT(plain.out, HasSubstr("checksums  OK (all 4 files, each the one the manifest names)"));
   EXPECT_THAT(plain.out, Not(HasSubstr("collection's statistics")));
   // lookup gives the idf of the whole index.
   ProcessResult lookup_whole = TandemIndex({"lookup", out_, "river"});

@@ -325,8 +325,12 @@ int Inspect(const std::string& dir) {
               static_cast<unsigned long long>(idx.index_bytes()),
               static_cast<unsigned long long>(list_bytes),
               m.stats.num_postings ? 8.0 * list_bytes / m.stats.num_postings : 0.0);
-  std::printf("checksums  OK (all %d files)\n",
-              (idx.shard() != nullptr ? 5 : 4) + (idx.attributes() != nullptr ? 1 : 0));
+  const int files = (idx.shard() != nullptr ? 5 : 4) + (idx.attributes() != nullptr ? 1 : 0);
+  if (m.files) {
+    std::printf("checksums  OK (all %d files, each the one the manifest names)\n", files);
+  } else {
+    std::printf("checksums  OK (all %d files; the manifest predates naming its files)\n", files);
+  }
   if (const filter::AttributeIndex* attributes = idx.attributes()) {
     std::printf("attributes %zu fields, %s bitmaps, %s (%s)\n", attributes->fields().size(),
                 std::string(filter::BitmapCodecName(attributes->codec())).c_str(),

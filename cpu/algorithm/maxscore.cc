@@ -68,7 +68,7 @@ absl::Status RunMaxScore(std::vector<TermScorer>& terms, const DocNorms& norm,
       TermScorer& t = *by_bound[i];
       float c = 0.0f;
       if (t.cursor.docid() == doc) {
-        c = index::Bm25Score(t.weighted_idf, t.cursor.freq(), dn);
+        c = t.Score(t.cursor.freq(), dn);
         t.cursor.next();
         norm.Prefetch(t.cursor.docid_ahead(kNormPrefetchAhead));
       }
@@ -99,7 +99,7 @@ absl::Status RunMaxScore(std::vector<TermScorer>& terms, const DocNorms& norm,
       TermScorer& t = *by_bound[i];
       t.cursor.next_geq(candidate);
       float c = 0.0f;
-      if (t.cursor.docid() == candidate) c = index::Bm25Score(t.weighted_idf, t.cursor.freq(), dn);
+      if (t.cursor.docid() == candidate) c = t.Score(t.cursor.freq(), dn);
       contribution[order[i]] = c;
       partial += c;
     }

@@ -32,12 +32,15 @@ absl::Status RunAnd(std::vector<TermScorer>& terms, const DocNorms& norm, bool b
   uint32_t pending[kAndScoreBatch];  // matched docIDs, not yet scored
   size_t num_pending = 0;
   PerTerm<uint32_t, kAndScoreBatch * 4> pending_freqs(kAndScoreBatch * n);  // n per match
+  // The decoded blocks' bounds as the cursors stood on each match (TermScorer::Checked).
+  PerTerm<float, kAndScoreBatch * 4> pending_bounds(kAndScoreBatch * n);
   auto score_pending = [&] {
     for (size_t m = 0; m < num_pending; ++m) {
       const float dn = norm(pending[m]);
       const uint32_t* freqs = &pending_freqs[m * n];
+      const float* bounds = &pending_bounds[m * n];
       float score = 0.0f;
-      for (size_t i = 0; i < n; ++i) score += index::Bm25Score(terms[i].weighted_idf, freqs[i], dn);
+      for (size_t i = 0; i < n; ++i) score += terms[i].Checked(freqs[i], dn, bounds[i]);
       top.Push(pending[m], score);
     }
     stats.documents_scored += num_pending;
@@ -111,7 +114,11 @@ absl::Status RunAnd(std::vector<TermScorer>& terms, const DocNorms& norm, bool b
     }
     norm.Prefetch(candidate);
     uint32_t* freqs = &pending_freqs[num_pending * n];
-    for (size_t i = 0; i < n; ++i) freqs[i] = terms[i].cursor.freq();
+    float* bounds = &pending_bounds[num_pending * n];
+    for (size_t i = 0; i < n; ++i) {
+      freqs[i] = terms[i].cursor.freq();
+      bounds[i] = terms[i].cursor.decoded_block_bound();
+    }
     pending[num_pending++] = candidate;
     if (num_pending == kAndScoreBatch) score_pending();
     lead.next();

@@ -32,7 +32,7 @@ absl::Status RunOr(std::vector<TermScorer>& terms, const DocNorms& norm, const S
     float score = 0.0f;
     for (TermScorer& t : terms) {
       if (t.cursor.docid() == doc) {
-        score += index::Bm25Score(t.weighted_idf, t.cursor.freq(), dn);
+        score += t.Score(t.cursor.freq(), dn);
         t.cursor.next();
         norm.Prefetch(t.cursor.docid_ahead(kNormPrefetchAhead));
       }

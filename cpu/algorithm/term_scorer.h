@@ -62,9 +62,12 @@ class PerTerm {
 // One query term with its cursor, weighted idf and upper bounds of its score contribution.
 struct TermScorer {
   // The cursor is built in place: a Cursor holds two blocks of postings, too much to copy per term.
+  // `check_scale` (0: none) turns a stored block maximum into what no posting of the block may
+  // score above in an undamaged list (Cursor::decoded_block_bound).
   TermScorer(const index::PostingListView& list, const index::BlockCodec& codec,
-             index::QueryStats* stats, float weighted_idf, float max_score, float block_scale)
-      : cursor(list, codec, stats),
+             index::QueryStats* stats, float weighted_idf, float max_score, float block_scale,
+             float check_scale)
+      : cursor(list, codec, stats, check_scale),
         weighted_idf(weighted_idf),
         max_score(max_score),
         block_scale(block_scale) {}
@@ -76,6 +79,18 @@ struct TermScorer {
   // The bound in the cursor's shallow block (Cursor::block_max_next_geq), at most max_score.
   float block_bound() const {
     return block_scale > 0.0f ? std::min(max_score, cursor.block_max() * block_scale) : max_score;
+  }
+  // The score of the cursor's posting, whose frequency is `tf` and norm `doc_norm`, noted against
+  // its block's stored maximum (Cursor::NoteScore), which pruning trusted.
+  float Score(uint32_t tf, float doc_norm) {
+    return Checked(tf, doc_norm, cursor.decoded_block_bound());
+  }
+  // The same for a posting scored after the cursor moved on: `bound` is the decoded_block_bound()
+  // the cursor had on it.
+  float Checked(uint32_t tf, float doc_norm, float bound) {
+    const float c = index::Bm25Score(weighted_idf, tf, doc_norm);
+    cursor.NoteScore(c, bound);
+    return c;
   }
 };
 

@@ -90,7 +90,7 @@ absl::Status RunWand(std::vector<TermScorer>& terms, const DocNorms& norm, const
       float score = 0.0f;
       for (TermScorer& t : terms) {
         if (t.cursor.docid() == pivot_doc) {
-          score += index::Bm25Score(t.weighted_idf, t.cursor.freq(), dn);
+          score += t.Score(t.cursor.freq(), dn);
         }
       }
       ++stats.documents_scored;

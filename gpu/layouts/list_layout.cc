@@ -328,6 +328,14 @@ absl::StatusOr<GpuPostingList> TranscodeList(const index::PostingListView& list,
     if (absl::Status s = list.DecodeDocids(codec, block, docids.data() + first); !s.ok()) return s;
     if (absl::Status s = list.DecodeFreqs(codec, block, freqs.data() + first); !s.ok()) return s;
   }
+  // A list changed after its checksum was computed shows as frequencies off the lexicon's cf; the
+  // CPU engine's cursors check the same (cpu/cursor.h), and the whole list is at hand here.
+  uint64_t cf = 0;
+  for (uint32_t f : freqs) cf += f;
+  if (cf != list.cf()) {
+    return absl::DataLossError(
+        absl::StrFormat("the frequencies sum to %d, the lexicon's cf is %d", cf, list.cf()));
+  }
   if (options.num_docs != 0) {
     for (uint32_t i = 0; i < n; ++i) {
       if (docids[i] >= options.num_docs || (i > 0 && docids[i] <= docids[i - 1])) {

@@ -8,6 +8,7 @@
 #include <string>
 #include <vector>
 
+#include "absl/strings/str_cat.h"
 #include "gmock/gmock.h"
 #include "gpu/layouts/layout_test_util.h"
 #include "gpu/layouts/random_lists.h"
@@ -297,6 +298,32 @@ TEST_P(TranscodeTest, DocidsBeyondTheCollectionAreDataLoss) {
   const absl::Status status = TranscodeList(*view, (*index)->codec(), options).status();
   EXPECT_EQ(status.code(), absl::StatusCode::kDataLoss) << status;
   EXPECT_NE(status.message().find("collection size"), std::string::npos) << status;
+}
+
+// Frequencies that do not sum to the lexicon's cf (a list changed after its checksum was computed)
+// are DATA_LOSS, as on the CPU engine.
+TEST_P(TranscodeTest, FrequenciesOffTheLexiconsCfAreDataLoss) {
+  tandem::testing::TempDir dir;
+  tandem::testing::CollectionSpec spec;
+  spec.num_docs = 1000;
+  spec.codec = GetParam();
+  ASSERT_TRUE(tandem::testing::BuildIndex(tandem::testing::RandomDocuments(spec),
+                                          dir.path() + "/index", spec.codec)
+                  .ok());
+  auto index = index::Index::Open(dir.path() + "/index");
+  ASSERT_TRUE(index.ok()) << index.status();
+  index::TermInfo term = (*index)->term_at(0);
+  ASSERT_GT(term.df, 1u);
+  const TranscodeOptions options{.codec = DefaultGpuCodec((*index)->codec())};
+  EXPECT_TRUE(TranscodeList(*(*index)->postings(term), (*index)->codec(), options).ok());
+  term.cf += 1;  // the lexicon's cf as a damaged list would disagree with it
+  const absl::Status status =
+      TranscodeList(*(*index)->postings(term), (*index)->codec(), options).status();
+  EXPECT_EQ(status.code(), absl::StatusCode::kDataLoss) << status;
+  EXPECT_NE(status.message().find(absl::StrCat("the frequencies sum to ", term.cf - 1,
+                                               ", the lexicon's cf is ", term.cf)),
+            std::string::npos)
+      << status;
 }
 
 INSTANTIATE_TEST_SUITE_P(EveryIndexCodec, TranscodeTest,

@@ -3,11 +3,13 @@
 # to a second build of it (another seed: other documents, other lists) and back with
 # `tandem-cli load-index`, while an open-loop Poisson load of AND top-10 queries runs.
 #
-# Protocol: both indexes are synthesized (DOCS documents each); the server starts on the first with
-# its defaults (GPU when present) and is warmed with 10 s of the load. Then ROWS pairs of rows, each
-# row LENGTH seconds measured at RATE q/s after 1 s of warm-up: a baseline row, then a switch row
-# whose load-index is sent 2 s into the measured window (alternating between the two indexes), so
-# the row spans the load, the switch, the release of the old index and the new index's first
+# Protocol: both indexes are synthesized (DOCS documents each) with their GPU layouts
+# (`tandem-index gpu-layouts`, so warming copies lists instead of transcoding them; LAYOUTS=0 leaves
+# them out); the server starts on the first with its defaults (GPU when present) and is warmed with
+# 10 s of the load. Then ROWS pairs of rows, each row LENGTH seconds measured at RATE q/s (below the
+# node's knee) after 1 s of warm-up: a baseline row, then a switch row whose load-index is sent 2 s
+# into the measured window (alternating between the two indexes). LENGTH must cover the load: open,
+# warming (at most 30 s) and switch, the release of the old index and the new index's first
 # queries. Reported per row: failed queries (every status but OK), p50/p99/max latency from the
 # scheduled send time, and for the switch rows load-index's open and warm seconds and lists warmed.
 # The figure: failed queries over the switch rows (target 0) and the median over the pairs of
@@ -23,9 +25,10 @@ BIN=$1
 DATA=$2
 OUT=$3
 DOCS=${DOCS:-25000000}
-RATE=${RATE:-40000}
+RATE=${RATE:-20000}
 ROWS=${ROWS:-3}
-LENGTH=${LENGTH:-8}
+LENGTH=${LENGTH:-45}
+LAYOUTS=${LAYOUTS:-1}
 SERVER_CPUS=${SERVER_CPUS:-0-11}
 LOADGEN_CPUS=${LOADGEN_CPUS:-12-15}
 source "$(dirname "$0")/server_common.sh"
@@ -37,6 +40,9 @@ for seed in 1 2; do
       --doclengths "$DATA/wikipedia-doclengths.tsv" --queries "$DATA/trec05-efficiency.txt" \
       --vocabulary query-terms --postings-per-doc 240 --seed "$seed" \
       --output "$OUT/index$seed" > /dev/null
+  fi
+  if [[ $LAYOUTS == 1 && ! -f "$OUT/index$seed/gpu_layouts.bin" ]]; then
+    "$BIN/tandem-index" gpu-layouts "$OUT/index$seed" > /dev/null
   fi
 done
 head -5000 "$DATA/trec05-efficiency.txt" > "$OUT/queries.txt"
@@ -68,9 +74,9 @@ for engine in gpu cpu; do
     --timeout 60s batch "$OUT/check.txt" > "$OUT/answers-$engine.json" || true
 done
 GPU=$(nvidia-smi --query-gpu=name --format=csv,noheader 2>/dev/null | head -1 || true)
-python3 - "$OUT" "$ROWS" "$RATE" "$LENGTH" "$DOCS" "${GPU:-none}" "$(nproc)" <<'EOF'
+python3 - "$OUT" "$ROWS" "$RATE" "$LENGTH" "$DOCS" "${GPU:-none}" "$(nproc)" "$LAYOUTS" <<'EOF'
 import json, statistics, sys, datetime, platform
-out, rows, rate, length, docs, gpu, cores = sys.argv[1:8]
+out, rows, rate, length, docs, gpu, cores, layouts = sys.argv[1:9]
 rows = int(rows)
 
 def row(path):
@@ -109,8 +115,11 @@ result = {
                  f"and back with tandem-cli load-index under an open-loop Poisson load of {rate} "
                  f"AND top-10 q/s over SearchStream (TREC 2005 efficiency queries, shuffled); "
                  f"{rows} pairs of {length} s rows (baseline, then a row with the switch 2 s in); "
-                 "server on 12 cores, load generator on 4; answers of the GPU and CPU engines "
-                 "compared on 1,000 queries after the last switch"),
+                 "server on 12 cores, load generator on 4; "
+                 + ("lists warmed from stored GPU layouts; " if layouts == "1" else
+                    "no stored GPU layouts (warming transcodes); ")
+                 + "answers of the GPU and CPU engines compared on 1,000 queries after the last "
+                 "switch"),
     "rows": pairs,
     "failed_queries_in_switch_rows": sum(p["switch"]["failed"] for p in pairs),
     "failed_queries_in_baseline_rows": sum(p["baseline"]["failed"] for p in pairs),

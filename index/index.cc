@@ -57,7 +57,8 @@ absl::Status CheckNamedFiles(const std::string& dir, absl::string_view manifest_
     }
     return absl::OkStatus();
   }
-  for (const auto& [name, named] : *manifest->files) {
+  for (const auto& entry : *manifest->files) {
+    const std::string& name = entry.first;  // a plain reference: lambdas capture it under clang 14
     const auto it =
         std::find_if(files.begin(), files.end(), [&](const auto& f) { return name == f.first; });
     if (it == files.end()) {

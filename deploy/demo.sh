@@ -97,7 +97,7 @@ MAIL
 cat <<MSG
 
 Tandem is serving the demo index.
-  gRPC:     127.0.0.1:$PORT  (tandem.v1.SearchService, SubscriptionService, health, reflection)
+  gRPC:     127.0.0.1:$PORT  (tandem.v1.SearchService, SubscriptionService, IndexService, health, reflection)
   metrics:  http://127.0.0.1:$METRICS_PORT/metrics
   query:    build/tools/tandem-cli --server 127.0.0.1:$PORT search "your words"
   watch:    build/tools/tandem-cli --server 127.0.0.1:$PORT watch --interface alice

@@ -24,6 +24,7 @@
 #include "grpcpp/security/credentials.h"
 #include "gtest/gtest.h"
 #include "tandem/v1/index.grpc.pb.h"
+#include "tests/e2e_certificates.h"
 #include "tests/e2e_clients.h"
 #include "tests/e2e_fixture.h"
 #include "tests/e2e_process.h"
@@ -240,47 +241,6 @@ TEST_F(StartupE2eTest, GpuRequiredWithoutGpuFailsAtStartup) {
   EXPECT_EQ(std::count(run->err.begin(), run->err.end(), '\n'), 1) << run->err;
 }
 
-// Certificates made with the openssl command: a CA, a server certificate for 127.0.0.1 and a
-// client certificate, all signed by the CA.
-class TestCertificates {
- public:
-  static std::unique_ptr<TestCertificates> Make(const std::string& openssl) {
-    std::unique_ptr<TestCertificates> c(new TestCertificates());
-    const std::string d = c->dir_.path();
-    std::ofstream(d + "/server.ext") << "subjectAltName=IP:127.0.0.1,DNS:localhost\n";
-    std::ofstream(d + "/client.ext") << "extendedKeyUsage=clientAuth\n";
-    const std::vector<std::vector<std::string>> steps = {
-        {"req", "-x509", "-newkey", "ec", "-pkeyopt", "ec_paramgen_curve:prime256v1", "-nodes",
-         "-keyout", d + "/ca.key", "-out", d + "/ca.pem", "-days", "2", "-subj",
-         "/CN=tandem-test-ca"},
-        {"req", "-newkey", "ec", "-pkeyopt", "ec_paramgen_curve:prime256v1", "-nodes", "-keyout",
-         d + "/server.key", "-out", d + "/server.csr", "-subj", "/CN=localhost"},
-        {"x509", "-req", "-in", d + "/server.csr", "-CA", d + "/ca.pem", "-CAkey", d + "/ca.key",
-         "-CAcreateserial", "-out", d + "/server.pem", "-days", "2", "-extfile", d + "/server.ext"},
-        {"req", "-newkey", "ec", "-pkeyopt", "ec_paramgen_curve:prime256v1", "-nodes", "-keyout",
-         d + "/client.key", "-out", d + "/client.csr", "-subj", "/CN=tandem-test-client"},
-        {"x509", "-req", "-in", d + "/client.csr", "-CA", d + "/ca.pem", "-CAkey", d + "/ca.key",
-         "-CAcreateserial", "-out", d + "/client.pem", "-days", "2", "-extfile", d + "/client.ext"},
-    };
-    for (const auto& step : steps) {
-      absl::StatusOr<ProcessResult> run = RunProcess(openssl, step);
-      if (!run.ok() || run->exit_code != 0) {
-        ADD_FAILURE() << "openssl " << step[0] << " failed: " << (run.ok() ? run->err : "");
-        return nullptr;
-      }
-    }
-    return c;
-  }
-  std::string path(const std::string& name) const { return dir_.path() + "/" + name; }
-  std::string read(const std::string& name) const {
-    std::ifstream in(path(name));
-    return std::string(std::istreambuf_iterator<char>(in), {});
-  }
-
- private:
-  TempDir dir_;
-};
-
 grpc::Status SearchOver(const std::shared_ptr<grpc::ChannelCredentials>& credentials,
                         const std::string& address) {
   auto stub = tandem::v1::SearchService::NewStub(grpc::CreateChannel(address, credentials));
@@ -427,7 +387,8 @@ TEST_F(StartupE2eTest, MetricsBasicAuth) {
 TEST_F(StartupE2eTest, TlsAndMutualTls) {
   const std::string openssl = FindInPath("openssl");
   if (openssl.empty()) GTEST_SKIP() << "openssl is not installed; cannot make test certificates";
-  auto certs = TestCertificates::Make(openssl);
+  auto certs =
+      TestCertificates::Make(openssl, {{.name = "client", .subject = "/CN=tandem-test-client"}});
   ASSERT_NE(certs, nullptr);
 
   grpc::SslCredentialsOptions ca_only;
@@ -472,7 +433,8 @@ TEST_F(StartupE2eTest, MetricsOverTls) {
   if (openssl.empty() || curl.empty()) {
     GTEST_SKIP() << "openssl or curl is not installed; cannot make certificates or scrape";
   }
-  auto certs = TestCertificates::Make(openssl);
+  auto certs =
+      TestCertificates::Make(openssl, {{.name = "client", .subject = "/CN=tandem-test-client"}});
   ASSERT_NE(certs, nullptr);
   const std::string auth = certs->path("metrics-auth");
   std::ofstream(auth) << "prometheus:s3cret-pass\n";

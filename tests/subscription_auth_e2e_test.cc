@@ -15,6 +15,7 @@
 #include "grpcpp/security/credentials.h"
 #include "gtest/gtest.h"
 #include "tandem/v1/subscription.grpc.pb.h"
+#include "tests/e2e_certificates.h"
 #include "tests/e2e_fixture.h"
 #include "tests/e2e_process.h"
 
@@ -24,45 +25,6 @@ namespace {
 using tandem::v1::SubscriptionService;
 using ::testing::HasSubstr;
 
-class Certificates {
- public:
-  static std::unique_ptr<Certificates> Make(const std::string& openssl) {
-    std::unique_ptr<Certificates> c(new Certificates());
-    const std::string d = c->dir_.path();
-    std::ofstream(d + "/server.ext") << "subjectAltName=IP:127.0.0.1,DNS:localhost\n";
-    std::ofstream(d + "/alice.ext") << "extendedKeyUsage=clientAuth\n";
-    std::ofstream(d + "/bob.ext") << "extendedKeyUsage=clientAuth\nsubjectAltName=DNS:bob\n";
-    const std::string ec = "ec_paramgen_curve:prime256v1";
-    std::vector<std::vector<std::string>> steps = {
-        {"req", "-x509", "-newkey", "ec", "-pkeyopt", ec, "-nodes", "-keyout", d + "/ca.key",
-         "-out", d + "/ca.pem", "-days", "2", "-subj", "/CN=tandem-test-ca"}};
-    for (const auto& [name, subject] : std::vector<std::pair<std::string, std::string>>{
-             {"server", "/CN=localhost"}, {"alice", "/CN=alice"}, {"bob", "/O=tandem-test"}}) {
-      steps.push_back({"req", "-newkey", "ec", "-pkeyopt", ec, "-nodes", "-keyout",
-                       d + "/" + name + ".key", "-out", d + "/" + name + ".csr", "-subj", subject});
-      steps.push_back({"x509", "-req", "-in", d + "/" + name + ".csr", "-CA", d + "/ca.pem",
-                       "-CAkey", d + "/ca.key", "-CAcreateserial", "-out", d + "/" + name + ".pem",
-                       "-days", "2", "-extfile", d + "/" + name + ".ext"});
-    }
-    for (const auto& step : steps) {
-      absl::StatusOr<ProcessResult> run = RunProcess(openssl, step);
-      if (!run.ok() || run->exit_code != 0) {
-        ADD_FAILURE() << "openssl " << step[0] << " failed: " << (run.ok() ? run->err : "");
-        return nullptr;
-      }
-    }
-    return c;
-  }
-  std::string path(const std::string& name) const { return dir_.path() + "/" + name; }
-  std::string read(const std::string& name) const {
-    std::ifstream in(path(name));
-    return std::string(std::istreambuf_iterator<char>(in), {});
-  }
-
- private:
-  TempDir dir_;
-};
-
 class SubscriptionAuthE2eTest : public ::testing::Test {
  protected:
   static void SetUpTestSuite() {
@@ -71,7 +33,7 @@ class SubscriptionAuthE2eTest : public ::testing::Test {
   }
   static void TearDownTestSuite() { delete index_; }
 
-  std::unique_ptr<SubscriptionService::Stub> StubFor(const Certificates& certs,
+  std::unique_ptr<SubscriptionService::Stub> StubFor(const TestCertificates& certs,
                                                      const std::string& client,
                                                      const std::string& address) {
     grpc::SslCredentialsOptions options;
@@ -138,7 +100,10 @@ grpc::Status Watch(SubscriptionService::Stub& stub, const std::string& interface
 TEST_F(SubscriptionAuthE2eTest, WithMutualTlsEachInterfaceBelongsToItsCertificate) {
   const std::string openssl = FindInPath("openssl");
   if (openssl.empty()) GTEST_SKIP() << "openssl is not installed; cannot make test certificates";
-  auto certs = Certificates::Make(openssl);
+  auto certs = TestCertificates::Make(
+      openssl,
+      {{.name = "alice", .subject = "/CN=alice"},
+       {.name = "bob", .subject = "/O=tandem-test", .extensions = "subjectAltName=DNS:bob\n"}});
   ASSERT_NE(certs, nullptr);
   absl::StatusOr<std::unique_ptr<ServerProcess>> server = ServerProcess::Start(
       {"--index", index_->dir(), "--threads", "2", "--subscriptions", tmp_.path() + "/subs",

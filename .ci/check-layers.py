@@ -34,9 +34,10 @@ ALLOWED = {
     "scheduler": {"cost_model", "index", "filter", "base"},
     "match": {"gpu", "index", "filter", "base"},
     "index_builder": {"workload", "index", "filter", "base"},
+    "live": {"index_builder", "workload", "cpu", "index", "filter", "base"},
     "proto": set(),
     "rpc": {"base", "proto"},
-    "server": {"rpc", "scheduler", "cost_model", "match", "cpu", "gpu", "index", "filter", "base", "proto"},
+    "server": {"rpc", "live", "index_builder", "workload", "scheduler", "cost_model", "match", "cpu", "gpu", "index", "filter", "base", "proto"},
     "broker": {"rpc", "base", "proto"},
     "clients": {"proto", "base"},
 }

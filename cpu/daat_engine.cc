@@ -135,15 +135,17 @@ absl::StatusOr<SearchResult> DaatEngine::Search(const index::PreparedQuery& prep
   for (const index::ResolvedTerm& t : resolved.terms) {
     TANDEM_ASSIGN_OR_RETURN(index::PostingListView list, index_.postings(t.info));
     const float max_ratio = t.has_stored_bound ? t.bound_ratio * kBoundMargin : 1.0f;
-    const float block_scale = t.has_stored_bound ? t.weight * kBoundMargin * scale : 0.0f;
+    const float block_scale =
+        t.has_stored_bound ? t.weight * t.block_bound_scale * kBoundMargin * scale : 0.0f;
     // Checking scores against the stored maxima uses the same margin, never the test's scale.
-    const float check_scale = t.has_stored_bound ? t.weight * kBoundMargin : 0.0f;
+    const float check_scale =
+        t.has_stored_bound ? t.weight * t.block_bound_scale * kBoundMargin : 0.0f;
     present.push_back({list, t.weighted_idf,
                        std::min(t.weighted_idf, t.weighted_idf * max_ratio) * scale, block_scale,
                        check_scale, &t.info.term});
   }
 
-  const DocNorms norm(index_, query.bm25, resolved.default_bm25);
+  const DocNorms norm(index_, resolved);
   auto make_scorers = [&] {
     std::vector<TermScorer> terms;
     terms.reserve(present.size());

@@ -59,7 +59,8 @@ constexpr base::EnumName<FileKind> kFileKindTags[] = {
     {FileKind::kManifest, "MANIFEST"},      {FileKind::kLexicon, "LEXICON\0"},
     {FileKind::kPostings, "POSTINGS"},      {FileKind::kDocuments, "DOCTABLE"},
     {FileKind::kGpuLayouts, "GPULAYTS"},    {FileKind::kCollectionDfs, "COLLDFS\0"},
-    {FileKind::kSubscriptions, "SUBSCRIB"}, {FileKind::kAttributes, "ATTRIBS\0"}};
+    {FileKind::kSubscriptions, "SUBSCRIB"}, {FileKind::kAttributes, "ATTRIBS\0"},
+    {FileKind::kCommitPoint, "SEGMENTS"}};
 
 absl::string_view FileKindTag(FileKind kind) {
   return absl::string_view(base::NameOf(kFileKindTags, kind, "UNKNOWN\0"), 8);

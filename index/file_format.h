@@ -33,7 +33,8 @@ inline constexpr size_t kFooterBytes = 16;
 // kGpuLayouts: the optional GPU layouts beside an index (gpu/stored_layouts.h); kCollectionDfs: a
 // shard's collection document frequencies; kSubscriptions: a node's standing queries
 // (match/subscription_file.h), framed like index files though they live outside the index;
-// kAttributes: the documents' attribute bitmaps (index/attribute_index.h), optional.
+// kAttributes: the documents' attribute bitmaps (index/attribute_index.h), optional;
+// kCommitPoint: a live index's segments_G (live/commit_point.h).
 enum class FileKind {
   kManifest,
   kLexicon,
@@ -42,7 +43,8 @@ enum class FileKind {
   kGpuLayouts,
   kCollectionDfs,
   kSubscriptions,
-  kAttributes
+  kAttributes,
+  kCommitPoint
 };
 
 // The 8-byte kind tag stored in the header ("LEXICON\0", ...).

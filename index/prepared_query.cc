@@ -4,16 +4,23 @@
 #include <algorithm>
 #include <utility>
 
+#include "absl/strings/str_cat.h"
 #include "base/status_macros.h"
 
 namespace tandem::index {
 
-absl::StatusOr<PreparedQuery> PreparedQuery::Prepare(const Index& index, Query query) {
+absl::StatusOr<PreparedQuery> PreparedQuery::Prepare(const Index& index, Query query,
+                                                     const CollectionStatistics* collection) {
   // Merged first, so that the checks see the weights the engines score with.
   query.terms = MergeRepeatedTerms(query.terms);
   TANDEM_RETURN_IF_ERROR(ValidateQuery(query));
   TANDEM_RETURN_IF_ERROR(ValidateQueryFilter(query, index.num_docs()));
-  ResolvedQuery resolved = ResolveMergedQuery(index, query);
+  if (collection != nullptr && collection->dfs.size() != query.terms.size()) {
+    return absl::InvalidArgumentError(
+        absl::StrCat("collection statistics give ", collection->dfs.size(),
+                     " document frequencies for a query of ", query.terms.size(), " terms"));
+  }
+  ResolvedQuery resolved = ResolveMergedQuery(index, query, collection);
   return PreparedQuery(index, std::move(query), std::move(resolved));
 }
 

@@ -23,8 +23,11 @@ namespace tandem::index {
 class PreparedQuery {
  public:
   // INVALID_ARGUMENT naming the field for what ValidateQuery or ValidateQueryFilter (against
-  // `index`'s documents) rejects. `index` must outlive the prepared query.
-  static absl::StatusOr<PreparedQuery> Prepare(const Index& index, Query query);
+  // `index`'s documents) rejects. `index` must outlive the prepared query. `collection`, when
+  // given, holds the statistics to score with (ResolveMergedQuery): one df per term of the query
+  // after MergeRepeatedTerms.
+  static absl::StatusOr<PreparedQuery> Prepare(const Index& index, Query query,
+                                               const CollectionStatistics* collection = nullptr);
 
   // The query, its repeated terms merged (first-occurrence order, summed weights).
   const Query& query() const { return query_; }

@@ -7,7 +7,10 @@
 //     order, which is the order every engine sums a document's score in;
 //   - each term is looked up once; a term the index lacks empties an AND and is ignored by an OR;
 //   - each present term carries weight * idf and the bound of its tf / (tf + norm) ratio over its
-//     list (the index's stored maximum for its own BM25 parameters, else 1) for dynamic pruning.
+//     list (the index's stored maximum for its own BM25 parameters, else 1) for dynamic pruning;
+//   - an index that is one part of a larger collection (a live index's segment) may score with the
+//     collection's statistics (CollectionStatistics): its scores are then those of one index over
+//     the collection, and its stored bounds are widened to stay rank-safe under them.
 //
 //   const ResolvedQuery& q = prepared.resolved();  // index/prepared_query.h
 //   if (q.runs_and()) ... AND over q.terms ...;
@@ -22,6 +25,16 @@
 
 namespace tandem::index {
 
+// The BM25 statistics of a collection of which the index is one part: N, the average document
+// length and each query term's document frequency in the whole collection. A live index gives its
+// segments the statistics of its live documents (live/snapshot.h).
+struct CollectionStatistics {
+  uint64_t num_docs = 0;
+  float avg_doc_length = 1.0f;
+  // One per term of the query, after MergeRepeatedTerms, in its order.
+  std::vector<uint64_t> dfs;
+};
+
 struct ResolvedTerm {
   TermInfo info;              // the lexicon entry: document frequency, list location, stored bound
   float weight = 1.0f;        // the merged query weight
@@ -31,6 +44,12 @@ struct ResolvedTerm {
   // parameters are not the index's) the ratio is at most 1.
   float bound_ratio = 1.0f;
   bool has_stored_bound = false;
+  // Turns the stored block maximum (the index's idf times its ratio bound, weight 1) into a bound
+  // of idf times the ratio under the scoring statistics: 1 under the index's own; under a
+  // collection's, idf_collection / idf_index times max(1, avgdl_collection / avgdl_index). The
+  // ratio tf / (tf + k1 (1 - b + b dl / avgdl)) grows with avgdl by at most that factor (each norm
+  // shrinks by at most avgdl_index / avgdl_collection), so the bound stays rank-safe.
+  float block_bound_scale = 1.0f;
 };
 
 struct ResolvedQuery {
@@ -42,6 +61,10 @@ struct ResolvedQuery {
   // The query's BM25 parameters are the index's: its precomputed document norms and the stored
   // score bounds apply.
   bool default_bm25 = true;
+  // The average document length the norms use: the index's, or the collection's.
+  float avg_doc_length = 1.0f;
+  // The index's precomputed norms apply: its parameters and its own average length.
+  bool stored_norms = true;
 
   size_t num_absent() const { return num_distinct_terms - terms.size(); }
   bool empty() const { return terms.empty(); }
@@ -63,6 +86,8 @@ struct ResolvedQuery {
 // query path; tools and tests that want the lexicon lookups alone call it directly.
 ResolvedQuery ResolveQuery(const Index& index, const Query& query);
 // The same for a query whose repeated terms are already merged (MergeRepeatedTerms).
-ResolvedQuery ResolveMergedQuery(const Index& index, const Query& query);
+// `collection`, when given, holds the statistics to score with (one df per term of `query`).
+ResolvedQuery ResolveMergedQuery(const Index& index, const Query& query,
+                                 const CollectionStatistics* collection = nullptr);
 
 }  // namespace tandem::index

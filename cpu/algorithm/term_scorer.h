@@ -15,6 +15,7 @@
 #include "index/bm25.h"
 #include "index/index.h"
 #include "index/query.h"
+#include "index/resolved_query.h"
 
 namespace tandem::cpu {
 
@@ -94,17 +95,20 @@ struct TermScorer {
   }
 };
 
-// Document length norms: the index's precomputed table for its default parameters, else computed
-// per document with the same formula (and so the same float result) as index::Bm25DocNorm.
+// Document length norms: the index's precomputed table for its default parameters and its own
+// statistics, else computed per document with the same formula (and so the same float result) as
+// index::Bm25DocNorm, under the query's parameters and average length (a collection's).
 class DocNorms {
  public:
-  // `default_params`: `p` are the index's own parameters (index::ResolvedQuery::default_bm25).
-  DocNorms(const index::Index& index, const index::Bm25Params& p, bool default_params)
-      : index_(index), params_(p), table_(default_params ? index.default_doc_norms() : nullptr) {}
+  DocNorms(const index::Index& index, const index::ResolvedQuery& query)
+      : index_(index),
+        params_(query.bm25),
+        avg_doc_length_(query.avg_doc_length),
+        table_(query.stored_norms ? index.default_doc_norms() : nullptr) {}
   float operator()(uint32_t docid) const {
     return table_ != nullptr
                ? table_[docid]
-               : index::Bm25DocNorm(params_, index_.doc_length(docid), index_.avg_doc_length());
+               : index::Bm25DocNorm(params_, index_.doc_length(docid), avg_doc_length_);
   }
   // Starts loading what operator()(docid) reads. Candidates are spread over the whole collection,
   // so at 25M documents (a 100 MB table) nearly every norm misses the cache; loading it while
@@ -117,6 +121,7 @@ class DocNorms {
  private:
   const index::Index& index_;
   index::Bm25Params params_;
+  float avg_doc_length_;
   const float* table_;
   // What operator() loads per document: the norm table, else the document lengths (4 bytes each).
   const char* prefetch_base_ = table_ != nullptr

@@ -159,7 +159,7 @@ Layout LayoutOf(const std::vector<BatchItem>& items, uint32_t num_docs) {
 
 bool FitsBatch(const index::ResolvedQuery& query) {
   return !query.empty() && query.terms.size() <= kMaxBatchTerms && query.k <= kMaxBatchK &&
-         query.default_bm25;
+         query.stored_norms;
 }
 
 BatchFootprint FootprintOf(const std::vector<BatchItem>& items, uint32_t num_docs) {

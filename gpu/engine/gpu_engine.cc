@@ -262,15 +262,15 @@ absl::StatusOr<SearchResult> GpuEngine::Search(const index::PreparedQuery& prepa
                                            std::chrono::steady_clock::now() - cache_start)
                                            .count());
 
-  // Norms: the index's table when the query uses its parameters (as the CPU engine), else
-  // computed on the device with the same float operations as index::Bm25DocNorm.
+  // Norms: the index's table when the query uses its parameters and statistics (as the CPU
+  // engine), else computed on the device with the same float operations as index::Bm25DocNorm.
   DocumentTables tables{.norms = impl_->default_norms.data(),
                         .iota = impl_->iota.data(),
                         .num_docs = index.num_docs()};
-  if (!resolved.default_bm25) {
+  if (!resolved.stored_norms) {
     TANDEM_ASSIGN_OR_RETURN(float* computed, qc.arena.Take<float>(index.num_docs()));
     TANDEM_RETURN_IF_ERROR(ComputeDocNorms(impl_->doc_lengths.data(), index.num_docs(),
-                                           query.bm25.k1, query.bm25.b, index.avg_doc_length(),
+                                           query.bm25.k1, query.bm25.b, resolved.avg_doc_length,
                                            computed, qc.stream));
     tables.norms = computed;
     qc.timer.Mark(GpuStage::kScore);

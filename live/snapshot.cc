@@ -1,0 +1,255 @@
+#include "live/snapshot.h"
+
+#include <algorithm>
+#include <numeric>
+#include <utility>
+
+#include "absl/strings/str_cat.h"
+#include "base/status_macros.h"
+#include "index/prepared_query.h"
+#include "index/resolved_query.h"
+
+namespace tandem::live {
+
+absl::StatusOr<std::shared_ptr<Segment>> Segment::Open(const std::string& dir,
+                                                       const std::string& name,
+                                                       const cpu::DaatEngineOptions& engine) {
+  std::shared_ptr<Segment> segment(new Segment());
+  segment->name_ = name;
+  TANDEM_ASSIGN_OR_RETURN(segment->index_, index::Index::Open(dir));
+  if (segment->index_->shard() != nullptr) {
+    return absl::InvalidArgumentError(absl::StrCat(
+        "segment '", dir, "' is a shard of a collection; a live index takes whole indexes"));
+  }
+  TANDEM_ASSIGN_OR_RETURN(segment->engine_, cpu::DaatEngine::Create(*segment->index_, engine));
+  return segment;
+}
+
+std::vector<uint32_t> Segment::Find(absl::string_view external_id) const {
+  std::call_once(ids_built_, [this] {
+    docids_by_id_.resize(num_docs());
+    std::iota(docids_by_id_.begin(), docids_by_id_.end(), 0u);
+    std::stable_sort(docids_by_id_.begin(), docids_by_id_.end(), [this](uint32_t a, uint32_t b) {
+      return index_->external_id(a) < index_->external_id(b);
+    });
+  });
+  auto [first, last] =
+      std::equal_range(docids_by_id_.begin(), docids_by_id_.end(), external_id,
+                       [this](const auto& a, const auto& b) {
+                         if constexpr (std::is_same_v<std::decay_t<decltype(a)>, uint32_t>) {
+                           return index_->external_id(a) < b;
+                         } else {
+                           return a < index_->external_id(b);
+                         }
+                       });
+  std::vector<uint32_t> found(first, last);
+  std::sort(found.begin(), found.end());
+  return found;
+}
+
+absl::StatusOr<SegmentView> SegmentView::Make(
+    std::shared_ptr<const Segment> segment, std::shared_ptr<const std::vector<uint32_t>> deleted) {
+  SegmentView view;
+  const index::Index& index = segment->index();
+  const uint32_t n = index.num_docs();
+  if (deleted == nullptr) deleted = std::make_shared<const std::vector<uint32_t>>();
+  for (size_t i = 0; i < deleted->size(); ++i) {
+    if ((*deleted)[i] >= n || (i > 0 && (*deleted)[i] <= (*deleted)[i - 1])) {
+      return absl::DataLossError(absl::StrCat("segment '", segment->name(), "': deleted docID ",
+                                              (*deleted)[i], " is out of order or past its ", n,
+                                              " documents"));
+    }
+  }
+  view.live_docs = n - static_cast<uint32_t>(deleted->size());
+  view.live_length = index.stats().total_doc_length;
+  for (uint32_t d : *deleted) view.live_length -= index.doc_length(d);
+  if (!deleted->empty()) {
+    TANDEM_ASSIGN_OR_RETURN(filter::Bitmap gone,
+                            filter::FromRows(filter::BitmapCodec::kWah, n, *deleted));
+    view.live = std::make_shared<const filter::Bitmap>(filter::Not(gone));
+  }
+  view.segment = std::move(segment);
+  view.deleted = std::move(deleted);
+  return view;
+}
+
+bool SegmentView::is_deleted(uint32_t docid) const {
+  return std::binary_search(deleted->begin(), deleted->end(), docid);
+}
+
+Snapshot::Snapshot(std::vector<SegmentView> views, uint64_t generation)
+    : segments_(std::move(views)), generation_(generation), live_dfs_(segments_.size()) {
+  uint32_t base = 0;
+  for (SegmentView& v : segments_) {
+    v.base = base;
+    base += v.segment->num_docs();
+    num_docs_ += v.live_docs;
+    total_length_ += v.live_length;
+  }
+  docid_limit_ = base;
+  // As IndexWriter::FinishDocuments computes a fresh build's average, to the same float.
+  avg_doc_length_ = num_docs_ == 0 || total_length_ == 0
+                        ? 1.0f
+                        : static_cast<float>(static_cast<double>(total_length_) / num_docs_);
+}
+
+absl::StatusOr<uint32_t> CountDeletedPostings(const index::PostingListView& list,
+                                              const index::BlockCodec& codec,
+                                              const std::vector<uint32_t>& deleted) {
+  uint32_t count = 0;
+  std::vector<uint32_t> docids(index::kBlockSize);
+  uint32_t decoded_block = UINT32_MAX;
+  uint32_t decoded_size = 0;
+  const uint32_t* last = list.last_docids();
+  for (uint32_t d : deleted) {
+    const uint32_t block =
+        static_cast<uint32_t>(std::lower_bound(last, last + list.num_blocks(), d) - last);
+    if (block == list.num_blocks()) break;  // past the list's last docID, as are the rest
+    if (block != decoded_block) {
+      TANDEM_RETURN_IF_ERROR(list.DecodeDocids(codec, block, docids.data()));
+      decoded_block = block;
+      decoded_size = list.block_postings(block);
+    }
+    count += std::binary_search(docids.begin(), docids.begin() + decoded_size, d) ? 1 : 0;
+  }
+  return count;
+}
+
+uint64_t Snapshot::LiveDf(size_t view, const index::TermInfo& term) const {
+  const SegmentView& v = segments_[view];
+  if (v.deleted->empty()) return term.df;
+  {
+    std::lock_guard<std::mutex> lock(df_mu_);
+    auto it = live_dfs_[view].find(term.ordinal);
+    if (it != live_dfs_[view].end()) return it->second;
+  }
+  const index::Index& index = v.segment->index();
+  absl::StatusOr<index::PostingListView> list = index.postings(term);
+  // A damaged list counts whole here; the engine's search of it then fails with DATA_LOSS.
+  absl::StatusOr<uint32_t> gone =
+      list.ok() ? CountDeletedPostings(*list, index.codec(), *v.deleted) : 0u;
+  const uint32_t live = term.df - std::min(term.df, gone.ok() ? *gone : 0u);
+  std::lock_guard<std::mutex> lock(df_mu_);
+  live_dfs_[view].emplace(term.ordinal, live);
+  return live;
+}
+
+index::CollectionStatistics Snapshot::Statistics(const std::vector<index::QueryTerm>& terms) const {
+  index::CollectionStatistics stats;
+  stats.num_docs = num_docs_;
+  stats.avg_doc_length = avg_doc_length_;
+  stats.dfs.assign(terms.size(), 0);
+  for (size_t v = 0; v < segments_.size(); ++v) {
+    if (segments_[v].live_docs == 0) continue;
+    for (size_t i = 0; i < terms.size(); ++i) {
+      if (std::optional<index::TermInfo> t = segments_[v].segment->index().Lookup(terms[i].term)) {
+        stats.dfs[i] += LiveDf(v, *t);
+      }
+    }
+  }
+  return stats;
+}
+
+namespace {
+
+// The rows of `filter` (over a whole snapshot) that fall in `view`, as its docIDs, ANDed with its
+// live documents. Null when neither restricts the segment.
+absl::StatusOr<std::shared_ptr<const filter::Bitmap>> SegmentFilter(const SegmentView& view,
+                                                                    const filter::Bitmap* filter) {
+  if (filter == nullptr) return view.live;
+  const uint32_t n = view.segment->num_docs();
+  std::vector<uint32_t> rows;
+  filter->view().ForEachRow([&](uint32_t row) {
+    if (row >= view.base && row - view.base < n) rows.push_back(row - view.base);
+  });
+  TANDEM_ASSIGN_OR_RETURN(filter::Bitmap part, filter::FromRows(filter->codec(), n, rows));
+  if (view.live != nullptr) {
+    TANDEM_ASSIGN_OR_RETURN(part, filter::And(part, *view.live));
+  }
+  return std::make_shared<const filter::Bitmap>(std::move(part));
+}
+
+void AddStats(const index::QueryStats& from, index::QueryStats& to) {
+  to.postings_decoded += from.postings_decoded;
+  to.blocks_decoded += from.blocks_decoded;
+  to.documents_scored += from.documents_scored;
+  to.block_max_skips += from.block_max_skips;
+}
+
+}  // namespace
+
+absl::StatusOr<index::SearchResult> Snapshot::Search(const index::Query& query,
+                                                     const index::SearchContext& context) const {
+  index::Query merged = query;
+  merged.terms = index::MergeRepeatedTerms(query.terms);
+  TANDEM_RETURN_IF_ERROR(index::ValidateQuery(merged));
+  TANDEM_RETURN_IF_ERROR(index::ValidateQueryFilter(merged, docid_limit_));
+  const index::CollectionStatistics stats = Statistics(merged.terms);
+  index::SearchResult result;
+  result.stats.executed_mode =
+      query.mode == index::QueryMode::kAnd ? index::QueryMode::kAnd : index::QueryMode::kOr;
+  // An AND pass over the whole collection finds nothing when a term has no live document; each
+  // segment's pass then finds nothing either, so it is skipped.
+  const bool and_can_match =
+      !merged.terms.empty() &&
+      std::all_of(stats.dfs.begin(), stats.dfs.end(), [](uint64_t df) { return df > 0; });
+
+  // One pass in `mode` over every segment, merged into the snapshot's top k.
+  auto pass = [&](index::QueryMode mode) -> absl::StatusOr<std::vector<index::Hit>> {
+    std::vector<index::Hit> hits;
+    for (const SegmentView& v : segments_) {
+      if (v.live_docs == 0) continue;
+      index::Query part = merged;
+      part.mode = mode;
+      TANDEM_ASSIGN_OR_RETURN(part.filter, SegmentFilter(v, merged.filter.get()));
+      absl::StatusOr<index::PreparedQuery> prepared =
+          index::PreparedQuery::Prepare(v.segment->index(), std::move(part), &stats);
+      if (!prepared.ok()) return prepared.status();
+      absl::StatusOr<index::SearchResult> r = v.segment->engine().Search(*prepared, context);
+      if (!r.ok()) {
+        return absl::Status(r.status().code(), absl::StrCat("segment '", v.segment->name(),
+                                                            "': ", r.status().message()));
+      }
+      AddStats(r->stats, result.stats);
+      for (const index::Hit& h : r->hits) hits.push_back({h.docid + v.base, h.score});
+    }
+    std::sort(hits.begin(), hits.end(), index::RanksBefore);
+    if (hits.size() > merged.k) hits.resize(merged.k);
+    return hits;
+  };
+
+  if (merged.mode != index::QueryMode::kOr && and_can_match) {
+    TANDEM_ASSIGN_OR_RETURN(result.hits, pass(index::QueryMode::kAnd));
+    result.stats.executed_mode = index::QueryMode::kAnd;
+  }
+  const bool or_pass = merged.mode == index::QueryMode::kOr ||
+                       (merged.mode == index::QueryMode::kAndOr && result.hits.size() < merged.k);
+  if (or_pass && !merged.terms.empty()) {
+    TANDEM_ASSIGN_OR_RETURN(result.hits, pass(index::QueryMode::kOr));
+    result.stats.executed_mode = index::QueryMode::kOr;
+  }
+  return result;
+}
+
+std::pair<const SegmentView*, uint32_t> Snapshot::Locate(uint32_t docid) const {
+  auto it = std::upper_bound(segments_.begin(), segments_.end(), docid,
+                             [](uint32_t d, const SegmentView& v) { return d < v.base; });
+  const SegmentView& v = *std::prev(it);
+  return {&v, docid - v.base};
+}
+
+absl::string_view Snapshot::external_id(uint32_t docid) const {
+  auto [view, local] = Locate(docid);
+  return view->segment->index().external_id(local);
+}
+
+std::optional<uint32_t> Snapshot::Find(absl::string_view external_id) const {
+  for (auto it = segments_.rbegin(); it != segments_.rend(); ++it) {
+    for (uint32_t d : it->segment->Find(external_id)) {
+      if (!it->is_deleted(d)) return it->base + d;
+    }
+  }
+  return std::nullopt;
+}
+
+}  // namespace tandem::live

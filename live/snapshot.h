@@ -1,0 +1,127 @@
+// File: snapshot.h
+//
+// What a live index's queries run against: its segments as one refresh left them, each an
+// immutable index directory with the documents deleted from it since it was written. A snapshot
+// never changes; a refresh publishes a new one, and a query holds the one it started on.
+//
+// A snapshot answers exactly as one index built from scratch over its live documents, in segment
+// order: BM25's N, average length and each term's document frequency are the live documents'
+// (CollectionStatistics, index/resolved_query.h), a segment's deleted documents are filtered out
+// before ranking, and the segments' top k merge in rank order, ties to the earlier segment and the
+// lower docID, which is the order of the documents' latest writes. Lucene scores with statistics
+// that still count deleted documents until a merge drops them; a live Tandem index does not.
+//
+//   std::shared_ptr<const Snapshot> snapshot = live_index.snapshot();
+//   TANDEM_ASSIGN_OR_RETURN(index::SearchResult r, snapshot->Search(query, context));
+//   for (const index::Hit& h : r.hits) std::cout << snapshot->external_id(h.docid) << "\n";
+#pragma once
+
+#include <cstdint>
+#include <memory>
+#include <mutex>
+#include <string>
+#include <utility>
+#include <vector>
+
+#include "absl/container/flat_hash_map.h"
+#include "absl/status/statusor.h"
+#include "absl/strings/string_view.h"
+#include "cpu/daat_engine.h"
+#include "filter/bitmap.h"
+#include "index/index.h"
+#include "index/query.h"
+
+namespace tandem::live {
+
+// One immutable segment: an index directory, its CPU engine, and the table that finds a document
+// by its external id (built at the first lookup: the ids are stored in docID order).
+class Segment {
+ public:
+  // Opens the index at `dir`; `name` is how commit points name it ("_3", or "." for the index a
+  // live index started from).
+  static absl::StatusOr<std::shared_ptr<Segment>> Open(const std::string& dir,
+                                                       const std::string& name,
+                                                       const cpu::DaatEngineOptions& engine);
+
+  const std::string& name() const { return name_; }
+  const index::Index& index() const { return *index_; }
+  const cpu::DaatEngine& engine() const { return *engine_; }
+  uint32_t num_docs() const { return index_->num_docs(); }
+  // The docIDs holding `external_id`, in increasing order (one unless a build kept repeats).
+  std::vector<uint32_t> Find(absl::string_view external_id) const;
+
+ private:
+  Segment() = default;
+  std::string name_;
+  std::unique_ptr<index::Index> index_;
+  std::unique_ptr<cpu::DaatEngine> engine_;
+  mutable std::once_flag ids_built_;
+  mutable std::vector<uint32_t> docids_by_id_;  // docIDs sorted by (external id, docID)
+};
+
+// A segment as one snapshot sees it.
+struct SegmentView {
+  std::shared_ptr<const Segment> segment;
+  // Deleted docIDs, sorted; shared between snapshots until the next delete in the segment.
+  std::shared_ptr<const std::vector<uint32_t>> deleted;
+  // The documents not deleted, as the engines' filter; null when none is deleted.
+  std::shared_ptr<const filter::Bitmap> live;
+  uint32_t live_docs = 0;
+  uint64_t live_length = 0;  // the live documents' lengths in terms, summed
+  uint32_t base = 0;         // the snapshot docID of the segment's docID 0
+
+  // Builds the view of `segment` with `deleted` (sorted, each below its num_docs).
+  static absl::StatusOr<SegmentView> Make(std::shared_ptr<const Segment> segment,
+                                          std::shared_ptr<const std::vector<uint32_t>> deleted);
+  bool is_deleted(uint32_t docid) const;
+};
+
+class Snapshot {
+ public:
+  // `views` in segment order; their bases are assigned here. `generation` counts refreshes.
+  Snapshot(std::vector<SegmentView> views, uint64_t generation);
+
+  const std::vector<SegmentView>& segments() const { return segments_; }
+  uint64_t generation() const { return generation_; }
+  // The live documents' count and average length, as a fresh build's manifest would give them.
+  uint64_t num_docs() const { return num_docs_; }
+  uint64_t total_doc_length() const { return total_length_; }
+  float avg_doc_length() const { return avg_doc_length_; }
+  // Documents held, deleted ones included: snapshot docIDs are below this.
+  uint32_t docid_limit() const { return docid_limit_; }
+
+  // The top k of `query` over the live documents, hits in snapshot docIDs. `query.filter`, when
+  // set, is over docid_limit() rows (EvaluateFilter's). INVALID_ARGUMENT for what
+  // index::ValidateQuery refuses; engine errors name the segment.
+  absl::StatusOr<index::SearchResult> Search(const index::Query& query,
+                                             const index::SearchContext& context) const;
+
+  // The segment and its docID of a snapshot docID below docid_limit().
+  std::pair<const SegmentView*, uint32_t> Locate(uint32_t docid) const;
+  absl::string_view external_id(uint32_t docid) const;
+  // The live snapshot docID holding `external_id`, if any.
+  std::optional<uint32_t> Find(absl::string_view external_id) const;
+  // The collection statistics of `terms` (merged, in order) over the live documents.
+  index::CollectionStatistics Statistics(const std::vector<index::QueryTerm>& terms) const;
+
+ private:
+  // A term's document frequency among a view's live documents, counted at the first query that
+  // needs it (its list against the sorted deletes) and kept for the snapshot's life.
+  uint64_t LiveDf(size_t view, const index::TermInfo& term) const;
+
+  std::vector<SegmentView> segments_;
+  uint64_t generation_ = 0;
+  uint64_t num_docs_ = 0;
+  uint64_t total_length_ = 0;
+  float avg_doc_length_ = 1.0f;
+  uint32_t docid_limit_ = 0;
+  mutable std::mutex df_mu_;
+  mutable std::vector<absl::flat_hash_map<uint64_t, uint32_t>> live_dfs_;  // per view, by ordinal
+};
+
+// The number of `deleted` (sorted) that `list` holds, decoding only the blocks they fall in.
+absl::StatusOr<uint32_t> CountDeletedPostings(const index::PostingListView& list,
+                                              const index::BlockCodec& codec,
+                                              const std::vector<uint32_t>& deleted);
+
+}  // namespace tandem::live

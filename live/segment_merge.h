@@ -21,6 +21,9 @@
 //   TANDEM_ASSIGN_OR_RETURN(MergeSummary s,
 //                           MergeSegments({{a.get(), deleted}, {b.get(), {}}}, dir, options));
 //
+// External ids are copied as they are: a document replaced in a later segment must be deleted in
+// the earlier one by the caller (a fresh build refuses a repeated id; the merge does not look).
+//
 // Attributes (filter/attribute_index.h) are rebuilt from the inputs' bitmaps through the builder's
 // own AttributeCollector: keyword values and integer buckets of one value each are exact, and an
 // integer field "length" is the documents' lengths. An integer field of any other name whose

@@ -104,6 +104,10 @@ absl::StatusOr<std::unique_ptr<filter::AttributeIndex>> MergeAttributes(
           "fresh build would",
           segment.directory(), doc, f.name, why));
     };
+    // The field "length", if any: the collector takes each document's length from the document,
+    // as a fresh build does, so the stored one must be that, once.
+    const AttributeField* length_field =
+        segment.attributes()->Find(index_builder::kLengthAttribute);
     size_t next = 0;
     for (uint32_t d = 0; d < segment.num_docs(); ++d) {
       const size_t begin = next;
@@ -111,37 +115,29 @@ absl::StatusOr<std::unique_ptr<filter::AttributeIndex>> MergeAttributes(
       if (new_docids[i][d] == kDroppedDocument) continue;
       doc_values.clear();
       const uint32_t length = segment.doc_length(d);
-      std::vector<int> lengths_seen(fields.size(), 0);
+      int lengths = 0;
       for (size_t v = begin; v < next; ++v) {
         const AttributeField& f = fields[values[v].field];
         const uint32_t key = values[v].key;
-        std::string text;
-        if (f.kind == AttributeKind::kKeyword) {
-          text = f.values[key];
+        if (&f == length_field) {
+          const bool holds = f.kind == AttributeKind::kKeyword
+                                 ? f.values[key] == absl::StrCat(length)
+                                 : f.buckets[key].lo <= length && length <= f.buckets[key].hi;
+          if (!holds || ++lengths > 1) {
+            return unrebuildable(f, d, "does not hold the document's length");
+          }
+        } else if (f.kind == AttributeKind::kKeyword) {
+          doc_values.emplace_back(f.name, f.values[key]);
         } else if (f.buckets[key].lo == f.buckets[key].hi) {
-          text = absl::StrCat(f.buckets[key].lo);
-        } else if (f.name == index_builder::kLengthAttribute) {
-          text = absl::StrCat(length);
-          if (length < f.buckets[key].lo || length > f.buckets[key].hi) text.clear();
+          doc_values.emplace_back(f.name, absl::StrCat(f.buckets[key].lo));
         } else {
           return unrebuildable(f, d,
                                absl::StrCat("holds a bucket of several values, ", f.BucketText(key),
                                             ", not the value itself"));
         }
-        if (f.name == index_builder::kLengthAttribute) {
-          // The collector takes the length from the document, as a fresh build does; the stored
-          // one must be that.
-          if (text != absl::StrCat(length) || ++lengths_seen[values[v].field] > 1) {
-            return unrebuildable(f, d, "does not hold the document's length");
-          }
-          continue;
-        }
-        doc_values.emplace_back(f.name, std::move(text));
       }
-      for (size_t f = 0; f < fields.size(); ++f) {
-        if (fields[f].name == index_builder::kLengthAttribute && lengths_seen[f] != 1) {
-          return unrebuildable(fields[f], d, "does not hold the document's length");
-        }
+      if (length_field != nullptr && lengths != 1) {
+        return unrebuildable(*length_field, d, "does not hold the document's length");
       }
       collector.Add(new_docids[i][d], doc_values, length);
     }

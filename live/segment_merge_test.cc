@@ -78,6 +78,9 @@ std::vector<TestDoc> RandomDocs(const CorpusSpec& spec) {
       doc.terms.push_back(absl::StrCat("w", static_cast<int>(u * u * u * 200)));
     }
     if (d == 0) doc.terms.push_back(absl::StrCat("only", spec.seed));
+    // Words past ASCII: the lexicons merge in byte order, as the writer orders terms.
+    static const char* kWide[] = {"zürich", "éclair", "naïve", "日本", "zz"};
+    if (rng() % 4 == 0) doc.terms.push_back(kWide[rng() % 5]);
     if (rng() % 3 == 0) doc.fields.emplace_back("title", absl::StrCat("title of ", doc.id));
     if (rng() % 5 == 0) doc.fields.emplace_back("url", absl::StrCat("http://x/", d));
     static const char* kLabels[] = {"red", "green", "blue", "gray", "z"};
@@ -471,6 +474,31 @@ TEST_F(SegmentMergeErrorTest, IntegerBucketsOfSeveralValuesCannotBeRebuilt) {
   EXPECT_THAT(s.message(), HasSubstr("\"year\""));
 }
 
+TEST_F(SegmentMergeErrorTest, LengthFieldThatIsNotTheLengthsCannotBeRebuilt) {
+  // Documents of 2 and 1 terms whose "length" says 5.
+  filter::AttributeField length;
+  length.name = "length";
+  length.kind = filter::AttributeKind::kInteger;
+  length.buckets = {{5, 5}};
+  const std::vector<uint32_t> bucket_of_row = {0, 0};
+  absl::StatusOr<filter::BitmapColumns> columns =
+      filter::BuildBitmaps(filter::BitmapCodec::kPlwah, 2, bucket_of_row);
+  ASSERT_TRUE(columns.ok()) << columns.status();
+  length.columns = *std::move(columns);
+  std::vector<filter::AttributeField> fields;
+  fields.push_back(std::move(length));
+  absl::StatusOr<std::unique_ptr<filter::AttributeIndex>> attributes =
+      filter::AttributeIndex::Create(2, filter::BitmapCodec::kPlwah, std::move(fields));
+  ASSERT_TRUE(attributes.ok()) << attributes.status();
+  const std::string dir = tmp_.path() + "/lengths";
+  ASSERT_TRUE(testing::BuildIndex({{"a", "b"}, {"a"}}, dir, "pfor", *std::move(attributes)).ok());
+  std::unique_ptr<Index> segment = Open(dir);
+  ASSERT_NE(segment, nullptr);
+  absl::Status s = Merge({{segment.get(), {}}});
+  EXPECT_EQ(s.code(), absl::StatusCode::kUnimplemented) << s;
+  EXPECT_THAT(s.message(), HasSubstr("does not hold the document's length"));
+}
+
 // --- The merged index is a fresh build. ---
 
 class SegmentMergeCodecTest : public ::testing::TestWithParam<std::string> {};
@@ -494,6 +522,13 @@ TEST_P(SegmentMergeCodecTest, EqualsAFreshBuildOfTheLiveDocuments) {
   ExpectSameIndex(*got, *want);
   // The segments' own words lived only in deleted documents.
   EXPECT_FALSE(got->Lookup("only10").has_value());
+  // Terms past ASCII merged in byte order (the writer refuses any other).
+  int wide = 0;
+  for (uint64_t t = 0; t < got->num_terms(); ++t) {
+    const std::string term = got->term_at(t).term;
+    wide += std::any_of(term.begin(), term.end(), [](char c) { return (c & 0x80) != 0; });
+  }
+  EXPECT_GE(wide, 3);
   EXPECT_EQ(s->documents, want->num_docs());
   EXPECT_EQ(s->deleted_dropped,
             segs.deleted[0].size() + segs.deleted[1].size() + segs.deleted[2].size());

@@ -75,19 +75,26 @@ absl::StatusOr<std::unique_ptr<WriteAheadLog>> WriteAheadLog::Open(
   DIR* d = ::opendir(dir.c_str());
   if (d == nullptr) return IoError(errno, "list", dir);
   std::vector<LogFile> files;
-  while (const dirent* e = ::readdir(d)) {
+  while (true) {
+    errno = 0;  // readdir's end and its error look alike but for errno
+    const dirent* e = ::readdir(d);
+    if (e == nullptr) break;
     const absl::string_view name = e->d_name;
     uint64_t first = 0;
     if (wal::ParseFileName(name, &first)) {
       files.push_back({first, absl::StrCat(dir, "/", name)});
     } else if (absl::StartsWith(name, wal::kFilePrefix)) {
+      // `name` lives in the directory stream: the message takes a copy before it is closed.
+      absl::Status bad = absl::DataLossError(
+          absl::StrCat(dir, "/", name, ": not a log file's name (expected ", wal::kFilePrefix,
+                       " and ", wal::kFileDigits, " digits)"));
       ::closedir(d);
-      return absl::DataLossError(absl::StrCat(dir, "/", name, ": not a log file's name (",
-                                              wal::kFilePrefix, "and ", wal::kFileDigits,
-                                              " digits)"));
+      return bad;
     }
   }
+  const int list_errno = errno;
   ::closedir(d);
+  if (list_errno != 0) return IoError(list_errno, "list", dir);
   std::sort(files.begin(), files.end(),
             [](const LogFile& a, const LogFile& b) { return a.first_seq < b.first_seq; });
 
@@ -125,6 +132,7 @@ absl::StatusOr<std::unique_ptr<WriteAheadLog>> WriteAheadLog::Open(
     if (last) {
       log->active_fd_ = fd;
       log->active_bytes_ = scan->end;
+      log->active_path_ = f.path;
       if (scan->torn > 0) {
         log->torn_tail_bytes_ = scan->torn;
         log->torn_tail_message_ = absl::StrCat(
@@ -238,14 +246,14 @@ void WriteAheadLog::WriteGroup(const std::vector<Writer*>& group) {
 }
 
 absl::Status WriteAheadLog::WriteLocked(absl::string_view bytes) {
-  const std::string& path = files_.back().path;  // only a roll, under io_mu_, changes the back
   uint64_t offset = active_bytes_;
   absl::Status s;
   while (!bytes.empty()) {
     const ssize_t n = ::pwrite(active_fd_, bytes.data(), bytes.size(), static_cast<off_t>(offset));
     if (n < 0 && errno == EINTR) continue;
-    if (n < 0) {
-      s = IoError(errno, "write", path);
+    if (n <= 0) {
+      s = n < 0 ? IoError(errno, "write", active_path_)
+                : absl::InternalError(absl::StrCat("write ", active_path_, ": wrote nothing"));
       break;
     }
     dirty_ = true;
@@ -258,7 +266,7 @@ absl::Status WriteAheadLog::WriteLocked(absl::string_view bytes) {
       dirty_ = false;
       return absl::OkStatus();
     }
-    s = IoError(errno, "fdatasync", path);
+    s = IoError(errno, "fdatasync", active_path_);
     // Only this group was unsynced; cut it back below. Beyond a full disk the kernel may have
     // dropped the group's pages and kept the error from any later fsync: trust nothing more.
     if (!absl::IsResourceExhausted(s)) broken_ = s;
@@ -273,8 +281,15 @@ absl::Status WriteAheadLog::WriteLocked(absl::string_view bytes) {
 
 absl::Status WriteAheadLog::CutBackLocked() {
   if (::ftruncate(active_fd_, static_cast<off_t>(active_bytes_)) != 0) {
-    return IoError(errno, "truncate", files_.back().path);
+    return IoError(errno, "truncate", active_path_);
   }
+  // The cut must be on disk before the next group is written over it: else a crash could leave
+  // the next group's records followed by complete records of the refused one, read back as if
+  // they had been acknowledged.
+  if (::fdatasync(active_fd_) != 0) return IoError(errno, "fdatasync", active_path_);
+  syncs_.fetch_add(1, std::memory_order_relaxed);
+  dirty_ = false;
+  durable_seq_.store(last_seq_.load(std::memory_order_acquire), std::memory_order_release);
   cut_pending_ = false;
   return absl::OkStatus();
 }
@@ -285,7 +300,7 @@ absl::Status WriteAheadLog::SyncLocked() {
   const uint64_t written = last_seq_.load(std::memory_order_acquire);
   if (::fdatasync(active_fd_) != 0) {
     // Records already acknowledged may be lost, and cutting them back would reuse their numbers.
-    broken_ = IoError(errno, "fdatasync", files_.back().path);
+    broken_ = IoError(errno, "fdatasync", active_path_);
     return broken_;
   }
   syncs_.fetch_add(1, std::memory_order_relaxed);
@@ -315,6 +330,7 @@ absl::Status WriteAheadLog::RollLocked(uint64_t next_seq) {
   if (active_fd_ >= 0) ::close(active_fd_);
   active_fd_ = fd;
   active_bytes_ = 0;
+  active_path_ = path;
   std::lock_guard<std::mutex> lock(files_mu_);
   files_.push_back({next_seq, path});
   return absl::OkStatus();

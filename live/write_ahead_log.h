@@ -123,7 +123,8 @@ class WriteAheadLog {
 
   // Calls `fn` on every record with sequence number > `after_seqno`, in order, up to the last
   // acknowledged when Replay started; stops at and returns `fn`'s first error. DATA_LOSS when
-  // records after `after_seqno` were already dropped or a file was damaged since Open.
+  // records after `after_seqno` were already dropped or a file was damaged since Open. Appends may
+  // go on meanwhile; `fn` may not call Replay or DropThrough (they wait for each other).
   absl::Status Replay(
       uint64_t after_seqno,
       const std::function<absl::Status(uint64_t seqno, absl::string_view payload)>& fn) const;
@@ -169,6 +170,7 @@ class WriteAheadLog {
   // The file being appended to; held by the leader for its write and sync, by Sync() and by a roll.
   mutable std::mutex io_mu_;
   int active_fd_ = -1;
+  std::string active_path_;
   uint64_t active_bytes_ = 0;  // end of the last good record in the active file
   bool cut_pending_ = false;   // the file holds bytes past active_bytes_ that a cut-back left
   bool dirty_ = false;         // written since the last fdatasync

@@ -242,6 +242,25 @@ TEST(WriteAheadLogTest, AMisnamedLogFileIsDataLossAndOtherNamesAreLeftAlone) {
   EXPECT_THAT(log.status().message(), HasSubstr("log-12"));
 }
 
+TEST(WriteAheadLogTest, ReplayFindsDamageDoneSinceOpen) {
+  base::TempDir tmp;
+  auto log = OpenOk(tmp.path());
+  ASSERT_NE(log, nullptr);
+  for (int i = 1; i <= 3; ++i) ASSERT_TRUE(log->Append(Payload(i)).ok());
+  const std::string path = FileOf(tmp.path(), 1);
+  std::string bytes = ReadAll(path);
+  bytes[kHeader + Payload(1).size() + kHeader] ^= 0x01;  // record 2's payload
+  WriteAll(path, bytes);
+  Records seen;
+  const absl::Status s = log->Replay(0, [&](uint64_t seqno, absl::string_view payload) {
+    seen.emplace_back(seqno, std::string(payload));
+    return absl::OkStatus();
+  });
+  EXPECT_TRUE(absl::IsDataLoss(s)) << s;
+  EXPECT_THAT(s.message(), HasSubstr(path));
+  EXPECT_EQ(seen, (Records{{1, Payload(1)}}));
+}
+
 TEST(WriteAheadLogTest, ATornTailIsCutAtEveryByteOffsetOfTheLastRecord) {
   base::TempDir tmp;
   WriteRecords(tmp.path(), 3);
@@ -400,6 +419,48 @@ TEST(WriteAheadLogTest, ConcurrentAppendersShareWritesAndSyncs) {
     ASSERT_EQ(seqnos[t][next[t]], records[i].first);
     ++next[t];
   }
+}
+
+TEST(WriteAheadLogTest, AppendsRollDropAndReplayTogether) {
+  base::TempDir tmp;
+  WriteAheadLogOptions options;
+  options.max_file_bytes = 256;
+  options.sync_on_append = false;
+  options.sync_interval = absl::Milliseconds(1);
+  auto log = OpenOk(tmp.path(), options);
+  ASSERT_NE(log, nullptr);
+  std::atomic<bool> stop{false};
+  std::atomic<int> failures{0};
+  std::vector<std::thread> appenders;
+  for (int t = 0; t < 4; ++t) {
+    appenders.emplace_back([&, t] {
+      for (int i = 0; i < 300; ++i) {
+        if (!log->Append(Payload(t * 1000 + i, 10 + i % 40)).ok()) ++failures;
+      }
+    });
+  }
+  // Drops, replays and syncs while the appenders roll files.
+  std::thread maintenance([&] {
+    while (!stop.load()) {
+      if (!log->DropThrough(log->last_sequence() / 2).ok()) ++failures;
+      uint64_t expected = log->first_sequence();
+      const absl::Status s = log->Replay(expected - 1, [&](uint64_t seqno, absl::string_view) {
+        return seqno == expected++ ? absl::OkStatus() : absl::InternalError("out of order");
+      });
+      if (!s.ok() || !log->Sync().ok()) ++failures;
+    }
+  });
+  for (std::thread& t : appenders) t.join();
+  stop = true;
+  maintenance.join();
+  EXPECT_EQ(failures.load(), 0);
+  EXPECT_EQ(log->last_sequence(), 1200u);
+  const uint64_t first = log->first_sequence();
+  log.reset();
+  log = OpenOk(tmp.path(), options);
+  ASSERT_NE(log, nullptr);
+  EXPECT_EQ(log->first_sequence(), first);
+  EXPECT_EQ(ReplayAll(*log, first - 1).size(), 1200 - first + 1);
 }
 
 TEST(WriteAheadLogTest, RollsFilesAndDropsTheCoveredOnes) {

@@ -9,6 +9,7 @@
 #include <cstdint>
 #include <memory>
 #include <string>
+#include <utility>
 #include <vector>
 
 #include "absl/status/status.h"
@@ -84,9 +85,21 @@ struct QueryStats {
   QueryMode executed_mode = QueryMode::kOr;
 };
 
+// What a result's docIDs name when they are not the docIDs of the engine's index: a live index's
+// snapshot of several segments (live/snapshot.h) answers in its own docIDs.
+class DocumentTable {
+ public:
+  virtual ~DocumentTable() = default;
+  virtual absl::string_view external_id(uint32_t docid) const = 0;
+  virtual std::vector<std::pair<absl::string_view, absl::string_view>> stored_fields(
+      uint32_t docid) const = 0;
+};
+
 struct SearchResult {
   std::vector<Hit> hits;  // rank order, at most k
   QueryStats stats;
+  // Where the hits' docIDs are resolved; null: the engine's index.
+  std::shared_ptr<const DocumentTable> documents;
 };
 
 // Per-call limits. Engines poll Check() every few thousand postings and stop early.

@@ -13,10 +13,15 @@ namespace tandem::live {
 
 absl::StatusOr<std::shared_ptr<Segment>> Segment::Open(const std::string& dir,
                                                        const std::string& name,
-                                                       const cpu::DaatEngineOptions& engine) {
+                                                       const cpu::DaatEngineOptions& engine,
+                                                       std::shared_ptr<const index::Index> opened) {
   std::shared_ptr<Segment> segment(new Segment());
   segment->name_ = name;
-  TANDEM_ASSIGN_OR_RETURN(segment->index_, index::Index::Open(dir));
+  if (opened != nullptr) {
+    segment->index_ = std::move(opened);
+  } else {
+    TANDEM_ASSIGN_OR_RETURN(segment->index_, index::Index::Open(dir));
+  }
   if (segment->index_->shard() != nullptr) {
     return absl::InvalidArgumentError(absl::StrCat(
         "segment '", dir, "' is a shard of a collection; a live index takes whole indexes"));
@@ -185,6 +190,8 @@ absl::StatusOr<index::SearchResult> Snapshot::Search(const index::Query& query,
   TANDEM_RETURN_IF_ERROR(index::ValidateQuery(merged));
   TANDEM_RETURN_IF_ERROR(index::ValidateQueryFilter(merged, docid_limit_));
   const index::CollectionStatistics stats = Statistics(merged.terms);
+  // One segment without deletes is its own collection: it scores with its stored norms.
+  const bool own_statistics = segments_.size() == 1 && segments_[0].deleted->empty();
   index::SearchResult result;
   result.stats.executed_mode =
       query.mode == index::QueryMode::kAnd ? index::QueryMode::kAnd : index::QueryMode::kOr;
@@ -202,8 +209,8 @@ absl::StatusOr<index::SearchResult> Snapshot::Search(const index::Query& query,
       index::Query part = merged;
       part.mode = mode;
       TANDEM_ASSIGN_OR_RETURN(part.filter, SegmentFilter(v, merged.filter.get()));
-      absl::StatusOr<index::PreparedQuery> prepared =
-          index::PreparedQuery::Prepare(v.segment->index(), std::move(part), &stats);
+      absl::StatusOr<index::PreparedQuery> prepared = index::PreparedQuery::Prepare(
+          v.segment->index(), std::move(part), own_statistics ? nullptr : &stats);
       if (!prepared.ok()) return prepared.status();
       absl::StatusOr<index::SearchResult> r = v.segment->engine().Search(*prepared, context);
       if (!r.ok()) {
@@ -241,6 +248,12 @@ std::pair<const SegmentView*, uint32_t> Snapshot::Locate(uint32_t docid) const {
 absl::string_view Snapshot::external_id(uint32_t docid) const {
   auto [view, local] = Locate(docid);
   return view->segment->index().external_id(local);
+}
+
+std::vector<std::pair<absl::string_view, absl::string_view>> Snapshot::stored_fields(
+    uint32_t docid) const {
+  auto [view, local] = Locate(docid);
+  return view->segment->index().stored_fields(local);
 }
 
 std::optional<uint32_t> Snapshot::Find(absl::string_view external_id) const {

@@ -38,10 +38,10 @@ namespace tandem::live {
 class Segment {
  public:
   // Opens the index at `dir`; `name` is how commit points name it ("_3", or "." for the index a
-  // live index started from).
-  static absl::StatusOr<std::shared_ptr<Segment>> Open(const std::string& dir,
-                                                       const std::string& name,
-                                                       const cpu::DaatEngineOptions& engine);
+  // live index started from). `opened`, when given, is that index already open (the node's).
+  static absl::StatusOr<std::shared_ptr<Segment>> Open(
+      const std::string& dir, const std::string& name, const cpu::DaatEngineOptions& engine,
+      std::shared_ptr<const index::Index> opened = nullptr);
 
   const std::string& name() const { return name_; }
   const index::Index& index() const { return *index_; }
@@ -53,7 +53,7 @@ class Segment {
  private:
   Segment() = default;
   std::string name_;
-  std::unique_ptr<index::Index> index_;
+  std::shared_ptr<const index::Index> index_;
   std::unique_ptr<cpu::DaatEngine> engine_;
   mutable std::once_flag ids_built_;
   mutable std::vector<uint32_t> docids_by_id_;  // docIDs sorted by (external id, docID)
@@ -76,7 +76,7 @@ struct SegmentView {
   bool is_deleted(uint32_t docid) const;
 };
 
-class Snapshot {
+class Snapshot : public index::DocumentTable {
  public:
   // `views` in segment order; their bases are assigned here. `generation` counts refreshes.
   Snapshot(std::vector<SegmentView> views, uint64_t generation);
@@ -98,7 +98,9 @@ class Snapshot {
 
   // The segment and its docID of a snapshot docID below docid_limit().
   std::pair<const SegmentView*, uint32_t> Locate(uint32_t docid) const;
-  absl::string_view external_id(uint32_t docid) const;
+  absl::string_view external_id(uint32_t docid) const override;
+  std::vector<std::pair<absl::string_view, absl::string_view>> stored_fields(
+      uint32_t docid) const override;
   // The live snapshot docID holding `external_id`, if any.
   std::optional<uint32_t> Find(absl::string_view external_id) const;
   // The collection statistics of `terms` (merged, in order) over the live documents.

@@ -1,0 +1,143 @@
+// File: live_index.h
+//
+// An index that takes writes while it serves, as Lucene's IndexWriter with near-real-time readers:
+// documents are added, replaced and deleted by external id; a refresh makes every acknowledged
+// operation searchable (new documents sealed into a segment, deletes applied to the older ones)
+// and publishes a new Snapshot; a flush writes a commit point. Every answer of a snapshot is the
+// answer of `tandem-index build` over its live documents in the order of their latest write
+// (snapshot.h).
+//
+// On disk (FORMAT.md, "Live index"): the directory DIR holds the commit point `segments_G` (the
+// segments, each one's deleted docIDs and the ids' versions, written whole and renamed into place),
+// one index directory per segment (`_1`, `_2`, ...), and the write-ahead log `wal/`. An index
+// built by `tandem-index build` is a live index of one segment, "." (DIR itself), and opens as
+// such. At Open, segment directories that no commit point names (a refresh or merge the process
+// did not commit before it stopped) are removed and the log after the commit point is replayed.
+//
+//   TANDEM_ASSIGN_OR_RETURN(std::unique_ptr<LiveIndex> live, LiveIndex::Open(dir, {}));
+//   TANDEM_ASSIGN_OR_RETURN(auto outcomes, live->Write({Operation::Index(doc)}));
+//   TANDEM_RETURN_IF_ERROR(live->Refresh());  // searchable
+//   live->snapshot()->Search(query, context);
+#pragma once
+
+#include <cstdint>
+#include <memory>
+#include <mutex>
+#include <optional>
+#include <string>
+#include <thread>
+#include <vector>
+
+#include "absl/container/flat_hash_map.h"
+#include "absl/status/statusor.h"
+#include "absl/synchronization/mutex.h"
+#include "absl/types/span.h"
+#include "cpu/daat_engine.h"
+#include "index/index_writer.h"
+#include "live/operation.h"
+#include "live/snapshot.h"
+#include "live/write_ahead_log.h"
+
+namespace tandem::live {
+
+struct LiveIndexOptions {
+  cpu::DaatEngineOptions engine;
+  // The index at DIR, already open (the node's): segment "." uses it instead of opening it again.
+  std::shared_ptr<const index::Index> opened;
+  // Acknowledge a write once its log record is on disk (fdatasync, shared by the writes of the
+  // moment: group commit); false: once the OS has it, synced within 100 ms (a crash of the
+  // machine, not of the process, may lose the last writes).
+  bool sync_writes = true;
+  // A background refresh this often while operations are buffered; zero: only Refresh().
+  absl::Duration refresh_interval = absl::Seconds(1);
+  // Threads that invert a refresh's documents into a segment.
+  int build_threads = 1;
+};
+
+// What became of one operation of a Write.
+enum class WriteOutcome {
+  kApplied,
+  kStale,     // its version is not newer than the one the index holds for the id: skipped
+  kNotFound,  // a delete of an id the index does not hold (its version is kept as a tombstone)
+};
+
+// Counts for IndexService.GetIndexStats and the node's metrics.
+struct LiveIndexStats {
+  uint64_t generation = 0;           // of the last commit point
+  uint64_t refreshes = 0;            // snapshots published since Open
+  uint64_t segments = 0;             // in the current snapshot
+  uint64_t documents = 0;            // live documents searchable now
+  uint64_t deleted_documents = 0;    // held by segments until a merge drops them
+  uint64_t buffered_operations = 0;  // acknowledged, searchable at the next refresh
+  uint64_t last_sequence = 0;        // of the log
+  uint64_t bytes_indexed = 0;        // documents' text taken by writes since Open
+};
+
+class LiveIndex {
+ public:
+  static absl::StatusOr<std::unique_ptr<LiveIndex>> Open(const std::string& dir,
+                                                         const LiveIndexOptions& options);
+  // Stops the background refresh; what is buffered stays in the log for the next Open.
+  ~LiveIndex();
+
+  // Logs and applies `ops` in order. An invalid operation gets its INVALID_ARGUMENT and the others
+  // still apply. When it returns, every applied operation is durable (LiveIndexOptions) and is
+  // searchable after the next Refresh. The whole call fails (nothing applied) when the log cannot
+  // take the records: RESOURCE_EXHAUSTED for a full disk, INTERNAL for other I/O errors.
+  absl::StatusOr<std::vector<absl::StatusOr<WriteOutcome>>> Write(absl::Span<const Operation> ops);
+
+  // Seals the buffered documents into a segment, applies the buffered deletes and publishes the
+  // snapshot that shows them. A no-op when nothing is buffered.
+  absl::Status Refresh();
+  // Refresh, then a durable commit point; the log before it is dropped.
+  absl::Status Flush();
+
+  std::shared_ptr<const Snapshot> snapshot() const;
+  LiveIndexStats stats() const;
+  const std::string& directory() const { return dir_; }
+
+ private:
+  struct Buffered;
+  LiveIndex(std::string dir, LiveIndexOptions options);
+
+  absl::Status Load();
+  // Opens the log (creating DIR/wal at the first write of an index built offline). Holds mu_.
+  absl::Status OpenLog() ABSL_EXCLUSIVE_LOCKS_REQUIRED(mu_);
+  void RefreshLoop();
+  // Applies one operation (logged, or replayed from the log) to the buffer. Holds mu_.
+  WriteOutcome Apply(const Operation& op) ABSL_EXCLUSIVE_LOCKS_REQUIRED(mu_);
+  // Whether `id` is searchable now or buffered, without a buffered delete.
+  bool Holds(const std::string& id) const ABSL_EXCLUSIVE_LOCKS_REQUIRED(mu_);
+  absl::Status RefreshLocked() ABSL_EXCLUSIVE_LOCKS_REQUIRED(mu_);
+  absl::Status WriteCommitPoint() ABSL_EXCLUSIVE_LOCKS_REQUIRED(mu_);
+  // Removes segment directories and commit points that the commit point does not name.
+  void RemoveUnreferenced() ABSL_EXCLUSIVE_LOCKS_REQUIRED(mu_);
+
+  const std::string dir_;
+  const LiveIndexOptions options_;
+  std::unique_ptr<WriteAheadLog> log_;
+  // The writers' state: the buffer of the next refresh and the ids' versions.
+  mutable absl::Mutex mu_;
+  std::unique_ptr<Buffered> buffer_ ABSL_GUARDED_BY(mu_);
+  struct Version {
+    uint64_t version = 0;
+    bool deleted = false;  // a tombstone
+  };
+  absl::flat_hash_map<std::string, Version> versions_ ABSL_GUARDED_BY(mu_);
+  uint64_t next_segment_ ABSL_GUARDED_BY(mu_) = 1;
+  uint64_t commit_generation_ ABSL_GUARDED_BY(mu_) = 0;
+  uint64_t refreshes_ ABSL_GUARDED_BY(mu_) = 0;
+  // The log's last record that the snapshot's segments and deletes hold.
+  uint64_t refreshed_through_ ABSL_GUARDED_BY(mu_) = 0;
+  uint64_t bytes_indexed_ ABSL_GUARDED_BY(mu_) = 0;
+  bool live_directory_ ABSL_GUARDED_BY(mu_) = false;  // a commit point or a log exists
+  index::IndexWriterOptions segment_options_ ABSL_GUARDED_BY(mu_);
+  mutable std::mutex snapshot_mu_;
+  std::shared_ptr<const Snapshot> snapshot_;
+  // The background refresh.
+  absl::Mutex stop_mu_;
+  bool stopping_ ABSL_GUARDED_BY(stop_mu_) = false;
+  std::thread refresher_;
+};
+
+}  // namespace tandem::live

@@ -1,0 +1,330 @@
+// The live index against a model: random adds, replaces, deletes, refreshes, flushes and reopens;
+// after every refresh each query's answer equals that of a fresh build over the model's live
+// documents in the order of their latest write. Then versions, bad documents, and recovery.
+#include "live/live_index.h"
+
+#include <filesystem>
+#include <fstream>
+#include <map>
+#include <random>
+#include <string>
+#include <vector>
+
+#include "absl/strings/str_cat.h"
+#include "absl/strings/str_join.h"
+#include "base/temp_dir.h"
+#include "gtest/gtest.h"
+#include "index_builder/inverter.h"
+
+namespace tandem::live {
+namespace {
+
+using index_builder::Document;
+
+class DocsReader : public index_builder::DocumentReader {
+ public:
+  explicit DocsReader(std::vector<Document> docs) : docs_(std::move(docs)) {}
+  absl::StatusOr<bool> Next(Document* doc) override {
+    if (next_ == docs_.size()) return false;
+    *doc = docs_[next_++];
+    return true;
+  }
+
+ private:
+  std::vector<Document> docs_;
+  size_t next_ = 0;
+};
+
+absl::Status Build(const std::vector<Document>& docs, const std::string& dir,
+                   const std::string& codec = "pfor") {
+  DocsReader reader(docs);
+  index::IndexWriterOptions writer;
+  writer.codec = codec;
+  index_builder::InverterOptions options;
+  options.threads = 1;
+  return index_builder::BuildIndex(reader, dir, writer, options).status();
+}
+
+Document RandomDocument(std::mt19937& rng, const std::string& id) {
+  std::uniform_int_distribution<int> length(1, 40);
+  std::geometric_distribution<int> word(0.1);
+  std::vector<std::string> words;
+  for (int w = length(rng); w > 0; --w) words.push_back(absl::StrCat("w", word(rng) % 60));
+  Document d;
+  d.external_id = id;
+  d.text = absl::StrJoin(words, " ");
+  d.fields = {{"title", absl::StrCat("title of ", id)}};
+  return d;
+}
+
+// The live documents in the order of their latest write.
+class Model {
+ public:
+  void Put(const Document& d) {
+    Remove(d.external_id);
+    order_[++clock_] = d;
+    where_[d.external_id] = clock_;
+  }
+  void Remove(const std::string& id) {
+    auto it = where_.find(id);
+    if (it == where_.end()) return;
+    order_.erase(it->second);
+    where_.erase(it);
+  }
+  bool Holds(const std::string& id) const { return where_.contains(id); }
+  std::vector<Document> Live() const {
+    std::vector<Document> docs;
+    for (const auto& [clock, d] : order_) docs.push_back(d);
+    return docs;
+  }
+
+ private:
+  uint64_t clock_ = 0;
+  std::map<uint64_t, Document> order_;
+  std::map<std::string, uint64_t> where_;
+};
+
+using Ranked = std::vector<std::pair<std::string, float>>;
+
+// Compares `live`'s snapshot with a fresh build of `model` on random queries.
+void ExpectAnswersOfAFreshBuild(const LiveIndex& live, const Model& model, std::mt19937& rng,
+                                const std::string& scratch, const std::string& codec) {
+  const std::vector<Document> docs = model.Live();
+  std::shared_ptr<const Snapshot> snapshot = live.snapshot();
+  ASSERT_EQ(snapshot->num_docs(), docs.size());
+  if (docs.empty()) return;
+  std::filesystem::remove_all(scratch);
+  ASSERT_TRUE(Build(docs, scratch, codec).ok());
+  absl::StatusOr<std::shared_ptr<Segment>> fresh = Segment::Open(scratch, "fresh", {});
+  ASSERT_TRUE(fresh.ok()) << fresh.status();
+  for (int q = 0; q < 40; ++q) {
+    index::Query query;
+    for (int t = 1 + static_cast<int>(rng() % 3); t > 0; --t) {
+      query.terms.push_back({absl::StrCat("w", rng() % 64), 1.0f});
+    }
+    query.mode = static_cast<index::QueryMode>(rng() % 3);
+    query.k = std::vector<uint32_t>{1, 5, 20}[rng() % 3];
+    absl::StatusOr<index::SearchResult> got = snapshot->Search(query, {});
+    absl::StatusOr<index::SearchResult> want = (*fresh)->engine().Search(query, {});
+    ASSERT_TRUE(got.ok() && want.ok()) << got.status() << want.status();
+    Ranked g, w;
+    for (const index::Hit& h : got->hits) g.emplace_back(snapshot->external_id(h.docid), h.score);
+    for (const index::Hit& h : want->hits) {
+      w.emplace_back((*fresh)->index().external_id(h.docid), h.score);
+    }
+    ASSERT_EQ(g, w) << "query " << q << " k " << query.k;
+  }
+}
+
+LiveIndexOptions ManualRefresh() {
+  LiveIndexOptions options;
+  options.refresh_interval = absl::ZeroDuration();
+  return options;
+}
+
+class LiveIndexModelTest : public ::testing::TestWithParam<std::string> {};
+
+TEST_P(LiveIndexModelTest, EveryRefreshAnswersAsAFreshBuild) {
+  std::mt19937 rng(42);
+  base::TempDir tmp;
+  const std::string dir = tmp.path() + "/live";
+  Model model;
+  std::vector<Document> initial;
+  for (int i = 0; i < 200; ++i) initial.push_back(RandomDocument(rng, absl::StrCat("d", i)));
+  ASSERT_TRUE(Build(initial, dir, GetParam()).ok());
+  for (const Document& d : initial) model.Put(d);
+  absl::StatusOr<std::unique_ptr<LiveIndex>> live = LiveIndex::Open(dir, ManualRefresh());
+  ASSERT_TRUE(live.ok()) << live.status();
+  int next_id = 200, refreshes = 0, reopens = 0;
+  for (int step = 0; step < 60; ++step) {
+    std::vector<Operation> ops;
+    for (int n = static_cast<int>(rng() % 30); n > 0; --n) {
+      const int what = static_cast<int>(rng() % 10);
+      const std::string old_id = absl::StrCat("d", rng() % next_id);
+      if (what < 4) {
+        ops.push_back(Operation::Index(RandomDocument(rng, absl::StrCat("d", next_id++))));
+      } else if (what < 7) {
+        ops.push_back(Operation::Index(RandomDocument(rng, old_id)));  // a replace (or an add)
+      } else {
+        ops.push_back(Operation::Delete(old_id));
+      }
+    }
+    absl::StatusOr<std::vector<absl::StatusOr<WriteOutcome>>> outcomes = (*live)->Write(ops);
+    ASSERT_TRUE(outcomes.ok()) << outcomes.status();
+    for (size_t i = 0; i < ops.size(); ++i) {
+      ASSERT_TRUE((*outcomes)[i].ok());
+      if (ops[i].kind == Operation::Kind::kIndex) {
+        EXPECT_EQ(*(*outcomes)[i], WriteOutcome::kApplied);
+        model.Put(ops[i].document);
+      } else {
+        EXPECT_EQ(*(*outcomes)[i],
+                  model.Holds(ops[i].id()) ? WriteOutcome::kApplied : WriteOutcome::kNotFound)
+            << ops[i].id();
+        model.Remove(ops[i].id());
+      }
+    }
+    const int action = static_cast<int>(rng() % 6);
+    if (action < 3) {
+      ASSERT_TRUE((*live)->Refresh().ok());
+    } else if (action == 3) {
+      ASSERT_TRUE((*live)->Flush().ok());
+    } else if (action == 4) {
+      // A restart without a flush: the log brings every acknowledged operation back.
+      live->reset();
+      live = LiveIndex::Open(dir, ManualRefresh());
+      ASSERT_TRUE(live.ok()) << live.status();
+      ++reopens;
+    } else {
+      continue;  // buffered: the next refresh shows them
+    }
+    ++refreshes;
+    ExpectAnswersOfAFreshBuild(**live, model, rng, tmp.path() + "/fresh", GetParam());
+  }
+  EXPECT_GT(refreshes, 30);
+  EXPECT_GT(reopens, 3);
+  EXPECT_GT((*live)->stats().segments, 3u);
+}
+
+INSTANTIATE_TEST_SUITE_P(Codecs, LiveIndexModelTest,
+                         ::testing::Values("pfor", "rice", "simdbp", "parapfor", "seglrc"));
+
+class LiveIndexTest : public ::testing::Test {
+ protected:
+  void SetUp() override {
+    std::mt19937 rng(1);
+    std::vector<Document> docs;
+    for (int i = 0; i < 20; ++i) docs.push_back(RandomDocument(rng, absl::StrCat("d", i)));
+    ASSERT_TRUE(Build(docs, dir_).ok());
+  }
+  std::unique_ptr<LiveIndex> Open() {
+    absl::StatusOr<std::unique_ptr<LiveIndex>> live = LiveIndex::Open(dir_, ManualRefresh());
+    EXPECT_TRUE(live.ok()) << live.status();
+    return live.ok() ? *std::move(live) : nullptr;
+  }
+  WriteOutcome WriteOne(LiveIndex& live, Operation op) {
+    auto outcomes = live.Write({op});
+    EXPECT_TRUE(outcomes.ok()) << outcomes.status();
+    EXPECT_TRUE((*outcomes)[0].ok()) << (*outcomes)[0].status();
+    return *(*outcomes)[0];
+  }
+  base::TempDir tmp_;
+  const std::string dir_ = tmp_.path() + "/live";
+};
+
+TEST_F(LiveIndexTest, AnIndexBuiltOfflineIsUntouchedUntilItsFirstWrite) {
+  std::unique_ptr<LiveIndex> live = Open();
+  ASSERT_TRUE(live->Refresh().ok());
+  ASSERT_TRUE(live->Flush().ok());
+  EXPECT_FALSE(std::filesystem::exists(dir_ + "/wal"));
+  EXPECT_FALSE(std::filesystem::exists(dir_ + "/segments_1"));
+  EXPECT_EQ(live->snapshot()->num_docs(), 20u);
+  EXPECT_EQ(live->stats().segments, 1u);
+}
+
+TEST_F(LiveIndexTest, OlderVersionsAreSkippedAndDeletesKeepTheirVersion) {
+  std::unique_ptr<LiveIndex> live = Open();
+  std::mt19937 rng(5);
+  EXPECT_EQ(WriteOne(*live, Operation::Index(RandomDocument(rng, "x"), 5)), WriteOutcome::kApplied);
+  EXPECT_EQ(WriteOne(*live, Operation::Index(RandomDocument(rng, "x"), 4)), WriteOutcome::kStale);
+  EXPECT_EQ(WriteOne(*live, Operation::Index(RandomDocument(rng, "x"), 5)), WriteOutcome::kStale);
+  EXPECT_EQ(WriteOne(*live, Operation::Delete("x", 7)), WriteOutcome::kApplied);
+  // A late add older than the delete does not bring the document back, across a restart too.
+  EXPECT_EQ(WriteOne(*live, Operation::Index(RandomDocument(rng, "x"), 6)), WriteOutcome::kStale);
+  ASSERT_TRUE(live->Flush().ok());
+  live.reset();
+  live = Open();
+  EXPECT_EQ(WriteOne(*live, Operation::Index(RandomDocument(rng, "x"), 6)), WriteOutcome::kStale);
+  EXPECT_EQ(WriteOne(*live, Operation::Delete("nobody")), WriteOutcome::kNotFound);
+  EXPECT_EQ(WriteOne(*live, Operation::Index(RandomDocument(rng, "x"), 8)), WriteOutcome::kApplied);
+  ASSERT_TRUE(live->Refresh().ok());
+  EXPECT_TRUE(live->snapshot()->Find("x").has_value());
+}
+
+TEST_F(LiveIndexTest, ABadDocumentIsRefusedAndTheRestApply) {
+  std::unique_ptr<LiveIndex> live = Open();
+  std::mt19937 rng(9);
+  Document no_id = RandomDocument(rng, "");
+  Document bad_text = RandomDocument(rng, "bad");
+  bad_text.text = "caf\xC3";  // a cut UTF-8 sequence
+  Document unnamed = RandomDocument(rng, "unnamed");
+  unnamed.fields = {{"", "v"}};
+  auto outcomes = live->Write({Operation::Index(no_id), Operation::Index(RandomDocument(rng, "a")),
+                               Operation::Index(bad_text), Operation::Index(unnamed),
+                               Operation::Delete(std::string(kMaxIdBytes + 1, 'i'))});
+  ASSERT_TRUE(outcomes.ok());
+  EXPECT_EQ((*outcomes)[0].status().code(), absl::StatusCode::kInvalidArgument);
+  EXPECT_TRUE((*outcomes)[1].ok());
+  EXPECT_EQ((*outcomes)[2].status().code(), absl::StatusCode::kInvalidArgument);
+  EXPECT_NE((*outcomes)[2].status().message().find("text"), std::string::npos);
+  EXPECT_NE((*outcomes)[3].status().message().find("field"), std::string::npos);
+  EXPECT_EQ((*outcomes)[4].status().code(), absl::StatusCode::kInvalidArgument);
+  ASSERT_TRUE(live->Refresh().ok());
+  EXPECT_EQ(live->snapshot()->num_docs(), 21u);
+}
+
+TEST_F(LiveIndexTest, DeletingEveryDocumentLeavesAnEmptySearchableIndex) {
+  std::unique_ptr<LiveIndex> live = Open();
+  std::vector<Operation> ops;
+  for (int i = 0; i < 20; ++i) ops.push_back(Operation::Delete(absl::StrCat("d", i)));
+  ASSERT_TRUE(live->Write(ops).ok());
+  ASSERT_TRUE(live->Flush().ok());
+  EXPECT_EQ(live->snapshot()->num_docs(), 0u);
+  index::Query query;
+  query.terms = {{"w1", 1.0f}};
+  absl::StatusOr<index::SearchResult> r = live->snapshot()->Search(query, {});
+  ASSERT_TRUE(r.ok()) << r.status();
+  EXPECT_TRUE(r->hits.empty());
+  live.reset();
+  live = Open();
+  EXPECT_EQ(live->snapshot()->num_docs(), 0u);
+}
+
+TEST_F(LiveIndexTest, SegmentsNoCommitPointNamesAreRemovedAtOpen) {
+  std::unique_ptr<LiveIndex> live = Open();
+  std::mt19937 rng(2);
+  WriteOne(*live, Operation::Index(RandomDocument(rng, "new")));
+  ASSERT_TRUE(live->Flush().ok());
+  WriteOne(*live, Operation::Index(RandomDocument(rng, "newer")));
+  ASSERT_TRUE(live->Refresh().ok());  // _2, named by no commit point
+  live.reset();
+  std::filesystem::create_directory(dir_ + "/_9.tmp-abc");  // a build cut short
+  ASSERT_TRUE(std::filesystem::exists(dir_ + "/_2"));
+  live = Open();
+  EXPECT_FALSE(std::filesystem::exists(dir_ + "/_9.tmp-abc"));
+  // The log sealed "newer" again, into a segment of its own.
+  EXPECT_TRUE(live->snapshot()->Find("newer").has_value());
+  EXPECT_TRUE(live->snapshot()->Find("new").has_value());
+}
+
+TEST_F(LiveIndexTest, ADamagedCommitPointStopsTheOpenWithTheReason) {
+  std::unique_ptr<LiveIndex> live = Open();
+  std::mt19937 rng(3);
+  WriteOne(*live, Operation::Index(RandomDocument(rng, "new")));
+  ASSERT_TRUE(live->Flush().ok());
+  live.reset();
+  {
+    std::fstream f(dir_ + "/segments_1", std::ios::in | std::ios::out | std::ios::binary);
+    f.seekp(40);
+    f.put('#');
+  }
+  absl::StatusOr<std::unique_ptr<LiveIndex>> reopened = LiveIndex::Open(dir_, ManualRefresh());
+  EXPECT_EQ(reopened.status().code(), absl::StatusCode::kDataLoss);
+  EXPECT_NE(reopened.status().message().find("segments_1"), std::string::npos);
+}
+
+TEST_F(LiveIndexTest, TheBackgroundRefreshMakesWritesSearchable) {
+  LiveIndexOptions options;
+  options.refresh_interval = absl::Milliseconds(20);
+  absl::StatusOr<std::unique_ptr<LiveIndex>> live = LiveIndex::Open(dir_, options);
+  ASSERT_TRUE(live.ok());
+  std::mt19937 rng(4);
+  WriteOne(**live, Operation::Index(RandomDocument(rng, "soon")));
+  const absl::Time deadline = absl::Now() + absl::Seconds(10);
+  while (!(*live)->snapshot()->Find("soon") && absl::Now() < deadline) {
+    absl::SleepFor(absl::Milliseconds(5));
+  }
+  EXPECT_TRUE((*live)->snapshot()->Find("soon").has_value());
+}
+
+}  // namespace
+}  // namespace tandem::live

@@ -114,11 +114,12 @@ absl::StatusOr<std::unique_ptr<WriteAheadLog>> WriteAheadLog::Open(
       scan =
           absl::DataLossError(absl::StrCat(f.path, ": holds no record but is not the last file"));
     }
-    if (scan.ok() && scan->torn > 0) {
-      // Cut the torn tail so that new records follow the last good one, and make the cut durable
-      // before anything is appended after it.
+    if (scan.ok() && last) {
+      // Cut a torn tail so that new records follow the last good one. The sync makes the cut
+      // durable before anything is appended after it, and the records found durable too: a
+      // process that crashed without sync_on_append may have left them in the page cache only.
       absl::Status s;
-      if (::ftruncate(fd, static_cast<off_t>(scan->end)) != 0) {
+      if (scan->torn > 0 && ::ftruncate(fd, static_cast<off_t>(scan->end)) != 0) {
         s = IoError(errno, "truncate", f.path);
       }
       if (s.ok()) s = wal::FsyncFd(fd, f.path);
@@ -286,7 +287,11 @@ absl::Status WriteAheadLog::CutBackLocked() {
   // The cut must be on disk before the next group is written over it: else a crash could leave
   // the next group's records followed by complete records of the refused one, read back as if
   // they had been acknowledged.
-  if (::fdatasync(active_fd_) != 0) return IoError(errno, "fdatasync", active_path_);
+  if (::fdatasync(active_fd_) != 0) {
+    const absl::Status s = IoError(errno, "fdatasync", active_path_);
+    if (!absl::IsResourceExhausted(s)) broken_ = s;  // as SyncLocked's: acknowledged pages
+    return s;
+  }
   syncs_.fetch_add(1, std::memory_order_relaxed);
   dirty_ = false;
   durable_seq_.store(last_seq_.load(std::memory_order_acquire), std::memory_order_release);
@@ -399,7 +404,14 @@ absl::Status WriteAheadLog::Replay(
     std::lock_guard<std::mutex> lock(files_mu_);
     files = files_;
   }
-  if (after_seqno >= last) return absl::OkStatus();
+  if (after_seqno > last) {
+    // Sequence numbers never go back, so a commit point past the end means lost records; appending
+    // on would reuse numbers the commit point already covers.
+    return absl::DataLossError(
+        absl::StrCat(dir_, ": the log ends at sequence number ", last, ", before ", after_seqno,
+                     ", which the caller's commit point covers: acknowledged records are gone"));
+  }
+  if (after_seqno == last) return absl::OkStatus();
   if (after_seqno + 1 < files.front().first_seq) {
     return absl::DataLossError(
         absl::StrCat(dir_, ": records ", after_seqno + 1, " to ", files.front().first_seq - 1,

@@ -8,13 +8,16 @@
 // sequence number only after the records are written and fdatasync'ed: an acknowledged record
 // survives a crash of the process or of the machine. Appenders that arrive while a write is in
 // flight queue up and are written and synced together by the next one of them, the leader (group
-// commit, as IMS Fast Path's and PostgreSQL's XLogFlush, where one backend flushes the WAL for
-// every commit queued behind it; ARIES' log force): N concurrent appenders cost one write and one
-// fdatasync per group, not one per record. With `sync_on_append =
-// false` a record is acknowledged once it is in the operating system's page cache and a background
-// thread syncs every `sync_interval`: it survives a crash of the process but a crash of the machine
-// may lose the records of the last interval (never a record in the middle: what survives is a
-// prefix). Sync() makes every acknowledged record durable in either mode.
+// commit: IMS Fast Path's, and PostgreSQL's XLogFlush, where one backend flushes the WAL for every
+// commit queued behind it; the log force of ARIES): N concurrent appenders cost one write and one
+// fdatasync per group, not one per record.
+//
+// With `sync_on_append = false` a record is acknowledged once it is in the operating system's page
+// cache, and a background thread syncs every `sync_interval`. The risk: an acknowledged record
+// survives a crash of the process, but a crash of the machine (power, kernel) may lose every record
+// of the last interval, and the caller has already answered for them. Use it only where losing that
+// interval is acceptable; Sync() makes every acknowledged record durable in either mode, and
+// durable_sequence() says how far they are.
 //
 // Files. A directory of files named `log-<first sequence number, 20 decimal digits>`; the last is
 // the one appended to, and a new one is started before a write when the current one has reached
@@ -34,6 +37,9 @@
 // Every other damage fails Open with DATA_LOSS naming the file and the byte offset: a bad record
 // followed by a valid one, a bad record in a file that is not the last, a gap or a repeat in the
 // sequence numbers, a file whose name disagrees with its first record. Nothing is skipped silently.
+// (A machine crash that wrote a torn write's pages out of order can leave a valid record after a
+// torn one; that too is DATA_LOSS, for the operator to judge, since the file cannot tell it from
+// damage to acknowledged records.)
 //
 // Errors. A full disk (ENOSPC, EDQUOT, EFBIG) on a write or a sync gives RESOURCE_EXHAUSTED: the
 // group's records are not acknowledged, their sequence numbers are not used, and the file is cut
@@ -52,7 +58,9 @@
 //     return buffer.Apply(seqno, p);
 //   }));
 //   TANDEM_ASSIGN_OR_RETURN(uint64_t seqno, log->Append(EncodeDocument(doc)));  // durable now
-//   ...  // after a commit point covering `covered` is durable:
+//   // A commit point covering `covered` is written only after the log is durable through it:
+//   if (log->durable_sequence() < covered) TANDEM_RETURN_IF_ERROR(log->Sync());
+//   ...  // write the commit point and make it durable, then:
 //   TANDEM_RETURN_IF_ERROR(log->DropThrough(covered));
 #pragma once
 
@@ -108,7 +116,8 @@ class WriteAheadLog {
   WriteAheadLog& operator=(const WriteAheadLog&) = delete;
 
   // Appends one record and returns its sequence number once acknowledged (durable with
-  // sync_on_append).
+  // sync_on_append). INVALID_ARGUMENT over max_payload_bytes; RESOURCE_EXHAUSTED on a full disk
+  // (nothing kept: retry later); after a failed sync, that failure (see Errors above).
   absl::StatusOr<uint64_t> Append(absl::string_view payload);
   // Appends the records in one write, with consecutive sequence numbers, and returns the first:
   // all are acknowledged, or none. INVALID_ARGUMENT for an empty batch.
@@ -118,12 +127,16 @@ class WriteAheadLog {
   absl::Status Sync();
 
   // Deletes the files all of whose records have sequence numbers <= `seqno`, oldest first (a crash
-  // midway leaves a suffix of the log). The file being appended to is kept.
+  // midway leaves a suffix of the log). The file being appended to is kept. The write-ahead rule
+  // is the caller's: a commit point covering `seqno` may be made durable only once
+  // durable_sequence() >= `seqno` (Sync() first without sync_on_append).
   absl::Status DropThrough(uint64_t seqno);
 
   // Calls `fn` on every record with sequence number > `after_seqno`, in order, up to the last
   // acknowledged when Replay started; stops at and returns `fn`'s first error. DATA_LOSS when
-  // records after `after_seqno` were already dropped or a file was damaged since Open. Appends may
+  // records after `after_seqno` were already dropped, when `after_seqno` is past the log's end (a
+  // commit point the log never reached: records it acknowledged are gone, or the directory was
+  // replaced), or when a file was damaged since Open. Appends may
   // go on meanwhile; `fn` may not call Replay or DropThrough (they wait for each other).
   absl::Status Replay(
       uint64_t after_seqno,

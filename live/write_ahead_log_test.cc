@@ -363,6 +363,11 @@ TEST(WriteAheadLogTest, RoundTripsAndContinuesNumberingAfterReopen) {
   EXPECT_EQ(ReplayAll(*log, 3), (Records{{4, binary}, {5, "five"}}));
   EXPECT_EQ(*log->Append("six"), 6u);
   EXPECT_EQ(ReplayAll(*log, 5), (Records{{6, "six"}}));
+  EXPECT_EQ(ReplayAll(*log, 6), Records{});
+  // A commit point past the log's end: the log lost records it acknowledged.
+  const absl::Status past =
+      log->Replay(7, [](uint64_t, absl::string_view) { return absl::OkStatus(); });
+  EXPECT_TRUE(absl::IsDataLoss(past)) << past;
   // The caller's error stops the replay and comes back.
   int calls = 0;
   const absl::Status s = log->Replay(0, [&](uint64_t, absl::string_view) {

@@ -377,6 +377,41 @@ TEST(WriteAheadLogTest, RoundTripsAndContinuesNumberingAfterReopen) {
   EXPECT_EQ(calls, 2);
 }
 
+TEST(WriteAheadLogTest, LargeRecordsAndBatchesReadBackAcrossTheReadBuffer) {
+  base::TempDir tmp;
+  WriteAheadLogOptions options;
+  options.max_file_bytes = 1 << 20;
+  Records expected;
+  {
+    auto log = OpenOk(tmp.path(), options);
+    ASSERT_NE(log, nullptr);
+    // Records that straddle the reader's 1 MiB buffer at every kind of offset, one larger than it.
+    for (int i = 0; i < 40; ++i) {
+      std::string p = Payload(i, 1 + (i * 7919) % 90'000);
+      expected.emplace_back(*log->Append(p), std::move(p));
+    }
+    std::string big = Payload(99, 3 << 20);
+    expected.emplace_back(*log->Append(big), std::move(big));
+    // A batch is never split: this file passes max_file_bytes by most of it.
+    const std::vector<std::string> batch = {Payload(1, 600'000), Payload(2, 600'000),
+                                            Payload(3, 600'000)};
+    const uint64_t first = *log->AppendBatch(batch);
+    for (size_t i = 0; i < batch.size(); ++i) expected.emplace_back(first + i, batch[i]);
+    EXPECT_EQ(*log->Append("tail"), first + 3);
+    expected.emplace_back(first + 3, "tail");
+    EXPECT_EQ(SizeOf(FileOf(tmp.path(), first)), 3 * (kHeader + 600'000));
+  }
+  auto log = OpenOk(tmp.path(), options);
+  ASSERT_NE(log, nullptr);
+  EXPECT_EQ(log->torn_tail_bytes(), 0u);
+  const Records got = ReplayAll(*log);
+  ASSERT_EQ(got.size(), expected.size());
+  for (size_t i = 0; i < got.size(); ++i) {
+    ASSERT_EQ(got[i].first, expected[i].first);
+    ASSERT_TRUE(got[i].second == expected[i].second) << "record " << got[i].first;
+  }
+}
+
 TEST(WriteAheadLogTest, ConcurrentAppendersShareWritesAndSyncs) {
   base::TempDir tmp;
   constexpr int kThreads = 8;

@@ -136,8 +136,8 @@ class WriteAheadLog {
   // acknowledged when Replay started; stops at and returns `fn`'s first error. DATA_LOSS when
   // records after `after_seqno` were already dropped, when `after_seqno` is past the log's end (a
   // commit point the log never reached: records it acknowledged are gone, or the directory was
-  // replaced), or when a file was damaged since Open. Appends may
-  // go on meanwhile; `fn` may not call Replay or DropThrough (they wait for each other).
+  // replaced), or when a file was damaged since Open. Appends may go on meanwhile; `fn` may not
+  // call Replay or DropThrough (they wait for each other).
   absl::Status Replay(
       uint64_t after_seqno,
       const std::function<absl::Status(uint64_t seqno, absl::string_view payload)>& fn) const;

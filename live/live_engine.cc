@@ -9,10 +9,13 @@ absl::StatusOr<index::SearchResult> LiveEngine::Search(const index::PreparedQuer
                                                        const index::SearchContext& context) const {
   TANDEM_RETURN_IF_ERROR(query.CheckPreparedFor(base_));
   std::shared_ptr<const Snapshot> snapshot = live_->snapshot();
-  const bool as_opened =
-      snapshot->segments().size() == 1 && &snapshot->segments()[0].segment->index() != nullptr &&
-      snapshot->segments()[0].segment->name() == "." && snapshot->segments()[0].deleted->empty();
-  if (query.query().filter != nullptr && !as_opened) {
+  // Until its first refresh with a write, the snapshot is the opened index itself: its own engine
+  // answers the query as prepared, with the stored norms and no second lookup.
+  const bool as_opened = snapshot->segments().size() == 1 &&
+                         &snapshot->segments()[0].segment->index() == &base_ &&
+                         snapshot->segments()[0].deleted->empty();
+  if (as_opened) return snapshot->segments()[0].segment->engine().Search(query, context);
+  if (query.query().filter != nullptr) {
     return absl::FailedPreconditionError(
         "filters are not evaluated on an index that has taken writes: its attributes number the "
         "documents as they were built");

@@ -14,6 +14,8 @@
 #include "absl/strings/numbers.h"
 #include "absl/strings/str_cat.h"
 #include "base/status_macros.h"
+#include "base/thread_name.h"
+#include "base/thread_priority.h"
 #include "index/file_format.h"
 #include "index_builder/inverter.h"
 #include "live/commit_point.h"
@@ -90,6 +92,11 @@ absl::StatusOr<std::unique_ptr<LiveIndex>> LiveIndex::Open(const std::string& di
 }
 
 void LiveIndex::RefreshLoop() {
+  base::NameThread("tandem-refresh");
+  if (absl::Status lowered = base::LowerThreadPriority(options_.background_nice); !lowered.ok()) {
+    std::fprintf(stderr, "tandem: live index '%s': the refresh keeps its priority: %s\n",
+                 dir_.c_str(), std::string(lowered.message()).c_str());
+  }
   absl::MutexLock lock(&stop_mu_);
   while (!stopping_) {
     stop_mu_.AwaitWithTimeout(absl::Condition(&stopping_), options_.refresh_interval);
@@ -316,6 +323,8 @@ absl::Status LiveIndex::Flush() {
   absl::MutexLock lock(&mu_);
   TANDEM_RETURN_IF_ERROR(RefreshLocked());
   if (!live_directory_) return absl::OkStatus();  // nothing written: the build is its commit
+  // Write-ahead: the records the commit point covers are on disk before it is.
+  TANDEM_RETURN_IF_ERROR(log_->Sync());
   TANDEM_RETURN_IF_ERROR(WriteCommitPoint());
   RemoveUnreferenced();
   return log_->DropThrough(refreshed_through_);

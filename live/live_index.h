@@ -52,6 +52,9 @@ struct LiveIndexOptions {
   absl::Duration refresh_interval = absl::Seconds(1);
   // Threads that invert a refresh's documents into a segment.
   int build_threads = 1;
+  // Nice levels the background refresh runs below the thread that opens the index (a node's query
+  // workers' priority): sealing and merging yield to queries.
+  int background_nice = 10;
 };
 
 // What became of one operation of a Write.

@@ -75,11 +75,12 @@ namespace {
 
 // The snippet of `docid`'s stored text ("text", kept by --store-text) around `terms`, if it has
 // one.
-void AddSnippet(const index::Index& index, uint32_t docid, const std::vector<std::string>& terms,
-                uint32_t max_bytes, tandem::v1::Hit* hit) {
-  for (const auto& [name, value] : index.stored_fields(docid)) {
+void AddSnippet(const index::Analyzer& analyzer,
+                const std::vector<std::pair<absl::string_view, absl::string_view>>& fields,
+                const std::vector<std::string>& terms, uint32_t max_bytes, tandem::v1::Hit* hit) {
+  for (const auto& [name, value] : fields) {
     if (name != "text") continue;
-    const Snippet snippet = MakeSnippet(index.analyzer(), value, terms, max_bytes);
+    const Snippet snippet = MakeSnippet(analyzer, value, terms, max_bytes);
     tandem::v1::Snippet* out = hit->mutable_snippet();
     out->set_text(snippet.text);
     for (const auto& [begin, end] : snippet.highlights) {
@@ -94,10 +95,10 @@ void AddSnippet(const index::Index& index, uint32_t docid, const std::vector<std
 }
 
 // The stored fields of `docid` that `wanted` names ("*": all), in the document's order.
-void AddStoredFields(const index::Index& index, uint32_t docid,
+void AddStoredFields(const std::vector<std::pair<absl::string_view, absl::string_view>>& fields,
                      const std::vector<std::string>& wanted, tandem::v1::Hit* hit) {
   const bool all = std::find(wanted.begin(), wanted.end(), "*") != wanted.end();
-  for (const auto& [name, value] : index.stored_fields(docid)) {
+  for (const auto& [name, value] : fields) {
     if (all || std::find(wanted.begin(), wanted.end(), name) != wanted.end()) {
       tandem::v1::StoredField* field = hit->add_fields();
       field->set_name(name.data(), name.size());
@@ -322,11 +323,17 @@ void QueryDispatcher::Complete(JobState& job, size_t task, scheduler::QueryOutco
       tandem::v1::Hit* h = r.add_hits();
       h->set_docid(hit.docid);
       h->set_score(hit.score);
-      const absl::string_view id = index.external_id(hit.docid);
+      // A live index's snapshot answers in its own docIDs (index::DocumentTable).
+      const index::DocumentTable* table = result.documents.get();
+      const absl::string_view id =
+          table != nullptr ? table->external_id(hit.docid) : index.external_id(hit.docid);
       h->set_external_id(id.data(), id.size());
-      if (!job.fields[task].empty()) AddStoredFields(index, hit.docid, job.fields[task], h);
+      if (job.fields[task].empty() && job.snippet_bytes[task] == 0) continue;
+      const std::vector<std::pair<absl::string_view, absl::string_view>> fields =
+          table != nullptr ? table->stored_fields(hit.docid) : index.stored_fields(hit.docid);
+      if (!job.fields[task].empty()) AddStoredFields(fields, job.fields[task], h);
       if (job.snippet_bytes[task] > 0) {
-        AddSnippet(index, hit.docid, job.terms[task], job.snippet_bytes[task], h);
+        AddSnippet(index.analyzer(), fields, job.terms[task], job.snippet_bytes[task], h);
       }
     }
     tandem::v1::QueryStats* stats = r.mutable_stats();

@@ -167,19 +167,22 @@ absl::Status Server::Start(const ServerOptions& options) {
   service_ = std::make_unique<SearchService>(
       *dispatcher_, serving->executor().engines(),
       SearchServiceOptions{.max_response_bytes = static_cast<size_t>(grpc.max_send_message_bytes)});
-  index_service_ = std::make_unique<IndexService>(
+  IndexServiceTargets index_targets;
+  index_targets.live = [this] { return Serving()->live(); };
+  index_targets.load =
       [this](const std::string& dir) -> absl::StatusOr<tandem::v1::LoadIndexResponse> {
-        TANDEM_ASSIGN_OR_RETURN(LoadReport report, LoadIndex(dir));
-        tandem::v1::LoadIndexResponse response;
-        response.set_index_id(report.index_id);
-        response.set_documents(report.documents);
-        response.set_generation(report.generation);
-        response.set_open_seconds(report.open_seconds);
-        response.set_warm_seconds(report.warm_seconds);
-        response.set_lists_warmed(report.lists_warmed);
-        return response;
-      },
-      IndexServiceOptions{.read_only = options.read_only});
+    TANDEM_ASSIGN_OR_RETURN(LoadReport report, LoadIndex(dir));
+    tandem::v1::LoadIndexResponse response;
+    response.set_index_id(report.index_id);
+    response.set_documents(report.documents);
+    response.set_generation(report.generation);
+    response.set_open_seconds(report.open_seconds);
+    response.set_warm_seconds(report.warm_seconds);
+    response.set_lists_warmed(report.lists_warmed);
+    return response;
+  };
+  index_service_ = std::make_unique<IndexService>(
+      std::move(index_targets), IndexServiceOptions{.read_only = options.read_only});
   // After the priority is lowered: matching standing queries yields to the query workers.
   TANDEM_RETURN_IF_ERROR(StartSubscriptions(options, *subscription_analyzer_));
 

@@ -111,8 +111,13 @@ struct SubscriptionOptions {
 // uses it; tandem-server fills it from its flags.
 struct ServerOptions {
   std::string index_dir;
-  // Refuse IndexService calls (FAILED_PRECONDITION); SIGHUP still reloads index_dir.
+  // Refuse IndexService calls (FAILED_PRECONDITION): no writes, no loads; SIGHUP still reloads
+  // index_dir.
   bool read_only = false;
+  // Writes (IndexService.Write): acknowledged operations become searchable within this interval
+  // (zero: only at IndexService.Refresh), and are acknowledged once on disk unless !sync_writes.
+  absl::Duration refresh_interval = absl::Seconds(1);
+  bool sync_writes = true;
   std::string metrics_listen = "127.0.0.1:9464";  // empty disables the metrics endpoint
   MetricsSecurity metrics_security;
   GrpcOptions grpc;

@@ -15,6 +15,7 @@
 #include "absl/synchronization/notification.h"
 #include "base/status_macros.h"
 #include "base/thread_name.h"
+#include "live/live_engine.h"
 #include "server/server.h"
 
 namespace tandem::server {
@@ -67,7 +68,47 @@ absl::StatusOr<std::unique_ptr<ServingIndex>> ServingIndex::Open(const std::stri
                         absl::StrCat("cannot create engines: ", engines.status().message()));
   }
   serving->engines_ = *std::move(engines);
+  TANDEM_RETURN_IF_ERROR(serving->OpenLive(dir, options));
   return serving;
+}
+
+absl::Status ServingIndex::OpenLive(const std::string& dir, const ServerOptions& options) {
+  if (options.read_only) {
+    writes_refused_ = "this node is read-only (--read-only): it takes no writes";
+    return absl::OkStatus();
+  }
+  if (index_->shard() != nullptr) {
+    writes_refused_ =
+        "this index is a shard cut by tandem-index shard: it scores with its collection's "
+        "statistics, which writes to one shard would change; write to an unsharded index";
+    return absl::OkStatus();
+  }
+  if (engines_.gpu != nullptr) {
+    writes_refused_ =
+        "this node answers on the GPU, which does not search a written index's segments yet: "
+        "start it with --engines cpu to take writes";
+    return absl::OkStatus();
+  }
+  live::LiveIndexOptions live;
+  live.engine = options.engines.cpu;
+  // Segment "." is the index just opened; the serving index outlives its live index.
+  live.opened = std::shared_ptr<const index::Index>(index_.get(), [](const index::Index*) {});
+  live.refresh_interval = options.refresh_interval;
+  live.sync_writes = options.sync_writes;
+  absl::StatusOr<std::unique_ptr<live::LiveIndex>> opened = live::LiveIndex::Open(dir, live);
+  if (!opened.ok()) {
+    return absl::Status(opened.status().code(),
+                        absl::StrCat("cannot open the live index: ", opened.status().message()));
+  }
+  live_ = *std::move(opened);
+  // Queries then run on the live index's snapshot of the moment.
+  engines_.cpu = std::make_unique<live::LiveEngine>(live_, *index_);
+  return absl::OkStatus();
+}
+
+absl::StatusOr<std::shared_ptr<live::LiveIndex>> ServingIndex::live() const {
+  if (live_ == nullptr) return absl::FailedPreconditionError(writes_refused_);
+  return live_;
 }
 
 ServingIndex::~ServingIndex() {

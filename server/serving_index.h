@@ -22,6 +22,7 @@
 
 #include "absl/status/statusor.h"
 #include "index/index.h"
+#include "live/live_index.h"
 #include "prometheus/registry.h"
 #include "server/engine_factory.h"
 #include "server/executor_factory.h"
@@ -60,14 +61,21 @@ class ServingIndex {
   const ExecutorSet& executors() const { return executors_; }
   scheduler::QueryExecutor& executor() const { return *executors_.executor; }
   QueryTarget& target() { return *target_; }
+  // The live index that takes the node's writes, or why the node takes none (a read-only node, a
+  // GPU engine): FAILED_PRECONDITION with the reason.
+  absl::StatusOr<std::shared_ptr<live::LiveIndex>> live() const;
   // 1 for the index a node starts with, one more for each index it loads after.
   uint64_t generation() const { return generation_; }
 
  private:
   ServingIndex() = default;
+  // Opens the live index at `dir` over index_, unless the node takes no writes (writes_refused_).
+  absl::Status OpenLive(const std::string& dir, const ServerOptions& options);
 
   // Declared in the order they are built; destroyed in reverse, the executor first.
   std::unique_ptr<index::Index> index_;
+  std::shared_ptr<live::LiveIndex> live_;  // null when the node takes no writes
+  std::string writes_refused_;             // why, then
   EngineSet engines_;
   ExecutorSet executors_;
   std::unique_ptr<QueryTarget> target_;

@@ -70,7 +70,13 @@ ABSL_FLAG(std::string, index, "",
           "Index directory to serve (required). SIGHUP re-reads it: the node switches to the index "
           "found there without a restart and without failing a query.");
 ABSL_FLAG(bool, read_only, false,
-          "Refuse the IndexService calls (LoadIndex); SIGHUP still re-reads --index.");
+          "Refuse the IndexService calls (writes, LoadIndex); SIGHUP still re-reads --index.");
+ABSL_FLAG(absl::Duration, refresh_interval, absl::Seconds(1),
+          "Acknowledged writes become searchable within this interval (0: only at "
+          "IndexService.Refresh).");
+ABSL_FLAG(bool, sync_writes, true,
+          "Acknowledge a write once it is on disk (fdatasync, shared by concurrent writes); "
+          "false: once the OS has it (a machine crash may lose the last 100 ms of writes).");
 ABSL_FLAG(std::string, listen, "127.0.0.1:50051",
           "gRPC address, host:port. Loopback unless told otherwise; port 0 picks a free port.");
 ABSL_FLAG(std::string, tls_cert, "",
@@ -158,6 +164,8 @@ tandem::server::ServerOptions OptionsFromFlags() {
   tandem::server::ServerOptions options;
   options.index_dir = absl::GetFlag(FLAGS_index);
   options.read_only = absl::GetFlag(FLAGS_read_only);
+  options.refresh_interval = absl::GetFlag(FLAGS_refresh_interval);
+  options.sync_writes = absl::GetFlag(FLAGS_sync_writes);
   options.metrics_listen = absl::GetFlag(FLAGS_metrics_listen);
   options.allow_insecure = absl::GetFlag(FLAGS_allow_insecure);
   options.metrics_security = {.tls_cert_file = absl::GetFlag(FLAGS_metrics_tls_cert),

@@ -76,6 +76,7 @@ LiveIndex::~LiveIndex() {
     stopping_ = true;
   }
   if (refresher_.joinable()) refresher_.join();
+  if (merger_.joinable()) merger_.join();
 }
 
 absl::StatusOr<std::unique_ptr<LiveIndex>> LiveIndex::Open(const std::string& dir,
@@ -87,6 +88,9 @@ absl::StatusOr<std::unique_ptr<LiveIndex>> LiveIndex::Open(const std::string& di
   TANDEM_RETURN_IF_ERROR(live->Load());
   if (options.refresh_interval > absl::ZeroDuration()) {
     live->refresher_ = std::thread([l = live.get()] { l->RefreshLoop(); });
+  }
+  if (options.background_merges) {
+    live->merger_ = std::thread([l = live.get()] { l->MergeLoop(); });
   }
   return live;
 }
@@ -299,6 +303,7 @@ absl::Status LiveIndex::RefreshLocked() {
                           absl::StrCat("sealing segment '", name, "': ", built.status().message()));
     }
     ++next_segment_;
+    bytes_sealed_ += built->index_bytes;
     TANDEM_ASSIGN_OR_RETURN(std::shared_ptr<Segment> segment,
                             Segment::Open(path, name, options_.engine));
     TANDEM_ASSIGN_OR_RETURN(SegmentView view, SegmentView::Make(std::move(segment), nullptr));
@@ -314,9 +319,17 @@ absl::Status LiveIndex::RefreshLocked() {
   refreshed_through_ = std::max(refreshed_through_, b.last_sequence);
   buffer_ = std::make_unique<Buffered>();
   ++refreshes_;
-  std::lock_guard<std::mutex> s(snapshot_mu_);
-  snapshot_ = std::make_shared<const Snapshot>(std::move(views), old->generation() + 1);
+  Publish(std::move(views));
+  {
+    absl::MutexLock wake(&stop_mu_);
+    merge_wanted_ = true;
+  }
   return absl::OkStatus();
+}
+
+void LiveIndex::Publish(std::vector<SegmentView> views) {
+  std::lock_guard<std::mutex> s(snapshot_mu_);
+  snapshot_ = std::make_shared<const Snapshot>(std::move(views), snapshot_->generation() + 1);
 }
 
 absl::Status LiveIndex::Flush() {
@@ -355,7 +368,11 @@ void LiveIndex::RemoveUnreferenced() {
     uint64_t number = 0;
     const bool segment = absl::StartsWith(name, "_") &&
                          absl::SimpleAtoi(name.substr(1, name.find('.') - 1), &number);
-    if (segment && !named.contains(name) && e.is_directory(ec)) fs::remove_all(e.path(), ec);
+    // A running merge's output, under a name it reserved, is not a leftover.
+    const bool merging = segment && merging_.contains(number);
+    if (segment && !merging && !named.contains(name) && e.is_directory(ec)) {
+      fs::remove_all(e.path(), ec);
+    }
     if (IsStaleCommitPoint(name, commit_generation_)) fs::remove(e.path(), ec);
   }
   (void)SyncDirectory(dir_);
@@ -378,6 +395,9 @@ LiveIndexStats LiveIndex::stats() const {
   s.buffered_operations = buffer_->operations;
   s.last_sequence = log_ != nullptr ? log_->last_sequence() : 0;
   s.bytes_indexed = bytes_indexed_;
+  s.bytes_sealed = bytes_sealed_;
+  s.bytes_merged = bytes_merged_;
+  s.merges = merges_;
   return s;
 }
 

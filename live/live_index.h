@@ -29,11 +29,13 @@
 #include <vector>
 
 #include "absl/container/flat_hash_map.h"
+#include "absl/container/flat_hash_set.h"
 #include "absl/status/statusor.h"
 #include "absl/synchronization/mutex.h"
 #include "absl/types/span.h"
 #include "cpu/daat_engine.h"
 #include "index/index_writer.h"
+#include "live/merge_policy.h"
 #include "live/operation.h"
 #include "live/snapshot.h"
 #include "live/write_ahead_log.h"
@@ -52,9 +54,14 @@ struct LiveIndexOptions {
   absl::Duration refresh_interval = absl::Seconds(1);
   // Threads that invert a refresh's documents into a segment.
   int build_threads = 1;
-  // Nice levels the background refresh runs below the thread that opens the index (a node's query
-  // workers' priority): sealing and merging yield to queries.
+  // Nice levels the background refresh and merges run below the thread that opens the index (a
+  // node's query workers' priority): sealing and merging yield to queries.
   int background_nice = 10;
+  // Merges in the background after refreshes (merge_policy.h), one at a time, on one thread, its
+  // writes paced to merge_bytes_per_second (0: unpaced).
+  bool background_merges = true;
+  MergePolicyOptions merge_policy;
+  uint64_t merge_bytes_per_second = uint64_t{64} << 20;
 };
 
 // What became of one operation of a Write.
@@ -74,6 +81,11 @@ struct LiveIndexStats {
   uint64_t buffered_operations = 0;  // acknowledged, searchable at the next refresh
   uint64_t last_sequence = 0;        // of the log
   uint64_t bytes_indexed = 0;        // documents' text taken by writes since Open
+  // Index bytes written since Open by refreshes (new segments) and by merges: the write
+  // amplification of merging is (sealed + merged) / sealed.
+  uint64_t bytes_sealed = 0;
+  uint64_t bytes_merged = 0;
+  uint64_t merges = 0;
 };
 
 class LiveIndex {
@@ -94,6 +106,11 @@ class LiveIndex {
   absl::Status Refresh();
   // Refresh, then a durable commit point; the log before it is dropped.
   absl::Status Flush();
+  // Merges the segments into at most `max_segments`, dropping deleted documents, and waits for
+  // it. The index built offline merges too (its files stay in DIR until it is rebuilt).
+  absl::Status ForceMerge(size_t max_segments);
+  // Runs the merge the policy picks now, if any; false when there was none.
+  absl::StatusOr<bool> MaybeMerge();
 
   std::shared_ptr<const Snapshot> snapshot() const;
   LiveIndexStats stats() const;
@@ -107,6 +124,15 @@ class LiveIndex {
   // Opens the log (creating DIR/wal at the first write of an index built offline). Holds mu_.
   absl::Status OpenLog() ABSL_EXCLUSIVE_LOCKS_REQUIRED(mu_);
   void RefreshLoop();
+  void MergeLoop();
+  bool MergeOrStop() const ABSL_EXCLUSIVE_LOCKS_REQUIRED(stop_mu_) {
+    return stopping_ || merge_wanted_;
+  }
+  // Publishes a snapshot of `views`, one generation on. Holds mu_.
+  void Publish(std::vector<SegmentView> views) ABSL_EXCLUSIVE_LOCKS_REQUIRED(mu_);
+  // Merges the current snapshot's segments [range) into one and swaps it in, carrying the deletes
+  // made meanwhile. Holds merge_mu_.
+  absl::Status Merge(MergeRange range) ABSL_EXCLUSIVE_LOCKS_REQUIRED(merge_mu_);
   // Applies one operation (logged, or replayed from the log) to the buffer. Holds mu_.
   WriteOutcome Apply(const Operation& op) ABSL_EXCLUSIVE_LOCKS_REQUIRED(mu_);
   // Whether `id` is searchable now or buffered, without a buffered delete.
@@ -133,14 +159,21 @@ class LiveIndex {
   // The log's last record that the snapshot's segments and deletes hold.
   uint64_t refreshed_through_ ABSL_GUARDED_BY(mu_) = 0;
   uint64_t bytes_indexed_ ABSL_GUARDED_BY(mu_) = 0;
-  bool live_directory_ ABSL_GUARDED_BY(mu_) = false;  // a commit point or a log exists
+  uint64_t bytes_sealed_ ABSL_GUARDED_BY(mu_) = 0;
+  uint64_t bytes_merged_ ABSL_GUARDED_BY(mu_) = 0;
+  uint64_t merges_ ABSL_GUARDED_BY(mu_) = 0;
+  absl::flat_hash_set<uint64_t> merging_ ABSL_GUARDED_BY(mu_);  // segment numbers being written
+  absl::Mutex merge_mu_;                                        // one merge at a time
+  bool live_directory_ ABSL_GUARDED_BY(mu_) = false;            // a commit point or a log exists
   index::IndexWriterOptions segment_options_ ABSL_GUARDED_BY(mu_);
   mutable std::mutex snapshot_mu_;
   std::shared_ptr<const Snapshot> snapshot_;
   // The background refresh.
-  absl::Mutex stop_mu_;
+  mutable absl::Mutex stop_mu_;
   bool stopping_ ABSL_GUARDED_BY(stop_mu_) = false;
+  bool merge_wanted_ ABSL_GUARDED_BY(stop_mu_) = true;
   std::thread refresher_;
+  std::thread merger_;
 };
 
 }  // namespace tandem::live

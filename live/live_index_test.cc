@@ -119,6 +119,11 @@ void ExpectAnswersOfAFreshBuild(const LiveIndex& live, const Model& model, std::
 LiveIndexOptions ManualRefresh() {
   LiveIndexOptions options;
   options.refresh_interval = absl::ZeroDuration();
+  options.background_merges = false;
+  // Small levels, so that a few refreshes make a merge.
+  options.merge_policy.floor_documents = 10;
+  options.merge_policy.per_level = 3;
+  options.merge_bytes_per_second = 0;
   return options;
 }
 
@@ -135,8 +140,8 @@ TEST_P(LiveIndexModelTest, EveryRefreshAnswersAsAFreshBuild) {
   for (const Document& d : initial) model.Put(d);
   absl::StatusOr<std::unique_ptr<LiveIndex>> live = LiveIndex::Open(dir, ManualRefresh());
   ASSERT_TRUE(live.ok()) << live.status();
-  int next_id = 200, refreshes = 0, reopens = 0;
-  for (int step = 0; step < 60; ++step) {
+  int next_id = 200, refreshes = 0, reopens = 0, merges = 0;
+  for (int step = 0; step < 100; ++step) {
     std::vector<Operation> ops;
     for (int n = static_cast<int>(rng() % 30); n > 0; --n) {
       const int what = static_cast<int>(rng() % 10);
@@ -163,9 +168,17 @@ TEST_P(LiveIndexModelTest, EveryRefreshAnswersAsAFreshBuild) {
         model.Remove(ops[i].id());
       }
     }
-    const int action = static_cast<int>(rng() % 6);
-    if (action < 3) {
+    const int action = static_cast<int>(rng() % 8);
+    if (action < 2) {
       ASSERT_TRUE((*live)->Refresh().ok());
+    } else if (action == 2) {
+      ASSERT_TRUE((*live)->Refresh().ok());
+      absl::StatusOr<bool> merged = (*live)->MaybeMerge();
+      ASSERT_TRUE(merged.ok()) << merged.status();
+      merges += *merged;
+    } else if (action == 6) {
+      ASSERT_TRUE((*live)->ForceMerge(1 + rng() % 3).ok());
+      ++merges;
     } else if (action == 3) {
       ASSERT_TRUE((*live)->Flush().ok());
     } else if (action == 4) {
@@ -181,8 +194,8 @@ TEST_P(LiveIndexModelTest, EveryRefreshAnswersAsAFreshBuild) {
     ExpectAnswersOfAFreshBuild(**live, model, rng, tmp.path() + "/fresh", GetParam());
   }
   EXPECT_GT(refreshes, 30);
-  EXPECT_GT(reopens, 3);
-  EXPECT_GT((*live)->stats().segments, 3u);
+  EXPECT_GE(reopens, 3);
+  EXPECT_GT(merges, 5);
 }
 
 INSTANTIATE_TEST_SUITE_P(Codecs, LiveIndexModelTest,
@@ -324,6 +337,91 @@ TEST_F(LiveIndexTest, TheBackgroundRefreshMakesWritesSearchable) {
     absl::SleepFor(absl::Milliseconds(5));
   }
   EXPECT_TRUE((*live)->snapshot()->Find("soon").has_value());
+}
+
+}  // namespace
+}  // namespace tandem::live
+
+namespace tandem::live {
+namespace {
+
+// Merges in the background while writers replace and delete and refreshes run: deletes made
+// during a merge reach the merged segment, and the index ends as a fresh build of the model.
+TEST(LiveIndexMergeTest, BackgroundMergesCarryTheDeletesMadeMeanwhile) {
+  std::mt19937 rng(77);
+  base::TempDir tmp;
+  const std::string dir = tmp.path() + "/live";
+  Model model;
+  std::vector<Document> initial;
+  for (int i = 0; i < 50; ++i) initial.push_back(RandomDocument(rng, absl::StrCat("d", i)));
+  ASSERT_TRUE(Build(initial, dir).ok());
+  for (const Document& d : initial) model.Put(d);
+  LiveIndexOptions options;
+  options.refresh_interval = absl::Milliseconds(5);
+  options.merge_policy.floor_documents = 5;
+  options.merge_policy.per_level = 2;
+  options.merge_bytes_per_second = 0;
+  absl::StatusOr<std::unique_ptr<LiveIndex>> live = LiveIndex::Open(dir, options);
+  ASSERT_TRUE(live.ok()) << live.status();
+  for (int round = 0; round < 300; ++round) {
+    std::vector<Operation> ops;
+    for (int n = 0; n < 5; ++n) {
+      const std::string id = absl::StrCat("d", rng() % 120);
+      if (rng() % 4 == 0) {
+        ops.push_back(Operation::Delete(id));
+        model.Remove(id);
+      } else {
+        ops.push_back(Operation::Index(RandomDocument(rng, id)));
+        model.Put(ops.back().document);
+      }
+    }
+    ASSERT_TRUE((*live)->Write(ops).ok());
+    if (round % 50 == 0) absl::SleepFor(absl::Milliseconds(20));
+  }
+  ASSERT_TRUE((*live)->Refresh().ok());
+  // Let the merges that the last refreshes asked for finish.
+  const absl::Time deadline = absl::Now() + absl::Seconds(20);
+  while (absl::Now() < deadline) {
+    absl::StatusOr<bool> more = (*live)->MaybeMerge();
+    ASSERT_TRUE(more.ok()) << more.status();
+    if (!*more) break;
+  }
+  const LiveIndexStats stats = (*live)->stats();
+  EXPECT_GT(stats.merges, 3u);
+  EXPECT_GT(stats.bytes_merged, 0u);
+  std::mt19937 queries(5);
+  ExpectAnswersOfAFreshBuild(**live, model, queries, tmp.path() + "/fresh", "pfor");
+  // And after a restart from the log and the last commit point.
+  ASSERT_TRUE((*live)->Flush().ok());
+  live->reset();
+  live = LiveIndex::Open(dir, options);
+  ASSERT_TRUE(live.ok()) << live.status();
+  ExpectAnswersOfAFreshBuild(**live, model, queries, tmp.path() + "/fresh", "pfor");
+}
+
+TEST(MergePolicyTest, MergesRunsOfOneLevelAndMostlyDeletedSegments) {
+  MergePolicyOptions options;
+  options.floor_documents = 10;
+  options.per_level = 3;
+  // Three small segments after a large one: they merge; two do not.
+  EXPECT_FALSE(FindMerge({{1000, 0}, {5, 0}, {8, 0}}, options));
+  const auto run = FindMerge({{1000, 0}, {5, 0}, {8, 0}, {3, 0}}, options);
+  ASSERT_TRUE(run);
+  EXPECT_EQ(run->begin, 1u);
+  EXPECT_EQ(run->end, 4u);
+  // A segment over a quarter deleted is rewritten alone, unless all of it is.
+  const auto expunge = FindMerge({{1000, 0}, {100, 40}}, options);
+  ASSERT_TRUE(expunge);
+  EXPECT_EQ(expunge->begin, 1u);
+  EXPECT_EQ(expunge->end, 2u);
+  EXPECT_FALSE(FindMerge({{1000, 0}, {100, 100}}, options));
+  // Segments before first_mergeable never merge.
+  options.first_mergeable = 3;
+  EXPECT_FALSE(FindMerge({{5, 0}, {5, 0}, {5, 0}}, options));
+  EXPECT_EQ(ForcedMerges(5, 2).size(), 2u);
+  EXPECT_EQ(ForcedMerges(5, 2)[0].end, 3u);
+  EXPECT_TRUE(ForcedMerges(2, 2).empty());
+  EXPECT_TRUE(ForcedMerges(3, 0).empty());
 }
 
 }  // namespace

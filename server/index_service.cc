@@ -146,6 +146,19 @@ grpc::Status IndexService::Flush(grpc::ServerContext*, const tandem::v1::FlushRe
   return grpc::Status::OK;
 }
 
+grpc::Status IndexService::ForceMerge(grpc::ServerContext*,
+                                      const tandem::v1::ForceMergeRequest* request,
+                                      tandem::v1::ForceMergeResponse* response) {
+  absl::StatusOr<std::shared_ptr<live::LiveIndex>> live = Live();
+  if (!live.ok()) return rpc::ToGrpcStatus(live.status());
+  const size_t max_segments = request->max_segments() == 0 ? 1 : request->max_segments();
+  if (absl::Status s = (*live)->ForceMerge(max_segments); !s.ok()) return rpc::ToGrpcStatus(s);
+  const live::LiveIndexStats stats = (*live)->stats();
+  response->set_segments(stats.segments);
+  response->set_documents(stats.documents);
+  return grpc::Status::OK;
+}
+
 grpc::Status IndexService::GetIndexStats(grpc::ServerContext*,
                                          const tandem::v1::GetIndexStatsRequest*,
                                          tandem::v1::IndexStats* response) {
@@ -161,6 +174,9 @@ grpc::Status IndexService::GetIndexStats(grpc::ServerContext*,
   response->set_commit_generation(stats.generation);
   response->set_refreshes(stats.refreshes);
   response->set_last_sequence(stats.last_sequence);
+  response->set_bytes_sealed(stats.bytes_sealed);
+  response->set_bytes_merged(stats.bytes_merged);
+  response->set_merges(stats.merges);
   return grpc::Status::OK;
 }
 

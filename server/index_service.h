@@ -50,6 +50,9 @@ class IndexService final : public tandem::v1::IndexService::Service {
                        tandem::v1::RefreshResponse* response) override;
   grpc::Status Flush(grpc::ServerContext* context, const tandem::v1::FlushRequest* request,
                      tandem::v1::FlushResponse* response) override;
+  grpc::Status ForceMerge(grpc::ServerContext* context,
+                          const tandem::v1::ForceMergeRequest* request,
+                          tandem::v1::ForceMergeResponse* response) override;
   grpc::Status GetIndexStats(grpc::ServerContext* context,
                              const tandem::v1::GetIndexStatsRequest* request,
                              tandem::v1::IndexStats* response) override;

@@ -44,6 +44,7 @@
 #include "index_builder/shard.h"
 #include "index_builder/synth.h"
 #include "tools/tandem_index_expert.h"
+#include "tools/tandem_index_live.h"
 
 ABSL_FLAG(std::string, input, "", "build: input file or directory");
 ABSL_FLAG(std::string, format, "",
@@ -560,7 +561,10 @@ int main(int argc, char** argv) {
   const std::string command = args.empty() ? "" : args[0];
   if (command == "build" && args.size() == 1) return Build();
   if (command == "synth" && args.size() == 1) return Synth();
-  if (command == "inspect" && args.size() == 2) return Inspect(args[1]);
+  if (command == "inspect" && args.size() == 2) {
+    const int rc = Inspect(args[1]);
+    return rc != 0 ? rc : tandem::InspectLive(args[1]);
+  }
   if (command == "lookup" && args.size() == 3) return Lookup(args[1], args[2]);
   if (command == "gpu-layouts" && args.size() == 2) return GpuLayouts(args[1]);
   if (command == "import" && args.size() == 2) return Import(args[1]);

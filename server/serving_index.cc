@@ -86,7 +86,7 @@ absl::Status ServingIndex::OpenLive(const std::string& dir, const ServerOptions&
   if (engines_.gpu != nullptr) {
     writes_refused_ =
         "this node answers on the GPU, which does not search a written index's segments yet: "
-        "start it with --engines cpu to take writes";
+        "start it with --gpu off to take writes";
     return absl::OkStatus();
   }
   live::LiveIndexOptions live;

@@ -132,7 +132,9 @@ absl::Status UnknownField(const FilterNode& node, const AttributeIndex& attribut
 }
 
 // The entries of a term or IN on an integer field: each value an integer in a bucket of one value.
-absl::Status BindIntegers(const FilterNode& node, const AttributeField& field,
+// `part`: the index is one part of a collection, where a value no document of this part has
+// matches nothing here (EvaluateFilterOnPart).
+absl::Status BindIntegers(const FilterNode& node, const AttributeField& field, bool part,
                           std::vector<uint32_t>* ids) {
   for (const std::string& text : node.values) {
     const std::optional<int64_t> value = ParseFilterInteger(text);
@@ -141,6 +143,7 @@ absl::Status BindIntegers(const FilterNode& node, const AttributeField& field,
                                   field.name, "\" is an integer field)"));
     }
     const std::optional<uint32_t> id = field.BucketOf(*value);
+    if (!id && part) continue;
     if (!id) {
       return Invalid(absl::StrCat("unknown value ", *value, " of integer field \"", field.name,
                                   "\": no document has it"));
@@ -195,12 +198,13 @@ absl::Status BindRange(const FilterNode& node, const AttributeField& field,
   return absl::OkStatus();
 }
 
-absl::StatusOr<Bound> Bind(const FilterNode& node, const AttributeIndex& attributes) {
+absl::StatusOr<Bound> Bind(const FilterNode& node, const AttributeIndex& attributes,
+                           bool part = false) {
   Bound bound;
   bound.kind = node.kind;
   if (node.kind == Kind::kAnd || node.kind == Kind::kOr || node.kind == Kind::kNot) {
     for (const FilterNode& child : node.children) {
-      TANDEM_ASSIGN_OR_RETURN(bound.children.emplace_back(), Bind(child, attributes));
+      TANDEM_ASSIGN_OR_RETURN(bound.children.emplace_back(), Bind(child, attributes, part));
     }
     return bound;
   }
@@ -215,6 +219,7 @@ absl::StatusOr<Bound> Bind(const FilterNode& node, const AttributeIndex& attribu
     }
     for (const std::string& value : node.values) {
       const std::optional<uint32_t> id = field->ValueId(value);
+      if (!id && part) continue;
       if (!id) {
         return Invalid(absl::StrCat("unknown value \"", absl::CHexEscape(value),
                                     "\" of keyword field \"", field->name, "\""));
@@ -224,7 +229,7 @@ absl::StatusOr<Bound> Bind(const FilterNode& node, const AttributeIndex& attribu
   } else if (node.kind == Kind::kRange) {
     TANDEM_RETURN_IF_ERROR(BindRange(node, *field, &ids));
   } else {
-    TANDEM_RETURN_IF_ERROR(BindIntegers(node, *field, &ids));
+    TANDEM_RETURN_IF_ERROR(BindIntegers(node, *field, part, &ids));
   }
   std::sort(ids.begin(), ids.end());
   ids.erase(std::unique(ids.begin(), ids.end()), ids.end());
@@ -431,6 +436,13 @@ absl::Status ValidateFilter(const FilterNode& filter) {
 absl::StatusOr<Bitmap> EvaluateFilter(const FilterNode& filter, const AttributeIndex& attributes) {
   TANDEM_RETURN_IF_ERROR(ValidateFilter(filter));
   TANDEM_ASSIGN_OR_RETURN(Bound bound, Bind(filter, attributes));
+  return Evaluate(bound, attributes);
+}
+
+absl::StatusOr<Bitmap> EvaluateFilterOnPart(const FilterNode& filter,
+                                            const AttributeIndex& attributes) {
+  TANDEM_RETURN_IF_ERROR(ValidateFilter(filter));
+  TANDEM_ASSIGN_OR_RETURN(Bound bound, Bind(filter, attributes, /*part=*/true));
   return Evaluate(bound, attributes);
 }
 

@@ -113,6 +113,12 @@ absl::Status ValidateFilter(const FilterNode& filter);
 // on which documents have which values.
 absl::StatusOr<Bitmap> EvaluateFilter(const FilterNode& filter, const AttributeIndex& attributes);
 
+// EvaluateFilter for an index that is one part of a collection (a live index's segment): a keyword
+// or integer value that no document of this part has matches nothing here, as other parts may
+// hold it. The other errors are EvaluateFilter's.
+absl::StatusOr<Bitmap> EvaluateFilterOnPart(const FilterNode& filter,
+                                            const AttributeIndex& attributes);
+
 // A filter compiled for evaluation a few rows at a time straight from the compressed columns, as
 // gpu/filter_eval.h does on the device (one thread per chunk of 31 rows): a postfix program over a
 // stack of row words. kColumn pushes the rows of one column (numbered in attribute order: the

@@ -778,6 +778,23 @@ TEST_F(EvaluateFilterErrors, KeywordFields) {
   EXPECT_THAT(Error("domain = 1..2"), HasSubstr("keyword field \"domain\""));
 }
 
+// On one part of a collection, a value this part lacks matches nothing here; what no part could
+// answer exactly (a bound inside a bucket, an unknown field) is still refused.
+TEST_F(EvaluateFilterErrors, OnAPartAValueItLacksMatchesNothing) {
+  auto rows = [&](std::string_view text) -> std::vector<uint32_t> {
+    absl::StatusOr<Bitmap> docs = EvaluateFilterOnPart(Parsed(text), *index_);
+    EXPECT_TRUE(docs.ok()) << text << ": " << docs.status();
+    return docs.ok() ? docs->Rows() : std::vector<uint32_t>{99};
+  };
+  EXPECT_EQ(rows("domain = c.com"), std::vector<uint32_t>{});
+  EXPECT_EQ(rows("domain IN (a.com, c.com)"), (std::vector<uint32_t>{0, 3}));
+  EXPECT_EQ(rows("NOT year = 2002"), (std::vector<uint32_t>{0, 1, 2, 3}));
+  EXPECT_EQ(rows("year IN (1999, 2001)"), std::vector<uint32_t>{1});
+  for (const char* refused : {"length = 150", "lang = en", "year = abc"}) {
+    EXPECT_FALSE(EvaluateFilterOnPart(Parsed(refused), *index_).ok()) << refused;
+  }
+}
+
 TEST_F(EvaluateFilterErrors, IntegerFields) {
   EXPECT_THAT(Error("year = abc"),
               HasSubstr("\"abc\" is not an integer (field \"year\" is an integer field)"));

@@ -17,6 +17,7 @@
 #include "absl/time/clock.h"
 #include "absl/time/time.h"
 #include "filter/bitmap.h"
+#include "filter/filter.h"
 #include "index/bm25.h"
 
 namespace tandem::index {
@@ -49,6 +50,9 @@ struct Query {
   // null: every document. It never changes a score: the hits are the top k of the allowed
   // documents. Its num_rows must be the index's document count.
   std::shared_ptr<const filter::Bitmap> filter;
+  // The filter as the request gave it, when `filter` came from one: an index of several segments
+  // (live/snapshot.h) evaluates it against each segment's attributes.
+  std::shared_ptr<const filter::FilterNode> filter_expression;
 };
 
 // Checks k (1..kMaxK), BM25 parameters (k1 in [0, 100], b in [0, 1], finite) and term weights

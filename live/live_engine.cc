@@ -15,10 +15,10 @@ absl::StatusOr<index::SearchResult> LiveEngine::Search(const index::PreparedQuer
                          &snapshot->segments()[0].segment->index() == &base_ &&
                          snapshot->segments()[0].deleted->empty();
   if (as_opened) return snapshot->segments()[0].segment->engine().Search(query, context);
-  if (query.query().filter != nullptr) {
+  if (query.query().filter != nullptr && query.query().filter_expression == nullptr) {
     return absl::FailedPreconditionError(
-        "filters are not evaluated on an index that has taken writes: its attributes number the "
-        "documents as they were built");
+        "a filter bitmap numbers the documents as the index was built, which an index that took "
+        "writes no longer does: give the filter as an expression");
   }
   TANDEM_ASSIGN_OR_RETURN(index::SearchResult result, snapshot->Search(query.query(), context));
   result.documents = std::move(snapshot);

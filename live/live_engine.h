@@ -26,8 +26,8 @@ class LiveEngine : public index::Engine {
   const index::Index& index() const override { return base_; }
   using index::Engine::Search;
   using index::Engine::SearchBatch;
-  // FAILED_PRECONDITION for a query with a filter once the index has taken writes: filters are
-  // evaluated against the opened index's attributes, which no longer number the documents.
+  // Once the index has taken writes a filter is evaluated per segment from its expression
+  // (Query::filter_expression); a bare bitmap is FAILED_PRECONDITION.
   absl::StatusOr<index::SearchResult> Search(const index::PreparedQuery& query,
                                              const index::SearchContext& context) const override;
 

@@ -171,6 +171,14 @@ absl::Status LiveIndex::Load() {
   segment_options_.analyzer = first.manifest().analyzer;
   segment_options_.bm25 = first.manifest().bm25;
   segment_options_.source_format = "live";
+  if (const filter::AttributeIndex* attributes = first.attributes()) {
+    bitmap_codec_ = attributes->codec();
+    for (const filter::AttributeField& f : attributes->fields()) {
+      attribute_specs_.push_back({f.name, f.kind == filter::AttributeKind::kInteger
+                                              ? index_builder::AttributeType::kInteger
+                                              : index_builder::AttributeType::kKeyword});
+    }
+  }
   segment_options_.overwrite = false;
   {
     std::lock_guard<std::mutex> s(snapshot_mu_);
@@ -296,6 +304,8 @@ absl::Status LiveIndex::RefreshLocked() {
     index_builder::InverterOptions build;
     build.threads = std::max(1, options_.build_threads);
     build.memory_budget_bytes = 256ull << 20;
+    build.attributes = attribute_specs_;
+    build.bitmap_codec = bitmap_codec_;
     absl::StatusOr<index_builder::BuildSummary> built =
         index_builder::BuildIndex(reader, path, segment_options_, build);
     if (!built.ok()) {

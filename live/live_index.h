@@ -35,6 +35,7 @@
 #include "absl/types/span.h"
 #include "cpu/daat_engine.h"
 #include "index/index_writer.h"
+#include "index_builder/attribute_collector.h"
 #include "live/merge_policy.h"
 #include "live/operation.h"
 #include "live/snapshot.h"
@@ -166,6 +167,9 @@ class LiveIndex {
   absl::Mutex merge_mu_;                                        // one merge at a time
   bool live_directory_ ABSL_GUARDED_BY(mu_) = false;            // a commit point or a log exists
   index::IndexWriterOptions segment_options_ ABSL_GUARDED_BY(mu_);
+  // The attributes every segment stores: those of the index the live index started from.
+  std::vector<index_builder::AttributeSpec> attribute_specs_ ABSL_GUARDED_BY(mu_);
+  filter::BitmapCodec bitmap_codec_ ABSL_GUARDED_BY(mu_) = filter::BitmapCodec::kPlwah;
   mutable std::mutex snapshot_mu_;
   std::shared_ptr<const Snapshot> snapshot_;
   // The background refresh.

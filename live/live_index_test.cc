@@ -13,6 +13,7 @@
 #include "absl/strings/str_cat.h"
 #include "absl/strings/str_join.h"
 #include "base/temp_dir.h"
+#include "filter/filter.h"
 #include "gtest/gtest.h"
 #include "index_builder/inverter.h"
 
@@ -422,6 +423,92 @@ TEST(MergePolicyTest, MergesRunsOfOneLevelAndMostlyDeletedSegments) {
   EXPECT_EQ(ForcedMerges(5, 2)[0].end, 3u);
   EXPECT_TRUE(ForcedMerges(2, 2).empty());
   EXPECT_TRUE(ForcedMerges(3, 0).empty());
+}
+
+}  // namespace
+}  // namespace tandem::live
+
+namespace tandem::live {
+namespace {
+
+// Filters on a written index: each segment evaluates the expression against its own attributes,
+// and the answers equal a fresh build's with the same attributes.
+TEST(LiveIndexFilterTest, FiltersAnswerAsOnAFreshBuild) {
+  std::mt19937 rng(31);
+  base::TempDir tmp;
+  const std::string dir = tmp.path() + "/live";
+  const std::vector<index_builder::AttributeSpec> specs = {
+      {"label", index_builder::AttributeType::kKeyword},
+      {"year", index_builder::AttributeType::kInteger}};
+  auto with_attributes = [&](Document d) {
+    d.attributes = {{"label", rng() % 3 == 0 ? "spam" : "ham"},
+                    {"year", absl::StrCat(2000 + rng() % 6)}};
+    return d;
+  };
+  auto build = [&](const std::vector<Document>& docs, const std::string& out) {
+    DocsReader reader(docs);
+    index_builder::InverterOptions options;
+    options.threads = 1;
+    options.attributes = specs;
+    return index_builder::BuildIndex(reader, out, {}, options).status();
+  };
+  Model model;
+  std::vector<Document> initial;
+  for (int i = 0; i < 100; ++i) {
+    initial.push_back(with_attributes(RandomDocument(rng, absl::StrCat("d", i))));
+  }
+  ASSERT_TRUE(build(initial, dir).ok());
+  for (const Document& d : initial) model.Put(d);
+  absl::StatusOr<std::unique_ptr<LiveIndex>> live = LiveIndex::Open(dir, ManualRefresh());
+  ASSERT_TRUE(live.ok()) << live.status();
+  for (int step = 0; step < 12; ++step) {
+    std::vector<Operation> ops;
+    for (int n = 0; n < 15; ++n) {
+      const std::string id = absl::StrCat("d", rng() % 160);
+      if (rng() % 5 == 0) {
+        ops.push_back(Operation::Delete(id));
+        model.Remove(id);
+      } else {
+        ops.push_back(Operation::Index(with_attributes(RandomDocument(rng, id))));
+        model.Put(ops.back().document);
+      }
+    }
+    ASSERT_TRUE((*live)->Write(ops).ok());
+    ASSERT_TRUE((*live)->Refresh().ok());
+    if (step % 4 == 3) ASSERT_TRUE((*live)->ForceMerge(2).ok());
+    const std::string fresh_dir = absl::StrCat(tmp.path(), "/fresh", step);
+    ASSERT_TRUE(build(model.Live(), fresh_dir).ok());
+    absl::StatusOr<std::shared_ptr<Segment>> fresh = Segment::Open(fresh_dir, "fresh", {});
+    ASSERT_TRUE(fresh.ok()) << fresh.status();
+    std::shared_ptr<const Snapshot> snapshot = (*live)->snapshot();
+    for (const char* text : {"label = spam", "year >= 2003", "label = ham AND NOT year = 2001",
+                             "year IN (2000, 2005) OR label = spam"}) {
+      absl::StatusOr<filter::FilterNode> expression = filter::ParseFilter(text);
+      ASSERT_TRUE(expression.ok()) << expression.status();
+      for (const char* word : {"w0", "w1", "w3"}) {
+        index::Query query;
+        query.terms = {{word, 1.0f}};
+        query.k = 15;
+        query.filter_expression = std::make_shared<const filter::FilterNode>(*expression);
+        absl::StatusOr<index::SearchResult> got = snapshot->Search(query, {});
+        ASSERT_TRUE(got.ok()) << got.status();
+        absl::StatusOr<filter::Bitmap> allowed =
+            filter::EvaluateFilter(*expression, *(*fresh)->index().attributes());
+        ASSERT_TRUE(allowed.ok());
+        query.filter_expression = nullptr;
+        query.filter = std::make_shared<const filter::Bitmap>(*std::move(allowed));
+        absl::StatusOr<index::SearchResult> want = (*fresh)->engine().Search(query, {});
+        ASSERT_TRUE(want.ok()) << want.status();
+        Ranked g, w;
+        for (const index::Hit& h : got->hits)
+          g.emplace_back(snapshot->external_id(h.docid), h.score);
+        for (const index::Hit& h : want->hits) {
+          w.emplace_back((*fresh)->index().external_id(h.docid), h.score);
+        }
+        ASSERT_EQ(g, w) << text << " " << word << " step " << step;
+      }
+    }
+  }
 }
 
 }  // namespace

@@ -6,6 +6,7 @@
 
 #include "absl/strings/str_cat.h"
 #include "base/status_macros.h"
+#include "filter/filter.h"
 #include "index/prepared_query.h"
 #include "index/resolved_query.h"
 
@@ -69,8 +70,10 @@ absl::StatusOr<SegmentView> SegmentView::Make(
   view.live_length = index.stats().total_doc_length;
   for (uint32_t d : *deleted) view.live_length -= index.doc_length(d);
   if (!deleted->empty()) {
-    TANDEM_ASSIGN_OR_RETURN(filter::Bitmap gone,
-                            filter::FromRows(filter::BitmapCodec::kWah, n, *deleted));
+    // In the codec of the segment's attribute bitmaps, which filters AND it with.
+    const filter::BitmapCodec codec =
+        index.attributes() != nullptr ? index.attributes()->codec() : filter::BitmapCodec::kWah;
+    TANDEM_ASSIGN_OR_RETURN(filter::Bitmap gone, filter::FromRows(codec, n, *deleted));
     view.live = std::make_shared<const filter::Bitmap>(filter::Not(gone));
   }
   view.segment = std::move(segment);
@@ -157,10 +160,29 @@ index::CollectionStatistics Snapshot::Statistics(const std::vector<index::QueryT
 
 namespace {
 
-// The rows of `filter` (over a whole snapshot) that fall in `view`, as its docIDs, ANDed with its
-// live documents. Null when neither restricts the segment.
+// The documents of `view` that `query`'s filter allows, ANDed with its live documents: the filter
+// expression evaluated against the segment's attributes, or the rows of the filter bitmap (over a
+// whole snapshot) that fall in the segment. Null when nothing restricts the segment.
 absl::StatusOr<std::shared_ptr<const filter::Bitmap>> SegmentFilter(const SegmentView& view,
-                                                                    const filter::Bitmap* filter) {
+                                                                    const index::Query& query) {
+  if (query.filter_expression != nullptr) {
+    const filter::AttributeIndex* attributes = view.segment->index().attributes();
+    if (attributes == nullptr) {
+      return absl::InvalidArgumentError(
+          absl::StrCat("filter: segment '", view.segment->name(), "' stores no attributes"));
+    }
+    absl::StatusOr<filter::Bitmap> allowed =
+        filter::EvaluateFilterOnPart(*query.filter_expression, *attributes);
+    if (!allowed.ok()) {
+      return absl::Status(allowed.status().code(), absl::StrCat("segment '", view.segment->name(),
+                                                                "': ", allowed.status().message()));
+    }
+    if (view.live != nullptr) {
+      TANDEM_ASSIGN_OR_RETURN(*allowed, filter::And(*allowed, *view.live));
+    }
+    return std::make_shared<const filter::Bitmap>(*std::move(allowed));
+  }
+  const filter::Bitmap* filter = query.filter.get();
   if (filter == nullptr) return view.live;
   const uint32_t n = view.segment->num_docs();
   std::vector<uint32_t> rows;
@@ -172,6 +194,41 @@ absl::StatusOr<std::shared_ptr<const filter::Bitmap>> SegmentFilter(const Segmen
     TANDEM_ASSIGN_OR_RETURN(part, filter::And(part, *view.live));
   }
   return std::make_shared<const filter::Bitmap>(std::move(part));
+}
+
+// INVALID_ARGUMENT for a value of a term or IN that no segment's attributes hold, as a fresh
+// build over the documents would refuse it (each segment alone treats a value it lacks as
+// matching nothing there: filter::EvaluateFilterOnPart).
+absl::Status CheckValuesKnown(const filter::FilterNode& node,
+                              const std::vector<SegmentView>& views) {
+  for (const filter::FilterNode& child : node.children) {
+    TANDEM_RETURN_IF_ERROR(CheckValuesKnown(child, views));
+  }
+  if (node.kind != filter::FilterNode::Kind::kTerm && node.kind != filter::FilterNode::Kind::kIn) {
+    return absl::OkStatus();
+  }
+  for (const std::string& value : node.values) {
+    bool known = false;
+    for (const SegmentView& v : views) {
+      const filter::AttributeIndex* attributes = v.segment->index().attributes();
+      const filter::AttributeField* field =
+          attributes != nullptr ? attributes->Find(node.field) : nullptr;
+      if (field == nullptr) continue;
+      if (field->kind == filter::AttributeKind::kKeyword) {
+        known = field->ValueId(value).has_value();
+      } else {
+        const std::optional<int64_t> n = filter::ParseFilterInteger(value);
+        known = !n || field->BucketOf(*n).has_value();  // a bad integer fails in the evaluation
+      }
+      if (known) break;
+    }
+    if (!known) {
+      return absl::InvalidArgumentError(absl::StrCat("filter: unknown value \"", value,
+                                                     "\" of field \"", node.field,
+                                                     "\": no document has it"));
+    }
+  }
+  return absl::OkStatus();
 }
 
 void AddStats(const index::QueryStats& from, index::QueryStats& to) {
@@ -188,7 +245,12 @@ absl::StatusOr<index::SearchResult> Snapshot::Search(const index::Query& query,
   index::Query merged = query;
   merged.terms = index::MergeRepeatedTerms(query.terms);
   TANDEM_RETURN_IF_ERROR(index::ValidateQuery(merged));
+  // An expression is evaluated per segment; a bitmap must number the snapshot's documents.
+  if (merged.filter_expression != nullptr) merged.filter = nullptr;
   TANDEM_RETURN_IF_ERROR(index::ValidateQueryFilter(merged, docid_limit_));
+  if (merged.filter_expression != nullptr) {
+    TANDEM_RETURN_IF_ERROR(CheckValuesKnown(*merged.filter_expression, segments_));
+  }
   const index::CollectionStatistics stats = Statistics(merged.terms);
   // One segment without deletes is its own collection: it scores with its stored norms.
   const bool own_statistics = segments_.size() == 1 && segments_[0].deleted->empty();
@@ -208,7 +270,8 @@ absl::StatusOr<index::SearchResult> Snapshot::Search(const index::Query& query,
       if (v.live_docs == 0) continue;
       index::Query part = merged;
       part.mode = mode;
-      TANDEM_ASSIGN_OR_RETURN(part.filter, SegmentFilter(v, merged.filter.get()));
+      TANDEM_ASSIGN_OR_RETURN(part.filter, SegmentFilter(v, merged));
+      part.filter_expression = nullptr;
       absl::StatusOr<index::PreparedQuery> prepared = index::PreparedQuery::Prepare(
           v.segment->index(), std::move(part), own_statistics ? nullptr : &stats);
       if (!prepared.ok()) return prepared.status();

@@ -90,9 +90,12 @@ class Snapshot : public index::DocumentTable {
   // Documents held, deleted ones included: snapshot docIDs are below this.
   uint32_t docid_limit() const { return docid_limit_; }
 
-  // The top k of `query` over the live documents, hits in snapshot docIDs. `query.filter`, when
-  // set, is over docid_limit() rows (EvaluateFilter's). INVALID_ARGUMENT for what
-  // index::ValidateQuery refuses; engine errors name the segment.
+  // The top k of `query` over the live documents, hits in snapshot docIDs. A filter is
+  // `query.filter_expression`, evaluated against each segment's attributes
+  // (filter::EvaluateFilterOnPart: a value a segment lacks matches nothing there; one that no
+  // live document has matches nothing, where a fresh build would refuse it), or else
+  // `query.filter`, over docid_limit() rows. INVALID_ARGUMENT for what index::ValidateQuery
+  // refuses; engine and filter errors name the segment.
   absl::StatusOr<index::SearchResult> Search(const index::Query& query,
                                              const index::SearchContext& context) const;
 

@@ -170,11 +170,12 @@ absl::StatusOr<filter::FilterNode> FilterFromProtoAt(const tandem::v1::DocumentF
   return absl::InvalidArgumentError("filter: a node with nothing set");
 }
 
-// The request's filter as the bitmap of the documents it allows; null without a filter.
-absl::StatusOr<std::shared_ptr<const filter::Bitmap>> RequestFilter(const SearchRequest& request,
-                                                                    filter::FilterCache* filters) {
+// The request's filter as the bitmap of the documents it allows, and as it was given, into
+// `query`; nothing without a filter.
+absl::Status RequestFilter(const SearchRequest& request, filter::FilterCache* filters,
+                           index::Query& query) {
   const bool has_text = !request.filter_text().empty();
-  if (!has_text && !request.has_filter()) return nullptr;
+  if (!has_text && !request.has_filter()) return absl::OkStatus();
   if (has_text && request.has_filter()) {
     return absl::InvalidArgumentError("give filter_text or filter, not both");
   }
@@ -189,7 +190,9 @@ absl::StatusOr<std::shared_ptr<const filter::Bitmap>> RequestFilter(const Search
         "filter: this index stores no attributes (build it with tandem-index build "
         "--attributes)");
   }
-  return filters->Evaluate(node);
+  TANDEM_ASSIGN_OR_RETURN(query.filter, filters->Evaluate(node));
+  query.filter_expression = std::make_shared<const filter::FilterNode>(std::move(node));
+  return absl::OkStatus();
 }
 
 }  // namespace
@@ -251,7 +254,7 @@ absl::StatusOr<scheduler::QueryTask> ParseSearchRequest(const SearchRequest& req
       return absl::InvalidArgumentError("query is not set: give text or terms");
   }
   query.terms = std::move(terms);
-  TANDEM_ASSIGN_OR_RETURN(query.filter, RequestFilter(request, filters));
+  TANDEM_RETURN_IF_ERROR(RequestFilter(request, filters, query));
   // Merges repeated terms, checks k, the BM25 ranges and the weights (the engines' own rules) and
   // looks the terms up: once, for every stage after admission.
   TANDEM_ASSIGN_OR_RETURN(index::PreparedQuery prepared,

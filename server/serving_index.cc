@@ -15,6 +15,7 @@
 #include "absl/synchronization/notification.h"
 #include "base/status_macros.h"
 #include "base/thread_name.h"
+#include "filter/filter.h"
 #include "live/live_engine.h"
 #include "server/server.h"
 
@@ -120,8 +121,23 @@ absl::Status ServingIndex::StartExecutor(const SchedulerOptions& options,
                                          filter::FilterCacheOptions filter_cache) {
   TANDEM_ASSIGN_OR_RETURN(executors_,
                           CreateExecutor(options, *index_, engines_, registry, metrics));
-  target_ =
-      std::make_unique<QueryTarget>(*index_, *executors_.executor, engines_.filters, filter_cache);
+  filter::FilterEvaluator filters = engines_.filters;
+  if (live_ != nullptr && index_->attributes() != nullptr) {
+    // Once the index took writes, the opened index is one segment of several: a value it lacks
+    // may be in another, and the live engine evaluates the filter per segment (and refuses a
+    // value none holds). Until then the filter is evaluated as on any index.
+    filters = [live = live_.get(), attributes = index_->attributes(),
+               evaluate = engines_.filters](const filter::FilterNode& node) {
+      const std::shared_ptr<const live::Snapshot> snapshot = live->snapshot();
+      const bool as_opened = snapshot->segments().size() == 1 &&
+                             snapshot->segments()[0].segment->name() == "." &&
+                             snapshot->segments()[0].deleted->empty();
+      if (!as_opened) return filter::EvaluateFilterOnPart(node, *attributes);
+      return evaluate != nullptr ? evaluate(node) : filter::EvaluateFilter(node, *attributes);
+    };
+  }
+  target_ = std::make_unique<QueryTarget>(*index_, *executors_.executor, std::move(filters),
+                                          filter_cache);
   target_->generation = generation_;
   return absl::OkStatus();
 }

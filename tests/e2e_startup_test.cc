@@ -296,8 +296,8 @@ TEST_F(StartupE2eTest, RpcThreadsRunBelowTheQueryWorkers) {
           // The lifecycle thread creates the workers of an index loaded later: their priority.
           EXPECT_EQ(nice, 0) << name;
           if (name == "tandem-worker") ++workers;
-        } else if (name == "tandem-refresh") {
-          EXPECT_EQ(nice, 10) << name;  // the live index's refresh, below the workers
+        } else if (name == "tandem-refresh" || name == "tandem-merge") {
+          EXPECT_EQ(nice, 10) << name;  // the live index's refresh and merges, below the workers
         } else {
           EXPECT_EQ(nice, gap) << name;  // gRPC's threads, the metrics endpoint's, the main thread
           ++others;

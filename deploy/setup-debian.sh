@@ -13,6 +13,7 @@ PACKAGES=(
   libabsl-dev prometheus-cpp-dev libmicrohttpd-dev
   libgtest-dev libgmock-dev libbenchmark-dev
   libstemmer-dev libxxhash-dev libicu-dev zlib1g-dev nlohmann-json3-dev
+  libxapian-dev
   python3 python3-grpcio python3-grpc-tools python3-protobuf python3-prometheus-client
   python3-venv python3-pip python3-setuptools python3-wheel
   curl openssl clang-format strace

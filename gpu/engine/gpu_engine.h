@@ -43,8 +43,9 @@ enum class TopKMethod {
   kRadixSort,       // CUB select + radix sort of (flipped score, docID) keys
   kMultiLevelHeap,  // the paper's 2-3 level max-heap over groups of 512
   // The heap for k <= kHeapTopKLimit, else the radix sort. Measured on an H100
-  // (bench/results/gpu_kernels.json): over 25M candidates the heap takes 0.31 ms for k = 10
-  // and the sort 1.19 ms, but for k = 1,000 the heap's serial extraction costs 2.5 ms to 1.2 ms.
+  // (bench/results/gpu_decode.json, part "kernels"): over 25M candidates the heap takes 0.31 ms
+  // for k = 10 and the sort 1.19 ms, but for k = 1,000 the heap's serial extraction costs 2.5 ms
+  // to 1.2 ms.
   kAuto,
 };
 inline constexpr uint32_t kHeapTopKLimit = 100;

@@ -445,11 +445,11 @@ TEST(LiveIndexCrashTest, AKilledWriterLosesNoAcknowledgedOperation) {
     int wait_status = 0;
     const std::string reported =
         RunAndKill(dir, plan, model, std::chrono::microseconds(rng() % 100000), &wait_status);
-    ASSERT_TRUE(WIFSIGNALED(wait_status) && WTERMSIG(wait_status) == SIGKILL)
-        << "the child ended on its own, status " << wait_status;
-    next_id += 1000;  // past every id the child could make
+    next_id += 4000;  // past every id the child could make (64 batches of 12, stride 3)
     absl::StatusOr<std::vector<ThreadLog>> logs = Parse(reported, plan.threads);
     ASSERT_TRUE(logs.ok()) << logs.status();
+    ASSERT_TRUE(WIFSIGNALED(wait_status) && WTERMSIG(wait_status) == SIGKILL)
+        << "the child ended on its own, status " << wait_status;
 
     LiveIndexOptions options;
     options.refresh_interval = absl::ZeroDuration();

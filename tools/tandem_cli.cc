@@ -19,11 +19,19 @@
 // Index administration (tandem.v1.IndexService):
 //   tandem-cli load-index PATH       switches the node to the index at PATH (a path on the node);
 //                                    its deadline is 10 minutes unless --timeout is changed
+//   tandem-cli index --format FORMAT [--refresh] FILE|-   streams the documents of FILE (any
+//                                    `tandem-index build` format; - reads stdin) over one Write
+//                                    call, --batch-size operations a message; prints how many were
+//                                    acknowledged, stale, not found and refused (the first errors)
+//   tandem-cli delete ID...          deletes documents by id
+//   tandem-cli refresh | flush | index-stats
 // TLS: --tls (system roots), --tls-ca FILE, --tls-cert FILE --tls-key FILE (mutual TLS),
 // --tls-server-name NAME.
 //
-// Exit status: 0 success; 1 the call failed (or, for batch, some query failed); 2 usage error;
-// 3 health answered but not SERVING. Errors print one line: "tandem-cli: CODE: message".
+// Exit status: 0 success; 1 the call failed (or, for batch, some query failed; for index and
+// delete, some operation was refused or some document malformed); 2 usage error; 3 health answered
+// but not SERVING. Errors print one line: "tandem-cli: CODE: message".
+#include <algorithm>
 #include <cstdio>
 #include <fstream>
 #include <iostream>
@@ -49,6 +57,7 @@
 #include "tandem/v1/index.grpc.pb.h"
 #include "tandem/v1/search.grpc.pb.h"
 #include "tandem/v1/subscription.grpc.pb.h"
+#include "tools/tandem_cli_write.h"
 
 ABSL_FLAG(std::string, server, "127.0.0.1:50051", "tandem-server address, host:port.");
 ABSL_FLAG(std::string, mode, "or", "search, batch: and, or or and_or.");
@@ -68,9 +77,14 @@ ABSL_FLAG(int32_t, snippet, 160,
           "(0: none; only indexes built with --store-text keep text).");
 constexpr absl::Duration kDefaultTimeout = absl::Seconds(5);
 ABSL_FLAG(absl::Duration, timeout, kDefaultTimeout,
-          "Deadline of each call (load-index: 10 minutes while this is left at 5s).");
+          "Deadline of each call (load-index, index: 10 minutes while this is left at 5s).");
 ABSL_FLAG(int32_t, batch_size, 256,
-          "batch, match: queries per SearchBatch call, documents per Match call.");
+          "batch, match, index, delete: queries per SearchBatch call, documents per Match call, "
+          "operations per Write message.");
+ABSL_FLAG(std::string, format, "",
+          "index: the input's format, as tandem-index build's --format (beir, trec, lines, ...).");
+ABSL_FLAG(bool, refresh, false,
+          "index: call Refresh after the write, to search the documents now.");
 ABSL_FLAG(std::string, interface, "",
           "subscribe, watch: the subscriber's name (required); subscriptions: only this one's.");
 ABSL_FLAG(int64_t, events, 0, "watch: stop after this many documents (0: until interrupted).");
@@ -314,6 +328,13 @@ int RunUnsubscribe(tandem::v1::SubscriptionService::Stub& stub,
 // default, a load may take this long.
 constexpr absl::Duration kLoadIndexTimeout = absl::Minutes(10);
 
+// The deadline of a call that may take minutes (load-index, index): --timeout, or 10 minutes
+// while it is left at its default.
+absl::Time LongDeadline() {
+  const absl::Duration timeout = absl::GetFlag(FLAGS_timeout);
+  return absl::Now() + (timeout == kDefaultTimeout ? kLoadIndexTimeout : timeout);
+}
+
 int RunLoadIndex(tandem::v1::IndexService::Stub& stub, const std::vector<std::string>& args) {
   if (args.size() != 1) {
     return Usage("load-index needs the index directory on the node: tandem-cli load-index PATH");
@@ -321,10 +342,8 @@ int RunLoadIndex(tandem::v1::IndexService::Stub& stub, const std::vector<std::st
   tandem::v1::LoadIndexRequest request;
   request.set_path(args[0]);
   tandem::v1::LoadIndexResponse response;
-  const absl::Duration timeout = absl::GetFlag(FLAGS_timeout);
   grpc::ClientContext context;
-  context.set_deadline(
-      absl::ToChronoTime(absl::Now() + (timeout == kDefaultTimeout ? kLoadIndexTimeout : timeout)));
+  context.set_deadline(absl::ToChronoTime(LongDeadline()));
   const absl::Status status = FromGrpcStatus(stub.LoadIndex(&context, request, &response));
   if (!status.ok()) return Fail(status);
   PrintAnswer(
@@ -339,6 +358,95 @@ int RunLoadIndex(tandem::v1::IndexService::Stub& stub, const std::vector<std::st
                       "s, %d lists warmed in %.2f s)\n",
                       args[0], response.documents(), response.index_id(), response.generation(),
                       response.open_seconds(), response.lists_warmed(), response.warm_seconds()));
+  return kExitOk;
+}
+
+// Prints a Write's counts; exit 1 when an operation was refused or a document malformed.
+int PrintWrite(const absl::StatusOr<WriteResult>& result) {
+  if (!result.ok()) return Fail(result.status());
+  PrintAnswer(WriteResultJson(*result), FormatWriteResult(*result));
+  const bool complete = result->response.refused() == 0 && result->bad_documents == 0;
+  if (!complete) {
+    std::fprintf(stderr, "tandem-cli: %d operations refused, %d documents malformed\n",
+                 static_cast<int>(result->response.refused()),
+                 static_cast<int>(result->bad_documents));
+  }
+  return complete ? kExitOk : kExitFailed;
+}
+
+int RunRefresh(tandem::v1::IndexService::Stub& stub) {
+  tandem::v1::RefreshResponse response;
+  const absl::Status status = CallWithDeadline([&](grpc::ClientContext* context) {
+    return stub.Refresh(context, tandem::v1::RefreshRequest(), &response);
+  });
+  if (!status.ok()) return Fail(status);
+  PrintAnswer(ToJson(response),
+              absl::StrFormat("refreshed: %d documents searchable in %d segments\n",
+                              response.documents(), response.segments()));
+  return kExitOk;
+}
+
+int RunIndex(tandem::v1::IndexService::Stub& stub, const std::vector<std::string>& args) {
+  const std::string format = absl::GetFlag(FLAGS_format);
+  if (format.empty() || args.size() != 1) {
+    return Usage("index needs a format and one input: tandem-cli index --format FORMAT FILE|-");
+  }
+  const std::vector<std::string> formats = index_builder::DocumentFormatNames();
+  if (std::find(formats.begin(), formats.end(), format) == formats.end()) {
+    return Usage(absl::StrCat("--format must be one of ", absl::StrJoin(formats, ", "), ", got '",
+                              format, "'"));
+  }
+  const int32_t batch_size = absl::GetFlag(FLAGS_batch_size);
+  if (batch_size < 1) return Usage("--batch-size must be >= 1");
+  absl::StatusOr<WriteResult> result = StreamDocuments(
+      stub, {.format = format, .path = args[0], .batch_size = static_cast<size_t>(batch_size)},
+      LongDeadline());
+  const int exit_code = PrintWrite(result);
+  if (exit_code == kExitFailed && !result.ok()) return exit_code;
+  if (absl::GetFlag(FLAGS_refresh)) {
+    const int refreshed = RunRefresh(stub);
+    if (refreshed != kExitOk) return refreshed;
+  }
+  return exit_code;
+}
+
+int RunDelete(tandem::v1::IndexService::Stub& stub, const std::vector<std::string>& ids) {
+  if (ids.empty()) return Usage("delete needs document ids: tandem-cli delete ID...");
+  const int32_t batch_size = absl::GetFlag(FLAGS_batch_size);
+  if (batch_size < 1) return Usage("--batch-size must be >= 1");
+  std::vector<tandem::v1::WriteOperation> ops(ids.size());
+  for (size_t i = 0; i < ids.size(); ++i) ops[i].set_delete_id(ids[i]);
+  return PrintWrite(WriteOperations(stub, ops, static_cast<size_t>(batch_size),
+                                    absl::Now() + absl::GetFlag(FLAGS_timeout)));
+}
+
+int RunFlush(tandem::v1::IndexService::Stub& stub) {
+  tandem::v1::FlushResponse response;
+  const absl::Status status = CallWithDeadline([&](grpc::ClientContext* context) {
+    return stub.Flush(context, tandem::v1::FlushRequest(), &response);
+  });
+  if (!status.ok()) return Fail(status);
+  PrintAnswer(ToJson(response),
+              absl::StrCat("flushed: commit point ", response.generation(), "\n"));
+  return kExitOk;
+}
+
+int RunIndexStats(tandem::v1::IndexService::Stub& stub) {
+  tandem::v1::IndexStats stats;
+  const absl::Status status = CallWithDeadline([&](grpc::ClientContext* context) {
+    return stub.GetIndexStats(context, tandem::v1::GetIndexStatsRequest(), &stats);
+  });
+  if (!status.ok()) return Fail(status);
+  PrintAnswer(
+      ToJson(stats),
+      !stats.writable()
+          ? std::string("read-only: this node takes no writes\n")
+          : absl::StrFormat(
+                "documents %d, deleted %d, segments %d, buffered operations %d, commit point %d, "
+                "refreshes %d, last sequence %d\n",
+                stats.documents(), stats.deleted_documents(), stats.segments(),
+                stats.buffered_operations(), stats.commit_generation(), stats.refreshes(),
+                stats.last_sequence()));
   return kExitOk;
 }
 
@@ -436,11 +544,13 @@ int Main(int argc, char** argv) {
            "  tandem-cli match [FILE|-]   (JSON lines: {\"id\": ..., \"text\": ..., "
            "\"attributes\": {\"year\": 2001}})\n"
            "  tandem-cli watch --interface NAME [--events N]\n"
-           "  tandem-cli load-index PATH",
+           "  tandem-cli load-index PATH\n"
+           "  tandem-cli index --format beir|trec|lines|... [--refresh] FILE|-\n"
+           "  tandem-cli delete ID...\n  tandem-cli refresh | flush | index-stats",
        .main_file = __FILE__});
   constexpr char kCommands[] =
-      "search, batch, health, info, subscribe, unsubscribe, subscriptions, match, watch or "
-      "load-index";
+      "search, batch, health, info, subscribe, unsubscribe, subscriptions, match, watch, "
+      "load-index, index, delete, refresh, flush or index-stats";
   if (positional.empty()) return Usage(absl::StrCat("missing command: ", kCommands));
   const std::string command = positional[0];
   const std::vector<std::string> args(positional.begin() + 1, positional.end());
@@ -464,15 +574,19 @@ int Main(int argc, char** argv) {
   if (command == "subscribe") return RunSubscribe(*subscriptions, args);
   if (command == "unsubscribe") return RunUnsubscribe(*subscriptions, args);
   if (command == "match") return RunMatch(*subscriptions, args);
-  if (command == "load-index") {
-    auto index_service = tandem::v1::IndexService::NewStub(*channel);
-    return RunLoadIndex(*index_service, args);
-  }
+  std::unique_ptr<tandem::v1::IndexService::Stub> indexes =
+      tandem::v1::IndexService::NewStub(*channel);
+  if (command == "load-index") return RunLoadIndex(*indexes, args);
+  if (command == "index") return RunIndex(*indexes, args);
+  if (command == "delete") return RunDelete(*indexes, args);
   if (!args.empty()) return Usage(absl::StrCat(command, " takes no arguments"));
   if (command == "health") return RunHealth(*channel);
   if (command == "info") return RunInfo(*stub);
   if (command == "subscriptions") return RunSubscriptions(*subscriptions);
   if (command == "watch") return RunWatch(*subscriptions);
+  if (command == "refresh") return RunRefresh(*indexes);
+  if (command == "flush") return RunFlush(*indexes);
+  if (command == "index-stats") return RunIndexStats(*indexes);
   return Usage(absl::StrCat("unknown command '", command, "': ", kCommands));
 }
 

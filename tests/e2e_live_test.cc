@@ -1,0 +1,514 @@
+// End-to-end tests of writes to a running tandem-server (IndexService Write, Refresh, Flush,
+// GetIndexStats): after adds, replaces and deletes streamed over Write and a Refresh, every answer
+// equals, external id by id and score bit for bit, that of a fresh build over the live documents in
+// the order of their latest write; the background refresh makes a write searchable within its
+// interval; stale versions and bad documents are counted and listed while the rest apply; a
+// read-only node refuses writes; a node killed with SIGKILL answers every acknowledged write after
+// a restart (the log is replayed), and so does one restarted after a Flush; and tandem-cli's index,
+// delete, refresh, flush and index-stats verbs drive all of it.
+#include <csignal>
+#include <cstdio>
+#include <cstring>
+#include <fstream>
+#include <map>
+#include <memory>
+#include <random>
+#include <string>
+#include <vector>
+
+#include "absl/strings/str_cat.h"
+#include "absl/strings/str_join.h"
+#include "absl/time/clock.h"
+#include "cpu/daat_engine.h"
+#include "gmock/gmock.h"
+#include "grpcpp/grpcpp.h"
+#include "gtest/gtest.h"
+#include "index/index.h"
+#include "index_builder/inverter.h"
+#include "tandem/v1/index.grpc.pb.h"
+#include "tandem/v1/search.grpc.pb.h"
+#include "tests/e2e_fixture.h"
+#include "tests/e2e_process.h"
+
+namespace tandem::testing {
+namespace {
+
+using index_builder::Document;
+using tandem::v1::WriteOperation;
+using tandem::v1::WriteResponse;
+using ::testing::HasSubstr;
+
+class DocsReader : public index_builder::DocumentReader {
+ public:
+  explicit DocsReader(std::vector<Document> docs) : docs_(std::move(docs)) {}
+  absl::StatusOr<bool> Next(Document* doc) override {
+    if (next_ == docs_.size()) return false;
+    *doc = docs_[next_++];
+    return true;
+  }
+
+ private:
+  std::vector<Document> docs_;
+  size_t next_ = 0;
+};
+
+// `docs` built as `tandem-index build` builds them, at `dir`.
+absl::Status Build(const std::vector<Document>& docs, const std::string& dir) {
+  DocsReader reader(docs);
+  index_builder::InverterOptions options;
+  options.threads = 1;
+  return index_builder::BuildIndex(reader, dir, index::IndexWriterOptions(), options).status();
+}
+
+// Words "w0".."w59", the lower ones more frequent: short and long lists, AND queries that match.
+Document RandomDocument(std::mt19937& rng, const std::string& id) {
+  std::uniform_int_distribution<int> length(1, 40);
+  std::geometric_distribution<int> word(0.1);
+  std::vector<std::string> words;
+  for (int w = length(rng); w > 0; --w) words.push_back(absl::StrCat("w", word(rng) % 60));
+  Document d;
+  d.external_id = id;
+  d.text = absl::StrJoin(words, " ");
+  d.fields = {{"title", absl::StrCat("title of ", id, " #", rng() % 1000)}};
+  return d;
+}
+
+// The live documents in the order of their latest write.
+class Model {
+ public:
+  void Put(const Document& d) {
+    Remove(d.external_id);
+    order_[++clock_] = d;
+    where_[d.external_id] = clock_;
+  }
+  void Remove(const std::string& id) {
+    auto it = where_.find(id);
+    if (it == where_.end()) return;
+    order_.erase(it->second);
+    where_.erase(it);
+  }
+  bool Holds(const std::string& id) const { return where_.contains(id); }
+  const Document& Get(const std::string& id) const { return order_.at(where_.at(id)); }
+  size_t size() const { return order_.size(); }
+  std::vector<Document> Live() const {
+    std::vector<Document> docs;
+    for (const auto& [clock, d] : order_) docs.push_back(d);
+    return docs;
+  }
+
+ private:
+  uint64_t clock_ = 0;
+  std::map<uint64_t, Document> order_;
+  std::map<std::string, uint64_t> where_;
+};
+
+WriteOperation IndexOp(const Document& d, std::optional<uint64_t> version = std::nullopt) {
+  WriteOperation op;
+  op.mutable_index()->set_id(d.external_id);
+  op.mutable_index()->set_text(d.text);
+  for (const auto& [name, value] : d.fields) {
+    tandem::v1::DocumentField* f = op.mutable_index()->add_fields();
+    f->set_name(name);
+    f->set_value(value);
+  }
+  if (version) op.set_version(*version);
+  return op;
+}
+
+WriteOperation DeleteOp(const std::string& id, std::optional<uint64_t> version = std::nullopt) {
+  WriteOperation op;
+  op.set_delete_id(id);
+  if (version) op.set_version(*version);
+  return op;
+}
+
+uint32_t Bits(float f) {
+  uint32_t bits;
+  std::memcpy(&bits, &f, sizeof(bits));
+  return bits;
+}
+
+class LiveE2eTest : public ::testing::Test {
+ protected:
+  // The node's index: 300 documents built offline, the model holding them.
+  void SetUp() override {
+    dir_ = tmp_.path() + "/live";
+    std::vector<Document> docs;
+    for (int i = 0; i < 300; ++i) docs.push_back(RandomDocument(rng_, absl::StrCat("d", i)));
+    ASSERT_TRUE(Build(docs, dir_).ok());
+    for (const Document& d : docs) model_.Put(d);
+  }
+
+  std::unique_ptr<ServerProcess> Start(std::vector<std::string> args = {}) {
+    args.insert(args.begin(), {"--index", dir_, "--gpu", "off", "--threads", "2"});
+    absl::StatusOr<std::unique_ptr<ServerProcess>> server = ServerProcess::Start(args);
+    EXPECT_TRUE(server.ok()) << server.status();
+    return server.ok() ? *std::move(server) : nullptr;
+  }
+
+  static std::unique_ptr<tandem::v1::IndexService::Stub> IndexStub(const ServerProcess& server) {
+    return tandem::v1::IndexService::NewStub(NewChannel(server.address()));
+  }
+
+  // One Write call carrying `ops`, `per_message` operations a message.
+  static grpc::Status Write(const ServerProcess& server, const std::vector<WriteOperation>& ops,
+                            WriteResponse* response, size_t per_message = 50) {
+    auto stub = IndexStub(server);
+    grpc::ClientContext context;
+    SetTimeout(context, kE2eTimeout);
+    auto writer = stub->Write(&context, response);
+    for (size_t start = 0; start < ops.size(); start += per_message) {
+      tandem::v1::WriteRequest request;
+      for (size_t i = start; i < std::min(ops.size(), start + per_message); ++i) {
+        *request.add_operations() = ops[i];
+      }
+      if (!writer->Write(request)) break;
+    }
+    writer->WritesDone();
+    return writer->Finish();
+  }
+
+  static grpc::Status Refresh(const ServerProcess& server) {
+    grpc::ClientContext context;
+    SetTimeout(context, kE2eTimeout);
+    tandem::v1::RefreshResponse response;
+    return IndexStub(server)->Refresh(&context, tandem::v1::RefreshRequest(), &response);
+  }
+
+  static tandem::v1::IndexStats Stats(const ServerProcess& server) {
+    grpc::ClientContext context;
+    SetTimeout(context, kE2eTimeout);
+    tandem::v1::IndexStats stats;
+    const grpc::Status status =
+        IndexStub(server)->GetIndexStats(&context, tandem::v1::GetIndexStatsRequest(), &stats);
+    EXPECT_TRUE(status.ok()) << status.error_message();
+    return stats;
+  }
+
+  // Random adds of new ids, replaces and deletes (a few of ids never held), applied to the model.
+  std::vector<WriteOperation> RandomOperations(int count, uint64_t* expected_not_found) {
+    std::vector<WriteOperation> ops;
+    for (int i = 0; i < count; ++i) {
+      const int kind = static_cast<int>(rng_() % 10);
+      if (kind < 4) {
+        const Document d = RandomDocument(rng_, absl::StrCat("n", next_id_++));
+        ops.push_back(IndexOp(d));
+        model_.Put(d);
+      } else if (kind < 7) {
+        const Document d = RandomDocument(rng_, absl::StrCat("d", rng_() % 300));
+        ops.push_back(IndexOp(d));
+        model_.Put(d);
+      } else {
+        const std::string id = kind == 9 ? absl::StrCat("n", rng_() % (next_id_ + 50))
+                                         : absl::StrCat("d", rng_() % 300);
+        if (!model_.Holds(id)) ++*expected_not_found;
+        ops.push_back(DeleteOp(id));
+        model_.Remove(id);
+      }
+    }
+    return ops;
+  }
+
+  // Every query's answer through the node equals a fresh build's over the model's live documents:
+  // external ids in order, scores bit for bit, and the stored title of each hit.
+  void ExpectAnswersOfAFreshBuild(const ServerProcess& server) {
+    const std::string fresh_dir = absl::StrCat(tmp_.path(), "/fresh", fresh_builds_++);
+    ASSERT_TRUE(Build(model_.Live(), fresh_dir).ok());
+    absl::StatusOr<std::unique_ptr<index::Index>> fresh = index::Index::Open(fresh_dir);
+    ASSERT_TRUE(fresh.ok()) << fresh.status();
+    absl::StatusOr<std::unique_ptr<cpu::DaatEngine>> engine = cpu::DaatEngine::Create(**fresh);
+    ASSERT_TRUE(engine.ok()) << engine.status();
+    // A read-only node has no live index to count.
+    if (const tandem::v1::IndexStats stats = Stats(server); stats.writable()) {
+      EXPECT_EQ(stats.documents(), model_.size());
+    }
+    auto stub = NewStub(server.address());
+    std::mt19937 rng(fresh_builds_);
+    int compared_hits = 0;
+    for (int q = 0; q < 36; ++q) {
+      std::vector<std::string> words;
+      for (int t = 1 + static_cast<int>(rng() % 3); t > 0; --t) {
+        words.push_back(absl::StrCat("w", rng() % 64));
+      }
+      const tandem::v1::QueryMode mode =
+          std::vector{tandem::v1::QUERY_MODE_AND, tandem::v1::QUERY_MODE_OR,
+                      tandem::v1::QUERY_MODE_AND_OR}[q % 3];
+      const uint32_t k = std::vector<uint32_t>{1, 5, 20, 100}[(q / 3) % 4];
+      tandem::v1::SearchRequest request = TextRequest(absl::StrJoin(words, " "), mode, k);
+      request.add_fields("title");
+      tandem::v1::SearchResponse response;
+      const grpc::Status status = CallSearch(*stub, request, &response, kE2eTimeout);
+      ASSERT_TRUE(status.ok()) << status.error_message();
+
+      index::Query query;
+      query.mode = mode == tandem::v1::QUERY_MODE_AND  ? index::QueryMode::kAnd
+                   : mode == tandem::v1::QUERY_MODE_OR ? index::QueryMode::kOr
+                                                       : index::QueryMode::kAndOr;
+      query.k = k;
+      for (const std::string& w : words) query.terms.push_back({w, 1.0f});
+      absl::StatusOr<index::SearchResult> want = (*engine)->Search(query, {});
+      ASSERT_TRUE(want.ok()) << want.status();
+      ASSERT_EQ(static_cast<size_t>(response.hits_size()), want->hits.size())
+          << request.text() << " mode " << mode << " k " << k;
+      for (int i = 0; i < response.hits_size(); ++i) {
+        const tandem::v1::Hit& hit = response.hits(i);
+        const std::string id((*fresh)->external_id(want->hits[i].docid));
+        ASSERT_EQ(hit.external_id(), id) << request.text() << " rank " << i;
+        EXPECT_EQ(Bits(hit.score()), Bits(want->hits[i].score)) << request.text() << " rank " << i;
+        ASSERT_EQ(hit.fields_size(), 1) << id;
+        EXPECT_EQ(hit.fields(0).value(), model_.Get(id).fields[0].second) << id;
+        ++compared_hits;
+      }
+    }
+    EXPECT_GT(compared_hits, 100);  // the queries do match
+  }
+
+  TempDir tmp_;
+  std::string dir_;
+  std::mt19937 rng_{7};
+  Model model_;
+  int next_id_ = 0;
+  int fresh_builds_ = 0;
+};
+
+TEST_F(LiveE2eTest, AReadOnlyNodeRefusesWrites) {
+  auto server = Start({"--read-only"});
+  ASSERT_NE(server, nullptr);
+  WriteResponse response;
+  grpc::Status status = Write(*server, {DeleteOp("d1")}, &response);
+  EXPECT_EQ(status.error_code(), grpc::StatusCode::FAILED_PRECONDITION);
+  EXPECT_THAT(status.error_message(), HasSubstr("read-only"));
+  status = Refresh(*server);
+  EXPECT_EQ(status.error_code(), grpc::StatusCode::FAILED_PRECONDITION);
+  EXPECT_FALSE(Stats(*server).writable());
+  // Nothing changed: d1 is still there.
+  ExpectAnswersOfAFreshBuild(*server);
+
+  const absl::StatusOr<ProcessResult> cli =
+      RunProcess(TANDEM_CLI_BINARY, {"--server", server->address(), "delete", "d1"});
+  ASSERT_TRUE(cli.ok()) << cli.status();
+  EXPECT_EQ(cli->exit_code, 1);
+  EXPECT_THAT(cli->err, HasSubstr("FAILED_PRECONDITION"));
+}
+
+TEST_F(LiveE2eTest, BadOperationsAreListedAndTheRestApply) {
+  auto server = Start();
+  ASSERT_NE(server, nullptr);
+  Document empty_id = RandomDocument(rng_, "");
+  const Document a = RandomDocument(rng_, "a1");
+  const Document b = RandomDocument(rng_, "b1");
+  WriteResponse response;
+  ASSERT_TRUE(
+      Write(*server, {IndexOp(a), IndexOp(empty_id), WriteOperation(), IndexOp(b)}, &response, 2)
+          .ok());
+  model_.Put(a);
+  model_.Put(b);
+  EXPECT_EQ(response.acknowledged(), 2u);
+  EXPECT_EQ(response.refused(), 2u);
+  ASSERT_EQ(response.errors_size(), 2);
+  EXPECT_EQ(response.errors(0).operation(), 1u);
+  EXPECT_EQ(response.errors(0).code(), grpc::StatusCode::INVALID_ARGUMENT);
+  EXPECT_THAT(response.errors(0).message(), HasSubstr("id"));
+  EXPECT_EQ(response.errors(1).operation(), 2u);
+  EXPECT_EQ(response.errors(1).code(), grpc::StatusCode::INVALID_ARGUMENT);
+  ASSERT_TRUE(Refresh(*server).ok());
+  ExpectAnswersOfAFreshBuild(*server);
+}
+
+TEST_F(LiveE2eTest, StaleVersionsAreSkipped) {
+  auto server = Start();
+  ASSERT_NE(server, nullptr);
+  const Document v5 = RandomDocument(rng_, "v");
+  const Document v3 = RandomDocument(rng_, "v");
+  WriteResponse response;
+  ASSERT_TRUE(Write(*server, {IndexOp(v5, 5), IndexOp(v3, 3), DeleteOp("v", 4)}, &response).ok());
+  EXPECT_EQ(response.acknowledged(), 3u);
+  EXPECT_EQ(response.stale(), 2u);
+  model_.Put(v5);
+  ASSERT_TRUE(Refresh(*server).ok());
+  ExpectAnswersOfAFreshBuild(*server);
+
+  // A newer delete stays as a tombstone: the late add of version 6 does not bring it back.
+  response.Clear();
+  ASSERT_TRUE(Write(*server, {DeleteOp("v", 7), IndexOp(v3, 6)}, &response).ok());
+  EXPECT_EQ(response.acknowledged(), 2u);
+  EXPECT_EQ(response.stale(), 1u);
+  model_.Remove("v");
+  ASSERT_TRUE(Refresh(*server).ok());
+  ExpectAnswersOfAFreshBuild(*server);
+}
+
+TEST_F(LiveE2eTest, AddsReplacesAndDeletesAnswerAsAFreshBuild) {
+  auto server = Start({"--refresh-interval", "0"});
+  ASSERT_NE(server, nullptr);
+  for (int round = 0; round < 3; ++round) {
+    uint64_t not_found = 0;
+    const std::vector<WriteOperation> ops = RandomOperations(400, &not_found);
+    WriteResponse response;
+    const grpc::Status status = Write(*server, ops, &response, 300);
+    ASSERT_TRUE(status.ok()) << status.error_message();
+    EXPECT_EQ(response.acknowledged(), ops.size());
+    EXPECT_EQ(response.not_found(), not_found);
+    EXPECT_EQ(response.stale(), 0u);
+    EXPECT_EQ(response.refused(), 0u);
+    EXPECT_EQ(Stats(*server).buffered_operations(), ops.size());
+    ASSERT_TRUE(Refresh(*server).ok());
+    EXPECT_EQ(Stats(*server).buffered_operations(), 0u);
+    ExpectAnswersOfAFreshBuild(*server);
+  }
+}
+
+TEST_F(LiveE2eTest, TheBackgroundRefreshMakesAWriteSearchableWithinASecond) {
+  auto server = Start();  // --refresh-interval 1s
+  ASSERT_NE(server, nullptr);
+  auto stub = NewStub(server->address());
+  Document d = RandomDocument(rng_, "fresh");
+  d.text += " neverseenbefore";
+  WriteResponse response;
+  ASSERT_TRUE(Write(*server, {IndexOp(d)}, &response).ok());
+  const absl::Time acknowledged = absl::Now();
+  ASSERT_EQ(response.acknowledged(), 1u);
+  absl::Duration searchable = absl::InfiniteDuration();
+  while (absl::Now() - acknowledged < kE2eTimeout) {
+    tandem::v1::SearchResponse found;
+    ASSERT_TRUE(CallSearch(*stub, TextRequest("neverseenbefore"), &found, kE2eTimeout).ok());
+    if (found.hits_size() == 1 && found.hits(0).external_id() == "fresh") {
+      searchable = absl::Now() - acknowledged;
+      break;
+    }
+    absl::SleepFor(absl::Milliseconds(10));
+  }
+  std::printf("searchable %s after its acknowledgement\n",
+              absl::FormatDuration(searchable).c_str());
+  // One interval, plus the refresh's own work and a search on two shared cores.
+  EXPECT_LT(searchable, absl::Milliseconds(1500));
+  model_.Put(d);
+  ExpectAnswersOfAFreshBuild(*server);
+}
+
+TEST_F(LiveE2eTest, AKilledNodeReplaysEveryAcknowledgedWrite) {
+  auto server = Start({"--refresh-interval", "0"});
+  ASSERT_NE(server, nullptr);
+  uint64_t not_found = 0;
+  WriteResponse response;
+  ASSERT_TRUE(Write(*server, RandomOperations(300, &not_found), &response).ok());
+  ASSERT_TRUE(Refresh(*server).ok());  // some refreshed, the rest only in the log
+  ASSERT_TRUE(Write(*server, RandomOperations(200, &not_found), &response).ok());
+  server->Signal(SIGKILL);
+  EXPECT_EQ(server->WaitForExit(), -SIGKILL);
+
+  server = Start({"--refresh-interval", "0"});
+  ASSERT_NE(server, nullptr);
+  ASSERT_TRUE(Refresh(*server).ok());
+  ExpectAnswersOfAFreshBuild(*server);
+
+  // Flushed, then more writes, killed again: the commit point and the log after it.
+  grpc::ClientContext context;
+  SetTimeout(context, kE2eTimeout);
+  tandem::v1::FlushResponse flushed;
+  ASSERT_TRUE(IndexStub(*server)->Flush(&context, tandem::v1::FlushRequest(), &flushed).ok());
+  EXPECT_GT(flushed.generation(), 0u);
+  ASSERT_TRUE(Write(*server, RandomOperations(150, &not_found), &response).ok());
+  server->Signal(SIGKILL);
+  EXPECT_EQ(server->WaitForExit(), -SIGKILL);
+
+  server = Start({"--refresh-interval", "0"});
+  ASSERT_NE(server, nullptr);
+  EXPECT_EQ(Stats(*server).commit_generation(), flushed.generation());
+  ASSERT_TRUE(Refresh(*server).ok());
+  ExpectAnswersOfAFreshBuild(*server);
+
+  // A clean stop after a Flush: everything in the commit point.
+  ASSERT_TRUE(Write(*server, RandomOperations(100, &not_found), &response).ok());
+  grpc::ClientContext flush_again;
+  SetTimeout(flush_again, kE2eTimeout);
+  ASSERT_TRUE(IndexStub(*server)->Flush(&flush_again, tandem::v1::FlushRequest(), &flushed).ok());
+  server->Signal(SIGTERM);
+  EXPECT_EQ(server->WaitForExit(), 0);
+  server = Start({"--refresh-interval", "0"});
+  ASSERT_NE(server, nullptr);
+  EXPECT_EQ(Stats(*server).buffered_operations(), 0u);
+  ExpectAnswersOfAFreshBuild(*server);
+}
+
+TEST_F(LiveE2eTest, TandemCliIndexesDeletesRefreshesAndFlushes) {
+  auto server = Start({"--refresh-interval", "0"});
+  ASSERT_NE(server, nullptr);
+  auto cli = [&](std::vector<std::string> args, const std::string& input = "") {
+    args.insert(args.begin(), {"--server", server->address()});
+    absl::StatusOr<ProcessResult> result = RunProcess(TANDEM_CLI_BINARY, args, kE2eTimeout, input);
+    EXPECT_TRUE(result.ok()) << result.status();
+    return result.ok() ? *result : ProcessResult();
+  };
+  // Unhappy paths first: no format, an unknown one, a missing file.
+  ProcessResult r = cli({"index", "corpus.jsonl"});
+  EXPECT_EQ(r.exit_code, 2);
+  EXPECT_THAT(r.err, HasSubstr("--format FORMAT"));
+  r = cli({"index", "--format", "csv", "corpus.jsonl"});
+  EXPECT_EQ(r.exit_code, 2);
+  EXPECT_THAT(r.err, HasSubstr("beir"));
+  r = cli({"index", "--format", "beir", tmp_.path() + "/missing.jsonl"});
+  EXPECT_EQ(r.exit_code, 1);
+  EXPECT_THAT(r.err, HasSubstr("NOT_FOUND"));
+  r = cli({"delete"});
+  EXPECT_EQ(r.exit_code, 2);
+
+  // A BEIR file: two new documents, a replaced one, and a malformed line (skipped, exit 1).
+  const std::string corpus = tmp_.path() + "/corpus.jsonl";
+  {
+    std::ofstream out(corpus);
+    out << R"({"_id": "b1", "title": "Black bear", "text": "w1 w2 bearword"})"
+        << "\n"
+        << R"({"_id": "b2", "title": "Brown bear", "text": "bearword w3"})"
+        << "\n"
+        << R"({"_id": "d7", "title": "Replaced", "text": "w1 bearword bearword"})"
+        << "\n"
+        << "{not json\n";
+  }
+  r = cli({"index", "--format", "beir", "--refresh", corpus});
+  EXPECT_EQ(r.exit_code, 1) << r.err;
+  EXPECT_THAT(r.out, HasSubstr("sent 3: acknowledged 3, stale 0, not found 0, refused 0"));
+  EXPECT_THAT(r.out, HasSubstr("refreshed: "));
+  EXPECT_THAT(r.err, HasSubstr("1 documents malformed"));
+  for (const auto& [id, title, text] :
+       {std::tuple{"b1", "Black bear", "Black bear\nw1 w2 bearword"},
+        std::tuple{"b2", "Brown bear", "Brown bear\nbearword w3"},
+        std::tuple{"d7", "Replaced", "Replaced\nw1 bearword bearword"}}) {
+    Document d;
+    d.external_id = id;
+    d.text = text;
+    d.fields = {{"title", title}};
+    model_.Put(d);
+  }
+  ExpectAnswersOfAFreshBuild(*server);
+
+  // Lines from stdin: ids are line numbers.
+  r = cli({"index", "--format", "lines", "-"}, "w5 linesword\nlinesword w6\n");
+  EXPECT_EQ(r.exit_code, 0) << r.err;
+  EXPECT_THAT(r.out, HasSubstr("acknowledged 2"));
+  r = cli({"--json", "index-stats"});
+  EXPECT_EQ(r.exit_code, 0) << r.err;
+  EXPECT_THAT(r.out, HasSubstr("\"buffered_operations\":\"2\""));
+  r = cli({"refresh"});
+  EXPECT_EQ(r.exit_code, 0) << r.err;
+  EXPECT_THAT(r.out, HasSubstr(absl::StrCat("refreshed: ", model_.size() + 2, " documents")));
+  r = cli({"delete", "1", "2", "nosuchid"});
+  EXPECT_EQ(r.exit_code, 0) << r.err;
+  EXPECT_THAT(r.out, HasSubstr("acknowledged 3, stale 0, not found 1"));
+
+  r = cli({"delete", "b2", "d3"});
+  EXPECT_EQ(r.exit_code, 0) << r.err;
+  model_.Remove("b2");
+  model_.Remove("d3");
+  r = cli({"flush"});
+  EXPECT_EQ(r.exit_code, 0) << r.err;
+  EXPECT_THAT(r.out, HasSubstr("flushed: commit point "));
+  r = cli({"index-stats"});
+  EXPECT_EQ(r.exit_code, 0) << r.err;
+  EXPECT_THAT(r.out, HasSubstr(absl::StrCat("documents ", model_.size(), ",")));
+  EXPECT_THAT(r.out, HasSubstr("buffered operations 0"));
+  ExpectAnswersOfAFreshBuild(*server);
+}
+
+}  // namespace
+}  // namespace tandem::testing

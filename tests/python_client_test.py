@@ -4,7 +4,8 @@
 Builds a ten-document index with tandem-index, starts tandem-server on an ephemeral port over it and
 calls every RPC through TandemClient: Search in each mode, with text and with weighted terms, BM25
 parameters, filters on attributes, SearchBatch, SearchStream, GetIndexInfo, health, the standing
-queries (subscribe, list, match, unsubscribe, watch), and the errors (INVALID_ARGUMENT, ...).
+queries (subscribe, list, match, unsubscribe, watch), writes (write, index_documents, delete,
+refresh, flush, index_stats), and the errors (INVALID_ARGUMENT, ...).
 
     /usr/bin/python3 tests/python_client_test.py --server-binary build/tools/tandem-server \
         --index-binary build/tools/tandem-index
@@ -660,6 +661,97 @@ class SubscriptionTest(OwnServerTest):
         with self.assertRaises(TandemError) as cm:
             self.client.watch("")
         self.assertEqual(cm.exception.code, "INVALID_ARGUMENT")
+
+
+class WriteTest(OwnServerTest):
+    """write, index_documents and delete stream to the node's index; refresh makes them searchable,
+    flush writes a commit point, index_stats counts; bad operations are refused one by one."""
+
+    @classmethod
+    def setUpClass(cls):
+        cls.tmp = tempfile.TemporaryDirectory(prefix="tandem-python-write-test-")
+        cls.serve(build_beir_index(cls.tmp.name,
+                                   '{"_id": "a", "title": "Bears", "text": "a black bear"}\n'
+                                   '{"_id": "b", "text": "a brown bear"}\n'),
+                  ["--gpu", "off", "--refresh-interval", "0"])
+
+    def test_bad_operations_raise_before_they_are_sent(self):
+        before = self.client.index_stats().last_sequence
+        for bad in ([{"index": {"id": "x"}, "delete": "x"}], [{}], [{"delete": 7}], ["x"],
+                    [{"delete": "x", "version": -1}], [{"delete": "x", "version": True}]):
+            with self.assertRaises(ValueError, msg=bad):
+                self.client.write(bad)
+        with self.assertRaises(ValueError):
+            self.client.index_documents([{"id": "x", "body": "typo"}])
+        with self.assertRaises(ValueError):
+            self.client.index_documents([{"id": "x", "attributes": {"year": 2.5}}])
+        with self.assertRaises(ValueError):
+            self.client.write([], batch_size=0)
+        # The operations before a bad one are written.
+        with self.assertRaises(ValueError) as cm:
+            self.client.write([{"delete": "nosuchid"}, {"delete": None}])
+        self.assertIn("operation 1", str(cm.exception))
+        self.assertIn("1 acknowledged", str(cm.exception))
+        self.assertEqual(self.client.index_stats().last_sequence, before + 1)
+
+    def test_writes_refresh_flush_and_stats(self):
+        self.client.refresh()  # whatever another test of the class left buffered
+        result = self.client.index_documents([
+            {"id": "c", "text": "a bear cub", "fields": {"title": "Cub"},
+             "attributes": {"year": 2001, "topics": ["bears", "cubs"], "wild": True}},
+            {"id": "", "text": "no id"},
+            {"id": "a", "text": "a polar bear", "fields": {"title": "Polar"}, "version": 5},
+        ], batch_size=2)
+        self.assertEqual((result.acknowledged, result.stale, result.not_found, result.refused),
+                         (2, 0, 0, 1))
+        self.assertEqual(len(result.errors), 1)
+        self.assertEqual((result.errors[0].operation, result.errors[0].code), (1, "INVALID_ARGUMENT"))
+        stats = self.client.index_stats()
+        self.assertTrue(stats.writable)
+        self.assertEqual(stats.buffered_operations, 2)
+        self.assertEqual(stats.last_sequence, result.last_sequence)
+        # Not searchable before a refresh (--refresh-interval 0).
+        self.assertEqual(ids(self.client.search("cub")), [])
+        refreshed = self.client.refresh()
+        self.assertEqual(refreshed.documents, 3)
+        hits = self.client.search("cub", fields=["title"]).hits
+        self.assertEqual([(h.external_id, h.field("title")) for h in hits], [("c", "Cub")])
+        self.assertEqual(ids(self.client.search("polar")), ["a"])
+        self.assertEqual(ids(self.client.search("black")), [])
+
+        stale = self.client.write([{"index": {"id": "a", "text": "an old black bear"}, "version": 4}])
+        self.assertEqual((stale.acknowledged, stale.stale), (1, 1))
+        deleted = self.client.delete(["b", "nosuchdoc"])
+        self.assertEqual((deleted.acknowledged, deleted.not_found), (2, 1))
+        self.assertEqual(self.client.delete("c").acknowledged, 1)
+        self.client.refresh()
+        self.assertEqual(sorted(ids(self.client.search("bear"))), ["a"])
+
+        generation = self.client.flush()
+        self.assertGreater(generation, 0)
+        stats = self.client.index_stats()
+        self.assertEqual((stats.commit_generation, stats.documents, stats.buffered_operations),
+                         (generation, 1, 0))
+
+
+class ReadOnlyWriteTest(OwnServerTest):
+    """A read-only node refuses writes with FAILED_PRECONDITION and says it is not writable."""
+
+    @classmethod
+    def setUpClass(cls):
+        cls.tmp = tempfile.TemporaryDirectory(prefix="tandem-python-read-only-test-")
+        cls.serve(build_beir_index(cls.tmp.name, '{"_id": "a", "text": "a black bear"}\n'),
+                  ["--read-only"])
+
+    def test_writes_are_refused(self):
+        for call in (lambda: self.client.index_documents([{"id": "b", "text": "a bear"}]),
+                     lambda: self.client.delete("a"), self.client.refresh, self.client.flush):
+            with self.assertRaises(TandemError) as cm:
+                call()
+            self.assertEqual(cm.exception.code, "FAILED_PRECONDITION", cm.exception)
+            self.assertIn("read-only", cm.exception.message)
+        self.assertFalse(self.client.index_stats().writable)
+        self.assertEqual(ids(self.client.search("bear")), ["a"])
 
 
 def main() -> int:

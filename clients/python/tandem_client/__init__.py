@@ -1,5 +1,5 @@
-"""Python client of the Tandem query node (gRPC services tandem.v1.SearchService and
-tandem.v1.SubscriptionService).
+"""Python client of the Tandem query node (gRPC services tandem.v1.SearchService,
+tandem.v1.SubscriptionService and tandem.v1.IndexService).
 
     from tandem_client import TandemClient, TandemError
 
@@ -25,6 +25,7 @@ from .messages import (
     SearchResult,
     Snippet,
 )
+from .writes import IndexStats, RefreshResult, WriteError, WriteResult
 from .subscriptions import (
     Constraint,
     Document,
@@ -42,10 +43,12 @@ __all__ = [
     "DocumentMatch",
     "Hit",
     "IndexInfo",
+    "IndexStats",
     "LoadedIndex",
     "MatchResult",
     "Query",
     "QueryStats",
+    "RefreshResult",
     "SearchResult",
     "Snippet",
     "Subscription",
@@ -53,4 +56,6 @@ __all__ = [
     "TandemError",
     "Watch",
     "WatchEvent",
+    "WriteError",
+    "WriteResult",
 ]

@@ -1,5 +1,6 @@
-"""TandemClient: the Tandem query node's gRPC API (tandem.v1.SearchService and its standing
-queries, tandem.v1.SubscriptionService) as Python calls.
+"""TandemClient: the Tandem query node's gRPC API (tandem.v1.SearchService, its standing
+queries, tandem.v1.SubscriptionService, and writes to its index, tandem.v1.IndexService) as Python
+calls.
 
     with TandemClient("127.0.0.1:50051", timeout=5.0) as client:
         result = client.search("black bear attacks", mode="and", k=5)
@@ -14,7 +15,7 @@ from __future__ import annotations
 import dataclasses
 import os
 import time
-from typing import Iterable, Iterator, Sequence
+from typing import Any, Iterable, Iterator, Mapping, Sequence
 
 import grpc
 
@@ -30,6 +31,13 @@ from ._proto import (
 from .errors import TandemError
 from .filters import FilterLike
 from .messages import IndexInfo, LoadedIndex, Query, QueryLike, SearchResult, Terms, to_query
+from .writes import (
+    IndexStats,
+    OperationLike,
+    RefreshResult,
+    WriteRequests,
+    WriteResult,
+)
 from .subscriptions import (
     DocumentLike,
     MatchResult,
@@ -249,6 +257,67 @@ class TandemClient:
         return LoadedIndex.from_proto(
             self._unary(self._indexes.LoadIndex, index_pb2.LoadIndexRequest(path=path), timeout)
         )
+
+    # -- writes (IndexService) ----------------------------------------------------------------------
+
+    def write(self, operations: Iterable[OperationLike], *, batch_size: int = 256,
+              timeout: float | None = 600.0) -> WriteResult:
+        """Streams `operations` ({"index": document} or {"delete": id}, each with an optional
+        "version"; see tandem_client.writes) over one Write call, `batch_size` a message, in order.
+
+        The node applies them in order; acknowledged ones are durable and searchable within its
+        --refresh-interval (refresh() makes them searchable at once). A bad document is refused
+        (WriteResult.errors) and the rest still apply. Raises TandemError for a failed call
+        (FAILED_PRECONDITION on a node that takes no writes, RESOURCE_EXHAUSTED for a full disk:
+        what was acknowledged before stays), and ValueError for an operation that is no operation:
+        the stream ends before it, and the operations sent before it are written.
+        """
+        requests = WriteRequests(operations, batch_size)
+        try:
+            response = self._indexes.Write(
+                iter(requests), timeout=timeout, metadata=self._metadata,
+                wait_for_ready=self._wait_for_ready)
+        except grpc.RpcError as e:
+            raise TandemError.from_rpc_error(e) from None
+        if requests.error is not None:
+            raise ValueError(f"{requests.error} (the {requests.sent} operations before it were "
+                             f"written: {response.acknowledged} acknowledged)")
+        return WriteResult.from_proto(response)
+
+    def index_documents(self, documents: Iterable[Mapping[str, Any]], *, batch_size: int = 256,
+                        timeout: float | None = 600.0) -> WriteResult:
+        """Adds or replaces documents ({"id", "text", "fields", "attributes"}, and an optional
+        "version"), as write() does."""
+        def operations():
+            for doc in documents:
+                if isinstance(doc, Mapping) and "version" in doc:
+                    rest = {k: v for k, v in doc.items() if k != "version"}
+                    yield {"index": rest, "version": doc["version"]}
+                else:
+                    yield {"index": doc}
+        return self.write(operations(), batch_size=batch_size, timeout=timeout)
+
+    def delete(self, ids: str | Iterable[str], *, timeout=_DEFAULT) -> WriteResult:
+        """Deletes documents by id; an id the node does not hold counts in not_found."""
+        if isinstance(ids, str):
+            ids = [ids]
+        return self.write(({"delete": i} for i in ids),
+                          timeout=self.timeout if timeout is _DEFAULT else timeout)
+
+    def refresh(self, *, timeout=_DEFAULT) -> RefreshResult:
+        """Makes every acknowledged write searchable now."""
+        r = self._unary(self._indexes.Refresh, index_pb2.RefreshRequest(), timeout)
+        return RefreshResult(documents=r.documents, segments=r.segments)
+
+    def flush(self, *, timeout=_DEFAULT) -> int:
+        """Refresh, then a durable commit point (the write-ahead log before it is dropped); returns
+        the commit point's generation."""
+        return self._unary(self._indexes.Flush, index_pb2.FlushRequest(), timeout).generation
+
+    def index_stats(self, *, timeout=_DEFAULT) -> IndexStats:
+        """The live index's counts; writable is False on a node that takes no writes."""
+        return IndexStats.from_proto(
+            self._unary(self._indexes.GetIndexStats, index_pb2.GetIndexStatsRequest(), timeout))
 
     def health(self, service: str = "", *, timeout=_DEFAULT) -> str:
         """grpc.health.v1 status of `service` ("" is the whole server): "SERVING", "NOT_SERVING", ..."""

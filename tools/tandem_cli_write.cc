@@ -1,5 +1,6 @@
 #include "tools/tandem_cli_write.h"
 
+#include <algorithm>
 #include <cstdio>
 #include <memory>
 #include <utility>
@@ -13,6 +14,10 @@
 namespace tandem::cli {
 namespace {
 
+// A message also goes out once its operations pass this many bytes: a batch of large documents
+// stays well under the node's --max-receive-message-bytes (16 MiB by default).
+constexpr size_t kMaxMessageBytes = size_t{4} << 20;
+
 // One Write call: messages go out as they fill; Finish ends the stream and takes the answer.
 class WriteStream {
  public:
@@ -24,9 +29,13 @@ class WriteStream {
 
   // False once the node has ended the call (Finish says why).
   bool Add(tandem::v1::WriteOperation op) {
+    request_bytes_ += op.ByteSizeLong();
     *request_.add_operations() = std::move(op);
     ++result_.sent;
-    if (static_cast<size_t>(request_.operations_size()) < batch_size_) return true;
+    if (static_cast<size_t>(request_.operations_size()) < batch_size_ &&
+        request_bytes_ < kMaxMessageBytes) {
+      return true;
+    }
     return Send();
   }
 
@@ -47,6 +56,7 @@ class WriteStream {
   bool Send() {
     broken_ = !writer_->Write(request_);
     request_.Clear();
+    request_bytes_ = 0;
     return !broken_;
   }
 
@@ -54,6 +64,7 @@ class WriteStream {
   grpc::ClientContext context_;
   WriteResult result_;
   tandem::v1::WriteRequest request_;
+  size_t request_bytes_ = 0;
   std::unique_ptr<grpc::ClientWriter<tandem::v1::WriteRequest>> writer_;
   bool broken_ = false;
 };

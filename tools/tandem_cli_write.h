@@ -37,7 +37,8 @@ struct WriteResult {
 // The operation that indexes `doc`: its id, text, stored fields and attributes.
 tandem::v1::WriteOperation IndexOperation(const index_builder::Document& doc);
 
-// Reads every document of `source` and sends it over one Write call whose deadline is `deadline`.
+// Reads every document of `source` and sends it over one Write call whose deadline is `deadline`,
+// in messages of `batch_size` operations or about 4 MiB, whichever comes first.
 // Errors: those of OpenDocumentReader (INVALID_ARGUMENT for an unknown format, NOT_FOUND for a
 // missing path), of reading, or of the call (the message then says how many operations were sent).
 absl::StatusOr<WriteResult> StreamDocuments(tandem::v1::IndexService::Stub& stub,

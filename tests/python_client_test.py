@@ -673,7 +673,17 @@ class WriteTest(OwnServerTest):
         cls.serve(build_beir_index(cls.tmp.name,
                                    '{"_id": "a", "title": "Bears", "text": "a black bear"}\n'
                                    '{"_id": "b", "text": "a brown bear"}\n'),
-                  ["--gpu", "off", "--refresh-interval", "0"])
+                  ["--gpu", "off", "--refresh-interval", "0",
+                   "--max-receive-message-bytes", str(8 << 20)])
+
+    def test_large_documents_go_in_messages_under_the_nodes_limit(self):
+        # 12 documents of 1 MiB: one message of 256 operations would be 12 MiB, over the node's 8.
+        docs = [{"id": f"big{i}", "text": " ".join(["mammoth"] * (1 << 17))} for i in range(12)]
+        self.assertEqual(self.client.index_documents(docs).acknowledged, 12)
+        self.client.refresh()
+        self.assertEqual(len(self.client.search("mammoth", k=20).hits), 12)
+        self.assertEqual(self.client.delete([d["id"] for d in docs]).acknowledged, 12)
+        self.client.refresh()
 
     def test_bad_operations_raise_before_they_are_sent(self):
         before = self.client.index_stats().last_sequence

@@ -84,9 +84,15 @@ def operation_to_proto(op: OperationLike, position: int) -> index_pb2.WriteOpera
     return out
 
 
+# A message also goes out once its operations pass this many bytes, well under the node's
+# --max-receive-message-bytes (16 MiB by default) however large the documents.
+MAX_MESSAGE_BYTES = 4 << 20
+
+
 class WriteRequests:
-    """The Write call's request messages, `batch_size` operations each. A bad operation ends the
-    stream (what was sent before it is written) and is kept in `error` for the caller to raise."""
+    """The Write call's request messages, `batch_size` operations or about MAX_MESSAGE_BYTES each.
+    A bad operation ends the stream (what was sent before it is written) and is kept in `error` for
+    the caller to raise."""
 
     def __init__(self, operations: Iterable[OperationLike], batch_size: int):
         if batch_size < 1:
@@ -98,16 +104,20 @@ class WriteRequests:
 
     def __iter__(self) -> Iterator[index_pb2.WriteRequest]:
         request = index_pb2.WriteRequest()
+        size = 0
         for position, op in enumerate(self._operations):
             try:
-                request.operations.append(operation_to_proto(op, position))
+                converted = operation_to_proto(op, position)
             except ValueError as e:
                 self.error = e
                 break
-            if len(request.operations) == self._batch_size:
+            request.operations.append(converted)
+            size += converted.ByteSize()
+            if len(request.operations) == self._batch_size or size >= MAX_MESSAGE_BYTES:
                 self.sent += len(request.operations)
                 yield request
                 request = index_pb2.WriteRequest()
+                size = 0
         if request.operations:
             self.sent += len(request.operations)
             yield request

@@ -3,9 +3,9 @@
 // equals, external id by id and score bit for bit, that of a fresh build over the live documents in
 // the order of their latest write; the background refresh makes a write searchable within its
 // interval; stale versions and bad documents are counted and listed while the rest apply; a
-// read-only node refuses writes; a node killed with SIGKILL answers every acknowledged write after
-// a restart (the log is replayed), and so does one restarted after a Flush; and tandem-cli's index,
-// delete, refresh, flush and index-stats verbs drive all of it.
+// read-only node and a shard refuse writes; a node killed with SIGKILL answers every acknowledged
+// write after a restart (the log is replayed), and so does one restarted after a Flush; and
+// tandem-cli's index, delete, refresh, flush and index-stats verbs drive all of it.
 #include <csignal>
 #include <cstdio>
 #include <cstring>
@@ -25,6 +25,7 @@
 #include "gtest/gtest.h"
 #include "index/index.h"
 #include "index_builder/inverter.h"
+#include "index_builder/shard.h"
 #include "tandem/v1/index.grpc.pb.h"
 #include "tandem/v1/search.grpc.pb.h"
 #include "tests/e2e_fixture.h"
@@ -290,6 +291,28 @@ TEST_F(LiveE2eTest, AReadOnlyNodeRefusesWrites) {
   ASSERT_TRUE(cli.ok()) << cli.status();
   EXPECT_EQ(cli->exit_code, 1);
   EXPECT_THAT(cli->err, HasSubstr("FAILED_PRECONDITION"));
+}
+
+TEST_F(LiveE2eTest, AShardRefusesWritesAndSaysWhy) {
+  absl::StatusOr<std::unique_ptr<index::Index>> whole = index::Index::Open(dir_);
+  ASSERT_TRUE(whole.ok()) << whole.status();
+  const std::string shards = tmp_.path() + "/shards";
+  absl::StatusOr<index_builder::ShardSummary> cut =
+      index_builder::ShardIndex(**whole, shards, {.shards = 2, .threads = 1});
+  ASSERT_TRUE(cut.ok()) << cut.status();
+  dir_ = shards + "/" + index_builder::ShardDirectoryName(0);
+  auto server = Start();
+  ASSERT_NE(server, nullptr);
+  WriteResponse response;
+  const grpc::Status status = Write(*server, {DeleteOp("d1")}, &response);
+  EXPECT_EQ(status.error_code(), grpc::StatusCode::FAILED_PRECONDITION);
+  EXPECT_THAT(status.error_message(), HasSubstr("shard"));
+  EXPECT_FALSE(Stats(*server).writable());
+  const absl::StatusOr<ProcessResult> cli =
+      RunProcess(TANDEM_CLI_BINARY, {"--server", server->address(), "index-stats"});
+  ASSERT_TRUE(cli.ok()) << cli.status();
+  EXPECT_EQ(cli->exit_code, 0);
+  EXPECT_THAT(cli->out, HasSubstr("read-only: this node takes no writes"));
 }
 
 TEST_F(LiveE2eTest, BadOperationsAreListedAndTheRestApply) {

@@ -535,6 +535,9 @@ TEST_F(LiveE2eTest, TandemCliIndexesDeletesRefreshesAndFlushes) {
   EXPECT_THAT(r.err, HasSubstr("NOT_FOUND"));
   r = cli({"delete"});
   EXPECT_EQ(r.exit_code, 2);
+  r = cli({"index", "--format", "auto", "-"}, "w1 w2\n");
+  EXPECT_EQ(r.exit_code, 2);
+  EXPECT_THAT(r.err, HasSubstr("not stdin"));
 
   // A BEIR file: two new documents, a replaced one, and a malformed line (skipped, exit 1).
   const std::string corpus = tmp_.path() + "/corpus.jsonl";
@@ -563,6 +566,18 @@ TEST_F(LiveE2eTest, TandemCliIndexesDeletesRefreshesAndFlushes) {
     d.fields = {{"title", title}};
     model_.Put(d);
   }
+  ExpectAnswersOfAFreshBuild(*server);
+
+  // --format auto finds BEIR in a file.
+  const std::string more = tmp_.path() + "/more.jsonl";
+  std::ofstream(more) << R"({"_id": "b3", "title": "Polar bear", "text": "w4 bearword"})"
+                      << "\n";
+  r = cli({"index", "--format", "auto", "--refresh", more});
+  EXPECT_EQ(r.exit_code, 0) << r.err;
+  EXPECT_THAT(r.out, HasSubstr("sent 1: acknowledged 1"));
+  model_.Put({.external_id = "b3",
+              .text = "Polar bear\nw4 bearword",
+              .fields = {{"title", "Polar bear"}}});
   ExpectAnswersOfAFreshBuild(*server);
 
   // Lines from stdin: ids are line numbers.

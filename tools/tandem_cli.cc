@@ -31,7 +31,6 @@
 // Exit status: 0 success; 1 the call failed (or, for batch, some query failed; for index and
 // delete, some operation was refused or some document malformed); 2 usage error; 3 health answered
 // but not SERVING. Errors print one line: "tandem-cli: CODE: message".
-#include <algorithm>
 #include <cstdio>
 #include <fstream>
 #include <iostream>
@@ -82,7 +81,8 @@ ABSL_FLAG(int32_t, batch_size, 256,
           "batch, match, index, delete: queries per SearchBatch call, documents per Match call, "
           "operations per Write message.");
 ABSL_FLAG(std::string, format, "",
-          "index: the input's format, as tandem-index build's --format (beir, trec, lines, ...).");
+          "index: the input's format, as tandem-index build's --format (beir, trec, lines, ..., "
+          "or auto for a file or directory).");
 ABSL_FLAG(bool, refresh, false,
           "index: call Refresh after the write, to search the documents now.");
 ABSL_FLAG(std::string, interface, "",
@@ -367,9 +367,8 @@ int PrintWrite(const absl::StatusOr<WriteResult>& result) {
   PrintAnswer(WriteResultJson(*result), FormatWriteResult(*result));
   const bool complete = result->response.refused() == 0 && result->bad_documents == 0;
   if (!complete) {
-    std::fprintf(stderr, "tandem-cli: %d operations refused, %d documents malformed\n",
-                 static_cast<int>(result->response.refused()),
-                 static_cast<int>(result->bad_documents));
+    std::cerr << absl::StrFormat("tandem-cli: %d operations refused, %d documents malformed\n",
+                                 result->response.refused(), result->bad_documents);
   }
   return complete ? kExitOk : kExitFailed;
 }
@@ -391,15 +390,16 @@ int RunIndex(tandem::v1::IndexService::Stub& stub, const std::vector<std::string
   if (format.empty() || args.size() != 1) {
     return Usage("index needs a format and one input: tandem-cli index --format FORMAT FILE|-");
   }
-  const std::vector<std::string> formats = index_builder::DocumentFormatNames();
-  if (std::find(formats.begin(), formats.end(), format) == formats.end()) {
-    return Usage(absl::StrCat("--format must be one of ", absl::StrJoin(formats, ", "), ", got '",
-                              format, "'"));
+  absl::StatusOr<std::string> resolved = ResolveFormat(format, args[0]);
+  if (!resolved.ok()) {
+    return resolved.status().code() == absl::StatusCode::kInvalidArgument
+               ? Usage(std::string(resolved.status().message()))
+               : Fail(resolved.status());
   }
   const int32_t batch_size = absl::GetFlag(FLAGS_batch_size);
   if (batch_size < 1) return Usage("--batch-size must be >= 1");
   absl::StatusOr<WriteResult> result = StreamDocuments(
-      stub, {.format = format, .path = args[0], .batch_size = static_cast<size_t>(batch_size)},
+      stub, {.format = *resolved, .path = args[0], .batch_size = static_cast<size_t>(batch_size)},
       LongDeadline());
   const int exit_code = PrintWrite(result);
   if (exit_code == kExitFailed && !result.ok()) return exit_code;

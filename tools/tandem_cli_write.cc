@@ -7,6 +7,7 @@
 
 #include "absl/strings/str_cat.h"
 #include "absl/strings/str_format.h"
+#include "absl/strings/str_join.h"
 #include "clients/cli/health_client.h"
 #include "clients/cli/output.h"
 #include "grpcpp/client_context.h"
@@ -79,6 +80,24 @@ void AddFields(const std::vector<std::pair<std::string, std::string>>& from,
 }
 
 }  // namespace
+
+absl::StatusOr<std::string> ResolveFormat(const std::string& format, const std::string& path) {
+  if (format == "auto") {
+    if (path == "-") {
+      return absl::InvalidArgumentError("--format auto needs a file or directory, not stdin");
+    }
+    absl::StatusOr<index_builder::DetectedFormat> detected =
+        index_builder::DetectDocumentFormat(path);
+    if (!detected.ok()) return detected.status();
+    return detected->format;
+  }
+  const std::vector<std::string> formats = index_builder::DocumentFormatNames();
+  if (std::find(formats.begin(), formats.end(), format) == formats.end()) {
+    return absl::InvalidArgumentError(absl::StrCat(
+        "--format must be auto or one of ", absl::StrJoin(formats, ", "), ", got '", format, "'"));
+  }
+  return format;
+}
 
 tandem::v1::WriteOperation IndexOperation(const index_builder::Document& doc) {
   tandem::v1::WriteOperation op;

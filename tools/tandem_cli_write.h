@@ -34,6 +34,11 @@ struct WriteResult {
   tandem::v1::WriteResponse response;
 };
 
+// The reader format for `path`: `format` itself, or for "auto" the one DetectDocumentFormat finds.
+// INVALID_ARGUMENT for an unknown name (the message lists the known ones) and for auto on stdin
+// ("-"), whose first bytes detection would consume.
+absl::StatusOr<std::string> ResolveFormat(const std::string& format, const std::string& path);
+
 // The operation that indexes `doc`: its id, text, stored fields and attributes.
 tandem::v1::WriteOperation IndexOperation(const index_builder::Document& doc);
 

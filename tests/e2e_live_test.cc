@@ -535,6 +535,10 @@ TEST_F(LiveE2eTest, TandemCliIndexesDeletesRefreshesAndFlushes) {
   EXPECT_THAT(r.err, HasSubstr("NOT_FOUND"));
   r = cli({"delete"});
   EXPECT_EQ(r.exit_code, 2);
+  r = cli({"index", "--format", "beir", "-"}, "{not json\n");
+  EXPECT_EQ(r.exit_code, 1);
+  EXPECT_THAT(r.err, HasSubstr("skipped stdin:1: not valid JSON"));
+  EXPECT_THAT(r.out, HasSubstr("sent 0: acknowledged 0"));
   r = cli({"index", "--format", "auto", "-"}, "w1 w2\n");
   EXPECT_EQ(r.exit_code, 2);
   EXPECT_THAT(r.err, HasSubstr("not stdin"));

@@ -8,6 +8,7 @@
 #include "absl/strings/str_cat.h"
 #include "absl/strings/str_format.h"
 #include "absl/strings/str_join.h"
+#include "absl/strings/strip.h"
 #include "clients/cli/health_client.h"
 #include "clients/cli/output.h"
 #include "grpcpp/client_context.h"
@@ -115,13 +116,17 @@ absl::StatusOr<WriteResult> StreamDocuments(tandem::v1::IndexService::Stub& stub
   index_builder::ReaderOptions options;
   // One thread: a pipe is read in order anyway, and documents go out in the order of the input.
   options.threads = 1;
-  options.on_bad_document = [&bad](const absl::Status& status) {
-    ++bad;
-    std::fprintf(stderr, "tandem-cli: skipped %s\n", std::string(status.message()).c_str());
-  };
   // The readers take a path; standard input is the process's /dev/stdin, which they read as the
   // pipe or file it is.
-  const std::string path = source.path == "-" ? "/dev/stdin" : source.path;
+  const bool from_stdin = source.path == "-";
+  const std::string path = from_stdin ? "/dev/stdin" : source.path;
+  options.on_bad_document = [&bad, from_stdin](const absl::Status& status) {
+    ++bad;
+    absl::string_view message = status.message();
+    // "/dev/stdin:7: no \"_id\"" reads as "stdin:7: ...", the input as the user named it.
+    if (from_stdin) absl::ConsumePrefix(&message, "/dev/");
+    std::fprintf(stderr, "tandem-cli: skipped %s\n", std::string(message).c_str());
+  };
   absl::StatusOr<std::unique_ptr<index_builder::DocumentReader>> reader =
       index_builder::OpenDocumentReader(source.format, path, options);
   if (!reader.ok()) return reader.status();

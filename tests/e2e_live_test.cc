@@ -458,13 +458,25 @@ TEST_F(LiveE2eTest, AKilledNodeReplaysEveryAcknowledgedWrite) {
 }
 
 TEST_F(LiveE2eTest, SigkillDuringConcurrentWritesKeepsEveryAcknowledgedOne) {
-  auto server = Start();  // the background refresh runs as the writes come
+  // Refreshes every 50 ms and a Flush every 100 ms, so that the kill may land in either.
+  auto server = Start({"--refresh-interval", "50ms"});
   ASSERT_NE(server, nullptr);
   // Two writers, each a stream after another of 20 new documents; a document's text holds its id,
   // so that a query for the id finds it alone.
   std::atomic<bool> stop{false};
   std::vector<std::string> acknowledged[2];
   std::vector<std::thread> writers;
+  std::atomic<int> flushes{0};
+  writers.emplace_back([&] {
+    while (!stop.load()) {
+      grpc::ClientContext context;
+      SetTimeout(context, kE2eTimeout);
+      tandem::v1::FlushResponse flushed;
+      if (!IndexStub(*server)->Flush(&context, tandem::v1::FlushRequest(), &flushed).ok()) return;
+      ++flushes;
+      absl::SleepFor(absl::Milliseconds(100));
+    }
+  });
   for (int t = 0; t < 2; ++t) {
     writers.emplace_back([&, t] {
       for (int stream = 0; !stop.load(); ++stream) {
@@ -490,7 +502,9 @@ TEST_F(LiveE2eTest, SigkillDuringConcurrentWritesKeepsEveryAcknowledgedOne) {
   ids.insert(ids.end(), acknowledged[1].begin(), acknowledged[1].end());
   ASSERT_GT(acknowledged[0].size(), 0u);
   ASSERT_GT(acknowledged[1].size(), 0u);
-  std::printf("%zu documents acknowledged before SIGKILL\n", ids.size());
+  EXPECT_GT(flushes.load(), 0);
+  std::printf("%zu documents acknowledged before SIGKILL, %d flushes\n", ids.size(),
+              flushes.load());
 
   server = Start();
   ASSERT_NE(server, nullptr);

@@ -76,7 +76,8 @@ ABSL_FLAG(int32_t, snippet, 160,
           "(0: none; only indexes built with --store-text keep text).");
 constexpr absl::Duration kDefaultTimeout = absl::Seconds(5);
 ABSL_FLAG(absl::Duration, timeout, kDefaultTimeout,
-          "Deadline of each call (load-index, index: 10 minutes while this is left at 5s).");
+          "Deadline of each call (load-index, index, refresh, flush: 10 minutes while this is "
+          "left at 5s).");
 ABSL_FLAG(int32_t, batch_size, 256,
           "batch, match, index, delete: queries per SearchBatch call, documents per Match call, "
           "operations per Write message.");
@@ -328,8 +329,8 @@ int RunUnsubscribe(tandem::v1::SubscriptionService::Stub& stub,
 // default, a load may take this long.
 constexpr absl::Duration kLoadIndexTimeout = absl::Minutes(10);
 
-// The deadline of a call that may take minutes (load-index, index): --timeout, or 10 minutes
-// while it is left at its default.
+// The deadline of a call that may take minutes (load-index, index, refresh, flush: a refresh
+// inverts every buffered document): --timeout, or 10 minutes while it is left at its default.
 absl::Time LongDeadline() {
   const absl::Duration timeout = absl::GetFlag(FLAGS_timeout);
   return absl::Now() + (timeout == kDefaultTimeout ? kLoadIndexTimeout : timeout);
@@ -375,9 +376,10 @@ int PrintWrite(const absl::StatusOr<WriteResult>& result) {
 
 int RunRefresh(tandem::v1::IndexService::Stub& stub) {
   tandem::v1::RefreshResponse response;
-  const absl::Status status = CallWithDeadline([&](grpc::ClientContext* context) {
-    return stub.Refresh(context, tandem::v1::RefreshRequest(), &response);
-  });
+  grpc::ClientContext context;
+  context.set_deadline(absl::ToChronoTime(LongDeadline()));
+  const absl::Status status =
+      FromGrpcStatus(stub.Refresh(&context, tandem::v1::RefreshRequest(), &response));
   if (!status.ok()) return Fail(status);
   PrintAnswer(ToJson(response),
               absl::StrFormat("refreshed: %d documents searchable in %d segments\n",
@@ -422,9 +424,10 @@ int RunDelete(tandem::v1::IndexService::Stub& stub, const std::vector<std::strin
 
 int RunFlush(tandem::v1::IndexService::Stub& stub) {
   tandem::v1::FlushResponse response;
-  const absl::Status status = CallWithDeadline([&](grpc::ClientContext* context) {
-    return stub.Flush(context, tandem::v1::FlushRequest(), &response);
-  });
+  grpc::ClientContext context;
+  context.set_deadline(absl::ToChronoTime(LongDeadline()));
+  const absl::Status status =
+      FromGrpcStatus(stub.Flush(&context, tandem::v1::FlushRequest(), &response));
   if (!status.ok()) return Fail(status);
   PrintAnswer(ToJson(response),
               absl::StrCat("flushed: commit point ", response.generation(), "\n"));

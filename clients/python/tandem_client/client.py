@@ -304,12 +304,13 @@ class TandemClient:
         return self.write(({"delete": i} for i in ids),
                           timeout=self.timeout if timeout is _DEFAULT else timeout)
 
-    def refresh(self, *, timeout=_DEFAULT) -> RefreshResult:
-        """Makes every acknowledged write searchable now."""
+    def refresh(self, *, timeout: float | None = 600.0) -> RefreshResult:
+        """Makes every acknowledged write searchable now. It inverts every buffered document,
+        which takes seconds after a large write: hence the long default deadline."""
         r = self._unary(self._indexes.Refresh, index_pb2.RefreshRequest(), timeout)
         return RefreshResult(documents=r.documents, segments=r.segments)
 
-    def flush(self, *, timeout=_DEFAULT) -> int:
+    def flush(self, *, timeout: float | None = 600.0) -> int:
         """Refresh, then a durable commit point (the write-ahead log before it is dropped); returns
         the commit point's generation."""
         return self._unary(self._indexes.Flush, index_pb2.FlushRequest(), timeout).generation

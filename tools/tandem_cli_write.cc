@@ -52,8 +52,6 @@ class WriteStream {
     return std::move(result_);
   }
 
-  WriteResult& result() { return result_; }
-
  private:
   bool Send() {
     broken_ = !writer_->Write(request_);

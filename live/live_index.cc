@@ -33,6 +33,7 @@ struct LiveIndex::Buffered {
   absl::flat_hash_map<std::string, size_t> position;  // id -> its newest buffered document
   absl::flat_hash_set<std::string> deletes;           // ids whose sealed versions go
   uint64_t operations = 0;
+  uint64_t bytes = 0;          // of the buffered documents' text
   uint64_t last_sequence = 0;  // of the last operation applied
 };
 
@@ -41,17 +42,17 @@ namespace {
 // Reads documents from memory, for sealing a refresh's buffer with the offline builder.
 class BufferReader : public index_builder::DocumentReader {
  public:
-  BufferReader(std::vector<index_builder::Document>& docs, const std::vector<bool>& dropped)
+  BufferReader(const std::vector<index_builder::Document>& docs, const std::vector<bool>& dropped)
       : docs_(docs), dropped_(dropped) {}
   absl::StatusOr<bool> Next(index_builder::Document* doc) override {
     while (next_ < docs_.size() && dropped_[next_]) ++next_;
     if (next_ == docs_.size()) return false;
-    *doc = std::move(docs_[next_++]);
+    *doc = docs_[next_++];  // a copy: a failed seal hands the buffer to the next refresh
     return true;
   }
 
  private:
-  std::vector<index_builder::Document>& docs_;
+  const std::vector<index_builder::Document>& docs_;
   const std::vector<bool>& dropped_;
   size_t next_ = 0;
 };
@@ -171,6 +172,11 @@ absl::Status LiveIndex::Load() {
   segment_options_.analyzer = first.manifest().analyzer;
   segment_options_.bm25 = first.manifest().bm25;
   segment_options_.source_format = "live";
+  // Stored text (tandem-index build --store-text) is each document's "text" field.
+  for (const auto& [field, value] :
+       first.num_docs() > 0 ? first.stored_fields(0) : decltype(first.stored_fields(0)){}) {
+    store_text_ = store_text_ || field == "text";
+  }
   if (const filter::AttributeIndex* attributes = first.attributes()) {
     bitmap_codec_ = attributes->codec();
     for (const filter::AttributeField& f : attributes->fields()) {
@@ -208,6 +214,8 @@ absl::Status LiveIndex::Load() {
 bool LiveIndex::Holds(const std::string& id) const {
   if (buffer_->position.contains(id)) return true;
   if (buffer_->deletes.contains(id)) return false;
+  if (sealing_ != nullptr && sealing_->position.contains(id)) return true;
+  if (sealing_ != nullptr && sealing_->deletes.contains(id)) return false;
   return snapshot()->Find(id).has_value();
 }
 
@@ -232,6 +240,7 @@ WriteOutcome LiveIndex::Apply(const Operation& op) {
     b.documents.push_back(op.document);
     b.dropped.push_back(false);
     bytes_indexed_ += op.document.text.size();
+    b.bytes += op.document.text.size();
   }
   return outcome;
 }
@@ -253,6 +262,7 @@ absl::StatusOr<std::vector<absl::StatusOr<WriteOutcome>>> LiveIndex::Write(
   {
     // Logged and applied under one lock, so the buffer takes operations in the log's order.
     absl::MutexLock lock(&mu_);
+    TANDEM_RETURN_IF_ERROR(broken_);
     TANDEM_RETURN_IF_ERROR(OpenLog());
     TANDEM_ASSIGN_OR_RETURN(const uint64_t first, log_->AppendBatch(records));
     for (size_t j = 0; j < logged.size(); ++j) {
@@ -262,20 +272,100 @@ absl::StatusOr<std::vector<absl::StatusOr<WriteOutcome>>> LiveIndex::Write(
   }
   // Durable before acknowledged: one fdatasync covers every write logged before it, so writers
   // that arrive together share it (group commit).
-  if (options_.sync_writes) TANDEM_RETURN_IF_ERROR(log_->Sync());
+  if (options_.sync_writes) {
+    if (absl::Status synced = log_->Sync(); !synced.ok()) {
+      // Applied to the buffer but perhaps not on disk: no refresh may show it (StartRefresh
+      // syncs first and fails the same way), and the index takes no more writes.
+      absl::MutexLock lock(&mu_);
+      broken_ = synced;
+      return synced;
+    }
+  }
+  // A full buffer is sealed by the writer that filled it: writers wait rather than grow it.
+  bool full = false;
+  {
+    absl::MutexLock lock(&mu_);
+    full = buffer_->bytes >= options_.max_buffered_bytes;
+  }
+  if (full) TANDEM_RETURN_IF_ERROR(Refresh());
   return outcomes;
 }
 
 absl::Status LiveIndex::Refresh() {
+  absl::MutexLock serial(&refresh_mu_);
+  std::unique_ptr<Buffered> sealing;
+  std::string name;
+  {
+    absl::MutexLock lock(&mu_);
+    TANDEM_RETURN_IF_ERROR(StartRefresh(name));
+    if (buffer_->operations == 0) return absl::OkStatus();
+    sealing = std::move(buffer_);
+    buffer_ = std::make_unique<Buffered>();
+    sealing_ = sealing.get();
+  }
+  // Sealed without the writers' lock: writes go on into the next buffer meanwhile.
+  absl::StatusOr<std::shared_ptr<Segment>> sealed = Seal(*sealing, name);
   absl::MutexLock lock(&mu_);
-  return RefreshLocked();
+  sealing_ = nullptr;
+  if (!sealed.ok()) {
+    // Nothing is lost: the operations go back before those that came meanwhile, for the next try.
+    Prepend(*sealing, *buffer_);
+    buffer_ = std::move(sealing);
+    return sealed.status();
+  }
+  return PublishRefresh(*sealing, *std::move(sealed));
 }
 
 absl::Status LiveIndex::RefreshLocked() {
-  Buffered& b = *buffer_;
-  if (b.operations == 0) return absl::OkStatus();
-  const std::shared_ptr<const Snapshot> old = snapshot();
-  std::vector<SegmentView> views = old->segments();
+  std::string name;
+  TANDEM_RETURN_IF_ERROR(StartRefresh(name));
+  if (buffer_->operations == 0) return absl::OkStatus();
+  TANDEM_ASSIGN_OR_RETURN(std::shared_ptr<Segment> sealed, Seal(*buffer_, name));
+  TANDEM_RETURN_IF_ERROR(PublishRefresh(*buffer_, std::move(sealed)));
+  buffer_ = std::make_unique<Buffered>();
+  return absl::OkStatus();
+}
+
+absl::Status LiveIndex::StartRefresh(std::string& name) {
+  TANDEM_RETURN_IF_ERROR(broken_);
+  if (buffer_->operations == 0) return absl::OkStatus();
+  // Durable before searchable: nothing a failed sync may have lost ever answers a query.
+  if (log_ != nullptr) {
+    if (absl::Status synced = log_->Sync(); !synced.ok()) {
+      broken_ = synced;
+      return synced;
+    }
+  }
+  const Buffered& b = *buffer_;
+  if (std::find(b.dropped.begin(), b.dropped.end(), false) != b.dropped.end()) {
+    name = absl::StrCat("_", next_segment_++);
+  }
+  return absl::OkStatus();
+}
+
+absl::StatusOr<std::shared_ptr<Segment>> LiveIndex::Seal(const Buffered& b,
+                                                         const std::string& name) {
+  if (name.empty()) return nullptr;  // deletes alone
+  const std::string path = absl::StrCat(dir_, "/", name);
+  BufferReader reader(b.documents, b.dropped);
+  index_builder::InverterOptions build;
+  build.threads = std::max(1, options_.build_threads);
+  build.memory_budget_bytes = 256ull << 20;
+  build.attributes = attribute_specs_;
+  build.bitmap_codec = bitmap_codec_;
+  build.store_text = store_text_;
+  absl::StatusOr<index_builder::BuildSummary> built =
+      index_builder::BuildIndex(reader, path, segment_options_, build);
+  if (!built.ok()) {
+    return absl::Status(built.status().code(),
+                        absl::StrCat("sealing segment '", name, "': ", built.status().message()));
+  }
+  sealed_bytes_.fetch_add(built->index_bytes, std::memory_order_relaxed);
+  return Segment::Open(path, name, options_.engine);
+}
+
+absl::Status LiveIndex::PublishRefresh(const Buffered& b, std::shared_ptr<Segment> sealed) {
+  std::vector<SegmentView> views = snapshot()->segments();
   // Deletes first, on the segments sealed before: each id's live version goes.
   std::vector<std::vector<uint32_t>> added(views.size());
   for (const std::string& id : b.deletes) {
@@ -295,28 +385,9 @@ absl::Status LiveIndex::RefreshLocked() {
         views[v], SegmentView::Make(views[v].segment,
                                     std::make_shared<const std::vector<uint32_t>>(deleted)));
   }
-  // Then the new documents, sealed into a segment of their own.
-  const bool any_document = std::find(b.dropped.begin(), b.dropped.end(), false) != b.dropped.end();
-  if (any_document) {
-    const std::string name = absl::StrCat("_", next_segment_);
-    const std::string path = absl::StrCat(dir_, "/", name);
-    BufferReader reader(b.documents, b.dropped);
-    index_builder::InverterOptions build;
-    build.threads = std::max(1, options_.build_threads);
-    build.memory_budget_bytes = 256ull << 20;
-    build.attributes = attribute_specs_;
-    build.bitmap_codec = bitmap_codec_;
-    absl::StatusOr<index_builder::BuildSummary> built =
-        index_builder::BuildIndex(reader, path, segment_options_, build);
-    if (!built.ok()) {
-      return absl::Status(built.status().code(),
-                          absl::StrCat("sealing segment '", name, "': ", built.status().message()));
-    }
-    ++next_segment_;
-    bytes_sealed_ += built->index_bytes;
-    TANDEM_ASSIGN_OR_RETURN(std::shared_ptr<Segment> segment,
-                            Segment::Open(path, name, options_.engine));
-    TANDEM_ASSIGN_OR_RETURN(SegmentView view, SegmentView::Make(std::move(segment), nullptr));
+  // Then the new documents, in a segment of their own.
+  if (sealed != nullptr) {
+    TANDEM_ASSIGN_OR_RETURN(SegmentView view, SegmentView::Make(std::move(sealed), nullptr));
     views.push_back(std::move(view));
   }
   // A segment whose every document is deleted holds nothing a query could find; the last one
@@ -327,7 +398,6 @@ absl::Status LiveIndex::RefreshLocked() {
               views.end());
   if (views.empty()) views.push_back(last);
   refreshed_through_ = std::max(refreshed_through_, b.last_sequence);
-  buffer_ = std::make_unique<Buffered>();
   ++refreshes_;
   Publish(std::move(views));
   {
@@ -342,7 +412,33 @@ void LiveIndex::Publish(std::vector<SegmentView> views) {
   snapshot_ = std::make_shared<const Snapshot>(std::move(views), snapshot_->generation() + 1);
 }
 
+void LiveIndex::Prepend(Buffered& earlier, const Buffered& later) {
+  for (const auto& [id, at] : later.position) {
+    if (auto it = earlier.position.find(id); it != earlier.position.end()) {
+      earlier.dropped[it->second] = true;
+      earlier.position.erase(it);
+    }
+  }
+  // A delete that came later also drops the earlier buffered version.
+  for (const std::string& id : later.deletes) {
+    if (later.position.contains(id)) continue;
+    if (auto it = earlier.position.find(id); it != earlier.position.end()) {
+      earlier.dropped[it->second] = true;
+      earlier.position.erase(it);
+    }
+  }
+  const size_t offset = earlier.documents.size();
+  earlier.documents.insert(earlier.documents.end(), later.documents.begin(), later.documents.end());
+  earlier.dropped.insert(earlier.dropped.end(), later.dropped.begin(), later.dropped.end());
+  for (const auto& [id, at] : later.position) earlier.position[id] = offset + at;
+  earlier.deletes.insert(later.deletes.begin(), later.deletes.end());
+  earlier.operations += later.operations;
+  earlier.bytes += later.bytes;
+  earlier.last_sequence = std::max(earlier.last_sequence, later.last_sequence);
+}
+
 absl::Status LiveIndex::Flush() {
+  absl::MutexLock serial(&refresh_mu_);
   absl::MutexLock lock(&mu_);
   TANDEM_RETURN_IF_ERROR(RefreshLocked());
   if (!live_directory_) return absl::OkStatus();  // nothing written: the build is its commit
@@ -404,8 +500,9 @@ LiveIndexStats LiveIndex::stats() const {
   for (const SegmentView& v : snap->segments()) s.deleted_documents += v.deleted->size();
   s.buffered_operations = buffer_->operations;
   s.last_sequence = log_ != nullptr ? log_->last_sequence() : 0;
+  s.log_open = log_ != nullptr;
   s.bytes_indexed = bytes_indexed_;
-  s.bytes_sealed = bytes_sealed_;
+  s.bytes_sealed = sealed_bytes_.load(std::memory_order_relaxed);
   s.bytes_merged = bytes_merged_;
   s.merges = merges_;
   return s;

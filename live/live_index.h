@@ -20,6 +20,7 @@
 //   live->snapshot()->Search(query, context);
 #pragma once
 
+#include <atomic>
 #include <cstdint>
 #include <memory>
 #include <mutex>
@@ -55,6 +56,8 @@ struct LiveIndexOptions {
   absl::Duration refresh_interval = absl::Seconds(1);
   // Threads that invert a refresh's documents into a segment.
   int build_threads = 1;
+  // Buffered text past which the writer that fills the buffer refreshes before it returns.
+  uint64_t max_buffered_bytes = uint64_t{64} << 20;
   // Nice levels the background refresh and merges run below the thread that opens the index (a
   // node's query workers' priority): sealing and merging yield to queries.
   int background_nice = 10;
@@ -81,7 +84,8 @@ struct LiveIndexStats {
   uint64_t deleted_documents = 0;    // held by segments until a merge drops them
   uint64_t buffered_operations = 0;  // acknowledged, searchable at the next refresh
   uint64_t last_sequence = 0;        // of the log
-  uint64_t bytes_indexed = 0;        // documents' text taken by writes since Open
+  bool log_open = false;       // the log is open (and its directory locked): the index took writes
+  uint64_t bytes_indexed = 0;  // documents' text taken by writes since Open
   // Index bytes written since Open by refreshes (new segments) and by merges: the write
   // amplification of merging is (sealed + merged) / sealed.
   uint64_t bytes_sealed = 0;
@@ -139,6 +143,16 @@ class LiveIndex {
   // Whether `id` is searchable now or buffered, without a buffered delete.
   bool Holds(const std::string& id) const ABSL_EXCLUSIVE_LOCKS_REQUIRED(mu_);
   absl::Status RefreshLocked() ABSL_EXCLUSIVE_LOCKS_REQUIRED(mu_);
+  // A refresh's first step: syncs the log (a failure breaks the index) and names the segment the
+  // buffered documents go to ("" when only deletes are buffered).
+  absl::Status StartRefresh(std::string& name) ABSL_EXCLUSIVE_LOCKS_REQUIRED(mu_);
+  // Writes `b`'s documents as segment `name` and opens it; null for "".
+  absl::StatusOr<std::shared_ptr<Segment>> Seal(const Buffered& b, const std::string& name);
+  // Applies `b`'s deletes to the segments, appends `sealed` and publishes the snapshot.
+  absl::Status PublishRefresh(const Buffered& b, std::shared_ptr<Segment> sealed)
+      ABSL_EXCLUSIVE_LOCKS_REQUIRED(mu_);
+  // Puts `later`'s operations after `earlier`'s, as if they had been buffered together.
+  static void Prepend(Buffered& earlier, const Buffered& later);
   absl::Status WriteCommitPoint() ABSL_EXCLUSIVE_LOCKS_REQUIRED(mu_);
   // Removes segment directories and commit points that the commit point does not name.
   void RemoveUnreferenced() ABSL_EXCLUSIVE_LOCKS_REQUIRED(mu_);
@@ -149,6 +163,13 @@ class LiveIndex {
   // The writers' state: the buffer of the next refresh and the ids' versions.
   mutable absl::Mutex mu_;
   std::unique_ptr<Buffered> buffer_ ABSL_GUARDED_BY(mu_);
+  // The buffer a refresh is sealing, outside mu_, while writes go to buffer_.
+  const Buffered* sealing_ ABSL_GUARDED_BY(mu_) = nullptr;
+  // Why the index takes no more writes or refreshes: a sync of the log failed, so what it held
+  // may not be on disk (PostgreSQL's lesson of 2018: a failed fsync is not retried).
+  absl::Status broken_ ABSL_GUARDED_BY(mu_);
+  absl::Mutex refresh_mu_ ABSL_ACQUIRED_BEFORE(mu_);  // one refresh or flush at a time
+  std::atomic<uint64_t> sealed_bytes_{0};
   struct Version {
     uint64_t version = 0;
     bool deleted = false;  // a tombstone
@@ -160,16 +181,16 @@ class LiveIndex {
   // The log's last record that the snapshot's segments and deletes hold.
   uint64_t refreshed_through_ ABSL_GUARDED_BY(mu_) = 0;
   uint64_t bytes_indexed_ ABSL_GUARDED_BY(mu_) = 0;
-  uint64_t bytes_sealed_ ABSL_GUARDED_BY(mu_) = 0;
   uint64_t bytes_merged_ ABSL_GUARDED_BY(mu_) = 0;
   uint64_t merges_ ABSL_GUARDED_BY(mu_) = 0;
   absl::flat_hash_set<uint64_t> merging_ ABSL_GUARDED_BY(mu_);  // segment numbers being written
   absl::Mutex merge_mu_;                                        // one merge at a time
   bool live_directory_ ABSL_GUARDED_BY(mu_) = false;            // a commit point or a log exists
-  index::IndexWriterOptions segment_options_ ABSL_GUARDED_BY(mu_);
-  // The attributes every segment stores: those of the index the live index started from.
-  std::vector<index_builder::AttributeSpec> attribute_specs_ ABSL_GUARDED_BY(mu_);
-  filter::BitmapCodec bitmap_codec_ ABSL_GUARDED_BY(mu_) = filter::BitmapCodec::kPlwah;
+  // How segments are written, as the index the live index started from was (set by Load).
+  index::IndexWriterOptions segment_options_;
+  std::vector<index_builder::AttributeSpec> attribute_specs_;
+  filter::BitmapCodec bitmap_codec_ = filter::BitmapCodec::kPlwah;
+  bool store_text_ = false;
   mutable std::mutex snapshot_mu_;
   std::shared_ptr<const Snapshot> snapshot_;
   // The background refresh.

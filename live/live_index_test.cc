@@ -513,3 +513,84 @@ TEST(LiveIndexFilterTest, FiltersAnswerAsOnAFreshBuild) {
 
 }  // namespace
 }  // namespace tandem::live
+
+namespace tandem::live {
+namespace {
+
+class LiveIndexRecoveryTest : public LiveIndexTest {};
+
+// A refresh that cannot write its segment keeps every buffered operation for the next one, in
+// order with those that came meanwhile.
+TEST_F(LiveIndexRecoveryTest, AFailedSealLosesNothing) {
+  std::unique_ptr<LiveIndex> live = Open();
+  std::mt19937 rng(8);
+  std::vector<Operation> ops;
+  for (const char* id : {"a", "b", "d3"}) ops.push_back(Operation::Index(RandomDocument(rng, id)));
+  ASSERT_TRUE(live->Write(ops).ok());
+  // Segment _1's place is taken by a file: the seal fails and says so.
+  { std::ofstream(dir_ + "/_1") << "not a segment"; }
+  const absl::Status failed = live->Refresh();
+  EXPECT_FALSE(failed.ok());
+  EXPECT_NE(failed.message().find("_1"), std::string::npos) << failed;
+  EXPECT_FALSE(live->snapshot()->Find("a").has_value());
+  // Meanwhile "a" is replaced and "b" deleted; the next refresh shows the outcome of all five.
+  Document a2 = RandomDocument(rng, "a");
+  ASSERT_TRUE(live->Write({Operation::Index(a2), Operation::Delete("b")}).ok());
+  ASSERT_TRUE(live->Refresh().ok());
+  std::shared_ptr<const Snapshot> now = live->snapshot();
+  ASSERT_TRUE(now->Find("a").has_value());
+  EXPECT_FALSE(now->Find("b").has_value());
+  EXPECT_EQ(now->num_docs(), 21u);  // 20, d3 replaced, a added
+  const auto fields = now->stored_fields(*now->Find("a"));
+  ASSERT_FALSE(fields.empty());
+  EXPECT_EQ(fields[0].second, "title of a");
+  // "a"'s newest version is the one searched: its text's words are found in it.
+  index::Query query;
+  query.terms = {{a2.text.substr(0, a2.text.find(' ')), 1.0f}};
+  query.k = 100;
+  absl::StatusOr<index::SearchResult> r = now->Search(query, {});
+  ASSERT_TRUE(r.ok());
+  bool found = false;
+  for (const index::Hit& h : r->hits) found = found || now->external_id(h.docid) == "a";
+  EXPECT_TRUE(found);
+}
+
+// A writer that fills the buffer seals it before it returns, whatever the refresh interval.
+TEST_F(LiveIndexRecoveryTest, AFullBufferIsSealedByItsWriter) {
+  LiveIndexOptions options = ManualRefresh();
+  options.max_buffered_bytes = 100;
+  absl::StatusOr<std::unique_ptr<LiveIndex>> live = LiveIndex::Open(dir_, options);
+  ASSERT_TRUE(live.ok());
+  Document big;
+  big.external_id = "big";
+  big.text = std::string(200, 'x');
+  ASSERT_TRUE((*live)->Write({Operation::Index(big)}).ok());
+  EXPECT_TRUE((*live)->snapshot()->Find("big").has_value());
+}
+
+// Control characters are text (the analyzer separates words at them, as builds do); bytes that
+// are not UTF-8 are refused.
+TEST_F(LiveIndexRecoveryTest, ControlCharactersAreTextAndBadBytesAreRefused) {
+  std::unique_ptr<LiveIndex> live = Open();
+  Document ok;
+  ok.external_id = "ctl";
+  ok.text = std::string(
+      "alpha\x01"
+      "beta\x0c\x7f gamma\xc3\xa9",
+      18);
+  Document overlong;
+  overlong.external_id = "overlong";
+  overlong.text = "\xc0\xaf";
+  Document surrogate;
+  surrogate.external_id = "surrogate";
+  surrogate.text = "\xed\xa0\x80";
+  auto outcomes =
+      live->Write({Operation::Index(ok), Operation::Index(overlong), Operation::Index(surrogate)});
+  ASSERT_TRUE(outcomes.ok());
+  EXPECT_TRUE((*outcomes)[0].ok()) << (*outcomes)[0].status();
+  EXPECT_EQ((*outcomes)[1].status().code(), absl::StatusCode::kInvalidArgument);
+  EXPECT_EQ((*outcomes)[2].status().code(), absl::StatusCode::kInvalidArgument);
+}
+
+}  // namespace
+}  // namespace tandem::live

@@ -5,7 +5,6 @@
 
 #include "absl/base/internal/endian.h"
 #include "absl/strings/str_cat.h"
-#include "index_builder/utf8.h"
 
 namespace tandem::live {
 
@@ -27,9 +26,41 @@ Operation Operation::Delete(std::string external_id, std::optional<uint64_t> ver
 
 namespace {
 
+// Well-formed UTF-8 (RFC 3629: no overlong forms, surrogates or values past U+10FFFF). Control
+// characters are valid UTF-8, and the analyzer reads them as separators, as builds do.
 bool IsUtf8(absl::string_view s) {
-  // SanitizeUtf8 keeps well-formed UTF-8 and changes everything else.
-  return index_builder::SanitizeUtf8(s) == s;
+  size_t i = 0;
+  while (i < s.size()) {
+    const auto c = static_cast<unsigned char>(s[i]);
+    if (c < 0x80) {
+      ++i;
+      continue;
+    }
+    size_t n = 0;
+    uint32_t cp = 0;
+    if ((c & 0xE0) == 0xC0) {
+      n = 1;
+      cp = c & 0x1F;
+    } else if ((c & 0xF0) == 0xE0) {
+      n = 2;
+      cp = c & 0x0F;
+    } else if ((c & 0xF8) == 0xF0) {
+      n = 3;
+      cp = c & 0x07;
+    } else {
+      return false;
+    }
+    for (size_t k = 1; k <= n; ++k) {
+      if (i + k >= s.size()) return false;
+      const auto b = static_cast<unsigned char>(s[i + k]);
+      if ((b & 0xC0) != 0x80) return false;
+      cp = (cp << 6) | (b & 0x3F);
+    }
+    static constexpr uint32_t kMin[] = {0, 0x80, 0x800, 0x10000};
+    if (cp < kMin[n] || cp > 0x10FFFF || (cp >= 0xD800 && cp <= 0xDFFF)) return false;
+    i += n + 1;
+  }
+  return true;
 }
 
 absl::Status Refuse(const Operation& op, absl::string_view field, absl::string_view why) {

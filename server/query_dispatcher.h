@@ -35,6 +35,7 @@
 #include "base/memory_breaker.h"
 #include "filter/filter_cache.h"
 #include "index/index.h"
+#include "live/live_index.h"
 #include "rpc/rate_limited_log.h"
 #include "scheduler/query_executor.h"
 #include "server/query_metrics.h"
@@ -69,6 +70,9 @@ struct QueryTarget {
   filter::FilterCache filters;
   // GetIndexInfoResponse.generation: 1 for a node's first index, one more for each loaded after.
   uint64_t generation = 1;
+  // The live index the engines answer from, when the node takes writes (its live documents are
+  // the index's documents); null otherwise.
+  const live::LiveIndex* live = nullptr;
 };
 
 // Where the dispatcher's memory is bounded: its filter cache's budget and breaker account, and

@@ -167,7 +167,9 @@ grpc::ServerUnaryReactor* SearchService::GetIndexInfo(grpc::CallbackServerContex
   const index::Index& index = target->index;
   const index::IndexManifest& m = index.manifest();
   response.set_index_id(m.index_id);
-  response.set_documents(m.stats.num_docs);
+  // A node that took writes answers from its live documents.
+  response.set_documents(target->live != nullptr ? target->live->snapshot()->num_docs()
+                                                 : m.stats.num_docs);
   response.set_terms(index.num_terms());
   response.set_postings(m.stats.num_postings);
   response.set_index_bytes(index.index_bytes());

@@ -385,6 +385,7 @@ absl::StatusOr<Server::LoadReport> Server::LoadIndex(const std::string& dir) {
     return absl::UnavailableError("the node is draining; it loads no index");
   }
   const std::shared_ptr<ServingIndex> old = Serving();
+  TANDEM_RETURN_IF_ERROR(CheckWritesAllowLoad(dir, *old));
   TANDEM_RETURN_IF_ERROR(CheckHostRoomFor(dir, old->index()));
   const absl::Time start = absl::Now();
   // Created on the lifecycle thread, whose priority the new query workers inherit. Each new device

@@ -107,6 +107,17 @@ absl::Status ServingIndex::OpenLive(const std::string& dir, const ServerOptions&
   return absl::OkStatus();
 }
 
+absl::Status CheckWritesAllowLoad(const std::string& dir, const ServingIndex& serving) {
+  absl::StatusOr<std::shared_ptr<live::LiveIndex>> live = serving.live();
+  if (!live.ok() || !(*live)->stats().log_open) return absl::OkStatus();
+  std::error_code ec;
+  if (!std::filesystem::equivalent(dir, serving.index().directory(), ec)) return absl::OkStatus();
+  return absl::FailedPreconditionError(absl::StrCat(
+      "the node serves '", dir,
+      "' and has taken writes into it: the index it serves is "
+      "everything the directory holds, so there is nothing to reload (Flush makes it durable)"));
+}
+
 absl::StatusOr<std::shared_ptr<live::LiveIndex>> ServingIndex::live() const {
   if (live_ == nullptr) return absl::FailedPreconditionError(writes_refused_);
   return live_;
@@ -139,6 +150,7 @@ absl::Status ServingIndex::StartExecutor(const SchedulerOptions& options,
   target_ = std::make_unique<QueryTarget>(*index_, *executors_.executor, std::move(filters),
                                           filter_cache);
   target_->generation = generation_;
+  target_->live = live_.get();
   return absl::OkStatus();
 }
 

@@ -114,4 +114,9 @@ class IndexLifecycle {
 // the kernel does not say (no /proc).
 absl::Status CheckHostRoomFor(const std::string& dir, const index::Index& serving);
 
+// FAILED_PRECONDITION when `dir` is the directory `serving` serves (the same file, however named)
+// and writes have reached it: its live index holds the directory's write-ahead log, and the
+// serving index already is everything the directory holds; there is nothing to reload.
+absl::Status CheckWritesAllowLoad(const std::string& dir, const ServingIndex& serving);
+
 }  // namespace tandem::server

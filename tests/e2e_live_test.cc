@@ -651,3 +651,58 @@ TEST_F(LiveE2eTest, TandemCliKeepsMessagesUnderTheNodesLimit) {
 
 }  // namespace
 }  // namespace tandem::testing
+
+namespace tandem::testing {
+namespace {
+
+// After writes: ForceMerge leaves one segment without deletes and the same answers, GetIndexInfo
+// counts the live documents, and reloading the directory the node writes into is refused with the
+// reason while the node keeps serving.
+TEST_F(LiveE2eTest, ForceMergeCountsAndReloadOfTheWrittenDirectory) {
+  auto server = Start({"--refresh-interval", "0"});
+  ASSERT_NE(server, nullptr);
+  uint64_t not_found = 0;
+  WriteResponse response;
+  ASSERT_TRUE(Write(*server, RandomOperations(300, &not_found), &response).ok());
+  ASSERT_TRUE(Refresh(*server).ok());
+  ASSERT_TRUE(Write(*server, RandomOperations(200, &not_found), &response).ok());
+  ASSERT_TRUE(Refresh(*server).ok());
+  EXPECT_GT(Stats(*server).deleted_documents(), 0u);
+  {
+    grpc::ClientContext context;
+    SetTimeout(context, kE2eTimeout);
+    tandem::v1::ForceMergeRequest request;
+    tandem::v1::ForceMergeResponse merged;
+    const grpc::Status status = IndexStub(*server)->ForceMerge(&context, request, &merged);
+    ASSERT_TRUE(status.ok()) << status.error_message();
+    EXPECT_EQ(merged.segments(), 1u);
+  }
+  const tandem::v1::IndexStats stats = Stats(*server);
+  EXPECT_EQ(stats.segments(), 1u);
+  EXPECT_EQ(stats.deleted_documents(), 0u);
+  EXPECT_GT(stats.merges(), 0u);
+  EXPECT_GT(stats.bytes_merged(), 0u);
+  ExpectAnswersOfAFreshBuild(*server);
+  {
+    auto stub = tandem::v1::SearchService::NewStub(NewChannel(server->address()));
+    grpc::ClientContext context;
+    SetTimeout(context, kE2eTimeout);
+    tandem::v1::GetIndexInfoResponse info;
+    ASSERT_TRUE(stub->GetIndexInfo(&context, tandem::v1::GetIndexInfoRequest(), &info).ok());
+    EXPECT_EQ(info.documents(), stats.documents());
+  }
+  {
+    grpc::ClientContext context;
+    SetTimeout(context, kE2eTimeout);
+    tandem::v1::LoadIndexRequest request;
+    request.set_path(dir_);
+    tandem::v1::LoadIndexResponse loaded;
+    const grpc::Status status = IndexStub(*server)->LoadIndex(&context, request, &loaded);
+    EXPECT_EQ(status.error_code(), grpc::StatusCode::FAILED_PRECONDITION);
+    EXPECT_THAT(status.error_message(), ::testing::HasSubstr("nothing to reload"));
+  }
+  ExpectAnswersOfAFreshBuild(*server);
+}
+
+}  // namespace
+}  // namespace tandem::testing

@@ -38,6 +38,7 @@
 #include "index_builder/inverter.h"
 #include "live/commit_point.h"
 #include "live/live_index.h"
+#include "live/live_test_util.h"
 
 namespace tandem::live {
 namespace {
@@ -53,38 +54,15 @@ int PartitionOf(const std::string& id) {
   return absl::SimpleAtoi(absl::string_view(id).substr(1), &n) ? static_cast<int>(n % 3) : -1;
 }
 
-class DocsReader : public index_builder::DocumentReader {
- public:
-  explicit DocsReader(const std::vector<Document>& docs) : docs_(docs) {}
-  absl::StatusOr<bool> Next(Document* doc) override {
-    if (next_ == docs_.size()) return false;
-    *doc = docs_[next_++];
-    return true;
-  }
-
- private:
-  const std::vector<Document>& docs_;
-  size_t next_ = 0;
-};
-
 absl::Status Build(const std::vector<Document>& docs, const std::string& dir) {
-  DocsReader reader(docs);
-  index::IndexWriterOptions writer;
-  writer.codec = "pfor";
-  index_builder::InverterOptions options;
-  options.threads = 1;
-  return index_builder::BuildIndex(reader, dir, writer, options).status();
+  return testing::BuildDocuments(docs, dir);
 }
 
 // The text is stored too (field "body"), so that the recovered documents can be compared whole.
 Document RandomDocument(std::mt19937& rng, const std::string& id, const std::string& rev) {
-  std::uniform_int_distribution<int> length(1, 16);
-  std::geometric_distribution<int> word(0.12);
-  std::vector<std::string> words;
-  for (int w = length(rng); w > 0; --w) words.push_back(absl::StrCat("w", word(rng) % 50));
   Document d;
   d.external_id = id;
-  d.text = absl::StrJoin(words, " ");
+  d.text = testing::RandomText(rng, {.max_words = 16, .p = 0.12, .vocabulary = 50});
   d.fields = {{"body", d.text}, {"rev", rev}};
   return d;
 }

@@ -16,74 +16,20 @@
 #include "filter/filter.h"
 #include "gtest/gtest.h"
 #include "index_builder/inverter.h"
+#include "live/live_test_util.h"
 
 namespace tandem::live {
 namespace {
 
-using index_builder::Document;
-
-class DocsReader : public index_builder::DocumentReader {
- public:
-  explicit DocsReader(std::vector<Document> docs) : docs_(std::move(docs)) {}
-  absl::StatusOr<bool> Next(Document* doc) override {
-    if (next_ == docs_.size()) return false;
-    *doc = docs_[next_++];
-    return true;
-  }
-
- private:
-  std::vector<Document> docs_;
-  size_t next_ = 0;
-};
+using testing::BuildDocuments;
+using testing::Document;
+using testing::RandomDocument;
+using Model = testing::LiveModel;
 
 absl::Status Build(const std::vector<Document>& docs, const std::string& dir,
                    const std::string& codec = "pfor") {
-  DocsReader reader(docs);
-  index::IndexWriterOptions writer;
-  writer.codec = codec;
-  index_builder::InverterOptions options;
-  options.threads = 1;
-  return index_builder::BuildIndex(reader, dir, writer, options).status();
+  return BuildDocuments(docs, dir, codec);
 }
-
-Document RandomDocument(std::mt19937& rng, const std::string& id) {
-  std::uniform_int_distribution<int> length(1, 40);
-  std::geometric_distribution<int> word(0.1);
-  std::vector<std::string> words;
-  for (int w = length(rng); w > 0; --w) words.push_back(absl::StrCat("w", word(rng) % 60));
-  Document d;
-  d.external_id = id;
-  d.text = absl::StrJoin(words, " ");
-  d.fields = {{"title", absl::StrCat("title of ", id)}};
-  return d;
-}
-
-// The live documents in the order of their latest write.
-class Model {
- public:
-  void Put(const Document& d) {
-    Remove(d.external_id);
-    order_[++clock_] = d;
-    where_[d.external_id] = clock_;
-  }
-  void Remove(const std::string& id) {
-    auto it = where_.find(id);
-    if (it == where_.end()) return;
-    order_.erase(it->second);
-    where_.erase(it);
-  }
-  bool Holds(const std::string& id) const { return where_.contains(id); }
-  std::vector<Document> Live() const {
-    std::vector<Document> docs;
-    for (const auto& [clock, d] : order_) docs.push_back(d);
-    return docs;
-  }
-
- private:
-  uint64_t clock_ = 0;
-  std::map<uint64_t, Document> order_;
-  std::map<std::string, uint64_t> where_;
-};
 
 using Ranked = std::vector<std::pair<std::string, float>>;
 
@@ -446,11 +392,7 @@ TEST(LiveIndexFilterTest, FiltersAnswerAsOnAFreshBuild) {
     return d;
   };
   auto build = [&](const std::vector<Document>& docs, const std::string& out) {
-    DocsReader reader(docs);
-    index_builder::InverterOptions options;
-    options.threads = 1;
-    options.attributes = specs;
-    return index_builder::BuildIndex(reader, out, {}, options).status();
+    return BuildDocuments(docs, out, "pfor", specs);
   };
   Model model;
   std::vector<Document> initial;

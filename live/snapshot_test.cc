@@ -12,47 +12,25 @@
 #include "base/temp_dir.h"
 #include "gtest/gtest.h"
 #include "index_builder/inverter.h"
+#include "live/live_test_util.h"
 
 namespace tandem::live {
 namespace {
 
-using index_builder::Document;
-
-class DocsReader : public index_builder::DocumentReader {
- public:
-  explicit DocsReader(std::vector<Document> docs) : docs_(std::move(docs)) {}
-  absl::StatusOr<bool> Next(Document* doc) override {
-    if (next_ == docs_.size()) return false;
-    *doc = docs_[next_++];
-    return true;
-  }
-
- private:
-  std::vector<Document> docs_;
-  size_t next_ = 0;
-};
+using testing::Document;
 
 absl::Status Build(const std::vector<Document>& docs, const std::string& dir,
                    const std::string& codec) {
-  DocsReader reader(docs);
-  index::IndexWriterOptions writer;
-  writer.codec = codec;
-  index_builder::InverterOptions options;
-  options.threads = 1;
-  return index_builder::BuildIndex(reader, dir, writer, options).status();
+  return testing::BuildDocuments(docs, dir, codec);
 }
 
 // Words with a skewed frequency, so that lists span blocks and block maxima prune.
 std::vector<Document> RandomDocuments(std::mt19937& rng, int n, int first_id) {
   std::vector<Document> docs;
-  std::uniform_int_distribution<int> length(1, 60);
-  std::geometric_distribution<int> word(0.08);
   for (int i = 0; i < n; ++i) {
     Document d;
     d.external_id = absl::StrCat("d", first_id + i);
-    std::vector<std::string> words;
-    for (int w = length(rng); w > 0; --w) words.push_back(absl::StrCat("w", word(rng) % 90));
-    d.text = absl::StrJoin(words, " ");
+    d.text = testing::RandomText(rng, {.max_words = 60, .p = 0.08, .vocabulary = 90});
     docs.push_back(std::move(d));
   }
   return docs;

@@ -28,6 +28,7 @@
 #include "index/index.h"
 #include "index_builder/inverter.h"
 #include "index_builder/shard.h"
+#include "live/live_test_util.h"
 #include "tandem/v1/index.grpc.pb.h"
 #include "tandem/v1/search.grpc.pb.h"
 #include "tests/e2e_fixture.h"
@@ -41,69 +42,19 @@ using tandem::v1::WriteOperation;
 using tandem::v1::WriteResponse;
 using ::testing::HasSubstr;
 
-class DocsReader : public index_builder::DocumentReader {
- public:
-  explicit DocsReader(std::vector<Document> docs) : docs_(std::move(docs)) {}
-  absl::StatusOr<bool> Next(Document* doc) override {
-    if (next_ == docs_.size()) return false;
-    *doc = docs_[next_++];
-    return true;
-  }
-
- private:
-  std::vector<Document> docs_;
-  size_t next_ = 0;
-};
+using live::testing::LiveModel;
 
 // `docs` built as `tandem-index build` builds them, at `dir`.
 absl::Status Build(const std::vector<Document>& docs, const std::string& dir) {
-  DocsReader reader(docs);
-  index_builder::InverterOptions options;
-  options.threads = 1;
-  return index_builder::BuildIndex(reader, dir, index::IndexWriterOptions(), options).status();
+  return live::testing::BuildDocuments(docs, dir);
 }
 
-// Words "w0".."w59", the lower ones more frequent: short and long lists, AND queries that match.
+// Random text (live_test_util.h) with a title that differs between versions of a document.
 Document RandomDocument(std::mt19937& rng, const std::string& id) {
-  std::uniform_int_distribution<int> length(1, 40);
-  std::geometric_distribution<int> word(0.1);
-  std::vector<std::string> words;
-  for (int w = length(rng); w > 0; --w) words.push_back(absl::StrCat("w", word(rng) % 60));
-  Document d;
-  d.external_id = id;
-  d.text = absl::StrJoin(words, " ");
+  Document d = live::testing::RandomDocument(rng, id);
   d.fields = {{"title", absl::StrCat("title of ", id, " #", rng() % 1000)}};
   return d;
 }
-
-// The live documents in the order of their latest write.
-class Model {
- public:
-  void Put(const Document& d) {
-    Remove(d.external_id);
-    order_[++clock_] = d;
-    where_[d.external_id] = clock_;
-  }
-  void Remove(const std::string& id) {
-    auto it = where_.find(id);
-    if (it == where_.end()) return;
-    order_.erase(it->second);
-    where_.erase(it);
-  }
-  bool Holds(const std::string& id) const { return where_.contains(id); }
-  const Document& Get(const std::string& id) const { return order_.at(where_.at(id)); }
-  size_t size() const { return order_.size(); }
-  std::vector<Document> Live() const {
-    std::vector<Document> docs;
-    for (const auto& [clock, d] : order_) docs.push_back(d);
-    return docs;
-  }
-
- private:
-  uint64_t clock_ = 0;
-  std::map<uint64_t, Document> order_;
-  std::map<std::string, uint64_t> where_;
-};
 
 WriteOperation IndexOp(const Document& d, std::optional<uint64_t> version = std::nullopt) {
   WriteOperation op;
@@ -270,7 +221,7 @@ class LiveE2eTest : public ::testing::Test {
   TempDir tmp_;
   std::string dir_;
   std::mt19937 rng_{7};
-  Model model_;
+  LiveModel model_;
   int next_id_ = 0;
   int fresh_builds_ = 0;
 };

@@ -536,3 +536,52 @@ TEST_F(LiveIndexRecoveryTest, ControlCharactersAreTextAndBadBytesAreRefused) {
 
 }  // namespace
 }  // namespace tandem::live
+
+namespace tandem::live {
+namespace {
+
+// A full disk: the write that does not fit is RESOURCE_EXHAUSTED and not acknowledged, reads go
+// on, a refresh that cannot write its segment keeps the buffer, and once there is room again
+// every acknowledged operation is searchable.
+TEST_F(LiveIndexRecoveryTest, AFullDiskRefusesWritesAndLosesNothingAcknowledged) {
+  std::unique_ptr<LiveIndex> live = Open();
+  std::mt19937 rng(12);
+  ASSERT_TRUE(live->Write({Operation::Index(RandomDocument(rng, "before"))}).ok());
+  std::vector<std::string> acknowledged = {"before"};
+  uint64_t largest = 0;
+  for (const auto& e : std::filesystem::directory_iterator(dir_ + "/wal")) {
+    largest = std::max<uint64_t>(largest, e.file_size());
+  }
+  {
+    testing::FileSizeLimit limit(largest + 64);  // the log's file has 64 bytes left
+    ASSERT_TRUE(limit.ok());
+    Document big = RandomDocument(rng, "big");
+    big.text = std::string(4096, 'z');
+    auto refused = live->Write({Operation::Index(big)});
+    EXPECT_EQ(refused.status().code(), absl::StatusCode::kResourceExhausted) << refused.status();
+    // Reads go on from the last snapshot.
+    EXPECT_EQ(live->snapshot()->num_docs(), 20u);
+    // A small write still fits and is acknowledged.
+    Document small;
+    small.external_id = "s";
+    small.text = "w1";
+    auto fits = live->Write({Operation::Index(small)});
+    if (fits.ok()) acknowledged.push_back("s");
+    // The segment cannot be written: the refresh fails and keeps what it would have sealed.
+    EXPECT_FALSE(live->Refresh().ok());
+  }
+  ASSERT_TRUE(live->Refresh().ok());
+  for (const std::string& id : acknowledged) {
+    EXPECT_TRUE(live->snapshot()->Find(id).has_value()) << id;
+  }
+  EXPECT_FALSE(live->snapshot()->Find("big").has_value());
+  // And after a restart, from the log.
+  live.reset();
+  live = Open();
+  for (const std::string& id : acknowledged) {
+    EXPECT_TRUE(live->snapshot()->Find(id).has_value()) << id;
+  }
+}
+
+}  // namespace
+}  // namespace tandem::live

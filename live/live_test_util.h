@@ -7,6 +7,9 @@
 //   ASSERT_TRUE(BuildDocuments(model.Live(), dir).ok());
 #pragma once
 
+#include <sys/resource.h>
+
+#include <csignal>
 #include <cstdint>
 #include <map>
 #include <random>
@@ -104,6 +107,31 @@ class LiveModel {
   uint64_t clock_ = 0;
   std::map<uint64_t, Document> order_;
   std::map<std::string, uint64_t> where_;
+};
+
+// Lowers this process's file size limit, with SIGXFSZ ignored so that a write past it fails with
+// EFBIG instead of killing the process: a full disk without root or a small filesystem.
+class FileSizeLimit {
+ public:
+  explicit FileSizeLimit(rlim_t bytes) {
+    getrlimit(RLIMIT_FSIZE, &old_);
+    old_handler_ = std::signal(SIGXFSZ, SIG_IGN);
+    rlimit limit = old_;
+    limit.rlim_cur = bytes;
+    ok_ = setrlimit(RLIMIT_FSIZE, &limit) == 0;
+  }
+  ~FileSizeLimit() {
+    setrlimit(RLIMIT_FSIZE, &old_);
+    std::signal(SIGXFSZ, old_handler_);
+  }
+  FileSizeLimit(const FileSizeLimit&) = delete;
+  FileSizeLimit& operator=(const FileSizeLimit&) = delete;
+  bool ok() const { return ok_; }
+
+ private:
+  rlimit old_{};
+  void (*old_handler_)(int) = nullptr;
+  bool ok_ = false;
 };
 
 }  // namespace tandem::live::testing

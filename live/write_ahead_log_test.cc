@@ -21,6 +21,7 @@
 #include "base/temp_dir.h"
 #include "gmock/gmock.h"
 #include "gtest/gtest.h"
+#include "live/live_test_util.h"
 
 namespace tandem::live {
 namespace {
@@ -88,28 +89,7 @@ void WriteRecords(const std::string& dir, int n, WriteAheadLogOptions options = 
   }
 }
 
-// Lowers this process's file size limit, with SIGXFSZ ignored so that a write past it fails with
-// EFBIG instead of killing the process: a full disk without root or a small filesystem.
-class FileSizeLimit {
- public:
-  explicit FileSizeLimit(rlim_t bytes) {
-    getrlimit(RLIMIT_FSIZE, &old_);
-    old_handler_ = std::signal(SIGXFSZ, SIG_IGN);
-    rlimit limit = old_;
-    limit.rlim_cur = bytes;
-    ok_ = setrlimit(RLIMIT_FSIZE, &limit) == 0;
-  }
-  ~FileSizeLimit() {
-    setrlimit(RLIMIT_FSIZE, &old_);
-    std::signal(SIGXFSZ, old_handler_);
-  }
-  bool ok() const { return ok_; }
-
- private:
-  rlimit old_{};
-  void (*old_handler_)(int) = nullptr;
-  bool ok_ = false;
-};
+using testing::FileSizeLimit;
 
 TEST(WriteAheadLogTest, RefusesBadOptionsAndPaths) {
   base::TempDir tmp;

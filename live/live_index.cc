@@ -102,15 +102,22 @@ void LiveIndex::RefreshLoop() {
     std::fprintf(stderr, "tandem: live index '%s': the refresh keeps its priority: %s\n",
                  dir_.c_str(), std::string(lowered.message()).c_str());
   }
+  // The interval bounds the time from a write to its visibility: an operation that misses one
+  // refresh waits for the next to begin and then for its seal, so each refresh begins the last
+  // seal's duration before the interval is up (at once when seals take longer than it).
+  absl::Time next = absl::Now() + options_.refresh_interval;
   absl::MutexLock lock(&stop_mu_);
   while (!stopping_) {
-    stop_mu_.AwaitWithTimeout(absl::Condition(&stopping_), options_.refresh_interval);
+    stop_mu_.AwaitWithDeadline(absl::Condition(&stopping_), next);
     if (stopping_) break;
     stop_mu_.Unlock();
+    const absl::Time start = absl::Now();
     if (absl::Status refreshed = Refresh(); !refreshed.ok()) {
       std::fprintf(stderr, "tandem: live index '%s': refresh failed (retried): %s\n", dir_.c_str(),
                    std::string(refreshed.message()).c_str());
     }
+    const absl::Time end = absl::Now();
+    next = std::max(end, start + options_.refresh_interval - (end - start));
     stop_mu_.Lock();
   }
 }

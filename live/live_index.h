@@ -52,7 +52,9 @@ struct LiveIndexOptions {
   // moment: group commit); false: once the OS has it, synced within 100 ms (a crash of the
   // machine, not of the process, may lose the last writes).
   bool sync_writes = true;
-  // A background refresh this often while operations are buffered; zero: only Refresh().
+  // The most time from a write's acknowledgement to its visibility that the background refresh
+  // aims at: it refreshes this often, each refresh begun early by the last one's duration; zero:
+  // only Refresh().
   absl::Duration refresh_interval = absl::Seconds(1);
   // Threads that invert a refresh's documents into a segment.
   int build_threads = 1;

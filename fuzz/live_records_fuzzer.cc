@@ -49,8 +49,7 @@ extern "C" int LLVMFuzzerTestOneInput(const uint8_t* data, size_t size) {
   absl::StatusOr<tandem::live::Operation> op = tandem::live::Operation::Decode(input.view());
   if (op.ok()) {
     (void)op->Validate();
-    absl::StatusOr<tandem::live::Operation> again =
-        tandem::live::Operation::Decode(op->Encode());
+    absl::StatusOr<tandem::live::Operation> again = tandem::live::Operation::Decode(op->Encode());
     TANDEM_FUZZ_CHECK(again.ok() && SameOperation(*op, *again));
   }
   absl::StatusOr<tandem::live::CommitPoint> commit =

@@ -1,7 +1,6 @@
 #include "index/index_writer.h"
 
 #include <fcntl.h>
-#include <unistd.h>
 
 #include <algorithm>
 #include <cerrno>
@@ -18,6 +17,7 @@
 #include "absl/time/time.h"
 #include "base/stale_files.h"
 #include "base/status_macros.h"
+#include "base/sync_directory.h"
 #include "base/version.h"
 
 namespace tandem::index {
@@ -34,14 +34,6 @@ std::string RandomHex(int bytes) {
 
 absl::Status FsError(const std::string& what, const std::error_code& ec) {
   return absl::InternalError(absl::StrCat(what, ": ", ec.message()));
-}
-
-void SyncDirectory(const std::string& dir) {
-  int fd = ::open(dir.c_str(), O_RDONLY | O_DIRECTORY | O_CLOEXEC);
-  if (fd >= 0) {
-    ::fsync(fd);
-    ::close(fd);
-  }
 }
 
 template <typename T>
@@ -432,7 +424,7 @@ absl::Status IndexWriter::Finish() {
     TANDEM_RETURN_IF_ERROR(f->Append(manifest_.ToJson()));
     TANDEM_RETURN_IF_ERROR(f->Finish());
   }
-  SyncDirectory(tmp_dir_);
+  (void)base::SyncDirectory(tmp_dir_);
   TANDEM_RETURN_IF_ERROR(InstallDirectory(tmp_dir_, dir_));
   finished_ = true;
   return absl::OkStatus();
@@ -460,7 +452,7 @@ absl::Status InstallDirectory(const std::string& tmp_dir, const std::string& dir
     fs::rename(tmp_dir, dir, ec);
   }
   if (ec) return FsError(absl::StrCat("cannot rename '", tmp_dir, "' to '", dir, "'"), ec);
-  SyncDirectory(fs::path(dir).parent_path().string());
+  (void)base::SyncDirectory(fs::path(dir).parent_path().string());
   if (!old_dir.empty()) fs::remove_all(old_dir, ec);
   return absl::OkStatus();
 }

@@ -1,8 +1,5 @@
 #include "live/commit_point.h"
 
-#include <fcntl.h>
-#include <unistd.h>
-
 #include <cstdio>
 #include <filesystem>
 #include <fstream>
@@ -12,6 +9,7 @@
 #include "absl/strings/numbers.h"
 #include "absl/strings/str_cat.h"
 #include "base/status_macros.h"
+#include "base/sync_directory.h"
 #include "index/file_format.h"
 #include "nlohmann/json.hpp"
 
@@ -115,11 +113,7 @@ absl::Status WriteCommitPointFile(const std::string& dir, const CommitPoint& com
   if (std::rename(tmp.c_str(), path.c_str()) != 0) {
     return absl::InternalError(absl::StrCat("cannot rename '", tmp, "' to '", path, "'"));
   }
-  const int fd = ::open(dir.c_str(), O_RDONLY | O_DIRECTORY);
-  const bool synced = fd >= 0 && ::fsync(fd) == 0;
-  if (fd >= 0) ::close(fd);
-  if (!synced) return absl::InternalError(absl::StrCat("cannot sync directory '", dir, "'"));
-  return absl::OkStatus();
+  return base::SyncDirectory(dir);
 }
 
 bool IsStaleCommitPoint(absl::string_view file_name, uint64_t generation) {

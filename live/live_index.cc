@@ -1,8 +1,5 @@
 #include "live/live_index.h"
 
-#include <fcntl.h>
-#include <unistd.h>
-
 #include <algorithm>
 #include <cstdio>
 #include <filesystem>
@@ -14,6 +11,7 @@
 #include "absl/strings/numbers.h"
 #include "absl/strings/str_cat.h"
 #include "base/status_macros.h"
+#include "base/sync_directory.h"
 #include "base/thread_name.h"
 #include "base/thread_priority.h"
 #include "index/file_format.h"
@@ -56,15 +54,6 @@ class BufferReader : public index_builder::DocumentReader {
   const std::vector<bool>& dropped_;
   size_t next_ = 0;
 };
-
-absl::Status SyncDirectory(const std::string& dir) {
-  const int fd = ::open(dir.c_str(), O_RDONLY | O_DIRECTORY);
-  if (fd < 0) return absl::InternalError(absl::StrCat("cannot open '", dir, "' to sync it"));
-  const int rc = ::fsync(fd);
-  ::close(fd);
-  if (rc != 0) return absl::InternalError(absl::StrCat("cannot sync directory '", dir, "'"));
-  return absl::OkStatus();
-}
 
 }  // namespace
 
@@ -488,7 +477,7 @@ void LiveIndex::RemoveUnreferenced() {
     }
     if (IsStaleCommitPoint(name, commit_generation_)) fs::remove(e.path(), ec);
   }
-  (void)SyncDirectory(dir_);
+  (void)base::SyncDirectory(dir_);
 }
 
 std::shared_ptr<const Snapshot> LiveIndex::snapshot() const {

@@ -1,8 +1,5 @@
 #include "match/subscription_file.h"
 
-#include <fcntl.h>
-#include <unistd.h>
-
 #include <cerrno>
 #include <cmath>
 #include <cstdio>
@@ -13,6 +10,7 @@
 #include "absl/strings/str_cat.h"
 #include "base/stale_files.h"
 #include "base/status_macros.h"
+#include "base/sync_directory.h"
 #include "index/file_format.h"
 #include "xxhash.h"
 
@@ -81,14 +79,7 @@ absl::Status Malformed(size_t pos, absl::string_view what) {
 
 absl::Status SyncDirectoryOf(const std::string& path) {
   const size_t slash = path.rfind('/');
-  const std::string dir = slash == std::string::npos ? "." : path.substr(0, slash + 1);
-  const int fd = ::open(dir.c_str(), O_RDONLY | O_DIRECTORY | O_CLOEXEC);
-  if (fd < 0) return absl::ErrnoToStatus(errno, absl::StrCat("open ", dir));
-  const int rc = ::fsync(fd);
-  const int err = errno;
-  ::close(fd);
-  if (rc != 0) return absl::ErrnoToStatus(err, absl::StrCat("fsync ", dir));
-  return absl::OkStatus();
+  return base::SyncDirectory(slash == std::string::npos ? "." : path.substr(0, slash + 1));
 }
 
 // One subscription: varint id, string interface, its predicate.

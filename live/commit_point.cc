@@ -2,12 +2,11 @@
 
 #include <cstdio>
 #include <filesystem>
-#include <fstream>
-#include <sstream>
 
 #include "absl/strings/match.h"
 #include "absl/strings/numbers.h"
 #include "absl/strings/str_cat.h"
+#include "base/read_file.h"
 #include "base/status_macros.h"
 #include "base/sync_directory.h"
 #include "index/file_format.h"
@@ -82,13 +81,11 @@ absl::StatusOr<std::optional<CommitPoint>> ReadLatestCommitPoint(const std::stri
   if (ec) return absl::NotFoundError(absl::StrCat("cannot list '", dir, "': ", ec.message()));
   if (!newest) return std::nullopt;
   const std::string path = absl::StrCat(dir, "/", kPrefix, *newest);
-  std::ifstream in(path, std::ios::binary);
-  std::stringstream bytes;
-  bytes << in.rdbuf();
-  if (!in) return absl::DataLossError(absl::StrCat("cannot read commit point '", path, "'"));
-  const std::string file = bytes.str();
+  absl::StatusOr<std::string> file = base::ReadFile(path, "commit point");
+  // It was named in the listing just now: a commit point that cannot be read is damage.
+  if (!file.ok()) return absl::DataLossError(file.status().message());
   TANDEM_ASSIGN_OR_RETURN(absl::string_view payload,
-                          index::VerifyFrame(file, index::FileKind::kCommitPoint, path));
+                          index::VerifyFrame(*file, index::FileKind::kCommitPoint, path));
   absl::StatusOr<CommitPoint> commit = CommitPoint::FromJson(payload);
   if (!commit.ok()) {
     return absl::DataLossError(

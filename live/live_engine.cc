@@ -11,10 +11,8 @@ absl::StatusOr<index::SearchResult> LiveEngine::Search(const index::PreparedQuer
   std::shared_ptr<const Snapshot> snapshot = live_->snapshot();
   // Until its first refresh with a write, the snapshot is the opened index itself: its own engine
   // answers the query as prepared, with the stored norms and no second lookup.
-  const bool as_opened = snapshot->segments().size() == 1 &&
-                         &snapshot->segments()[0].segment->index() == &base_ &&
-                         snapshot->segments()[0].deleted->empty();
-  if (as_opened) return snapshot->segments()[0].segment->engine().Search(query, context);
+  if (snapshot->as_built() && &snapshot->segments()[0].segment->index() == &base_)
+    return snapshot->segments()[0].segment->engine().Search(query, context);
   if (query.query().filter != nullptr && query.query().filter_expression == nullptr) {
     return absl::FailedPreconditionError(
         "a filter bitmap numbers the documents as the index was built, which an index that took "

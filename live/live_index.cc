@@ -14,7 +14,6 @@
 #include "base/sync_directory.h"
 #include "base/thread_name.h"
 #include "base/thread_priority.h"
-#include "index/file_format.h"
 #include "index_builder/inverter.h"
 #include "live/commit_point.h"
 
@@ -85,12 +84,16 @@ absl::StatusOr<std::unique_ptr<LiveIndex>> LiveIndex::Open(const std::string& di
   return live;
 }
 
-void LiveIndex::RefreshLoop() {
-  base::NameThread("tandem-refresh");
+void LiveIndex::BecomeBackground(const char* name) const {
+  base::NameThread(name);
   if (absl::Status lowered = base::LowerThreadPriority(options_.background_nice); !lowered.ok()) {
-    std::fprintf(stderr, "tandem: live index '%s': the refresh keeps its priority: %s\n",
-                 dir_.c_str(), std::string(lowered.message()).c_str());
+    std::fprintf(stderr, "tandem: live index '%s': %s keeps its priority: %s\n", dir_.c_str(), name,
+                 std::string(lowered.message()).c_str());
   }
+}
+
+void LiveIndex::RefreshLoop() {
+  BecomeBackground("tandem-refresh");
   // The interval bounds the time from a write to its visibility: an operation that misses one
   // refresh waits for the next to begin and then for its seal, so each refresh begins the last
   // seal's duration before the interval is up (at once when seals take longer than it).
@@ -169,9 +172,8 @@ absl::Status LiveIndex::Load() {
   segment_options_.bm25 = first.manifest().bm25;
   segment_options_.source_format = "live";
   // Stored text (tandem-index build --store-text) is each document's "text" field.
-  for (const auto& [field, value] :
-       first.num_docs() > 0 ? first.stored_fields(0) : decltype(first.stored_fields(0)){}) {
-    store_text_ = store_text_ || field == "text";
+  if (first.num_docs() > 0) {
+    for (const auto& [field, value] : first.stored_fields(0)) store_text_ |= field == "text";
   }
   if (const filter::AttributeIndex* attributes = first.attributes()) {
     bitmap_codec_ = attributes->codec();

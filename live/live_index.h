@@ -130,6 +130,8 @@ class LiveIndex {
   absl::Status Load();
   // Opens the log (creating DIR/wal at the first write of an index built offline). Holds mu_.
   absl::Status OpenLog() ABSL_EXCLUSIVE_LOCKS_REQUIRED(mu_);
+  // Names the calling thread and lowers it background_nice levels.
+  void BecomeBackground(const char* name) const;
   void RefreshLoop();
   void MergeLoop();
   bool MergeOrStop() const ABSL_EXCLUSIVE_LOCKS_REQUIRED(stop_mu_) {

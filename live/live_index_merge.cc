@@ -7,8 +7,6 @@
 
 #include "absl/strings/str_cat.h"
 #include "base/status_macros.h"
-#include "base/thread_name.h"
-#include "base/thread_priority.h"
 #include "live/live_index.h"
 #include "live/segment_merge.h"
 
@@ -159,11 +157,7 @@ absl::Status LiveIndex::ForceMerge(size_t max_segments) {
 }
 
 void LiveIndex::MergeLoop() {
-  base::NameThread("tandem-merge");
-  if (absl::Status lowered = base::LowerThreadPriority(options_.background_nice); !lowered.ok()) {
-    std::fprintf(stderr, "tandem: live index '%s': merges keep their priority: %s\n", dir_.c_str(),
-                 std::string(lowered.message()).c_str());
-  }
+  BecomeBackground("tandem-merge");
   while (true) {
     {
       absl::MutexLock lock(&stop_mu_);

@@ -5,6 +5,7 @@
 
 #include "absl/base/internal/endian.h"
 #include "absl/strings/str_cat.h"
+#include "base/utf8.h"
 
 namespace tandem::live {
 
@@ -25,43 +26,6 @@ Operation Operation::Delete(std::string external_id, std::optional<uint64_t> ver
 }
 
 namespace {
-
-// Well-formed UTF-8 (RFC 3629: no overlong forms, surrogates or values past U+10FFFF). Control
-// characters are valid UTF-8, and the analyzer reads them as separators, as builds do.
-bool IsUtf8(absl::string_view s) {
-  size_t i = 0;
-  while (i < s.size()) {
-    const auto c = static_cast<unsigned char>(s[i]);
-    if (c < 0x80) {
-      ++i;
-      continue;
-    }
-    size_t n = 0;
-    uint32_t cp = 0;
-    if ((c & 0xE0) == 0xC0) {
-      n = 1;
-      cp = c & 0x1F;
-    } else if ((c & 0xF0) == 0xE0) {
-      n = 2;
-      cp = c & 0x0F;
-    } else if ((c & 0xF8) == 0xF0) {
-      n = 3;
-      cp = c & 0x07;
-    } else {
-      return false;
-    }
-    for (size_t k = 1; k <= n; ++k) {
-      if (i + k >= s.size()) return false;
-      const auto b = static_cast<unsigned char>(s[i + k]);
-      if ((b & 0xC0) != 0x80) return false;
-      cp = (cp << 6) | (b & 0x3F);
-    }
-    static constexpr uint32_t kMin[] = {0, 0x80, 0x800, 0x10000};
-    if (cp < kMin[n] || cp > 0x10FFFF || (cp >= 0xD800 && cp <= 0xDFFF)) return false;
-    i += n + 1;
-  }
-  return true;
-}
 
 absl::Status Refuse(const Operation& op, absl::string_view field, absl::string_view why) {
   return absl::InvalidArgumentError(
@@ -130,18 +94,18 @@ absl::Status Operation::Validate() const {
   if (id().size() > kMaxIdBytes) {
     return Refuse(*this, "id", absl::StrCat("has ", id().size(), " bytes, over ", kMaxIdBytes));
   }
-  if (!IsUtf8(id())) return Refuse(*this, "id", "is not UTF-8");
+  if (!base::IsValidUtf8(id())) return Refuse(*this, "id", "is not UTF-8");
   if (kind == Kind::kDelete) return absl::OkStatus();
-  if (!IsUtf8(document.text)) return Refuse(*this, "text", "is not UTF-8");
+  if (!base::IsValidUtf8(document.text)) return Refuse(*this, "text", "is not UTF-8");
   for (const auto& [name, value] : document.fields) {
     if (name.empty()) return Refuse(*this, "a stored field", "has no name");
-    if (!IsUtf8(name) || !IsUtf8(value)) {
+    if (!base::IsValidUtf8(name) || !base::IsValidUtf8(value)) {
       return Refuse(*this, absl::StrCat("field '", name.substr(0, 64), "'"), "is not UTF-8");
     }
   }
   for (const auto& [name, value] : document.attributes) {
     if (name.empty()) return Refuse(*this, "an attribute", "has no name");
-    if (!IsUtf8(name) || !IsUtf8(value)) {
+    if (!base::IsValidUtf8(name) || !base::IsValidUtf8(value)) {
       return Refuse(*this, absl::StrCat("attribute '", name.substr(0, 64), "'"), "is not UTF-8");
     }
   }

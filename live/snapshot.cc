@@ -39,17 +39,14 @@ std::vector<uint32_t> Segment::Find(absl::string_view external_id) const {
       return index_->external_id(a) < index_->external_id(b);
     });
   });
-  auto [first, last] =
-      std::equal_range(docids_by_id_.begin(), docids_by_id_.end(), external_id,
-                       [this](const auto& a, const auto& b) {
-                         if constexpr (std::is_same_v<std::decay_t<decltype(a)>, uint32_t>) {
-                           return index_->external_id(a) < b;
-                         } else {
-                           return a < index_->external_id(b);
-                         }
-                       });
-  std::vector<uint32_t> found(first, last);
-  std::sort(found.begin(), found.end());
+  // Equal ids sort by docID (a stable sort of docIDs in order), so the run is ascending.
+  auto it = std::lower_bound(
+      docids_by_id_.begin(), docids_by_id_.end(), external_id,
+      [this](uint32_t docid, absl::string_view id) { return index_->external_id(docid) < id; });
+  std::vector<uint32_t> found;
+  for (; it != docids_by_id_.end() && index_->external_id(*it) == external_id; ++it) {
+    found.push_back(*it);
+  }
   return found;
 }
 
@@ -251,17 +248,19 @@ absl::StatusOr<index::SearchResult> Snapshot::Search(const index::Query& query,
   if (merged.filter_expression != nullptr) {
     TANDEM_RETURN_IF_ERROR(CheckValuesKnown(*merged.filter_expression, segments_));
   }
-  const index::CollectionStatistics stats = Statistics(merged.terms);
-  // One segment without deletes is its own collection: it scores with its stored norms.
+  // One segment without deletes is its own collection: it scores with its stored norms, and its
+  // engine alone decides whether an AND pass can match.
   const bool own_statistics = segments_.size() == 1 && segments_[0].deleted->empty();
+  const index::CollectionStatistics stats =
+      own_statistics ? index::CollectionStatistics{} : Statistics(merged.terms);
   index::SearchResult result;
   result.stats.executed_mode =
       query.mode == index::QueryMode::kAnd ? index::QueryMode::kAnd : index::QueryMode::kOr;
   // An AND pass over the whole collection finds nothing when a term has no live document; each
   // segment's pass then finds nothing either, so it is skipped.
   const bool and_can_match =
-      !merged.terms.empty() &&
-      std::all_of(stats.dfs.begin(), stats.dfs.end(), [](uint64_t df) { return df > 0; });
+      !merged.terms.empty() && (own_statistics || std::all_of(stats.dfs.begin(), stats.dfs.end(),
+                                                              [](uint64_t df) { return df > 0; }));
 
   // One pass in `mode` over every segment, merged into the snapshot's top k.
   auto pass = [&](index::QueryMode mode) -> absl::StatusOr<std::vector<index::Hit>> {

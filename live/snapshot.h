@@ -89,6 +89,12 @@ class Snapshot : public index::DocumentTable {
   float avg_doc_length() const { return avg_doc_length_; }
   // Documents held, deleted ones included: snapshot docIDs are below this.
   uint32_t docid_limit() const { return docid_limit_; }
+  // The index as it was built: its one segment is ".", nothing deleted. Its docIDs are then the
+  // built index's own, and so are filter bitmaps evaluated against its attributes.
+  bool as_built() const {
+    return segments_.size() == 1 && segments_[0].segment->name() == "." &&
+           segments_[0].deleted->empty();
+  }
 
   // The top k of `query` over the live documents, hits in snapshot docIDs. A filter is
   // `query.filter_expression`, evaluated against each segment's attributes

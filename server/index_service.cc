@@ -162,8 +162,7 @@ grpc::Status IndexService::ForceMerge(grpc::ServerContext*,
 grpc::Status IndexService::GetIndexStats(grpc::ServerContext*,
                                          const tandem::v1::GetIndexStatsRequest*,
                                          tandem::v1::IndexStats* response) {
-  absl::StatusOr<std::shared_ptr<live::LiveIndex>> live =
-      options_.read_only ? absl::FailedPreconditionError("read-only") : targets_.live();
+  absl::StatusOr<std::shared_ptr<live::LiveIndex>> live = Live();
   response->set_writable(live.ok());
   if (!live.ok()) return grpc::Status::OK;
   const live::LiveIndexStats stats = (*live)->stats();

@@ -139,11 +139,7 @@ absl::Status ServingIndex::StartExecutor(const SchedulerOptions& options,
     // value none holds). Until then the filter is evaluated as on any index.
     filters = [live = live_.get(), attributes = index_->attributes(),
                evaluate = engines_.filters](const filter::FilterNode& node) {
-      const std::shared_ptr<const live::Snapshot> snapshot = live->snapshot();
-      const bool as_opened = snapshot->segments().size() == 1 &&
-                             snapshot->segments()[0].segment->name() == "." &&
-                             snapshot->segments()[0].deleted->empty();
-      if (!as_opened) return filter::EvaluateFilterOnPart(node, *attributes);
+      if (!live->snapshot()->as_built()) return filter::EvaluateFilterOnPart(node, *attributes);
       return evaluate != nullptr ? evaluate(node) : filter::EvaluateFilter(node, *attributes);
     };
   }

@@ -153,8 +153,8 @@ absl::Status LiveIndex::Load() {
   for (const auto& [id, v] : commit->versions) versions_[id] = {v.version, v.deleted};
   for (const CommittedSegment& s : commit->segments) {
     const std::string path = s.name == "." ? dir_ : absl::StrCat(dir_, "/", s.name);
-    absl::StatusOr<std::shared_ptr<Segment>> segment =
-        Segment::Open(path, s.name, options_.engine, s.name == "." ? options_.opened : nullptr);
+    absl::StatusOr<std::shared_ptr<Segment>> segment = Segment::Open(
+        path, s.name, options_.engine, s.name == "." ? options_.opened : nullptr, options_.device);
     if (!segment.ok()) {
       return absl::Status(segment.status().code(),
                           absl::StrCat("live index '", dir_, "', segment '", s.name,
@@ -359,7 +359,7 @@ absl::StatusOr<std::shared_ptr<Segment>> LiveIndex::Seal(const Buffered& b,
                         absl::StrCat("sealing segment '", name, "': ", built.status().message()));
   }
   sealed_bytes_.fetch_add(built->index_bytes, std::memory_order_relaxed);
-  return Segment::Open(path, name, options_.engine);
+  return Segment::Open(path, name, options_.engine, nullptr, options_.device);
 }
 
 absl::Status LiveIndex::PublishRefresh(const Buffered& b, std::shared_ptr<Segment> sealed) {

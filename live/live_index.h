@@ -48,6 +48,8 @@ struct LiveIndexOptions {
   cpu::DaatEngineOptions engine;
   // The index at DIR, already open (the node's): segment "." uses it instead of opening it again.
   std::shared_ptr<const index::Index> opened;
+  // The device that searches the larger segments, if any (snapshot.h).
+  DeviceEngines device;
   // Acknowledge a write once its log record is on disk (fdatasync, shared by the writes of the
   // moment: group commit); false: once the OS has it, synced within 100 ms (a crash of the
   // machine, not of the process, may lose the last writes).

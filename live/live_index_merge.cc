@@ -61,7 +61,8 @@ absl::Status LiveIndex::Merge(MergeRange range) {
     absl::StatusOr<MergeSummary> done = MergeSegments(inputs, path, options);
     if (done.ok()) {
       summary = *done;
-      absl::StatusOr<std::shared_ptr<Segment>> opened = Segment::Open(path, name, options_.engine);
+      absl::StatusOr<std::shared_ptr<Segment>> opened =
+          Segment::Open(path, name, options_.engine, nullptr, options_.device);
       if (opened.ok()) merged = *std::move(opened);
       status = opened.status();
     } else {

@@ -15,7 +15,8 @@ namespace tandem::live {
 absl::StatusOr<std::shared_ptr<Segment>> Segment::Open(const std::string& dir,
                                                        const std::string& name,
                                                        const cpu::DaatEngineOptions& engine,
-                                                       std::shared_ptr<const index::Index> opened) {
+                                                       std::shared_ptr<const index::Index> opened,
+                                                       const DeviceEngines& device) {
   std::shared_ptr<Segment> segment(new Segment());
   segment->name_ = name;
   if (opened != nullptr) {
@@ -28,6 +29,17 @@ absl::StatusOr<std::shared_ptr<Segment>> Segment::Open(const std::string& dir,
         "segment '", dir, "' is a shard of a collection; a live index takes whole indexes"));
   }
   TANDEM_ASSIGN_OR_RETURN(segment->engine_, cpu::DaatEngine::Create(*segment->index_, engine));
+  if (name == "." && device.opened != nullptr && &device.opened->index() == segment->index_.get()) {
+    segment->device_engine_ = device.opened;
+  } else if (device.create != nullptr && segment->num_docs() >= device.min_docs) {
+    absl::StatusOr<std::unique_ptr<index::Engine>> created = device.create(*segment->index_);
+    if (created.ok()) {
+      segment->device_owned_ = *std::move(created);
+      segment->device_engine_ = segment->device_owned_.get();
+    } else {
+      segment->device_error_ = created.status();
+    }
+  }
   return segment;
 }
 
@@ -238,66 +250,144 @@ void AddStats(const index::QueryStats& from, index::QueryStats& to) {
 }  // namespace
 
 absl::StatusOr<index::SearchResult> Snapshot::Search(const index::Query& query,
-                                                     const index::SearchContext& context) const {
-  index::Query merged = query;
-  merged.terms = index::MergeRepeatedTerms(query.terms);
-  TANDEM_RETURN_IF_ERROR(index::ValidateQuery(merged));
-  // An expression is evaluated per segment; a bitmap must number the snapshot's documents.
-  if (merged.filter_expression != nullptr) merged.filter = nullptr;
-  TANDEM_RETURN_IF_ERROR(index::ValidateQueryFilter(merged, docid_limit_));
-  if (merged.filter_expression != nullptr) {
-    TANDEM_RETURN_IF_ERROR(CheckValuesKnown(*merged.filter_expression, segments_));
+                                                     const index::SearchContext& context,
+                                                     bool on_device) const {
+  return std::move(SearchBatch({&query}, {context}, on_device)[0]);
+}
+
+std::vector<absl::StatusOr<index::SearchResult>> Snapshot::SearchBatch(
+    const std::vector<const index::Query*>& queries,
+    const std::vector<index::SearchContext>& contexts, bool on_device) const {
+  const size_t n = queries.size();
+  std::vector<absl::StatusOr<index::SearchResult>> results(n, index::SearchResult{});
+  if (contexts.size() != 1 && contexts.size() != n) {
+    for (auto& r : results) {
+      r = absl::InvalidArgumentError("SearchBatch needs one context, or one per query");
+    }
+    return results;
   }
+  auto context_of = [&](size_t i) -> const index::SearchContext& {
+    return contexts.size() == 1 ? contexts[0] : contexts[i];
+  };
   // One segment without deletes is its own collection: it scores with its stored norms, and its
   // engine alone decides whether an AND pass can match.
   const bool own_statistics = segments_.size() == 1 && segments_[0].deleted->empty();
-  const index::CollectionStatistics stats =
-      own_statistics ? index::CollectionStatistics{} : Statistics(merged.terms);
-  index::SearchResult result;
-  result.stats.executed_mode =
-      query.mode == index::QueryMode::kAnd ? index::QueryMode::kAnd : index::QueryMode::kOr;
-  // An AND pass over the whole collection finds nothing when a term has no live document; each
-  // segment's pass then finds nothing either, so it is skipped.
-  const bool and_can_match =
-      !merged.terms.empty() && (own_statistics || std::all_of(stats.dfs.begin(), stats.dfs.end(),
-                                                              [](uint64_t df) { return df > 0; }));
-
-  // One pass in `mode` over every segment, merged into the snapshot's top k.
-  auto pass = [&](index::QueryMode mode) -> absl::StatusOr<std::vector<index::Hit>> {
+  struct Planned {
+    index::Query merged;
+    index::CollectionStatistics stats;
+    bool and_can_match = false;
     std::vector<index::Hit> hits;
+  };
+  std::vector<Planned> plans(n);
+  std::vector<size_t> and_pass, or_pass;
+  for (size_t i = 0; i < n; ++i) {
+    Planned& p = plans[i];
+    p.merged = *queries[i];
+    p.merged.terms = index::MergeRepeatedTerms(queries[i]->terms);
+    absl::Status valid = index::ValidateQuery(p.merged);
+    // An expression is evaluated per segment; a bitmap must number the snapshot's documents.
+    if (p.merged.filter_expression != nullptr) p.merged.filter = nullptr;
+    if (valid.ok()) valid = index::ValidateQueryFilter(p.merged, docid_limit_);
+    if (valid.ok() && p.merged.filter_expression != nullptr) {
+      valid = CheckValuesKnown(*p.merged.filter_expression, segments_);
+    }
+    if (!valid.ok()) {
+      results[i] = valid;
+      continue;
+    }
+    if (!own_statistics) p.stats = Statistics(p.merged.terms);
+    results[i]->stats.executed_mode =
+        p.merged.mode == index::QueryMode::kAnd ? index::QueryMode::kAnd : index::QueryMode::kOr;
+    // An AND pass over the whole collection finds nothing when a term has no live document; each
+    // segment's pass then finds nothing either, so it is skipped.
+    p.and_can_match = !p.merged.terms.empty() &&
+                      (own_statistics || std::all_of(p.stats.dfs.begin(), p.stats.dfs.end(),
+                                                     [](uint64_t df) { return df > 0; }));
+    if (p.merged.mode != index::QueryMode::kOr && p.and_can_match) {
+      and_pass.push_back(i);
+    } else if (p.merged.mode != index::QueryMode::kAnd && !p.merged.terms.empty()) {
+      or_pass.push_back(i);
+    }
+  }
+
+  // One pass in `mode` of `which` queries over every segment, each segment answering all of them
+  // at once (its engine's SearchBatch: the GPU's batch path), merged into each query's top k.
+  auto pass = [&](const std::vector<size_t>& which, index::QueryMode mode) {
+    for (size_t i : which) plans[i].hits.clear();
     for (const SegmentView& v : segments_) {
       if (v.live_docs == 0) continue;
-      index::Query part = merged;
-      part.mode = mode;
-      TANDEM_ASSIGN_OR_RETURN(part.filter, SegmentFilter(v, merged));
-      part.filter_expression = nullptr;
-      absl::StatusOr<index::PreparedQuery> prepared = index::PreparedQuery::Prepare(
-          v.segment->index(), std::move(part), own_statistics ? nullptr : &stats);
-      if (!prepared.ok()) return prepared.status();
-      absl::StatusOr<index::SearchResult> r = v.segment->engine().Search(*prepared, context);
-      if (!r.ok()) {
-        return absl::Status(r.status().code(), absl::StrCat("segment '", v.segment->name(),
-                                                            "': ", r.status().message()));
+      const index::Engine& engine = on_device && v.segment->device_engine() != nullptr
+                                        ? *v.segment->device_engine()
+                                        : v.segment->engine();
+      std::vector<index::PreparedQuery> parts;
+      std::vector<size_t> part_query;
+      std::vector<index::SearchContext> part_contexts;
+      parts.reserve(which.size());
+      for (size_t i : which) {
+        if (!results[i].ok()) continue;
+        Planned& p = plans[i];
+        index::Query part = p.merged;
+        part.mode = mode;
+        part.filter_expression = nullptr;
+        absl::StatusOr<std::shared_ptr<const filter::Bitmap>> allowed = SegmentFilter(v, p.merged);
+        if (!allowed.ok()) {
+          results[i] = allowed.status();
+          continue;
+        }
+        part.filter = *std::move(allowed);
+        absl::StatusOr<index::PreparedQuery> prepared = index::PreparedQuery::Prepare(
+            v.segment->index(), std::move(part), own_statistics ? nullptr : &p.stats);
+        if (!prepared.ok()) {
+          results[i] = prepared.status();
+          continue;
+        }
+        parts.push_back(*std::move(prepared));
+        part_query.push_back(i);
+        part_contexts.push_back(context_of(i));
       }
-      AddStats(r->stats, result.stats);
-      for (const index::Hit& h : r->hits) hits.push_back({h.docid + v.base, h.score});
+      if (parts.empty()) continue;
+      std::vector<const index::PreparedQuery*> pointers;
+      for (const index::PreparedQuery& part : parts) pointers.push_back(&part);
+      // One query alone goes through Search: a batching engine's buffer then gathers it with the
+      // queries of other threads.
+      std::vector<absl::StatusOr<index::SearchResult>> answers;
+      if (parts.size() == 1) {
+        answers.push_back(engine.Search(parts[0], part_contexts[0]));
+      } else {
+        answers = engine.SearchBatch(pointers, part_contexts);
+      }
+      for (size_t j = 0; j < parts.size(); ++j) {
+        const size_t i = part_query[j];
+        absl::StatusOr<index::SearchResult>& r = answers[j];
+        if (!r.ok()) {
+          results[i] = absl::Status(r.status().code(), absl::StrCat("segment '", v.segment->name(),
+                                                                    "': ", r.status().message()));
+          continue;
+        }
+        AddStats(r->stats, results[i]->stats);
+        for (const index::Hit& h : r->hits) plans[i].hits.push_back({h.docid + v.base, h.score});
+      }
     }
-    std::sort(hits.begin(), hits.end(), index::RanksBefore);
-    if (hits.size() > merged.k) hits.resize(merged.k);
-    return hits;
+    for (size_t i : which) {
+      if (!results[i].ok()) continue;
+      std::vector<index::Hit>& hits = plans[i].hits;
+      std::sort(hits.begin(), hits.end(), index::RanksBefore);
+      if (hits.size() > plans[i].merged.k) hits.resize(plans[i].merged.k);
+      results[i]->hits = std::move(hits);
+      results[i]->stats.executed_mode = mode;
+    }
   };
 
-  if (merged.mode != index::QueryMode::kOr && and_can_match) {
-    TANDEM_ASSIGN_OR_RETURN(result.hits, pass(index::QueryMode::kAnd));
-    result.stats.executed_mode = index::QueryMode::kAnd;
+  if (!and_pass.empty()) pass(and_pass, index::QueryMode::kAnd);
+  // AND+OR queries whose AND found fewer than k go on to an OR pass.
+  for (size_t i : and_pass) {
+    if (results[i].ok() && plans[i].merged.mode == index::QueryMode::kAndOr &&
+        results[i]->hits.size() < plans[i].merged.k) {
+      or_pass.push_back(i);
+    }
   }
-  const bool or_pass = merged.mode == index::QueryMode::kOr ||
-                       (merged.mode == index::QueryMode::kAndOr && result.hits.size() < merged.k);
-  if (or_pass && !merged.terms.empty()) {
-    TANDEM_ASSIGN_OR_RETURN(result.hits, pass(index::QueryMode::kOr));
-    result.stats.executed_mode = index::QueryMode::kOr;
-  }
-  return result;
+  if (!or_pass.empty()) pass(or_pass, index::QueryMode::kOr);
+  return results;
 }
 
 std::pair<const SegmentView*, uint32_t> Snapshot::Locate(uint32_t docid) const {

@@ -17,6 +17,7 @@
 #pragma once
 
 #include <cstdint>
+#include <functional>
 #include <memory>
 #include <mutex>
 #include <string>
@@ -28,24 +29,45 @@
 #include "absl/strings/string_view.h"
 #include "cpu/daat_engine.h"
 #include "filter/bitmap.h"
+#include "index/engine.h"
 #include "index/index.h"
 #include "index/query.h"
 
 namespace tandem::live {
 
-// One immutable segment: an index directory, its CPU engine, and the table that finds a document
-// by its external id (built at the first lookup: the ids are stored in docID order).
+// Creates the engine that searches an index on a device (the node's GPU: live/ knows no device,
+// the server supplies it).
+using DeviceEngineFactory =
+    std::function<absl::StatusOr<std::unique_ptr<index::Engine>>(const index::Index&)>;
+
+// Which segments a device searches: those of at least `min_docs` documents get an engine from
+// `create` when they open (a merged-away segment's engine, and its device cache, go with it);
+// smaller ones, fresh from a refresh, are searched on the CPU, and the snapshot merges the two
+// exactly. Segment "." uses `opened`, the engine the node created for the index it opened.
+struct DeviceEngines {
+  DeviceEngineFactory create;  // null: no device
+  uint32_t min_docs = 1u << 20;
+  const index::Engine* opened = nullptr;  // not owned; outlives the segment
+};
+
+// One immutable segment: an index directory, its CPU engine (and device engine, if any), and the
+// table that finds a document by its external id (built at the first lookup: the ids are stored
+// in docID order).
 class Segment {
  public:
   // Opens the index at `dir`; `name` is how commit points name it ("_3", or "." for the index a
-  // live index started from). `opened`, when given, is that index already open (the node's).
+  // live index started from). `opened`, when given, is that index already open (the node's). A
+  // device engine that cannot be created leaves the segment to the CPU (device_error() says why).
   static absl::StatusOr<std::shared_ptr<Segment>> Open(
       const std::string& dir, const std::string& name, const cpu::DaatEngineOptions& engine,
-      std::shared_ptr<const index::Index> opened = nullptr);
+      std::shared_ptr<const index::Index> opened = nullptr, const DeviceEngines& device = {});
 
   const std::string& name() const { return name_; }
   const index::Index& index() const { return *index_; }
   const cpu::DaatEngine& engine() const { return *engine_; }
+  // The engine that searches the segment on the device; null when the CPU does.
+  const index::Engine* device_engine() const { return device_engine_; }
+  const absl::Status& device_error() const { return device_error_; }
   uint32_t num_docs() const { return index_->num_docs(); }
   // The docIDs holding `external_id`, in increasing order (one unless a build kept repeats).
   std::vector<uint32_t> Find(absl::string_view external_id) const;
@@ -55,6 +77,9 @@ class Segment {
   std::string name_;
   std::shared_ptr<const index::Index> index_;
   std::unique_ptr<cpu::DaatEngine> engine_;
+  std::unique_ptr<index::Engine> device_owned_;
+  const index::Engine* device_engine_ = nullptr;  // device_owned_, or the node's for "."
+  absl::Status device_error_;
   mutable std::once_flag ids_built_;
   mutable std::vector<uint32_t> docids_by_id_;  // docIDs sorted by (external id, docID)
 };
@@ -101,9 +126,16 @@ class Snapshot : public index::DocumentTable {
   // (filter::EvaluateFilterOnPart: a value a segment lacks matches nothing there; one that no
   // live document has matches nothing, where a fresh build would refuse it), or else
   // `query.filter`, over docid_limit() rows. INVALID_ARGUMENT for what index::ValidateQuery
-  // refuses; engine and filter errors name the segment.
+  // refuses; engine and filter errors name the segment. `on_device`: the segments with a device
+  // engine are searched there, the others on the CPU.
   absl::StatusOr<index::SearchResult> Search(const index::Query& query,
-                                             const index::SearchContext& context) const;
+                                             const index::SearchContext& context,
+                                             bool on_device = false) const;
+  // Search of each of `queries` (contexts: one per query, or one for all), every segment
+  // answering all of them in one call of its engine's SearchBatch (the GPU's batch path).
+  std::vector<absl::StatusOr<index::SearchResult>> SearchBatch(
+      const std::vector<const index::Query*>& queries,
+      const std::vector<index::SearchContext>& contexts, bool on_device = false) const;
 
   // The segment and its docID of a snapshot docID below docid_limit().
   std::pair<const SegmentView*, uint32_t> Locate(uint32_t docid) const;

@@ -126,6 +126,12 @@ std::vector<int> ResolveGpuDevices(const GpuDevices& devices) {
 #if TANDEM_HAVE_GPU
 namespace {
 
+// A live segment's GPU engine: device cache bytes per posting of the segment (a transcoded list
+// takes about 4 bytes a posting and its search form 4.4: gpu_engine.h), and the batch context's
+// scratch (a batch too large for it is split: GpuEngine::SearchBatch).
+constexpr uint64_t kSegmentCacheBytesPerPosting = 12;
+constexpr uint64_t kSegmentBatchScratchBytes = uint64_t{256} << 20;
+
 // The GPU for filters that combine columns (AND, OR, AND NOT: a field's IN or range is an OR of
 // its columns) reading at least min_words compressed words, the CPU for the rest (one column, or
 // NOT of one, is a copy or a pass over its words) and for any the device fails on (the errors of
@@ -244,6 +250,25 @@ absl::StatusOr<EngineSet> CreateEngines(const index::Index& index, const EngineO
       set.gpu = std::move(spread);
     }
     set.gpu_batching = std::move(buffers);
+    gpu::GpuEngineOptions segment_options{.device = devices.front()->device().device,
+                                          .cache_within_free = true,
+                                          .num_contexts = 2,
+                                          .host_wait = ToHostWait(options.gpu_wait)};
+    segment_options.batch = {.enabled = options.gpu_batch,
+                             .compressed_forms = options.gpu_batch_compressed,
+                             .contexts = 1,
+                             .scratch_bytes = kSegmentBatchScratchBytes};
+    set.segment_engine =
+        [segment_options](
+            const index::Index& segment) -> absl::StatusOr<std::unique_ptr<index::Engine>> {
+      gpu::GpuEngineOptions o = segment_options;
+      // Room for every list of the segment, transcoded and with its search form.
+      o.cache_bytes =
+          (uint64_t{64} << 20) + kSegmentCacheBytesPerPosting * segment.stats().num_postings;
+      TANDEM_ASSIGN_OR_RETURN(std::unique_ptr<gpu::GpuEngine> engine,
+                              gpu::GpuEngine::Create(segment, o));
+      return std::unique_ptr<index::Engine>(std::move(engine));
+    };
     // The mean over the devices: the device a query will run on is chosen when it runs.
     set.gpu_resident_fraction = [devices](const index::PreparedQuery& query) {
       double sum = 0;

@@ -103,6 +103,10 @@ struct EngineSet {
   // filters of at least gpu_filter_min_words words (the CPU when the device fails), else the CPU.
   // Null when the index stores no attributes.
   filter::FilterEvaluator filters;
+  // Creates a GPU engine for another index on the first GPU, beside `gpu` (a live index's merged
+  // segments, live::DeviceEngines): with the batch path as `gpu` has it, two query contexts, and a
+  // device cache within the memory free then. Empty without a GPU engine.
+  std::function<absl::StatusOr<std::unique_ptr<index::Engine>>(const index::Index&)> segment_engine;
   // The GPUs' device caches, for a node that loads a new index beside this one
   // (server/serving_index.h); every function is empty without a GPU engine.
   struct GpuCaches {

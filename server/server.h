@@ -118,6 +118,9 @@ struct ServerOptions {
   // (zero: only at IndexService.Refresh), and are acknowledged once on disk unless !sync_writes.
   absl::Duration refresh_interval = absl::Seconds(1);
   bool sync_writes = true;
+  // With a GPU engine, the written index's segments of at least this many documents are searched
+  // on the GPU, smaller ones on the CPU (live::DeviceEngines).
+  uint32_t live_gpu_min_docs = 1u << 20;
   std::string metrics_listen = "127.0.0.1:9464";  // empty disables the metrics endpoint
   MetricsSecurity metrics_security;
   GrpcOptions grpc;

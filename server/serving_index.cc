@@ -84,13 +84,13 @@ absl::Status ServingIndex::OpenLive(const std::string& dir, const ServerOptions&
         "statistics, which writes to one shard would change; write to an unsharded index";
     return absl::OkStatus();
   }
-  if (engines_.gpu != nullptr) {
-    writes_refused_ =
-        "this node answers on the GPU, which does not search a written index's segments yet: "
-        "start it with --gpu off to take writes";
-    return absl::OkStatus();
-  }
   live::LiveIndexOptions live;
+  if (engines_.gpu != nullptr) {
+    opened_gpu_ = std::move(engines_.gpu);
+    live.device = {.create = engines_.segment_engine,
+                   .min_docs = options.live_gpu_min_docs,
+                   .opened = opened_gpu_.get()};
+  }
   live.engine = options.engines.cpu;
   // Segment "." is the index just opened; the serving index outlives its live index.
   live.opened = std::shared_ptr<const index::Index>(index_.get(), [](const index::Index*) {});
@@ -104,6 +104,10 @@ absl::Status ServingIndex::OpenLive(const std::string& dir, const ServerOptions&
   live_ = *std::move(opened);
   // Queries then run on the live index's snapshot of the moment.
   engines_.cpu = std::make_unique<live::LiveEngine>(live_, *index_);
+  if (opened_gpu_ != nullptr) {
+    engines_.gpu =
+        std::make_unique<live::LiveEngine>(live_, *index_, live::LiveEngine::Where::kDevice);
+  }
   return absl::OkStatus();
 }
 

@@ -62,7 +62,7 @@ class ServingIndex {
   scheduler::QueryExecutor& executor() const { return *executors_.executor; }
   QueryTarget& target() { return *target_; }
   // The live index that takes the node's writes, or why the node takes none (a read-only node, a
-  // GPU engine): FAILED_PRECONDITION with the reason.
+  // shard): FAILED_PRECONDITION with the reason.
   absl::StatusOr<std::shared_ptr<live::LiveIndex>> live() const;
   // 1 for the index a node starts with, one more for each index it loads after.
   uint64_t generation() const { return generation_; }
@@ -74,6 +74,9 @@ class ServingIndex {
 
   // Declared in the order they are built; destroyed in reverse, the executor first.
   std::unique_ptr<index::Index> index_;
+  // With a GPU and writes, the GPU engine created for index_: segment "." of the live index, whose
+  // engines_.gpu is then the live device engine (live::LiveEngine) over every segment.
+  std::unique_ptr<index::Engine> opened_gpu_;
   std::shared_ptr<live::LiveIndex> live_;  // null when the node takes no writes
   std::string writes_refused_;             // why, then
   EngineSet engines_;

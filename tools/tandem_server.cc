@@ -166,6 +166,7 @@ tandem::server::ServerOptions OptionsFromFlags() {
   options.read_only = absl::GetFlag(FLAGS_read_only);
   options.refresh_interval = absl::GetFlag(FLAGS_refresh_interval);
   options.sync_writes = absl::GetFlag(FLAGS_sync_writes);
+  options.live_gpu_min_docs = absl::GetFlag(FLAGS_tune_live_gpu_min_docs);
   options.metrics_listen = absl::GetFlag(FLAGS_metrics_listen);
   options.allow_insecure = absl::GetFlag(FLAGS_allow_insecure);
   options.metrics_security = {.tls_cert_file = absl::GetFlag(FLAGS_metrics_tls_cert),

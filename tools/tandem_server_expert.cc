@@ -104,6 +104,9 @@ ABSL_FLAG(uint64_t, tune_gpu_filter_min_words, tandem::server::kDefaultGpuFilter
           "Filters that combine attribute bitmaps holding at least this many compressed words "
           "(an IN, a range, AND, OR) are evaluated on the GPU, others on the CPU. Only with a GPU "
           "engine.");
+ABSL_FLAG(uint32_t, tune_live_gpu_min_docs, 1u << 20,
+          "With writes and a GPU engine, segments of at least this many documents (merged ones) "
+          "are searched on the GPU, smaller fresh ones on the CPU, merged exactly.");
 
 // Tests only; --help leaves testing_* flags out.
 ABSL_FLAG(absl::Duration, testing_query_delay, absl::ZeroDuration(),

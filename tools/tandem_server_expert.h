@@ -61,6 +61,7 @@ ABSL_DECLARE_FLAG(uint64_t, tune_gpu_batch_threshold);
 ABSL_DECLARE_FLAG(absl::Duration, tune_gpu_batch_wait);
 ABSL_DECLARE_FLAG(uint32_t, tune_gpu_batch_runners);
 ABSL_DECLARE_FLAG(uint64_t, tune_gpu_filter_min_words);
+ABSL_DECLARE_FLAG(uint32_t, tune_live_gpu_min_docs);
 
 // Tests only.
 ABSL_DECLARE_FLAG(absl::Duration, testing_query_delay);

@@ -78,7 +78,8 @@ absl::Status Reduce(const DeviceBatch& batch, const DeviceReduction& r, bool or_
 }  // namespace
 
 absl::Status LaunchBatch(const DeviceBatch& batch, const BatchBuffers& buffers, const float* norms,
-                         uint32_t num_docs, SearchRange range, cudaStream_t stream) {
+                         const uint32_t* live, uint32_t num_docs, SearchRange range,
+                         cudaStream_t stream) {
   if (stream == nullptr) return absl::InvalidArgumentError("a batch needs a stream");
   if (batch.num_queries == 0) return absl::OkStatus();
   if (batch.queries == nullptr || batch.and_begin == nullptr || batch.or_begin == nullptr ||
@@ -117,7 +118,7 @@ absl::Status LaunchBatch(const DeviceBatch& batch, const BatchBuffers& buffers, 
   TANDEM_CUDA_RETURN_IF_ERROR(cudaMemsetAsync(executed, 0xff, sizeof(uint32_t) * q, stream));
   if (runs_and) {
     kernels::BatchAndKernel<<<batch.and_blocks, kernels::kBatchThreads, sizeof(kernels::AndShared),
-                              stream>>>(batch.queries, batch.and_begin, q, batch.terms, norms,
+                              stream>>>(batch.queries, batch.and_begin, q, batch.terms, norms, live,
                                         range, batch.and_reduction.spans, buffers.levels[0],
                                         and_count);
     TANDEM_CUDA_RETURN_IF_ERROR(cudaGetLastError());
@@ -131,7 +132,7 @@ absl::Status LaunchBatch(const DeviceBatch& batch, const BatchBuffers& buffers, 
     TANDEM_CUDA_RETURN_IF_ERROR(cudaGetLastError());
     if (batch.or_blocks > 0) {
       kernels::BatchOrKernel<<<batch.or_blocks, kernels::kBatchThreads, sizeof(kernels::OrShared),
-                               stream>>>(batch.queries, batch.or_begin, q, batch.terms, norms,
+                               stream>>>(batch.queries, batch.or_begin, q, batch.terms, norms, live,
                                          num_docs, buffers.plans, batch.or_reduction.spans,
                                          buffers.levels[0]);
       TANDEM_CUDA_RETURN_IF_ERROR(cudaGetLastError());
@@ -139,7 +140,7 @@ absl::Status LaunchBatch(const DeviceBatch& batch, const BatchBuffers& buffers, 
     if (batch.cand_blocks > 0) {
       kernels::BatchCandidateKernel<<<batch.cand_blocks, kernels::kBatchThreads,
                                       sizeof(kernels::AndShared), stream>>>(
-          batch.queries, batch.cand_begin, q, batch.terms, norms, range, buffers.plans,
+          batch.queries, batch.cand_begin, q, batch.terms, norms, live, range, buffers.plans,
           batch.or_reduction.spans, buffers.levels[0]);
       TANDEM_CUDA_RETURN_IF_ERROR(cudaGetLastError());
     }

@@ -5,8 +5,9 @@
 // synchronization; the caller copies the results back once. Compiles as C++17 (nvcc) and C++20
 // (g++).
 //
-//   TANDEM_RETURN_IF_ERROR(LaunchBatch(batch, buffers, norms, num_docs, SearchRange::kHash16,
-//   stream)); cudaMemcpyAsync(host, buffers.results, ResultBytes(...), cudaMemcpyDeviceToHost,
+//   TANDEM_RETURN_IF_ERROR(LaunchBatch(batch, buffers, norms, /*live=*/nullptr, num_docs,
+//                                      SearchRange::kHash16, stream)); cudaMemcpyAsync(host,
+//                                      buffers.results, ResultBytes(...), cudaMemcpyDeviceToHost,
 //   stream);
 #pragma once
 
@@ -64,8 +65,11 @@ inline uint64_t ResultBytes(uint32_t num_queries, uint64_t out_keys) {
 }
 
 // Answers every query of `batch`: the AND and its reduction, then the OR's plan, its two passes and
-// their reduction. `norms`: the index's document norms for its own BM25 parameters.
+// their reduction. `norms`: the document norms for the batch's BM25 parameters and average length
+// (every query of a batch shares them); `live`: a bit per document, only those set may match (null:
+// every document).
 absl::Status LaunchBatch(const DeviceBatch& batch, const BatchBuffers& buffers, const float* norms,
-                         uint32_t num_docs, SearchRange range, cudaStream_t stream);
+                         const uint32_t* live, uint32_t num_docs, SearchRange range,
+                         cudaStream_t stream);
 
 }  // namespace tandem::gpu

@@ -158,8 +158,7 @@ Layout LayoutOf(const std::vector<BatchItem>& items, uint32_t num_docs) {
 }  // namespace
 
 bool FitsBatch(const index::ResolvedQuery& query) {
-  return !query.empty() && query.terms.size() <= kMaxBatchTerms && query.k <= kMaxBatchK &&
-         query.stored_norms;
+  return !query.empty() && query.terms.size() <= kMaxBatchTerms && query.k <= kMaxBatchK;
 }
 
 BatchFootprint FootprintOf(const std::vector<BatchItem>& items, uint32_t num_docs) {
@@ -172,8 +171,8 @@ BatchFootprint FootprintOf(const std::vector<BatchItem>& items, uint32_t num_doc
   return f;
 }
 
-absl::Status RunBatch(const std::vector<BatchItem>& items, const float* norms, uint32_t num_docs,
-                      SearchRange range, QueryContext& context) {
+absl::Status RunBatch(const std::vector<BatchItem>& items, const float* norms, const uint32_t* live,
+                      uint32_t num_docs, SearchRange range, QueryContext& context) {
   if (items.empty()) return absl::OkStatus();
   const Layout l = LayoutOf(items, num_docs);
   if (l.and_blocks > INT32_MAX || l.or_blocks > INT32_MAX || l.cand_blocks > INT32_MAX ||
@@ -301,7 +300,7 @@ absl::Status RunBatch(const std::vector<BatchItem>& items, const float* norms, u
   };
   batch.and_reduction = device_reduction(l.and_reduction);
   batch.or_reduction = device_reduction(l.or_reduction);
-  TANDEM_RETURN_IF_ERROR(LaunchBatch(batch, buffers, norms, num_docs, range, stream));
+  TANDEM_RETURN_IF_ERROR(LaunchBatch(batch, buffers, norms, live, num_docs, range, stream));
   char* results = host + l.results;
   TANDEM_CUDA_RETURN_IF_ERROR(cudaMemcpyAsync(results, device + l.results,
                                               ResultBytes(l.num_queries, l.out_keys),

@@ -7,7 +7,7 @@
 // by g++ (C++20).
 //
 //   std::vector<BatchItem> items = ...;  // queries that fit the batch path, with their lists
-//   TANDEM_RETURN_IF_ERROR(RunBatch(items, norms, num_docs, SearchRange::kHash16, *lease));
+//   TANDEM_RETURN_IF_ERROR(RunBatch(items, norms, live, num_docs, SearchRange::kHash16, *lease));
 #pragma once
 
 #include <memory>
@@ -23,8 +23,7 @@
 namespace tandem::gpu {
 
 // One query of a batch: resolved (at least one term; no more than kMaxBatchTerms; k at most
-// kMaxBatchK; the index's own BM25 parameters), its lists in query-term order with their search
-// forms, and where its answer goes.
+// kMaxBatchK), its lists in query-term order with their search forms, and where its answer goes.
 struct BatchItem {
   const index::ResolvedQuery* query = nullptr;
   std::vector<std::shared_ptr<const DeviceList>> lists;
@@ -42,8 +41,10 @@ struct BatchFootprint {
 BatchFootprint FootprintOf(const std::vector<BatchItem>& items, uint32_t num_docs);
 
 // Runs `items` as one batch on `context` (whose host and scratch memory must hold FootprintOf) and
-// fills each item's result: hits in rank order, executed mode, scored documents.
-absl::Status RunBatch(const std::vector<BatchItem>& items, const float* norms, uint32_t num_docs,
-                      SearchRange range, QueryContext& context);
+// fills each item's result: hits in rank order, executed mode, scored documents. Every item scores
+// with `norms` (its BM25 parameters and average length) and matches only the documents `live`
+// allows (null: all), as LaunchBatch.
+absl::Status RunBatch(const std::vector<BatchItem>& items, const float* norms, const uint32_t* live,
+                      uint32_t num_docs, SearchRange range, QueryContext& context);
 
 }  // namespace tandem::gpu

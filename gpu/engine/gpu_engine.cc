@@ -9,8 +9,10 @@
 
 #include <algorithm>
 #include <chrono>
+#include <cstring>
 #include <list>
 #include <mutex>
+#include <tuple>
 #include <utility>
 #include <vector>
 
@@ -114,9 +116,60 @@ class FilterBitsCache {
   std::list<Entry> entries_;  // most recently used first
 };
 
+// Document norms for BM25 parameters and an average length other than the index's own (a live
+// index's snapshot scores with its live documents' average: index::CollectionStatistics), computed
+// on the device once per distinct (k1, b, average) and kept for the queries that follow, which in a
+// live index share one average until the next refresh: least recently used out past kEntries.
+class NormsCache {
+ public:
+  static constexpr size_t kEntries = 4;
+  using Norms = std::shared_ptr<const DeviceBuffer<float>>;
+
+  // The norms of `query` (which does not use the stored ones), computed on `stream` (and waited
+  // for) when not cached.
+  absl::StatusOr<Norms> Get(const index::ResolvedQuery& query, const uint32_t* doc_lengths,
+                            uint32_t num_docs, cudaStream_t stream) {
+    const Key key{query.bm25.k1, query.bm25.b, query.avg_doc_length};
+    {
+      std::lock_guard<std::mutex> lock(mu_);
+      for (auto it = entries_.begin(); it != entries_.end(); ++it) {
+        if (it->key == key) {
+          entries_.splice(entries_.begin(), entries_, it);
+          return entries_.front().norms;
+        }
+      }
+    }
+    TANDEM_ASSIGN_OR_RETURN(DeviceBuffer<float> norms,
+                            DeviceBuffer<float>::Allocate(std::max(num_docs, 1u)));
+    TANDEM_RETURN_IF_ERROR(
+        ComputeDocNorms(doc_lengths, num_docs, key.k1, key.b, key.avgdl, norms.data(), stream));
+    // Other queries' streams read the norms once cached: they must be complete first.
+    TANDEM_CUDA_RETURN_IF_ERROR(cudaStreamSynchronize(stream));
+    auto shared = std::make_shared<const DeviceBuffer<float>>(std::move(norms));
+    std::lock_guard<std::mutex> lock(mu_);
+    entries_.push_front({key, shared});
+    while (entries_.size() > kEntries) entries_.pop_back();  // queries still using one hold it
+    return shared;
+  }
+
+ private:
+  struct Key {
+    float k1, b, avgdl;
+    // Bit-equal floats: the norms are equal exactly when the inputs are.
+    bool operator==(const Key& o) const { return std::memcmp(this, &o, sizeof(Key)) == 0; }
+  };
+  struct Entry {
+    Key key;
+    Norms norms;
+  };
+  std::mutex mu_;
+  std::list<Entry> entries_;  // most recently used first
+};
+
 struct GpuEngine::Impl {
   const index::Index& index;
   FilterBitsCache filters;
+  NormsCache norms;
   GpuEngineOptions options;
   DeviceInfo info;
   DeviceBuffer<uint32_t> doc_lengths;        // num_docs
@@ -267,12 +320,11 @@ absl::StatusOr<SearchResult> GpuEngine::Search(const index::PreparedQuery& prepa
   DocumentTables tables{.norms = impl_->default_norms.data(),
                         .iota = impl_->iota.data(),
                         .num_docs = index.num_docs()};
+  NormsCache::Norms norms;  // held until the query is done
   if (!resolved.stored_norms) {
-    TANDEM_ASSIGN_OR_RETURN(float* computed, qc.arena.Take<float>(index.num_docs()));
-    TANDEM_RETURN_IF_ERROR(ComputeDocNorms(impl_->doc_lengths.data(), index.num_docs(),
-                                           query.bm25.k1, query.bm25.b, resolved.avg_doc_length,
-                                           computed, qc.stream));
-    tables.norms = computed;
+    TANDEM_ASSIGN_OR_RETURN(
+        norms, impl_->norms.Get(resolved, impl_->doc_lengths.data(), index.num_docs(), qc.stream));
+    tables.norms = norms->data();
     qc.timer.Mark(GpuStage::kScore);
   }
   // The filter's bitmap, copied compressed and expanded to bits on the device at its first use.
@@ -335,7 +387,7 @@ std::vector<absl::StatusOr<SearchResult>> GpuEngine::SearchBatch(
     answers[i].stats.executed_mode = rq.initial_executed_mode();
     if (rq.empty() || (rq.mode == QueryMode::kAnd && !rq.runs_and())) {
       results[i] = answers[i];  // no terms, or an AND with an absent term: nothing matches
-    } else if (FitsBatch(rq) && queries[i]->query().filter == nullptr) {  // filters run alone
+    } else if (FitsBatch(rq)) {
       batchable.push_back(i);
     } else {
       alone.push_back(i);
@@ -348,6 +400,22 @@ std::vector<absl::StatusOr<SearchResult>> GpuEngine::SearchBatch(
       batchable.clear();
     }
   }
+  // A batch shares its norms and its filter: the queries in groups of equal BM25 parameters and
+  // average length (a live index's snapshot gives all its queries one) and the same filter bitmap
+  // (a live segment's documents, shared by the snapshot's queries), in arrival order within each.
+  auto group_of = [&](size_t i) {
+    const index::ResolvedQuery& rq = queries[i]->resolved();
+    uint32_t bits[3] = {};
+    if (!rq.stored_norms) {
+      std::memcpy(&bits[0], &rq.bm25.k1, 4);
+      std::memcpy(&bits[1], &rq.bm25.b, 4);
+      std::memcpy(&bits[2], &rq.avg_doc_length, 4);
+    }
+    return std::make_tuple(rq.stored_norms, bits[0], bits[1], bits[2],
+                           queries[i]->query().filter.get());
+  };
+  std::stable_sort(batchable.begin(), batchable.end(),
+                   [&](size_t a, size_t b) { return group_of(a) < group_of(b); });
   // The batch items with their lists, held until their batch has run.
   std::vector<BatchItem> items;
   std::vector<size_t> item_query;
@@ -373,7 +441,8 @@ std::vector<absl::StatusOr<SearchResult>> GpuEngine::SearchBatch(
     QueryContextPool::Lease lease = impl_->batch_contexts->Acquire(impl_->current_tuning());
     const SearchRange range = lease->tuning.batch_range;
     const uint32_t num_docs = index.num_docs();
-    const float* norms = impl_->default_norms.data();
+    const float* norms = nullptr;
+    const uint32_t* live = nullptr;
     // The queries as one batch when it fits the context, else each half in turn (a footprint costs
     // a pass over the batch, so this stays O(n log n)); a query too large for a batch of its own
     // goes alone.
@@ -382,7 +451,7 @@ std::vector<absl::StatusOr<SearchResult>> GpuEngine::SearchBatch(
       batch.assign(items.begin() + begin, items.begin() + end);
       const BatchFootprint f = FootprintOf(batch, num_docs);
       if (f.host_bytes <= lease->host_bytes && f.device_bytes <= lease->arena.capacity()) {
-        const absl::Status status = RunBatch(batch, norms, num_docs, range, *lease);
+        const absl::Status status = RunBatch(batch, norms, live, num_docs, range, *lease);
         for (size_t j = begin; j < end; ++j) {
           const size_t i = item_query[j];
           if (status.ok()) {
@@ -401,7 +470,43 @@ std::vector<absl::StatusOr<SearchResult>> GpuEngine::SearchBatch(
       self(self, begin, mid);
       self(self, mid, end);
     };
-    run_range(run_range, 0, items.size());
+    for (size_t begin = 0, end = 0; begin < items.size(); begin = end) {
+      const auto group = group_of(item_query[begin]);
+      end = begin + 1;
+      while (end < items.size() && group_of(item_query[end]) == group) ++end;
+      const index::PreparedQuery& first = *queries[item_query[begin]];
+      // Held until the group's batches have run.
+      NormsCache::Norms computed;
+      FilterBitsCache::Bits filter_bits;
+      absl::Status ready = absl::OkStatus();
+      norms = impl_->default_norms.data();
+      live = nullptr;
+      if (!first.resolved().stored_norms) {
+        absl::StatusOr<NormsCache::Norms> n =
+            impl_->norms.Get(first.resolved(), impl_->doc_lengths.data(), num_docs, lease->stream);
+        if (n.ok()) {
+          computed = *std::move(n);
+          norms = computed->data();
+        } else {
+          ready = n.status();
+        }
+      }
+      if (ready.ok() && first.query().filter != nullptr) {
+        absl::StatusOr<FilterBitsCache::Bits> bits =
+            impl_->filters.Get(first.query().filter, num_docs, lease->arena, lease->stream);
+        if (bits.ok()) {
+          filter_bits = *std::move(bits);
+          live = filter_bits->data();
+        } else {
+          ready = bits.status();
+        }
+      }
+      if (!ready.ok()) {
+        for (size_t j = begin; j < end; ++j) results[item_query[j]] = ready;
+        continue;
+      }
+      run_range(run_range, begin, end);
+    }
   }
   for (size_t i : alone) results[i] = Search(*queries[i], context_of(i));
   return results;

@@ -147,8 +147,9 @@ class GpuEngine : public index::Engine {
                                              const index::SearchContext& context) const override;
 
   // Answers `queries` together, result i for query i (contexts: one per query, or one for all).
-  // With the batch path on, the queries that fit it (at most 16 terms, k at most 1,000, the
-  // index's own BM25 parameters) run as batches of one launch sequence each, split where a batch
+  // With the batch path on, the queries that fit it (at most 16 terms, k at most 1,000) run as
+  // batches of one launch sequence each, one group of batches per distinct BM25 parameters, average
+  // length and filter bitmap (a live index's queries share each segment's), split where a batch
   // would outgrow a batch context; the others, and every query without the batch path, run one by
   // one as Search runs them. A query's context is checked before the batch starts. Answers equal
   // Search's: the same hits and bit-equal scores.

@@ -22,11 +22,15 @@
 // the digit's whole bin is taken, and counts each warp's equal digits with one atomic.
 // Scores use the rounded BM25 of bm25.cuh, added in query-term order from 0, as the CPU
 // engine adds them: bit-equal.
+// `live`, when not null, holds a bit per document (Allowed): a document whose bit is clear (deleted
+// from a live index's segment) is neither a candidate nor scored, as a filter is in the per-query
+// path, so a batch over a segment with deletes answers as one over its live documents.
 #pragma once
 
 #include <cstdint>
 
 #include "gpu/batch/batch_format.h"
+#include "gpu/kernels/bits.cuh"
 #include "gpu/kernels/bm25.cuh"
 #include "gpu/kernels/freq_value.cuh"
 #include "gpu/kernels/search_range.cuh"
@@ -220,9 +224,9 @@ struct AndShared {
 __global__ void __launch_bounds__(kBatchThreads)
     BatchAndKernel(const BatchQuery* __restrict__ queries, const uint32_t* __restrict__ and_begin,
                    uint32_t num_queries, const BatchTerm* __restrict__ terms,
-                   const float* __restrict__ norms, SearchRange method,
-                   const ReduceSpan* __restrict__ spans, uint64_t* __restrict__ level0,
-                   uint32_t* __restrict__ and_count) {
+                   const float* __restrict__ norms, const uint32_t* __restrict__ live,
+                   SearchRange method, const ReduceSpan* __restrict__ spans,
+                   uint64_t* __restrict__ level0, uint32_t* __restrict__ and_count) {
   extern __shared__ __align__(16) unsigned char and_shared_memory[];
   AndShared& sh = *reinterpret_cast<AndShared*>(and_shared_memory);
   const uint32_t b = blockIdx.x;
@@ -243,7 +247,7 @@ __global__ void __launch_bounds__(kBatchThreads)
       const uint32_t d = FormDocid(qt[lead].form, i);
       uint32_t pos[kMaxBatchTerms];
       pos[lead] = i;
-      bool all = true;
+      bool all = Allowed(live, d);
       for (uint32_t s = 1; s < query.num_terms && all; ++s) {
         const uint32_t slot = query.order[s];
         pos[slot] = FindDocid(qt[slot].form, method, d);
@@ -337,9 +341,9 @@ __device__ __forceinline__ uint32_t RangeStart(const SearchForm& f, uint32_t x) 
 __global__ void __launch_bounds__(kBatchThreads)
     BatchOrKernel(const BatchQuery* __restrict__ queries, const uint32_t* __restrict__ or_begin,
                   uint32_t num_queries, const BatchTerm* __restrict__ terms,
-                  const float* __restrict__ norms, uint32_t num_docs,
-                  const OrPlan* __restrict__ plans, const ReduceSpan* __restrict__ spans,
-                  uint64_t* __restrict__ level0) {
+                  const float* __restrict__ norms, const uint32_t* __restrict__ live,
+                  uint32_t num_docs, const OrPlan* __restrict__ plans,
+                  const ReduceSpan* __restrict__ spans, uint64_t* __restrict__ level0) {
   extern __shared__ __align__(16) unsigned char or_shared_memory[];
   OrShared& sh = *reinterpret_cast<OrShared*>(or_shared_memory);
   const uint32_t b = blockIdx.x;
@@ -379,8 +383,8 @@ __global__ void __launch_bounds__(kBatchThreads)
       const uint32_t p = p0 + threadIdx.x;
       bool first = false;
       uint32_t j = 0;
-      if (p < hi) {
-        const uint32_t d = FormDocid(term.form, p);
+      const uint32_t d = p < hi ? FormDocid(term.form, p) : 0;
+      if (p < hi && Allowed(live, d)) {  // a deleted document is never touched
         j = d - base;
         const float before = sh.acc[j];
         first = __float_as_uint(before) == kUntouched;
@@ -408,8 +412,9 @@ __global__ void __launch_bounds__(kBatchThreads)
     BatchCandidateKernel(const BatchQuery* __restrict__ queries,
                          const uint32_t* __restrict__ cand_begin, uint32_t num_queries,
                          const BatchTerm* __restrict__ terms, const float* __restrict__ norms,
-                         SearchRange method, const OrPlan* __restrict__ plans,
-                         const ReduceSpan* __restrict__ spans, uint64_t* __restrict__ level0) {
+                         const uint32_t* __restrict__ live, SearchRange method,
+                         const OrPlan* __restrict__ plans, const ReduceSpan* __restrict__ spans,
+                         uint64_t* __restrict__ level0) {
   extern __shared__ __align__(16) unsigned char cand_shared_memory[];
   AndShared& sh = *reinterpret_cast<AndShared*>(cand_shared_memory);
   const uint32_t b = blockIdx.x;
@@ -442,8 +447,8 @@ __global__ void __launch_bounds__(kBatchThreads)
       uint32_t pos[kMaxBatchTerms];
       for (uint32_t slot = 0; slot < n; ++slot) pos[slot] = UINT32_MAX;
       pos[own] = i;
-      // An essential term of lower bound that holds d scores it instead.
-      bool mine = true;
+      // An essential term of lower bound that holds d scores it instead; a deleted document, none.
+      bool mine = Allowed(live, d);
       for (uint32_t e = plan.first_essential; e < p && mine; ++e) {
         mine = FindDocid(qt[query.by_bound[e]].form, method, d) == UINT32_MAX;
       }

@@ -17,6 +17,11 @@ __device__ __forceinline__ uint32_t ShiftLeft(uint32_t x, uint32_t shift) {
   return shift >= 32 ? 0u : x << shift;
 }
 
+// Whether document d passes a filter's bits (bit d % 32 of word d / 32; null: every document).
+__device__ __forceinline__ bool Allowed(const uint32_t* __restrict__ filter, uint32_t d) {
+  return filter == nullptr || ((__ldg(filter + d / 32) >> (d % 32)) & 1u) != 0;
+}
+
 // Value `index` of width w of a packed array in global memory.
 __device__ __forceinline__ uint32_t LoadPacked(const uint32_t* __restrict__ words, uint64_t index,
                                                uint32_t w) {

@@ -13,6 +13,7 @@
 #include <cstdint>
 
 #include "gpu/kernels/bitmap_chunks.cuh"
+#include "gpu/kernels/bits.cuh"
 #include "gpu/kernels/bm25.cuh"
 #include "gpu/kernels/freq_value.cuh"
 #include "gpu/layouts/list_format.h"
@@ -184,11 +185,6 @@ __global__ void CompactKernel(const uint32_t* __restrict__ flags, const uint32_t
     }
     for (; r < rows; ++r) pos_out[r * stride + j] = pos_in[r * stride + i];
   }
-}
-
-// Whether document d passes a filter's bits (bit d % 32 of word d / 32; null: every document).
-__device__ __forceinline__ bool Allowed(const uint32_t* __restrict__ filter, uint32_t d) {
-  return filter == nullptr || ((__ldg(filter + d / 32) >> (d % 32)) & 1u) != 0;
 }
 
 // keys[i] for scores[i] of document docs[i] (docs == nullptr: document i); a document the filter

@@ -380,8 +380,9 @@ absl::Status LiveIndex::PublishRefresh(const Buffered& b, std::shared_ptr<Segmen
     std::sort(deleted.begin(), deleted.end());
     deleted.erase(std::unique(deleted.begin(), deleted.end()), deleted.end());
     TANDEM_ASSIGN_OR_RETURN(
-        views[v], SegmentView::Make(views[v].segment,
-                                    std::make_shared<const std::vector<uint32_t>>(deleted)));
+        views[v],
+        SegmentView::Make(views[v].segment, std::make_shared<const std::vector<uint32_t>>(deleted),
+                          &views[v]));
   }
   // Then the new documents, in a segment of their own.
   if (sealed != nullptr) {

@@ -1,7 +1,9 @@
 #include "live/snapshot.h"
 
 #include <algorithm>
+#include <iterator>
 #include <numeric>
+#include <thread>
 #include <utility>
 
 #include "absl/strings/str_cat.h"
@@ -62,8 +64,35 @@ std::vector<uint32_t> Segment::Find(absl::string_view external_id) const {
   return found;
 }
 
-absl::StatusOr<SegmentView> SegmentView::Make(
-    std::shared_ptr<const Segment> segment, std::shared_ptr<const std::vector<uint32_t>> deleted) {
+LiveDfs::LiveDfs(std::shared_ptr<LiveDfs> before, std::vector<uint32_t> added)
+    : before_(std::move(before)), added_(std::move(added)) {
+  // One predecessor is kept: the one before it is let go (its counts now start from scratch).
+  if (before_ != nullptr) {
+    std::lock_guard<std::mutex> lock(before_->mu_);
+    before_->before_ = nullptr;
+  }
+}
+
+std::optional<uint32_t> LiveDfs::Get(uint64_t ordinal) const {
+  std::lock_guard<std::mutex> lock(mu_);
+  auto it = live_.find(ordinal);
+  if (it == live_.end()) return std::nullopt;
+  return it->second;
+}
+
+void LiveDfs::Put(uint64_t ordinal, uint32_t live) {
+  std::lock_guard<std::mutex> lock(mu_);
+  live_.emplace(ordinal, live);
+}
+
+std::shared_ptr<LiveDfs> LiveDfs::before() const {
+  std::lock_guard<std::mutex> lock(mu_);
+  return before_;
+}
+
+absl::StatusOr<SegmentView> SegmentView::Make(std::shared_ptr<const Segment> segment,
+                                              std::shared_ptr<const std::vector<uint32_t>> deleted,
+                                              const SegmentView* before) {
   SegmentView view;
   const index::Index& index = segment->index();
   const uint32_t n = index.num_docs();
@@ -84,6 +113,16 @@ absl::StatusOr<SegmentView> SegmentView::Make(
         index.attributes() != nullptr ? index.attributes()->codec() : filter::BitmapCodec::kWah;
     TANDEM_ASSIGN_OR_RETURN(filter::Bitmap gone, filter::FromRows(codec, n, *deleted));
     view.live = std::make_shared<const filter::Bitmap>(filter::Not(gone));
+    std::shared_ptr<LiveDfs> earlier;
+    std::vector<uint32_t> added;
+    if (before != nullptr && before->segment == segment && before->dfs != nullptr &&
+        std::includes(deleted->begin(), deleted->end(), before->deleted->begin(),
+                      before->deleted->end())) {
+      earlier = before->dfs;
+      std::set_difference(deleted->begin(), deleted->end(), before->deleted->begin(),
+                          before->deleted->end(), std::back_inserter(added));
+    }
+    view.dfs = std::make_shared<LiveDfs>(std::move(earlier), std::move(added));
   }
   view.segment = std::move(segment);
   view.deleted = std::move(deleted);
@@ -95,7 +134,7 @@ bool SegmentView::is_deleted(uint32_t docid) const {
 }
 
 Snapshot::Snapshot(std::vector<SegmentView> views, uint64_t generation)
-    : segments_(std::move(views)), generation_(generation), live_dfs_(segments_.size()) {
+    : segments_(std::move(views)), generation_(generation) {
   uint32_t base = 0;
   for (SegmentView& v : segments_) {
     v.base = base;
@@ -134,20 +173,23 @@ absl::StatusOr<uint32_t> CountDeletedPostings(const index::PostingListView& list
 
 uint64_t Snapshot::LiveDf(size_t view, const index::TermInfo& term) const {
   const SegmentView& v = segments_[view];
-  if (v.deleted->empty()) return term.df;
-  {
-    std::lock_guard<std::mutex> lock(df_mu_);
-    auto it = live_dfs_[view].find(term.ordinal);
-    if (it != live_dfs_[view].end()) return it->second;
-  }
+  if (v.deleted->empty() || v.dfs == nullptr) return term.df;
+  if (std::optional<uint32_t> known = v.dfs->Get(term.ordinal)) return *known;
   const index::Index& index = v.segment->index();
   absl::StatusOr<index::PostingListView> list = index.postings(term);
   // A damaged list counts whole here; the engine's search of it then fails with DATA_LOSS.
-  absl::StatusOr<uint32_t> gone =
-      list.ok() ? CountDeletedPostings(*list, index.codec(), *v.deleted) : 0u;
-  const uint32_t live = term.df - std::min(term.df, gone.ok() ? *gone : 0u);
-  std::lock_guard<std::mutex> lock(df_mu_);
-  live_dfs_[view].emplace(term.ordinal, live);
+  uint32_t live = term.df;
+  if (list.ok()) {
+    // From the predecessor's count when it has one: only the deletes added since are looked up.
+    const std::shared_ptr<LiveDfs> before = v.dfs->before();
+    const std::optional<uint32_t> earlier =
+        before != nullptr ? before->Get(term.ordinal) : std::nullopt;
+    absl::StatusOr<uint32_t> gone =
+        CountDeletedPostings(*list, index.codec(), earlier ? v.dfs->added() : *v.deleted);
+    const uint32_t from = earlier ? *earlier : term.df;
+    live = from - std::min(from, gone.ok() ? *gone : 0u);
+  }
+  v.dfs->Put(term.ordinal, live);
   return live;
 }
 
@@ -312,17 +354,36 @@ std::vector<absl::StatusOr<index::SearchResult>> Snapshot::SearchBatch(
 
   // One pass in `mode` of `which` queries over every segment, each segment answering all of them
   // at once (its engine's SearchBatch: the GPU's batch path), merged into each query's top k.
+  // The queries of one pass as one segment's engine takes them.
+  struct SegmentWork {
+    const SegmentView* view = nullptr;
+    const index::Engine* engine = nullptr;
+    std::vector<index::PreparedQuery> parts;
+    std::vector<size_t> part_query;
+    std::vector<index::SearchContext> part_contexts;
+    std::vector<absl::StatusOr<index::SearchResult>> answers;
+    void Run() {
+      // One query alone goes through Search: a batching engine's buffer then gathers it with the
+      // queries of other threads.
+      if (parts.size() == 1) {
+        answers.push_back(engine->Search(parts[0], part_contexts[0]));
+        return;
+      }
+      std::vector<const index::PreparedQuery*> pointers;
+      for (const index::PreparedQuery& part : parts) pointers.push_back(&part);
+      answers = engine->SearchBatch(pointers, part_contexts);
+    }
+  };
   auto pass = [&](const std::vector<size_t>& which, index::QueryMode mode) {
     for (size_t i : which) plans[i].hits.clear();
+    std::vector<SegmentWork> work;
     for (const SegmentView& v : segments_) {
       if (v.live_docs == 0) continue;
-      const index::Engine& engine = on_device && v.segment->device_engine() != nullptr
-                                        ? *v.segment->device_engine()
-                                        : v.segment->engine();
-      std::vector<index::PreparedQuery> parts;
-      std::vector<size_t> part_query;
-      std::vector<index::SearchContext> part_contexts;
-      parts.reserve(which.size());
+      SegmentWork& w = work.emplace_back();
+      w.view = &v;
+      w.engine = on_device && v.segment->device_engine() != nullptr ? v.segment->device_engine()
+                                                                    : &v.segment->engine();
+      w.parts.reserve(which.size());
       for (size_t i : which) {
         if (!results[i].ok()) continue;
         Planned& p = plans[i];
@@ -341,31 +402,42 @@ std::vector<absl::StatusOr<index::SearchResult>> Snapshot::SearchBatch(
           results[i] = prepared.status();
           continue;
         }
-        parts.push_back(*std::move(prepared));
-        part_query.push_back(i);
-        part_contexts.push_back(context_of(i));
+        w.parts.push_back(*std::move(prepared));
+        w.part_query.push_back(i);
+        w.part_contexts.push_back(context_of(i));
       }
-      if (parts.empty()) continue;
-      std::vector<const index::PreparedQuery*> pointers;
-      for (const index::PreparedQuery& part : parts) pointers.push_back(&part);
-      // One query alone goes through Search: a batching engine's buffer then gathers it with the
-      // queries of other threads.
-      std::vector<absl::StatusOr<index::SearchResult>> answers;
-      if (parts.size() == 1) {
-        answers.push_back(engine.Search(parts[0], part_contexts[0]));
-      } else {
-        answers = engine.SearchBatch(pointers, part_contexts);
-      }
-      for (size_t j = 0; j < parts.size(); ++j) {
-        const size_t i = part_query[j];
-        absl::StatusOr<index::SearchResult>& r = answers[j];
+    }
+    // The device's segments on a thread of their own while this one searches the CPU's: the
+    // device's wait overlaps the CPU's work on the small segments.
+    std::vector<SegmentWork*> device, host;
+    for (SegmentWork& w : work) {
+      if (w.parts.empty()) continue;
+      (w.engine == &w.view->segment->engine() ? host : device).push_back(&w);
+    }
+    std::thread device_thread;
+    if (!device.empty() && !host.empty()) {
+      device_thread = std::thread([&device] {
+        for (SegmentWork* w : device) w->Run();
+      });
+    } else {
+      for (SegmentWork* w : device) w->Run();
+    }
+    for (SegmentWork* w : host) w->Run();
+    if (device_thread.joinable()) device_thread.join();
+    for (SegmentWork& w : work) {
+      for (size_t j = 0; j < w.answers.size(); ++j) {
+        const size_t i = w.part_query[j];
+        absl::StatusOr<index::SearchResult>& r = w.answers[j];
         if (!r.ok()) {
-          results[i] = absl::Status(r.status().code(), absl::StrCat("segment '", v.segment->name(),
-                                                                    "': ", r.status().message()));
+          results[i] = absl::Status(
+              r.status().code(),
+              absl::StrCat("segment '", w.view->segment->name(), "': ", r.status().message()));
           continue;
         }
         AddStats(r->stats, results[i]->stats);
-        for (const index::Hit& h : r->hits) plans[i].hits.push_back({h.docid + v.base, h.score});
+        for (const index::Hit& h : r->hits) {
+          plans[i].hits.push_back({h.docid + w.view->base, h.score});
+        }
       }
     }
     for (size_t i : which) {

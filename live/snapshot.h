@@ -20,6 +20,7 @@
 #include <functional>
 #include <memory>
 #include <mutex>
+#include <optional>
 #include <string>
 #include <utility>
 #include <vector>
@@ -84,6 +85,28 @@ class Segment {
   mutable std::vector<uint32_t> docids_by_id_;  // docIDs sorted by (external id, docID)
 };
 
+// The live document frequencies of a segment's terms under one set of deletes, each counted at
+// its first use (CountDeletedPostings) and kept while snapshots share those deletes. Counts made
+// under more deletes start from the predecessor's and count only the deletes added since (a
+// refresh adds a second's worth to the thousands a large segment may hold); only one predecessor
+// is kept.
+class LiveDfs {
+ public:
+  // `before`: the counts under the deletes these extend, if any; `added`: the deletes since,
+  // sorted.
+  LiveDfs(std::shared_ptr<LiveDfs> before, std::vector<uint32_t> added);
+  std::optional<uint32_t> Get(uint64_t ordinal) const;
+  void Put(uint64_t ordinal, uint32_t live);
+  std::shared_ptr<LiveDfs> before() const;
+  const std::vector<uint32_t>& added() const { return added_; }
+
+ private:
+  mutable std::mutex mu_;
+  absl::flat_hash_map<uint64_t, uint32_t> live_;  // by term ordinal
+  std::shared_ptr<LiveDfs> before_;
+  const std::vector<uint32_t> added_;
+};
+
 // A segment as one snapshot sees it.
 struct SegmentView {
   std::shared_ptr<const Segment> segment;
@@ -94,10 +117,15 @@ struct SegmentView {
   uint32_t live_docs = 0;
   uint64_t live_length = 0;  // the live documents' lengths in terms, summed
   uint32_t base = 0;         // the snapshot docID of the segment's docID 0
+  // The live document frequencies under `deleted`; null when nothing is deleted.
+  std::shared_ptr<LiveDfs> dfs;
 
-  // Builds the view of `segment` with `deleted` (sorted, each below its num_docs).
+  // Builds the view of `segment` with `deleted` (sorted, each below its num_docs). `before`, when
+  // given, is the segment's view with a subset of these deletes, whose counts the new view's
+  // start from.
   static absl::StatusOr<SegmentView> Make(std::shared_ptr<const Segment> segment,
-                                          std::shared_ptr<const std::vector<uint32_t>> deleted);
+                                          std::shared_ptr<const std::vector<uint32_t>> deleted,
+                                          const SegmentView* before = nullptr);
   bool is_deleted(uint32_t docid) const;
 };
 
@@ -148,8 +176,7 @@ class Snapshot : public index::DocumentTable {
   index::CollectionStatistics Statistics(const std::vector<index::QueryTerm>& terms) const;
 
  private:
-  // A term's document frequency among a view's live documents, counted at the first query that
-  // needs it (its list against the sorted deletes) and kept for the snapshot's life.
+  // A term's document frequency among a view's live documents (LiveDfs).
   uint64_t LiveDf(size_t view, const index::TermInfo& term) const;
 
   std::vector<SegmentView> segments_;
@@ -158,8 +185,6 @@ class Snapshot : public index::DocumentTable {
   uint64_t total_length_ = 0;
   float avg_doc_length_ = 1.0f;
   uint32_t docid_limit_ = 0;
-  mutable std::mutex df_mu_;
-  mutable std::vector<absl::flat_hash_map<uint64_t, uint32_t>> live_dfs_;  // per view, by ordinal
 };
 
 // The number of `deleted` (sorted) that `list` holds, decoding only the blocks they fall in.

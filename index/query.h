@@ -36,6 +36,8 @@ inline constexpr uint32_t kMaxK = 10000;
 // to a score, so the sum over any query stays finite (3.4e38 weights ranked everything as inf).
 inline constexpr float kMaxTermWeight = 1e6f;
 
+struct CollectionStatistics;  // index/resolved_query.h
+
 struct QueryTerm {
   std::string term;
   float weight = 1.0f;
@@ -53,6 +55,10 @@ struct Query {
   // The filter as the request gave it, when `filter` came from one: an index of several segments
   // (live/snapshot.h) evaluates it against each segment's attributes.
   std::shared_ptr<const filter::FilterNode> filter_expression;
+  // The statistics to score with, one df per term after MergeRepeatedTerms, when the caller knows
+  // the whole collection's (a broker's --global-stats); null: the index's own. A live index's
+  // snapshot (live/snapshot.h) then uses them instead of its live documents' own.
+  std::shared_ptr<const CollectionStatistics> collection;
 };
 
 // Checks k (1..kMaxK), BM25 parameters (k1 in [0, 100], b in [0, 1], finite) and term weights

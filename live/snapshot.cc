@@ -313,9 +313,11 @@ std::vector<absl::StatusOr<index::SearchResult>> Snapshot::SearchBatch(
   };
   // One segment without deletes is its own collection: it scores with its stored norms, and its
   // engine alone decides whether an AND pass can match.
-  const bool own_statistics = segments_.size() == 1 && segments_[0].deleted->empty();
+  const bool alone = segments_.size() == 1 && segments_[0].deleted->empty();
   struct Planned {
     index::Query merged;
+    // Statistics the query brings (a broker's over a sharded collection), else the snapshot's.
+    bool own_statistics = false;
     index::CollectionStatistics stats;
     bool and_can_match = false;
     std::vector<index::Hit> hits;
@@ -337,14 +339,19 @@ std::vector<absl::StatusOr<index::SearchResult>> Snapshot::SearchBatch(
       results[i] = valid;
       continue;
     }
-    if (!own_statistics) p.stats = Statistics(p.merged.terms);
+    p.own_statistics = alone && queries[i]->collection == nullptr;
+    if (queries[i]->collection != nullptr) {
+      p.stats = *queries[i]->collection;
+    } else if (!p.own_statistics) {
+      p.stats = Statistics(p.merged.terms);
+    }
     results[i]->stats.executed_mode =
         p.merged.mode == index::QueryMode::kAnd ? index::QueryMode::kAnd : index::QueryMode::kOr;
     // An AND pass over the whole collection finds nothing when a term has no live document; each
     // segment's pass then finds nothing either, so it is skipped.
     p.and_can_match = !p.merged.terms.empty() &&
-                      (own_statistics || std::all_of(p.stats.dfs.begin(), p.stats.dfs.end(),
-                                                     [](uint64_t df) { return df > 0; }));
+                      (p.own_statistics || std::all_of(p.stats.dfs.begin(), p.stats.dfs.end(),
+                                                       [](uint64_t df) { return df > 0; }));
     if (p.merged.mode != index::QueryMode::kOr && p.and_can_match) {
       and_pass.push_back(i);
     } else if (p.merged.mode != index::QueryMode::kAnd && !p.merged.terms.empty()) {
@@ -397,7 +404,7 @@ std::vector<absl::StatusOr<index::SearchResult>> Snapshot::SearchBatch(
         }
         part.filter = *std::move(allowed);
         absl::StatusOr<index::PreparedQuery> prepared = index::PreparedQuery::Prepare(
-            v.segment->index(), std::move(part), own_statistics ? nullptr : &p.stats);
+            v.segment->index(), std::move(part), p.own_statistics ? nullptr : &p.stats);
         if (!prepared.ok()) {
           results[i] = prepared.status();
           continue;

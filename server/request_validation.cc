@@ -12,6 +12,7 @@
 #include "absl/strings/str_cat.h"
 #include "absl/strings/str_format.h"
 #include "base/status_macros.h"
+#include "index/resolved_query.h"
 
 namespace tandem::server {
 namespace {
@@ -240,26 +241,68 @@ absl::StatusOr<scheduler::QueryTask> ParseSearchRequest(const SearchRequest& req
     if (request.bm25().has_b()) query.bm25.b = request.bm25().b();
   }
 
-  std::vector<index::QueryTerm> terms;
-  switch (request.query_case()) {
-    case SearchRequest::kText: {
-      TANDEM_ASSIGN_OR_RETURN(terms, TextTerms(request.text(), index.analyzer(), limits));
-      break;
-    }
-    case SearchRequest::kTerms: {
-      TANDEM_ASSIGN_OR_RETURN(terms, ListTerms(request.terms(), limits));
-      break;
-    }
-    case SearchRequest::QUERY_NOT_SET:
-      return absl::InvalidArgumentError("query is not set: give text or terms");
-  }
-  query.terms = std::move(terms);
+  TANDEM_ASSIGN_OR_RETURN(query.terms, RequestTerms(request, index.analyzer(), limits));
   TANDEM_RETURN_IF_ERROR(RequestFilter(request, filters, query));
+  if (request.has_collection_statistics()) {
+    TANDEM_ASSIGN_OR_RETURN(query.collection,
+                            ParseCollectionStatistics(request.collection_statistics(),
+                                                      index::MergeRepeatedTerms(query.terms)));
+  }
   // Merges repeated terms, checks k, the BM25 ranges and the weights (the engines' own rules) and
   // looks the terms up: once, for every stage after admission.
+  const std::shared_ptr<const index::CollectionStatistics> collection = query.collection;
   TANDEM_ASSIGN_OR_RETURN(index::PreparedQuery prepared,
-                          index::PreparedQuery::Prepare(index, std::move(query)));
+                          index::PreparedQuery::Prepare(index, std::move(query), collection.get()));
   return scheduler::QueryTask{.query = std::move(prepared), .engine = engine};
+}
+
+absl::StatusOr<std::vector<index::QueryTerm>> RequestTerms(const SearchRequest& request,
+                                                           const index::Analyzer& analyzer,
+                                                           const RequestLimits& limits) {
+  switch (request.query_case()) {
+    case SearchRequest::kText:
+      return TextTerms(request.text(), analyzer, limits);
+    case SearchRequest::kTerms:
+      return ListTerms(request.terms(), limits);
+    case SearchRequest::QUERY_NOT_SET:
+      break;
+  }
+  return absl::InvalidArgumentError("query is not set: give text or terms");
+}
+
+absl::StatusOr<std::shared_ptr<const index::CollectionStatistics>> ParseCollectionStatistics(
+    const tandem::v1::CollectionStatistics& given, const std::vector<index::QueryTerm>& merged) {
+  if (given.num_docs() == 0) {
+    return absl::InvalidArgumentError("collection_statistics.num_docs must be at least 1");
+  }
+  if (static_cast<size_t>(given.terms_size()) != merged.size()) {
+    return absl::InvalidArgumentError(absl::StrFormat(
+        "collection_statistics has %d terms, the query has %d after analysis and merging of "
+        "repeats",
+        given.terms_size(), merged.size()));
+  }
+  auto collection = std::make_shared<index::CollectionStatistics>();
+  collection->num_docs = given.num_docs();
+  // As a live snapshot and IndexWriter compute the average, to the same float.
+  collection->avg_doc_length =
+      given.total_doc_length() == 0
+          ? 1.0f
+          : static_cast<float>(static_cast<double>(given.total_doc_length()) / given.num_docs());
+  for (int i = 0; i < given.terms_size(); ++i) {
+    const tandem::v1::TermStatistics& t = given.terms(i);
+    if (t.term() != merged[i].term) {
+      return absl::InvalidArgumentError(
+          absl::StrFormat("collection_statistics.terms[%d] is \"%s\", the query's term is \"%s\"",
+                          i, t.term().substr(0, 64), merged[i].term.substr(0, 64)));
+    }
+    if (t.document_frequency() > given.num_docs()) {
+      return absl::InvalidArgumentError(absl::StrFormat(
+          "collection_statistics.terms[%d]: document_frequency %d is more than num_docs %d", i,
+          t.document_frequency(), given.num_docs()));
+    }
+    collection->dfs.push_back(t.document_frequency());
+  }
+  return collection;
 }
 
 absl::Status ValidateBatchSize(const tandem::v1::SearchBatchRequest& request,

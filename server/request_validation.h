@@ -15,6 +15,7 @@
 #pragma once
 
 #include <cstdint>
+#include <memory>
 #include <string>
 #include <vector>
 
@@ -25,6 +26,7 @@
 #include "index/analyzer.h"
 #include "index/index.h"
 #include "index/query.h"
+#include "index/resolved_query.h"
 #include "scheduler/query_executor.h"
 #include "tandem/v1/search.pb.h"
 
@@ -75,6 +77,18 @@ absl::StatusOr<scheduler::QueryTask> ParseSearchRequest(const tandem::v1::Search
                                                         const index::Index& index,
                                                         const RequestLimits& limits,
                                                         filter::FilterCache* filters = nullptr);
+
+// The query's terms (text analyzed with `analyzer`, or the caller's list), within the limits, in
+// request order, repeats not yet merged: what ParseSearchRequest and GetCollectionStatistics read.
+absl::StatusOr<std::vector<index::QueryTerm>> RequestTerms(const tandem::v1::SearchRequest& request,
+                                                           const index::Analyzer& analyzer,
+                                                           const RequestLimits& limits);
+
+// SearchRequest.collection_statistics as the engines score with them, checked against the query's
+// terms after MergeRepeatedTerms: INVALID_ARGUMENT for a term count or a term that differs, no
+// documents, or a document frequency above num_docs.
+absl::StatusOr<std::shared_ptr<const index::CollectionStatistics>> ParseCollectionStatistics(
+    const tandem::v1::CollectionStatistics& given, const std::vector<index::QueryTerm>& merged);
 
 // INVALID_ARGUMENT when the batch holds more than limits.max_batch queries, or asks for more than
 // limits.max_batch_hits hits in all (k, 10 when unset, summed over its queries).

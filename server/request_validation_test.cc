@@ -4,6 +4,8 @@
 #include <limits>
 #include <memory>
 #include <string>
+#include <utility>
+#include <vector>
 
 #include "absl/strings/str_cat.h"
 #include "gmock/gmock.h"
@@ -194,6 +196,56 @@ TEST_F(RequestValidationTest, EnumValues) {
   r.set_mode(tandem::v1::QUERY_MODE_OR);
   r.set_engine(static_cast<tandem::v1::EngineHint>(9));
   ExpectInvalid(r, "engine: unknown EngineHint value 9");
+}
+
+// Statistics for "dogs running dogs": its terms after merging are dog, run.
+SearchRequest WithStatistics(uint64_t docs, uint64_t length,
+                             std::vector<std::pair<std::string, uint64_t>> terms) {
+  SearchRequest r;
+  r.set_text("dogs running dogs");
+  tandem::v1::CollectionStatistics& s = *r.mutable_collection_statistics();
+  s.set_num_docs(docs);
+  s.set_total_doc_length(length);
+  for (const auto& [term, df] : terms) {
+    tandem::v1::TermStatistics* t = s.add_terms();
+    t->set_term(term);
+    t->set_document_frequency(df);
+  }
+  return r;
+}
+
+TEST_F(RequestValidationTest, CollectionStatisticsThatDoNotFitTheQueryAreRefused) {
+  ExpectInvalid(WithStatistics(10, 100, {{"dog", 1}}),
+                "collection_statistics has 1 terms, the query has 2");
+  ExpectInvalid(WithStatistics(10, 100, {{"dog", 1}, {"run", 1}, {"dog", 1}}),
+                "collection_statistics has 3 terms");
+  ExpectInvalid(WithStatistics(10, 100, {{"run", 1}, {"dog", 1}}),
+                "collection_statistics.terms[0] is \"run\", the query's term is \"dog\"");
+  ExpectInvalid(WithStatistics(0, 0, {{"dog", 0}, {"run", 0}}), "num_docs must be at least 1");
+  ExpectInvalid(WithStatistics(10, 100, {{"dog", 11}, {"run", 1}}),
+                "terms[0]: document_frequency 11 is more than num_docs 10");
+}
+
+TEST_F(RequestValidationTest, CollectionStatisticsAreWhatTheQueryScoresWith) {
+  absl::StatusOr<scheduler::QueryTask> task =
+      Parse(WithStatistics(1000, 12345, {{"dog", 7}, {"run", 0}}));
+  ASSERT_TRUE(task.ok()) << task.status();
+  const std::shared_ptr<const index::CollectionStatistics>& c = task->query.query().collection;
+  ASSERT_NE(c, nullptr);
+  EXPECT_EQ(c->num_docs, 1000u);
+  // The average as a live snapshot and IndexWriter compute it, to the same float.
+  EXPECT_EQ(c->avg_doc_length, static_cast<float>(12345.0 / 1000));
+  EXPECT_THAT(c->dfs, ElementsAre(7u, 0u));
+  EXPECT_FALSE(task->query.resolved().stored_norms);
+  EXPECT_EQ(task->query.resolved().avg_doc_length, c->avg_doc_length);
+  // No documents' length: an average of 1, as an index of empty documents has.
+  task = Parse(WithStatistics(3, 0, {{"dog", 1}, {"run", 1}}));
+  ASSERT_TRUE(task.ok()) << task.status();
+  EXPECT_EQ(task->query.query().collection->avg_doc_length, 1.0f);
+  // Without them, the index's own.
+  task = Parse(Text("dogs running dogs"));
+  ASSERT_TRUE(task.ok()) << task.status();
+  EXPECT_EQ(task->query.query().collection, nullptr);
 }
 
 TEST(ToProtoModeTest, EveryModeMapsToItsWireValueAndBack) {

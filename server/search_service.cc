@@ -6,7 +6,10 @@
 #include <memory>
 #include <utility>
 
+#include "absl/strings/numbers.h"
 #include "absl/strings/str_cat.h"
+#include "index/resolved_query.h"
+#include "live/snapshot.h"
 #include "rpc/status_mapping.h"
 #include "server/search_stream.h"
 #include "server/wire.h"
@@ -71,7 +74,31 @@ SearchService::SearchService(QueryDispatcher& dispatcher, std::vector<std::strin
     : dispatcher_(dispatcher),
       engines_(std::move(engines)),
       max_response_bytes_(options.max_response_bytes),
+      live_shard_(std::move(options.live_shard)),
       reader_(dispatcher, std::move(options.log)) {}
+
+absl::StatusOr<tandem::v1::ShardInfo> ParseLiveShard(absl::string_view text) {
+  const auto bad = [&](absl::string_view why) {
+    return absl::InvalidArgumentError(absl::StrCat("--live-shard \"", text, "\": ", why,
+                                                   " (the form is COLLECTION:SHARD/SHARDS)"));
+  };
+  const size_t colon = text.rfind(':');
+  if (colon == absl::string_view::npos || colon == 0) return bad("no collection name");
+  const absl::string_view place = text.substr(colon + 1);
+  const size_t slash = place.find('/');
+  uint32_t shard = 0;
+  uint32_t shards = 0;
+  if (slash == absl::string_view::npos || !absl::SimpleAtoi(place.substr(0, slash), &shard) ||
+      !absl::SimpleAtoi(place.substr(slash + 1), &shards)) {
+    return bad("no SHARD/SHARDS numbers");
+  }
+  if (shards < 1 || shard >= shards) return bad("SHARD must be below SHARDS");
+  tandem::v1::ShardInfo info;
+  info.set_shard(shard);
+  info.set_shards(shards);
+  info.set_collection_index_id(std::string(text.substr(0, colon)));
+  return info;
+}
 
 absl::Status SearchService::Accept(const grpc::CallbackServerContext& context,
                                    const grpc::ByteBuffer& bytes, grpc::ServerUnaryReactor& reactor,
@@ -168,20 +195,25 @@ grpc::ServerUnaryReactor* SearchService::GetIndexInfo(grpc::CallbackServerContex
   const index::IndexManifest& m = index.manifest();
   response.set_index_id(m.index_id);
   // A node that took writes answers from its live documents.
-  response.set_documents(target->live != nullptr ? target->live->snapshot()->num_docs()
-                                                 : m.stats.num_docs);
+  const std::shared_ptr<const live::Snapshot> snapshot =
+      target->live != nullptr ? target->live->snapshot() : nullptr;
+  response.set_documents(snapshot != nullptr ? snapshot->num_docs() : m.stats.num_docs);
   response.set_terms(index.num_terms());
   response.set_postings(m.stats.num_postings);
   response.set_index_bytes(index.index_bytes());
   response.set_codec(m.codec);
   response.set_analyzer(m.analyzer.Describe());
   response.set_build_time(m.build_time);
-  response.set_average_document_length(m.stats.avg_doc_length);
+  response.set_average_document_length(snapshot != nullptr ? snapshot->avg_doc_length()
+                                                           : m.stats.avg_doc_length);
   for (const std::string& engine : engines_) response.add_engines(engine);
   response.set_format_version(m.format_version);
   response.set_source_format(m.source_format);
   // The input's name without the build host's directories (which a client has no use for).
   response.set_source_input(std::filesystem::path(m.source_input).filename().string());
+  // A live shard's place. Its collection's counts stay 0, unknown here: a broker sums the shards'
+  // own, and gathers the statistics queries score with (--global-stats).
+  if (live_shard_.has_value()) *response.mutable_shard() = *live_shard_;
   // A shard's place, and the collection's statistics its BM25 uses; the counts above are its own.
   if (const index::ShardManifest* shard = index.shard()) {
     tandem::v1::ShardInfo& info = *response.mutable_shard();
@@ -194,6 +226,49 @@ grpc::ServerUnaryReactor* SearchService::GetIndexInfo(grpc::CallbackServerContex
   }
   response.set_generation(target->generation);
   response.set_directory(index.directory());
+  reactor->Finish(
+      rpc::ToGrpcStatus(SerializeResponse(response, max_response_bytes_, *response_bytes)));
+  return reactor;
+}
+
+grpc::ServerUnaryReactor* SearchService::GetCollectionStatistics(
+    grpc::CallbackServerContext* context, const grpc::ByteBuffer* request_bytes,
+    grpc::ByteBuffer* response_bytes) {
+  grpc::ServerUnaryReactor* reactor = context->DefaultReactor();
+  SearchRequest request;
+  if (absl::Status read = reader_.Read(*request_bytes, *context, request); !read.ok()) {
+    reactor->Finish(rpc::ToGrpcStatus(read));
+    return reactor;
+  }
+  const std::shared_ptr<QueryTarget> target = dispatcher_.target();  // held while it is read
+  const index::Index& index = target->index;
+  absl::StatusOr<std::vector<index::QueryTerm>> terms =
+      RequestTerms(request, index.analyzer(), dispatcher_.limits());
+  if (!terms.ok()) {
+    reactor->Finish(rpc::ToGrpcStatus(terms.status()));
+    return reactor;
+  }
+  *terms = index::MergeRepeatedTerms(*terms);
+  tandem::v1::CollectionStatistics response;
+  std::vector<uint64_t> dfs;
+  if (target->live != nullptr) {
+    const std::shared_ptr<const live::Snapshot> snapshot = target->live->snapshot();
+    response.set_num_docs(snapshot->num_docs());
+    response.set_total_doc_length(snapshot->total_doc_length());
+    dfs = snapshot->Statistics(*terms).dfs;
+  } else {
+    response.set_num_docs(index.manifest().stats.num_docs);
+    response.set_total_doc_length(index.manifest().stats.total_doc_length);
+    for (const index::QueryTerm& t : *terms) {
+      const std::optional<index::TermInfo> info = index.Lookup(t.term);
+      dfs.push_back(info.has_value() ? info->df : 0);
+    }
+  }
+  for (size_t i = 0; i < terms->size(); ++i) {
+    tandem::v1::TermStatistics* t = response.add_terms();
+    t->set_term((*terms)[i].term);
+    t->set_document_frequency(dfs[i]);
+  }
   reactor->Finish(
       rpc::ToGrpcStatus(SerializeResponse(response, max_response_bytes_, *response_bytes)));
   return reactor;

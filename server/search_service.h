@@ -20,9 +20,12 @@
 #pragma once
 
 #include <atomic>
+#include <optional>
 #include <string>
 #include <vector>
 
+#include "absl/status/statusor.h"
+#include "absl/strings/string_view.h"
 #include "grpcpp/support/byte_buffer.h"
 #include "index/index.h"
 #include "rpc/rate_limited_log.h"
@@ -36,7 +39,8 @@ using RawSearchServiceBase = tandem::v1::SearchService::WithRawCallbackMethod_Se
     tandem::v1::SearchService::WithRawCallbackMethod_SearchBatch<
         tandem::v1::SearchService::WithRawCallbackMethod_SearchStream<
             tandem::v1::SearchService::WithRawCallbackMethod_GetIndexInfo<
-                tandem::v1::SearchService::Service>>>>;
+                tandem::v1::SearchService::WithRawCallbackMethod_GetCollectionStatistics<
+                    tandem::v1::SearchService::Service>>>>>;
 
 struct SearchServiceOptions {
   // A response (one stream message) larger than this is answered RESOURCE_EXHAUSTED; the gRPC
@@ -44,7 +48,15 @@ struct SearchServiceOptions {
   size_t max_response_bytes = 256 << 20;
   // Where lines about malformed requests go (at most one a minute); null: standard error.
   rpc::LogSink log = nullptr;
+  // The node's place in a collection whose shards are live indexes written through tandem-broker
+  // (tandem-server --live-shard): GetIndexInfo reports it, first_docid 0 and the collection's
+  // counts 0 (a broker sums the shards'), so that a broker routes ids and queries here.
+  std::optional<tandem::v1::ShardInfo> live_shard;
 };
+
+// --live-shard's value, "COLLECTION:SHARD/SHARDS" ("news:0/2"): INVALID_ARGUMENT saying what is
+// wrong.
+absl::StatusOr<tandem::v1::ShardInfo> ParseLiveShard(absl::string_view text);
 
 // How the service turns one request's bytes into a request, for every method: parsed, or counted
 // and logged as malformed.
@@ -82,6 +94,12 @@ class SearchService final : public RawSearchServiceBase {
                                          const grpc::ByteBuffer* request,
                                          grpc::ByteBuffer* response) override;
 
+  // The statistics of the request's terms over the documents served: a live index's live
+  // documents (live::Snapshot::Statistics), else the index's manifest and lexicon.
+  grpc::ServerUnaryReactor* GetCollectionStatistics(grpc::CallbackServerContext* context,
+                                                    const grpc::ByteBuffer* request,
+                                                    grpc::ByteBuffer* response) override;
+
  private:
   // Admits and parses a unary call's request; a status that is not OK has finished `reactor`.
   absl::Status Accept(const grpc::CallbackServerContext& context, const grpc::ByteBuffer& bytes,
@@ -90,6 +108,7 @@ class SearchService final : public RawSearchServiceBase {
   QueryDispatcher& dispatcher_;
   const std::vector<std::string> engines_;
   const size_t max_response_bytes_;
+  const std::optional<tandem::v1::ShardInfo> live_shard_;
   RequestReader reader_;
 };
 

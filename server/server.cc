@@ -161,12 +161,18 @@ absl::Status Server::Start(const ServerOptions& options) {
   TANDEM_ASSIGN_OR_RETURN(std::shared_ptr<grpc::ServerCredentials> credentials,
                           rpc::MakeCredentials(grpc.tls));
   const std::shared_ptr<ServingIndex> serving = Serving();
+  if (options.live_shard.has_value() && serving->target().index.shard() != nullptr) {
+    return absl::InvalidArgumentError(
+        "--live-shard: the index is a shard cut by tandem-index shard, which has its place "
+        "already");
+  }
   dispatcher_ =
       std::make_unique<QueryDispatcher>(std::shared_ptr<QueryTarget>(serving, &serving->target()),
                                         *metrics_, options.limits, nullptr, responses_);
   service_ = std::make_unique<SearchService>(
       *dispatcher_, serving->executor().engines(),
-      SearchServiceOptions{.max_response_bytes = static_cast<size_t>(grpc.max_send_message_bytes)});
+      SearchServiceOptions{.max_response_bytes = static_cast<size_t>(grpc.max_send_message_bytes),
+                           .live_shard = options.live_shard});
   IndexServiceTargets index_targets;
   index_targets.live = [this] { return Serving()->live(); };
   index_targets.load =

@@ -121,6 +121,9 @@ struct ServerOptions {
   // With a GPU engine, the written index's segments of at least this many documents are searched
   // on the GPU, smaller ones on the CPU (live::DeviceEngines).
   uint32_t live_gpu_min_docs = 1u << 20;
+  // A writable index's place in a collection of live shards behind tandem-broker
+  // (--live-shard, ParseLiveShard); not with an index cut by tandem-index shard.
+  std::optional<tandem::v1::ShardInfo> live_shard;
   std::string metrics_listen = "127.0.0.1:9464";  // empty disables the metrics endpoint
   MetricsSecurity metrics_security;
   GrpcOptions grpc;

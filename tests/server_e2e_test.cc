@@ -541,7 +541,7 @@ TEST_F(ServerE2eTest, ReflectionListsAndDescribesTheService) {
       ReflectionServiceMethods(channel, "tandem.v1.SearchService", "tandem/v1/search.proto");
   ASSERT_TRUE(methods.ok()) << methods.status();
   EXPECT_THAT(*methods, ::testing::UnorderedElementsAre("Search", "SearchBatch", "SearchStream",
-                                                        "GetIndexInfo"));
+                                                        "GetIndexInfo", "GetCollectionStatistics"));
 
   // Every service it lists, health included, can be described (buf curl --list-methods, grpcurl).
   for (const std::string& service : *services) {

@@ -29,6 +29,7 @@
 #include "scheduler/executor_options.h"
 #include "server/engine_factory.h"
 #include "server/executor_factory.h"
+#include "server/search_service.h"
 #include "server/server.h"
 #include "server/serving_index.h"
 #include "tools/serve_main.h"
@@ -74,6 +75,9 @@ ABSL_FLAG(bool, read_only, false,
 ABSL_FLAG(absl::Duration, refresh_interval, absl::Seconds(1),
           "Acknowledged writes become searchable within this interval (0: only at "
           "IndexService.Refresh).");
+ABSL_FLAG(std::string, live_shard, "",
+          "COLLECTION:SHARD/SHARDS (\"news:0/2\"): this writable node is that shard of a "
+          "collection written through tandem-broker, which sends it the ids hashing to it.");
 ABSL_FLAG(bool, sync_writes, true,
           "Acknowledge a write once it is on disk (fdatasync, shared by concurrent writes); "
           "false: once the OS has it (a machine crash may lose the last 100 ms of writes).");
@@ -265,8 +269,13 @@ int main(int argc, char** argv) {
   if (!positional.empty()) return Fail(absl::StrCat("unexpected argument '", positional[0], "'"));
   const absl::Duration drain_timeout = absl::GetFlag(FLAGS_drain_timeout);
   if (drain_timeout < absl::ZeroDuration()) return Fail("--drain-timeout must not be negative");
-  const tandem::server::ServerOptions options = OptionsFromFlags();
+  tandem::server::ServerOptions options = OptionsFromFlags();
   if (options.index_dir.empty()) return Fail("--index is required");
+  if (const std::string live_shard = absl::GetFlag(FLAGS_live_shard); !live_shard.empty()) {
+    absl::StatusOr<tandem::v1::ShardInfo> place = tandem::server::ParseLiveShard(live_shard);
+    if (!place.ok()) return Fail(std::string(place.status().message()));
+    options.live_shard = *std::move(place);
+  }
 
   absl::StatusOr<std::unique_ptr<tandem::server::Server>> server =
       tandem::server::Server::Create(options);

@@ -72,6 +72,7 @@ absl::Status Broker::Start(BrokerOptions options) {
   cache_ = std::make_unique<ResultCache>(options.cache);
   service_ = std::make_unique<BrokerService>(*replicas_, *fanout_, *cache_, metrics_.get(),
                                              options.service);
+  index_service_ = std::make_unique<BrokerIndexService>(*replicas_);
 
   if (!options.metrics_listen.empty()) {
     auto process = std::make_shared<rpc::ProcessMetrics>();
@@ -92,6 +93,7 @@ absl::Status Broker::Start(BrokerOptions options) {
   int port = 0;
   builder.AddListeningPort(options.listen, credentials, &port);
   builder.RegisterService(service_.get());
+  builder.RegisterService(index_service_.get());
   builder.SetMaxReceiveMessageSize(options.max_receive_message_bytes);
   builder.SetMaxSendMessageSize(options.max_send_message_bytes);
   builder.AddChannelArgument(GRPC_ARG_ALLOW_REUSEPORT, 0);

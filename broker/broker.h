@@ -1,10 +1,11 @@
 // File: broker.h
 //
 // tandem-broker: the query broker of Ding et al. 2009, Figure 1, in front of the query nodes. It
-// serves the node's tandem.v1.SearchService (BrokerService), grpc.health.v1 (SERVING while every
-// shard has a healthy replica, so a load balancer or Kubernetes sends no query to a broker that
-// could only answer degraded) and reflection, and Prometheus metrics; it finds and checks its
-// replicas (ReplicaSet) and drains on shutdown. Create() does everything that can fail before it
+// serves the node's tandem.v1.SearchService (BrokerService) and IndexService (BrokerIndexService:
+// writes to live shards), grpc.health.v1 (SERVING while every shard has a healthy replica, so a
+// load balancer or Kubernetes sends no query to a broker that could only answer degraded) and
+// reflection, and Prometheus metrics; it finds and checks its replicas (ReplicaSet) and drains on
+// shutdown. Create() does everything that can fail before it
 // returns: bad options, an unreadable replicas file, a port in use.
 //
 //   TANDEM_ASSIGN_OR_RETURN(std::unique_ptr<Broker> broker, Broker::Create(options));
@@ -19,6 +20,7 @@
 
 #include "absl/status/statusor.h"
 #include "absl/time/time.h"
+#include "broker/broker_index_service.h"
 #include "broker/broker_metrics.h"
 #include "broker/broker_service.h"
 #include "broker/replica_set.h"
@@ -83,6 +85,7 @@ class Broker {
   std::unique_ptr<ScatterGather> fanout_;
   std::unique_ptr<ResultCache> cache_;
   std::unique_ptr<BrokerService> service_;
+  std::unique_ptr<BrokerIndexService> index_service_;
   std::shared_ptr<rpc::ProcessMetrics> process_metrics_;
   std::unique_ptr<rpc::MetricsEndpoint> metrics_endpoint_;
   std::unique_ptr<grpc::Server> grpc_server_;

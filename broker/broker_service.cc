@@ -296,6 +296,8 @@ grpc::ServerUnaryReactor* BrokerService::GetIndexInfo(
   std::shared_ptr<const Topology> topology = replicas_.topology();
   std::set<std::string> engines;
   std::vector<uint32_t> unknown;
+  uint64_t live_documents = 0;
+  double live_length = 0;
   for (uint32_t s = 0; s < topology->shards; ++s) {
     std::optional<tandem::v1::GetIndexInfoResponse> info;
     for (const auto& r : topology->replicas[s]) {
@@ -313,7 +315,14 @@ grpc::ServerUnaryReactor* BrokerService::GetIndexInfo(
       response->set_source_format(info->source_format());
       response->set_source_input(info->source_input());
     }
-    if (info->has_shard()) {
+    if (info->has_shard() && info->shard().collection_documents() == 0) {
+      // A live shard (tandem-server --live-shard): the collection is the sum of the shards.
+      live_documents += info->documents();
+      live_length += static_cast<double>(info->average_document_length()) * info->documents();
+      response->set_documents(live_documents);
+      response->set_average_document_length(
+          live_documents == 0 ? 0.0f : static_cast<float>(live_length / live_documents));
+    } else if (info->has_shard()) {
       response->set_documents(info->shard().collection_documents());
       response->set_average_document_length(info->shard().collection_average_document_length());
     } else {

@@ -7,7 +7,8 @@
 // with up to kMaxQueriesInFlight of a stream's queries running at once. GetIndexInfo describes the
 // whole collection: its index id, document count and average length, the postings and bytes of
 // all shards (one replica each), and the most terms of any shard (shards share terms, so their
-// counts do not add up). Its ShardInfo is unset: the broker is not a shard.
+// counts do not add up); over live shards (tandem-server --live-shard) the document count and
+// average length are the shards' summed. Its ShardInfo is unset: the broker is not a shard.
 //
 // gRPC's callback API: no handler holds a thread while its shards answer. A call the client
 // cancels (or that dies with its connection) cancels its calls to the shards.

@@ -67,7 +67,9 @@ ShardPlace PlaceOf(const tandem::v1::GetIndexInfoResponse& info) {
 }  // namespace
 
 Replica::Replica(std::string address, std::vector<std::shared_ptr<grpc::Channel>> channels)
-    : address_(std::move(address)), health_stub_(grpc::health::v1::Health::NewStub(channels[0])) {
+    : address_(std::move(address)),
+      health_stub_(grpc::health::v1::Health::NewStub(channels[0])),
+      index_stub_(tandem::v1::IndexService::NewStub(channels[0])) {
   for (const auto& channel : channels) {
     stubs_.push_back(tandem::v1::SearchService::NewStub(channel));
   }

@@ -42,6 +42,7 @@
 #include "absl/time/time.h"
 #include "grpc/health/v1/health.grpc.pb.h"
 #include "grpcpp/grpcpp.h"
+#include "tandem/v1/index.grpc.pb.h"
 #include "tandem/v1/search.grpc.pb.h"
 
 namespace tandem::broker {
@@ -68,6 +69,8 @@ class Replica {
     return *stubs_[next_.fetch_add(1, std::memory_order_relaxed) % stubs_.size()];
   }
   grpc::health::v1::Health::Stub& health_stub() { return *health_stub_; }
+  // Writes and index administration (BrokerIndexService), on the first channel.
+  tandem::v1::IndexService::Stub& index_stub() { return *index_stub_; }
 
   bool healthy() const { return healthy_.load(std::memory_order_relaxed); }
   // Calls in flight on this replica, for Pick.
@@ -85,6 +88,7 @@ class Replica {
   const std::string address_;
   std::vector<std::unique_ptr<tandem::v1::SearchService::Stub>> stubs_;
   std::unique_ptr<grpc::health::v1::Health::Stub> health_stub_;
+  std::unique_ptr<tandem::v1::IndexService::Stub> index_stub_;
   std::atomic<uint32_t> next_{0};
   std::atomic<bool> healthy_{false};
   std::atomic<int> in_flight_{0};

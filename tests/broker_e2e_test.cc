@@ -23,6 +23,7 @@
 #include "grpc/health/v1/health.grpc.pb.h"
 #include "gtest/gtest.h"
 #include "tests/data_dir.h"
+#include "tests/e2e_broker.h"
 #include "tests/e2e_fixture.h"
 #include "tests/e2e_process.h"
 
@@ -56,44 +57,6 @@ void Shard(const std::string& dir, const std::string& out, int shards) {
 
 std::string ShardDir(const std::string& out, int s) {
   return absl::StrCat(out, "/shard-", std::string(s < 10 ? "00" : "0"), s);
-}
-
-std::unique_ptr<ServerProcess> StartNode(const std::string& dir,
-                                         std::vector<std::string> extra = {}) {
-  std::vector<std::string> args = {"--index", dir,   "--threads",        "1",
-                                   "--gpu",   "off", "--queue-capacity", "512"};
-  args.insert(args.end(), extra.begin(), extra.end());
-  absl::StatusOr<std::unique_ptr<ServerProcess>> node = ServerProcess::Start(args);
-  EXPECT_TRUE(node.ok()) << node.status();
-  return node.ok() ? *std::move(node) : nullptr;
-}
-
-// Starts tandem-broker and waits until its health says SERVING, as a load balancer would before
-// sending it queries: every shard has a healthy replica. The broker's first round of checks may
-// miss a replica on a loaded machine; the next rounds, 100 ms apart, find it. A check gets 2 s, not
-// the default 500 ms: a sanitized node on a busy machine is slow, not gone, and the tests that
-// kill nodes count on the queries' UNAVAILABLE to eject them.
-std::unique_ptr<ServerProcess> StartBroker(std::vector<std::string> args) {
-  args.insert(args.end(), {"--health-interval", "100ms", "--refresh-interval", "100ms",
-                           "--health-timeout", "2s"});
-  absl::StatusOr<std::unique_ptr<ServerProcess>> broker =
-      ServerProcess::Start(args, kE2eTimeout, TANDEM_BROKER_BINARY);
-  EXPECT_TRUE(broker.ok()) << broker.status();
-  if (!broker.ok()) return nullptr;
-  if (!WaitForHealth((*broker)->address(), cli::ServingStatus::kServing,
-                     "tandem.v1.SearchService")) {
-    ADD_FAILURE() << "tandem-broker did not become SERVING within " << kE2eTimeout;
-    return nullptr;
-  }
-  return *std::move(broker);
-}
-
-std::string Addresses(const std::vector<std::unique_ptr<ServerProcess>>& nodes) {
-  std::vector<std::string> addresses;
-  for (const auto& n : nodes) {
-    if (n != nullptr) addresses.push_back(n->address());
-  }
-  return absl::StrJoin(addresses, ",");
 }
 
 // Random queries over the test collection's terms: every mode, k from 1 to 200, repeats,

@@ -14,6 +14,7 @@
 #include "absl/strings/str_cat.h"
 #include "absl/strings/str_join.h"
 #include "absl/synchronization/mutex.h"
+#include "broker/global_statistics.h"
 #include "rpc/status_mapping.h"
 
 namespace tandem::broker {
@@ -219,16 +220,47 @@ CancelHandle BrokerService::Answer(const SearchRequest& request, absl::Time dead
       return {};
     }
   }
-  return fanout_.Search(request, deadline,
-                        [this, key = std::move(key), finish = std::move(finish)](
-                            absl::StatusOr<SearchResponse> answer) mutable {
-                          // Only complete answers are kept: a degraded one would outlive the
-                          // outage.
-                          if (answer.ok() && !answer->degraded() && !key.empty()) {
-                            cache_.Insert(key, *answer, absl::Now());
-                          }
-                          finish(std::move(answer));
-                        });
+  ScatterGather::Done store = [this, key = std::move(key),
+                               finish = std::move(finish)](absl::StatusOr<SearchResponse> answer) {
+    // Only complete answers are kept: a degraded one would outlive the outage.
+    if (answer.ok() && !answer->degraded() && !key.empty()) {
+      cache_.Insert(key, *answer, absl::Now());
+    }
+    finish(std::move(answer));
+  };
+  if (!options_.global_stats || request.has_collection_statistics()) {
+    return fanout_.Search(request, deadline, std::move(store));
+  }
+  auto deferred = std::make_shared<DeferredCancel>();
+  GatherStatistics(replicas_.topology(), request, deadline,
+                   [this, request, deadline, deferred, store = std::move(store)](
+                       absl::StatusOr<tandem::v1::CollectionStatistics> stats) {
+                     if (!stats.ok()) {
+                       store(stats.status());
+                       return;
+                     }
+                     if (deferred->cancelled()) {
+                       store(absl::CancelledError("the caller cancelled the query"));
+                       return;
+                     }
+                     SearchRequest with = request;
+                     *with.mutable_collection_statistics() = *std::move(stats);
+                     const CancelHandle handle = fanout_.Search(with, deadline, store);
+                     deferred->Set([handle] { handle.Cancel(); });
+                   });
+  return CancelHandle([deferred] { deferred->Cancel(); });
+}
+
+grpc::ServerUnaryReactor* BrokerService::GetCollectionStatistics(
+    grpc::CallbackServerContext* context, const SearchRequest* request,
+    tandem::v1::CollectionStatistics* response) {
+  grpc::ServerUnaryReactor* reactor = context->DefaultReactor();
+  GatherStatistics(replicas_.topology(), *request, DeadlineOf(*context),
+                   [reactor, response](absl::StatusOr<tandem::v1::CollectionStatistics> sum) {
+                     if (sum.ok()) *response = *std::move(sum);
+                     reactor->Finish(rpc::ToGrpcStatus(sum.status()));
+                   });
+  return reactor;
 }
 
 grpc::ServerUnaryReactor* BrokerService::Search(grpc::CallbackServerContext* context,

@@ -8,7 +8,9 @@
 // whole collection: its index id, document count and average length, the postings and bytes of
 // all shards (one replica each), and the most terms of any shard (shards share terms, so their
 // counts do not add up); over live shards (tandem-server --live-shard) the document count and
-// average length are the shards' summed. Its ShardInfo is unset: the broker is not a shard.
+// average length are the shards' summed. Its ShardInfo is unset: the broker is not a shard. With
+// --global-stats a query first gathers the collection's statistics of its terms from the shards
+// and sends them with the query (global_statistics.h); GetCollectionStatistics answers that sum.
 //
 // gRPC's callback API: no handler holds a thread while its shards answer. A call the client
 // cancels (or that dies with its connection) cancels its calls to the shards.
@@ -30,6 +32,9 @@ struct BrokerServiceOptions {
   // The deadline of a call that comes without one.
   absl::Duration default_deadline = absl::Milliseconds(500);
   uint32_t max_batch = 1024;  // queries in one SearchBatch call
+  // --global-stats: every query scores with the whole collection's statistics, gathered from the
+  // shards first (global_statistics.h); for shards that are live indexes.
+  bool global_stats = false;
 };
 
 class BrokerService final : public tandem::v1::SearchService::CallbackService {
@@ -51,6 +56,11 @@ class BrokerService final : public tandem::v1::SearchService::CallbackService {
   grpc::ServerUnaryReactor* GetIndexInfo(grpc::CallbackServerContext* context,
                                          const tandem::v1::GetIndexInfoRequest* request,
                                          tandem::v1::GetIndexInfoResponse* response) override;
+
+  // The sum of every shard's statistics for the request's query (global_statistics.h).
+  grpc::ServerUnaryReactor* GetCollectionStatistics(
+      grpc::CallbackServerContext* context, const tandem::v1::SearchRequest* request,
+      tandem::v1::CollectionStatistics* response) override;
 
   // Answers one query (cache, then the shards) and calls `done` once; the handle stops its calls
   // to the shards when the caller goes away.

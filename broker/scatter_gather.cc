@@ -452,6 +452,7 @@ std::optional<absl::Duration> ScatterGather::HedgeDelay(uint32_t shard) const {
 
 void CancelHandle::Cancel() const {
   if (std::shared_ptr<QueryRun> run = run_.lock()) run->Cancel();
+  if (cancel_) cancel_();
 }
 
 CancelHandle ScatterGather::Search(const SearchRequest& request, absl::Time deadline, Done done) {

@@ -87,10 +87,13 @@ class CancelHandle {
  public:
   CancelHandle() = default;
   explicit CancelHandle(std::weak_ptr<QueryRun> run) : run_(std::move(run)) {}
+  // A query whose calls to the shards start later (--global-stats gathers statistics first).
+  explicit CancelHandle(std::function<void()> cancel) : cancel_(std::move(cancel)) {}
   void Cancel() const;
 
  private:
   std::weak_ptr<QueryRun> run_;
+  std::function<void()> cancel_;
 };
 
 class ScatterGather {

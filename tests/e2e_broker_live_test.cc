@@ -3,8 +3,10 @@
 // shard their id hashes to (FNV-1a 64 modulo the shard count) and every replica of it; replaces,
 // deletes, refresh, flush and force-merge go through; a replica that is down fails its shard's
 // operations by name while the other shard's are acknowledged; read-only replicas pass back their
-// FAILED_PRECONDITION; tandem-cli's write verbs work against the broker unchanged. A node refuses
-// collection statistics that do not fit the query.
+// FAILED_PRECONDITION; tandem-cli's write verbs work against the broker unchanged. With
+// --global-stats, two shards answer AND, OR and AND+OR top-k with the same documents and bit-equal
+// scores as one node holding every document; without it the scores differ. Bad statistics are
+// refused.
 #include <algorithm>
 #include <cstdint>
 #include <cstring>
@@ -379,6 +381,130 @@ void ExpectSameRanking(const SearchResponse& got, const SearchResponse& want,
       ++*compared;
     }
   }
+}
+
+TEST_F(BrokerLiveE2eTest, GlobalStatisticsScoreTwoShardsAsOneNode) {
+  std::vector<std::unique_ptr<ServerProcess>> nodes;
+  for (uint32_t s = 0; s < kShards; ++s) nodes.push_back(StartShard(s));
+  for (const auto& n : nodes) ASSERT_NE(n, nullptr);
+  auto one = StartNode(whole_, {"--refresh-interval", "0"});
+  ASSERT_NE(one, nullptr);
+  auto global =
+      StartBroker({"--replicas", Addresses(nodes), "--cache-entries", "0", "--global-stats"});
+  auto local = StartBroker({"--replicas", Addresses(nodes), "--cache-entries", "0"});
+  ASSERT_NE(global, nullptr);
+  ASSERT_NE(local, nullptr);
+
+  // The same operations, in the same order, through the broker and to the one node.
+  std::vector<WriteOperation> ops = Adds(250);
+  for (int i = 0; i < 20; ++i) {
+    const std::string id = std::next(holds_.begin(), rng_() % holds_.size())->first;
+    ops.push_back(DeleteOperation(id));
+    holds_.erase(id);
+  }
+  const std::vector<WriteOperation> more = Adds(30);
+  ops.insert(ops.end(), more.begin(), more.end());
+  WriteResponse through_broker;
+  WriteResponse to_one;
+  {
+    const grpc::Status status_ = CallWrite(global->address(), ops, &through_broker);
+    ASSERT_TRUE(status_.ok()) << status_.error_message();
+  }
+  {
+    const grpc::Status status_ = CallWrite(one->address(), ops, &to_one);
+    ASSERT_TRUE(status_.ok()) << status_.error_message();
+  }
+  EXPECT_EQ(through_broker.acknowledged(), to_one.acknowledged());
+  EXPECT_EQ(through_broker.not_found(), to_one.not_found());
+  tandem::v1::RefreshResponse refreshed;
+  {
+    const grpc::Status status_ = CallRefresh(global->address(), &refreshed);
+    ASSERT_TRUE(status_.ok()) << status_.error_message();
+  }
+  {
+    const grpc::Status status_ = CallRefresh(one->address(), &refreshed);
+    ASSERT_TRUE(status_.ok()) << status_.error_message();
+  }
+
+  auto global_stub = NewStub(global->address());
+  auto local_stub = NewStub(local->address());
+  auto one_stub = NewStub(one->address());
+  std::mt19937 rng(5);
+  int compared = 0;
+  int differing = 0;
+  for (int q = 0; q < 60; ++q) {
+    std::vector<std::string> words;
+    for (int t = 1 + static_cast<int>(rng() % 3); t > 0; --t) {
+      words.push_back(absl::StrCat("w", rng() % 40));
+    }
+    const tandem::v1::QueryMode mode =
+        std::vector{tandem::v1::QUERY_MODE_AND, tandem::v1::QUERY_MODE_OR,
+                    tandem::v1::QUERY_MODE_AND_OR}[q % 3];
+    const SearchRequest request = TextRequest(absl::StrJoin(words, " "), mode, q % 4 < 2 ? 10 : 50);
+    const std::string what = absl::StrCat(request.text(), " mode ", mode, " k ", request.k());
+    SearchResponse want;
+    SearchResponse got;
+    SearchResponse own;
+    grpc::Status status = CallSearch(*one_stub, request, &want, kE2eTimeout);
+    ASSERT_TRUE(status.ok()) << status.error_message();
+    status = CallSearch(*global_stub, request, &got, kE2eTimeout);
+    ASSERT_TRUE(status.ok()) << what << ": " << status.error_message();
+    ExpectSameRanking(got, want, what, &compared);
+    status = CallSearch(*local_stub, request, &own, kE2eTimeout);
+    ASSERT_TRUE(status.ok()) << status.error_message();
+    for (int i = 0; i < std::min(own.hits_size(), want.hits_size()); ++i) {
+      if (own.hits(i).score() != want.hits(i).score()) {
+        ++differing;
+        break;
+      }
+    }
+  }
+  RecordProperty("compared_hits", compared);
+  RecordProperty("queries_scored_otherwise_without", differing);
+  EXPECT_GT(compared, 100);  // the queries match, and most scores are not tied
+  // Each shard alone scores with its own half's statistics: not the collection's scores.
+  EXPECT_GT(differing, 10);
+
+  // A query error is the answer, from the statistics' round as from the search's.
+  {
+    SearchResponse response;
+    SearchRequest no_query;
+    grpc::Status status = CallSearch(*global_stub, no_query, &response, kE2eTimeout);
+    EXPECT_EQ(status.error_code(), grpc::StatusCode::INVALID_ARGUMENT);
+    EXPECT_THAT(status.error_message(), HasSubstr("query is not set"));
+    status = CallSearch(*global_stub, TextRequest("w1", tandem::v1::QUERY_MODE_OR, 20000),
+                        &response, kE2eTimeout);
+    EXPECT_EQ(status.error_code(), grpc::StatusCode::INVALID_ARGUMENT);
+    EXPECT_THAT(status.error_message(), HasSubstr("k must be between 1 and 10000"));
+  }
+
+  // The broker's GetCollectionStatistics is the one node's.
+  SearchRequest request = TextRequest("w1 w7 w1 nosuchword");
+  tandem::v1::CollectionStatistics summed;
+  tandem::v1::CollectionStatistics whole;
+  {
+    grpc::ClientContext context;
+    SetTimeout(context, kE2eTimeout);
+    ASSERT_TRUE(global_stub->GetCollectionStatistics(&context, request, &summed).ok());
+  }
+  {
+    grpc::ClientContext context;
+    SetTimeout(context, kE2eTimeout);
+    ASSERT_TRUE(one_stub->GetCollectionStatistics(&context, request, &whole).ok());
+  }
+  EXPECT_EQ(summed.SerializeAsString(), whole.SerializeAsString());
+  EXPECT_EQ(summed.num_docs(), holds_.size());
+  ASSERT_EQ(summed.terms_size(), 3);  // repeats merged, in order
+  EXPECT_EQ(summed.terms(0).term(), "w1");
+  EXPECT_EQ(summed.terms(2).document_frequency(), 0u);
+
+  // A shard that cannot give its statistics fails the query, named.
+  nodes[1].reset();
+  SearchResponse response;
+  const grpc::Status status =
+      CallSearch(*global_stub, TextRequest("w1 w2"), &response, kE2eTimeout);
+  EXPECT_EQ(status.error_code(), grpc::StatusCode::UNAVAILABLE);
+  EXPECT_THAT(status.error_message(), HasSubstr("shard 1"));
 }
 
 TEST_F(BrokerLiveE2eTest, BadStatisticsAreRefused) {

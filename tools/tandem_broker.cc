@@ -41,6 +41,10 @@ ABSL_FLAG(std::string, replicas_file, "",
 ABSL_FLAG(uint32_t, shards, 0,
           "Use only nodes of a collection cut into this many shards; 0: the collection most "
           "nodes serve.");
+ABSL_FLAG(bool, global_stats, false,
+          "Score every query with the whole collection's BM25 statistics, gathered from one "
+          "replica of each shard first (one more round trip): for shards that are live indexes "
+          "written through this broker (tandem-server --live-shard).");
 ABSL_FLAG(absl::Duration, default_deadline, absl::Milliseconds(500),
           "Deadline of a call that comes without one.");
 ABSL_FLAG(uint64_t, cache_entries, 10000, "Result cache entries; 0 turns the cache off.");
@@ -147,7 +151,8 @@ int main(int argc, char** argv) {
                    .max_bytes = absl::GetFlag(FLAGS_cache_bytes),
                    .ttl = absl::GetFlag(FLAGS_cache_ttl)};
   options.service = {.default_deadline = absl::GetFlag(FLAGS_default_deadline),
-                     .max_batch = absl::GetFlag(FLAGS_max_batch)};
+                     .max_batch = absl::GetFlag(FLAGS_max_batch),
+                     .global_stats = absl::GetFlag(FLAGS_global_stats)};
   const absl::Duration drain_timeout = absl::GetFlag(FLAGS_drain_timeout);
   if (drain_timeout < absl::ZeroDuration()) return Fail("--drain-timeout must not be negative");
 

@@ -4,20 +4,15 @@
 #include <utility>
 
 namespace tandem::index {
-namespace {
-
-// A batch has one context for all its queries, or one per query.
-absl::Status ContextsFit(size_t queries, size_t contexts) {
+absl::Status CheckBatchContexts(size_t queries, size_t contexts) {
   if (contexts == 1 || contexts == queries) return absl::OkStatus();
   return absl::InvalidArgumentError("SearchBatch needs one context, or one per query");
 }
 
-}  // namespace
-
 std::vector<absl::StatusOr<SearchResult>> Engine::SearchBatch(
     const std::vector<const PreparedQuery*>& queries,
     const std::vector<SearchContext>& contexts) const {
-  if (absl::Status fit = ContextsFit(queries.size(), contexts.size()); !fit.ok()) {
+  if (absl::Status fit = CheckBatchContexts(queries.size(), contexts.size()); !fit.ok()) {
     return std::vector<absl::StatusOr<SearchResult>>(queries.size(), fit);
   }
   std::vector<absl::StatusOr<SearchResult>> results;
@@ -37,7 +32,7 @@ absl::StatusOr<SearchResult> Engine::Search(const Query& query,
 
 std::vector<absl::StatusOr<SearchResult>> Engine::SearchBatch(
     const std::vector<Query>& queries, const std::vector<SearchContext>& contexts) const {
-  if (absl::Status fit = ContextsFit(queries.size(), contexts.size()); !fit.ok()) {
+  if (absl::Status fit = CheckBatchContexts(queries.size(), contexts.size()); !fit.ok()) {
     return std::vector<absl::StatusOr<SearchResult>>(queries.size(), fit);
   }
   std::vector<absl::StatusOr<PreparedQuery>> prepared;

@@ -19,6 +19,9 @@
 
 namespace tandem::index {
 
+// INVALID_ARGUMENT unless a batch of `queries` has one context for all, or one per query.
+absl::Status CheckBatchContexts(size_t queries, size_t contexts);
+
 class Engine {
  public:
   virtual ~Engine() = default;

@@ -41,10 +41,8 @@ std::vector<absl::StatusOr<index::SearchResult>> LiveEngine::SearchBatch(
     const std::vector<index::SearchContext>& contexts) const {
   const size_t n = queries.size();
   std::vector<absl::StatusOr<index::SearchResult>> results(n, index::SearchResult{});
-  if (contexts.size() != 1 && contexts.size() != n) {
-    for (auto& r : results) {
-      r = absl::InvalidArgumentError("SearchBatch needs one context, or one per query");
-    }
+  if (absl::Status fit = index::CheckBatchContexts(n, contexts.size()); !fit.ok()) {
+    for (auto& r : results) r = fit;
     return results;
   }
   std::shared_ptr<const Snapshot> snapshot = live_->snapshot();

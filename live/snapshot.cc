@@ -302,10 +302,8 @@ std::vector<absl::StatusOr<index::SearchResult>> Snapshot::SearchBatch(
     const std::vector<index::SearchContext>& contexts, bool on_device) const {
   const size_t n = queries.size();
   std::vector<absl::StatusOr<index::SearchResult>> results(n, index::SearchResult{});
-  if (contexts.size() != 1 && contexts.size() != n) {
-    for (auto& r : results) {
-      r = absl::InvalidArgumentError("SearchBatch needs one context, or one per query");
-    }
+  if (absl::Status fit = index::CheckBatchContexts(n, contexts.size()); !fit.ok()) {
+    for (auto& r : results) r = fit;
     return results;
   }
   auto context_of = [&](size_t i) -> const index::SearchContext& {

@@ -1,7 +1,7 @@
 // File: e2e_broker.h
 //
-// tandem-broker in end-to-end tests: query nodes and a broker started as processes on loopback,
-// and the IndexService calls that writes through a node or a broker make.
+// tandem-broker in end-to-end tests: query nodes and a broker started as processes on loopback
+// (the IndexService calls of writes are in e2e_writes.h).
 //
 //   std::unique_ptr<ServerProcess> node = StartNode(dir, {"--live-shard", "c:0/1"});
 //   std::unique_ptr<ServerProcess> broker = StartBroker({"--replicas", node->address()});
@@ -19,6 +19,7 @@
 #include "index_builder/inverter.h"
 #include "tandem/v1/index.grpc.pb.h"
 #include "tests/e2e_process.h"
+#include "tests/e2e_writes.h"
 
 namespace tandem::testing {
 
@@ -36,17 +37,5 @@ std::unique_ptr<ServerProcess> StartBroker(std::vector<std::string> args);
 
 // The addresses of the nodes not null, comma-separated (--replicas).
 std::string Addresses(const std::vector<std::unique_ptr<ServerProcess>>& nodes);
-
-tandem::v1::WriteOperation IndexOperation(const index_builder::Document& doc,
-                                          std::optional<uint64_t> version = std::nullopt);
-tandem::v1::WriteOperation DeleteOperation(const std::string& id);
-
-// One Write call to `address` carrying `ops`, `per_message` operations a message.
-grpc::Status CallWrite(const std::string& address,
-                       const std::vector<tandem::v1::WriteOperation>& ops,
-                       tandem::v1::WriteResponse* response, size_t per_message = 50);
-grpc::Status CallRefresh(const std::string& address, tandem::v1::RefreshResponse* response);
-grpc::Status CallFlush(const std::string& address, tandem::v1::FlushResponse* response);
-grpc::Status CallIndexStats(const std::string& address, tandem::v1::IndexStats* stats);
 
 }  // namespace tandem::testing

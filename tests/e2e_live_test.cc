@@ -33,6 +33,7 @@
 #include "tandem/v1/search.grpc.pb.h"
 #include "tests/e2e_fixture.h"
 #include "tests/e2e_process.h"
+#include "tests/e2e_writes.h"
 
 namespace tandem::testing {
 namespace {
@@ -57,23 +58,10 @@ Document RandomDocument(std::mt19937& rng, const std::string& id) {
 }
 
 WriteOperation IndexOp(const Document& d, std::optional<uint64_t> version = std::nullopt) {
-  WriteOperation op;
-  op.mutable_index()->set_id(d.external_id);
-  op.mutable_index()->set_text(d.text);
-  for (const auto& [name, value] : d.fields) {
-    tandem::v1::DocumentField* f = op.mutable_index()->add_fields();
-    f->set_name(name);
-    f->set_value(value);
-  }
-  if (version) op.set_version(*version);
-  return op;
+  return IndexOperation(d, version);
 }
-
 WriteOperation DeleteOp(const std::string& id, std::optional<uint64_t> version = std::nullopt) {
-  WriteOperation op;
-  op.set_delete_id(id);
-  if (version) op.set_version(*version);
-  return op;
+  return DeleteOperation(id, version);
 }
 
 uint32_t Bits(float f) {
@@ -107,26 +95,12 @@ class LiveE2eTest : public ::testing::Test {
   // One Write call carrying `ops`, `per_message` operations a message.
   static grpc::Status Write(const ServerProcess& server, const std::vector<WriteOperation>& ops,
                             WriteResponse* response, size_t per_message = 50) {
-    auto stub = IndexStub(server);
-    grpc::ClientContext context;
-    SetTimeout(context, kE2eTimeout);
-    auto writer = stub->Write(&context, response);
-    for (size_t start = 0; start < ops.size(); start += per_message) {
-      tandem::v1::WriteRequest request;
-      for (size_t i = start; i < std::min(ops.size(), start + per_message); ++i) {
-        *request.add_operations() = ops[i];
-      }
-      if (!writer->Write(request)) break;
-    }
-    writer->WritesDone();
-    return writer->Finish();
+    return CallWrite(server.address(), ops, response, per_message);
   }
 
   static grpc::Status Refresh(const ServerProcess& server) {
-    grpc::ClientContext context;
-    SetTimeout(context, kE2eTimeout);
     tandem::v1::RefreshResponse response;
-    return IndexStub(server)->Refresh(&context, tandem::v1::RefreshRequest(), &response);
+    return CallRefresh(server.address(), &response);
   }
 
   static tandem::v1::IndexStats Stats(const ServerProcess& server) {

@@ -47,12 +47,32 @@ Ranked RankedIds(const index::SearchResult& result, const index::DocumentTable* 
   return ranked;
 }
 
+// GPU engines with the batch path for the segments, counted.
+DeviceEngineFactory GpuEngines(int& created) {
+  return [&created](const index::Index& segment) -> absl::StatusOr<std::unique_ptr<index::Engine>> {
+    gpu::GpuEngineOptions g{.cache_bytes = 64u << 20, .num_contexts = 2};
+    g.batch = {.enabled = true, .contexts = 1, .scratch_bytes = 64u << 20, .host_bytes = 8u << 20};
+    absl::StatusOr<std::unique_ptr<gpu::GpuEngine>> engine = gpu::GpuEngine::Create(segment, g);
+    if (!engine.ok()) return engine.status();
+    ++created;
+    return std::unique_ptr<index::Engine>(*std::move(engine));
+  };
+}
+
 struct Where {
   const char* name;
   uint32_t device_min_docs;  // 0: every segment on the GPU
 };
 
 class LiveGpuTest : public ::testing::TestWithParam<Where> {
+ protected:
+  void SetUp() override {
+    absl::StatusOr<gpu::DeviceInfo> device = gpu::ProbeDevice();
+    if (!device.ok()) GTEST_SKIP() << "no CUDA device: " << device.status().message();
+  }
+};
+
+class LiveGpuLargeTest : public ::testing::Test {
  protected:
   void SetUp() override {
     absl::StatusOr<gpu::DeviceInfo> device = gpu::ProbeDevice();
@@ -80,15 +100,7 @@ TEST_P(LiveGpuTest, EveryRefreshAnswersAsAFreshBuildOnTheGpu) {
   options.merge_policy.per_level = 3;
   options.merge_bytes_per_second = 0;
   options.device.min_docs = GetParam().device_min_docs;
-  options.device.create =
-      [&](const index::Index& segment) -> absl::StatusOr<std::unique_ptr<index::Engine>> {
-    gpu::GpuEngineOptions g{.cache_bytes = 64u << 20, .num_contexts = 2};
-    g.batch = {.enabled = true, .contexts = 1, .scratch_bytes = 64u << 20, .host_bytes = 8u << 20};
-    absl::StatusOr<std::unique_ptr<gpu::GpuEngine>> engine = gpu::GpuEngine::Create(segment, g);
-    if (!engine.ok()) return engine.status();
-    ++engines_created;
-    return std::unique_ptr<index::Engine>(*std::move(engine));
-  };
+  options.device.create = GpuEngines(engines_created);
   absl::StatusOr<std::unique_ptr<LiveIndex>> opened = LiveIndex::Open(dir, options);
   ASSERT_TRUE(opened.ok()) << opened.status();
   std::shared_ptr<LiveIndex> live = *std::move(opened);
@@ -180,6 +192,88 @@ TEST_P(LiveGpuTest, EveryRefreshAnswersAsAFreshBuildOnTheGpu) {
   EXPECT_EQ(checked, 30 * 24);
   EXPECT_GT(on_device, 0);
   EXPECT_GT(engines_created, 1);
+}
+
+// A larger index whose built segment takes thousands of deletes over many refreshes while
+// background merges run: the GPU's batches (deletes as a bitmap in the batch kernels, norms of
+// the live average length, counts of live documents carried from snapshot to snapshot) against
+// the CPU engine on the same snapshot, then against a fresh build.
+TEST_F(LiveGpuLargeTest, ABuiltSegmentWithThousandsOfDeletesAnswersAsTheCpu) {
+  std::mt19937 rng(11);
+  base::TempDir tmp;
+  const std::string dir = tmp.path() + "/live";
+  const testing::TextShape shape{.max_words = 60, .p = 0.02, .vocabulary = 400};
+  testing::LiveModel model;
+  std::vector<Document> initial;
+  for (int i = 0; i < 20000; ++i) {
+    initial.push_back(RandomDocument(rng, absl::StrCat("d", i), shape));
+    model.Put(initial.back());
+  }
+  ASSERT_TRUE(BuildDocuments(initial, dir).ok());
+  int engines_created = 0;
+  LiveIndexOptions options;
+  options.refresh_interval = absl::ZeroDuration();
+  options.merge_bytes_per_second = 0;  // background merges on, unpaced
+  options.device.min_docs = 5000;      // ".", and merged segments as large, on the GPU
+  options.device.create = GpuEngines(engines_created);
+  absl::StatusOr<std::unique_ptr<LiveIndex>> opened = LiveIndex::Open(dir, options);
+  ASSERT_TRUE(opened.ok()) << opened.status();
+  std::shared_ptr<LiveIndex> live = *std::move(opened);
+  absl::StatusOr<std::unique_ptr<index::Index>> base = index::Index::Open(dir);
+  ASSERT_TRUE(base.ok()) << base.status();
+  const LiveEngine gpu(live, **base, LiveEngine::Where::kDevice);
+  const LiveEngine cpu(live, **base);
+
+  std::vector<index::PreparedQuery> queries;
+  for (int q = 0; q < 300; ++q) {
+    index::Query query;
+    for (int t = 1 + static_cast<int>(rng() % 3); t > 0; --t) {
+      query.terms.push_back({absl::StrCat("w", rng() % 120), 1.0f});
+    }
+    query.mode = q % 2 == 0 ? index::QueryMode::kAnd : index::QueryMode::kOr;
+    query.k = 10;
+    absl::StatusOr<index::PreparedQuery> p = index::PreparedQuery::Prepare(**base, query);
+    ASSERT_TRUE(p.ok()) << p.status();
+    queries.push_back(*std::move(p));
+  }
+  std::vector<const index::PreparedQuery*> pointers;
+  for (const index::PreparedQuery& p : queries) pointers.push_back(&p);
+  int next_id = 20000;
+  for (int step = 0; step < 12; ++step) {
+    std::vector<Operation> ops;
+    for (int n = 0; n < 400; ++n) {
+      const std::string id =
+          n % 2 == 0 ? absl::StrCat("d", rng() % 20000) : absl::StrCat("d", next_id++);
+      ops.push_back(Operation::Index(RandomDocument(rng, id, shape)));
+      model.Put(ops.back().document);
+    }
+    ASSERT_TRUE(live->Write(ops).ok());
+    ASSERT_TRUE(live->Refresh().ok());
+    // One snapshot for both engines' answers; a merge may publish another meanwhile, so the
+    // answers are compared by external id.
+    std::vector<absl::StatusOr<index::SearchResult>> batch = gpu.SearchBatch(pointers, {{}});
+    for (size_t q = 0; q < queries.size(); ++q) {
+      absl::StatusOr<index::SearchResult> want = cpu.Search(queries[q], {});
+      ASSERT_TRUE(want.ok() && batch[q].ok()) << want.status() << batch[q].status();
+      ASSERT_EQ(RankedIds(*batch[q], batch[q]->documents.get(), **base),
+                RankedIds(*want, want->documents.get(), **base))
+          << "step " << step << " query " << q;
+    }
+  }
+  ASSERT_TRUE(live->ForceMerge(2).ok());
+  const std::string fresh_dir = tmp.path() + "/fresh";
+  ASSERT_TRUE(BuildDocuments(model.Live(), fresh_dir).ok());
+  absl::StatusOr<std::shared_ptr<Segment>> fresh = Segment::Open(fresh_dir, "fresh", {});
+  ASSERT_TRUE(fresh.ok()) << fresh.status();
+  std::vector<absl::StatusOr<index::SearchResult>> batch = gpu.SearchBatch(pointers, {{}});
+  for (size_t q = 0; q < queries.size(); ++q) {
+    absl::StatusOr<index::SearchResult> want = (*fresh)->engine().Search(queries[q].query(), {});
+    ASSERT_TRUE(want.ok() && batch[q].ok());
+    ASSERT_EQ(RankedIds(*batch[q], batch[q]->documents.get(), **base),
+              RankedIds(*want, nullptr, (*fresh)->index()))
+        << "query " << q;
+  }
+  EXPECT_GE(engines_created, 2);
 }
 
 INSTANTIATE_TEST_SUITE_P(Segments, LiveGpuTest,

@@ -110,17 +110,6 @@ class LiveEngineTest : public ::testing::Test {
     return queries;
   }
 
-  static std::vector<std::pair<std::string, float>> Ranked(const index::SearchResult& r,
-                                                           const index::Index& base) {
-    std::vector<std::pair<std::string, float>> ranked;
-    for (const index::Hit& h : r.hits) {
-      ranked.emplace_back(
-          r.documents != nullptr ? r.documents->external_id(h.docid) : base.external_id(h.docid),
-          h.score);
-    }
-    return ranked;
-  }
-
   // Every query answers on the device engine as on the CPU engine, alone and in one batch.
   void ExpectSameAnswers(const LiveEngine& device, const LiveEngine& cpu) {
     std::vector<index::PreparedQuery> queries = Queries();
@@ -133,8 +122,8 @@ class LiveEngineTest : public ::testing::Test {
       absl::StatusOr<index::SearchResult> got = device.Search(queries[i], {});
       ASSERT_TRUE(want.ok() && got.ok() && batch[i].ok()) << i;
       EXPECT_FALSE(want->hits.empty()) << i;
-      EXPECT_EQ(Ranked(*got, *base_), Ranked(*want, *base_)) << i;
-      EXPECT_EQ(Ranked(*batch[i], *base_), Ranked(*want, *base_)) << i;
+      EXPECT_EQ(testing::RankedIds(*got, *base_), testing::RankedIds(*want, *base_)) << i;
+      EXPECT_EQ(testing::RankedIds(*batch[i], *base_), testing::RankedIds(*want, *base_)) << i;
     }
   }
 

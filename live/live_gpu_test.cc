@@ -26,7 +26,9 @@ namespace {
 using testing::BuildDocuments;
 using testing::Document;
 using testing::RandomDocument;
-using Ranked = std::vector<std::pair<std::string, float>>;
+using testing::RandomQuery;
+using testing::Ranked;
+using testing::RankedIds;
 
 const std::vector<index_builder::AttributeSpec> kAttributes = {
     {"label", index_builder::AttributeType::kKeyword}};
@@ -34,17 +36,6 @@ const std::vector<index_builder::AttributeSpec> kAttributes = {
 Document WithLabel(std::mt19937& rng, Document d) {
   d.attributes = {{"label", rng() % 3 == 0 ? "spam" : "ham"}};
   return d;
-}
-
-Ranked RankedIds(const index::SearchResult& result, const index::DocumentTable* documents,
-                 const index::Index& index) {
-  Ranked ranked;
-  for (const index::Hit& h : result.hits) {
-    ranked.emplace_back(
-        documents != nullptr ? documents->external_id(h.docid) : index.external_id(h.docid),
-        h.score);
-  }
-  return ranked;
 }
 
 // GPU engines with the batch path for the segments, counted.
@@ -151,12 +142,7 @@ TEST_P(LiveGpuTest, EveryRefreshAnswersAsAFreshBuildOnTheGpu) {
 
     std::vector<index::Query> queries, fresh_queries;
     for (int q = 0; q < 24; ++q) {
-      index::Query query;
-      for (int t = 1 + static_cast<int>(rng() % 3); t > 0; --t) {
-        query.terms.push_back({absl::StrCat("w", rng() % 64), 1.0f});
-      }
-      query.mode = static_cast<index::QueryMode>(rng() % 3);
-      query.k = std::vector<uint32_t>{1, 5, 20}[rng() % 3];
+      index::Query query = RandomQuery(rng);
       index::Query on_fresh = query;
       if (q % 4 == 3) {
         query.filter_expression = std::make_shared<const filter::FilterNode>(*spam);
@@ -178,13 +164,13 @@ TEST_P(LiveGpuTest, EveryRefreshAnswersAsAFreshBuildOnTheGpu) {
     for (size_t q = 0; q < queries.size(); ++q) {
       absl::StatusOr<index::SearchResult> want = (*fresh)->engine().Search(fresh_queries[q], {});
       ASSERT_TRUE(want.ok()) << want.status();
-      const Ranked expected = RankedIds(*want, nullptr, (*fresh)->index());
+      const Ranked expected = RankedIds(*want, (*fresh)->index());
       absl::StatusOr<index::SearchResult> alone = gpu->Search(prepared[q], {});
       ASSERT_TRUE(alone.ok()) << alone.status();
       ASSERT_TRUE(batch[q].ok()) << batch[q].status();
-      ASSERT_EQ(RankedIds(*alone, alone->documents.get(), **base), expected)
+      ASSERT_EQ(RankedIds(*alone, **base), expected)
           << "step " << step << " query " << q << " alone";
-      ASSERT_EQ(RankedIds(*batch[q], batch[q]->documents.get(), **base), expected)
+      ASSERT_EQ(RankedIds(*batch[q], **base), expected)
           << "step " << step << " query " << q << " in a batch";
       ++checked;
     }
@@ -255,8 +241,7 @@ TEST_F(LiveGpuLargeTest, ABuiltSegmentWithThousandsOfDeletesAnswersAsTheCpu) {
     for (size_t q = 0; q < queries.size(); ++q) {
       absl::StatusOr<index::SearchResult> want = cpu.Search(queries[q], {});
       ASSERT_TRUE(want.ok() && batch[q].ok()) << want.status() << batch[q].status();
-      ASSERT_EQ(RankedIds(*batch[q], batch[q]->documents.get(), **base),
-                RankedIds(*want, want->documents.get(), **base))
+      ASSERT_EQ(RankedIds(*batch[q], **base), RankedIds(*want, **base))
           << "step " << step << " query " << q;
     }
   }
@@ -269,9 +254,7 @@ TEST_F(LiveGpuLargeTest, ABuiltSegmentWithThousandsOfDeletesAnswersAsTheCpu) {
   for (size_t q = 0; q < queries.size(); ++q) {
     absl::StatusOr<index::SearchResult> want = (*fresh)->engine().Search(queries[q].query(), {});
     ASSERT_TRUE(want.ok() && batch[q].ok());
-    ASSERT_EQ(RankedIds(*batch[q], batch[q]->documents.get(), **base),
-              RankedIds(*want, nullptr, (*fresh)->index()))
-        << "query " << q;
+    ASSERT_EQ(RankedIds(*batch[q], **base), RankedIds(*want, (*fresh)->index())) << "query " << q;
   }
   EXPECT_GE(engines_created, 2);
 }

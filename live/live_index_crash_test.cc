@@ -346,21 +346,12 @@ void ExpectAnswersOfAFreshBuild(const Snapshot& snapshot, const std::vector<Docu
   absl::StatusOr<std::shared_ptr<Segment>> fresh = Segment::Open(scratch, "fresh", {});
   ASSERT_TRUE(fresh.ok()) << fresh.status();
   for (int q = 0; q < 8; ++q) {
-    index::Query query;
-    for (int t = 1 + static_cast<int>(rng() % 3); t > 0; --t) {
-      query.terms.push_back({absl::StrCat("w", rng() % 52), 1.0f});
-    }
-    query.mode = static_cast<index::QueryMode>(rng() % 3);
-    query.k = std::vector<uint32_t>{1, 5, 20}[rng() % 3];
+    const index::Query query = testing::RandomQuery(rng, 52);
     absl::StatusOr<index::SearchResult> got = snapshot.Search(query, {});
     absl::StatusOr<index::SearchResult> want = (*fresh)->engine().Search(query, {});
     ASSERT_TRUE(got.ok() && want.ok()) << got.status() << want.status();
-    std::vector<std::pair<std::string, float>> g, w;
-    for (const index::Hit& h : got->hits) g.emplace_back(snapshot.external_id(h.docid), h.score);
-    for (const index::Hit& h : want->hits) {
-      w.emplace_back((*fresh)->index().external_id(h.docid), h.score);
-    }
-    ASSERT_EQ(g, w) << "query " << q;
+    ASSERT_EQ(testing::RankedIds(*got, snapshot), testing::RankedIds(*want, (*fresh)->index()))
+        << "query " << q;
   }
 }
 

@@ -31,7 +31,8 @@ absl::Status Build(const std::vector<Document>& docs, const std::string& dir,
   return BuildDocuments(docs, dir, codec);
 }
 
-using Ranked = std::vector<std::pair<std::string, float>>;
+using testing::RandomQuery;
+using testing::RankedIds;
 
 // Compares `live`'s snapshot with a fresh build of `model` on random queries.
 void ExpectAnswersOfAFreshBuild(const LiveIndex& live, const Model& model, std::mt19937& rng,
@@ -45,21 +46,12 @@ void ExpectAnswersOfAFreshBuild(const LiveIndex& live, const Model& model, std::
   absl::StatusOr<std::shared_ptr<Segment>> fresh = Segment::Open(scratch, "fresh", {});
   ASSERT_TRUE(fresh.ok()) << fresh.status();
   for (int q = 0; q < 40; ++q) {
-    index::Query query;
-    for (int t = 1 + static_cast<int>(rng() % 3); t > 0; --t) {
-      query.terms.push_back({absl::StrCat("w", rng() % 64), 1.0f});
-    }
-    query.mode = static_cast<index::QueryMode>(rng() % 3);
-    query.k = std::vector<uint32_t>{1, 5, 20}[rng() % 3];
+    const index::Query query = RandomQuery(rng);
     absl::StatusOr<index::SearchResult> got = snapshot->Search(query, {});
     absl::StatusOr<index::SearchResult> want = (*fresh)->engine().Search(query, {});
     ASSERT_TRUE(got.ok() && want.ok()) << got.status() << want.status();
-    Ranked g, w;
-    for (const index::Hit& h : got->hits) g.emplace_back(snapshot->external_id(h.docid), h.score);
-    for (const index::Hit& h : want->hits) {
-      w.emplace_back((*fresh)->index().external_id(h.docid), h.score);
-    }
-    ASSERT_EQ(g, w) << "query " << q << " k " << query.k;
+    ASSERT_EQ(RankedIds(*got, *snapshot), RankedIds(*want, (*fresh)->index()))
+        << "query " << q << " k " << query.k;
   }
 }
 
@@ -286,12 +278,6 @@ TEST_F(LiveIndexTest, TheBackgroundRefreshMakesWritesSearchable) {
   EXPECT_TRUE((*live)->snapshot()->Find("soon").has_value());
 }
 
-}  // namespace
-}  // namespace tandem::live
-
-namespace tandem::live {
-namespace {
-
 // Merges in the background while writers replace and delete and refreshes run: deletes made
 // during a merge reach the merged segment, and the index ends as a fresh build of the model.
 TEST(LiveIndexMergeTest, BackgroundMergesCarryTheDeletesMadeMeanwhile) {
@@ -371,12 +357,6 @@ TEST(MergePolicyTest, MergesRunsOfOneLevelAndMostlyDeletedSegments) {
   EXPECT_TRUE(ForcedMerges(3, 0).empty());
 }
 
-}  // namespace
-}  // namespace tandem::live
-
-namespace tandem::live {
-namespace {
-
 // Filters on a written index: each segment evaluates the expression against its own attributes,
 // and the answers equal a fresh build's with the same attributes.
 TEST(LiveIndexFilterTest, FiltersAnswerAsOnAFreshBuild) {
@@ -441,23 +421,12 @@ TEST(LiveIndexFilterTest, FiltersAnswerAsOnAFreshBuild) {
         query.filter = std::make_shared<const filter::Bitmap>(*std::move(allowed));
         absl::StatusOr<index::SearchResult> want = (*fresh)->engine().Search(query, {});
         ASSERT_TRUE(want.ok()) << want.status();
-        Ranked g, w;
-        for (const index::Hit& h : got->hits)
-          g.emplace_back(snapshot->external_id(h.docid), h.score);
-        for (const index::Hit& h : want->hits) {
-          w.emplace_back((*fresh)->index().external_id(h.docid), h.score);
-        }
-        ASSERT_EQ(g, w) << text << " " << word << " step " << step;
+        ASSERT_EQ(RankedIds(*got, *snapshot), RankedIds(*want, (*fresh)->index()))
+            << text << " " << word << " step " << step;
       }
     }
   }
 }
-
-}  // namespace
-}  // namespace tandem::live
-
-namespace tandem::live {
-namespace {
 
 class LiveIndexRecoveryTest : public LiveIndexTest {};
 
@@ -533,12 +502,6 @@ TEST_F(LiveIndexRecoveryTest, ControlCharactersAreTextAndBadBytesAreRefused) {
   EXPECT_EQ((*outcomes)[1].status().code(), absl::StatusCode::kInvalidArgument);
   EXPECT_EQ((*outcomes)[2].status().code(), absl::StatusCode::kInvalidArgument);
 }
-
-}  // namespace
-}  // namespace tandem::live
-
-namespace tandem::live {
-namespace {
 
 // A full disk: the write that does not fit is RESOURCE_EXHAUSTED and not acknowledged, reads go
 // on, a refresh that cannot write its segment keeps the buffer, and once there is room again

@@ -19,6 +19,8 @@
 
 #include "absl/strings/str_cat.h"
 #include "absl/strings/str_join.h"
+#include "index/index.h"
+#include "index/query.h"
 #include "index_builder/inverter.h"
 
 namespace tandem::live::testing {
@@ -78,6 +80,33 @@ inline Document RandomDocument(std::mt19937& rng, const std::string& id, TextSha
   d.text = RandomText(rng, shape);
   d.fields = {{"title", absl::StrCat("title of ", id)}};
   return d;
+}
+
+// A query of one to three words of RandomText's vocabulary ("w0".."w<vocabulary - 1>"), in any
+// mode, for the top 1, 5 or 20.
+inline index::Query RandomQuery(std::mt19937& rng, int vocabulary = 64) {
+  index::Query query;
+  for (int t = 1 + static_cast<int>(rng() % 3); t > 0; --t) {
+    query.terms.push_back({absl::StrCat("w", rng() % vocabulary), 1.0f});
+  }
+  query.mode = static_cast<index::QueryMode>(rng() % 3);
+  query.k = std::vector<uint32_t>{1, 5, 20}[rng() % 3];
+  return query;
+}
+
+// The hits as (external id, score), the way answers of differently numbered indexes compare:
+// resolved in `table`, or in the result's own document table when it names one, else in `index`.
+using Ranked = std::vector<std::pair<std::string, float>>;
+inline Ranked RankedIds(const index::SearchResult& result, const index::DocumentTable& table) {
+  Ranked ranked;
+  for (const index::Hit& h : result.hits) ranked.emplace_back(table.external_id(h.docid), h.score);
+  return ranked;
+}
+inline Ranked RankedIds(const index::SearchResult& result, const index::Index& index) {
+  if (result.documents != nullptr) return RankedIds(result, *result.documents);
+  Ranked ranked;
+  for (const index::Hit& h : result.hits) ranked.emplace_back(index.external_id(h.docid), h.score);
+  return ranked;
 }
 
 // The live documents in the order of their latest write.

@@ -412,15 +412,16 @@ std::vector<absl::StatusOr<index::SearchResult>> Snapshot::SearchBatch(
         w.part_contexts.push_back(context_of(i));
       }
     }
-    // The device's segments on a thread of their own while this one searches the CPU's: the
-    // device's wait overlaps the CPU's work on the small segments.
+    // For a batch, the device's segments on a thread of their own while this one searches the
+    // CPU's: the device's wait overlaps the CPU's work on the small segments. A single query's
+    // pass is too short to pay for starting a thread.
     std::vector<SegmentWork*> device, host;
     for (SegmentWork& w : work) {
       if (w.parts.empty()) continue;
       (w.engine == &w.view->segment->engine() ? host : device).push_back(&w);
     }
     std::thread device_thread;
-    if (!device.empty() && !host.empty()) {
+    if (which.size() > 1 && !device.empty() && !host.empty()) {
       device_thread = std::thread([&device] {
         for (SegmentWork* w : device) w->Run();
       });

@@ -323,11 +323,11 @@ TEST_F(ShardTest, AnotherCodecAndBm25ParametersAreKept) {
   auto whole = cpu::DaatEngine::Create(*source);
   auto shard = cpu::DaatEngine::Create(*part);
   ASSERT_TRUE(whole.ok() && shard.ok());
-  index::Query q{.terms = {{"t3"}, {"t40"}},
-                 .mode = index::QueryMode::kOr,
-                 .k = 1000,
-                 .bm25 = {.k1 = 1.2f, .b = 0.75f},
-                 .filter = nullptr};
+  index::Query q;
+  q.terms = {{"t3"}, {"t40"}};
+  q.mode = index::QueryMode::kOr;
+  q.k = 1000;
+  q.bm25 = {.k1 = 1.2f, .b = 0.75f};
   auto want = (*whole)->Search(q, {});
   auto got = (*shard)->Search(q, {});
   ASSERT_TRUE(want.ok() && got.ok());

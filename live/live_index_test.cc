@@ -397,7 +397,9 @@ TEST(LiveIndexFilterTest, FiltersAnswerAsOnAFreshBuild) {
     }
     ASSERT_TRUE((*live)->Write(ops).ok());
     ASSERT_TRUE((*live)->Refresh().ok());
-    if (step % 4 == 3) ASSERT_TRUE((*live)->ForceMerge(2).ok());
+    if (step % 4 == 3) {
+      ASSERT_TRUE((*live)->ForceMerge(2).ok());
+    }
     const std::string fresh_dir = absl::StrCat(tmp.path(), "/fresh", step);
     ASSERT_TRUE(build(model.Live(), fresh_dir).ok());
     absl::StatusOr<std::shared_ptr<Segment>> fresh = Segment::Open(fresh_dir, "fresh", {});

@@ -185,7 +185,9 @@ class LiveE2eTest : public ::testing::Test {
         EXPECT_EQ(Bits(hit.score()), Bits(want->hits[i].score)) << request.text() << " rank " << i;
         const Document& doc = model_.Get(id);  // a title, or no field at all (lines)
         ASSERT_EQ(static_cast<size_t>(hit.fields_size()), doc.fields.size()) << id;
-        if (!doc.fields.empty()) EXPECT_EQ(hit.fields(0).value(), doc.fields[0].second) << id;
+        if (!doc.fields.empty()) {
+          EXPECT_EQ(hit.fields(0).value(), doc.fields[0].second) << id;
+        }
         ++compared_hits;
       }
     }
@@ -409,7 +411,10 @@ TEST_F(LiveE2eTest, SigkillDuringConcurrentWritesKeepsEveryAcknowledgedOne) {
         std::vector<std::string> ids;
         for (int i = 0; i < 20; ++i) {
           ids.push_back(absl::StrCat(t == 0 ? "ua" : "ub", stream * 20 + i));
-          ops.push_back(IndexOp({.external_id = ids.back(), .text = "w1 w2 " + ids.back()}));
+          Document d;
+          d.external_id = ids.back();
+          d.text = "w1 w2 " + ids.back();
+          ops.push_back(IndexOp(d));
         }
         WriteResponse response;
         if (!Write(*server, ops, &response, 20).ok()) return;  // killed
@@ -518,9 +523,11 @@ TEST_F(LiveE2eTest, TandemCliIndexesDeletesRefreshesAndFlushes) {
   r = cli({"index", "--format", "auto", "--refresh", more});
   EXPECT_EQ(r.exit_code, 0) << r.err;
   EXPECT_THAT(r.out, HasSubstr("sent 1: acknowledged 1"));
-  model_.Put({.external_id = "b3",
-              .text = "Polar bear\nw4 bearword",
-              .fields = {{"title", "Polar bear"}}});
+  Document bear;
+  bear.external_id = "b3";
+  bear.text = "Polar bear\nw4 bearword";
+  bear.fields = {{"title", "Polar bear"}};
+  model_.Put(bear);
   ExpectAnswersOfAFreshBuild(*server);
 
   // Lines from stdin: ids are line numbers.
@@ -559,7 +566,9 @@ TEST_F(LiveE2eTest, TandemCliKeepsMessagesUnderTheNodesLimit) {
   for (int d = 0; d < 12; ++d) {
     std::vector<std::string> words;
     for (int w = 0; w < 300000; ++w) words.push_back(absl::StrCat("w", (d * 7 + w) % 60));
-    const Document doc{.external_id = absl::StrCat(d + 1), .text = absl::StrJoin(words, " ")};
+    Document doc;
+    doc.external_id = absl::StrCat(d + 1);
+    doc.text = absl::StrJoin(words, " ");
     lines += doc.text + "\n";
     model_.Put(doc);
   }
